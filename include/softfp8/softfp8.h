@@ -1,0 +1,180 @@
+/*
+ * softfp8 public C API.
+ *
+ * Exact IEEE-style arithmetic for small floating-point formats (8 and 16 bits)
+ * with explicit rounding, saturation, tininess and sticky flags.  The core holds
+ * no global state: every operation receives the format descriptor(s) and an
+ * environment, and ORs the flags it raises into a caller-owned byte.
+ *
+ * Semantics: see docs/semantics.md (which follows SPEC.md of the project).
+ */
+#ifndef SOFTFP8_SOFTFP8_H
+#define SOFTFP8_SOFTFP8_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SFP8_API_VERSION 1
+
+/* ---- flags: SoftFloat's bit layout, plus denormal ---- */
+#define SFP8_FLAG_INEXACT   0x01u
+#define SFP8_FLAG_UNDERFLOW 0x02u
+#define SFP8_FLAG_OVERFLOW  0x04u
+#define SFP8_FLAG_DIVBYZERO 0x08u
+#define SFP8_FLAG_INVALID   0x10u
+#define SFP8_FLAG_DENORMAL  0x20u
+
+/* ---- special-value schemes ---- */
+enum sfp8_specials {
+    SFP8_SPECIALS_IEEE = 0, /* all-ones exponent: inf (m == 0) or NaN (MSB set = quiet) */
+    SFP8_SPECIALS_FN   = 1, /* no inf; only S.1..1.1..1 is NaN                          */
+    SFP8_SPECIALS_FNUZ = 2, /* no inf, no -0; the single NaN is the "-0" code           */
+    SFP8_SPECIALS_NONE = 3  /* every code is finite                                    */
+};
+
+/* ---- subnormal conventions (exponent field 0, mantissa != 0) ---- */
+enum sfp8_subnormals {
+    SFP8_SUBNORMALS_IEEE  = 0, /* 2^(1-bias) * 0.m                                   */
+    SFP8_SUBNORMALS_TESLA = 1, /* 2^(-bias)  * 0.m  (gap below the smallest normal)  */
+    SFP8_SUBNORMALS_FLUSH = 2  /* read as zero (denormal), tiny results flush to 0   */
+};
+
+/* ---- rounding modes ---- */
+enum sfp8_rounding {
+    SFP8_ROUND_NEAREST_EVEN = 0,
+    SFP8_ROUND_NEAREST_AWAY = 1,
+    SFP8_ROUND_TOWARD_ZERO  = 2,
+    SFP8_ROUND_UPWARD       = 3,
+    SFP8_ROUND_DOWNWARD     = 4,
+    SFP8_ROUND_TO_ODD       = 5,
+    SFP8_ROUND_STOCHASTIC   = 6
+};
+#define SFP8_NUM_ROUNDING 7
+
+/* A format descriptor.  Storage formats have bits <= 16; the descriptors of
+ * IEEE binary32 and binary64 (sfp8_binary32 / sfp8_binary64) are accepted as
+ * conversion sources and destinations only. */
+typedef struct sfp8_format {
+    int bits;        /* total storage bits: sign (if signed) + exp_bits + man_bits */
+    int is_signed;   /* 1: sign-magnitude; 0: no sign bit                          */
+    int exp_bits;    /* E >= 1                                                      */
+    int man_bits;    /* M >= 0 (trailing significand bits)                          */
+    int bias;        /* exponent bias                                               */
+    int specials;    /* enum sfp8_specials                                          */
+    int subnormals;  /* enum sfp8_subnormals                                        */
+    int saturate;    /* default overflow behaviour: 1 = saturate to +-max           */
+} sfp8_format;
+
+/* The environment of one operation. */
+typedef struct sfp8_env {
+    int rounding;        /* enum sfp8_rounding                                        */
+    int saturate;        /* 1: never deliver infinity (see semantics); `none` formats
+                            always saturate whatever this says                        */
+    int tininess_before; /* 0: tininess after rounding (default); 1: before rounding  */
+    int sr_bits;         /* stochastic rounding: number N of random bits, 1..32       */
+    uint32_t random;     /* stochastic rounding: R = low sr_bits bits of this         */
+} sfp8_env;
+
+/* ---- descriptor validation ---- */
+enum sfp8_format_error {
+    SFP8_OK = 0,
+    SFP8_EBITS,        /* bits != sign + exp_bits + man_bits, or bits > 16          */
+    SFP8_ESIGNED,      /* is_signed not 0/1, or the scheme needs a sign bit          */
+    SFP8_EEXP_BITS,    /* exp_bits < 1                                              */
+    SFP8_EMAN_BITS,    /* man_bits < 0, or the scheme needs more mantissa bits      */
+    SFP8_EBIAS,        /* bias outside -(2^20)..2^20                                 */
+    SFP8_ESPECIALS,    /* unknown special-value scheme                               */
+    SFP8_ESUBNORMALS,  /* unknown subnormal convention                               */
+    SFP8_ESATURATE     /* saturate not 0/1                                           */
+};
+/* Returns SFP8_OK or the first bad field.  Accepts storage formats only
+ * (binary32/binary64 descriptors are returned as SFP8_EBITS). */
+int sfp8_validate(const sfp8_format *f);
+/* Name of the field an error code refers to ("bits", "bias", ...). */
+const char *sfp8_error_field(int err);
+
+/* ---- presets ---- */
+enum sfp8_preset_id {
+    SFP8_E4M3 = 0, SFP8_E5M2, SFP8_E4M3FNUZ, SFP8_E5M2FNUZ,
+    SFP8_CFLOAT8_143, SFP8_CFLOAT8_152, SFP8_SHP, SFP8_UHP,
+    SFP8_HFP8_143, SFP8_HFP8_152, SFP8_HFP16_169, SFP8_FLOAT16, SFP8_BFLOAT16,
+    SFP8_NUM_PRESETS
+};
+typedef struct sfp8_preset {
+    const char *name;
+    sfp8_format format;    /* for Tesla families: the default bias */
+    int bias_parameter;    /* 1: the bias is a parameter 0..63 (Tesla families) */
+} sfp8_preset;
+extern const sfp8_preset sfp8_presets[SFP8_NUM_PRESETS];
+extern const sfp8_format sfp8_binary32;
+extern const sfp8_format sfp8_binary64;
+
+/* ---- arithmetic: codes in the format's low `bits` bits; flags are ORed into *flags ---- */
+uint32_t sfp8_add (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_sub (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_mul (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_div (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_fma (const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_sqrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+
+/* Conversion between any two descriptors (storage formats, sfp8_binary32,
+ * sfp8_binary64); codes of binary32/64 are their IEEE bit patterns. */
+uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a,
+                      const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_from_int64(const sfp8_format *f, int64_t x, const sfp8_env *env, uint8_t *flags);
+/* Rounds to an integer by env->rounding (stochastic included).  NaN gives
+ * INT64_MAX, out-of-range values saturate to INT64_MIN / INT64_MAX; both raise
+ * invalid (and nothing else); otherwise inexact if the value changed. */
+int64_t  sfp8_to_int64(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* Round to an integral value in the same format; raises inexact only if
+ * `exact` is non-zero (IEEE roundToIntegralExact). */
+uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *env, int exact,
+                             uint8_t *flags);
+
+/* ---- comparisons ---- */
+enum sfp8_relation { SFP8_LESS = -1, SFP8_EQUAL = 0, SFP8_GREATER = 1, SFP8_UNORDERED = 2 };
+/* signaling != 0: any NaN operand raises invalid (IEEE compareSignaling*);
+ * otherwise only signalling NaNs do (compareQuiet*).  Denormal is raised for
+ * subnormal operands. */
+int sfp8_compare(const sfp8_format *f, uint32_t a, uint32_t b, int signaling, uint8_t *flags);
+/* min/max: NaN-propagating (IEEE minimum/maximum, -0 < +0).
+ * minnum/maxnum: IEEE minimumNumber/maximumNumber (a NaN operand is ignored).
+ * Both raise invalid for signalling NaN operands. */
+uint32_t sfp8_min   (const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_max   (const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_minnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_maxnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+
+/* ---- bit operations: no flags ---- */
+uint32_t sfp8_neg     (const sfp8_format *f, uint32_t a);
+uint32_t sfp8_abs     (const sfp8_format *f, uint32_t a);
+uint32_t sfp8_copysign(const sfp8_format *f, uint32_t a, uint32_t b);
+
+/* ---- classification (no flags) ---- */
+enum sfp8_class {
+    SFP8_CLASS_ZERO = 0, SFP8_CLASS_SUBNORMAL, SFP8_CLASS_NORMAL, SFP8_CLASS_INF,
+    SFP8_CLASS_QNAN, SFP8_CLASS_SNAN
+};
+int sfp8_classify(const sfp8_format *f, uint64_t a);
+int sfp8_signbit (const sfp8_format *f, uint64_t a);
+
+/* ---- properties ---- */
+uint32_t sfp8_max_code(const sfp8_format *f);           /* +max finite                  */
+uint32_t sfp8_min_normal_code(const sfp8_format *f);    /* +smallest normal             */
+uint32_t sfp8_min_subnormal_code(const sfp8_format *f); /* +smallest subnormal (or normal
+                                                            if the format has none)      */
+uint32_t sfp8_default_nan(const sfp8_format *f);        /* canonical NaN, or +max for none */
+uint32_t sfp8_code_mask(const sfp8_format *f);          /* (1 << bits) - 1               */
+
+/* ---- stochastic rounding random bits ----
+ * A counter-based generator: the 32 random bits of element `index` of stream
+ * `stream` under `seed`.  Pure function of its arguments. */
+uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SOFTFP8_SOFTFP8_H */

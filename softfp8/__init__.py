@@ -1,0 +1,44 @@
+"""softfp8: bit-exact arithmetic for FP8 and other small floating-point formats.
+
+Formats: ``e4m3``, ``e5m2``, ``e4m3fnuz``, ``e5m2fnuz``, ``cfloat8_143(bias=..)``,
+``cfloat8_152(bias=..)``, ``shp(bias=..)``, ``uhp``, ``hfp8_143``, ``hfp8_152``,
+``hfp16_169``, ``float16``, ``bfloat16`` and ``format(...)`` for any other.
+The bit-level golden model is :mod:`softfp8.bits`.
+"""
+import enum as _enum
+import os as _os
+
+from ._formats import (  # noqa: F401
+    Format, TeslaFamily, bfloat16, cfloat8_143, cfloat8_152, e4m3, e4m3fnuz, e5m2, e5m2fnuz,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, format, hfp8_143,
+    hfp8_152, hfp16_169, lookup, presets, shp, uhp,
+)
+from . import bits  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+class Flags(_enum.IntFlag):
+    """Sticky exception flags (SoftFloat's bit layout plus denormal)."""
+
+    INEXACT = 0x01
+    UNDERFLOW = 0x02
+    OVERFLOW = 0x04
+    DIVBYZERO = 0x08
+    INVALID = 0x10
+    DENORMAL = 0x20
+
+
+def get_include():
+    """Folder holding ``softfp8/softfp8.h`` (the public C API), as numpy.get_include()."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    installed = _os.path.join(here, "include")
+    if _os.path.isfile(_os.path.join(installed, "softfp8", "softfp8.h")):
+        return installed
+    return _os.path.join(_os.path.dirname(here), "include")
+
+
+__all__ = ["Format", "Flags", "bits", "format", "presets", "lookup", "get_include",
+           "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "cfloat8_143", "cfloat8_152", "shp", "uhp",
+           "hfp8_143", "hfp8_152", "hfp16_169", "float16", "bfloat16", "float8_e4m3fn",
+           "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]

@@ -1,0 +1,241 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Low-level bridge to the softfp8 C core (internal; use softfp8.bits)."""
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+
+cnp.import_array()
+
+cdef extern from "softfp8/softfp8.h":
+    ctypedef struct sfp8_format:
+        int bits
+        int is_signed
+        int exp_bits
+        int man_bits
+        int bias
+        int specials
+        int subnormals
+        int saturate
+    ctypedef struct sfp8_env:
+        int rounding
+        int saturate
+        int tininess_before
+        int sr_bits
+        uint32_t random
+    ctypedef struct sfp8_preset:
+        const char *name
+        sfp8_format format
+        int bias_parameter
+    enum: SFP8_NUM_PRESETS
+    const sfp8_preset sfp8_presets[]
+    const sfp8_format sfp8_binary32
+    const sfp8_format sfp8_binary64
+    int sfp8_validate(const sfp8_format *f)
+    const char *sfp8_error_field(int err)
+    uint32_t sfp8_max_code(const sfp8_format *f)
+    uint32_t sfp8_min_normal_code(const sfp8_format *f)
+    uint32_t sfp8_min_subnormal_code(const sfp8_format *f)
+    uint32_t sfp8_default_nan(const sfp8_format *f)
+    int sfp8_classify(const sfp8_format *f, uint64_t a)
+    int sfp8_signbit(const sfp8_format *f, uint64_t a)
+    uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
+
+cdef extern from "kernels.h":
+    ctypedef struct sfp8_rng:
+        const uint32_t *random
+        int seeded
+        uint64_t seed
+        uint64_t stream
+        uint64_t index0
+    void sfp8_kernel_binary(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
+                            const uint32_t *a, const uint32_t *b, size_t n, uint32_t *out,
+                            uint8_t *flags) nogil
+    void sfp8_kernel_unary(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
+                           const uint32_t *a, size_t n, uint32_t *out, uint8_t *flags) nogil
+    void sfp8_kernel_fma(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
+                         const uint32_t *a, const uint32_t *b, const uint32_t *c, size_t n,
+                         uint32_t *out, uint8_t *flags) nogil
+    void sfp8_kernel_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                             const sfp8_rng *rng, const uint64_t *a, size_t n, uint64_t *out,
+                             uint8_t *flags) nogil
+    void sfp8_kernel_to_int64(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
+                              const uint32_t *a, size_t n, int64_t *out, uint8_t *flags) nogil
+    void sfp8_kernel_from_int64(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
+                                const int64_t *a, size_t n, uint32_t *out, uint8_t *flags) nogil
+
+OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5, "minnum": 6, "maxnum": 7,
+       "cmp_quiet": 8, "cmp_signaling": 9, "copysign": 10, "sqrt": 11, "round_integral": 12,
+       "round_integral_exact": 13, "neg": 14, "abs": 15}
+
+
+cdef sfp8_format to_format(tuple p) except *:
+    cdef sfp8_format f
+    f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials, f.subnormals, f.saturate = p
+    return f
+
+
+cdef tuple from_format(const sfp8_format *f):
+    return (f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials, f.subnormals,
+            f.saturate)
+
+
+BINARY32 = from_format(&sfp8_binary32)
+BINARY64 = from_format(&sfp8_binary64)
+
+
+def presets():
+    """[(name, params, bias_parameter)] from the C preset table."""
+    return [(sfp8_presets[i].name.decode(), from_format(&sfp8_presets[i].format),
+             bool(sfp8_presets[i].bias_parameter)) for i in range(SFP8_NUM_PRESETS)]
+
+
+def validate(tuple params):
+    """None if the descriptor is valid, else the name of the first bad field."""
+    cdef sfp8_format f = to_format(params)
+    cdef int err = sfp8_validate(&f)
+    if err == 0:
+        return None
+    return sfp8_error_field(err).decode()
+
+
+def special_codes(tuple params):
+    cdef sfp8_format f = to_format(params)
+    return {"max": sfp8_max_code(&f), "min_normal": sfp8_min_normal_code(&f),
+            "min_subnormal": sfp8_min_subnormal_code(&f), "default_nan": sfp8_default_nan(&f)}
+
+
+def classify(tuple params, uint64_t code):
+    cdef sfp8_format f = to_format(params)
+    return sfp8_classify(&f, code)
+
+
+def signbit(tuple params, uint64_t code):
+    cdef sfp8_format f = to_format(params)
+    return sfp8_signbit(&f, code)
+
+
+def random_u32(uint64_t seed, uint64_t stream, uint64_t index):
+    return sfp8_random_u32(seed, stream, index)
+
+
+cdef void fill_env(sfp8_env *env, tuple envp):
+    env.rounding, env.saturate, env.tininess_before, env.sr_bits = envp
+    env.random = 0
+
+
+cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp, const uint32_t **keep):
+    # rngp = (seeded, seed, stream, index0); random: None or contiguous uint32 array
+    cdef const uint32_t[::1] rv
+    rng.seeded, rng.seed, rng.stream, rng.index0 = rngp
+    rng.random = NULL
+    if random is not None:
+        rv = random
+        if rv.shape[0] > 0:
+            rng.random = &rv[0]
+
+
+def binary(str op, tuple params, tuple envp, tuple rngp, object random,
+           const uint32_t[::1] a, const uint32_t[::1] b):
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    cdef int opc = OPS[op]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.uint32)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef uint32_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_binary(opc, &f, &env, &rng, &a[0], &b[0], n, &ov[0], &fv[0])
+    return out, flags
+
+
+def unary(str op, tuple params, tuple envp, tuple rngp, object random, const uint32_t[::1] a):
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    cdef int opc = OPS[op]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.uint32)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef uint32_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_unary(opc, &f, &env, &rng, &a[0], n, &ov[0], &fv[0])
+    return out, flags
+
+
+def fma(tuple params, tuple envp, tuple rngp, object random,
+        const uint32_t[::1] a, const uint32_t[::1] b, const uint32_t[::1] c):
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.uint32)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef uint32_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_fma(&f, &env, &rng, &a[0], &b[0], &c[0], n, &ov[0], &fv[0])
+    return out, flags
+
+
+def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, const uint64_t[::1] a):
+    cdef sfp8_format fs = to_format(src)
+    cdef sfp8_format fd = to_format(dst)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.uint64)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef uint64_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_convert(&fs, &fd, &env, &rng, &a[0], n, &ov[0], &fv[0])
+    return out, flags
+
+
+def to_int64(tuple params, tuple envp, tuple rngp, object random, const uint32_t[::1] a):
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.int64)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef int64_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_to_int64(&f, &env, &rng, &a[0], n, &ov[0], &fv[0])
+    return out, flags
+
+
+def from_int64(tuple params, tuple envp, tuple rngp, object random, const int64_t[::1] a):
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef size_t n = a.shape[0]
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp, NULL)
+    out = np.empty(n, dtype=np.uint32)
+    flags = np.zeros(n, dtype=np.uint8)
+    cdef uint32_t[::1] ov = out
+    cdef uint8_t[::1] fv = flags
+    if n:
+        with nogil:
+            sfp8_kernel_from_int64(&f, &env, &rng, &a[0], n, &ov[0], &fv[0])
+    return out, flags

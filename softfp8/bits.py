@@ -1,0 +1,374 @@
+"""softfp8.bits: the bit-level golden model.
+
+Every function takes integer arrays of codes (broadcast together like ufunc
+operands) and returns ``(codes, flags)``: the result codes in the format's
+storage dtype and one flag byte per element (SoftFloat's layout plus denormal
+0x20).  See docs/python-api.md and docs/semantics.md.
+"""
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+
+from . import _ext
+from ._formats import Format, _as_int
+
+__all__ = ["add", "sub", "mul", "div", "fma", "sqrt", "convert", "from_float", "to_float",
+           "round_integral", "to_int64", "from_int64", "compare", "min", "max", "minnum",
+           "maxnum", "neg", "abs", "copysign", "ROUNDING_MODES"]
+
+ROUNDING_MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd",
+                  "stochastic")
+_STOCHASTIC = ROUNDING_MODES.index("stochastic")
+_FLOATS = {np.dtype(np.float32): _ext.BINARY32, np.dtype(np.float64): _ext.BINARY64}
+_FLOAT_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+
+
+# --------------------------------------------------------------------------
+# argument checking
+# --------------------------------------------------------------------------
+
+def _check_format(fmt, what="fmt"):
+    if not isinstance(fmt, Format):
+        raise TypeError(f"{what} must be a softfp8 format (e.g. softfp8.e4m3), got {fmt!r}")
+    return fmt
+
+
+def _rounding_index(rounding):
+    if not isinstance(rounding, str):
+        raise TypeError(f"rounding must be a string, one of {', '.join(ROUNDING_MODES)}; "
+                        f"got {rounding!r}")
+    try:
+        return ROUNDING_MODES.index(rounding)
+    except ValueError:
+        raise ValueError(f"unknown rounding mode {rounding!r}: expected one of "
+                         f"{', '.join(ROUNDING_MODES)}") from None
+
+
+def _env(fmt, rounding, saturate, tininess, sr_bits):
+    mode = _rounding_index(rounding)
+    if saturate is None:
+        sat = fmt.saturate if fmt is not None else False
+    elif isinstance(saturate, (bool, np.bool_)):
+        sat = bool(saturate)
+    else:
+        raise TypeError(f"saturate must be True, False or None, got {saturate!r}")
+    if tininess not in ("after", "before"):
+        raise ValueError(f"tininess must be 'after' or 'before', got {tininess!r}")
+    n = _as_int(sr_bits, "sr_bits")
+    if not 1 <= n <= 32:
+        raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")
+    return (mode, int(sat), int(tininess == "before"), n)
+
+
+def _codes(a, fmt, what):
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "ui":
+        raise TypeError(f"{what} must be integer codes of {fmt.name} "
+                        f"({fmt.storage} or another integer dtype), got dtype {arr.dtype}")
+    if arr.size:
+        lo, hi = arr.min(), arr.max()
+        if lo < 0 or hi > fmt.code_mask:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"{what} holds code {int(bad)} out of range for {fmt.name} "
+                             f"(0..{fmt.code_mask})")
+    return arr
+
+
+def _shape(arrays, names):
+    try:
+        return np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        shapes = ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays))
+        raise ValueError(f"operands could not be broadcast together: {shapes}") from None
+
+
+def _flat(arr, shape, dtype):
+    return np.ascontiguousarray(np.broadcast_to(arr, shape), dtype=dtype).reshape(-1)
+
+
+def _rng(env, shape, seed, random_bits):
+    """(rngp, random array) for the kernels."""
+    if env[0] != _STOCHASTIC:
+        return (0, 0, 0, 0), None
+    if random_bits is not None:
+        rb = np.asarray(random_bits)
+        if rb.dtype.kind not in "ui":
+            raise TypeError(f"random_bits must be an integer array (uint32), got dtype {rb.dtype}")
+        if rb.size and (rb.min() < 0 or rb.max() > 0xFFFFFFFF):
+            raise ValueError("random_bits values must fit in 32 bits (0..2**32-1)")
+        try:
+            np.broadcast_shapes(rb.shape, shape)
+        except ValueError:
+            raise ValueError(f"random_bits of shape {rb.shape} does not broadcast to the "
+                             f"result shape {shape}") from None
+        if np.broadcast_shapes(rb.shape, shape) != tuple(shape):
+            raise ValueError(f"random_bits of shape {rb.shape} does not broadcast to the "
+                             f"result shape {shape}")
+        return (0, 0, 0, 0), _flat(rb, shape, np.uint32)
+    if seed is None:
+        seed = secrets.randbits(64)
+    s = _as_int(seed, "seed")
+    if not 0 <= s < 2**64:
+        raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+    return (1, s, 0, 0), None
+
+
+def _finish(out, flags, shape, dtype):
+    return out.astype(dtype, copy=False).reshape(shape), flags.reshape(shape)
+
+
+# --------------------------------------------------------------------------
+# arithmetic
+# --------------------------------------------------------------------------
+
+def _binary(op, fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits):
+    _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    a = _codes(a, fmt, "a")
+    b = _codes(b, fmt, "b")
+    shape = _shape((a, b), ("a", "b"))
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.binary(op, fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32),
+                             _flat(b, shape, np.uint32))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def add(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+        random_bits=None):
+    """a + b, rounded once."""
+    return _binary("add", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+
+
+def sub(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+        random_bits=None):
+    """a - b, rounded once."""
+    return _binary("sub", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+
+
+def mul(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+        random_bits=None):
+    """a * b, rounded once."""
+    return _binary("mul", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+
+
+def div(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+        random_bits=None):
+    """a / b, rounded once."""
+    return _binary("div", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+
+
+def fma(fmt, a, b, c, rounding="nearest_even", saturate=None, tininess="after", seed=None,
+        sr_bits=32, random_bits=None):
+    """a * b + c with a single rounding."""
+    _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    a = _codes(a, fmt, "a")
+    b = _codes(b, fmt, "b")
+    c = _codes(c, fmt, "c")
+    shape = _shape((a, b, c), ("a", "b", "c"))
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.fma(fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32),
+                          _flat(b, shape, np.uint32), _flat(c, shape, np.uint32))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def _unary(op, fmt, a, env):
+    a = _codes(a, fmt, "a")
+    shape = a.shape
+    out, flags = _ext.unary(op, fmt.params, env, (0, 0, 0, 0), None, _flat(a, shape, np.uint32))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def sqrt(fmt, a, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+         random_bits=None):
+    """Square root, rounded once."""
+    _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    a = _codes(a, fmt, "a")
+    shape = a.shape
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.unary("sqrt", fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def round_integral(fmt, a, exact=False, rounding="nearest_even", saturate=None, tininess="after",
+                   seed=None, sr_bits=32, random_bits=None):
+    """Round to an integral value in the same format (IEEE roundToIntegral;
+    ``exact=True`` is roundToIntegralExact, which raises inexact)."""
+    _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    a = _codes(a, fmt, "a")
+    shape = a.shape
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    op = "round_integral_exact" if exact else "round_integral"
+    out, flags = _ext.unary(op, fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+# --------------------------------------------------------------------------
+# conversions
+# --------------------------------------------------------------------------
+
+def _endpoint(x, what):
+    """(params, storage dtype, float dtype or None) of a conversion endpoint."""
+    if isinstance(x, Format):
+        return x.params, x.storage, None, x
+    try:
+        dt = np.dtype(x)
+    except TypeError:
+        raise TypeError(f"{what} must be a softfp8 format, np.float32 or np.float64; got {x!r}") from None
+    if dt not in _FLOATS:
+        raise TypeError(f"{what} must be a softfp8 format, np.float32 or np.float64; got {x!r}")
+    return _FLOATS[dt], _FLOAT_BITS[dt], dt, None
+
+
+def _source_codes(a, params, storage, fdt, fmt, what):
+    if fdt is None:
+        return _codes(a, fmt, what)
+    arr = np.asarray(a)
+    if arr.dtype == fdt:
+        return arr.view(storage) if arr.ndim else arr.reshape(1).view(storage).reshape(())
+    if arr.dtype.kind in "ui":
+        if arr.size and (arr.min() < 0 or arr.max() > np.iinfo(storage).max):
+            raise ValueError(f"{what}: bit patterns out of range for {fdt}")
+        return arr
+    raise TypeError(f"{what} must be a {fdt} array (or its {storage} bit patterns), got dtype "
+                    f"{arr.dtype}")
+
+
+def convert(a, src, dst, rounding="nearest_even", saturate=None, tininess="after", seed=None,
+            sr_bits=32, random_bits=None):
+    """Convert codes of ``src`` into ``dst`` (formats, np.float32 or np.float64)."""
+    sp, sst, sfdt, sfmt = _endpoint(src, "src")
+    dp, dst_storage, dfdt, dfmt = _endpoint(dst, "dst")
+    env = _env(dfmt, rounding, saturate, tininess, sr_bits)
+    a = _source_codes(a, sp, sst, sfdt, sfmt, "a")
+    shape = a.shape
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.convert(sp, dp, env, rngp, rnd, _flat(a, shape, np.uint64))
+    out = out.astype(dst_storage).reshape(shape)
+    if dfdt is not None:
+        out = out.view(dfdt) if out.ndim else out.reshape(1).view(dfdt).reshape(())
+    return out, flags.reshape(shape)
+
+
+def from_float(x, fmt, rounding="nearest_even", saturate=None, tininess="after", seed=None,
+               sr_bits=32, random_bits=None):
+    """Round a float32/float64 array (its dtype is the source format) into fmt."""
+    _check_format(fmt)
+    arr = np.asarray(x)
+    if arr.dtype not in _FLOATS:
+        if isinstance(x, float):
+            arr = np.asarray(x, dtype=np.float64)
+        else:
+            raise TypeError(f"from_float needs a float32 or float64 array, got dtype {arr.dtype}")
+    return convert(arr, arr.dtype.type, fmt, rounding=rounding, saturate=saturate,
+                   tininess=tininess, seed=seed, sr_bits=sr_bits, random_bits=random_bits)
+
+
+def to_float(codes, fmt, dtype=np.float64, rounding="nearest_even", saturate=None,
+             tininess="after", seed=None, sr_bits=32, random_bits=None):
+    """Convert codes of fmt to float32/float64 (exact for every preset)."""
+    _check_format(fmt)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!r}") from None
+    if dt not in _FLOATS:
+        raise TypeError(f"dtype must be np.float32 or np.float64, got {dtype!r}")
+    return convert(codes, fmt, dt.type, rounding=rounding, saturate=saturate, tininess=tininess,
+                   seed=seed, sr_bits=sr_bits, random_bits=random_bits)
+
+
+def to_int64(fmt, a, rounding="nearest_even", seed=None, sr_bits=32, random_bits=None):
+    """Round to int64 (NaN -> INT64_MAX, out of range saturates; both invalid)."""
+    _check_format(fmt)
+    env = _env(fmt, rounding, None, "after", sr_bits)
+    a = _codes(a, fmt, "a")
+    shape = a.shape
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.to_int64(fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
+    return out.reshape(shape), flags.reshape(shape)
+
+
+def from_int64(x, fmt, rounding="nearest_even", saturate=None, tininess="after", seed=None,
+               sr_bits=32, random_bits=None):
+    """Round int64 values into fmt."""
+    _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "ui":
+        raise TypeError(f"from_int64 needs integers, got dtype {arr.dtype}")
+    if arr.size and (arr.max() > np.iinfo(np.int64).max or arr.min() < np.iinfo(np.int64).min):
+        raise ValueError("from_int64: values must fit in int64")
+    shape = arr.shape
+    rngp, rnd = _rng(env, shape, seed, random_bits)
+    out, flags = _ext.from_int64(fmt.params, env, rngp, rnd, _flat(arr, shape, np.int64))
+    return _finish(out, flags, shape, fmt.storage)
+
+
+# --------------------------------------------------------------------------
+# comparisons and selections
+# --------------------------------------------------------------------------
+
+_NOENV = (0, 0, 0, 32)
+
+
+def _select(op, fmt, a, b):
+    _check_format(fmt)
+    a = _codes(a, fmt, "a")
+    b = _codes(b, fmt, "b")
+    shape = _shape((a, b), ("a", "b"))
+    out, flags = _ext.binary(op, fmt.params, _NOENV, (0, 0, 0, 0), None,
+                             _flat(a, shape, np.uint32), _flat(b, shape, np.uint32))
+    return out, flags, shape
+
+
+def compare(fmt, a, b, signaling=False):
+    """IEEE comparison: relation -1 (less), 0 (equal), 1 (greater), 2 (unordered)."""
+    out, flags, shape = _select("cmp_signaling" if signaling else "cmp_quiet", fmt, a, b)
+    return out.view(np.int32).astype(np.int8).reshape(shape), flags.reshape(shape)
+
+
+def min(fmt, a, b):
+    """IEEE minimum: NaN-propagating, -0 < +0."""
+    out, flags, shape = _select("min", fmt, a, b)
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def max(fmt, a, b):
+    """IEEE maximum: NaN-propagating, -0 < +0."""
+    out, flags, shape = _select("max", fmt, a, b)
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def minnum(fmt, a, b):
+    """IEEE minimumNumber: a NaN operand is ignored."""
+    out, flags, shape = _select("minnum", fmt, a, b)
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def maxnum(fmt, a, b):
+    """IEEE maximumNumber: a NaN operand is ignored."""
+    out, flags, shape = _select("maxnum", fmt, a, b)
+    return _finish(out, flags, shape, fmt.storage)
+
+
+def copysign(fmt, a, b):
+    """Magnitude of a with the sign of b (bit operation, no flags)."""
+    out, _, shape = _select("copysign", fmt, a, b)
+    return out.astype(fmt.storage).reshape(shape)
+
+
+def neg(fmt, a):
+    """Sign flip (bit operation, no flags)."""
+    _check_format(fmt)
+    return _unary("neg", fmt, a, _NOENV)[0]
+
+
+def abs(fmt, a):
+    """Clear the sign (bit operation, no flags)."""
+    _check_format(fmt)
+    return _unary("abs", fmt, a, _NOENV)[0]
