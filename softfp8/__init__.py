@@ -5,7 +5,6 @@ Formats: ``e4m3``, ``e5m2``, ``e4m3fnuz``, ``e5m2fnuz``, ``cfloat8_143(bias=..)`
 ``hfp16_169``, ``float16``, ``bfloat16`` and ``format(...)`` for any other.
 The bit-level golden model is :mod:`softfp8.bits`.
 """
-import enum as _enum
 import os as _os
 
 from ._formats import (  # noqa: F401
@@ -14,19 +13,13 @@ from ._formats import (  # noqa: F401
     hfp8_152, hfp16_169, lookup, presets, shp, uhp,
 )
 from . import bits  # noqa: F401
+from ._context import (  # noqa: F401
+    Flags, clear_flags, collect_flags, get_flags, get_rounding, get_saturation, get_tininess,
+    rounding, saturation, tininess,
+)
+from ._dtypes import SoftScalar, finfo, fma  # noqa: F401
 
 __version__ = "0.1.0"
-
-
-class Flags(_enum.IntFlag):
-    """Sticky exception flags (SoftFloat's bit layout plus denormal)."""
-
-    INEXACT = 0x01
-    UNDERFLOW = 0x02
-    OVERFLOW = 0x04
-    DIVBYZERO = 0x08
-    INVALID = 0x10
-    DENORMAL = 0x20
 
 
 def get_include():
@@ -38,7 +31,9 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
-__all__ = ["Format", "Flags", "bits", "format", "presets", "lookup", "get_include",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "rounding", "saturation",
+           "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
+           "clear_flags", "collect_flags", "bits", "format", "presets", "lookup", "get_include",
            "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "cfloat8_143", "cfloat8_152", "shp", "uhp",
            "hfp8_143", "hfp8_152", "hfp16_169", "float16", "bfloat16", "float8_e4m3fn",
            "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]

@@ -239,3 +239,41 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, const int64_
         with nogil:
             sfp8_kernel_from_int64(&f, &env, &rng, &a[0], n, &ov[0], &fv[0])
     return out, flags
+
+
+# --------------------------------------------------------------------------
+# NumPy DType glue (softfp8/_core/npy_dtypes.c)
+# --------------------------------------------------------------------------
+
+cdef extern from "npy_dtypes.h":
+    object sfp8_npy_init(object module)
+    object sfp8_make_dtype(object name, object scalar_type, int parametric, int float_rank)
+    object sfp8_new_descr(object cls, object format, object params)
+    int sfp8_set_hooks(object getter, object factory, object contains_fn) except -1
+    object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
+    object sfp8_new_fma_ufunc()
+
+import sys as _sys
+sfp8_npy_init(_sys.modules[__name__])
+
+
+def make_dtype(str name, object scalar_type, bint parametric, int float_rank):
+    """Create the DType class of one format family."""
+    return sfp8_make_dtype(name, scalar_type, parametric, float_rank)
+
+
+def new_descr(object cls, object format, tuple params):
+    """A descriptor (dtype instance) of DType class cls for a Format."""
+    return sfp8_new_descr(cls, format, params)
+
+
+def set_hooks(object getter, object factory, object contains_fn):
+    sfp8_set_hooks(getter, factory, contains_fn)
+
+
+def register_ufuncs(object cls, object fma_ufunc):
+    return sfp8_register_ufuncs(cls, np, fma_ufunc)
+
+
+def new_fma_ufunc():
+    return sfp8_new_fma_ufunc()

@@ -110,6 +110,18 @@ class Format:
         return np.dtype(np.uint8) if self.bits <= 8 else np.dtype(np.uint16)
 
     @property
+    def dtype(self):
+        """The NumPy dtype of this format (usable as ``dtype=``)."""
+        from . import _dtypes
+
+        return _dtypes.dtype_of(self)
+
+    @property
+    def type(self):
+        """The NumPy scalar type of this format's family."""
+        return type(self.dtype).type
+
+    @property
     def code_mask(self):
         return (1 << self.bits) - 1
 

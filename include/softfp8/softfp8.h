@@ -134,6 +134,23 @@ int64_t  sfp8_to_int64(const sfp8_format *f, uint32_t a, const sfp8_env *env, ui
 uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *env, int exact,
                              uint8_t *flags);
 
+/* Round the exact value (-1)^sign * (sig + sticky*delta) * 2^exp, 0 < delta < 1,
+ * into f: the core's one rounding routine, for callers that computed a value
+ * themselves. */
+uint32_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
+                          const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env, uint8_t *flags);
+
+/* NumPy/Python semantics, exact with one rounding: floordiv = floor(a/b),
+ * remainder = a - b*floor(a/b) (sign of b).  b = 0 behaves as division. */
+uint32_t sfp8_floordiv (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+/* Next representable value after a in the direction of b (C99 flags:
+ * overflow|inexact past max, underflow|inexact for subnormal/zero results). */
+uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+/* NumPy's spacing: distance to the next value away from zero. */
+uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+
 /* ---- comparisons ---- */
 enum sfp8_relation { SFP8_LESS = -1, SFP8_EQUAL = 0, SFP8_GREATER = 1, SFP8_UNORDERED = 2 };
 /* signaling != 0: any NaN operand raises invalid (IEEE compareSignaling*);

@@ -899,3 +899,204 @@ uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
     h = fmix64(h ^ fmix64(seed + 0x94D049BB133111EBULL));
     return (uint32_t)(h >> 32);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Exact rounding of a given value, unsigned 64-bit integers                 */
+/* ------------------------------------------------------------------------ */
+
+uint32_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
+                          const sfp8_env *env, uint8_t *flags)
+{
+    if (sig == 0) {
+        if (!sticky) return (uint32_t)pack_zero(f, sign);
+        /* 0 < x < 2^exp: represent with 40 extra bits */
+        return (uint32_t)round_pack(f, env, sign, 1, exp - 40, 1, flags);
+    }
+    if (sticky && msb64(sig) < 48) {
+        int sh = 48 - msb64(sig);
+        /* (sig + d) 2^e = (sig 2^sh + d 2^sh) 2^(e-sh): d 2^sh in (0, 2^sh) */
+        return (uint32_t)round_pack(f, env, sign, (sig << sh) | 1, exp - sh, 1, flags);
+    }
+    return (uint32_t)round_pack(f, env, sign, sig, exp, sticky, flags);
+}
+
+uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t v, const sfp8_env *env, uint8_t *flags)
+{
+    if (v == 0) return (uint32_t)pack_zero(f, 0);
+    return (uint32_t)round_pack(f, env, 0, v, 0, 0, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* NumPy-style floor division and remainder (exact, one rounding)           */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t pow2mod(int64_t k, uint64_t m)
+{
+    uint64_t r = 1 % m, b = 2 % m;
+    while (k > 0) {
+        if (k & 1) r = (r * b) % m;
+        b = (b * b) % m;
+        k >>= 1;
+    }
+    return r;
+}
+
+/* |a| mod |b| for finite non-zero operands (sigs < 2^17): value m * 2^e */
+static void fmod_exact(const unpacked *x, const unpacked *y, uint64_t *m, int64_t *e)
+{
+    if (x->exp >= y->exp) {
+        uint64_t r = ((x->sig % y->sig) * pow2mod(x->exp - y->exp, y->sig)) % y->sig;
+        *m = r;
+        *e = y->exp;
+    } else {
+        int64_t d = y->exp - x->exp;
+        if (d >= 40) {
+            *m = x->sig;
+        } else {
+            *m = x->sig % (y->sig << d);
+        }
+        *e = x->exp;
+    }
+}
+
+uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
+                        uint8_t *flags)
+{
+    unpacked x, y;
+    uint64_t res, m;
+    int64_t e;
+    unpack(f, a, &x, flags);
+    unpack(f, b, &y, flags);
+    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_INF || y.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, y.sign);
+    if (y.kind == K_INF) {
+        if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
+        return (uint32_t)pack_inf(f, env, y.sign, flags);
+    }
+    fmod_exact(&x, &y, &m, &e);
+    if (m == 0) return (uint32_t)pack_zero(f, y.sign);
+    if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, m, e, 0, flags);
+    /* Python-style: fmod + b, one rounding */
+    return (uint32_t)add_finite(f, env, x.sign, m, e, y.sign, y.sig, y.exp, flags);
+}
+
+uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
+                       uint8_t *flags)
+{
+    unpacked x, y;
+    uint64_t res, q, ip;
+    u128 num;
+    int s, nx, ny, sticky, frac;
+    int64_t eq;
+    unpack(f, a, &x, flags);
+    unpack(f, b, &y, flags);
+    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
+    s = x.sign ^ y.sign;
+    if (x.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
+    if (y.kind == K_ZERO) {
+        if (x.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
+        *flags |= SFP8_FLAG_DIVBYZERO;
+        return (uint32_t)pack_inf(f, env, s, flags);
+    }
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s);
+    if (y.kind == K_INF) {
+        if (!s) return (uint32_t)pack_zero(f, 0);
+        return (uint32_t)round_pack(f, env, 1, 1, 0, 0, flags); /* -1 */
+    }
+    ny = 15 - msb64(y.sig);
+    nx = 77 - msb64(x.sig);
+    num = (u128)x.sig << nx;
+    q = (uint64_t)(num / (y.sig << ny));
+    sticky = (num % (y.sig << ny)) != 0;
+    eq = x.exp - nx - (y.exp - ny);
+    if (eq >= 0) /* |a/b| >= 2^61: floor stays in the same rounding cell */
+        return (uint32_t)round_pack(f, env, s, q, eq, sticky, flags);
+    ip = (-eq >= 64) ? 0 : q >> (-eq);
+    frac = sticky || ((-eq >= 64) ? q != 0 : (q & mask64((int)-eq)) != 0);
+    if (s && frac) ip += 1;
+    if (ip == 0) return (uint32_t)pack_zero(f, s);
+    return (uint32_t)round_pack(f, env, s, ip, 0, 0, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* nextafter / spacing                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* magnitude code of the next representable number above magnitude code m,
+ * or max_mag + 1 at the top (inf for ieee, off the code set otherwise) */
+static uint64_t next_mag_up(const sfp8_format *f, uint64_t m)
+{
+    if (f->subnormals == SFP8_SUBNORMALS_FLUSH && m < ((uint64_t)1 << f->man_bits))
+        return (uint64_t)1 << f->man_bits;
+    return m + 1;
+}
+
+static uint64_t next_mag_down(const sfp8_format *f, uint64_t m)
+{
+    if (f->subnormals == SFP8_SUBNORMALS_FLUSH && m <= ((uint64_t)1 << f->man_bits)) return 0;
+    return m - 1;
+}
+
+uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
+{
+    unpacked x, y;
+    uint64_t res, mag, out;
+    int c, sign, away;
+    unpack(f, a, &x, flags);
+    unpack(f, b, &y, flags);
+    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
+    c = cmp_values(&x, &y);
+    if (c == 0) return (uint32_t)(b & code_mask(f));
+    if (x.kind == K_ZERO) {
+        sign = c > 0; /* moving down from zero: negative */
+        if (sign && !f->is_signed) return (uint32_t)pack_zero(f, 0);
+        mag = next_mag_up(f, 0);
+        *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
+        if (mag >= ((uint64_t)1 << f->man_bits)) *flags &= (uint8_t)~(SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT);
+        return (uint32_t)with_sign(f, sign, mag);
+    }
+    sign = x.sign;
+    mag = (x.kind == K_ZERO) ? 0 : (a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0));
+    if (x.kind == K_INF) mag = exp_ones(f) << f->man_bits;
+    away = (c < 0) != (sign != 0); /* moving away from zero */
+    out = away ? next_mag_up(f, mag) : next_mag_down(f, mag);
+    if (away && out > max_mag(f)) {
+        *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
+        return (uint32_t)with_sign(f, sign, out);
+    }
+    if (out < ((uint64_t)1 << f->man_bits)) *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
+    if (out == 0) return (uint32_t)pack_zero(f, sign);
+    return (uint32_t)with_sign(f, sign, out);
+}
+
+/* NumPy's spacing: distance from x to the next representable number away from
+ * zero (beyond max: the unbounded grid; inf in ieee formats). */
+uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x, n;
+    uint64_t res, mag, up;
+    uint8_t scratch = 0;
+    unpack(f, a, &x, flags);
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_INF) return (uint32_t)default_nan(f);
+    if (x.kind == K_ZERO) {
+        up = next_mag_up(f, 0);
+        unpack(f, up, &n, &scratch);
+        return (uint32_t)round_pack(f, env, x.sign, n.sig, n.exp, 0, flags);
+    }
+    mag = a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0);
+    up = next_mag_up(f, mag);
+    if (up > max_mag(f)) {
+        if (f->specials == SFP8_SPECIALS_IEEE) {
+            *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
+            return (uint32_t)pack_inf(f, env, x.sign, flags);
+        }
+        /* unbounded grid: ulp of the top binade */
+        return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias - f->man_bits, 0,
+                                    flags);
+    }
+    unpack(f, up, &n, &scratch);
+    /* n - x, both positive magnitudes, exact then one rounding */
+    return (uint32_t)add_finite(f, env, x.sign, n.sig, n.exp, !x.sign, x.sig, x.exp, flags);
+}

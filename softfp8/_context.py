@@ -1,0 +1,225 @@
+"""Rounding, saturation, tininess and sticky flags per thread / asyncio task.
+
+The settings live in a ``contextvars.ContextVar`` holding a small C object
+(``softfp8._ext.State``) that ufuncs and casts read once when they start.
+Each thread and each asyncio task gets its own sticky-flag cell the first
+time it uses softfp8, so flags never leak between them.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import enum
+import threading
+
+from . import _ext
+
+ROUNDING_MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd",
+                  "stochastic")
+
+
+class Flags(enum.IntFlag):
+    """Sticky exception flags (SoftFloat's bit layout plus denormal)."""
+
+    INEXACT = 0x01
+    UNDERFLOW = 0x02
+    OVERFLOW = 0x04
+    DIVBYZERO = 0x08
+    INVALID = 0x10
+    DENORMAL = 0x20
+
+
+_VAR: contextvars.ContextVar = contextvars.ContextVar("softfp8_state")
+
+
+def _owner():
+    """Identity of the current thread and asyncio task."""
+    task = None
+    try:
+        import asyncio
+
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return (threading.get_ident(), id(task) if task is not None else None)
+
+
+def _new_state(template=None):
+    st = _ext.State()
+    if template is None:
+        st.rounding = 0
+        st.saturate = -1
+        st.tininess_before = 0
+        st.sr_bits = 32
+        st.seeded = 0
+        st.seed = 0
+        st.counter = 0
+    else:
+        for name in ("rounding", "saturate", "tininess_before", "sr_bits", "seeded", "seed",
+                     "counter"):
+            setattr(st, name, getattr(template, name))
+    st.cell = _ext.FlagCell()
+    return st
+
+
+class _Entry:
+    __slots__ = ("state", "owner")
+
+    def __init__(self, state, owner):
+        self.state = state
+        self.owner = owner
+
+
+def _current():
+    """The State of this thread/task (created on first use)."""
+    entry = _VAR.get(None)
+    owner = _owner()
+    if entry is None or entry.owner != owner:
+        # first use here, or inherited from another thread/task: same settings,
+        # own flags
+        st = _new_state(entry.state if entry is not None else None)
+        if entry is not None:
+            st.cell.flags = 0
+        entry = _Entry(st, owner)
+        _VAR.set(entry)
+    return entry.state
+
+
+def _set(state):
+    return _VAR.set(_Entry(state, _owner()))
+
+
+@contextlib.contextmanager
+def _override(**changes):
+    cur = _current()
+    st = _new_state(cur)
+    st.cell = cur.cell  # flags stay shared with the enclosing block
+    for k, v in changes.items():
+        setattr(st, k, v)
+    token = _set(st)
+    try:
+        yield st
+    finally:
+        # a seeded stochastic block's operation counter does not leak out;
+        # the enclosing counter advances by what the block used when unseeded
+        _VAR.reset(token)
+
+
+def _mode_index(mode):
+    if not isinstance(mode, str):
+        raise TypeError(f"rounding mode must be a string, one of {', '.join(ROUNDING_MODES)}; "
+                        f"got {mode!r}")
+    if mode not in ROUNDING_MODES:
+        raise ValueError(f"unknown rounding mode {mode!r}: expected one of "
+                         f"{', '.join(ROUNDING_MODES)}")
+    return ROUNDING_MODES.index(mode)
+
+
+def rounding(mode, seed=None, sr_bits=32):
+    """Context manager: rounding mode for ufuncs, casts, scalars and bits defaults.
+
+    ``rounding("stochastic", seed=1234)`` makes stochastic rounding
+    reproducible: the random bits of an element depend on the seed, its
+    position in the result and how many operations the block has rounded.
+    """
+    idx = _mode_index(mode)
+    from ._formats import _as_int
+
+    n = _as_int(sr_bits, "sr_bits")
+    if not 1 <= n <= 32:
+        raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")
+    changes = {"rounding": idx, "sr_bits": n}
+    if seed is not None:
+        s = _as_int(seed, "seed")
+        if not 0 <= s < 2**64:
+            raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+        changes.update(seeded=1, seed=s, counter=0)
+    elif idx == ROUNDING_MODES.index("stochastic"):
+        changes.update(seeded=0, seed=0, counter=0)
+    return _override(**changes)
+
+
+def saturation(enabled=True):
+    """Context manager: saturate overflow (True), IEEE overflow (False), or the
+    format's default (None)."""
+    if enabled is None:
+        v = -1
+    elif isinstance(enabled, bool) or type(enabled).__name__ == "bool_":
+        v = int(bool(enabled))
+    else:
+        raise TypeError(f"saturation() takes True, False or None, got {enabled!r}")
+    return _override(saturate=v)
+
+
+def tininess(rule):
+    """Context manager: detect tininess "after" (default) or "before" rounding."""
+    if rule not in ("after", "before"):
+        raise ValueError(f"tininess must be 'after' or 'before', got {rule!r}")
+    return _override(tininess_before=int(rule == "before"))
+
+
+def get_rounding():
+    return ROUNDING_MODES[_current().rounding]
+
+
+def get_saturation():
+    """True/False, or None for "each format's default"."""
+    v = _current().saturate
+    return None if v < 0 else bool(v)
+
+
+def get_tininess():
+    return "before" if _current().tininess_before else "after"
+
+
+def get_flags():
+    """The sticky flags of this thread/task."""
+    return Flags(_current().cell.flags)
+
+
+def clear_flags():
+    _current().cell.flags = 0
+
+
+def raise_flags(flags):
+    """OR flags into the sticky flags (used by softfp8.bits defaults)."""
+    cell = _current().cell
+    cell.flags = cell.flags | int(flags)
+
+
+class FlagCollector:
+    """Result of ``collect_flags()``: the flags raised inside the block."""
+
+    def __init__(self):
+        self.flags = Flags(0)
+
+    inexact = property(lambda self: bool(self.flags & Flags.INEXACT))
+    underflow = property(lambda self: bool(self.flags & Flags.UNDERFLOW))
+    overflow = property(lambda self: bool(self.flags & Flags.OVERFLOW))
+    divbyzero = property(lambda self: bool(self.flags & Flags.DIVBYZERO))
+    invalid = property(lambda self: bool(self.flags & Flags.INVALID))
+    denormal = property(lambda self: bool(self.flags & Flags.DENORMAL))
+
+    def __repr__(self):
+        return f"<softfp8 flags {self.flags!r}>"
+
+
+@contextlib.contextmanager
+def collect_flags():
+    """Clear the flags on entry; ``fl.flags`` holds what the block raised.
+
+    The flags raised inside stay raised in the enclosing context too (sticky).
+    """
+    cur = _current()
+    outer = cur.cell.flags
+    st = _new_state(cur)
+    token = _set(st)
+    col = FlagCollector()
+    try:
+        yield col
+    finally:
+        col.flags = Flags(st.cell.flags)
+        # the stochastic operation counter carries on in the enclosing context
+        cur.counter = st.counter if cur.seeded == st.seeded and cur.seed == st.seed else cur.counter
+        _VAR.reset(token)
+        cur.cell.flags = outer | st.cell.flags

@@ -1,0 +1,11 @@
+/* NumPy glue entry points (called from the Cython module). */
+#ifndef SOFTFP8_NPY_DTYPES_H
+#define SOFTFP8_NPY_DTYPES_H
+#include <Python.h>
+PyObject *sfp8_npy_init(PyObject *module);
+PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank);
+PyObject *sfp8_new_descr(PyObject *cls, PyObject *format, PyObject *params);
+int sfp8_set_hooks(PyObject *getter, PyObject *factory, PyObject *contains_fn);
+PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *fma_ufunc);
+PyObject *sfp8_new_fma_ufunc(void);
+#endif
