@@ -17,7 +17,7 @@ from ._context import (  # noqa: F401
     Flags, clear_flags, collect_flags, get_flags, get_rounding, get_saturation, get_tininess,
     rounding, saturation, tininess,
 )
-from ._dtypes import SoftScalar, finfo, fma  # noqa: F401
+from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -31,7 +31,7 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
-__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "rounding", "saturation",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "format", "presets", "lookup", "get_include",
            "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "cfloat8_143", "cfloat8_152", "shp", "uhp",

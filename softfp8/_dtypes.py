@@ -6,8 +6,8 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 """
 from __future__ import annotations
 
+import decimal
 import math
-import operator
 
 import numpy as np
 
@@ -305,13 +305,24 @@ def _compute_shortest(fmt, code):
     return repr(v)
 
 
-class _SoftFloatFormat:
-    """NumPy array-print element formatter for softfp8 arrays."""
+def _sci_parts(s):
+    """('-', '1', '5', -3) for the shortest string '-0.0015'."""
+    d = decimal.Decimal(s)
+    if d == 0:
+        return ("-" if d.is_signed() else ""), "0", "", 0
+    t = d.normalize().as_tuple()
+    digits = "".join(map(str, t.digits))
+    return ("-" if t.sign else ""), digits[0], digits[1:], d.adjusted()
 
-    def __init__(self, data, sign=" " if False else "-"):
+
+class _SoftFloatFormat:
+    """NumPy array-print element formatter for softfp8 arrays, following
+    NumPy's float rules (unique digits, positional unless the magnitudes ask
+    for scientific notation) with the shortest strings of the format."""
+
+    def __init__(self, data):
         fmt = format_of(data.dtype)
-        flat = np.asarray(data).reshape(-1)
-        codes = flat.view(fmt.storage)
+        codes = np.asarray(data).reshape(-1).view(fmt.storage)
         vals = _bits.to_float(codes, fmt)[0]
         finite = np.isfinite(vals)
         nonzero = np.abs(vals[finite & (vals != 0)])
@@ -319,31 +330,38 @@ class _SoftFloatFormat:
         self.exp = False
         if nonzero.size:
             mx, mn = nonzero.max(), nonzero.min()
-            self.exp = mx >= 1e8 or mn < 1e-4 or mx / mn > 1e3
-        strs = [self._raw(int(c)) for c in np.unique(codes[finite])]
+            self.exp = bool(mx >= 1e8 or mn < 1e-4 or mx / mn > 1e3)
+        uniq = [int(c) for c in np.unique(codes[finite])]
         if self.exp:
-            self.width = max((len(s) for s in strs), default=0)
+            parts = [_sci_parts(_shortest(fmt, c)) for c in uniq]
+            self.frac = max((len(p[2]) for p in parts), default=0)
+            self.expw = max((len(str(abs(p[3]))) for p in parts), default=2)
+            self.expw = max(self.expw, 2)
+            strs = [self._raw(c) for c in uniq]
+            self.width = max((len(x) for x in strs), default=0)
             self.left = self.right = 0
         else:
-            parts = [s.partition(".") for s in strs]
+            strs = [self._raw(c) for c in uniq]
+            parts = [x.partition(".") for x in strs]
             self.left = max((len(p[0]) for p in parts), default=0)
             self.right = max((len(p[2]) for p in parts), default=0)
-        specials = [self._raw(int(c)) for c in np.unique(codes[~finite])]
-        self.special_width = max((len(s) for s in specials), default=0)
+            if not finite.all():
+                # room for nan/inf as NumPy leaves it
+                neginf = bool(np.any(np.isneginf(vals)))
+                offset = self.right + 1
+                self.left = max(self.left, 3 - offset, 3 + neginf - offset)
+            self.width = self.left + 1 + self.right
 
     def _raw(self, code):
         s = _shortest(self.fmt, code)
         if s in ("nan", "inf", "-inf"):
             return s
         if self.exp:
-            v = float(s)
-            mant, _, ex = f"{v:e}".partition("e")
-            digits = s.replace("-", "").replace(".", "").lstrip("0").rstrip("0") or "0"
-            m = f"{v:.{max(len(digits) - 1, 0)}e}"
-            mant, _, ex = m.partition("e")
-            if "." not in mant:
-                mant += "."
-            return f"{mant}e{ex[0]}{ex[1:].zfill(2)}"
+            sign, lead, rest, ex = _sci_parts(s)
+            if float(s) == 0:
+                lead, rest, ex = "0", "", 0
+            rest = rest.ljust(self.frac, "0")
+            return f"{sign}{lead}.{rest}e{'-' if ex < 0 else '+'}{str(abs(ex)).zfill(self.expw)}"
         if s.endswith(".0"):
             s = s[:-1]
         return s
@@ -351,10 +369,7 @@ class _SoftFloatFormat:
     def __call__(self, x):
         code = int(x.code) if isinstance(x, SoftScalar) else int(x)
         s = self._raw(code)
-        if s in ("nan", "inf", "-inf"):
-            width = self.left + self.right + 1 if not self.exp else self.width
-            return s.rjust(max(width, len(s)))
-        if self.exp:
+        if s in ("nan", "inf", "-inf") or self.exp:
             return s.rjust(self.width)
         left, dot, right = s.partition(".")
         return left.rjust(self.left) + dot + right.ljust(self.right)
@@ -424,6 +439,37 @@ class finfo:
 
 
 _FMA = _make_families()
+_MATMUL_WIDE = _ext.matmul_wide_ufunc()
+
+
+def matmul(a, b, out_dtype=None, out=None):
+    """Matrix product of two softfp8 arrays of one format.
+
+    Every output element is the exact dot product rounded once (context
+    rounding): into the input format by default (same as ``a @ b``), or into
+    float32/float64 with ``out_dtype`` (the tensor-core pattern).
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if format_of(a.dtype) is None or format_of(b.dtype) is None:
+        raise TypeError(f"softfp8.matmul needs softfp8 arrays, got {a.dtype} and {b.dtype}")
+    if out_dtype is None:
+        return np.matmul(a, b, out=out)
+    dt = np.dtype(out_dtype)
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        if format_of(dt) is not None and dt == a.dtype:
+            return np.matmul(a, b, out=out)
+        raise TypeError(f"softfp8.matmul out_dtype must be None, float32 or float64, got {out_dtype!r}")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: operands must be at least 1-D")
+    a2 = a[np.newaxis, :] if a.ndim == 1 else a
+    b2 = b[:, np.newaxis] if b.ndim == 1 else b
+    res = _MATMUL_WIDE(a2, b2, dtype=dt) if out is None else _MATMUL_WIDE(a2, b2, out=out)
+    if a.ndim == 1:
+        res = res[..., 0, :]
+    if b.ndim == 1:
+        res = res[..., 0]
+    return res
 _ext.set_hooks(_context._current, _descr_factory, _contains)
 _install_printing()
 fma = _FMA

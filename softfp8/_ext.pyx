@@ -252,6 +252,7 @@ cdef extern from "npy_dtypes.h":
     int sfp8_set_hooks(object getter, object factory, object contains_fn) except -1
     object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
     object sfp8_new_fma_ufunc()
+    object sfp8_matmul_wide_ufunc()
 
 import sys as _sys
 sfp8_npy_init(_sys.modules[__name__])
@@ -277,3 +278,7 @@ def register_ufuncs(object cls, object fma_ufunc):
 
 def new_fma_ufunc():
     return sfp8_new_fma_ufunc()
+
+
+def matmul_wide_ufunc():
+    return sfp8_matmul_wide_ufunc()

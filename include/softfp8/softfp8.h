@@ -135,9 +135,9 @@ uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *e
                              uint8_t *flags);
 
 /* Round the exact value (-1)^sign * (sig + sticky*delta) * 2^exp, 0 < delta < 1,
- * into f: the core's one rounding routine, for callers that computed a value
- * themselves. */
-uint32_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
+ * into f (any descriptor, binary32/binary64 included): the core's one rounding
+ * routine, for callers that computed a value themselves. */
+uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
                           const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env, uint8_t *flags);
 

@@ -426,7 +426,7 @@ static int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
                 loopdata_free((NpyAuxData *)ld);
                 return -1;
             }
-            *out = sfp8_round_value(f, overflow < 0, t, (int64_t)(nb - 64), sticky, &env, &fl);
+            *out = (uint32_t)sfp8_round_value(f, overflow < 0, t, (int64_t)(nb - 64), sticky, &env, &fl);
         }
     } else {
         double x;
@@ -1297,7 +1297,7 @@ static NpyAuxData *ufuncdata_clone(NpyAuxData *p)
 
 /* Exact superaccumulator for reductions of add: every finite value of a
  * storage format is a multiple of 2^qmin; limbs hold a two's complement sum. */
-#define ACC_LIMBS 8
+#define ACC_LIMBS 10
 typedef struct {
     uint64_t limb[ACC_LIMBS];
     int64_t qmin;
@@ -1306,14 +1306,46 @@ typedef struct {
     uint32_t nan_code, inf_code;
 } SuperAcc;
 
-static void acc_init(SuperAcc *a, const sfp8_format *f)
+/* products: 2 (sums of products of two values), else 1 */
+static void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
 {
-    int64_t top;
+    int64_t qmin = (int64_t)-f->bias - f->man_bits; /* <= the smallest quantum of either convention */
+    int64_t top = ((int64_t)1 << f->exp_bits) - f->bias + 1;    /* > exponent of max */
     memset(a, 0, sizeof(*a));
-    a->qmin = (int64_t)-f->bias - f->man_bits; /* <= the smallest quantum of either convention */
-    top = ((int64_t)1 << f->exp_bits) - f->bias + 1;    /* > exponent of max */
+    a->qmin = k * qmin;
     /* value bits + 64 bits of count headroom must fit; values must be exact doubles */
-    a->ok = (top - a->qmin + 64 <= 64 * ACC_LIMBS - 2) && a->qmin >= -1074 && top <= 1023;
+    a->ok = (k * (top - qmin) + 64 <= 64 * ACC_LIMBS - 2) && qmin >= -1074 && top <= 1023;
+}
+
+static void acc_init(SuperAcc *a, const sfp8_format *f) { acc_init_k(a, f, 1); }
+
+/* exact (sig, exp) of a finite non-zero code; 0 for zero; -1 NaN; -2 inf */
+static int decode_exact(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp, int *neg,
+                        uint8_t *flags)
+{
+    int cls = sfp8_classify(f, code);
+    uint8_t fl = 0;
+    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+    uint64_t b;
+    int64_t ef;
+    *neg = sfp8_signbit(f, code);
+    if (cls == SFP8_CLASS_SUBNORMAL) *flags |= SFP8_FLAG_DENORMAL;
+    if (cls == SFP8_CLASS_QNAN || cls == SFP8_CLASS_SNAN) return -1;
+    if (cls == SFP8_CLASS_INF) return -2;
+    if (cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH))
+        return 0;
+    b = sfp8_convert(f, &sfp8_binary64, code, &env, &fl);
+    ef = (int64_t)((b >> 52) & 0x7FF);
+    *sig = b & (((uint64_t)1 << 52) - 1);
+    if (ef) *sig |= (uint64_t)1 << 52;
+    else ef = 1;
+    *exp = ef - 1075;
+    {
+        int tz = __builtin_ctzll(*sig);
+        *sig >>= tz;
+        *exp += tz;
+    }
+    return 1;
 }
 
 static void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg)
@@ -1376,6 +1408,11 @@ static void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint
     if (ef) sig |= (uint64_t)1 << 52;
     else ef = 1;
     exp = ef - 1075;
+    {
+        int tz = __builtin_ctzll(sig); /* sig != 0 */
+        sig >>= tz;
+        exp += tz;
+    }
     acc_add_mag(a, sig, exp - a->qmin, neg);
 }
 
@@ -1431,7 +1468,7 @@ static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env
             exp = a->qmin + low;
         }
     }
-    return sfp8_round_value(f, neg, sig, exp, sticky, env, flags);
+    return (uint32_t)sfp8_round_value(f, neg, sig, exp, sticky, env, flags);
 }
 
 static inline uint32_t sign_of(const sfp8_format *f, uint32_t a, uint32_t one, uint32_t zero, uint8_t *fl)
@@ -1752,6 +1789,23 @@ static int sfp8_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
     return 0;
 }
 
+static int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs)
+{
+    PyObject *capsule = PyCapsule_New((void *)&sfp8_promoter, "numpy._ufunc_promoter", NULL);
+    PyObject *tup;
+    int r;
+    if (!capsule) return -1;
+    tup = PyTuple_New(nargs);
+    for (int i = 0; i < nargs; i++) {
+        Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(tup, i, items[i]);
+    }
+    r = PyUFunc_AddPromoter(ufunc, tup, capsule);
+    Py_DECREF(tup);
+    Py_DECREF(capsule);
+    return r;
+}
+
 static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, const UfuncDef *def)
 {
     PyArray_DTypeMeta *dtypes[4];
@@ -1778,27 +1832,262 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, const UfuncDef *def
         .slots = slots,
     };
     if (PyUFunc_AddLoopFromSpec(ufunc, &spec) < 0) return -1;
-    if (def->nin >= 2) {
-        /* promoters: (D, any) and (any, D) */
-        PyObject *capsule = PyCapsule_New((void *)&sfp8_promoter, "numpy._ufunc_promoter", NULL);
-        for (int which = 0; which < def->nin && capsule; which++) {
-            PyObject *tup = PyTuple_New(nargs);
-            for (int i = 0; i < nargs; i++) {
-                PyObject *item = (i == which) ? (PyObject *)cls : Py_None;
-                if (def->boolout && i == nargs - 1) item = (PyObject *)&PyArray_BoolDType;
-                if (!def->boolout && i >= def->nin) item = Py_None;
-                Py_INCREF(item);
-                PyTuple_SET_ITEM(tup, i, item);
-            }
-            if (PyUFunc_AddPromoter(ufunc, tup, capsule) < 0) {
-                Py_DECREF(tup);
-                Py_DECREF(capsule);
-                return -1;
-            }
-            Py_DECREF(tup);
+    if (def->nin == 2) {
+        /* promoters: (D, any) and (X, D) for every non-softfp8 partner X (NumPy
+           numeric DTypes and Python int/float); never two wildcard patterns that
+           could match one call equally well */
+        PyObject *out = def->boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
+        PyObject *items[3] = {(PyObject *)cls, Py_None, out};
+        if (add_promoter(ufunc, items, 3) < 0) return -1;
+        items[1] = (PyObject *)cls;
+        for (int j = 0; j < n_builtin_partners + 2; j++) {
+            items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
+                       : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
+                                                 : (PyObject *)&PyArray_PyLongDType;
+            if (add_promoter(ufunc, items, 3) < 0) return -1;
         }
-        Py_XDECREF(capsule);
     }
+    return 0;
+}
+
+/* ---- matmul: exact dot products, one rounding per output element ---- */
+
+typedef struct {
+    LoopData ld;
+    sfp8_format f;
+    int out_kind; /* 0: the input format, 1: float32, 2: float64 */
+} MatmulData;
+
+static NpyAuxData *matmuldata_clone(NpyAuxData *p)
+{
+    MatmulData *d = PyMem_Malloc(sizeof(MatmulData));
+    if (!d) return NULL;
+    memcpy(d, p, sizeof(MatmulData));
+    Py_XINCREF(d->ld.cell);
+    d->ld.flags = d->ld.cell ? &((FlagCellObject *)d->ld.cell)->flags : NULL;
+    return (NpyAuxData *)d;
+}
+
+static void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl)
+{
+    uint64_t gx = 0, gy = 0;
+    int64_t ex = 0, ey = 0;
+    int nx, ny;
+    int cx = decode_exact(f, x, &gx, &ex, &nx, fl), cy = decode_exact(f, y, &gy, &ey, &ny, fl);
+    if (cx == -1 || cy == -1) {
+        uint32_t c = cx == -1 ? x : y;
+        if (!sa->nan) sa->nan_code = c;
+        sa->nan = 1;
+        if (sfp8_classify(f, x) == SFP8_CLASS_SNAN || sfp8_classify(f, y) == SFP8_CLASS_SNAN) sa->snan = 1;
+        return;
+    }
+    if (cx == -2 || cy == -2) {
+        if (cx == 0 || cy == 0) {
+            if (!sa->nan) sa->nan_code = sfp8_default_nan(f);
+            sa->nan = 1;
+            *fl |= SFP8_FLAG_INVALID;
+            return;
+        }
+        if (nx ^ ny) sa->ninf = 1;
+        else sa->pinf = 1;
+        sa->inf_code = sfp8_copysign(f, cx == -2 ? x : y, (nx ^ ny) ? sfp8_neg(f, 0) | ((uint32_t)1 << (f->bits - 1)) : 0);
+        return;
+    }
+    if (cx == 0 || cy == 0) {
+        if (nx ^ ny) sa->neg_zero = 1;
+        else sa->pos_zero = 1;
+        return;
+    }
+    sa->nonzero = 1;
+    acc_add_mag(sa, gx * gy, ex + ey - sa->qmin, nx ^ ny);
+}
+
+static uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *in, const sfp8_format *outf,
+                                const sfp8_env *env, uint8_t *flags)
+{
+    uint64_t one = 1, sign = one << (outf->bits - 1), inf = ((one << outf->exp_bits) - 1) << outf->man_bits;
+    if (sa->nan) {
+        if (sa->snan) *flags |= SFP8_FLAG_INVALID;
+        return inf | (one << (outf->man_bits - 1));
+    }
+    if (sa->pinf && sa->ninf) {
+        *flags |= SFP8_FLAG_INVALID;
+        return inf | (one << (outf->man_bits - 1));
+    }
+    if (sa->pinf) return inf;
+    if (sa->ninf) return inf | sign;
+    {
+        /* finite: reuse the integer rounding of acc_round via a format swap */
+        uint64_t mag[ACC_LIMBS], sig;
+        int neg = (int)(sa->limb[ACC_LIMBS - 1] >> 63), top = -1, sticky = 0;
+        int64_t exp;
+        (void)in;
+        memcpy(mag, sa->limb, sizeof(mag));
+        if (neg) {
+            unsigned __int128 c = 1;
+            for (int i = 0; i < ACC_LIMBS; i++) {
+                c += (uint64_t)~mag[i];
+                mag[i] = (uint64_t)c;
+                c >>= 64;
+            }
+        }
+        for (int i = ACC_LIMBS - 1; i >= 0; i--)
+            if (mag[i]) {
+                top = i;
+                break;
+            }
+        if (top < 0) {
+            int zneg = sa->nonzero || sa->pos_zero ? env->rounding == SFP8_ROUND_DOWNWARD : sa->neg_zero;
+            return zneg ? sign : 0;
+        }
+        {
+            int msb = 63 - __builtin_clzll(mag[top]);
+            int64_t lead = (int64_t)top * 64 + msb, low = lead - 63;
+            if (low <= 0) {
+                sig = mag[0];
+                exp = sa->qmin;
+            } else {
+                int64_t w = low / 64, b = low % 64;
+                sig = mag[w] >> b;
+                if (b && w + 1 < ACC_LIMBS) sig |= mag[w + 1] << (64 - b);
+                for (int64_t i = 0; i < w; i++) sticky |= mag[i] != 0;
+                if (b) sticky |= (mag[w] & ((((uint64_t)1) << b) - 1)) != 0;
+                exp = sa->qmin + low;
+            }
+        }
+        return sfp8_round_value(outf, neg, sig, exp, sticky, env, flags);
+    }
+}
+
+static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                       npy_intp const strides[], NpyAuxData *auxdata)
+{
+    MatmulData *md = (MatmulData *)auxdata;
+    const sfp8_format *f = &md->f;
+    const sfp8_format *outf = md->out_kind == 1 ? &sfp8_binary32 : md->out_kind == 2 ? &sfp8_binary64 : f;
+    int sz = f->bits <= 8 ? 1 : 2, osz = md->out_kind == 1 ? 4 : md->out_kind == 2 ? 8 : sz;
+    npy_intp N = dimensions[0], m = dimensions[1], n = dimensions[2], p = dimensions[3];
+    npy_intp am = strides[3], an = strides[4], bn = strides[5], bp = strides[6], om = strides[7], op = strides[8];
+    unsigned int accf = 0;
+    sfp8_env env;
+    (void)context;
+    loop_env_for(&md->ld, f, &env);
+    for (npy_intp k = 0; k < N; k++) {
+        char *A = data[0] + k * strides[0], *B = data[1] + k * strides[1], *O = data[2] + k * strides[2];
+        for (npy_intp i = 0; i < m; i++) {
+            for (npy_intp j = 0; j < p; j++) {
+                SuperAcc sa;
+                uint8_t fl = 0;
+                acc_init_k(&sa, f, 2);
+                for (npy_intp l = 0; l < n; l++)
+                    acc_add_product(&sa, f, load_code(A + i * am + l * an, sz), load_code(B + l * bn + j * bp, sz), &fl);
+                if (md->ld.stoch) env.random = loop_random(&md->ld);
+                if (md->out_kind == 0) {
+                    uint32_t r;
+                    if (sa.pinf || sa.ninf || sa.nan) r = acc_round(&sa, f, &env, &fl);
+                    else r = (uint32_t)acc_round_float(&sa, f, f, &env, &fl);
+                    store_code(O + i * om + j * op, sz, r);
+                } else {
+                    store_raw(O + i * om + j * op, osz, acc_round_float(&sa, f, outf, &env, &fl));
+                }
+                accf |= fl;
+            }
+        }
+    }
+    loop_publish(&md->ld, accf);
+    return 0;
+}
+
+static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move_references,
+                           const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,
+                           NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    LoopData *ld;
+    MatmulData *md;
+    SuperAcc probe;
+    (void)aligned;
+    (void)move_references;
+    (void)strides;
+    acc_init_k(&probe, descr_fmt(context->descriptors[0]), 2);
+    if (!probe.ok) {
+        PyErr_SetString(PyExc_TypeError, "softfp8 matmul: the format's exponent range is too wide "
+                                         "for the exact accumulator; convert to float64 first");
+        return -1;
+    }
+    ld = loopdata_new();
+    if (!ld) return -1;
+    md = PyMem_Calloc(1, sizeof(MatmulData));
+    if (!md) {
+        loopdata_free((NpyAuxData *)ld);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(&md->ld, ld, sizeof(LoopData));
+    PyMem_Free(ld);
+    md->ld.flags = &((FlagCellObject *)md->ld.cell)->flags;
+    md->ld.base.clone = matmuldata_clone;
+    md->f = *descr_fmt(context->descriptors[0]);
+    switch (context->descriptors[2]->type_num) {
+    case NPY_FLOAT: md->out_kind = 1; break;
+    case NPY_DOUBLE: md->out_kind = 2; break;
+    default: md->out_kind = 0; break;
+    }
+    *out_loop = matmul_loop;
+    *out_transferdata = (NpyAuxData *)md;
+    *flags = 0;
+    return 0;
+}
+
+static NPY_CASTING matmul_resolve_float(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
+                                        PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *vo)
+{
+    NPY_CASTING c = ufunc_resolve(self, dtypes, given, loop, vo, 2, 1, 0);
+    if ((int)c < 0) return c;
+    Py_DECREF(loop[2]);
+    loop[2] = PyArray_DescrFromType(dtypes[2] == &PyArray_FloatDType ? NPY_FLOAT : NPY_DOUBLE);
+    return NPY_NO_CASTING;
+}
+
+static PyObject *matmul_wide = NULL; /* gufunc with float32/float64 results */
+
+PyObject *sfp8_matmul_wide_ufunc(void)
+{
+    if (!matmul_wide)
+        matmul_wide = PyUFunc_FromFuncAndDataAndSignature(
+            NULL, NULL, NULL, 0, 2, 1, PyUFunc_None, "matmul_wide",
+            "softfp8 matmul with a float32/float64 result (exact accumulation, one rounding)", 0,
+            "(m,n),(n,p)->(m,p)");
+    Py_XINCREF(matmul_wide);
+    return matmul_wide;
+}
+
+static int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
+{
+    PyObject *uf = PyObject_GetAttrString(numpy_module, "matmul");
+    PyArray_DTypeMeta *outs[3] = {cls, &PyArray_FloatDType, &PyArray_DoubleDType};
+    if (!uf) return -1;
+    for (int k = 0; k < 3; k++) {
+        if (k == 1) {
+            Py_DECREF(uf);
+            uf = sfp8_matmul_wide_ufunc();
+            if (!uf) return -1;
+        }
+        PyArray_DTypeMeta *dtypes[3] = {cls, cls, outs[k]};
+        PyType_Slot slots[] = {
+            {NPY_METH_resolve_descriptors, k == 0 ? (void *)resolve_2_1 : (void *)matmul_resolve_float},
+            {NPY_METH_get_loop, (void *)matmul_get_loop},
+            {0, NULL}
+        };
+        PyArrayMethod_Spec spec = {
+            .name = "softfp8_matmul", .nin = 2, .nout = 1, .casting = NPY_NO_CASTING,
+            .flags = NPY_METH_SUPPORTS_UNALIGNED, .dtypes = dtypes, .slots = slots,
+        };
+        if (PyUFunc_AddLoopFromSpec(uf, &spec) < 0) {
+            Py_DECREF(uf);
+            return -1;
+        }
+    }
+    Py_DECREF(uf);
     return 0;
 }
 
@@ -1820,8 +2109,11 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
     }
     if (fma_ufunc && fma_ufunc != Py_None) {
         UfuncDef d = {"fma", 3, 1, 0, get_loop_fma, NULL};
+        PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
         if (add_loop(fma_ufunc, cls, &d) < 0) return NULL;
+        if (add_promoter(fma_ufunc, items, 4) < 0) return NULL;
     }
+    if (add_matmul_loops(numpy_module, cls) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
