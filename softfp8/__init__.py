@@ -18,6 +18,8 @@ from ._context import (  # noqa: F401
     rounding, saturation, tininess,
 )
 from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
+from ._io import load, save  # noqa: F401
+from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -31,7 +33,8 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
-__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "rounding", "saturation",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "load", "to_ml_dtypes",
+           "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "format", "presets", "lookup", "get_include",
            "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "cfloat8_143", "cfloat8_152", "shp", "uhp",
