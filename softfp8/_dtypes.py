@@ -51,6 +51,8 @@ class SoftScalar(_ext.ScalarBase):
     _default_dtype = None
 
     def __new__(cls, value=0.0, dtype=None):
+        if dtype is None and isinstance(value, cls):
+            dtype = value.dtype
         if dtype is None:
             dtype = cls._default_dtype
             if dtype is None:
@@ -167,6 +169,25 @@ def dtype_of(fmt: Format):
         if key not in _PARAMETRIC:
             scal._default_dtype = d
     return d
+
+
+_TYPE_OF: dict = {}
+
+
+def _type_of(descr):
+    """dtype.type: the family's scalar type, or for a parametric family a
+    subclass bound to this format so that ``dtype.type(value)`` works."""
+    fmt = descr.format
+    key = _family_key(fmt)
+    base = _SCALAR_TYPES[key]
+    if key not in _PARAMETRIC:
+        return base
+    t = _TYPE_OF.get(fmt)
+    if t is None:
+        t = type(base.__name__, (base,), {"__slots__": (), "__module__": "softfp8",
+                                          "_default_dtype": descr})
+        _TYPE_OF[fmt] = t
+    return t
 
 
 def _dtype_from_format(fmt):

@@ -271,7 +271,23 @@ static PyObject *descr_get_name(SFP8Descr *self, void *closure)
     return PyObject_GetAttrString(self->format, "name");
 }
 
+static PyObject *descr_get_type(SFP8Descr *self, void *closure)
+{
+    /* the scalar type; for parametric families a per-format subclass whose
+       constructor knows the format (so dtype.type(x) works, as NumPy's mean uses) */
+    PyObject *mod = PyImport_ImportModule("softfp8._dtypes"), *fn, *res;
+    (void)closure;
+    if (!mod) return NULL;
+    fn = PyObject_GetAttrString(mod, "_type_of");
+    Py_DECREF(mod);
+    if (!fn) return NULL;
+    res = PyObject_CallOneArg(fn, (PyObject *)self);
+    Py_DECREF(fn);
+    return res;
+}
+
 static PyGetSetDef descr_getset[] = {
+    {"type", (getter)descr_get_type, NULL, "scalar type", NULL},
     {"format", (getter)descr_get_format, NULL, "the softfp8 format", NULL},
     {"name", (getter)descr_get_name, NULL, "format name", NULL},
     {NULL}
@@ -1181,7 +1197,7 @@ static PyObject *scalar_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
     ScalarObject *s;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &value, &descr)) return NULL;
     if (!PyArray_DescrCheck(descr) || !is_sfp8_descr((PyArray_Descr *)descr) ||
-        families[family_of(NPY_DTYPE(descr))].scalar_type != cls) {
+        !PyType_IsSubtype(cls, families[family_of(NPY_DTYPE(descr))].scalar_type)) {
         PyErr_Format(PyExc_TypeError, "dtype %R does not belong to scalar type %s", descr, cls->tp_name);
         return NULL;
     }
