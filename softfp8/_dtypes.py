@@ -60,7 +60,9 @@ class SoftScalar(_ext.ScalarBase):
                                 f"parametric format, e.g. softfp8.cfloat8_143(bias=20).dtype")
         else:
             dtype = _as_descr(dtype)
-        return _ext.ScalarBase.__new__(cls, value, dtype)
+        # always an instance of the family's scalar type (the one NumPy maps to
+        # the DType), also when called through a per-format dtype.type
+        return _ext.ScalarBase.__new__(_SCALAR_TYPES[_family_key(dtype.format)], value, dtype)
 
     @property
     def format(self):
@@ -80,7 +82,8 @@ class SoftScalar(_ext.ScalarBase):
         raise TypeError(f"{self!r} is not an integer")
 
     def __bool__(self):
-        return self.format.classify(self.code) != "zero"
+        cls = self.format.classify(self.code)
+        return not (cls == "zero" or (cls == "subnormal" and self.format.subnormals == "flush"))
 
     def __hash__(self):
         return hash(float(self))
@@ -176,7 +179,8 @@ _TYPE_OF: dict = {}
 
 def _type_of(descr):
     """dtype.type: the family's scalar type, or for a parametric family a
-    subclass bound to this format so that ``dtype.type(value)`` works."""
+    subclass bound to this format so that ``dtype.type(value)`` works (as
+    NumPy's mean uses it); it returns instances of the family's scalar type."""
     fmt = descr.format
     key = _family_key(fmt)
     base = _SCALAR_TYPES[key]
@@ -318,11 +322,22 @@ def _compute_shortest(fmt, code):
         return "inf" if v > 0 else "-inf"
     if v == 0:
         return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    exact = decimal.Decimal(v)
     for digits in range(1, 18):
-        s = f"{v:.{digits}g}"
-        back = _bits.from_float(np.float64(float(s)), fmt, saturate=True)[0]
-        if int(back) == code:
-            return repr(float(s))
+        # the two d-digit decimals around v: the shortest string that reads back
+        # as this code may be either (e.g. E4M3 0.125 -> "0.13")
+        q = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        lo = exact.quantize(q, rounding=decimal.ROUND_FLOOR)
+        hi = exact.quantize(q, rounding=decimal.ROUND_CEILING)
+        best = None
+        # nearer first; on a tie the even last digit (as correctly rounded output)
+        for cand in sorted({lo, hi}, key=lambda c: (abs(c - exact), int(c.as_tuple().digits[-1]) % 2)):
+            back = _bits.from_float(np.float64(float(cand)), fmt, saturate=False)[0]
+            if int(back) == code:
+                best = cand
+                break
+        if best is not None:
+            return repr(float(best))
     return repr(v)
 
 
@@ -350,8 +365,11 @@ class _SoftFloatFormat:
         self.fmt = fmt
         self.exp = False
         if nonzero.size:
+            # NumPy's rule with 10**precision as the cutoff (as for float16); formats
+            # with fewer digits than float16 use float16's cutoff 1e3
+            cutoff = 10.0 ** min(8, max(3, finfo(fmt).precision))
             mx, mn = nonzero.max(), nonzero.min()
-            self.exp = bool(mx >= 1e8 or mn < 1e-4 or mx / mn > 1e3)
+            self.exp = bool(mx >= cutoff or mn < 1e-4 or mx / mn > 1e3)
         uniq = [int(c) for c in np.unique(codes[finite])]
         if self.exp:
             parts = [_sci_parts(_shortest(fmt, c)) for c in uniq]

@@ -996,12 +996,12 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
     unpack(f, b, &y, flags);
     if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
     s = x.sign ^ y.sign;
-    if (x.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
-    if (y.kind == K_ZERO) {
+    if (y.kind == K_ZERO) { /* as division: NumPy returns a/b */
         if (x.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
-        *flags |= SFP8_FLAG_DIVBYZERO;
+        if (x.kind != K_INF) *flags |= SFP8_FLAG_DIVBYZERO;
         return (uint32_t)pack_inf(f, env, s, flags);
     }
+    if (x.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
     if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s);
     if (y.kind == K_INF) {
         if (!s) return (uint32_t)pack_zero(f, 0);

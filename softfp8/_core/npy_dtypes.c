@@ -501,7 +501,7 @@ static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
 static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 {
     int i = family_of(cls);
-    if (i >= 0 && pytype == families[i].scalar_type) return 1;
+    if (i >= 0 && PyType_IsSubtype(pytype, families[i].scalar_type)) return 1;
     if (pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type) return 1;
     if (PyType_IsSubtype(pytype, &PyFloatingArrType_Type) || PyType_IsSubtype(pytype, &PyIntegerArrType_Type))
         return 1;
@@ -558,8 +558,11 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
     }
     if (other == &PyArray_PyFloatDType || other == &PyArray_PyLongDType ||
         other == &PyArray_IntAbstractDType || other == &PyArray_FloatAbstractDType) {
-        Py_INCREF(cls);
-        return cls;
+        /* NEP 50: stay in the format; a parametric family cannot build its
+           descriptor from a Python number (no bias), so it goes to float64 */
+        PyArray_DTypeMeta *r = families[i].parametric ? &PyArray_DoubleDType : cls;
+        Py_INCREF(r);
+        return r;
     }
     if (j >= 0) {
         int ri = families[i].float_rank, rj = families[j].float_rank;
@@ -608,6 +611,12 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
 }
 
 /* ---- legacy ArrFuncs used by sort / argmax / nonzero / arange ---------- */
+
+static int is_zero_value(const sfp8_format *f, uint32_t c)
+{
+    int cls = sfp8_classify(f, c);
+    return cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH);
+}
 
 static int value_cmp_nanlast(const sfp8_format *f, uint32_t a, uint32_t b)
 {
@@ -678,7 +687,7 @@ static npy_bool arr_nonzero(void *data, void *arr)
     PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
     const sfp8_format *f = descr_fmt(d);
     uint32_t c = load_code(data, (int)d->elsize);
-    return sfp8_classify(f, c) != SFP8_CLASS_ZERO;
+    return !is_zero_value(f, c);
 }
 
 static int arr_fill(void *buffer, npy_intp length, void *arr)
@@ -803,7 +812,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
     char *out = data[1];
     unsigned int acc = 0;
     sfp8_env env;
-    const sfp8_format *ef = t->kind == K_SFP8 ? t->f : (s->kind == K_SFP8 ? s->f : &sfp8_binary64);
+    const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT) ? t->f : s->f;
     (void)context;
     loop_env_for(ld, ef, &env);
     for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
@@ -827,12 +836,28 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
                 r = sfp8_convert(s->f, t->f, c, &env, &fl);
                 break;
             case K_BOOL:
-                r = sfp8_classify(s->f, c) != SFP8_CLASS_ZERO;
+                r = !is_zero_value(s->f, c);
                 break;
             case K_INT:
             case K_UINT: {
                 sfp8_env tz = env;
                 tz.rounding = SFP8_ROUND_TOWARD_ZERO;
+                if (t->kind == K_UINT && t->size == 8) {
+                    /* via the exact integral value in float64 */
+                    uint8_t f2 = 0;
+                    uint32_t ti = sfp8_round_integral(s->f, c, &tz, 0, &f2);
+                    uint64_t b = sfp8_convert(s->f, &sfp8_binary64, ti, &tz, &f2);
+                    double dv;
+                    memcpy(&dv, &b, 8);
+                    fl |= f2 & SFP8_FLAG_DENORMAL;
+                    if (dv >= 0 && dv < 18446744073709551616.0) r = (uint64_t)dv;
+                    else if (dv < 0 && dv >= -9223372036854775808.0) r = (uint64_t)(int64_t)dv;
+                    else {
+                        fl |= SFP8_FLAG_INVALID;
+                        r = (uint64_t)1 << 63;
+                    }
+                    break;
+                }
                 r = (uint64_t)sfp8_to_int64(s->f, c, &tz, &fl);
                 fl &= (uint8_t)~SFP8_FLAG_INEXACT;
                 break;
@@ -1733,19 +1758,20 @@ typedef struct {
     int nin, nout, boolout;
     PyArrayMethod_GetLoop *get_loop;
     PyArrayMethod_GetReductionInitial *initial;
+    int reorderable;
 } UfuncDef;
 
 static const UfuncDef ufunc_defs[] = {
-    {"add", 2, 1, 0, get_loop_add, add_initial},
+    {"add", 2, 1, 0, get_loop_add, add_initial, 1},
     {"subtract", 2, 1, 0, get_loop_sub, NULL},
-    {"multiply", 2, 1, 0, get_loop_mul, mul_initial},
+    {"multiply", 2, 1, 0, get_loop_mul, mul_initial, 1},
     {"true_divide", 2, 1, 0, get_loop_div, NULL},
     {"floor_divide", 2, 1, 0, get_loop_floordiv, NULL},
     {"remainder", 2, 1, 0, get_loop_rem, NULL},
-    {"maximum", 2, 1, 0, get_loop_max, NULL},
-    {"minimum", 2, 1, 0, get_loop_min, NULL},
-    {"fmax", 2, 1, 0, get_loop_fmax, NULL},
-    {"fmin", 2, 1, 0, get_loop_fmin, NULL},
+    {"maximum", 2, 1, 0, get_loop_max, NULL, 1},
+    {"minimum", 2, 1, 0, get_loop_min, NULL, 1},
+    {"fmax", 2, 1, 0, get_loop_fmax, NULL, 1},
+    {"fmin", 2, 1, 0, get_loop_fmin, NULL, 1},
     {"copysign", 2, 1, 0, get_loop_copysign, NULL},
     {"nextafter", 2, 1, 0, get_loop_nextafter, NULL},
     {"equal", 2, 1, 1, get_loop_eq, NULL},
@@ -1770,7 +1796,7 @@ static const UfuncDef ufunc_defs[] = {
     {"isinf", 1, 1, 1, get_loop_isinf, NULL},
     {"isfinite", 1, 1, 1, get_loop_isfinite, NULL},
     {"signbit", 1, 1, 1, get_loop_signbit, NULL},
-    {NULL, 0, 0, 0, NULL, NULL}
+    {NULL, 0, 0, 0, NULL, NULL, 0}
 };
 
 /* promoter: every input to the common DType of the inputs */
@@ -1843,7 +1869,7 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, const UfuncDef *def
         .nin = def->nin,
         .nout = def->nout,
         .casting = NPY_NO_CASTING,
-        .flags = NPY_METH_SUPPORTS_UNALIGNED | (def->ufunc[0] == 'a' && def->ufunc[1] == 'd' ? NPY_METH_IS_REORDERABLE : 0),
+        .flags = NPY_METH_SUPPORTS_UNALIGNED | (def->reorderable ? NPY_METH_IS_REORDERABLE : 0),
         .dtypes = dtypes,
         .slots = slots,
     };
@@ -2124,7 +2150,7 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
         Py_DECREF(uf);
     }
     if (fma_ufunc && fma_ufunc != Py_None) {
-        UfuncDef d = {"fma", 3, 1, 0, get_loop_fma, NULL};
+        UfuncDef d = {"fma", 3, 1, 0, get_loop_fma, NULL, 0};
         PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
         if (add_loop(fma_ufunc, cls, &d) < 0) return NULL;
         if (add_promoter(fma_ufunc, items, 4) < 0) return NULL;
