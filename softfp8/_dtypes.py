@@ -399,6 +399,11 @@ class _SoftFloatFormat:
             sign, lead, rest, ex = _sci_parts(s)
             if float(s) == 0:
                 lead, rest, ex = "0", "", 0
+            elif len(rest) < self.frac:
+                # NumPy (Dragon4 with min_digits) continues with the exact value's digits
+                v = self.fmt.decode(code)
+                m, _, e = f"{v:.{self.frac}e}".partition("e")
+                sign, (lead, _, rest), ex = ("-" if v < 0 else ""), m.lstrip("-").partition("."), int(e)
             rest = rest.ljust(self.frac, "0")
             return f"{sign}{lead}.{rest}e{'-' if ex < 0 else '+'}{str(abs(ex)).zfill(self.expw)}"
         if s.endswith(".0"):

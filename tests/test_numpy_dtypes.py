@@ -557,14 +557,12 @@ def test_scalar_shortest_digits():
     assert str(np.array([2.0 ** -6], dtype=np.float16)) == "[0.01563]"  # NumPy's digits
 
 
-@pytest.mark.xfail(reason="softfp8 bug: softfp8.float16 arrays do not print like np.float16 "
-                          "arrays (NumPy 2 switches to scientific at 10**finfo.precision = 1e3 "
-                          "for float16, and uses the truly shortest digits)", strict=True)
 def test_float16_array_printing_matches_numpy_all_codes():
     h = np.arange(65536, dtype=np.uint16)
     f, n = h.view(softfp8.float16.dtype), h.view(np.float16)
-    bad = [i for i in range(0, 65536, 7) if str(f[i:i + 1]) != str(n[i:i + 1])]
-    assert bad == []
+    checked = list(range(0, 65536, 7))
+    bad = [i for i in checked if str(f[i:i + 1]) != str(n[i:i + 1])]
+    assert bad == [] and len(checked) == 9363
     rng = np.random.default_rng(0)
     for _ in range(200):
         idx = rng.integers(0, 65536, 6)
@@ -586,8 +584,11 @@ PRINT_CASES = {
     "wide": [0.001, 100.0],
     "big": [57344.0, 3.0, -1.0],
     "specials": [np.nan, -np.inf, np.inf],
-    "scientific": [1.5, 300.0, -0.1, np.nan, np.nan],
+    "scientific": [1.5, 384.0, -0.5, np.nan, np.nan],
     "scientific2": [57344.0, 0.0001],
+    # (elements whose shortest strings are shorter than the widest get the exact value's
+    # next digits in NumPy, which this float64 proxy cannot show: covered by
+    # test_array_scientific_printing and the float16 all-codes comparison)
 }
 
 
@@ -605,8 +606,12 @@ def test_array_str_like_numpy(case):
 
 def test_array_scientific_printing():
     a = np.array([1.5, 300.0, -0.1, np.nan], dtype=softfp8.e4m3)
-    assert str(a) == str(np.array([1.5, 300.0, -0.1, np.nan]))
-    assert str(a) == "[ 1.5e+00  3.0e+02 -1.0e-01      nan]"
+    # 300 is stored as 288 (shortest "3e+02"); with two digits for every element NumPy's
+    # Dragon4 (unique, min_digits) continues with the exact value's digits: 2.88 -> 2.9,
+    # as np.float16 prints -1.4126e-05 for the value whose shortest string is 1.41e-05
+    assert str(a) == "[ 1.5e+00  2.9e+02 -1.0e-01      nan]"
+    h = np.array([np.float16(-1.4126e-05), np.float16(-36928.0)])
+    assert str(h.astype(softfp8.float16.dtype)) == str(h)
 
 
 def test_summarised_large_arrays():
