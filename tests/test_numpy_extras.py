@@ -129,3 +129,21 @@ def test_torch_zero_copy():
     assert t.float().tolist() == [1.5, -2.0, 448.0]
     b = softfp8.from_torch(t)
     assert np.array_equal(b.view(np.uint8), a.view(np.uint8))
+
+
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2, softfp8.cfloat8_143(bias=7),
+                                 softfp8.float16], ids=lambda f: f.name)
+def test_strings_parse_like_float(fmt):
+    texts = ["1.5", "-0.1", "300", "1e-3", "nan", "-inf", "0", "-0.0", " 2.5 "]
+    want, _ = bits.from_float(np.array([float(t) for t in texts]), fmt)
+    for arr in (np.array(texts), np.array([t.encode() for t in texts])):
+        with np.errstate(all="ignore"):
+            got = arr.astype(fmt.dtype).view(fmt.storage)
+            got2 = np.array(list(arr), dtype=fmt.dtype).view(fmt.storage)
+        nan = np.array([t == "nan" for t in texts])
+        assert np.array_equal(got[~nan], want[~nan]) and np.array_equal(got2[~nan], want[~nan])
+        assert np.all(np.isnan(bits.to_float(got[nan], fmt)[0]))
+    with pytest.raises(ValueError, match="'x'"):
+        np.array(["x"], dtype=fmt.dtype)
+    with pytest.raises(ValueError, match="abc"):
+        np.array(["1", "abc"]).astype(fmt.dtype)

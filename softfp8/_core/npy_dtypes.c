@@ -949,6 +949,69 @@ static int cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_r
     return 0;
 }
 
+/* str / bytes -> softfp8: parse each element as Python's float() does (GIL held) */
+static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                            npy_intp const strides[], NpyAuxData *auxdata)
+{
+    PyArray_Descr *src = context->descriptors[0], *dst = context->descriptors[1];
+    npy_intp n = dimensions[0], width = src->elsize;
+    int unicode = src->type_num == NPY_UNICODE;
+    const char *in = data[0];
+    char *out = data[1];
+    (void)auxdata;
+    for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
+        PyObject *str;
+        uint32_t code;
+        if (unicode) {
+            npy_intp len = width / 4;
+            Py_UCS4 buf;
+            while (len > 0) {
+                memcpy(&buf, in + 4 * (len - 1), 4);
+                if (buf) break;
+                len--;
+            }
+            str = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, in, len);
+        } else {
+            npy_intp len = width;
+            while (len > 0 && in[len - 1] == 0) len--;
+            str = PyBytes_FromStringAndSize(in, len);
+        }
+        if (!str) return -1;
+        if (object_to_code(dst, str, &code) < 0) {
+            Py_DECREF(str);
+            return -1;
+        }
+        Py_DECREF(str);
+        store_code(out, (int)dst->elsize, code);
+    }
+    return 0;
+}
+
+static NPY_CASTING string_cast_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[2],
+                                       PyArray_Descr *const given[2], PyArray_Descr *loop[2],
+                                       npy_intp *view_offset)
+{
+    (void)self;
+    (void)view_offset;
+    if (!given[1]) {
+        PyErr_SetString(PyExc_TypeError, "softfp8: casting strings needs a complete softfp8 dtype");
+        return -1;
+    }
+    loop[0] = PyArray_DescrNewByteorder(given[0], NPY_NATIVE);
+    if (!loop[0]) return -1;
+    Py_INCREF(given[1]);
+    loop[1] = given[1];
+    (void)dtypes;
+    return NPY_UNSAFE_CASTING;
+}
+
+static PyType_Slot string_cast_slots[] = {
+    {NPY_METH_resolve_descriptors, (void *)&string_cast_resolve},
+    {NPY_METH_strided_loop, (void *)&string_cast_loop},
+    {NPY_METH_unaligned_strided_loop, (void *)&string_cast_loop},
+    {0, NULL}
+};
+
 /* casting safety: every value of a exactly in b (asks Python, cached there) */
 static int contains(PyArray_Descr *a, PyArray_Descr *b)
 {
@@ -1110,8 +1173,14 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
     Py_INCREF(scalar_type);
     n_families++;
 
-    casts = PyMem_Calloc((size_t)(2 * (n_builtin_partners + fam) + 2), sizeof(PyArrayMethod_Spec *));
+    casts = PyMem_Calloc((size_t)(2 * (n_builtin_partners + fam) + 4), sizeof(PyArrayMethod_Spec *));
     casts[k++] = new_cast_spec(NULL, NULL);
+    for (int i = 0; i < 2; i++) {
+        PyArrayMethod_Spec *sc = new_cast_spec(i ? &PyArray_BytesDType : &PyArray_UnicodeDType, NULL);
+        sc->flags = NPY_METH_REQUIRES_PYAPI | NPY_METH_SUPPORTS_UNALIGNED;
+        sc->slots = string_cast_slots;
+        casts[k++] = sc;
+    }
     for (int i = 0; i < n_builtin_partners; i++) {
         casts[k++] = new_cast_spec(NULL, builtin_cast_partners[i]);
         casts[k++] = new_cast_spec(builtin_cast_partners[i], NULL);
