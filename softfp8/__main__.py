@@ -1,0 +1,300 @@
+"""Command-line interface: ``python -m softfp8`` / ``softfp8``.
+
+    softfp8 formats                          every preset and its parameters
+    softfp8 info e4m3                        properties (+ every code of an 8-bit format)
+    softfp8 info cfloat8_143 --bias 20       Tesla families need --bias 0..63
+    softfp8 calc e4m3 mul 0x5c 0x7e --rounding toward_zero
+    softfp8 demo                             a short tour of the above
+
+Only the public API (docs/python-api.md) is used.  Usage errors (unknown format or
+operation, missing/bad bias, bad operand) print a message and exit with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+import softfp8
+import softfp8.bits
+
+FAMILIES = ("cfloat8_143", "cfloat8_152", "shp")  # parametric: bias is a required keyword
+ROUNDINGS = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward",
+             "to_odd", "stochastic")
+ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "sqrt": 1}
+PROPERTIES = ("name", "bits", "signed", "exp_bits", "man_bits", "bias", "specials",
+              "subnormals", "saturate", "max", "min_normal", "min_subnormal", "eps",
+              "storage")
+
+
+class UsageError(Exception):
+    """A bad command line; reported by argparse (message, exit status 2)."""
+
+
+# ---------------------------------------------------------------- formats ----
+
+def _presets() -> dict:
+    """{canonical name: (Format, [aliases])} of the non-parametric presets."""
+    out: dict = {}
+    for key, fmt in softfp8.presets().items():
+        entry = out.setdefault(fmt.name, [fmt, []])
+        if key != fmt.name:
+            entry[1].append(key)
+    for attr in sorted(dir(softfp8)):  # module-level aliases such as float8_e4m3fn
+        obj = getattr(softfp8, attr)
+        if (isinstance(obj, softfp8.Format) and obj.name in out and attr != obj.name
+                and attr not in out[obj.name][1]):
+            out[obj.name][1].append(attr)
+    return {name: (fmt, aliases) for name, (fmt, aliases) in out.items()}
+
+
+def _lookup(name: str):
+    """Format (or family name) for a preset name or alias (case-insensitive)."""
+    key = name.strip().lower()
+    if key in FAMILIES:
+        return key
+    for canonical, (fmt, aliases) in _presets().items():
+        if key == canonical.lower() or key in (a.lower() for a in aliases):
+            return fmt
+    known = ", ".join(sorted(_presets()) + list(FAMILIES))
+    raise UsageError(f"unknown format {name!r} (known: {known})")
+
+
+def resolve_format(name: str, bias=None, subnormals=None):
+    fmt = _lookup(name)
+    if isinstance(fmt, str):  # a Tesla family
+        if bias is None:
+            raise UsageError(f"format {fmt} needs --bias N (an integer 0..63)")
+        if not 0 <= bias <= 63:
+            raise UsageError(f"--bias must be an integer 0..63 (got {bias})")
+        kwargs = {"bias": bias}
+        if subnormals is not None:
+            kwargs["subnormals"] = subnormals
+        try:
+            return getattr(softfp8, fmt)(**kwargs)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
+    if bias is not None:
+        raise UsageError(f"--bias applies only to {', '.join(FAMILIES)}; "
+                         f"{fmt.name} has the fixed bias {fmt.bias}")
+    if subnormals is not None:
+        raise UsageError(f"--subnormals applies only to {', '.join(FAMILIES)}")
+    return fmt
+
+
+# ------------------------------------------------------------- formatting ----
+
+def fmt_code(fmt, code: int) -> str:
+    return f"0x{code:0{(fmt.bits + 3) // 4}x}"
+
+
+def fmt_value(v: float) -> str:
+    return repr(float(v))  # shortest round-tripping form: exact enough for FP8/16
+
+
+def fmt_pow2(v: float, bias_param: bool = False) -> str:
+    """Exact binary form, '1.75*2^8' or '2^-9'; with bias_param, v is the bias-0 value
+    of a Tesla family and the exponent is written as '(k-bias)'."""
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return fmt_value(v)
+    m, e = math.frexp(v)  # v = m * 2^e, 0.5 <= m < 1
+    m, e = m * 2, e - 1
+    exp = (f"({e}-bias)" if bias_param else str(e))
+    return f"2^{exp}" if m == 1 else f"{m!r}*2^{exp}"
+
+
+def code_class(fmt, code: int) -> str:
+    """zero / subnormal / normal / inf / qnan / snan / nan, signed by the value."""
+    v = fmt.decode(code)
+    m_mask = (1 << fmt.man_bits) - 1
+    e = (code >> fmt.man_bits) & ((1 << fmt.exp_bits) - 1)
+    m = code & m_mask
+    if math.isnan(v):
+        if fmt.specials == "ieee" and fmt.man_bits > 0:
+            return "qnan" if m >> (fmt.man_bits - 1) else "snan"
+        return "nan"
+    sign = "-" if math.copysign(1.0, v) < 0 else "+"
+    if math.isinf(v):
+        return sign + "inf"
+    if e == 0:
+        if m == 0:
+            return sign + "zero"
+        return sign + ("subnormal(flushed)" if fmt.subnormals == "flush" else "subnormal")
+    return sign + "normal"
+
+
+def flag_names(flags: int) -> str:
+    names = [f.name for f in sorted(softfp8.Flags, key=int) if flags & int(f)]
+    return "|".join(names) if names else "none"
+
+
+def _table(rows, header) -> str:
+    rows = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------- commands ----
+
+def cmd_formats(args, out=print) -> int:
+    header = ["name", "bits", "signed", "exp_bits", "man_bits", "bias", "specials",
+              "subnormals", "saturate", "max", "min_normal", "min_subnormal"]
+    rows = []
+    for name, (f, aliases) in _presets().items():
+        label = f"{name} ({', '.join(aliases)})" if aliases else name
+        rows.append([label, f.bits, f.signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                     f.subnormals, f.saturate, fmt_value(f.max), fmt_pow2(f.min_normal),
+                     fmt_pow2(f.min_subnormal)])
+    for fam in FAMILIES:
+        f = getattr(softfp8, fam)(bias=0)  # the values scale with 2^-bias
+        rows.append([f"{fam}(bias)", f.bits, f.signed, f.exp_bits, f.man_bits,
+                     "0..63 param", f.specials, f.subnormals, f.saturate,
+                     *(fmt_pow2(v, bias_param=True)
+                       for v in (f.max, f.min_normal, f.min_subnormal))])
+    out(_table(rows, header))
+    out("\nTesla families: softfp8 info cfloat8_143 --bias 20 (subnormals 'tesla' by "
+        "default, --subnormals ieee allowed).")
+    return 0
+
+
+def cmd_info(args, out=print, codes=None) -> int:
+    fmt = resolve_format(args.format, args.bias, args.subnormals)
+    width = max(len(p) for p in PROPERTIES)
+    for prop in PROPERTIES:
+        val = getattr(fmt, prop)
+        if isinstance(val, float):
+            exact = fmt_pow2(val)
+            val = fmt_value(val) + ("" if exact == fmt_value(val) else f"  (= {exact})")
+        out(f"{prop.ljust(width)}  {val}")
+    if fmt.subnormals == "tesla" and fmt.man_bits > 0:
+        largest_sub = fmt.decode((1 << fmt.man_bits) - 1)
+        out(f"{'note'.ljust(width)}  tesla subnormals: gap between the largest "
+            f"subnormal {fmt_value(largest_sub)} and the smallest normal "
+            f"{fmt_value(fmt.min_normal)}")
+    if fmt.bits == 8:
+        out("")
+        out("code  value  class")
+        for code in (range(256) if codes is None else codes):
+            out(f"{fmt_code(fmt, code)}  {fmt_value(fmt.decode(code))}  "
+                f"{code_class(fmt, code)}")
+    return 0
+
+
+def parse_code(fmt, text: str) -> int:
+    t = text.strip().lower()
+    try:
+        code = int(t, 16) if t.startswith("0x") else int(t, 10)
+    except ValueError:
+        raise UsageError(f"bad operand {text!r}: expected a code in hex (0x..) "
+                         f"or decimal") from None
+    if not 0 <= code < (1 << fmt.bits):
+        raise UsageError(f"operand {text!r} is not a code of {fmt.name} "
+                         f"(0..{fmt_code(fmt, (1 << fmt.bits) - 1)})")
+    return code
+
+
+def cmd_calc(args, out=print) -> int:
+    fmt = resolve_format(args.format, args.bias, args.subnormals)
+    need = ARITY[args.op]
+    if len(args.operands) != need:
+        raise UsageError(f"{args.op} takes {need} operand{'s' if need > 1 else ''}, "
+                         f"got {len(args.operands)}")
+    codes = [parse_code(fmt, t) for t in args.operands]
+    opts = {"rounding": args.rounding, "saturate": args.saturate,
+            "tininess": args.tininess}
+    if args.seed is not None:
+        opts["seed"] = args.seed
+    try:
+        result, flags = getattr(softfp8.bits, args.op)(fmt, *codes, **opts)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    result, flags = int(result), int(flags)
+    out(f"{fmt_code(fmt, result)}  {fmt_value(fmt.decode(result))}  "
+        f"flags: {flag_names(flags)}")
+    return 0
+
+
+def cmd_demo(args, out=print) -> int:
+    def show(argv, **kw):
+        out(f"$ softfp8 {' '.join(argv)}")
+        ns = build_parser().parse_args(argv)
+        ns.func(ns, out=out, **kw)
+        out("")
+
+    out(f"softfp8 {getattr(softfp8, '__version__', '')}: bit-exact small-float "
+        f"arithmetic\n")
+    show(["formats"])
+    out("(excerpt: a few of the 256 codes)")
+    show(["info", "e4m3"], codes=[0x00, 0x01, 0x07, 0x08, 0x38, 0x7e, 0x7f, 0x80, 0xfe])
+    for argv in (["calc", "e4m3", "mul", "0x5c", "0x7e"],
+                 ["calc", "e4m3", "mul", "0x5c", "0x7e", "--rounding", "toward_zero"],
+                 ["calc", "e4m3", "mul", "0x5c", "0x7e", "--saturate"],
+                 ["calc", "e4m3", "div", "0x38", "0x00"],
+                 ["calc", "e5m2", "add", "0x3c", "0x01"],
+                 ["calc", "float16", "sqrt", "0x4000"],
+                 ["calc", "cfloat8_143", "add", "0x7f", "0x7f", "--bias", "20"],
+                 ["calc", "cfloat8_143", "fma", "0x40", "0x40", "0x01", "--bias", "20"]):
+        show(argv)
+    return 0
+
+
+# ----------------------------------------------------------------- parser ----
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="softfp8",
+        description="Bit-exact FP8 / small-float arithmetic (see docs/ and SPEC).")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def fmt_opts(sp):
+        sp.add_argument("format", help="preset name, e.g. e4m3, float16, cfloat8_143")
+        sp.add_argument("--bias", type=int, metavar="N",
+                        help="bias 0..63 (required for cfloat8_143, cfloat8_152, shp)")
+        sp.add_argument("--subnormals", choices=("tesla", "ieee"),
+                        help="subnormal convention of a Tesla family (default tesla)")
+
+    sp = sub.add_parser("formats", help="list every preset with its parameters")
+    sp.set_defaults(func=cmd_formats)
+
+    sp = sub.add_parser("info", help="properties of a format (+ all codes if 8-bit)")
+    fmt_opts(sp)
+    sp.set_defaults(func=cmd_info)
+
+    sp = sub.add_parser("calc", help="one operation on codes: result, value, flags")
+    fmt_opts(sp)
+    sp.add_argument("op", choices=sorted(ARITY))
+    sp.add_argument("operands", nargs="*", metavar="CODE",
+                    help="operand codes, hex (0x5c) or decimal (92)")
+    sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+    sat = sp.add_mutually_exclusive_group()
+    sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
+                     help="deliver +-max instead of inf on overflow")
+    sat.add_argument("--no-saturate", dest="saturate", action="store_false",
+                     help="IEEE overflow rules (the default for ieee/fn/fnuz formats)")
+    sp.add_argument("--tininess", choices=("after", "before"), default="after")
+    sp.add_argument("--seed", type=int, help="seed for --rounding stochastic")
+    sp.set_defaults(func=cmd_calc)
+
+    sp = sub.add_parser("demo", help="a short tour: formats, info, calc")
+    sp.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
+    except BrokenPipeError:  # e.g. `softfp8 info e4m3 | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
