@@ -636,50 +636,38 @@ static int arr_compare(const void *pa, const void *pb, void *arr)
     return value_cmp_nanlast(descr_fmt(d), load_code(pa, n), load_code(pb, n));
 }
 
-static int arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr)
+/* index of the first NaN, else of the first extreme value (want: LESS or GREATER) */
+static int arg_extreme(char *ip, npy_intp n, npy_intp *ind, void *arr, int want)
 {
     PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
     const sfp8_format *f = descr_fmt(d);
     int sz = (int)d->elsize;
     uint32_t best = load_code(ip, sz);
-    *max_ind = 0;
+    *ind = 0;
     if (sfp8_classify(f, best) >= SFP8_CLASS_QNAN) return 0;
     for (npy_intp i = 1; i < n; i++) {
         uint32_t c = load_code(ip + i * sz, sz);
         uint8_t fl = 0;
         if (sfp8_classify(f, c) >= SFP8_CLASS_QNAN) {
-            *max_ind = i;
+            *ind = i;
             return 0;
         }
-        if (sfp8_compare(f, c, best, 0, &fl) == SFP8_GREATER) {
+        if (sfp8_compare(f, c, best, 0, &fl) == want) {
             best = c;
-            *max_ind = i;
+            *ind = i;
         }
     }
     return 0;
 }
 
+static int arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr)
+{
+    return arg_extreme(ip, n, max_ind, arr, SFP8_GREATER);
+}
+
 static int arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr)
 {
-    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
-    const sfp8_format *f = descr_fmt(d);
-    int sz = (int)d->elsize;
-    uint32_t best = load_code(ip, sz);
-    *min_ind = 0;
-    if (sfp8_classify(f, best) >= SFP8_CLASS_QNAN) return 0;
-    for (npy_intp i = 1; i < n; i++) {
-        uint32_t c = load_code(ip + i * sz, sz);
-        uint8_t fl = 0;
-        if (sfp8_classify(f, c) >= SFP8_CLASS_QNAN) {
-            *min_ind = i;
-            return 0;
-        }
-        if (sfp8_compare(f, c, best, 0, &fl) == SFP8_LESS) {
-            best = c;
-            *min_ind = i;
-        }
-    }
-    return 0;
+    return arg_extreme(ip, n, min_ind, arr, SFP8_LESS);
 }
 
 static npy_bool arr_nonzero(void *data, void *arr)
@@ -1526,23 +1514,13 @@ static void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint
     acc_add_mag(a, sig, exp - a->qmin, neg);
 }
 
-static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags)
+/* round the finite exact sum into outf (any descriptor) */
+static uint64_t acc_round_finite(SuperAcc *a, const sfp8_format *outf, const sfp8_env *env, uint8_t *flags)
 {
     uint64_t mag[ACC_LIMBS], sig;
     int neg = (int)(a->limb[ACC_LIMBS - 1] >> 63);
     int top = -1, sticky = 0;
     int64_t exp;
-    uint8_t fl0 = 0;
-    sfp8_env e0 = {SFP8_ROUND_NEAREST_EVEN, 1, 0, 32, 0};
-    if (a->nan) {
-        if (a->snan) *flags |= SFP8_FLAG_INVALID;
-        return sfp8_add(f, a->nan_code, a->nan_code, env, flags);
-    }
-    if (a->pinf && a->ninf) {
-        *flags |= SFP8_FLAG_INVALID;
-        return sfp8_default_nan(f);
-    }
-    if (a->pinf || a->ninf) return sfp8_add(f, a->inf_code, a->inf_code, env, flags);
     memcpy(mag, a->limb, sizeof(mag));
     if (neg) {
         unsigned __int128 c = 1;
@@ -1558,9 +1536,9 @@ static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env
             break;
         }
     if (top < 0) {
-        uint32_t pz = sfp8_from_int64(f, 0, &e0, &fl0);
+        /* exact zero: -0 only if every term was -0 (or by downward cancellation) */
         int zneg = a->nonzero || a->pos_zero ? env->rounding == SFP8_ROUND_DOWNWARD : a->neg_zero;
-        return zneg ? sfp8_neg(f, pz) : pz;
+        return sfp8_round_value(outf, zneg, 0, 0, 0, env, flags);
     }
     {
         int msb = 63 - __builtin_clzll(mag[top]);
@@ -1578,7 +1556,21 @@ static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env
             exp = a->qmin + low;
         }
     }
-    return (uint32_t)sfp8_round_value(f, neg, sig, exp, sticky, env, flags);
+    return sfp8_round_value(outf, neg, sig, exp, sticky, env, flags);
+}
+
+static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags)
+{
+    if (a->nan) {
+        if (a->snan) *flags |= SFP8_FLAG_INVALID;
+        return sfp8_add(f, a->nan_code, a->nan_code, env, flags);
+    }
+    if (a->pinf && a->ninf) {
+        *flags |= SFP8_FLAG_INVALID;
+        return sfp8_default_nan(f);
+    }
+    if (a->pinf || a->ninf) return sfp8_add(f, a->inf_code, a->inf_code, env, flags);
+    return (uint32_t)acc_round_finite(a, f, env, flags);
 }
 
 static inline uint32_t sign_of(const sfp8_format *f, uint32_t a, uint32_t one, uint32_t zero, uint8_t *fl)
@@ -2013,61 +2005,17 @@ static void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint
     acc_add_mag(sa, gx * gy, ex + ey - sa->qmin, nx ^ ny);
 }
 
-static uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *in, const sfp8_format *outf,
-                                const sfp8_env *env, uint8_t *flags)
+static uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp8_env *env,
+                                uint8_t *flags)
 {
     uint64_t one = 1, sign = one << (outf->bits - 1), inf = ((one << outf->exp_bits) - 1) << outf->man_bits;
-    if (sa->nan) {
-        if (sa->snan) *flags |= SFP8_FLAG_INVALID;
-        return inf | (one << (outf->man_bits - 1));
-    }
-    if (sa->pinf && sa->ninf) {
-        *flags |= SFP8_FLAG_INVALID;
+    if (sa->nan || (sa->pinf && sa->ninf)) {
+        if (sa->snan || (sa->pinf && sa->ninf)) *flags |= SFP8_FLAG_INVALID;
         return inf | (one << (outf->man_bits - 1));
     }
     if (sa->pinf) return inf;
     if (sa->ninf) return inf | sign;
-    {
-        /* finite: reuse the integer rounding of acc_round via a format swap */
-        uint64_t mag[ACC_LIMBS], sig;
-        int neg = (int)(sa->limb[ACC_LIMBS - 1] >> 63), top = -1, sticky = 0;
-        int64_t exp;
-        (void)in;
-        memcpy(mag, sa->limb, sizeof(mag));
-        if (neg) {
-            unsigned __int128 c = 1;
-            for (int i = 0; i < ACC_LIMBS; i++) {
-                c += (uint64_t)~mag[i];
-                mag[i] = (uint64_t)c;
-                c >>= 64;
-            }
-        }
-        for (int i = ACC_LIMBS - 1; i >= 0; i--)
-            if (mag[i]) {
-                top = i;
-                break;
-            }
-        if (top < 0) {
-            int zneg = sa->nonzero || sa->pos_zero ? env->rounding == SFP8_ROUND_DOWNWARD : sa->neg_zero;
-            return zneg ? sign : 0;
-        }
-        {
-            int msb = 63 - __builtin_clzll(mag[top]);
-            int64_t lead = (int64_t)top * 64 + msb, low = lead - 63;
-            if (low <= 0) {
-                sig = mag[0];
-                exp = sa->qmin;
-            } else {
-                int64_t w = low / 64, b = low % 64;
-                sig = mag[w] >> b;
-                if (b && w + 1 < ACC_LIMBS) sig |= mag[w + 1] << (64 - b);
-                for (int64_t i = 0; i < w; i++) sticky |= mag[i] != 0;
-                if (b) sticky |= (mag[w] & ((((uint64_t)1) << b) - 1)) != 0;
-                exp = sa->qmin + low;
-            }
-        }
-        return sfp8_round_value(outf, neg, sig, exp, sticky, env, flags);
-    }
+    return acc_round_finite(sa, outf, env, flags);
 }
 
 static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
@@ -2093,14 +2041,10 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
                 for (npy_intp l = 0; l < n; l++)
                     acc_add_product(&sa, f, load_code(A + i * am + l * an, sz), load_code(B + l * bn + j * bp, sz), &fl);
                 if (md->ld.stoch) env.random = loop_random(&md->ld);
-                if (md->out_kind == 0) {
-                    uint32_t r;
-                    if (sa.pinf || sa.ninf || sa.nan) r = acc_round(&sa, f, &env, &fl);
-                    else r = (uint32_t)acc_round_float(&sa, f, f, &env, &fl);
-                    store_code(O + i * om + j * op, sz, r);
-                } else {
-                    store_raw(O + i * om + j * op, osz, acc_round_float(&sa, f, outf, &env, &fl));
-                }
+                if (md->out_kind == 0)
+                    store_code(O + i * om + j * op, sz, acc_round(&sa, f, &env, &fl));
+                else
+                    store_raw(O + i * om + j * op, osz, acc_round_float(&sa, outf, &env, &fl));
                 accf |= fl;
             }
         }
