@@ -318,7 +318,20 @@ static PyObject *descr_new_py(PyTypeObject *cls, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "unknown softfp8 DType");
         return NULL;
     }
-    return PyObject_Call(descr_factory, Py_BuildValue("(iOO)", i, args, kwds ? kwds : Py_None), NULL);
+    {
+        PyObject *call = Py_BuildValue("(iOO)", i, args ? args : Py_None, kwds ? kwds : Py_None);
+        PyObject *res = call ? PyObject_Call(descr_factory, call, NULL) : NULL;
+        Py_XDECREF(call);
+        return res;
+    }
+}
+
+static PyObject *descr_default_for(PyArray_DTypeMeta *cls)
+{
+    PyObject *empty = PyTuple_New(0);
+    PyObject *res = empty ? descr_new_py((PyTypeObject *)cls, empty, NULL) : NULL;
+    Py_XDECREF(empty);
+    return res;
 }
 
 /* Create a descriptor of family i for the given format object / params. */
@@ -495,7 +508,7 @@ static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
             return (PyArray_Descr *)d;
         }
     }
-    return (PyArray_Descr *)descr_new_py((PyTypeObject *)cls, PyTuple_New(0), NULL);
+    return (PyArray_Descr *)descr_default_for(cls);
 }
 
 static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
@@ -510,7 +523,7 @@ static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 
 static PyArray_Descr *default_descr(PyArray_DTypeMeta *cls)
 {
-    return (PyArray_Descr *)descr_new_py((PyTypeObject *)cls, PyTuple_New(0), NULL);
+    return (PyArray_Descr *)descr_default_for(cls);
 }
 
 static PyArray_Descr *ensure_canonical(PyArray_Descr *d)
