@@ -100,9 +100,16 @@ def _override(**changes):
     try:
         yield st
     finally:
-        # a seeded stochastic block's operation counter does not leak out;
-        # the enclosing counter advances by what the block used when unseeded
         _VAR.reset(token)
+        if "seed" not in changes:
+            _carry_counter(cur, st)
+
+
+def _carry_counter(outer, inner):
+    """A block that kept the enclosing seed continues its operation count, so
+    the next operation outside never reuses the block's random bits."""
+    if inner.seeded == outer.seeded and inner.seed == outer.seed:
+        outer.counter = inner.counter
 
 
 def _mode_index(mode):
@@ -181,12 +188,6 @@ def clear_flags():
     _current().cell.flags = 0
 
 
-def raise_flags(flags):
-    """OR flags into the sticky flags (used by softfp8.bits defaults)."""
-    cell = _current().cell
-    cell.flags = cell.flags | int(flags)
-
-
 class FlagCollector:
     """Result of ``collect_flags()``: the flags raised inside the block."""
 
@@ -219,7 +220,6 @@ def collect_flags():
         yield col
     finally:
         col.flags = Flags(st.cell.flags)
-        # the stochastic operation counter carries on in the enclosing context
-        cur.counter = st.counter if cur.seeded == st.seeded and cur.seed == st.seed else cur.counter
         _VAR.reset(token)
+        _carry_counter(cur, st)
         cur.cell.flags = outer | st.cell.flags

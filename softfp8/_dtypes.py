@@ -69,7 +69,7 @@ class SoftScalar(_ext.ScalarBase):
         return self.dtype.format
 
     def __float__(self):
-        vals, _ = _bits.to_float(self.code, self.format)
+        vals, _ = _bits.to_float(self.code, self.format, **_bits.FIXED)
         return float(vals)
 
     def item(self):
@@ -273,25 +273,25 @@ def _compute_contains(a, b):
         if dst is None:
             return False
         codes = np.arange(1 << fa.bits, dtype=np.uint32)
-        vals, _ = _bits.to_float(codes, fa)
-        out, fl = _bits.convert(codes, fa, dst, saturate=False)
+        vals, _ = _bits.to_float(codes, fa, **_bits.FIXED)
+        out, fl = _bits.convert(codes, fa, dst, saturate=False, **_bits.FIXED)
         if np.any(fl & _MASK):
             return False
-        back = out if not isinstance(dst, Format) else _bits.to_float(out, dst)[0]
+        back = out if not isinstance(dst, Format) else _bits.to_float(out, dst, **_bits.FIXED)[0]
         return _values_equal(vals, back)
     if fb is None:
         return False
     a = np.dtype(a)
     if a == np.bool_:
         src = np.array([0, 1], dtype=np.int64)
-        out, fl = _bits.from_int64(src, fb, saturate=False)
+        out, fl = _bits.from_int64(src, fb, saturate=False, **_bits.FIXED)
         return not np.any(fl & _MASK)
     if a.kind in "iu":
         if a.itemsize > 2:
             return False
         info = np.iinfo(a)
         src = np.arange(info.min, info.max + 1, dtype=np.int64)
-        out, fl = _bits.from_int64(src, fb, saturate=False)
+        out, fl = _bits.from_int64(src, fb, saturate=False, **_bits.FIXED)
         return not np.any(fl & _MASK)
     if a == np.float16:
         return _contains(dtype_of(_formats.float16), dtype_of(fb))
@@ -332,7 +332,7 @@ def _compute_shortest(fmt, code):
         best = None
         # nearer first; on a tie the even last digit (as correctly rounded output)
         for cand in sorted({lo, hi}, key=lambda c: (abs(c - exact), int(c.as_tuple().digits[-1]) % 2)):
-            back = _bits.from_float(np.float64(float(cand)), fmt, saturate=False)[0]
+            back = _bits.from_float(np.float64(float(cand)), fmt, saturate=False, **_bits.FIXED)[0]
             if int(back) == code:
                 best = cand
                 break
@@ -359,7 +359,7 @@ class _SoftFloatFormat:
     def __init__(self, data):
         fmt = format_of(data.dtype)
         codes = np.asarray(data).reshape(-1).view(fmt.storage)
-        vals = _bits.to_float(codes, fmt)[0]
+        vals = _bits.to_float(codes, fmt, **_bits.FIXED)[0]
         finite = np.isfinite(vals)
         nonzero = np.abs(vals[finite & (vals != 0)])
         self.fmt = fmt

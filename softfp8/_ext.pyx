@@ -37,7 +37,6 @@ cdef extern from "softfp8/softfp8.h":
     uint32_t sfp8_min_subnormal_code(const sfp8_format *f)
     uint32_t sfp8_default_nan(const sfp8_format *f)
     int sfp8_classify(const sfp8_format *f, uint64_t a)
-    int sfp8_signbit(const sfp8_format *f, uint64_t a)
     uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
 
 cdef extern from "kernels.h":
@@ -109,11 +108,6 @@ def classify(tuple params, uint64_t code):
     return sfp8_classify(&f, code)
 
 
-def signbit(tuple params, uint64_t code):
-    cdef sfp8_format f = to_format(params)
-    return sfp8_signbit(&f, code)
-
-
 def random_u32(uint64_t seed, uint64_t stream, uint64_t index):
     return sfp8_random_u32(seed, stream, index)
 
@@ -123,7 +117,7 @@ cdef void fill_env(sfp8_env *env, tuple envp):
     env.random = 0
 
 
-cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp, const uint32_t **keep):
+cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):
     # rngp = (seeded, seed, stream, index0); random: None or contiguous uint32 array
     cdef const uint32_t[::1] rv
     rng.seeded, rng.seed, rng.stream, rng.index0 = rngp
@@ -142,7 +136,7 @@ def binary(str op, tuple params, tuple envp, tuple rngp, object random,
     cdef size_t n = a.shape[0]
     cdef int opc = OPS[op]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.uint32)
     flags = np.zeros(n, dtype=np.uint8)
     cdef uint32_t[::1] ov = out
@@ -160,7 +154,7 @@ def unary(str op, tuple params, tuple envp, tuple rngp, object random, const uin
     cdef size_t n = a.shape[0]
     cdef int opc = OPS[op]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.uint32)
     flags = np.zeros(n, dtype=np.uint8)
     cdef uint32_t[::1] ov = out
@@ -178,7 +172,7 @@ def fma(tuple params, tuple envp, tuple rngp, object random,
     cdef sfp8_rng rng
     cdef size_t n = a.shape[0]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.uint32)
     flags = np.zeros(n, dtype=np.uint8)
     cdef uint32_t[::1] ov = out
@@ -196,7 +190,7 @@ def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, const u
     cdef sfp8_rng rng
     cdef size_t n = a.shape[0]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.uint64)
     flags = np.zeros(n, dtype=np.uint8)
     cdef uint64_t[::1] ov = out
@@ -213,7 +207,7 @@ def to_int64(tuple params, tuple envp, tuple rngp, object random, const uint32_t
     cdef sfp8_rng rng
     cdef size_t n = a.shape[0]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.int64)
     flags = np.zeros(n, dtype=np.uint8)
     cdef int64_t[::1] ov = out
@@ -230,7 +224,7 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, const int64_
     cdef sfp8_rng rng
     cdef size_t n = a.shape[0]
     fill_env(&env, envp)
-    fill_rng(&rng, random, rngp, NULL)
+    fill_rng(&rng, random, rngp)
     out = np.empty(n, dtype=np.uint32)
     flags = np.zeros(n, dtype=np.uint8)
     cdef uint32_t[::1] ov = out

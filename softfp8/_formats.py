@@ -161,7 +161,7 @@ class Format:
         bits whose range fits float64)."""
         from . import bits as _bits
 
-        vals, _ = _bits.to_float(code, self)
+        vals, _ = _bits.to_float(code, self, **_bits.FIXED)
         return float(vals)
 
     def encode(self, x, **opts):

@@ -11,16 +11,17 @@ import secrets
 
 import numpy as np
 
-from . import _ext
+from . import _context, _ext
 from ._formats import Format, _as_int
 
 __all__ = ["add", "sub", "mul", "div", "fma", "sqrt", "convert", "from_float", "to_float",
            "round_integral", "to_int64", "from_int64", "compare", "min", "max", "minnum",
            "maxnum", "neg", "abs", "copysign", "ROUNDING_MODES"]
 
-ROUNDING_MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd",
-                  "stochastic")
+ROUNDING_MODES = _context.ROUNDING_MODES
 _STOCHASTIC = ROUNDING_MODES.index("stochastic")
+# options that ignore the context: for softfp8's own exact queries (decode, printing)
+FIXED = {"rounding": "nearest_even", "tininess": "after"}
 _FLOATS = {np.dtype(np.float32): _ext.BINARY32, np.dtype(np.float64): _ext.BINARY64}
 _FLOAT_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
 
@@ -35,31 +36,32 @@ def _check_format(fmt, what="fmt"):
     return fmt
 
 
-def _rounding_index(rounding):
-    if not isinstance(rounding, str):
-        raise TypeError(f"rounding must be a string, one of {', '.join(ROUNDING_MODES)}; "
-                        f"got {rounding!r}")
-    try:
-        return ROUNDING_MODES.index(rounding)
-    except ValueError:
-        raise ValueError(f"unknown rounding mode {rounding!r}: expected one of "
-                         f"{', '.join(ROUNDING_MODES)}") from None
-
-
 def _env(fmt, rounding, saturate, tininess, sr_bits):
-    mode = _rounding_index(rounding)
+    """(mode, saturate, tininess_before, sr_bits); options left at None come from
+    the current softfp8 context (rounding(), saturation(), tininess())."""
+    st = _context._current()
+    mode = st.rounding if rounding is None else _context._mode_index(rounding)
+    if saturate is None:
+        saturate = None if st.saturate < 0 else bool(st.saturate)
     if saturate is None:
         sat = fmt.saturate if fmt is not None else False
     elif isinstance(saturate, (bool, np.bool_)):
         sat = bool(saturate)
     else:
         raise TypeError(f"saturate must be True, False or None, got {saturate!r}")
-    if tininess not in ("after", "before"):
+    if tininess is None:
+        before = st.tininess_before
+    elif tininess in ("after", "before"):
+        before = int(tininess == "before")
+    else:
         raise ValueError(f"tininess must be 'after' or 'before', got {tininess!r}")
-    n = _as_int(sr_bits, "sr_bits")
-    if not 1 <= n <= 32:
-        raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")
-    return (mode, int(sat), int(tininess == "before"), n)
+    if sr_bits is None:
+        n = st.sr_bits if rounding is None else 32
+    else:
+        n = _as_int(sr_bits, "sr_bits")
+        if not 1 <= n <= 32:
+            raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")
+    return (mode, int(sat), before, n)
 
 
 def _codes(a, fmt, what):
@@ -107,12 +109,20 @@ def _rng(env, shape, seed, random_bits):
             raise ValueError(f"random_bits of shape {rb.shape} does not broadcast to the "
                              f"result shape {shape}")
         return (0, 0, 0, 0), _flat(rb, shape, np.uint32)
+    stream = 0
     if seed is None:
-        seed = secrets.randbits(64)
+        st = _context._current()
+        if st.seeded and st.rounding == _STOCHASTIC:
+            # inside rounding("stochastic", seed=...): the context's seed, one
+            # stream per operation, as for ufuncs and casts
+            seed, stream = st.seed, st.counter
+            st.counter += 1
+        else:
+            seed = secrets.randbits(64)
     s = _as_int(seed, "seed")
     if not 0 <= s < 2**64:
         raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
-    return (1, s, 0, 0), None
+    return (1, s, stream, 0), None
 
 
 def _finish(out, flags, shape, dtype):
@@ -135,32 +145,32 @@ def _binary(op, fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_b
     return _finish(out, flags, shape, fmt.storage)
 
 
-def add(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+def add(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
         random_bits=None):
     """a + b, rounded once."""
     return _binary("add", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
 
 
-def sub(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+def sub(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
         random_bits=None):
     """a - b, rounded once."""
     return _binary("sub", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
 
 
-def mul(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+def mul(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
         random_bits=None):
     """a * b, rounded once."""
     return _binary("mul", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
 
 
-def div(fmt, a, b, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+def div(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
         random_bits=None):
     """a / b, rounded once."""
     return _binary("div", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
 
 
-def fma(fmt, a, b, c, rounding="nearest_even", saturate=None, tininess="after", seed=None,
-        sr_bits=32, random_bits=None):
+def fma(fmt, a, b, c, rounding=None, saturate=None, tininess=None, seed=None,
+        sr_bits=None, random_bits=None):
     """a * b + c with a single rounding."""
     _check_format(fmt)
     env = _env(fmt, rounding, saturate, tininess, sr_bits)
@@ -181,7 +191,7 @@ def _unary(op, fmt, a, env):
     return _finish(out, flags, shape, fmt.storage)
 
 
-def sqrt(fmt, a, rounding="nearest_even", saturate=None, tininess="after", seed=None, sr_bits=32,
+def sqrt(fmt, a, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
          random_bits=None):
     """Square root, rounded once."""
     _check_format(fmt)
@@ -193,8 +203,8 @@ def sqrt(fmt, a, rounding="nearest_even", saturate=None, tininess="after", seed=
     return _finish(out, flags, shape, fmt.storage)
 
 
-def round_integral(fmt, a, exact=False, rounding="nearest_even", saturate=None, tininess="after",
-                   seed=None, sr_bits=32, random_bits=None):
+def round_integral(fmt, a, exact=False, rounding=None, saturate=None, tininess=None,
+                   seed=None, sr_bits=None, random_bits=None):
     """Round to an integral value in the same format (IEEE roundToIntegral;
     ``exact=True`` is roundToIntegralExact, which raises inexact)."""
     _check_format(fmt)
@@ -238,8 +248,8 @@ def _source_codes(a, params, storage, fdt, fmt, what):
                     f"{arr.dtype}")
 
 
-def convert(a, src, dst, rounding="nearest_even", saturate=None, tininess="after", seed=None,
-            sr_bits=32, random_bits=None):
+def convert(a, src, dst, rounding=None, saturate=None, tininess=None, seed=None,
+            sr_bits=None, random_bits=None):
     """Convert codes of ``src`` into ``dst`` (formats, np.float32 or np.float64)."""
     sp, sst, sfdt, sfmt = _endpoint(src, "src")
     dp, dst_storage, dfdt, dfmt = _endpoint(dst, "dst")
@@ -254,8 +264,8 @@ def convert(a, src, dst, rounding="nearest_even", saturate=None, tininess="after
     return out, flags.reshape(shape)
 
 
-def from_float(x, fmt, rounding="nearest_even", saturate=None, tininess="after", seed=None,
-               sr_bits=32, random_bits=None):
+def from_float(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
+               sr_bits=None, random_bits=None):
     """Round a float32/float64 array (its dtype is the source format) into fmt."""
     _check_format(fmt)
     arr = np.asarray(x)
@@ -268,8 +278,8 @@ def from_float(x, fmt, rounding="nearest_even", saturate=None, tininess="after",
                    tininess=tininess, seed=seed, sr_bits=sr_bits, random_bits=random_bits)
 
 
-def to_float(codes, fmt, dtype=np.float64, rounding="nearest_even", saturate=None,
-             tininess="after", seed=None, sr_bits=32, random_bits=None):
+def to_float(codes, fmt, dtype=np.float64, rounding=None, saturate=None,
+             tininess=None, seed=None, sr_bits=None, random_bits=None):
     """Convert codes of fmt to float32/float64 (exact for every preset)."""
     _check_format(fmt)
     try:
@@ -282,10 +292,10 @@ def to_float(codes, fmt, dtype=np.float64, rounding="nearest_even", saturate=Non
                    seed=seed, sr_bits=sr_bits, random_bits=random_bits)
 
 
-def to_int64(fmt, a, rounding="nearest_even", seed=None, sr_bits=32, random_bits=None):
+def to_int64(fmt, a, rounding=None, seed=None, sr_bits=None, random_bits=None):
     """Round to int64 (NaN -> INT64_MAX, out of range saturates; both invalid)."""
     _check_format(fmt)
-    env = _env(fmt, rounding, None, "after", sr_bits)
+    env = _env(fmt, rounding, None, None, sr_bits)
     a = _codes(a, fmt, "a")
     shape = a.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
@@ -293,8 +303,8 @@ def to_int64(fmt, a, rounding="nearest_even", seed=None, sr_bits=32, random_bits
     return out.reshape(shape), flags.reshape(shape)
 
 
-def from_int64(x, fmt, rounding="nearest_even", saturate=None, tininess="after", seed=None,
-               sr_bits=32, random_bits=None):
+def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
+               sr_bits=None, random_bits=None):
     """Round int64 values into fmt."""
     _check_format(fmt)
     env = _env(fmt, rounding, saturate, tininess, sr_bits)
@@ -313,7 +323,7 @@ def from_int64(x, fmt, rounding="nearest_even", saturate=None, tininess="after",
 # comparisons and selections
 # --------------------------------------------------------------------------
 
-_NOENV = (0, 0, 0, 32)
+_NOENV = (0, 0, 0, 32)  # selections and bit operations never round
 
 
 def _select(op, fmt, a, b):

@@ -136,7 +136,10 @@ uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *e
 
 /* Round the exact value (-1)^sign * (sig + sticky*delta) * 2^exp, 0 < delta < 1,
  * into f (any descriptor, binary32/binary64 included): the core's one rounding
- * routine, for callers that computed a value themselves. */
+ * routine, for callers that computed a value themselves.  With sticky set, sig
+ * must carry at least 57 significant bits (msb at bit 56 or above), so that 32+
+ * bits lie below every rounding point and all modes decide as on the exact
+ * value; a shorter sig with sticky is treated as exact. */
 uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
                           const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env, uint8_t *flags);

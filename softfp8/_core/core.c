@@ -907,20 +907,8 @@ uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
 uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
                           const sfp8_env *env, uint8_t *flags)
 {
-    if (sig == 0) {
-        if (!sticky) return pack_zero(f, sign);
-        /* 0 < x < 2^exp: represent with 40 extra bits */
-        return round_pack(f, env, sign, 1, exp - 40, 1, flags);
-    }
-    if (sticky && msb64(sig) < 62) {
-        /* (sig + d) 2^e with 0 < d < 1: shifting left by sh leaves an unknown
-           value in (0, 2^sh) below; keep it as "lsb set + sticky", which
-           decides every rounding the same way while 32+ bits stay below the
-           rounding point */
-        int sh = 62 - msb64(sig);
-        return round_pack(f, env, sign, (sig << sh) | 1, exp - sh, 1, flags);
-    }
-    return round_pack(f, env, sign, sig, exp, sticky, flags);
+    if (sig == 0) return pack_zero(f, sign); /* sticky needs sig != 0 (see the header) */
+    return round_pack(f, env, sign, sig, exp, sticky && msb64(sig) >= 56, flags);
 }
 
 uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t v, const sfp8_env *env, uint8_t *flags)
