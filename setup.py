@@ -8,7 +8,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORE = ["softfp8/_core/core.c", "softfp8/_core/kernels.c", "softfp8/_core/npy_dtypes.c"]
+CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/kernels.c",
+        "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/npy_dtypes.c"]
 
 
 class BuildPyWithHeaders(build_py):

@@ -62,9 +62,49 @@ cdef extern from "kernels.h":
     void sfp8_kernel_from_int64(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
                                 const int64_t *a, size_t n, uint32_t *out, uint8_t *flags) nogil
 
-OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "min": 4, "max": 5, "minnum": 6, "maxnum": 7,
-       "cmp_quiet": 8, "cmp_signaling": 9, "copysign": 10, "sqrt": 11, "round_integral": 12,
-       "round_integral_exact": 13, "neg": 14, "abs": 15}
+cdef extern from "ops.h":
+    enum sfp8x_op:
+        X_ADD, X_SUB, X_MUL, X_DIV, X_MAX, X_MIN, X_FMAX, X_FMIN, X_COPYSIGN,
+        X_CMP_QUIET, X_CMP_SIGNALING, X_NEG, X_ABS, X_SQRT, X_RINT, X_RINT_EXACT
+
+cdef extern from "fast.h":
+    int sfp8f_enabled()
+    int sfp8f_set_enabled(int on)
+    int sfp8f_simd_level()
+    int sfp8f_set_simd(int level)
+
+OPS = {"add": X_ADD, "sub": X_SUB, "mul": X_MUL, "div": X_DIV, "min": X_MIN, "max": X_MAX,
+       "minnum": X_FMIN, "maxnum": X_FMAX, "cmp_quiet": X_CMP_QUIET,
+       "cmp_signaling": X_CMP_SIGNALING, "copysign": X_COPYSIGN, "sqrt": X_SQRT,
+       "round_integral": X_RINT, "round_integral_exact": X_RINT_EXACT, "neg": X_NEG, "abs": X_ABS}
+
+
+def fast_enabled():
+    """Fast-path setting: 0 off (exact core only), 1 on, 2 eager (tables built on first use)."""
+    return sfp8f_enabled()
+
+
+def set_fast(int level):
+    """Switch the fast paths (0 off, 1 on, 2 eager); returns the previous setting.
+
+    The initial setting comes from the SOFTFP8_FAST environment variable
+    (0/off disables, 2 is eager, anything else or unset is on)."""
+    if level not in (0, 1, 2):
+        raise ValueError(f"fast-path level must be 0, 1 or 2, got {level!r}")
+    return sfp8f_set_enabled(level)
+
+
+def simd_level():
+    """SIMD level of the fast kernels: 2 AVX-512 (F/BW/VL/DQ/VBMI), 0 portable C."""
+    return sfp8f_simd_level()
+
+
+def set_simd(int level):
+    """Choose the SIMD level (clamped to what the CPU has); returns the previous one.
+    SOFTFP8_SIMD=0 in the environment starts with portable C."""
+    if level not in (0, 2):
+        raise ValueError(f"SIMD level must be 0 or 2, got {level!r}")
+    return sfp8f_set_simd(level)
 
 
 cdef sfp8_format to_format(tuple p) except *:

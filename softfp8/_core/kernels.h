@@ -3,14 +3,9 @@
 #define SOFTFP8_KERNELS_H
 #include <stddef.h>
 #include "softfp8/softfp8.h"
+#include "ops.h"
 
-enum sfp8_kop {
-    SFP8_OP_ADD = 0, SFP8_OP_SUB, SFP8_OP_MUL, SFP8_OP_DIV,
-    SFP8_OP_MIN, SFP8_OP_MAX, SFP8_OP_MINNUM, SFP8_OP_MAXNUM,
-    SFP8_OP_CMP_QUIET, SFP8_OP_CMP_SIGNALING, SFP8_OP_COPYSIGN,
-    SFP8_OP_SQRT, SFP8_OP_ROUND_INTEGRAL, SFP8_OP_ROUND_INTEGRAL_EXACT,
-    SFP8_OP_NEG, SFP8_OP_ABS
-};
+/* operation ids: enum sfp8x_op of ops.h */
 
 /* Where stochastic rounding takes its random bits from, element i:
  * random != NULL: random[i]; else if seeded: sfp8_random_u32(seed, stream, index0 + i);

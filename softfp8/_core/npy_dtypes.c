@@ -18,10 +18,13 @@
 #include <numpy/arrayscalars.h>
 
 #include <fenv.h>
+#include <math.h>
 #include <string.h>
 
 #include "softfp8/softfp8.h"
 #include "npy_dtypes.h"
+#include "fast.h"
+#include "ops.h"
 
 typedef struct PyArrayMethodObject_tag PyArrayMethodObject;
 
@@ -731,7 +734,33 @@ static sfp8_format binary16_fmt = {16, 1, 5, 10, 15, SFP8_SPECIALS_IEEE, SFP8_SU
 typedef struct {
     LoopData ld;
     Endpoint src, dst;
+    const sfp8f_conv *conv;   /* fast table found for this cast, if any */
+    const uint16_t *fromf;
 } CastData;
+
+/* The fast table of a cast, looked up (and built when n repays it) per call. */
+static int fast_cast(CastData *cd, const sfp8_env *env, const char *in, npy_intp si, char *out, npy_intp so,
+                     npy_intp n, unsigned *fl)
+{
+    const Endpoint *s = &cd->src, *t = &cd->dst;
+    if (!cd->conv && !cd->fromf) {
+        if (s->kind == K_SFP8 && (t->kind == K_SFP8 || (t->kind == K_FLOAT && t->size > 0)))
+            cd->conv = sfp8f_convert(s->f, t->f, env, n);
+        else if (s->kind == K_FLOAT && s->size == 2 && t->kind == K_SFP8)
+            cd->conv = sfp8f_convert(s->f, t->f, env, n);
+        else if (s->kind == K_FLOAT && (s->size == 4 || s->size == 8) && t->kind == K_SFP8)
+            cd->fromf = sfp8f_from_float(t->f, env, n);
+    }
+    if (cd->conv) {
+        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n);
+        return 1;
+    }
+    if (cd->fromf) {
+        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n);
+        return 1;
+    }
+    return 0;
+}
 
 static NpyAuxData *castdata_clone(NpyAuxData *p)
 {
@@ -816,6 +845,10 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
     const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT) ? t->f : s->f;
     (void)context;
     loop_env_for(ld, ef, &env);
+    if (fast_cast(cd, &env, in, strides[0], out, strides[1], n, &acc)) {
+        loop_publish(ld, acc);
+        return 0;
+    }
     for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
         uint8_t fl = 0;
         uint64_t r = 0;
@@ -1377,23 +1410,12 @@ RESOLVER(resolve_2_1, 2, 1, 0)
 RESOLVER(resolve_2_b, 2, 1, 1)
 RESOLVER(resolve_3_1, 3, 1, 0)
 
-/* operation ids */
-enum {
-    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_REM, OP_MAX, OP_MIN, OP_FMAX, OP_FMIN,
-    OP_COPYSIGN, OP_NEXTAFTER,
-    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
-    OP_NEG, OP_POS, OP_ABS, OP_SQRT, OP_SQUARE, OP_RECIP, OP_SIGN, OP_FLOOR, OP_CEIL, OP_TRUNC,
-    OP_RINT, OP_SPACING,
-    OP_ISNAN, OP_ISINF, OP_ISFINITE, OP_SIGNBIT,
-    OP_FMA,
-    N_OPS
-};
+/* operation ids: enum sfp8x_op (ops.h) */
 
 typedef struct {
     LoopData ld;
     sfp8_format f;
-    uint32_t one;   /* code of 1.0 (or max when 1 is not representable) */
-    uint32_t zero;  /* +0 */
+    int op;
 } UfuncData;
 
 static NpyAuxData *ufuncdata_clone(NpyAuxData *p)
@@ -1586,79 +1608,29 @@ static uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env
     return (uint32_t)acc_round_finite(a, f, env, flags);
 }
 
-static inline uint32_t sign_of(const sfp8_format *f, uint32_t a, uint32_t one, uint32_t zero, uint8_t *fl)
+/* exact sum of an 8-bit array through the fast table; 0 if not covered */
+static int fast_sum(const sfp8_format *f, const char *b, npy_intp sb, npy_intp n, SuperAcc *sa, uint8_t *fl)
 {
-    int cls = sfp8_classify(f, a);
-    if (cls >= SFP8_CLASS_QNAN) return sfp8_add(f, a, zero, &(sfp8_env){0, 0, 0, 32, 0}, fl);
-    if (cls == SFP8_CLASS_ZERO) return zero;
-    if (f->subnormals == SFP8_SUBNORMALS_FLUSH && cls == SFP8_CLASS_SUBNORMAL) return zero;
-    return sfp8_signbit(f, a) ? sfp8_neg(f, one) : one;
+    const sfp8f_sum *t = sfp8f_sum_table(f, n);
+    __int128 total = 0;
+    unsigned cats = 0, fls;
+    unsigned __int128 mag;
+    if (!t) return 0;
+    fls = sfp8f_run_sum(t, b, sb, n, &total, &cats);
+    if (cats & SFP8F_SUM_SPECIAL) return 0;
+    *fl |= (uint8_t)fls;
+    if (cats & SFP8F_SUM_NONZERO) sa->nonzero = 1;
+    if (cats & SFP8F_SUM_POSZERO) sa->pos_zero = 1;
+    if (cats & SFP8F_SUM_NEGZERO) sa->neg_zero = 1;
+    mag = total < 0 ? (unsigned __int128)0 - (unsigned __int128)total : (unsigned __int128)total;
+    if ((uint64_t)mag) acc_add_mag(sa, (uint64_t)mag, 0, total < 0);
+    if ((uint64_t)(mag >> 64)) acc_add_mag(sa, (uint64_t)(mag >> 64), 64, total < 0);
+    return 1;
 }
 
-static inline uint32_t unary_op(int op, UfuncData *u, uint32_t a, sfp8_env *env, uint8_t *fl)
+static inline int bool_result(int op)
 {
-    const sfp8_format *f = &u->f;
-    sfp8_env e2;
-    switch (op) {
-    case OP_NEG: return sfp8_neg(f, a);
-    case OP_POS: return a;
-    case OP_ABS: return sfp8_abs(f, a);
-    case OP_SQRT: return sfp8_sqrt(f, a, env, fl);
-    case OP_SQUARE: return sfp8_mul(f, a, a, env, fl);
-    case OP_RECIP: return sfp8_div(f, u->one, a, env, fl);
-    case OP_SIGN: return sign_of(f, a, u->one, u->zero, fl);
-    case OP_FLOOR: e2 = *env; e2.rounding = SFP8_ROUND_DOWNWARD; return sfp8_round_integral(f, a, &e2, 0, fl);
-    case OP_CEIL: e2 = *env; e2.rounding = SFP8_ROUND_UPWARD; return sfp8_round_integral(f, a, &e2, 0, fl);
-    case OP_TRUNC: e2 = *env; e2.rounding = SFP8_ROUND_TOWARD_ZERO; return sfp8_round_integral(f, a, &e2, 0, fl);
-    case OP_RINT: return sfp8_round_integral(f, a, env, 0, fl);
-    case OP_SPACING: return sfp8_spacing(f, a, env, fl);
-    default: return 0;
-    }
-}
-
-static inline int pred_op(int op, const sfp8_format *f, uint32_t a)
-{
-    int cls = sfp8_classify(f, a);
-    switch (op) {
-    case OP_ISNAN: return cls >= SFP8_CLASS_QNAN;
-    case OP_ISINF: return cls == SFP8_CLASS_INF;
-    case OP_ISFINITE: return cls < SFP8_CLASS_INF;
-    case OP_SIGNBIT: return sfp8_signbit(f, a);
-    default: return 0;
-    }
-}
-
-static inline uint32_t binary_op(int op, const sfp8_format *f, uint32_t a, uint32_t b, sfp8_env *env, uint8_t *fl)
-{
-    switch (op) {
-    case OP_ADD: return sfp8_add(f, a, b, env, fl);
-    case OP_SUB: return sfp8_sub(f, a, b, env, fl);
-    case OP_MUL: return sfp8_mul(f, a, b, env, fl);
-    case OP_DIV: return sfp8_div(f, a, b, env, fl);
-    case OP_FLOORDIV: return sfp8_floordiv(f, a, b, env, fl);
-    case OP_REM: return sfp8_remainder(f, a, b, env, fl);
-    case OP_MAX: return sfp8_max(f, a, b, fl);
-    case OP_MIN: return sfp8_min(f, a, b, fl);
-    case OP_FMAX: return sfp8_maxnum(f, a, b, fl);
-    case OP_FMIN: return sfp8_minnum(f, a, b, fl);
-    case OP_COPYSIGN: return sfp8_copysign(f, a, b);
-    case OP_NEXTAFTER: return sfp8_nextafter(f, a, b, fl);
-    default: return 0;
-    }
-}
-
-static inline int cmp_op(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *fl)
-{
-    int r = sfp8_compare(f, a, b, 0, fl);
-    switch (op) {
-    case OP_EQ: return r == SFP8_EQUAL;
-    case OP_NE: return r != SFP8_EQUAL;
-    case OP_LT: return r == SFP8_LESS;
-    case OP_LE: return r == SFP8_LESS || r == SFP8_EQUAL;
-    case OP_GT: return r == SFP8_GREATER;
-    case OP_GE: return r == SFP8_GREATER || r == SFP8_EQUAL;
-    default: return 0;
-    }
+    return (op >= X_EQ && op <= X_GE) || (op >= X_ISNAN && op <= X_SIGNBIT);
 }
 
 static int generic_loop(int op, PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
@@ -1673,49 +1645,82 @@ static int generic_loop(int op, PyArrayMethod_Context *context, char *const data
     sfp8_env env;
     (void)context;
     loop_env_for(ld, f, &env);
-    if (op <= OP_NEXTAFTER) {
+    if (X_IS_BINARY(op)) {
         char *a = data[0], *b = data[1], *o = data[2];
         /* reduction of add: exact accumulation, one rounding per inner loop */
-        if (op == OP_ADD && a == o && strides[0] == 0 && strides[2] == 0 && n > 1) {
+        if (op == X_ADD && a == o && strides[0] == 0 && strides[2] == 0 && n > 1) {
             SuperAcc sa;
             acc_init(&sa, f);
             if (sa.ok) {
                 uint8_t fl = 0;
                 acc_add_value(&sa, f, load_code(a, sz), &fl);
-                for (npy_intp i = 0; i < n; i++, b += strides[1]) acc_add_value(&sa, f, load_code(b, sz), &fl);
+                if (sz != 1 || !fast_sum(f, b, strides[1], n, &sa, &fl)) {
+                    SuperAcc s2;
+                    acc_init(&s2, f);
+                    fl = 0;
+                    acc_add_value(&s2, f, load_code(a, sz), &fl);
+                    for (npy_intp i = 0; i < n; i++, b += strides[1]) acc_add_value(&s2, f, load_code(b, sz), &fl);
+                    sa = s2;
+                }
                 if (ld->stoch) env.random = loop_random(ld);
                 store_code(o, sz, acc_round(&sa, f, &env, &fl));
                 loop_publish(ld, fl);
                 return 0;
             }
         }
-        for (npy_intp i = 0; i < n; i++, a += strides[0], b += strides[1], o += strides[2]) {
-            uint8_t fl = 0;
-            if (ld->stoch) env.random = loop_random(ld);
-            store_code(o, sz, binary_op(op, f, load_code(a, sz), load_code(b, sz), &env, &fl));
-            acc |= fl;
+        if (sz == 1) {
+            const uint16_t *tab = sfp8f_binary8(op, f, &env, n);
+            if (tab) {
+                loop_publish(ld, sfp8f_run_binary8(tab, a, strides[0], b, strides[1], o, strides[2], n));
+                return 0;
+            }
+        } else if (op == X_ADD || op == X_SUB || op == X_MUL) {
+            const sfp8f_a16 *t16 = sfp8f_arith16(f, &env, n);
+            if (t16) {
+                loop_publish(ld, sfp8f_run_arith16(t16, op, f, &env, a, strides[0], b, strides[1], o, strides[2], n,
+                                                   NULL));
+                return 0;
+            }
         }
-    } else if (op <= OP_GE) {
-        char *a = data[0], *b = data[1], *o = data[2];
-        for (npy_intp i = 0; i < n; i++, a += strides[0], b += strides[1], o += strides[2]) {
-            uint8_t fl = 0;
-            *(npy_bool *)o = (npy_bool)cmp_op(op, f, load_code(a, sz), load_code(b, sz), &fl);
-            acc |= fl;
+        if (bool_result(op)) {
+            for (npy_intp i = 0; i < n; i++, a += strides[0], b += strides[1], o += strides[2]) {
+                uint8_t fl = 0;
+                *(npy_bool *)o = (npy_bool)sfp8x_binary(op, f, load_code(a, sz), load_code(b, sz), &env, &fl);
+                acc |= fl;
+            }
+        } else {
+            for (npy_intp i = 0; i < n; i++, a += strides[0], b += strides[1], o += strides[2]) {
+                uint8_t fl = 0;
+                if (ld->stoch) env.random = loop_random(ld);
+                store_code(o, sz, sfp8x_binary(op, f, load_code(a, sz), load_code(b, sz), &env, &fl));
+                acc |= fl;
+            }
         }
-    } else if (op <= OP_SPACING) {
+    } else if (X_IS_UNARY(op)) {
         char *a = data[0], *o = data[1];
+        int osz = bool_result(op) ? 1 : sz;
+        const uint32_t *tab = sfp8f_unary(op, f, &env, n);
+        if (tab) {
+            loop_publish(ld, sfp8f_run_unary(tab, f->bits, a, strides[0], sz, o, strides[1], osz, n));
+            return 0;
+        }
         for (npy_intp i = 0; i < n; i++, a += strides[0], o += strides[1]) {
             uint8_t fl = 0;
+            uint32_t r;
             if (ld->stoch) env.random = loop_random(ld);
-            store_code(o, sz, unary_op(op, u, load_code(a, sz), &env, &fl));
+            r = sfp8x_unary(op, f, load_code(a, sz), &env, &fl);
+            if (osz == 1 && bool_result(op)) *(npy_bool *)o = (npy_bool)r;
+            else store_code(o, sz, r);
             acc |= fl;
         }
-    } else if (op <= OP_SIGNBIT) {
-        char *a = data[0], *o = data[1];
-        for (npy_intp i = 0; i < n; i++, a += strides[0], o += strides[1])
-            *(npy_bool *)o = (npy_bool)pred_op(op, f, load_code(a, sz));
-    } else if (op == OP_FMA) {
+    } else if (op == X_FMA) {
         char *a = data[0], *b = data[1], *c = data[2], *o = data[3];
+        const sfp8f_fma *t = sz == 1 ? sfp8f_fma_table(f, &env, n) : NULL;
+        if (t) {
+            loop_publish(ld, sfp8f_run_fma(t, f, &env, a, strides[0], b, strides[1], c, strides[2], o, strides[3], n,
+                                           NULL));
+            return 0;
+        }
         for (npy_intp i = 0; i < n; i++, a += strides[0], b += strides[1], c += strides[2], o += strides[3]) {
             uint8_t fl = 0;
             if (ld->stoch) env.random = loop_random(ld);
@@ -1731,8 +1736,6 @@ static int make_ufunc_data(PyArrayMethod_Context *context, NpyAuxData **out)
 {
     LoopData *ld = loopdata_new();
     UfuncData *u;
-    uint8_t fl = 0;
-    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 1, 0, 32, 0};
     if (!ld) return -1;
     u = PyMem_Calloc(1, sizeof(UfuncData));
     if (!u) {
@@ -1745,8 +1748,6 @@ static int make_ufunc_data(PyArrayMethod_Context *context, NpyAuxData **out)
     u->ld.flags = &((FlagCellObject *)u->ld.cell)->flags;
     u->ld.base.clone = ufuncdata_clone;
     u->f = *descr_fmt(context->descriptors[0]);
-    u->one = sfp8_from_int64(&u->f, 1, &env, &fl);
-    u->zero = sfp8_from_int64(&u->f, 0, &env, &fl);
     *out = (NpyAuxData *)u;
     return 0;
 }
@@ -1770,41 +1771,41 @@ static int make_ufunc_data(PyArrayMethod_Context *context, NpyAuxData **out)
         return 0;                                                                                    \
     }
 
-DEFINE_OP(add, OP_ADD)
-DEFINE_OP(sub, OP_SUB)
-DEFINE_OP(mul, OP_MUL)
-DEFINE_OP(div, OP_DIV)
-DEFINE_OP(floordiv, OP_FLOORDIV)
-DEFINE_OP(rem, OP_REM)
-DEFINE_OP(max, OP_MAX)
-DEFINE_OP(min, OP_MIN)
-DEFINE_OP(fmax, OP_FMAX)
-DEFINE_OP(fmin, OP_FMIN)
-DEFINE_OP(copysign, OP_COPYSIGN)
-DEFINE_OP(nextafter, OP_NEXTAFTER)
-DEFINE_OP(eq, OP_EQ)
-DEFINE_OP(ne, OP_NE)
-DEFINE_OP(lt, OP_LT)
-DEFINE_OP(le, OP_LE)
-DEFINE_OP(gt, OP_GT)
-DEFINE_OP(ge, OP_GE)
-DEFINE_OP(neg, OP_NEG)
-DEFINE_OP(pos, OP_POS)
-DEFINE_OP(abs, OP_ABS)
-DEFINE_OP(sqrt, OP_SQRT)
-DEFINE_OP(square, OP_SQUARE)
-DEFINE_OP(recip, OP_RECIP)
-DEFINE_OP(sign, OP_SIGN)
-DEFINE_OP(floor, OP_FLOOR)
-DEFINE_OP(ceil, OP_CEIL)
-DEFINE_OP(trunc, OP_TRUNC)
-DEFINE_OP(rint, OP_RINT)
-DEFINE_OP(spacing, OP_SPACING)
-DEFINE_OP(isnan, OP_ISNAN)
-DEFINE_OP(isinf, OP_ISINF)
-DEFINE_OP(isfinite, OP_ISFINITE)
-DEFINE_OP(signbit, OP_SIGNBIT)
-DEFINE_OP(fma, OP_FMA)
+DEFINE_OP(add, X_ADD)
+DEFINE_OP(sub, X_SUB)
+DEFINE_OP(mul, X_MUL)
+DEFINE_OP(div, X_DIV)
+DEFINE_OP(floordiv, X_FLOORDIV)
+DEFINE_OP(rem, X_REM)
+DEFINE_OP(max, X_MAX)
+DEFINE_OP(min, X_MIN)
+DEFINE_OP(fmax, X_FMAX)
+DEFINE_OP(fmin, X_FMIN)
+DEFINE_OP(copysign, X_COPYSIGN)
+DEFINE_OP(nextafter, X_NEXTAFTER)
+DEFINE_OP(eq, X_EQ)
+DEFINE_OP(ne, X_NE)
+DEFINE_OP(lt, X_LT)
+DEFINE_OP(le, X_LE)
+DEFINE_OP(gt, X_GT)
+DEFINE_OP(ge, X_GE)
+DEFINE_OP(neg, X_NEG)
+DEFINE_OP(pos, X_POS)
+DEFINE_OP(abs, X_ABS)
+DEFINE_OP(sqrt, X_SQRT)
+DEFINE_OP(square, X_SQUARE)
+DEFINE_OP(recip, X_RECIP)
+DEFINE_OP(sign, X_SIGN)
+DEFINE_OP(floor, X_FLOOR)
+DEFINE_OP(ceil, X_CEIL)
+DEFINE_OP(trunc, X_TRUNC)
+DEFINE_OP(rint, X_RINT)
+DEFINE_OP(spacing, X_SPACING)
+DEFINE_OP(isnan, X_ISNAN)
+DEFINE_OP(isinf, X_ISINF)
+DEFINE_OP(isfinite, X_ISFINITE)
+DEFINE_OP(signbit, X_SIGNBIT)
+DEFINE_OP(fma, X_FMA)
 
 static int add_initial(PyArrayMethod_Context *context, npy_bool reduction_is_empty, void *initial)
 {
@@ -1972,7 +1973,10 @@ typedef struct {
     LoopData ld;
     sfp8_format f;
     int out_kind; /* 0: the input format, 1: float32, 2: float64 */
+    int blas;     /* the loop may take the binary64 BLAS path (holds the GIL) */
 } MatmulData;
+
+static PyObject *np_matmul_fn = NULL; /* numpy.matmul, for the binary64 path */
 
 static NpyAuxData *matmuldata_clone(NpyAuxData *p)
 {
@@ -2031,6 +2035,137 @@ static uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp
     return acc_round_finite(sa, outf, env, flags);
 }
 
+/* binary64 -> binary32 in any deterministic mode, for an exact binary64 d
+ * inside binary32's normal range (or zero): hardware nearest-even, then the
+ * neighbour the mode asks for. */
+static float d2f_mode(double d, int mode, unsigned *fl)
+{
+    float f = (float)d;
+    double df = (double)f, lo, hi;
+    if (df == d) return f;
+    *fl |= SFP8_FLAG_INEXACT;
+    if (df < d) {
+        lo = df;
+        hi = (double)nextafterf(f, INFINITY);
+    } else {
+        hi = df;
+        lo = (double)nextafterf(f, -INFINITY);
+    }
+    switch (mode) {
+    case SFP8_ROUND_TOWARD_ZERO: return (float)(d > 0 ? lo : hi);
+    case SFP8_ROUND_UPWARD: return (float)hi;
+    case SFP8_ROUND_DOWNWARD: return (float)lo;
+    case SFP8_ROUND_NEAREST_AWAY:
+        if (d - lo == hi - d) return (float)(d > 0 ? hi : lo);
+        return f;
+    case SFP8_ROUND_TO_ODD: {
+        float flo = (float)lo;
+        uint32_t b;
+        memcpy(&b, &flo, 4);
+        return (b & 1) ? flo : (float)hi;
+    }
+    default: return f;
+    }
+}
+
+/* Exact products and sums in binary64 through BLAS: every code is v * 2^qmin
+ * with |v| < 2^vbits, so n * 2^(2 vbits) <= 2^53 keeps every partial sum an
+ * exact binary64 in any order.  Returns 1 when done, 0 to take the exact
+ * accumulator instead, -1 on a Python error. */
+static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
+                       npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp, npy_intp om, npy_intp op,
+                       unsigned *accf)
+{
+    const sfp8_format *f = &md->f;
+    const sfp8f_sum *st = sfp8f_sum_table(f, m * n + n * p);
+    const sfp8f_conv *dec;
+    const uint16_t *fromf = NULL;
+    PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
+    double *pa, *pb;
+    const double *pd;
+    unsigned fl = 0, bad = 0;
+    npy_intp dims[2];
+    int lg = 0;
+    if (!md->blas || !st || m == 0 || n == 0 || p == 0) return 0;
+    while (((npy_intp)1 << lg) < n) lg++;
+    if (lg + 2 * st->vbits > 53) return 0;
+    dec = sfp8f_convert(f, &sfp8_binary64, env, m * n + n * p);
+    if (!dec) return 0;
+    if (md->out_kind == 0 && !(fromf = sfp8f_from_float(f, env, m * p))) return 0;
+    dims[0] = m; dims[1] = n;
+    Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    dims[0] = n; dims[1] = p;
+    Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    if (!Ad || !Bd) goto fail;
+    pa = (double *)PyArray_DATA(Ad);
+    pb = (double *)PyArray_DATA(Bd);
+    for (npy_intp i = 0; i < m; i++)
+        for (npy_intp l = 0; l < n; l++) {
+            uint8_t c = *(uint8_t *)(A + i * am + l * an);
+            memcpy(&pa[i * n + l], &dec->val[c], 8);
+            fl |= dec->fl[c];
+            bad |= st->cat[c];
+        }
+    for (npy_intp l = 0; l < n; l++)
+        for (npy_intp j = 0; j < p; j++) {
+            uint8_t c = *(uint8_t *)(B + l * bn + j * bp);
+            memcpy(&pb[l * p + j], &dec->val[c], 8);
+            fl |= dec->fl[c];
+            bad |= st->cat[c];
+        }
+    if (bad & SFP8F_SUM_SPECIAL) { /* NaN or infinity: the exact accumulator */
+        Py_DECREF(Ad);
+        Py_DECREF(Bd);
+        return 0;
+    }
+    Dd = (PyArrayObject *)PyObject_CallFunctionObjArgs(np_matmul_fn, (PyObject *)Ad, (PyObject *)Bd, NULL);
+    if (!Dd) goto fail;
+    if (!PyArray_Check(Dd) || PyArray_TYPE(Dd) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(Dd)) {
+        PyErr_SetString(PyExc_RuntimeError, "softfp8 matmul: unexpected binary64 product");
+        goto fail;
+    }
+    pd = (const double *)PyArray_DATA(Dd);
+    for (npy_intp i = 0; i < m; i++)
+        for (npy_intp j = 0; j < p; j++) {
+            double d = pd[i * p + j];
+            char *o = O + i * om + j * op;
+            if (d == 0 || (md->out_kind == 1 && !(fabs(d) >= 0x1p-126 && fabs(d) < 0x1p127))) {
+                /* an exact zero (its sign) or a binary32 outside its normal range: the exact accumulator */
+                SuperAcc sa;
+                uint8_t f0 = 0;
+                acc_init_k(&sa, f, 2);
+                for (npy_intp l = 0; l < n; l++)
+                    acc_add_product(&sa, f, *(uint8_t *)(A + i * am + l * an), *(uint8_t *)(B + l * bn + j * bp), &f0);
+                if (md->out_kind == 0) store_code(o, 1, acc_round(&sa, f, env, &f0));
+                else store_raw(o, md->out_kind == 1 ? 4 : 8,
+                               acc_round_float(&sa, md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, env, &f0));
+                fl |= f0;
+            } else if (md->out_kind == 0) {
+                uint64_t b;
+                uint16_t v;
+                memcpy(&b, &d, 8);
+                v = fromf[sfp8f_key64(b)];
+                *(uint8_t *)o = (uint8_t)v;
+                fl |= (unsigned)(v >> 8);
+            } else if (md->out_kind == 1) {
+                float r = d2f_mode(d, env->rounding, &fl);
+                memcpy(o, &r, 4);
+            } else {
+                memcpy(o, &d, 8);
+            }
+        }
+    Py_DECREF(Ad);
+    Py_DECREF(Bd);
+    Py_DECREF(Dd);
+    *accf |= fl;
+    return 1;
+fail:
+    Py_XDECREF(Ad);
+    Py_XDECREF(Bd);
+    Py_XDECREF(Dd);
+    return -1;
+}
+
 static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                        npy_intp const strides[], NpyAuxData *auxdata)
 {
@@ -2046,6 +2181,9 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
     loop_env_for(&md->ld, f, &env);
     for (npy_intp k = 0; k < N; k++) {
         char *A = data[0] + k * strides[0], *B = data[1] + k * strides[1], *O = data[2] + k * strides[2];
+        int done = matmul_blas(md, &env, A, B, O, m, n, p, am, an, bn, bp, om, op, &accf);
+        if (done < 0) return -1;
+        if (done) continue;
         for (npy_intp i = 0; i < m; i++) {
             for (npy_intp j = 0; j < p; j++) {
                 SuperAcc sa;
@@ -2100,9 +2238,11 @@ static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move
     case NPY_DOUBLE: md->out_kind = 2; break;
     default: md->out_kind = 0; break;
     }
+    /* the binary64 BLAS path calls numpy.matmul: the loop then holds the GIL */
+    md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && md->f.bits <= 8;
     *out_loop = matmul_loop;
     *out_transferdata = (NpyAuxData *)md;
-    *flags = 0;
+    *flags = md->blas ? NPY_METH_REQUIRES_PYAPI : 0;
     return 0;
 }
 
@@ -2134,6 +2274,10 @@ static int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
     PyObject *uf = PyObject_GetAttrString(numpy_module, "matmul");
     PyArray_DTypeMeta *outs[3] = {cls, &PyArray_FloatDType, &PyArray_DoubleDType};
     if (!uf) return -1;
+    if (!np_matmul_fn) {
+        np_matmul_fn = uf;
+        Py_INCREF(np_matmul_fn);
+    }
     for (int k = 0; k < 3; k++) {
         if (k == 1) {
             Py_DECREF(uf);

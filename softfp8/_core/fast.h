@@ -1,0 +1,122 @@
+/* Fast paths (internal): tables derived at run time from the exact core, and
+ * kernels that read them.  Every table entry is computed by the core itself
+ * (ops.c), so a table path is exactly the core; the SIMD kernels are checked
+ * against the tables before they are used (see fast.c) and by the tests.
+ *
+ * Tables are built on first use, cached for the life of the process, and
+ * never change once published; building takes a mutex.  NULL means "no fast
+ * path here: use the generic core" (stochastic rounding, formats the tables
+ * do not cover, fast paths disabled, or the memory cap reached). */
+#ifndef SOFTFP8_FAST_H
+#define SOFTFP8_FAST_H
+#include <stddef.h>
+#include <stdint.h>
+#include "softfp8/softfp8.h"
+
+/* 1 unless disabled by SOFTFP8_FAST=0 in the environment or by sfp8f_set_enabled(0);
+ * 2 (eager: build every table on first use, whatever the call length) with
+ * SOFTFP8_FAST=2 or sfp8f_set_enabled(2).  Every table getter takes the length n
+ * of the call that asks: a missing table is built only if n repays it. */
+int sfp8f_enabled(void);
+int sfp8f_set_enabled(int on); /* returns the previous setting */
+/* Which SIMD level the kernels use: 0 portable C, 2 AVX-512 (F/BW/VL/DQ/VBMI).
+ * SOFTFP8_SIMD=0 in the environment forces portable C. */
+int sfp8f_simd_level(void);
+int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
+
+/* ---- binary operations of an 8-bit format: 65,536 entries, index a << 8 | b,
+ *      entry = result byte | flags << 8 ---- */
+const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+
+/* ---- unary operations of a format of <= 16 bits: 2^bits entries,
+ *      entry = result | flags << 16 ---- */
+const uint32_t *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+
+/* ---- conversion from a format of <= 16 bits (binary16 allowed) to any
+ *      descriptor: 2^bits entries of the destination code, plus flags ---- */
+typedef struct sfp8f_conv {
+    int n;              /* entries: 1 << src bits */
+    const uint64_t *val;
+    const uint8_t *fl;
+    uint8_t any_flags;  /* OR of all fl[] */
+    /* byte planes for the SIMD lookup: plane k = byte k of val (8-bit sources) */
+    const uint8_t *planes; /* 8 * 256 bytes, or NULL */
+} sfp8f_conv;
+const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                ptrdiff_t n);
+
+/* ---- binary32 / binary64 -> 8-bit format with at most 4 mantissa bits:
+ *      65,536 entries indexed by the compressed binary32 key
+ *      (sign, exponent, 6 leading mantissa bits, sticky); entry = code | flags << 8 ---- */
+const uint16_t *sfp8f_from_float(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n);
+
+/* ---- exact sums of an 8-bit format: every finite value is v[c] * 2^qmin with
+ *      |v[c]| < 2^40; special[c] marks NaN / infinity codes ---- */
+#define SFP8F_SUM_NONZERO 1
+#define SFP8F_SUM_POSZERO 2
+#define SFP8F_SUM_NEGZERO 4
+#define SFP8F_SUM_SPECIAL 8
+typedef struct sfp8f_sum {
+    int64_t v[256];       /* value / 2^qmin, qmin = -bias - man_bits */
+    uint8_t fl[256];      /* flags reading the code raises (denormal) */
+    uint8_t cat[256];     /* SFP8F_SUM_* */
+    int vbits;            /* max |v| < 2^vbits */
+} sfp8f_sum;
+const sfp8f_sum *sfp8f_sum_table(const sfp8_format *f, ptrdiff_t n);
+
+/* ---- kernels (strides in bytes; return the OR of the flags) ---- */
+unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
+                           char *o, ptrdiff_t so, ptrdiff_t n);
+/* codes of `size` bytes (1 or 2), output of `osize` bytes (1, 2 or 4; 1 for predicates) */
+unsigned sfp8f_run_unary(const uint32_t *tab, int bits, const char *a, ptrdiff_t sa, int size, char *o,
+                         ptrdiff_t so, int osize, ptrdiff_t n);
+unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int isize, char *o,
+                           ptrdiff_t so, int osize, ptrdiff_t n);
+/* isize 4 (binary32) or 8 (binary64) */
+unsigned sfp8f_run_from_float(const uint16_t *tab, const char *a, ptrdiff_t sa, int isize, char *o,
+                              ptrdiff_t so, ptrdiff_t n);
+/* Exact sum: *acc += sum of v[c]; returns the flags; ORs the categories seen
+ * into *cats (a NaN or infinity: the caller takes the generic path). */
+unsigned sfp8f_run_sum(const sfp8f_sum *t, const char *a, ptrdiff_t sa, ptrdiff_t n, __int128 *acc,
+                       unsigned *cats);
+
+/* the compressed binary32 key (exposed for the tests through the module) */
+static inline uint32_t sfp8f_key32(uint32_t b)
+{
+    return ((b >> 16) & 0xfffeu) | ((b & 0x1ffffu) != 0);
+}
+uint32_t sfp8f_key64(uint64_t b);
+
+/* ---- fused multiply-add of an 8-bit format: a*b exactly in binary64, the
+ *      sum by TwoSum rounded to odd (53 bits keep every decision of a
+ *      <= 5-bit format), then the binary64 key table.  NaN/infinity operands
+ *      and exact-zero results take the core. ---- */
+typedef struct sfp8f_fma {
+    double v[256];
+    uint8_t fl[256];      /* flags reading the code raises (denormal) */
+    uint8_t special[256]; /* NaN or infinity */
+    const uint16_t *fromf;
+} sfp8f_fma;
+const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* flout: per-element flags, or NULL */
+unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
+                       ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
+                       ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
+/* ---- add/sub/mul of a 16-bit format with IEEE subnormals and a sign bit
+ *      (float16, bfloat16, hfp16_169, ...): operands decoded to binary64,
+ *      the exact result rounded to odd, then one integer rounding routine
+ *      specialised to the format (checked against the core by the tests).
+ *      NaN/infinity operands take the core. ---- */
+typedef struct sfp8f_a16 {
+    const sfp8f_conv *dec; /* format -> binary64 */
+    int man_bits, emin, rounding, tininess_before;
+    uint32_t maxmag, signbit;
+    uint32_t ovf_code[2];
+    uint8_t ovf_fl[2];
+} sfp8f_a16;
+const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
+                           const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
+                           ptrdiff_t n, uint8_t *flout);
+#endif
