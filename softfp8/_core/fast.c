@@ -611,9 +611,11 @@ static inline uint64_t odd_sum(double p, double q, double *s_out)
     double bb = s - p;
     double err = (p - (s - bb)) + (q - bb);
     uint64_t b = dbits(s);
+    /* branch-free: if err != 0 and b is even, step one ulp towards err */
+    uint64_t move = (uint64_t)((err != 0) & !(b & 1));
+    uint64_t dir = (uint64_t)((err > 0) == (s > 0)); /* 1: magnitude up, 0: down */
     *s_out = s;
-    if (err != 0 && !(b & 1)) b += ((err > 0) == (s > 0)) ? 1 : (uint64_t)-1;
-    return b;
+    return b + (move & dir) - (move & (dir ^ 1));
 }
 
 unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
@@ -706,11 +708,11 @@ typedef struct {
 static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint64_t K, uint64_t rem,
                                                            uint64_t half)
 {
-    switch (MODE) {
-    case SFP8_ROUND_NEAREST_EVEN: return rem > half || (rem == half && (K & 1));
+    switch (MODE) { /* branch-free forms: the operands are data */
+    case SFP8_ROUND_NEAREST_EVEN: return (rem > half) | ((rem == half) & (int)(K & 1));
     case SFP8_ROUND_NEAREST_AWAY: return rem >= half;
-    case SFP8_ROUND_UPWARD: return !s && rem;
-    case SFP8_ROUND_DOWNWARD: return s && rem;
+    case SFP8_ROUND_UPWARD: return (!s) & (rem != 0);
+    case SFP8_ROUND_DOWNWARD: return s & (rem != 0);
     default: return 0;
     }
 }
@@ -829,4 +831,121 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
     } else {
         ARITH16_MODES(X_ADD)
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Stochastic rounding from binary32 / binary64                              */
+/* ------------------------------------------------------------------------ */
+
+enum { T_SR = 18 };
+
+static void *build_sr(const entry *k, size_t *bytes)
+{
+    sfp8_env env;
+    sfp8f_sr *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    key_env(k, &env);
+    env.rounding = SFP8_ROUND_TOWARD_ZERO;
+    t->rz = cached_locked(T_FROMF, 0, &k->a, NULL, &env, build_fromf, 65536, 65536);
+    env.rounding = SFP8_ROUND_UPWARD;
+    t->up = cached_locked(T_FROMF, 0, &k->a, NULL, &env, build_fromf, 65536, 65536);
+    env.rounding = SFP8_ROUND_DOWNWARD;
+    t->dn = cached_locked(T_FROMF, 0, &k->a, NULL, &env, build_fromf, 65536, 65536);
+    if (!t->rz || !t->up || !t->dn) {
+        free(t);
+        return NULL;
+    }
+    t->man_bits = k->a.man_bits;
+    t->emin = 1 - k->a.bias;
+    *bytes = sizeof *t;
+    return t;
+}
+
+const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n)
+{
+    sfp8_env e2;
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || !from_float_ok(dst) ||
+        dst->subnormals == SFP8_SUBNORMALS_TESLA)
+        return NULL;
+    e2 = *env; /* one table set for every sr_bits: the key holds saturation and tininess only */
+    return cached(T_SR, 0, dst, NULL, &e2, build_sr, n, 3 * 65536);
+}
+
+/* sfp8_random_u32, inlined (the loop-invariant half is hoisted) */
+static inline uint64_t mix64(uint64_t z)
+{
+    z ^= z >> 33;
+    z *= 0xff51afd7ed558ccdULL;
+    z ^= z >> 33;
+    z *= 0xc4ceb9fe1a85ec53ULL;
+    z ^= z >> 33;
+    return z;
+}
+
+unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
+                                 uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
+                                 ptrdiff_t so, ptrdiff_t n)
+{
+    const int N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
+    const uint64_t hs = mix64(seed + 0x94D049BB133111EBULL);
+    const uint64_t base = stream * 0xBF58476D1CE4E5B9ULL + 0x632BE59BD9B4E019ULL;
+    const uint64_t Rmask = (N == 32) ? 0xffffffffULL : ((1ULL << N) - 1);
+    const int M = t->man_bits;
+    unsigned acc = 0;
+    sfp8_env e2 = *env;
+    for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
+        uint64_t idx = index0 + (uint64_t)i;
+        uint32_t R32 = (uint32_t)(mix64(mix64(idx * 0x9E3779B97F4A7C15ULL + base) ^ hs) >> 32);
+        uint64_t rem, tfr;
+        int E, sh, neg;
+        uint32_t key;
+        uint16_t v;
+        if (isize == 4) {
+            uint32_t b;
+            memcpy(&b, a, 4);
+            key = sfp8f_key32(b);
+            E = (int)((b >> 23) & 0xff);
+            neg = (int)(b >> 31);
+            if ((b & 0x7fffffffu) == 0 || E == 255) goto exact;
+            if (E == 0 || E - 127 < t->emin) goto core;
+            sh = 23 - M;
+            rem = b & ((1u << sh) - 1);
+            tfr = N >= sh ? rem << (N - sh) : rem >> (sh - N);
+        } else {
+            uint64_t b;
+            memcpy(&b, a, 8);
+            key = sfp8f_key64(b);
+            E = (int)((b >> 52) & 0x7ff);
+            neg = (int)(b >> 63);
+            if ((b & 0x7fffffffffffffffULL) == 0 || E == 2047) goto exact;
+            if (E == 0 || E - 1023 < t->emin || E - 1023 > 127) goto core;
+            sh = 52 - M;
+            rem = b & ((1ULL << sh) - 1);
+            tfr = rem >> (sh - N);
+        }
+        v = t->rz[key];
+        if (v & (SFP8_FLAG_OVERFLOW << 8)) goto core;
+        {
+            uint16_t va = (neg ? t->dn : t->up)[key];
+            uint16_t pick = (uint16_t)-(uint16_t)(tfr + (R32 & Rmask) >= (1ULL << N)); /* branch-free */
+            v = (uint16_t)((va & pick) | (v & (uint16_t)~pick));
+        }
+        *(uint8_t *)o = (uint8_t)v;
+        acc |= (unsigned)(v >> 8);
+        continue;
+    exact: /* zero, infinity, NaN: no rounding */
+        v = t->rz[key];
+        *(uint8_t *)o = (uint8_t)v;
+        acc |= (unsigned)(v >> 8);
+        continue;
+    core: {
+        uint8_t fl = 0;
+        uint64_t bits = 0;
+        e2.random = R32;
+        memcpy(&bits, a, (size_t)isize);
+        *(uint8_t *)o = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64, dst, bits, &e2, &fl);
+        acc |= fl;
+    }
+    }
+    return acc;
 }

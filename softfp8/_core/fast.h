@@ -119,4 +119,19 @@ const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdif
 unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
                            const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
                            ptrdiff_t n, uint8_t *flout);
+
+/* ---- stochastic rounding binary32/binary64 -> 8-bit format (from_float
+ *      formats): inside the normal range, below overflow, the result is the
+ *      toward-zero or the away-from-zero neighbour, chosen by the core's rule
+ *      t + R >= 2^N with t = floor(fraction * 2^N) and R the counter-based
+ *      random bits of the element; everything else takes the core. ---- */
+typedef struct sfp8f_sr {
+    const uint16_t *rz, *up, *dn; /* key tables: toward zero, upward, downward */
+    int man_bits, emin;
+} sfp8f_sr;
+const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n);
+/* random bits of element i: sfp8_random_u32(seed, stream, index0 + i) */
+unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
+                                 uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
+                                 ptrdiff_t so, ptrdiff_t n);
 #endif

@@ -845,6 +845,16 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
     const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT) ? t->f : s->f;
     (void)context;
     loop_env_for(ld, ef, &env);
+    if (ld->stoch && s->kind == K_FLOAT && (s->size == 4 || s->size == 8) && t->kind == K_SFP8) {
+        const sfp8f_sr *sr = sfp8f_stochastic(t->f, &env, n);
+        if (sr) {
+            acc = sfp8f_run_from_float_sr(sr, t->f, &env, ld->seed, ld->stream, ld->index, in, strides[0], s->size,
+                                          out, strides[1], n);
+            ld->index += (uint64_t)n;
+            loop_publish(ld, acc);
+            return 0;
+        }
+    }
     if (fast_cast(cd, &env, in, strides[0], out, strides[1], n, &acc)) {
         loop_publish(ld, acc);
         return 0;
