@@ -581,7 +581,7 @@ static void *build_fma(const entry *k, size_t *bytes)
     }
     for (uint32_t c = 0; c < 256; c++) {
         uint8_t fl = 0;
-        uint64_t b = sfp8_convert(&k->a, &sfp8_binary64, c, &env, &fl);
+        uint64_t b = sfp8_convert(&k->a, &sfp8_binary64, c, &free_env, &fl);
         int cls = sfp8_classify(&k->a, c);
         memcpy(&t->v[c], &b, 8);
         t->fl[c] = fl;
@@ -666,7 +666,9 @@ static void *build_a16(const entry *k, size_t *bytes)
     uint32_t big;
     if (!t) return NULL;
     key_env(k, &env);
-    t->dec = cached_locked(T_CONV, 0, &k->a, &sfp8_binary64, &env, build_conv, 65536, 65536);
+    /* decoding is exact; IEEE overflow keeps infinite operands infinite (a
+     * saturating environment would turn them into the largest binary64) */
+    t->dec = cached_locked(T_CONV, 0, &k->a, &sfp8_binary64, &free_env, build_conv, 65536, 65536);
     if (!t->dec) {
         free(t);
         return NULL;

@@ -1,0 +1,212 @@
+"""Fast paths of fma, 16-bit add/sub/mul, stochastic casts and matmul against the core.
+
+Reference: the same call with the fast paths off (``_ext.set_fast(0)``: the exact
+core, checked by the rest of the suite against rational arithmetic and TestFloat).
+The fast variant runs eager (``set_fast(2)``).  ``softfp8.bits`` gives per-element
+flags; ufunc and cast calls give the OR of the flags of the call.  Each test runs
+in a forked child (``isolated`` from test_fast_paths) so its tables are fresh.
+"""
+import contextlib
+import itertools
+
+import numpy as np
+import pytest
+
+import softfp8
+import softfp8.bits as sfb
+from softfp8 import _ext
+
+from test_fast_paths import isolated
+
+MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
+
+
+@contextlib.contextmanager
+def level(n):
+    prev = _ext.set_fast(n)
+    try:
+        yield
+    finally:
+        _ext.set_fast(prev)
+
+
+def _bits_pair(fn, *args, **kw):
+    with level(0):
+        ref = fn(*args, **kw)
+    with level(2):
+        got = fn(*args, **kw)
+    return ref, got
+
+
+def _assert_same(ref, got, what):
+    rc, rf = ref
+    gc, gf = got
+    bad = np.flatnonzero((np.asarray(rc) != np.asarray(gc)) | (np.asarray(rf) != np.asarray(gf)))
+    assert bad.size == 0, f"{what}: first mismatch at {bad[0]}: core {rc[bad[0]]}/{rf[bad[0]]} fast {gc[bad[0]]}/{gf[bad[0]]}"
+    return np.asarray(rc).size
+
+
+def _special_biased_codes(rng, fmt, n):
+    """Uniform codes, plus operands near max, min normal and zero."""
+    bits = fmt.bits
+    u = rng.integers(0, 1 << bits, size=n, dtype=np.uint32)
+    mx = int(fmt.encode(fmt.max))
+    k = n // 4
+    near = rng.integers(-64, 65, size=k) + np.where(rng.random(k) < 0.5, mx, 1 << fmt.man_bits)
+    near = np.clip(near, 0, (1 << (bits - 1)) - 1).astype(np.uint32)
+    near |= (rng.random(k) < 0.5).astype(np.uint32) << (bits - 1)
+    u[:k] = near
+    return u
+
+
+# ---- 16-bit add / sub / mul: >= 10^7 random operand pairs per operation and mode ----
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@isolated
+def test_16bit_arith_random(op, name):
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(hash((op, name)) & 0xffff)
+    fn = getattr(sfb, op)
+    count = 0
+    for mode in MODES:
+        for chunk in range(5):  # 5 x 2 * 10^6 = 10^7 per operation and mode
+            a = _special_biased_codes(rng, fmt, 2_000_000)
+            b = _special_biased_codes(rng, fmt, 2_000_000)
+            ref, got = _bits_pair(fn, fmt, a, b, rounding=mode)
+            count += _assert_same(ref, got, f"{name} {op} {mode}")
+    assert count == 6 * 10_000_000
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
+@isolated
+def test_16bit_arith_configs(name):
+    """Every deterministic configuration (saturation, tininess) on 2*10^5 pairs, ufunc OR-flags too."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(7)
+    count = 0
+    for mode, sat, tin in itertools.product(MODES, (False, True), ("after", "before")):
+        a = _special_biased_codes(rng, fmt, 200_000)
+        b = _special_biased_codes(rng, fmt, 200_000)
+        for op, uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+            ref, got = _bits_pair(getattr(sfb, op), fmt, a, b, rounding=mode, saturate=sat, tininess=tin)
+            count += _assert_same(ref, got, f"{name} {op} {mode} sat={sat} {tin}")
+            x = a.astype(np.uint16).view(fmt.dtype)
+            y = b.astype(np.uint16).view(x.dtype)
+            outs = []
+            for lv in (0, 2):
+                with level(lv), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
+                        softfp8.collect_flags() as fl, np.errstate(all="ignore"):
+                    r = uf(x, y)
+                outs.append((r.view(np.uint16).tobytes(), int(fl.flags)))
+            assert outs[0] == outs[1], f"{name} {uf.__name__} {mode} sat={sat} {tin}"
+    assert count == 24 * 3 * 200_000
+
+
+# ---- fma of 8-bit formats ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2"])
+@isolated
+def test_fma_exhaustive_nearest_even(name):
+    """All 2^24 operand triples, default configuration, per-element flags."""
+    fmt = getattr(softfp8, name)
+    c = np.arange(256, dtype=np.uint32)
+    a, b = np.repeat(c, 256), np.tile(c, 256)
+    count = 0
+    for z in range(256):
+        cc = np.full(65536, z, dtype=np.uint32)
+        ref, got = _bits_pair(sfb.fma, fmt, a, b, cc, rounding="nearest_even")
+        count += _assert_same(ref, got, f"{name} fma c={z}")
+    assert count == 1 << 24
+
+
+FMA_FORMATS = ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"]
+
+
+@pytest.mark.parametrize("name", FMA_FORMATS + ["cf143"])
+@isolated
+def test_fma_random_all_configs(name):
+    fmt = softfp8.cfloat8_143(bias=7) if name == "cf143" else getattr(softfp8, name)
+    rng = np.random.default_rng(11)
+    count = 0
+    for mode, sat, tin in itertools.product(MODES, (False, True), ("after", "before")):
+        a, b, c = (rng.integers(0, 256, size=200_000, dtype=np.uint32) for _ in range(3))
+        ref, got = _bits_pair(sfb.fma, fmt, a, b, c, rounding=mode, saturate=sat, tininess=tin)
+        count += _assert_same(ref, got, f"{name} fma {mode} sat={sat} {tin}")
+        # the ufunc: OR-flags per call
+        x, y, z = (v.astype(np.uint8).view(fmt.dtype) for v in (a, b, c))
+        outs = []
+        for lv in (0, 2):
+            with level(lv), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
+                    softfp8.collect_flags() as fl, np.errstate(all="ignore"):
+                r = softfp8.fma(x, y, z)
+            outs.append((r.view(np.uint8).tobytes(), int(fl.flags)))
+        assert outs[0] == outs[1], f"{name} fma ufunc {mode} sat={sat} {tin}"
+    assert count == 24 * 200_000
+
+
+# ---- stochastic float32/float64 -> 8-bit casts ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
+@isolated
+def test_stochastic_cast(name):
+    fmt = getattr(softfp8, name)
+    dt = fmt.dtype
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(300_000) * 8).astype(np.float32)
+    x[::7] = 0
+    x[1::11] *= 1e-3
+    x[2::13] = rng.integers(0, 2**32, size=x[2::13].size, dtype=np.uint32).view(np.float32)
+    x[3::101] = np.float32(1e30)
+    count = 0
+    for src in (x, x.astype(np.float64), x[::-3]):
+        for sat, nbits, seed in itertools.product((False, True), (32, 9, 1), (1, 2**63 + 5)):
+            outs = []
+            for lv in (0, 2, 1):
+                with level(lv), softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), \
+                        softfp8.saturation(sat), softfp8.collect_flags() as fl, np.errstate(all="ignore"):
+                    r1 = src.astype(dt)
+                    r2 = src[: src.size // 2].astype(dt)  # the next operation: another stream
+                outs.append((r1.view(np.uint8).tobytes(), r2.view(np.uint8).tobytes(), int(fl.flags)))
+            assert outs[0] == outs[1] == outs[2], f"{name} {src.dtype} sat={sat} sr_bits={nbits} seed={seed}"
+            count += src.size
+    assert count == 12 * (300_000 + 300_000 + 100_000)
+
+
+# ---- matmul: the binary64 BLAS path ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e4m3fnuz", "hfp8_143", "e5m2", "cf143_60"])
+@isolated
+def test_matmul_paths(name):
+    fmt = softfp8.cfloat8_143(bias=60) if name == "cf143_60" else getattr(softfp8, name)
+    dt = fmt.dtype
+    rng = np.random.default_rng(5)
+    cases = 0
+    for m, n, p in ((1, 1, 1), (3, 17, 5), (33, 64, 20), (8, 300, 9)):
+        A = rng.integers(0, 256, size=(m, n), dtype=np.uint8)
+        B = rng.integers(0, 256, size=(n, p), dtype=np.uint8)
+        # mostly finite values; some rows of zeros (exact-zero results) and cancellations
+        clean = np.vectorize(lambda c: 0 if fmt.classify(int(c)) in ("snan", "qnan", "inf") else c)
+        A, B = clean(A).astype(np.uint8), clean(B).astype(np.uint8)
+        A[0] = 0
+        if m > 2:
+            A[1] = A[2] ^ (1 << 7) if fmt.signed else A[2]
+        for variant in ("plain", "transposed", "nan"):
+            a, b = A.view(dt), B.view(dt)
+            if variant == "transposed":
+                a, b = np.ascontiguousarray(a.T).T, np.asfortranarray(b)
+            if variant == "nan":
+                a = a.copy()
+                nan = [c for c in range(256) if fmt.classify(c) in ("qnan", "snan")]
+                a.view(np.uint8)[-1, -1] = nan[0] if nan else 0x7f
+            for mode in MODES:
+                for out in (None, np.float32, np.float64):
+                    outs = []
+                    for lv in (0, 2):
+                        with level(lv), softfp8.rounding(mode), softfp8.collect_flags() as fl, \
+                                np.errstate(all="ignore"):
+                            r = softfp8.matmul(a, b, out_dtype=out)
+                        outs.append((np.ascontiguousarray(r).tobytes(), int(fl.flags)))
+                    assert outs[0] == outs[1], f"{name} {m}x{n}x{p} {variant} {mode} out={out}"
+                    cases += 1
+    assert cases == 4 * 3 * 6 * 3
