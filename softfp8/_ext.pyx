@@ -72,6 +72,7 @@ cdef extern from "fast.h":
     int sfp8f_set_enabled(int on)
     int sfp8f_simd_level()
     int sfp8f_set_simd(int level)
+    void sfp8f_cache_stats(size_t *tables, size_t *nbytes)
 
 OPS = {"add": X_ADD, "sub": X_SUB, "mul": X_MUL, "div": X_DIV, "min": X_MIN, "max": X_MAX,
        "minnum": X_FMIN, "maxnum": X_FMAX, "cmp_quiet": X_CMP_QUIET,
@@ -92,6 +93,13 @@ def set_fast(int level):
     if level not in (0, 1, 2):
         raise ValueError(f"fast-path level must be 0, 1 or 2, got {level!r}")
     return sfp8f_set_enabled(level)
+
+
+def fast_cache_stats():
+    """(number of fast-path tables built in this process, their bytes)."""
+    cdef size_t t = 0, b = 0
+    sfp8f_cache_stats(&t, &b)
+    return int(t), int(b)
 
 
 def simd_level():

@@ -716,22 +716,27 @@ def exact_add(fmt, a, b, negate_b=False):
         return ("I", sa), fl
     if kb == "I":
         return ("I", sb), fl
-    if ka == "Z":
-        if kb == "Z":
-            return (("Z", sa) if sa == sb else ("C",)), fl
-        return ("F", sb, _dy(B[2], B[3])), fl
-    if kb == "Z":
-        return ("F", sa, _dy(A[2], A[3])), fl
-    ea, eb = A[3], B[3]
-    e = ea if ea < eb else eb
-    va = A[2] << (ea - e)
-    vb = B[2] << (eb - e)
-    s = (-va if sa else va) + (-vb if sb else vb)
+    return _sum2(sa, A[2], A[3], ka == "Z", sb, B[2], B[3], kb == "Z"), fl
+
+
+def _sum2(s1, n1, e1, z1, s2, n2, e2, z2):
+    """Exact (-1)^s1 n1 2^e1 + (-1)^s2 n2 2^e2 of two finite terms (z: the term is a
+    zero of that sign); ("C",) is an exact cancellation (its zero's sign is the mode's)."""
+    if z1:
+        if z2:
+            return ("Z", s1) if s1 == s2 else ("C",)
+        return ("F", s2, _dy(n2, e2))
+    if z2:
+        return ("F", s1, _dy(n1, e1))
+    e = e1 if e1 < e2 else e2
+    v1 = n1 << (e1 - e)
+    v2 = n2 << (e2 - e)
+    s = (-v1 if s1 else v1) + (-v2 if s2 else v2)
     if s == 0:
-        return ("C",), fl
+        return ("C",)
     if s < 0:
-        return ("F", 1, _dy(-s, e)), fl
-    return ("F", 0, _dy(s, e)), fl
+        return ("F", 1, _dy(-s, e))
+    return ("F", 0, _dy(s, e))
 
 
 def exact_sub(fmt, a, b):
@@ -821,23 +826,7 @@ def exact_fma(fmt, a, b, c):
     if kc == "I":
         return ("I", sc), fl
     pz = ka == "Z" or kb == "Z"
-    if pz:
-        if kc == "Z":
-            return (("Z", sp) if sp == sc else ("C",)), fl
-        return ("F", sc, _dy(C[2], C[3])), fl
-    pn, pe = A[2] * B[2], A[3] + B[3]
-    if kc == "Z":
-        return ("F", sp, _dy(pn, pe)), fl
-    cn, ce = C[2], C[3]
-    e = pe if pe < ce else ce
-    vp = pn << (pe - e)
-    vc = cn << (ce - e)
-    s = (-vp if sp else vp) + (-vc if sc else vc)
-    if s == 0:
-        return ("C",), fl
-    if s < 0:
-        return ("F", 1, _dy(-s, e)), fl
-    return ("F", 0, _dy(s, e)), fl
+    return _sum2(sp, A[2] * B[2], A[3] + B[3], pz, sc, C[2], C[3], kc == "Z"), fl
 
 
 def exact_convert(src, dst, a):

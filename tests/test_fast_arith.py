@@ -210,3 +210,46 @@ def test_matmul_paths(name):
                     assert outs[0] == outs[1], f"{name} {m}x{n}x{p} {variant} {mode} out={out}"
                     cases += 1
     assert cases == 4 * 3 * 6 * 3
+
+
+# ---- the comparisons above really ran fast paths: each builds its tables ----
+
+def _path_calls():
+    e4 = softfp8.e4m3.dtype
+    c8 = np.arange(256, dtype=np.uint8).view(e4)
+    x32 = np.linspace(-500, 500, 70_000, dtype=np.float32)
+    f16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(softfp8.float16.dtype)
+    m = np.full((8, 8), 0x38, dtype=np.uint8).view(e4)  # 1.0
+    return {
+        "binary8 ufunc": lambda: np.add(np.repeat(c8, 256), np.tile(c8, 256)),
+        "unary": lambda: np.sqrt(c8),
+        "cast 8-bit -> float32": lambda: c8.astype(np.float32),
+        "cast float32 -> 8-bit": lambda: x32.astype(e4),
+        "cast float64 -> 8-bit": lambda: x32.astype(np.float64).astype(e4),
+        "sum": lambda: c8[c8 == c8].sum(),
+        "fma": lambda: softfp8.fma(c8, c8, c8),
+        "16-bit add": lambda: f16 + f16,
+        "stochastic cast": lambda: _stochastic(x32, e4),
+        "matmul (binary64 BLAS)": lambda: softfp8.matmul(m, m, out_dtype=np.float32),
+        "bits.add": lambda: sfb.add(softfp8.e4m3, np.arange(256) % 256, np.arange(256)[::-1]),
+    }
+
+
+def _stochastic(x, dt):
+    with softfp8.rounding("stochastic", seed=1):
+        return x.astype(dt)
+
+
+@pytest.mark.parametrize("path", list(_path_calls()))
+@isolated
+def test_fast_path_engages(path):
+    """In a fresh process, each fast path builds tables in eager mode and none with
+    the fast paths off -- so the fast-vs-core comparisons compare different code."""
+    call = _path_calls()[path]
+    with level(0), np.errstate(all="ignore"):
+        before = _ext.fast_cache_stats()[0]
+        call()
+        assert _ext.fast_cache_stats()[0] == before, "tables built with the fast paths off"
+    with level(2), np.errstate(all="ignore"):
+        call()
+    assert _ext.fast_cache_stats()[0] > before, f"{path}: no fast-path table was built"

@@ -712,14 +712,16 @@ def structured_f32(fmt):
     return np.unique(both)
 
 
+@pytest.mark.parametrize("width", [32, 64])
 @pytest.mark.parametrize("dst", FORMATS8, ids=ID8)
 @isolated
-def test_cast_float32_structured(dst):
-    x = structured_f32(dst).view(np.float32)
+def test_cast_float_structured(dst, width):
+    make, ftype = (structured_f32, np.float32) if width == 32 else (structured_f64, np.float64)
+    x = make(dst).view(ftype)
     assert x.size > 1000
     n = 0
     for cfg in CONFIGS:
-        n += _from_float_compare(dst, x, cfg, f"cast float32 (structured) -> {dst.name} "
+        n += _from_float_compare(dst, x, cfg, f"cast float{width} (structured) -> {dst.name} "
                                               f"{cfg_id(cfg)}")
     assert n == 24 * x.size
 
@@ -791,18 +793,6 @@ def structured_f64(fmt):
     vals = np.concatenate([steps, near, F64_VALUES])
     vals = np.concatenate([vals, -vals]).view(np.uint64)
     return np.unique(np.concatenate([vals, F64_SPECIALS]))
-
-
-@pytest.mark.parametrize("dst", FORMATS8, ids=ID8)
-@isolated
-def test_cast_float64_structured(dst):
-    x = structured_f64(dst).view(np.float64)
-    assert x.size > 1000
-    n = 0
-    for cfg in CONFIGS:
-        n += _from_float_compare(dst, x, cfg, f"cast float64 (structured) -> {dst.name} "
-                                              f"{cfg_id(cfg)}")
-    assert n == 24 * x.size
 
 
 @pytest.mark.parametrize("dst", FORMATS8, ids=ID8)

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "rng.h"
+
 typedef unsigned __int128 u128;
 
 /* ------------------------------------------------------------------------ */
@@ -883,21 +885,9 @@ uint32_t sfp8_code_mask(const sfp8_format *f) { return (uint32_t)code_mask(f); }
 /* Counter-based random bits                                                 */
 /* ------------------------------------------------------------------------ */
 
-static inline uint64_t fmix64(uint64_t z)
-{
-    z ^= z >> 33;
-    z *= 0xff51afd7ed558ccdULL;
-    z ^= z >> 33;
-    z *= 0xc4ceb9fe1a85ec53ULL;
-    z ^= z >> 33;
-    return z;
-}
-
 uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
 {
-    uint64_t h = fmix64(index * 0x9E3779B97F4A7C15ULL + stream * 0xBF58476D1CE4E5B9ULL + 0x632BE59BD9B4E019ULL);
-    h = fmix64(h ^ fmix64(seed + 0x94D049BB133111EBULL));
-    return (uint32_t)(h >> 32);
+    return sfp8r_bits(sfp8r_seed_key(seed), sfp8r_stream_key(stream), index);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 
 #include "fast_simd.h"
 #include "ops.h"
+#include "rng.h"
 
 /* ------------------------------------------------------------------------ */
 /* Switches                                                                  */
@@ -137,6 +138,16 @@ static void *cached(int kind, int op, const sfp8_format *a, const sfp8_format *b
     data = cached_locked(kind, op, a, b, env, build, n, entries);
     pthread_mutex_unlock(&cache_mu);
     return data;
+}
+
+void sfp8f_cache_stats(size_t *tables, size_t *bytes)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&cache_mu);
+    for (entry *e = cache_head; e; e = e->next) n++;
+    *tables = n;
+    *bytes = cache_bytes;
+    pthread_mutex_unlock(&cache_mu);
 }
 
 static void key_env(const entry *k, sfp8_env *env)
@@ -406,24 +417,6 @@ unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, con
             z[i] = (uint8_t)v;
             acc |= v;
         }
-    } else if (sa == 1 && sb == 0 && so == 1) {
-        const uint8_t *x = (const uint8_t *)a;
-        const uint16_t *col = tab + *(const uint8_t *)b;
-        uint8_t *z = (uint8_t *)o;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            uint16_t v = col[(uint32_t)x[i] << 8];
-            z[i] = (uint8_t)v;
-            acc |= v;
-        }
-    } else if (sa == 0 && sb == 1 && so == 1) {
-        const uint16_t *row = tab + ((uint32_t) * (const uint8_t *)a << 8);
-        const uint8_t *y = (const uint8_t *)b;
-        uint8_t *z = (uint8_t *)o;
-        for (ptrdiff_t i = 0; i < n; i++) {
-            uint16_t v = row[y[i]];
-            z[i] = (uint8_t)v;
-            acc |= v;
-        }
     } else {
         for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, o += so) {
             uint16_t v = tab[(uint32_t) * (const uint8_t *)a << 8 | *(const uint8_t *)b];
@@ -434,11 +427,10 @@ unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, con
     return acc >> 8;
 }
 
-unsigned sfp8f_run_unary(const uint32_t *tab, int bits, const char *a, ptrdiff_t sa, int size, char *o,
-                         ptrdiff_t so, int osize, ptrdiff_t n)
+unsigned sfp8f_run_unary(const uint32_t *tab, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
+                         int osize, ptrdiff_t n)
 {
     uint32_t acc = 0;
-    (void)bits;
     if (size == 1 && osize == 1 && sa == 1 && so == 1) {
         const uint8_t *x = (const uint8_t *)a;
         uint8_t *z = (uint8_t *)o;
@@ -652,41 +644,45 @@ unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env 
 /* add/sub/mul of 16-bit IEEE-like formats                                   */
 /* ------------------------------------------------------------------------ */
 
+int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r)
+{
+    if (!usable_env(env) || !f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE ||
+        f->specials == SFP8_SPECIALS_FNUZ || f->man_bits < 1 || f->man_bits > 23 || f->bits > 32 ||
+        f->bias < -900 || f->bias > 900 || (1 << f->exp_bits) - f->bias > 900)
+        return 0;
+    r->M = f->man_bits;
+    r->emin = 1 - f->bias;
+    r->tb = env->tininess_before != 0;
+    r->rounding = env->rounding;
+    r->maxmag = sfp8_max_code(f);
+    r->signbit = (uint32_t)1 << (f->bits - 1);
+    for (int s = 0; s < 2; s++) { /* overflow results, from the core's rounding routine */
+        uint8_t fl = 0;
+        uint32_t c = (uint32_t)sfp8_round_value(f, s, 1, 4000, 0, env, &fl);
+        if (s) r->ovf1 = c, r->ovf_fl1 = fl;
+        else r->ovf0 = c, r->ovf_fl0 = fl;
+    }
+    return 1;
+}
+
 static int arith16_ok(const sfp8_format *f)
 {
-    return f->bits > 8 && f->bits <= 16 && f->is_signed && f->subnormals == SFP8_SUBNORMALS_IEEE &&
-           f->specials != SFP8_SPECIALS_FNUZ && f->man_bits >= 1 && f->exp_bits <= 8 && f->bias >= -100 &&
-           f->bias <= 300;
+    /* products and sums of two values stay normal binary64 numbers */
+    return f->bits > 8 && f->bits <= 16 && f->exp_bits <= 8 && f->bias >= -100 && f->bias <= 300;
 }
 
 static void *build_a16(const entry *k, size_t *bytes)
 {
     sfp8_env env;
     sfp8f_a16 *t = calloc(1, sizeof *t);
-    uint32_t big;
     if (!t) return NULL;
     key_env(k, &env);
     /* decoding is exact; IEEE overflow keeps infinite operands infinite (a
      * saturating environment would turn them into the largest binary64) */
     t->dec = cached_locked(T_CONV, 0, &k->a, &sfp8_binary64, &free_env, build_conv, 65536, 65536);
-    if (!t->dec) {
+    if (!t->dec || !sfp8f_rounder(&k->a, &env, &t->r)) {
         free(t);
         return NULL;
-    }
-    t->man_bits = k->a.man_bits;
-    t->emin = 1 - k->a.bias;
-    t->rounding = env.rounding;
-    t->tininess_before = env.tininess_before;
-    t->maxmag = sfp8_max_code(&k->a);
-    t->signbit = (uint32_t)1 << (k->a.bits - 1);
-    /* overflow results, from the core: the largest value times 4 */
-    big = sfp8_max_code(&k->a);
-    for (int s = 0; s < 2; s++) {
-        uint8_t fl = 0;
-        uint32_t four = sfp8_from_int64(&k->a, s ? -4 : 4, &env, &fl);
-        fl = 0;
-        t->ovf_code[s] = sfp8_mul(&k->a, big, four, &env, &fl);
-        t->ovf_fl[s] = fl;
     }
     *bytes = sizeof *t;
     return t;
@@ -694,18 +690,15 @@ static void *build_a16(const entry *k, size_t *bytes)
 
 const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
 {
-    if (!sfp8f_enabled() || !usable_env(env) || !arith16_ok(f)) return NULL;
+    sfp8f_rnd r;
+    if (!sfp8f_enabled() || !arith16_ok(f) || !sfp8f_rounder(f, env, &r)) return NULL;
     return cached(T_A16, 0, f, NULL, env, build_a16, n, 65536);
 }
 
-/* Round the binary64 bits x (finite, non-zero, exact or rounded to odd) into
- * the format: the core's round_pack specialised to IEEE subnormals.  MODE is
+/* Round the binary64 bits x (finite, non-zero, normal; exact or rounded to odd)
+ * into the format: the core's round_pack specialised to IEEE subnormals (see
+ * sfp8f_rounder for the formats).  MODE is
  * a constant in every caller (one loop per rounding mode). */
-typedef struct {
-    int M, emin, tb;
-    uint32_t maxmag, signbit, ovf0, ovf1;
-    unsigned ovf_fl0, ovf_fl1;
-} r16p;
 
 static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint64_t K, uint64_t rem,
                                                            uint64_t half)
@@ -719,7 +712,7 @@ static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint
     }
 }
 
-static inline __attribute__((always_inline)) uint32_t round16(int MODE, const r16p *p, uint64_t x,
+static inline __attribute__((always_inline)) uint32_t round_f64(int MODE, const sfp8f_rnd *p, uint64_t x,
                                                               unsigned *fl)
 {
     const int M = p->M;
@@ -756,11 +749,11 @@ static inline __attribute__((always_inline)) uint32_t round16(int MODE, const r1
 }
 
 static inline __attribute__((always_inline)) unsigned arith16_loop(
-    int MODE, int op, const r16p *pp, const uint64_t *dv, const uint8_t *dfl, const sfp8_format *f,
+    int MODE, int op, const sfp8f_rnd *pp, const uint64_t *dv, const uint8_t *dfl, const sfp8_format *f,
     const sfp8_env *env, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
     ptrdiff_t n, uint8_t *flout)
 {
-    const r16p p = *pp;
+    const sfp8f_rnd p = *pp;
     unsigned acc = 0;
     const uint64_t flip = op == X_SUB ? 1ULL << 63 : 0;
     for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, o += so) {
@@ -789,7 +782,7 @@ static inline __attribute__((always_inline)) unsigned arith16_loop(
                 else sign = (int)((bx & by) >> 63);
                 r = sign ? p.signbit : 0;
             } else {
-                r = round16(MODE, &p, bits, &fl);
+                r = round_f64(MODE, &p, bits, &fl);
             }
         }
         {
@@ -803,7 +796,7 @@ static inline __attribute__((always_inline)) unsigned arith16_loop(
 }
 
 #define ARITH16_MODES(op)                                                                                      \
-    switch (t->rounding) {                                                                                     \
+    switch (p.rounding) {                                                                                      \
     case SFP8_ROUND_NEAREST_EVEN:                                                                              \
         return arith16_loop(SFP8_ROUND_NEAREST_EVEN, op, &p, dv, dfl, f, env, a, sa, b, sb, o, so, n, flout);  \
     case SFP8_ROUND_NEAREST_AWAY:                                                                              \
@@ -824,8 +817,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
 {
     const uint64_t *dv = t->dec->val;
     const uint8_t *dfl = t->dec->fl;
-    r16p p = {t->man_bits, t->emin, t->tininess_before, t->maxmag, t->signbit, t->ovf_code[0], t->ovf_code[1],
-              t->ovf_fl[0], t->ovf_fl[1]};
+    const sfp8f_rnd p = t->r;
     if (op == X_MUL) {
         ARITH16_MODES(X_MUL)
     } else if (op == X_SUB) {
@@ -873,31 +865,19 @@ const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, pt
     return cached(T_SR, 0, dst, NULL, &e2, build_sr, n, 3 * 65536);
 }
 
-/* sfp8_random_u32, inlined (the loop-invariant half is hoisted) */
-static inline uint64_t mix64(uint64_t z)
-{
-    z ^= z >> 33;
-    z *= 0xff51afd7ed558ccdULL;
-    z ^= z >> 33;
-    z *= 0xc4ceb9fe1a85ec53ULL;
-    z ^= z >> 33;
-    return z;
-}
-
 unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n)
 {
     const int N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
-    const uint64_t hs = mix64(seed + 0x94D049BB133111EBULL);
-    const uint64_t base = stream * 0xBF58476D1CE4E5B9ULL + 0x632BE59BD9B4E019ULL;
+    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream); /* hoisted */
     const uint64_t Rmask = (N == 32) ? 0xffffffffULL : ((1ULL << N) - 1);
     const int M = t->man_bits;
     unsigned acc = 0;
     sfp8_env e2 = *env;
     for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
         uint64_t idx = index0 + (uint64_t)i;
-        uint32_t R32 = (uint32_t)(mix64(mix64(idx * 0x9E3779B97F4A7C15ULL + base) ^ hs) >> 32);
+        uint32_t R32 = sfp8r_bits(hs, base, idx);
         uint64_t rem, tfr;
         int E, sh, neg;
         uint32_t key;
@@ -950,4 +930,16 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     }
     }
     return acc;
+}
+
+uint32_t sfp8f_round_double(const sfp8f_rnd *r, uint64_t bits, unsigned *flags)
+{
+    switch (r->rounding) {
+    case SFP8_ROUND_NEAREST_EVEN: return round_f64(SFP8_ROUND_NEAREST_EVEN, r, bits, flags);
+    case SFP8_ROUND_NEAREST_AWAY: return round_f64(SFP8_ROUND_NEAREST_AWAY, r, bits, flags);
+    case SFP8_ROUND_TOWARD_ZERO: return round_f64(SFP8_ROUND_TOWARD_ZERO, r, bits, flags);
+    case SFP8_ROUND_UPWARD: return round_f64(SFP8_ROUND_UPWARD, r, bits, flags);
+    case SFP8_ROUND_DOWNWARD: return round_f64(SFP8_ROUND_DOWNWARD, r, bits, flags);
+    default: return round_f64(SFP8_ROUND_TO_ODD, r, bits, flags);
+    }
 }

@@ -23,6 +23,8 @@ int sfp8f_set_enabled(int on); /* returns the previous setting */
  * SOFTFP8_SIMD=0 in the environment forces portable C. */
 int sfp8f_simd_level(void);
 int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
+/* how many tables the cache holds and their bytes (for tests and diagnostics) */
+void sfp8f_cache_stats(size_t *tables, size_t *bytes);
 
 /* ---- binary operations of an 8-bit format: 65,536 entries, index a << 8 | b,
  *      entry = result byte | flags << 8 ---- */
@@ -68,8 +70,8 @@ const sfp8f_sum *sfp8f_sum_table(const sfp8_format *f, ptrdiff_t n);
 unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
                            char *o, ptrdiff_t so, ptrdiff_t n);
 /* codes of `size` bytes (1 or 2), output of `osize` bytes (1, 2 or 4; 1 for predicates) */
-unsigned sfp8f_run_unary(const uint32_t *tab, int bits, const char *a, ptrdiff_t sa, int size, char *o,
-                         ptrdiff_t so, int osize, ptrdiff_t n);
+unsigned sfp8f_run_unary(const uint32_t *tab, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
+                         int osize, ptrdiff_t n);
 unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int isize, char *o,
                            ptrdiff_t so, int osize, ptrdiff_t n);
 /* isize 4 (binary32) or 8 (binary64) */
@@ -103,17 +105,28 @@ unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env 
                        ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
                        ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
-/* ---- add/sub/mul of a 16-bit format with IEEE subnormals and a sign bit
- *      (float16, bfloat16, hfp16_169, ...): operands decoded to binary64,
- *      the exact result rounded to odd, then one integer rounding routine
- *      specialised to the format (checked against the core by the tests).
+/* ---- rounding of a binary64 value (exact, or rounded to odd at 53 bits) into
+ *      a signed format with IEEE subnormals, no FNUZ, and 1..23 mantissa bits
+ *      (16-bit formats, binary32): the core's round_pack specialised per
+ *      rounding mode.  Used by the 16-bit arithmetic and the binary32 results
+ *      of matmul; checked against the core by the tests. ---- */
+typedef struct sfp8f_rnd {
+    int M, emin, tb, rounding;
+    uint32_t maxmag, signbit, ovf0, ovf1; /* overflow results (from the core) */
+    unsigned ovf_fl0, ovf_fl1;
+} sfp8f_rnd;
+/* 0: the format or environment is not covered (deterministic modes only) */
+int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r);
+/* bits: a finite, non-zero, normal binary64 */
+uint32_t sfp8f_round_double(const sfp8f_rnd *r, uint64_t bits, unsigned *flags);
+
+/* ---- add/sub/mul of a 16-bit format covered by sfp8f_rounder with at most
+ *      8 exponent bits (float16, bfloat16, hfp16_169, ...): operands decoded
+ *      to binary64, the exact result rounded to odd, then sfp8f_rnd.
  *      NaN/infinity operands take the core. ---- */
 typedef struct sfp8f_a16 {
     const sfp8f_conv *dec; /* format -> binary64 */
-    int man_bits, emin, rounding, tininess_before;
-    uint32_t maxmag, signbit;
-    uint32_t ovf_code[2];
-    uint8_t ovf_fl[2];
+    sfp8f_rnd r;
 } sfp8f_a16;
 const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,

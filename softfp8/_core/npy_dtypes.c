@@ -18,7 +18,6 @@
 #include <numpy/arrayscalars.h>
 
 #include <fenv.h>
-#include <math.h>
 #include <string.h>
 
 #include "softfp8/softfp8.h"
@@ -103,9 +102,7 @@ typedef struct {
     uint64_t seed, stream, index;
     PyObject *cell;      /* strong reference, released in free (GIL held) */
     unsigned int *flags; /* &cell->flags                                 */
-    int op;              /* operation id (casts: kind pair)               */
-    const sfp8_format *f_in, *f_out;
-    sfp8_format fi, fo;
+    sfp8_format fi, fo;  /* cast endpoints' formats (CastData points at them) */
 } LoopData;
 
 static void loopdata_free(NpyAuxData *p)
@@ -1425,7 +1422,6 @@ RESOLVER(resolve_3_1, 3, 1, 0)
 typedef struct {
     LoopData ld;
     sfp8_format f;
-    int op;
 } UfuncData;
 
 static NpyAuxData *ufuncdata_clone(NpyAuxData *p)
@@ -1664,14 +1660,9 @@ static int generic_loop(int op, PyArrayMethod_Context *context, char *const data
             if (sa.ok) {
                 uint8_t fl = 0;
                 acc_add_value(&sa, f, load_code(a, sz), &fl);
-                if (sz != 1 || !fast_sum(f, b, strides[1], n, &sa, &fl)) {
-                    SuperAcc s2;
-                    acc_init(&s2, f);
-                    fl = 0;
-                    acc_add_value(&s2, f, load_code(a, sz), &fl);
-                    for (npy_intp i = 0; i < n; i++, b += strides[1]) acc_add_value(&s2, f, load_code(b, sz), &fl);
-                    sa = s2;
-                }
+                /* fast_sum leaves sa and fl alone when it declines */
+                if (sz != 1 || !fast_sum(f, b, strides[1], n, &sa, &fl))
+                    for (npy_intp i = 0; i < n; i++, b += strides[1]) acc_add_value(&sa, f, load_code(b, sz), &fl);
                 if (ld->stoch) env.random = loop_random(ld);
                 store_code(o, sz, acc_round(&sa, f, &env, &fl));
                 loop_publish(ld, fl);
@@ -1711,7 +1702,7 @@ static int generic_loop(int op, PyArrayMethod_Context *context, char *const data
         int osz = bool_result(op) ? 1 : sz;
         const uint32_t *tab = sfp8f_unary(op, f, &env, n);
         if (tab) {
-            loop_publish(ld, sfp8f_run_unary(tab, f->bits, a, strides[0], sz, o, strides[1], osz, n));
+            loop_publish(ld, sfp8f_run_unary(tab, a, strides[0], sz, o, strides[1], osz, n));
             return 0;
         }
         for (npy_intp i = 0; i < n; i++, a += strides[0], o += strides[1]) {
@@ -2045,37 +2036,22 @@ static uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp
     return acc_round_finite(sa, outf, env, flags);
 }
 
-/* binary64 -> binary32 in any deterministic mode, for an exact binary64 d
- * inside binary32's normal range (or zero): hardware nearest-even, then the
- * neighbour the mode asks for. */
-static float d2f_mode(double d, int mode, unsigned *fl)
+/* One output of matmul by the exact superaccumulator: row i of A times column j of B. */
+static void matmul_exact_element(const MatmulData *md, const sfp8_env *env, const char *A, const char *B, char *o,
+                                 npy_intp i, npy_intp j, npy_intp n, npy_intp am, npy_intp an, npy_intp bn,
+                                 npy_intp bp, uint8_t *fl)
 {
-    float f = (float)d;
-    double df = (double)f, lo, hi;
-    if (df == d) return f;
-    *fl |= SFP8_FLAG_INEXACT;
-    if (df < d) {
-        lo = df;
-        hi = (double)nextafterf(f, INFINITY);
-    } else {
-        hi = df;
-        lo = (double)nextafterf(f, -INFINITY);
-    }
-    switch (mode) {
-    case SFP8_ROUND_TOWARD_ZERO: return (float)(d > 0 ? lo : hi);
-    case SFP8_ROUND_UPWARD: return (float)hi;
-    case SFP8_ROUND_DOWNWARD: return (float)lo;
-    case SFP8_ROUND_NEAREST_AWAY:
-        if (d - lo == hi - d) return (float)(d > 0 ? hi : lo);
-        return f;
-    case SFP8_ROUND_TO_ODD: {
-        float flo = (float)lo;
-        uint32_t b;
-        memcpy(&b, &flo, 4);
-        return (b & 1) ? flo : (float)hi;
-    }
-    default: return f;
-    }
+    const sfp8_format *f = &md->f;
+    int sz = f->bits <= 8 ? 1 : 2;
+    SuperAcc sa;
+    acc_init_k(&sa, f, 2);
+    for (npy_intp l = 0; l < n; l++)
+        acc_add_product(&sa, f, load_code(A + i * am + l * an, sz), load_code(B + l * bn + j * bp, sz), fl);
+    if (md->out_kind == 0)
+        store_code(o, sz, acc_round(&sa, f, env, fl));
+    else
+        store_raw(o, md->out_kind == 1 ? 4 : 8,
+                  acc_round_float(&sa, md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, env, fl));
 }
 
 /* Exact products and sums in binary64 through BLAS: every code is v * 2^qmin
@@ -2090,6 +2066,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
     const sfp8f_sum *st = sfp8f_sum_table(f, m * n + n * p);
     const sfp8f_conv *dec;
     const uint16_t *fromf = NULL;
+    sfp8f_rnd r32;
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     double *pa, *pb;
     const double *pd;
@@ -2102,6 +2079,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
     dec = sfp8f_convert(f, &sfp8_binary64, env, m * n + n * p);
     if (!dec) return 0;
     if (md->out_kind == 0 && !(fromf = sfp8f_from_float(f, env, m * p))) return 0;
+    if (md->out_kind == 1 && !sfp8f_rounder(&sfp8_binary32, env, &r32)) return 0;
     dims[0] = m; dims[1] = n;
     Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     dims[0] = n; dims[1] = p;
@@ -2139,16 +2117,9 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
         for (npy_intp j = 0; j < p; j++) {
             double d = pd[i * p + j];
             char *o = O + i * om + j * op;
-            if (d == 0 || (md->out_kind == 1 && !(fabs(d) >= 0x1p-126 && fabs(d) < 0x1p127))) {
-                /* an exact zero (its sign) or a binary32 outside its normal range: the exact accumulator */
-                SuperAcc sa;
+            if (d == 0) { /* the sign of an exact zero: the exact accumulator */
                 uint8_t f0 = 0;
-                acc_init_k(&sa, f, 2);
-                for (npy_intp l = 0; l < n; l++)
-                    acc_add_product(&sa, f, *(uint8_t *)(A + i * am + l * an), *(uint8_t *)(B + l * bn + j * bp), &f0);
-                if (md->out_kind == 0) store_code(o, 1, acc_round(&sa, f, env, &f0));
-                else store_raw(o, md->out_kind == 1 ? 4 : 8,
-                               acc_round_float(&sa, md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, env, &f0));
+                matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, &f0);
                 fl |= f0;
             } else if (md->out_kind == 0) {
                 uint64_t b;
@@ -2158,7 +2129,10 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
                 *(uint8_t *)o = (uint8_t)v;
                 fl |= (unsigned)(v >> 8);
             } else if (md->out_kind == 1) {
-                float r = d2f_mode(d, env->rounding, &fl);
+                uint64_t b;
+                uint32_t r;
+                memcpy(&b, &d, 8);
+                r = sfp8f_round_double(&r32, b, &fl);
                 memcpy(o, &r, 4);
             } else {
                 memcpy(o, &d, 8);
@@ -2181,8 +2155,6 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
 {
     MatmulData *md = (MatmulData *)auxdata;
     const sfp8_format *f = &md->f;
-    const sfp8_format *outf = md->out_kind == 1 ? &sfp8_binary32 : md->out_kind == 2 ? &sfp8_binary64 : f;
-    int sz = f->bits <= 8 ? 1 : 2, osz = md->out_kind == 1 ? 4 : md->out_kind == 2 ? 8 : sz;
     npy_intp N = dimensions[0], m = dimensions[1], n = dimensions[2], p = dimensions[3];
     npy_intp am = strides[3], an = strides[4], bn = strides[5], bp = strides[6], om = strides[7], op = strides[8];
     unsigned int accf = 0;
@@ -2196,16 +2168,9 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
         if (done) continue;
         for (npy_intp i = 0; i < m; i++) {
             for (npy_intp j = 0; j < p; j++) {
-                SuperAcc sa;
                 uint8_t fl = 0;
-                acc_init_k(&sa, f, 2);
-                for (npy_intp l = 0; l < n; l++)
-                    acc_add_product(&sa, f, load_code(A + i * am + l * an, sz), load_code(B + l * bn + j * bp, sz), &fl);
                 if (md->ld.stoch) env.random = loop_random(&md->ld);
-                if (md->out_kind == 0)
-                    store_code(O + i * om + j * op, sz, acc_round(&sa, f, &env, &fl));
-                else
-                    store_raw(O + i * om + j * op, osz, acc_round_float(&sa, outf, &env, &fl));
+                matmul_exact_element(md, &env, A, B, O + i * om + j * op, i, j, n, am, an, bn, bp, &fl);
                 accf |= fl;
             }
         }
