@@ -932,14 +932,28 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     return acc;
 }
 
-uint32_t sfp8f_round_double(const sfp8f_rnd *r, uint64_t bits, unsigned *flags)
+static inline __attribute__((always_inline)) unsigned round_doubles_loop(int MODE, const sfp8f_rnd *r,
+                                                                         const double *d, ptrdiff_t n,
+                                                                         uint32_t *out)
+{
+    const sfp8f_rnd p = *r;
+    unsigned fl = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &d[i], 8);
+        out[i] = (b << 1) ? round_f64(MODE, &p, b, &fl) : 0; /* zeros: the caller's */
+    }
+    return fl;
+}
+
+unsigned sfp8f_round_doubles(const sfp8f_rnd *r, const double *d, ptrdiff_t n, uint32_t *out)
 {
     switch (r->rounding) {
-    case SFP8_ROUND_NEAREST_EVEN: return round_f64(SFP8_ROUND_NEAREST_EVEN, r, bits, flags);
-    case SFP8_ROUND_NEAREST_AWAY: return round_f64(SFP8_ROUND_NEAREST_AWAY, r, bits, flags);
-    case SFP8_ROUND_TOWARD_ZERO: return round_f64(SFP8_ROUND_TOWARD_ZERO, r, bits, flags);
-    case SFP8_ROUND_UPWARD: return round_f64(SFP8_ROUND_UPWARD, r, bits, flags);
-    case SFP8_ROUND_DOWNWARD: return round_f64(SFP8_ROUND_DOWNWARD, r, bits, flags);
-    default: return round_f64(SFP8_ROUND_TO_ODD, r, bits, flags);
+    case SFP8_ROUND_NEAREST_EVEN: return round_doubles_loop(SFP8_ROUND_NEAREST_EVEN, r, d, n, out);
+    case SFP8_ROUND_NEAREST_AWAY: return round_doubles_loop(SFP8_ROUND_NEAREST_AWAY, r, d, n, out);
+    case SFP8_ROUND_TOWARD_ZERO: return round_doubles_loop(SFP8_ROUND_TOWARD_ZERO, r, d, n, out);
+    case SFP8_ROUND_UPWARD: return round_doubles_loop(SFP8_ROUND_UPWARD, r, d, n, out);
+    case SFP8_ROUND_DOWNWARD: return round_doubles_loop(SFP8_ROUND_DOWNWARD, r, d, n, out);
+    default: return round_doubles_loop(SFP8_ROUND_TO_ODD, r, d, n, out);
     }
 }

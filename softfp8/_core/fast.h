@@ -117,8 +117,9 @@ typedef struct sfp8f_rnd {
 } sfp8f_rnd;
 /* 0: the format or environment is not covered (deterministic modes only) */
 int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r);
-/* bits: a finite, non-zero, normal binary64 */
-uint32_t sfp8f_round_double(const sfp8f_rnd *r, uint64_t bits, unsigned *flags);
+/* out[i] = d[i] rounded (d[i] finite and normal; a zero gives 0 and no flags:
+ * the sign of an exact zero is the caller's); returns the OR of the flags */
+unsigned sfp8f_round_doubles(const sfp8f_rnd *r, const double *d, ptrdiff_t n, uint32_t *out);
 
 /* ---- add/sub/mul of a 16-bit format covered by sfp8f_rounder with at most
  *      8 exponent bits (float16, bfloat16, hfp16_169, ...): operands decoded

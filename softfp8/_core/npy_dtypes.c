@@ -2070,6 +2070,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     double *pa, *pb;
     const double *pd;
+    uint32_t *r32buf = NULL;
     unsigned fl = 0, bad = 0;
     npy_intp dims[2];
     int lg = 0;
@@ -2113,6 +2114,14 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
         goto fail;
     }
     pd = (const double *)PyArray_DATA(Dd);
+    if (md->out_kind == 1) { /* binary32 results, rounded in one pass */
+        r32buf = PyMem_Malloc((size_t)(m * p) * 4);
+        if (!r32buf) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        fl |= sfp8f_round_doubles(&r32, pd, m * p, r32buf);
+    }
     for (npy_intp i = 0; i < m; i++)
         for (npy_intp j = 0; j < p; j++) {
             double d = pd[i * p + j];
@@ -2129,11 +2138,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
                 *(uint8_t *)o = (uint8_t)v;
                 fl |= (unsigned)(v >> 8);
             } else if (md->out_kind == 1) {
-                uint64_t b;
-                uint32_t r;
-                memcpy(&b, &d, 8);
-                r = sfp8f_round_double(&r32, b, &fl);
-                memcpy(o, &r, 4);
+                memcpy(o, &r32buf[i * p + j], 4);
             } else {
                 memcpy(o, &d, 8);
             }
@@ -2141,9 +2146,11 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
     Py_DECREF(Ad);
     Py_DECREF(Bd);
     Py_DECREF(Dd);
+    PyMem_Free(r32buf);
     *accf |= fl;
     return 1;
 fail:
+    PyMem_Free(r32buf);
     Py_XDECREF(Ad);
     Py_XDECREF(Bd);
     Py_XDECREF(Dd);
