@@ -39,33 +39,34 @@ cdef extern from "softfp8/softfp8.h":
     int sfp8_classify(const sfp8_format *f, uint64_t a)
     uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
 
-cdef extern from "kernels.h":
+cdef extern from "driver.h":
     ctypedef struct sfp8_rng:
         const uint32_t *random
-        int seeded
         uint64_t seed
         uint64_t stream
-        uint64_t index0
-    void sfp8_kernel_binary(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
-                            const uint32_t *a, const uint32_t *b, size_t n, uint32_t *out,
-                            uint8_t *flags) nogil
-    void sfp8_kernel_unary(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
-                           const uint32_t *a, size_t n, uint32_t *out, uint8_t *flags) nogil
-    void sfp8_kernel_fma(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
-                         const uint32_t *a, const uint32_t *b, const uint32_t *c, size_t n,
-                         uint32_t *out, uint8_t *flags) nogil
-    void sfp8_kernel_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
-                             const sfp8_rng *rng, const uint64_t *a, size_t n, uint64_t *out,
-                             uint8_t *flags) nogil
-    void sfp8_kernel_to_int64(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
-                              const uint32_t *a, size_t n, int64_t *out, uint8_t *flags) nogil
-    void sfp8_kernel_from_int64(const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
-                                const int64_t *a, size_t n, uint32_t *out, uint8_t *flags) nogil
+        uint64_t index
+    unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng,
+                       char *const data[], const Py_ssize_t strides[], Py_ssize_t n,
+                       uint8_t *flout) nogil
+    unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                           sfp8_rng *rng, const char *a, Py_ssize_t sa, char *o, Py_ssize_t so,
+                           Py_ssize_t n, uint8_t *flout) nogil
+    unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng,
+                            const char *a, Py_ssize_t sa, char *o, Py_ssize_t so, Py_ssize_t n,
+                            uint8_t *flout) nogil
+    unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng,
+                              const char *a, Py_ssize_t sa, char *o, Py_ssize_t so, Py_ssize_t n,
+                              uint8_t *flout) nogil
 
 cdef extern from "ops.h":
-    enum sfp8x_op:
-        X_ADD, X_SUB, X_MUL, X_DIV, X_MAX, X_MIN, X_FMAX, X_FMIN, X_COPYSIGN,
-        X_CMP_QUIET, X_CMP_SIGNALING, X_NEG, X_ABS, X_SQRT, X_RINT, X_RINT_EXACT
+    ctypedef struct sfp8x_opinfo:
+        const char *name
+        int kind
+        int attrs
+        const char *ufunc
+        int identity
+    enum: X_NUM_OPS
+    const sfp8x_opinfo sfp8x_ops[]
 
 cdef extern from "fast.h":
     int sfp8f_enabled()
@@ -74,10 +75,21 @@ cdef extern from "fast.h":
     int sfp8f_set_simd(int level)
     void sfp8f_cache_stats(size_t *tables, size_t *nbytes)
 
-OPS = {"add": X_ADD, "sub": X_SUB, "mul": X_MUL, "div": X_DIV, "min": X_MIN, "max": X_MAX,
-       "minnum": X_FMIN, "maxnum": X_FMAX, "cmp_quiet": X_CMP_QUIET,
-       "cmp_signaling": X_CMP_SIGNALING, "copysign": X_COPYSIGN, "sqrt": X_SQRT,
-       "round_integral": X_RINT, "round_integral_exact": X_RINT_EXACT, "neg": X_NEG, "abs": X_ABS}
+_KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary")
+_IDENTITIES = (None, 0, 1)
+
+
+def op_table():
+    """The operation table (softfp8/_core/ops.def), in op-id order: a list of
+    (name, kind, rounds, noflags, ufunc or None, reduction identity or None)."""
+    cdef int i
+    rows = []
+    for i in range(X_NUM_OPS):
+        rows.append((sfp8x_ops[i].name.decode(), _KINDS[sfp8x_ops[i].kind],
+                     bool(sfp8x_ops[i].attrs & 1), bool(sfp8x_ops[i].attrs & 2),
+                     sfp8x_ops[i].ufunc.decode() if sfp8x_ops[i].ufunc != NULL else None,
+                     _IDENTITIES[sfp8x_ops[i].identity]))
+    return rows
 
 
 def fast_enabled():
@@ -168,7 +180,9 @@ cdef void fill_env(sfp8_env *env, tuple envp):
 cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):
     # rngp = (seeded, seed, stream, index0); random: None or contiguous uint32 array
     cdef const uint32_t[::1] rv
-    rng.seeded, rng.seed, rng.stream, rng.index0 = rngp
+    rng.seed = rngp[1]
+    rng.stream = rngp[2]
+    rng.index = rngp[3]
     rng.random = NULL
     if random is not None:
         rv = random
@@ -176,111 +190,95 @@ cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):
             rng.random = &rv[0]
 
 
-def binary(str op, tuple params, tuple envp, tuple rngp, object random,
-           const uint32_t[::1] a, const uint32_t[::1] b):
+cdef inline char *_ptr(cnp.ndarray a):
+    return <char *>cnp.PyArray_DATA(a)
+
+
+cdef inline void _check_1d(cnp.ndarray a, Py_ssize_t n, str what) except *:
+    if a.ndim != 1 or a.shape[0] != n or not a.flags.c_contiguous:
+        raise ValueError(f"{what} must be a contiguous 1-D array of {n} elements")
+
+
+def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple operands,
+        cnp.ndarray out, cnp.ndarray flags):
+    """Element operation `op` (an index of op_table()) over contiguous 1-D operands
+    (codes in the format's storage dtype); results into out, one flag byte per
+    element into flags (the array driver, driver.h)."""
     cdef sfp8_format f = to_format(params)
     cdef sfp8_env env
     cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
-    cdef int opc = OPS[op]
+    cdef char *data[4]
+    cdef Py_ssize_t strides[4]
+    cdef Py_ssize_t n = out.shape[0]
+    cdef int i, k = len(operands)
+    if not 0 <= op < X_NUM_OPS:
+        raise ValueError(f"unknown operation id {op}")
+    if k > 3:
+        raise ValueError("at most three operands")
+    _check_1d(out, n, "out")
+    _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.uint32)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef uint32_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
+    for i in range(k):
+        _check_1d(operands[i], n, "operand")
+        data[i] = _ptr(operands[i])
+        strides[i] = (<cnp.ndarray>operands[i]).itemsize
+    data[k] = _ptr(out)
+    strides[k] = out.itemsize
     if n:
         with nogil:
-            sfp8_kernel_binary(opc, &f, &env, &rng, &a[0], &b[0], n, &ov[0], &fv[0])
-    return out, flags
+            sfp8d_run(op, &f, &env, &rng, data, strides, n, <uint8_t *>_ptr(flags))
 
 
-def unary(str op, tuple params, tuple envp, tuple rngp, object random, const uint32_t[::1] a):
-    cdef sfp8_format f = to_format(params)
-    cdef sfp8_env env
-    cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
-    cdef int opc = OPS[op]
-    fill_env(&env, envp)
-    fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.uint32)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef uint32_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
-    if n:
-        with nogil:
-            sfp8_kernel_unary(opc, &f, &env, &rng, &a[0], n, &ov[0], &fv[0])
-    return out, flags
-
-
-def fma(tuple params, tuple envp, tuple rngp, object random,
-        const uint32_t[::1] a, const uint32_t[::1] b, const uint32_t[::1] c):
-    cdef sfp8_format f = to_format(params)
-    cdef sfp8_env env
-    cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
-    fill_env(&env, envp)
-    fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.uint32)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef uint32_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
-    if n:
-        with nogil:
-            sfp8_kernel_fma(&f, &env, &rng, &a[0], &b[0], &c[0], n, &ov[0], &fv[0])
-    return out, flags
-
-
-def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, const uint64_t[::1] a):
+def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.ndarray a,
+            cnp.ndarray out, cnp.ndarray flags):
+    """Convert contiguous 1-D a (codes, or binary32/64 bit patterns) into out."""
     cdef sfp8_format fs = to_format(src)
     cdef sfp8_format fd = to_format(dst)
     cdef sfp8_env env
     cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
+    cdef Py_ssize_t n = a.shape[0], sa = a.itemsize, so = out.itemsize
+    _check_1d(a, n, "a")
+    _check_1d(out, n, "out")
+    _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.uint64)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef uint64_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
     if n:
         with nogil:
-            sfp8_kernel_convert(&fs, &fd, &env, &rng, &a[0], n, &ov[0], &fv[0])
-    return out, flags
+            sfp8d_convert(&fs, &fd, &env, &rng, _ptr(a), sa, _ptr(out), so, n,
+                          <uint8_t *>_ptr(flags))
 
 
-def to_int64(tuple params, tuple envp, tuple rngp, object random, const uint32_t[::1] a):
+def to_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
+             cnp.ndarray out, cnp.ndarray flags):
     cdef sfp8_format f = to_format(params)
     cdef sfp8_env env
     cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
+    cdef Py_ssize_t n = a.shape[0], sa = a.itemsize
+    _check_1d(a, n, "a")
+    _check_1d(out, n, "out")
+    _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.int64)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef int64_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
     if n:
         with nogil:
-            sfp8_kernel_to_int64(&f, &env, &rng, &a[0], n, &ov[0], &fv[0])
-    return out, flags
+            sfp8d_to_int64(&f, &env, &rng, _ptr(a), sa, _ptr(out), 8, n, <uint8_t *>_ptr(flags))
 
 
-def from_int64(tuple params, tuple envp, tuple rngp, object random, const int64_t[::1] a):
+def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
+               cnp.ndarray out, cnp.ndarray flags):
     cdef sfp8_format f = to_format(params)
     cdef sfp8_env env
     cdef sfp8_rng rng
-    cdef size_t n = a.shape[0]
+    cdef Py_ssize_t n = a.shape[0], so = out.itemsize
+    _check_1d(a, n, "a")
+    _check_1d(out, n, "out")
+    _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
-    out = np.empty(n, dtype=np.uint32)
-    flags = np.zeros(n, dtype=np.uint8)
-    cdef uint32_t[::1] ov = out
-    cdef uint8_t[::1] fv = flags
     if n:
         with nogil:
-            sfp8_kernel_from_int64(&f, &env, &rng, &a[0], n, &ov[0], &fv[0])
-    return out, flags
+            sfp8d_from_int64(&f, &env, &rng, _ptr(a), 8, _ptr(out), so, n, <uint8_t *>_ptr(flags))
 
 
 # --------------------------------------------------------------------------

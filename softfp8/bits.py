@@ -14,9 +14,6 @@ import numpy as np
 from . import _context, _ext
 from ._formats import Format, _as_int
 
-__all__ = ["add", "sub", "mul", "div", "fma", "sqrt", "convert", "from_float", "to_float",
-           "round_integral", "to_int64", "from_int64", "compare", "min", "max", "minnum",
-           "maxnum", "neg", "abs", "copysign", "ROUNDING_MODES"]
 
 ROUNDING_MODES = _context.ROUNDING_MODES
 _STOCHASTIC = ROUNDING_MODES.index("stochastic")
@@ -24,16 +21,26 @@ _STOCHASTIC = ROUNDING_MODES.index("stochastic")
 FIXED = {"rounding": "nearest_even", "tininess": "after"}
 _FLOATS = {np.dtype(np.float32): _ext.BINARY32, np.dtype(np.float64): _ext.BINARY64}
 _FLOAT_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+_NOENV = (0, 0, 0, 32)  # selections and bit operations never round
 
 
 # --------------------------------------------------------------------------
 # argument checking
 # --------------------------------------------------------------------------
 
+def _as_format(x):
+    """The Format of a Format or of a softfp8 dtype, else None."""
+    if isinstance(x, Format):
+        return x
+    f = getattr(x, "format", None)
+    return f if isinstance(f, Format) else None
+
+
 def _check_format(fmt, what="fmt"):
-    if not isinstance(fmt, Format):
-        raise TypeError(f"{what} must be a softfp8 format (e.g. softfp8.e4m3), got {fmt!r}")
-    return fmt
+    f = _as_format(fmt)
+    if f is None:
+        raise TypeError(f"{what} must be a softfp8 format or dtype (e.g. softfp8.e4m3), got {fmt!r}")
+    return f
 
 
 def _env(fmt, rounding, saturate, tininess, sr_bits):
@@ -125,96 +132,121 @@ def _rng(env, shape, seed, random_bits):
     return (1, s, stream, 0), None
 
 
-def _finish(out, flags, shape, dtype):
-    return out.astype(dtype, copy=False).reshape(shape), flags.reshape(shape)
+def _finish(out, flags, shape):
+    return out.reshape(shape), flags.reshape(shape)
 
 
 # --------------------------------------------------------------------------
-# arithmetic
+# element operations: one function per row of the operation table
+# (softfp8/_core/ops.def, read through _ext.op_table())
 # --------------------------------------------------------------------------
 
-def _binary(op, fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits):
-    _check_format(fmt)
-    env = _env(fmt, rounding, saturate, tininess, sr_bits)
-    a = _codes(a, fmt, "a")
-    b = _codes(b, fmt, "b")
-    shape = _shape((a, b), ("a", "b"))
-    rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.binary(op, fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32),
-                             _flat(b, shape, np.uint32))
-    return _finish(out, flags, shape, fmt.storage)
+class Operation(tuple):
+    """One row of the operation table: (id, name, kind, rounds, noflags, ufunc, identity)."""
+
+    __slots__ = ()
+    id = property(lambda self: self[0])
+    name = property(lambda self: self[1])
+    kind = property(lambda self: self[2], doc="binary, compare, relation, unary, predicate, ternary")
+    rounds = property(lambda self: self[3], doc="depends on rounding/saturation/tininess")
+    noflags = property(lambda self: self[4], doc="a bit operation: returns codes only")
+    ufunc = property(lambda self: self[5], doc="the NumPy ufunc it implements, or None")
+    identity = property(lambda self: self[6])
+
+    @property
+    def arity(self):
+        return {"ternary": 3, "unary": 1, "predicate": 1}.get(self.kind, 2)
 
 
-def add(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
-        random_bits=None):
-    """a + b, rounded once."""
-    return _binary("add", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+OPERATIONS = {row[0]: Operation((i,) + tuple(row)) for i, row in enumerate(_ext.op_table())}
+_ARGNAMES = ("a", "b", "c")
 
 
-def sub(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
-        random_bits=None):
-    """a - b, rounded once."""
-    return _binary("sub", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+def _result_dtype(op, fmt):
+    if op.kind in ("compare", "predicate"):
+        return np.dtype(np.bool_)
+    if op.kind == "relation":
+        return np.dtype(np.int8)
+    return fmt.storage
 
 
-def mul(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
-        random_bits=None):
-    """a * b, rounded once."""
-    return _binary("mul", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=None,
+           sr_bits=None, random_bits=None):
+    """Run one operation of the table over broadcast operand code arrays."""
+    fmt = _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits) if op.rounds else _NOENV
+    names = _ARGNAMES[:len(operands)]
+    arrays = [_codes(x, fmt, n) for x, n in zip(operands, names)]
+    shape = _shape(arrays, names)
+    rngp, rnd = _rng(env, shape, seed, random_bits) if op.rounds else ((0, 0, 0, 0), None)
+    size = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(size, dtype=_result_dtype(op, fmt))
+    flags = np.zeros(size, dtype=np.uint8)
+    _ext.run(op.id, fmt.params, env, rngp, rnd,
+             tuple(_flat(x, shape, fmt.storage) for x in arrays), out, flags)
+    return _finish(out, flags, shape)
 
 
-def div(fmt, a, b, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
-        random_bits=None):
-    """a / b, rounded once."""
-    return _binary("div", fmt, a, b, rounding, saturate, tininess, seed, sr_bits, random_bits)
+def _make(op):
+    args = ", ".join(_ARGNAMES[:op.arity])
+    if op.rounds:
+        src = (f"def {op.name}(fmt, {args}, rounding=None, saturate=None, tininess=None, "
+               f"seed=None, sr_bits=None, random_bits=None):\n"
+               f"    return _apply(_OP, fmt, ({args},), rounding, saturate, tininess, seed, "
+               f"sr_bits, random_bits)\n")
+    elif op.noflags:
+        src = (f"def {op.name}(fmt, {args}):\n"
+               f"    return _apply(_OP, fmt, ({args},))[0]\n")
+    else:
+        src = (f"def {op.name}(fmt, {args}):\n"
+               f"    return _apply(_OP, fmt, ({args},))\n")
+    ns = {"_apply": _apply, "_OP": op}
+    exec(src, ns)  # a real signature for help() and inspect, from the table row
+    fn = ns[op.name]
+    fn.__module__ = __name__
+    result = {"compare": "bool array", "predicate": "bool array",
+              "relation": "int8 relations (-1 less, 0 equal, 1 greater, 2 unordered)"}.get(
+                  op.kind, f"codes of fmt")
+    fn.__doc__ = (_DOCS.get(op.name, op.name) + "\n\nReturns " +
+                  (result if op.noflags else f"({result}, flags)") +
+                  (f"; the element operation of np.{op.ufunc}." if op.ufunc else "."))
+    return fn
 
 
-def fma(fmt, a, b, c, rounding=None, saturate=None, tininess=None, seed=None,
-        sr_bits=None, random_bits=None):
-    """a * b + c with a single rounding."""
-    _check_format(fmt)
-    env = _env(fmt, rounding, saturate, tininess, sr_bits)
-    a = _codes(a, fmt, "a")
-    b = _codes(b, fmt, "b")
-    c = _codes(c, fmt, "c")
-    shape = _shape((a, b, c), ("a", "b", "c"))
-    rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.fma(fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32),
-                          _flat(b, shape, np.uint32), _flat(c, shape, np.uint32))
-    return _finish(out, flags, shape, fmt.storage)
+_DOCS = {
+    "add": "a + b, rounded once.", "sub": "a - b, rounded once.", "mul": "a * b, rounded once.",
+    "div": "a / b, rounded once.", "fma": "a * b + c with a single rounding.",
+    "sqrt": "Square root, rounded once.",
+    "floordiv": "floor(a / b), exact then rounded once (Python/NumPy semantics).",
+    "remainder": "a - b * floor(a / b), sign of b, rounded once.",
+    "min": "IEEE minimum: NaN-propagating, -0 < +0.", "max": "IEEE maximum: NaN-propagating, -0 < +0.",
+    "minnum": "IEEE minimumNumber: a NaN operand is ignored.",
+    "maxnum": "IEEE maximumNumber: a NaN operand is ignored.",
+    "copysign": "Magnitude of a with the sign of b (bit operation, no flags).",
+    "nextafter": "Next representable value after a toward b (C99 flags).",
+    "neg": "Sign flip (bit operation, no flags).", "pos": "a itself (no flags).",
+    "abs": "Clear the sign (bit operation, no flags).",
+    "spacing": "NumPy's spacing: distance to the next value away from zero.",
+    "cmp_quiet": "IEEE compareQuiet: the relation of a and b.",
+    "cmp_signaling": "IEEE compareSignaling: the relation; any NaN raises invalid.",
+}
 
-
-def _unary(op, fmt, a, env):
-    a = _codes(a, fmt, "a")
-    shape = a.shape
-    out, flags = _ext.unary(op, fmt.params, env, (0, 0, 0, 0), None, _flat(a, shape, np.uint32))
-    return _finish(out, flags, shape, fmt.storage)
-
-
-def sqrt(fmt, a, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None,
-         random_bits=None):
-    """Square root, rounded once."""
-    _check_format(fmt)
-    env = _env(fmt, rounding, saturate, tininess, sr_bits)
-    a = _codes(a, fmt, "a")
-    shape = a.shape
-    rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.unary("sqrt", fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
-    return _finish(out, flags, shape, fmt.storage)
+for _op in OPERATIONS.values():
+    globals()[_op.name] = _make(_op)
+del _op
 
 
 def round_integral(fmt, a, exact=False, rounding=None, saturate=None, tininess=None,
                    seed=None, sr_bits=None, random_bits=None):
     """Round to an integral value in the same format (IEEE roundToIntegral;
     ``exact=True`` is roundToIntegralExact, which raises inexact)."""
-    _check_format(fmt)
-    env = _env(fmt, rounding, saturate, tininess, sr_bits)
-    a = _codes(a, fmt, "a")
-    shape = a.shape
-    rngp, rnd = _rng(env, shape, seed, random_bits)
-    op = "round_integral_exact" if exact else "round_integral"
-    out, flags = _ext.unary(op, fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
-    return _finish(out, flags, shape, fmt.storage)
+    op = OPERATIONS["round_integral_exact" if exact else "round_integral"]
+    return _apply(op, fmt, (a,), rounding, saturate, tininess, seed, sr_bits, random_bits)
+
+
+def compare(fmt, a, b, signaling=False):
+    """IEEE comparison: relation -1 (less), 0 (equal), 1 (greater), 2 (unordered)."""
+    return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b))
 
 
 # --------------------------------------------------------------------------
@@ -222,9 +254,12 @@ def round_integral(fmt, a, exact=False, rounding=None, saturate=None, tininess=N
 # --------------------------------------------------------------------------
 
 def _endpoint(x, what):
-    """(params, storage dtype, float dtype or None) of a conversion endpoint."""
+    """(params, storage dtype, float dtype or None, Format or None) of a conversion endpoint."""
     if isinstance(x, Format):
         return x.params, x.storage, None, x
+    fmt = _as_format(x)
+    if fmt is not None:
+        return fmt.params, fmt.storage, None, fmt
     try:
         dt = np.dtype(x)
     except TypeError:
@@ -257,8 +292,11 @@ def convert(a, src, dst, rounding=None, saturate=None, tininess=None, seed=None,
     a = _source_codes(a, sp, sst, sfdt, sfmt, "a")
     shape = a.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.convert(sp, dp, env, rngp, rnd, _flat(a, shape, np.uint64))
-    out = out.astype(dst_storage).reshape(shape)
+    src_codes = np.ascontiguousarray(a, dtype=sst).reshape(-1)
+    out = np.empty(src_codes.size, dtype=dst_storage)
+    flags = np.zeros(src_codes.size, dtype=np.uint8)
+    _ext.convert(sp, dp, env, rngp, rnd, src_codes, out, flags)
+    out = out.reshape(shape)
     if dfdt is not None:
         out = out.view(dfdt) if out.ndim else out.reshape(1).view(dfdt).reshape(())
     return out, flags.reshape(shape)
@@ -267,7 +305,7 @@ def convert(a, src, dst, rounding=None, saturate=None, tininess=None, seed=None,
 def from_float(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
                sr_bits=None, random_bits=None):
     """Round a float32/float64 array (its dtype is the source format) into fmt."""
-    _check_format(fmt)
+    fmt = _check_format(fmt)
     arr = np.asarray(x)
     if arr.dtype not in _FLOATS:
         if isinstance(x, float):
@@ -281,7 +319,7 @@ def from_float(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
 def to_float(codes, fmt, dtype=np.float64, rounding=None, saturate=None,
              tininess=None, seed=None, sr_bits=None, random_bits=None):
     """Convert codes of fmt to float32/float64 (exact for every preset)."""
-    _check_format(fmt)
+    fmt = _check_format(fmt)
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -294,19 +332,22 @@ def to_float(codes, fmt, dtype=np.float64, rounding=None, saturate=None,
 
 def to_int64(fmt, a, rounding=None, seed=None, sr_bits=None, random_bits=None):
     """Round to int64 (NaN -> INT64_MAX, out of range saturates; both invalid)."""
-    _check_format(fmt)
+    fmt = _check_format(fmt)
     env = _env(fmt, rounding, None, None, sr_bits)
     a = _codes(a, fmt, "a")
     shape = a.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.to_int64(fmt.params, env, rngp, rnd, _flat(a, shape, np.uint32))
-    return out.reshape(shape), flags.reshape(shape)
+    src = _flat(a, shape, fmt.storage)
+    out = np.empty(src.size, dtype=np.int64)
+    flags = np.zeros(src.size, dtype=np.uint8)
+    _ext.to_int64(fmt.params, env, rngp, rnd, src, out, flags)
+    return _finish(out, flags, shape)
 
 
 def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
                sr_bits=None, random_bits=None):
     """Round int64 values into fmt."""
-    _check_format(fmt)
+    fmt = _check_format(fmt)
     env = _env(fmt, rounding, saturate, tininess, sr_bits)
     arr = np.asarray(x)
     if arr.dtype.kind not in "ui":
@@ -315,70 +356,13 @@ def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
         raise ValueError("from_int64: values must fit in int64")
     shape = arr.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
-    out, flags = _ext.from_int64(fmt.params, env, rngp, rnd, _flat(arr, shape, np.int64))
-    return _finish(out, flags, shape, fmt.storage)
+    src = _flat(arr, shape, np.int64)
+    out = np.empty(src.size, dtype=fmt.storage)
+    flags = np.zeros(src.size, dtype=np.uint8)
+    _ext.from_int64(fmt.params, env, rngp, rnd, src, out, flags)
+    return _finish(out, flags, shape)
 
 
-# --------------------------------------------------------------------------
-# comparisons and selections
-# --------------------------------------------------------------------------
-
-_NOENV = (0, 0, 0, 32)  # selections and bit operations never round
-
-
-def _select(op, fmt, a, b):
-    _check_format(fmt)
-    a = _codes(a, fmt, "a")
-    b = _codes(b, fmt, "b")
-    shape = _shape((a, b), ("a", "b"))
-    out, flags = _ext.binary(op, fmt.params, _NOENV, (0, 0, 0, 0), None,
-                             _flat(a, shape, np.uint32), _flat(b, shape, np.uint32))
-    return out, flags, shape
-
-
-def compare(fmt, a, b, signaling=False):
-    """IEEE comparison: relation -1 (less), 0 (equal), 1 (greater), 2 (unordered)."""
-    out, flags, shape = _select("cmp_signaling" if signaling else "cmp_quiet", fmt, a, b)
-    return out.view(np.int32).astype(np.int8).reshape(shape), flags.reshape(shape)
-
-
-def min(fmt, a, b):
-    """IEEE minimum: NaN-propagating, -0 < +0."""
-    out, flags, shape = _select("min", fmt, a, b)
-    return _finish(out, flags, shape, fmt.storage)
-
-
-def max(fmt, a, b):
-    """IEEE maximum: NaN-propagating, -0 < +0."""
-    out, flags, shape = _select("max", fmt, a, b)
-    return _finish(out, flags, shape, fmt.storage)
-
-
-def minnum(fmt, a, b):
-    """IEEE minimumNumber: a NaN operand is ignored."""
-    out, flags, shape = _select("minnum", fmt, a, b)
-    return _finish(out, flags, shape, fmt.storage)
-
-
-def maxnum(fmt, a, b):
-    """IEEE maximumNumber: a NaN operand is ignored."""
-    out, flags, shape = _select("maxnum", fmt, a, b)
-    return _finish(out, flags, shape, fmt.storage)
-
-
-def copysign(fmt, a, b):
-    """Magnitude of a with the sign of b (bit operation, no flags)."""
-    out, _, shape = _select("copysign", fmt, a, b)
-    return out.astype(fmt.storage).reshape(shape)
-
-
-def neg(fmt, a):
-    """Sign flip (bit operation, no flags)."""
-    _check_format(fmt)
-    return _unary("neg", fmt, a, _NOENV)[0]
-
-
-def abs(fmt, a):
-    """Clear the sign (bit operation, no flags)."""
-    _check_format(fmt)
-    return _unary("abs", fmt, a, _NOENV)[0]
+__all__ = sorted(set(OPERATIONS) | {"round_integral", "compare", "convert", "from_float",
+                                    "to_float", "to_int64", "from_int64", "ROUNDING_MODES",
+                                    "OPERATIONS", "Operation"})

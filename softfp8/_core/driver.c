@@ -1,0 +1,209 @@
+/* The one strided array driver (see driver.h): the fast-path ladder, then the
+ * exact core element by element. */
+#include "driver.h"
+
+#include <string.h>
+
+#include "fast.h"
+
+static inline uint32_t load_code(const char *p, int size)
+{
+    if (size == 1) return *(const uint8_t *)p;
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+
+static inline void store_code(char *p, int size, uint32_t v)
+{
+    if (size == 1) {
+        *(uint8_t *)p = (uint8_t)v;
+    } else {
+        uint16_t t = (uint16_t)v;
+        memcpy(p, &t, 2);
+    }
+}
+
+static inline uint64_t load_raw(const char *p, int size)
+{
+    uint64_t v = 0;
+    switch (size) {
+    case 1: return *(const uint8_t *)p;
+    case 2: { uint16_t t; memcpy(&t, p, 2); return t; }
+    case 4: { uint32_t t; memcpy(&t, p, 4); return t; }
+    default: memcpy(&v, p, 8); return v;
+    }
+}
+
+static inline void store_raw(char *p, int size, uint64_t v)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: { uint16_t t = (uint16_t)v; memcpy(p, &t, 2); break; }
+    case 4: { uint32_t t = (uint32_t)v; memcpy(p, &t, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+static inline uint32_t random_bits(const sfp8_rng *rng, ptrdiff_t i)
+{
+    return rng->random ? rng->random[i] : sfp8_random_u32(rng->seed, rng->stream, rng->index + (uint64_t)i);
+}
+
+/* after a call that rounded n elements stochastically */
+static inline void rng_advance(sfp8_rng *rng, const sfp8_env *env, ptrdiff_t n)
+{
+    if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random) rng->index += (uint64_t)n;
+}
+
+static inline unsigned put_flags(uint8_t *flout, ptrdiff_t i, uint8_t fl)
+{
+    if (flout) flout[i] = fl;
+    return fl;
+}
+
+/* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran. */
+static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
+                    ptrdiff_t n, uint8_t *flout, unsigned *acc)
+{
+    int sz = sfp8d_size(f), arity = sfp8x_arity(op);
+    if (arity == 2) {
+        if (sz == 1) {
+            const uint16_t *tab = sfp8f_binary8(op, f, env, n);
+            if (tab) {
+                *acc = sfp8f_run_binary8(tab, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
+                return 1;
+            }
+        } else if (op == X_ADD || op == X_SUB || op == X_MUL) {
+            const sfp8f_a16 *t = sfp8f_arith16(f, env, n);
+            if (t) {
+                *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (arity == 1) {
+        const uint32_t *tab = sfp8f_unary(op, f, env, n);
+        if (!tab) return 0;
+        *acc = sfp8f_run_unary(tab, d[0], s[0], sz, d[1], s[1], sfp8x_bool_result(op) ? 1 : sz, n, flout);
+        return 1;
+    }
+    if (op == X_FMA && sz == 1) {
+        const sfp8f_fma *t = sfp8f_fma_table(f, env, n);
+        if (!t) return 0;
+        *acc = sfp8f_run_fma(t, f, env, d[0], s[0], d[1], s[1], d[2], s[2], d[3], s[3], n, flout);
+        return 1;
+    }
+    return 0;
+}
+
+unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
+                   const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
+{
+    int sz = sfp8d_size(f), arity = sfp8x_arity(op);
+    int stoch = env->rounding == SFP8_ROUND_STOCHASTIC && (sfp8x_ops[op].attrs & A_ENV);
+    int osz = sfp8x_bool_result(op) || sfp8x_ops[op].kind == K_RELATION ? 1 : sz;
+    unsigned acc = 0;
+    sfp8_env e = *env;
+    const char *a = data[0], *b = data[1], *c = data[2];
+    char *o = data[arity];
+    ptrdiff_t sa = strides[0], sb = strides[1], sc = strides[2], so = strides[arity];
+    if (n <= 0) return 0;
+
+    /* NumPy's reduction of add: exact, one rounding */
+    if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0) {
+        uint32_t r;
+        if (stoch) e.random = random_bits(rng, 0);
+        acc = sfp8d_sum_exact(f, &e, load_code(a, sz), b, sb, n, &r);
+        store_code(o, sz, r);
+        if (stoch) rng_advance(rng, env, 1);
+        return acc;
+    }
+    if (fast_run(op, f, env, data, strides, n, flout, &acc)) return acc;
+
+    /* the exact core, element by element, in order */
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint8_t fl = 0;
+        uint32_t x = load_code(a + i * sa, sz);
+        uint32_t y = arity >= 2 ? load_code(b + i * sb, sz) : 0;
+        uint32_t z = arity >= 3 ? load_code(c + i * sc, sz) : 0;
+        uint32_t r;
+        if (stoch) e.random = random_bits(rng, i);
+        r = sfp8x_apply(op, f, x, y, z, &e, &fl);
+        store_code(o + i * so, osz, r);
+        acc |= put_flags(flout, i, fl);
+    }
+    if (stoch) rng_advance(rng, env, n);
+    return acc;
+}
+
+unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
+                       const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    int isz = sfp8d_size(src), osz = sfp8d_size(dst);
+    int stoch = env->rounding == SFP8_ROUND_STOCHASTIC;
+    unsigned acc = 0;
+    sfp8_env e = *env;
+    if (n <= 0) return 0;
+    if (src->bits <= 16) {
+        const sfp8f_conv *c = sfp8f_convert(src, dst, env, n);
+        if (c) return sfp8f_run_convert(c, a, sa, isz, o, so, osz, n, flout);
+    } else if ((src->bits == 32 || src->bits == 64) && dst->bits <= 8) {
+        if (stoch && !rng->random) {
+            const sfp8f_sr *t = sfp8f_stochastic(dst, env, n);
+            if (t) {
+                acc = sfp8f_run_from_float_sr(t, dst, env, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n,
+                                              flout);
+                rng_advance(rng, env, n);
+                return acc;
+            }
+        }
+        const uint16_t *tab = sfp8f_from_float(dst, env, n);
+        if (tab) return sfp8f_run_from_float(tab, a, sa, isz, o, so, n, flout);
+    }
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint8_t fl = 0;
+        if (stoch) e.random = random_bits(rng, i);
+        store_raw(o + i * so, osz, sfp8_convert(src, dst, load_raw(a + i * sa, isz), &e, &fl));
+        acc |= put_flags(flout, i, fl);
+    }
+    if (stoch) rng_advance(rng, env, n);
+    return acc;
+}
+
+unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
+                        char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    int sz = sfp8d_size(f), stoch = env->rounding == SFP8_ROUND_STOCHASTIC;
+    unsigned acc = 0;
+    sfp8_env e = *env;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint8_t fl = 0;
+        int64_t r;
+        if (stoch) e.random = random_bits(rng, i);
+        r = sfp8_to_int64(f, load_code(a + i * sa, sz), &e, &fl);
+        memcpy(o + i * so, &r, 8);
+        acc |= put_flags(flout, i, fl);
+    }
+    if (stoch) rng_advance(rng, env, n);
+    return acc;
+}
+
+unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a,
+                          ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    int sz = sfp8d_size(f), stoch = env->rounding == SFP8_ROUND_STOCHASTIC;
+    unsigned acc = 0;
+    sfp8_env e = *env;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint8_t fl = 0;
+        int64_t x;
+        memcpy(&x, a + i * sa, 8);
+        if (stoch) e.random = random_bits(rng, i);
+        store_code(o + i * so, sz, sfp8_from_int64(f, x, &e, &fl));
+        acc |= put_flags(flout, i, fl);
+    }
+    if (stoch) rng_advance(rng, env, n);
+    return acc;
+}
