@@ -8,7 +8,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/kernels.c",
+CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/accum.c"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in

@@ -225,9 +225,10 @@ def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple opera
         strides[i] = (<cnp.ndarray>operands[i]).itemsize
     data[k] = _ptr(out)
     strides[k] = out.itemsize
+    cdef uint8_t *fp = <uint8_t *>_ptr(flags)
     if n:
         with nogil:
-            sfp8d_run(op, &f, &env, &rng, data, strides, n, <uint8_t *>_ptr(flags))
+            sfp8d_run(op, &f, &env, &rng, data, strides, n, fp)
 
 
 def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.ndarray a,
@@ -243,10 +244,12 @@ def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.nda
     _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
+    cdef char *pa = _ptr(a)
+    cdef char *po = _ptr(out)
+    cdef uint8_t *fp = <uint8_t *>_ptr(flags)
     if n:
         with nogil:
-            sfp8d_convert(&fs, &fd, &env, &rng, _ptr(a), sa, _ptr(out), so, n,
-                          <uint8_t *>_ptr(flags))
+            sfp8d_convert(&fs, &fd, &env, &rng, pa, sa, po, so, n, fp)
 
 
 def to_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
@@ -260,9 +263,12 @@ def to_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
     _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
+    cdef char *pa = _ptr(a)
+    cdef char *po = _ptr(out)
+    cdef uint8_t *fp = <uint8_t *>_ptr(flags)
     if n:
         with nogil:
-            sfp8d_to_int64(&f, &env, &rng, _ptr(a), sa, _ptr(out), 8, n, <uint8_t *>_ptr(flags))
+            sfp8d_to_int64(&f, &env, &rng, pa, sa, po, 8, n, fp)
 
 
 def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
@@ -276,9 +282,12 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray 
     _check_1d(flags, n, "flags")
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
+    cdef char *pa = _ptr(a)
+    cdef char *po = _ptr(out)
+    cdef uint8_t *fp = <uint8_t *>_ptr(flags)
     if n:
         with nogil:
-            sfp8d_from_int64(&f, &env, &rng, _ptr(a), 8, _ptr(out), so, n, <uint8_t *>_ptr(flags))
+            sfp8d_from_int64(&f, &env, &rng, pa, 8, po, so, n, fp)
 
 
 # --------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "accum.h"
 #include "fast.h"
 
 static inline uint32_t load_code(const char *p, int size)
@@ -62,6 +63,48 @@ static inline unsigned put_flags(uint8_t *flout, ptrdiff_t i, uint8_t fl)
     return fl;
 }
 
+/* ---- exact add reductions: the superaccumulator (accum.c), with the
+ *      8-bit fast table of exact integer values where it covers the codes ---- */
+
+/* exact sum of 8-bit codes through the fast table; 0 if not covered */
+static int fast_sum(const sfp8_format *f, const char *b, ptrdiff_t sb, ptrdiff_t n, SuperAcc *sa, uint8_t *fl)
+{
+    const sfp8f_sum *t = sfp8f_sum_table(f, n);
+    __int128 total = 0;
+    unsigned cats = 0, fls;
+    unsigned __int128 mag;
+    if (!t) return 0;
+    fls = sfp8f_run_sum(t, b, sb, n, &total, &cats);
+    if (cats & SFP8F_SUM_SPECIAL) return 0;
+    *fl |= (uint8_t)fls;
+    if (cats & SFP8F_SUM_NONZERO) sa->nonzero = 1;
+    if (cats & SFP8F_SUM_POSZERO) sa->pos_zero = 1;
+    if (cats & SFP8F_SUM_NEGZERO) sa->neg_zero = 1;
+    mag = total < 0 ? (unsigned __int128)0 - (unsigned __int128)total : (unsigned __int128)total;
+    if ((uint64_t)mag) acc_add_mag(sa, (uint64_t)mag, 0, total < 0);
+    if ((uint64_t)(mag >> 64)) acc_add_mag(sa, (uint64_t)(mag >> 64), 64, total < 0);
+    return 1;
+}
+
+/* first + the n codes at b, rounded once; 0 if the accumulator does not
+ * cover the format (the caller then adds element by element) */
+static int sum_exact(const sfp8_format *f, const sfp8_env *env, uint32_t first, const char *b, ptrdiff_t sb,
+                     ptrdiff_t n, uint32_t *out, unsigned *flags)
+{
+    SuperAcc sa;
+    uint8_t fl = 0;
+    int sz = sfp8d_size(f);
+    acc_init(&sa, f);
+    if (!sa.ok) return 0;
+    acc_add_value(&sa, f, first, &fl);
+    /* fast_sum leaves sa and fl alone when it declines */
+    if (sz != 1 || !fast_sum(f, b, sb, n, &sa, &fl))
+        for (ptrdiff_t i = 0; i < n; i++) acc_add_value(&sa, f, load_code(b + i * sb, sz), &fl);
+    *out = acc_round(&sa, f, env, &fl);
+    *flags = fl;
+    return 1;
+}
+
 /* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran. */
 static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
                     ptrdiff_t n, uint8_t *flout, unsigned *acc)
@@ -84,7 +127,7 @@ static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *con
         return 0;
     }
     if (arity == 1) {
-        const uint32_t *tab = sfp8f_unary(op, f, env, n);
+        const sfp8f_un *tab = sfp8f_unary(op, f, env, n);
         if (!tab) return 0;
         *acc = sfp8f_run_unary(tab, d[0], s[0], sz, d[1], s[1], sfp8x_bool_result(op) ? 1 : sz, n, flout);
         return 1;
@@ -115,10 +158,11 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
     if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0) {
         uint32_t r;
         if (stoch) e.random = random_bits(rng, 0);
-        acc = sfp8d_sum_exact(f, &e, load_code(a, sz), b, sb, n, &r);
-        store_code(o, sz, r);
-        if (stoch) rng_advance(rng, env, 1);
-        return acc;
+        if (sum_exact(f, &e, load_code(a, sz), b, sb, n, &r, &acc)) {
+            store_code(o, sz, r);
+            if (stoch) rng_advance(rng, env, 1);
+            return acc;
+        }
     }
     if (fast_run(op, f, env, data, strides, n, flout, &acc)) return acc;
 

@@ -59,8 +59,4 @@ unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng
 unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a,
                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
-/* the exact sum (superaccumulator, accum.c): first + sum of the n codes at b,
- * rounded once into f; returns the flags, the result code in *out */
-unsigned sfp8d_sum_exact(const sfp8_format *f, const sfp8_env *env, uint32_t first, const char *b, ptrdiff_t sb,
-                         ptrdiff_t n, uint32_t *out);
 #endif

@@ -4,6 +4,8 @@
  * builder and the Python op table (_ext.op_table()). */
 #ifndef SOFTFP8_OPS_H
 #define SOFTFP8_OPS_H
+#include <stddef.h>
+
 #include "softfp8/softfp8.h"
 
 /* operand/result kinds (column `kind` of ops.def) */
