@@ -1,7 +1,7 @@
 """Stochastic rounding (SPEC.md section 3).
 
 Expected values come from exact arithmetic in the tests (Fractions, value tables
-built by the conftest model, NumPy's own float16 decoding) -- never from softfp8.
+built by tests.models.fraction_model, NumPy's own float16 decoding) -- never from softfp8.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 import softfp8
 import softfp8.bits as sb
 
-import conftest as ref
-from conftest import DENORMAL, INEXACT, INVALID, OVERFLOW, SPECS, UNDERFLOW
+from ..models import fraction_model as ref
+from ..models.fraction_model import DENORMAL, INEXACT, INVALID, OVERFLOW, SPECS, UNDERFLOW
 
 
 # random_bits is always given with the full result shape here: docs/python-api.md says it

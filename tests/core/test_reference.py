@@ -1,4 +1,4 @@
-"""Self-checks of tests/reference.py, independent of softfp8's C core.
+"""Self-checks of tests/models/rational.py, independent of softfp8's C core.
 
 * Berkeley TestFloat 3e vectors for float16 (every 20th line of every file),
 * SPEC's worked examples and hand-checked special cases,
@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import reference as ref
-from reference import (DENORMAL, DIVBYZERO, INEXACT, INVALID, OVERFLOW, UNDERFLOW)
+from ..models import rational as ref
+from ..models.rational import (DENORMAL, DIVBYZERO, INEXACT, INVALID, OVERFLOW, UNDERFLOW)
 
 HERE = Path(__file__).resolve().parent
-VECTORS = Path(os.environ.get("SOFTFP8_VECTORS", HERE.parent.parent / "shared" / "vectors"))
+VECTORS = Path(os.environ.get("SOFTFP8_VECTORS", HERE.parents[2] / "shared" / "vectors"))
 TF_DIR = VECTORS / "testfloat-f16"
 
 EIGHT_BIT = ref.eight_bit_formats()

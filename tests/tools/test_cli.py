@@ -14,7 +14,7 @@ import pytest
 
 import softfp8
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PRESETS = ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "uhp", "hfp8_143", "hfp8_152",
            "hfp16_169", "float16", "bfloat16"]
 FAMILIES = ["cfloat8_143", "cfloat8_152", "shp"]

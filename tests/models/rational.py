@@ -1,5 +1,14 @@
 """Independent exact reference implementation of softfp8's semantics (SPEC.md).
 
+``tests.models.rational`` (formerly ``tests/reference.py``) is written
+independently of softfp8 (it never imports it: the comparison helpers at the end
+take the module as an argument) and of the other model,
+``tests.models.fraction_model`` (no shared code; the flag constants and format
+parameters are deliberately restated).  It covers every operation of the core --
+add, sub, mul, div, fma, sqrt, conversions between formats and from/to
+float32/float64, round_pack -- in every rounding mode, with saturation,
+tininess and every flag, plus whole-array helpers for the exhaustive tests.
+
 Written from /work/shared/SPEC.md only.  Every result is computed exactly with
 Python integers (values are kept as ``n * 2**e`` dyadics, ``n/d * 2**e``
 rationals or ``sqrt(n) * 2**h``) and rounded once into the destination format;

@@ -16,7 +16,7 @@ import softfp8
 import softfp8.bits as sfb
 from softfp8 import _ext
 
-from test_fast_paths import isolated
+from .test_fast_paths import isolated
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
 

@@ -2,7 +2,7 @@
 
 Expected values are written out from the Tesla document (Tables 3-6 and the
 text around them) and SPEC.md, or computed by the independent Fraction model of
-conftest.py -- never by softfp8.
+tests/models/fraction_model.py -- never by softfp8.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 import softfp8
 import softfp8.bits as sb
 
-from conftest import (DENORMAL, DIVBYZERO, INEXACT, INVALID, OVERFLOW, ROUNDINGS,
-                      SPECS, UNDERFLOW)
+from ..models.fraction_model import (DENORMAL, DIVBYZERO, INEXACT, INVALID, OVERFLOW,
+                                     ROUNDINGS, SPECS, UNDERFLOW)
 
 FAMILIES = ("cfloat8_143", "cfloat8_152", "shp")
 LAYOUT = {"cfloat8_143": (8, 4, 3), "cfloat8_152": (8, 5, 2), "shp": (16, 5, 10)}

@@ -2,7 +2,7 @@
 handling, broadcasting, comparisons and integer conversions.
 
 Expected values are written out from SPEC.md / docs/python-api.md or computed by
-the independent model in conftest.py; never taken from softfp8.
+the independent model tests/models/fraction_model.py; never taken from softfp8.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 import softfp8
 import softfp8.bits as sb
 
-import conftest as ref
-from conftest import DENORMAL, INEXACT, INVALID, OVERFLOW, SPECS
+from ..models import fraction_model as ref
+from ..models.fraction_model import DENORMAL, INEXACT, INVALID, OVERFLOW, SPECS
 
 INT64_MAX = 2 ** 63 - 1
 INT64_MIN = -(2 ** 63)
@@ -68,7 +68,7 @@ def code(name, x):
 # ---------------------------------------------------------------------------
 
 
-def test_preset_table_matches_conftest_model():
+def test_preset_table_matches_fraction_model():
     # the two independent transcriptions of SPEC's table agree
     for name, row in PRESETS.items():
         sp = SPECS[name]

@@ -1,4 +1,4 @@
-"""Exhaustive comparison of softfp8.bits against tests/reference.py.
+"""Exhaustive comparison of softfp8.bits against tests/models/rational.py.
 
 Every 8-bit preset (plus Tesla CFloat8 at several biases and ieee-subnormal
 variants): add/sub/mul/div over all 65536 operand pairs and sqrt over all 256
@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import reference as ref
+from ..models import rational as ref
 
 import softfp8
 import softfp8.bits as sfb

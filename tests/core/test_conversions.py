@@ -1,4 +1,4 @@
-"""Conversions: softfp8.bits.convert / from_float / to_float against tests/reference.py.
+"""Conversions: softfp8.bits.convert / from_float / to_float against tests/models/rational.py.
 
 * every 8-bit format -> every 8-bit format: all 256 codes, 6 modes x sat x tininess;
 * float16 (all 65536 codes) and other 16-bit presets -> every 8-bit format, full grid;
@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-import reference as ref
+from ..models import rational as ref
 
 import softfp8
 import softfp8.bits as sfb

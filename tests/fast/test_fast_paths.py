@@ -48,7 +48,7 @@ import softfp8.bits as sfb
 from softfp8 import _ext
 from softfp8._formats import _PRESET_ROWS
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------
 # configurations

@@ -66,7 +66,7 @@ def run_isolated(code):
     """Run code in a fresh interpreter (for crashes); return the CompletedProcess."""
     src = "import numpy as np\nimport softfp8\n" + textwrap.dedent(code)
     return subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
-                          timeout=120, cwd=str(__import__("pathlib").Path(__file__).parent.parent))
+                          timeout=120, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
 
 
 # --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Random fused multiply-add (a*b+c, one rounding) against tests/reference.py.
+"""Random fused multiply-add (a*b+c, one rounding) against tests/models/rational.py.
 
 For every 8-bit format: 10^6 random (a, b, c) triples (fixed seed), each with its own
 randomly drawn configuration (6 deterministic modes x saturate x tininess, plus
@@ -10,7 +10,7 @@ format's special values in every deterministic configuration.
 import numpy as np
 import pytest
 
-import reference as ref
+from ..models import rational as ref
 
 import softfp8
 import softfp8.bits as sfb
