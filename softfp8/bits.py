@@ -12,7 +12,8 @@ import secrets
 import numpy as np
 
 from . import _context, _ext
-from ._formats import Format, _as_int
+from ._formats import Format
+from ._validation import _as_int, as_format
 
 __all__ = ["add", "sub", "mul", "div", "fma", "sqrt", "convert", "from_float", "to_float",
            "round_integral", "to_int64", "from_int64", "compare", "min", "max", "minnum",
@@ -31,9 +32,8 @@ _FLOAT_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): 
 # --------------------------------------------------------------------------
 
 def _check_format(fmt, what="fmt"):
-    if not isinstance(fmt, Format):
-        raise TypeError(f"{what} must be a softfp8 format (e.g. softfp8.e4m3), got {fmt!r}")
-    return fmt
+    """The Format of a format or softfp8 dtype (callers use the returned value)."""
+    return as_format(fmt, what)
 
 
 def _env(fmt, rounding, saturate, tininess, sr_bits):
