@@ -145,7 +145,7 @@ def test_golden_model_sanity(fmt):
     exp, expf = sfb.add(fmt, A, B)
     assert np.unique(exp).size > 100
     rel, _ = sfb.compare(fmt, A, B)
-    assert 240 <= (rel == 0).sum() <= 258  # about every code equals itself only
+    assert 220 <= (rel == 0).sum() <= 258  # about every non-NaN code equals itself only
     assert (rel == -1).sum() == (rel == 1).sum() > 20000
     # flags actually differ between modes for some pairs
     up, _ = sfb.add(fmt, A, B, rounding="upward")
