@@ -7,6 +7,7 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -77,42 +78,48 @@ def _float_rank(key) -> int:
 _MISSING = object()
 # operands NumPy's ufuncs take as they are
 _DIRECT = (int, float, complex, np.number, np.bool_)
+_UFUNC, _DEFER, _AS_FLOAT = 0, 1, 2
 
 
 def _operand(o):
-    """o as a scalar operator passes it to the ufunc, or None to return NotImplemented.
+    """(how, operand) for a scalar operator: _UFUNC (call the ufunc with operand),
+    _DEFER (return NotImplemented) or _AS_FLOAT (compute as the Python float).
 
     Anything the ufunc would turn into an object array (None, Fraction, Decimal,
-    arbitrary objects) is refused here: the object loop would call this scalar's
-    operator again (endless recursion).  Python then asks the other operand's
-    reflected method, as for NumPy's own scalars (float16 + Fraction is a float,
-    float16 + None a TypeError)."""
+    arbitrary objects) must not reach it: the object loop would call this scalar's
+    operator again (endless recursion).  NumPy's own scalars compute such operations
+    on Python floats: float16(1.5) + Fraction(1, 3) is the float 1.8333..., and
+    float16(1.5) + None raises TypeError; so does a softfp8 scalar."""
     if isinstance(o, (SoftScalar, *_DIRECT)):
-        return o
+        return _UFUNC, o
     if isinstance(o, np.ndarray):
-        # an object array handles the operation itself (element by element)
-        return o if o.dtype != object else None
+        # an object array applies the operator element by element itself
+        return (_UFUNC, o) if o.dtype != object else (_DEFER, None)
     handler = getattr(type(o), "__array_ufunc__", _MISSING)
     if handler is None:
-        return None        # the other operand opted out of ufuncs: its own operator decides
+        return _DEFER, None     # the other operand opted out of ufuncs: its operator decides
     if handler is not _MISSING:
-        return o           # the other operand's ufunc override decides
+        return _UFUNC, o        # the other operand's ufunc override decides
     if isinstance(o, (list, tuple)) or hasattr(o, "__array__"):
         try:
             arr = np.asarray(o)
         except (TypeError, ValueError):
-            return None
-        return arr if arr.dtype != object else None
-    return None
+            return _AS_FLOAT, o
+        if arr.dtype != object:
+            return _UFUNC, arr
+        return _DEFER, None
+    return _AS_FLOAT, o
 
 
-def _binop(ufunc, reflected=False):
+def _binop(ufunc, pyop, reflected=False):
     def op(self, o):
-        o = _operand(o)
-        if o is None:
+        how, o = _operand(o)
+        if how == _UFUNC:
+            return ufunc(o, self) if reflected else ufunc(self, o)
+        if how == _DEFER:
             return NotImplemented
-        return ufunc(o, self) if reflected else ufunc(self, o)
-    op.__name__ = f"__{'r' if reflected else ''}{ufunc.__name__}__"
+        return pyop(o, float(self)) if reflected else pyop(float(self), o)
+    op.__name__ = f"__{'r' if reflected else ''}{pyop.__name__.strip('_')}__"
     return op
 
 
@@ -181,30 +188,42 @@ class SoftScalar(_ext.ScalarBase):
         return arr if dtype is None else arr.astype(dtype)
 
     # arithmetic goes through the ufuncs: same core, context, flags, errstate
-    __add__ = _binop(np.add)
-    __radd__ = _binop(np.add, reflected=True)
-    __sub__ = _binop(np.subtract)
-    __rsub__ = _binop(np.subtract, reflected=True)
-    __mul__ = _binop(np.multiply)
-    __rmul__ = _binop(np.multiply, reflected=True)
-    __truediv__ = _binop(np.true_divide)
-    __rtruediv__ = _binop(np.true_divide, reflected=True)
-    __floordiv__ = _binop(np.floor_divide)
-    __rfloordiv__ = _binop(np.floor_divide, reflected=True)
-    __mod__ = _binop(np.remainder)
-    __rmod__ = _binop(np.remainder, reflected=True)
-    __eq__ = _binop(np.equal)
-    __ne__ = _binop(np.not_equal)
-    __lt__ = _binop(np.less)
-    __le__ = _binop(np.less_equal)
-    __gt__ = _binop(np.greater)
-    __ge__ = _binop(np.greater_equal)
+    __add__ = _binop(np.add, operator.add)
+    __radd__ = _binop(np.add, operator.add, reflected=True)
+    __sub__ = _binop(np.subtract, operator.sub)
+    __rsub__ = _binop(np.subtract, operator.sub, reflected=True)
+    __mul__ = _binop(np.multiply, operator.mul)
+    __rmul__ = _binop(np.multiply, operator.mul, reflected=True)
+    __truediv__ = _binop(np.true_divide, operator.truediv)
+    __rtruediv__ = _binop(np.true_divide, operator.truediv, reflected=True)
+    __floordiv__ = _binop(np.floor_divide, operator.floordiv)
+    __rfloordiv__ = _binop(np.floor_divide, operator.floordiv, reflected=True)
+    __mod__ = _binop(np.remainder, operator.mod)
+    __rmod__ = _binop(np.remainder, operator.mod, reflected=True)
+    __eq__ = _binop(np.equal, operator.eq)
+    __ne__ = _binop(np.not_equal, operator.ne)
+    __lt__ = _binop(np.less, operator.lt)
+    __le__ = _binop(np.less_equal, operator.le)
+    __gt__ = _binop(np.greater, operator.gt)
+    __ge__ = _binop(np.greater_equal, operator.ge)
 
     def __divmod__(self, o):
-        o = _operand(o)
-        if o is None:
-            return NotImplemented
-        return (np.floor_divide(self, o), np.remainder(self, o))
+        how, o = _operand(o)
+        if how == _UFUNC:
+            return (np.floor_divide(self, o), np.remainder(self, o))
+        return NotImplemented if how == _DEFER else divmod(float(self), o)
+
+    # NumPy's generic real/imag go through a legacy item setter softfp8 does not have
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        return _ext.scalar_from_code(self.dtype, 0)
+
+    def conjugate(self):
+        return self
 
     def __pow__(self, o):
         raise TypeError("softfp8 scalars do not implement ** (no correctly rounded pow); "
@@ -490,7 +509,8 @@ def matmul(a, b, out_dtype=None, out=None):
     else:
         out2 = np.expand_dims(out, -1) if b.ndim == 1 else out   # views of out
         out2 = np.expand_dims(out2, -2) if a.ndim == 1 else out2
-        res = _MATMUL_WIDE(a2, b2, out=out2)
+        # dtype= as well: the ufunc's loop lookup does not read the dtype from out=
+        res = _MATMUL_WIDE(a2, b2, out=out2, dtype=dt)
         if res is out2:
             return out
     if a.ndim == 1:

@@ -54,7 +54,9 @@ def format_or_none(x):
         return fmt if isinstance(fmt, FormatBase) else None
     if isinstance(x, type):
         try:
-            d = np.dtype(x)
+            # a DType class makes its default descriptor (a parametric family's refuses:
+            # TypeError); a scalar type is what np.dtype maps to its DType's descriptor
+            d = x() if issubclass(x, np.dtype) else np.dtype(x)
         except (TypeError, ValueError):
             return None
         fmt = getattr(d, "format", None)
