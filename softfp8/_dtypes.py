@@ -35,39 +35,56 @@ def _family_key(fmt: Format) -> str:
 # promotion ranks, computed from the value sets
 # --------------------------------------------------------------------------
 
-_NOT_EXACT = int(_context.Flags.INEXACT | _context.Flags.OVERFLOW | _context.Flags.UNDERFLOW)
-# float16 (rank 1), float32 (2), float64 (3) as conversion destinations of softfp8.bits
-_RANK_FLOATS = ((1, _formats.float16), (2, np.float32), (3, np.float64))
+# NumPy's floats by promotion rank
+_RANK_FLOATS = ((1, np.float16), (2, np.float32), (3, np.float64))
+# decoding options: stochastic rounding keeps the fast path from building (and caching) a
+# table per format at import; a conversion into binary64 is exact for every format, so
+# the mode never changes a value
+_DECODE_ENV = (_context.ROUNDING_MODES.index("stochastic"), 0, 0, 32)
+_DECODE_RNG = (1, 0, 0, 0)
 
 
-def _exact_in(fmt: Format, dst) -> bool:
-    """True if every value of fmt converts exactly into dst (a Format, np.float32 or
-    np.float64): no code's conversion is inexact, overflows or underflows.  NaNs
-    convert to NaNs (an sNaN's invalid flag does not count)."""
-    codes = np.arange(1 << fmt.bits, dtype=np.uint32)
-    _, flags = _bits.convert(codes, fmt, dst, saturate=False, **_bits.FIXED)
-    return not np.any(flags & _NOT_EXACT)
+def _values(fmt: Format) -> np.ndarray:
+    """float64 values of every code of fmt, NaNs dropped (exact)."""
+    codes = np.arange(1 << fmt.bits, dtype=np.uint64)
+    out, _ = _ext.convert(fmt.params, _ext.BINARY64, _DECODE_ENV, _DECODE_RNG, None, codes)
+    v = out.view(np.float64)
+    return v[~np.isnan(v)]
 
 
-def _members(key):
-    """Every format of a family, the extreme biases first (they decide most ranks)."""
+def _family_values(key) -> np.ndarray:
+    """Every value of every format of a family, as far as containment in an IEEE float
+    can tell: a preset's own values; for a Tesla family the values at bias 0 and 63 (both
+    subnormal conventions).  The bias only shifts the exponent (bias b gives the values of
+    bias 0 times 2^-b), and a binary float holds m * 2^e (m odd) iff its top bit is below
+    the overflow threshold - worst at bias 0 - and e is not below the float's smallest
+    subnormal exponent - worst at bias 63; so biases 0 and 63 decide every bias
+    (tests/test_registry_and_api.py recomputes the ranks over all 64)."""
     if key in _formats.FAMILIES:
         fam = _formats.FAMILIES[key]
-        biases = [0, 63] + list(range(1, 63))
-        return [fam(bias=b, subnormals=sub) for b in biases for sub in ("tesla", "ieee")]
-    return [_formats.PRESETS[key]]
+        return np.concatenate([_values(fam(bias=b, subnormals=sub))
+                               for b in (0, 63) for sub in ("tesla", "ieee")])
+    return _values(_formats.PRESETS[key])
 
 
 def _float_rank(key) -> int:
     """The smallest NumPy float (1 float16, 2 float32, 3 float64) holding every value
-    of every format of the family (Tesla families: every bias 0..63, both subnormal
-    conventions); 0 if none does, or for the factory family (no fixed answer)."""
+    of every format of the family exactly (a value is held if the cast gives it back);
+    0 if none does, or for the factory family (no fixed answer)."""
     if key == _registry.FACTORY_FAMILY:
         return 0
-    members = _members(key)
-    for rank, dst in _RANK_FLOATS:
-        if all(_exact_in(f, dst) for f in members):
-            return rank
+    vals = _family_values(key)
+    mags = np.abs(vals[np.isfinite(vals) & (vals != 0)])
+    probe = np.array([mags.max(), mags.min()]) if mags.size else mags
+
+    def held(v, t):
+        return np.array_equal(v.astype(t).astype(np.float64), v)
+
+    with np.errstate(all="ignore"):
+        for rank, t in _RANK_FLOATS:
+            # the largest and smallest magnitudes first: they rule out most candidates
+            if held(probe, t) and held(vals, t):
+                return rank
     return 0
 
 

@@ -307,3 +307,15 @@ def _has_ml():
     except ImportError:
         return False
     return True
+
+
+def test_import_computes_ranks_without_filling_the_table_cache():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import softfp8; from softfp8 import _ext; print(_ext.fast_cache_stats()[0])"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=Path(softfp8.__file__).resolve().parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "0"
