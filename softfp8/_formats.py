@@ -1,7 +1,10 @@
 """Format objects: presets, the Tesla families and the general factory.
 
 The parameters of every preset come from the C core's one preset table
-(``sfp8_presets``); this module only wraps them.
+(``sfp8_presets``), its names from softfp8/_registry.py; this module joins the two
+by name.  Pure format values: it imports neither ``bits`` nor ``_dtypes`` (decoding
+calls the extension directly; ``Format.dtype`` and ``Format.encode`` use the hooks
+``_dtypes`` registers with ``register_hooks``).
 """
 from __future__ import annotations
 
