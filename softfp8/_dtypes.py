@@ -47,7 +47,7 @@ _DECODE_RNG = (1, 0, 0, 0)
 def _values(fmt: Format) -> np.ndarray:
     """float64 values of every code of fmt, NaNs dropped (exact)."""
     codes = np.arange(1 << fmt.bits, dtype=np.uint64)
-    out, _ = _ext.convert(fmt.params, _ext.BINARY64, _DECODE_ENV, _DECODE_RNG, None, codes)
+    out, _ = _formats.convert_codes(fmt.params, _ext.BINARY64, codes, _DECODE_ENV, _DECODE_RNG)
     v = out.view(np.float64)
     return v[~np.isnan(v)]
 

@@ -35,6 +35,13 @@ def register_hooks(*, dtype, encode):
     _HOOKS["encode"] = encode
 
 
+def convert_codes(src, dst, codes, env=_FIXED_ENV, rng=_NO_RNG):
+    """(uint64 results, uint8 flags) of converting a 1-D uint64 array of codes (or
+    binary32/64 bit patterns) from descriptor tuple src to dst, calling the extension
+    directly (the one place this module does)."""
+    return _ext.convert(src, dst, env, rng, None, codes)
+
+
 def _hook(name):
     fn = _HOOKS[name]
     if fn is None:
@@ -165,8 +172,7 @@ class Format(FormatBase):
         """float64 value of one code (exact for every format of at most 16
         bits whose range fits float64)."""
         code = self._check_code(code)
-        out, _ = _ext.convert(self._params, _ext.BINARY64, _FIXED_ENV, _NO_RNG, None,
-                              np.array([code], dtype=np.uint64))
+        out, _ = convert_codes(self._params, _ext.BINARY64, np.array([code], dtype=np.uint64))
         return float(out.view(np.float64)[0])
 
     def encode(self, x, **opts):
@@ -207,7 +213,7 @@ _SHORTEST: dict = {}
 def _round_f64(fmt, value):
     """Code of a float64 value in fmt, nearest-even, no saturation, no context."""
     bits = np.array([value], dtype=np.float64).view(np.uint64)
-    out, _ = _ext.convert(_ext.BINARY64, fmt.params, _FIXED_ENV, _NO_RNG, None, bits)
+    out, _ = convert_codes(_ext.BINARY64, fmt.params, bits)
     return int(out[0])
 
 
