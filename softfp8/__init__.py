@@ -1,25 +1,26 @@
 """softfp8: bit-exact arithmetic for FP8 and other small floating-point formats.
 
-Formats: ``e4m3``, ``e5m2``, ``e4m3fnuz``, ``e5m2fnuz``, ``cfloat8_143(bias=..)``,
-``cfloat8_152(bias=..)``, ``shp(bias=..)``, ``uhp``, ``hfp8_143``, ``hfp8_152``,
-``hfp16_169``, ``float16``, ``bfloat16`` and ``format(...)`` for any other.
-The bit-level golden model is :mod:`softfp8.bits`.
+Formats: the presets of softfp8/_registry.py as module attributes (``e4m3``, ``e5m2``,
+``float8_e4m3``, ``float8_e3m4``, ``bfloat16``, ...; ``presets()`` lists them), the
+Tesla families ``cfloat8_143(bias=..)``, ``cfloat8_152(bias=..)``, ``shp(bias=..)``,
+and ``format(...)`` for any other.  The bit-level golden model is :mod:`softfp8.bits`.
 """
 import os as _os
 
-from ._formats import (  # noqa: F401
-    Format, TeslaFamily, bfloat16, cfloat8_143, cfloat8_152, e4m3, e4m3fnuz, e5m2, e5m2fnuz,
-    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, format, hfp8_143,
-    hfp8_152, hfp16_169, lookup, presets, shp, uhp,
-)
-from . import bits  # noqa: F401
+from ._formats import NAMED as _NAMED
+from ._formats import Format, TeslaFamily, format, lookup, presets  # noqa: F401
 from ._context import (  # noqa: F401
     Flags, clear_flags, collect_flags, get_flags, get_rounding, get_saturation, get_tininess,
     rounding, saturation, tininess,
 )
+from . import bits  # noqa: F401
 from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
+from . import _printing  # noqa: F401  (installs NumPy array printing)
 from ._io import load, save  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
+
+# every preset, alias and Tesla family (softfp8.e4m3, softfp8.float8_e4m3fn, softfp8.shp, ...)
+globals().update(_NAMED)
 
 __version__ = "0.1.0"
 
@@ -33,10 +34,8 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
-__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "load", "to_ml_dtypes",
-           "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "load",
+           "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
-           "clear_flags", "collect_flags", "bits", "format", "presets", "lookup", "get_include",
-           "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "cfloat8_143", "cfloat8_152", "shp", "uhp",
-           "hfp8_143", "hfp8_152", "hfp16_169", "float16", "bfloat16", "float8_e4m3fn",
-           "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+           "clear_flags", "collect_flags", "bits", "format", "presets", "lookup",
+           "get_include", *_NAMED]

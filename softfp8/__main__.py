@@ -6,8 +6,10 @@
     softfp8 calc e4m3 mul 0x5c 0x7e --rounding toward_zero
     softfp8 demo                             a short tour of the above
 
-Only the public API (docs/python-api.md) is used.  Usage errors (unknown format or
-operation, missing/bad bias, bad operand) print a message and exit with status 2.
+The formats and their names come from the format registry (softfp8/_registry.py via
+softfp8._formats); otherwise only the public API (docs/python-api.md) is used.  Usage
+errors (unknown format or operation, missing/bad bias, bad operand) print a message and
+exit with status 2.
 """
 from __future__ import annotations
 
@@ -18,10 +20,11 @@ import sys
 
 import softfp8
 import softfp8.bits
+from softfp8 import _formats
+from softfp8._validation import as_format
 
-FAMILIES = ("cfloat8_143", "cfloat8_152", "shp")  # parametric: bias is a required keyword
-ROUNDINGS = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward",
-             "to_odd", "stochastic")
+FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
+ROUNDINGS = softfp8.bits.ROUNDING_MODES
 ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "sqrt": 1}
 PROPERTIES = ("name", "bits", "signed", "exp_bits", "man_bits", "bias", "specials",
               "subnormals", "saturate", "max", "min_normal", "min_subnormal", "eps",
@@ -35,18 +38,12 @@ class UsageError(Exception):
 # ---------------------------------------------------------------- formats ----
 
 def _presets() -> dict:
-    """{canonical name: (Format, [aliases])} of the non-parametric presets."""
-    out: dict = {}
-    for key, fmt in softfp8.presets().items():
-        entry = out.setdefault(fmt.name, [fmt, []])
-        if key != fmt.name:
-            entry[1].append(key)
-    for attr in sorted(dir(softfp8)):  # module-level aliases such as float8_e4m3fn
-        obj = getattr(softfp8, attr)
-        if (isinstance(obj, softfp8.Format) and obj.name in out and attr != obj.name
-                and attr not in out[obj.name][1]):
-            out[obj.name][1].append(attr)
-    return {name: (fmt, aliases) for name, (fmt, aliases) in out.items()}
+    """{canonical name: (Format, [aliases])} of the non-parametric presets (registry order)."""
+    out = {name: (fmt, []) for name, fmt in _formats.PRESETS.items()}
+    for alias, name in _formats.ALIASES.items():
+        if name in out:
+            out[name][1].append(alias)
+    return out
 
 
 def _lookup(name: str):
@@ -62,6 +59,13 @@ def _lookup(name: str):
 
 
 def resolve_format(name: str, bias=None, subnormals=None):
+    if "(" in name:  # a full format name such as "cfloat8_143(bias=20)"
+        if bias is not None or subnormals is not None:
+            raise UsageError(f"{name!r} already names its parameters; drop --bias/--subnormals")
+        try:
+            return softfp8.lookup(name)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
     fmt = _lookup(name)
     if isinstance(fmt, str):  # a Tesla family
         if bias is None:
@@ -86,6 +90,7 @@ def resolve_format(name: str, bias=None, subnormals=None):
 # ------------------------------------------------------------- formatting ----
 
 def fmt_code(fmt, code: int) -> str:
+    fmt = as_format(fmt)
     return f"0x{code:0{(fmt.bits + 3) // 4}x}"
 
 
@@ -107,6 +112,7 @@ def fmt_pow2(v: float, bias_param: bool = False) -> str:
 
 def code_class(fmt, code: int) -> str:
     """zero / subnormal / normal / inf / qnan / snan / nan, signed by the value."""
+    fmt = as_format(fmt)
     v = fmt.decode(code)
     m_mask = (1 << fmt.man_bits) - 1
     e = (code >> fmt.man_bits) & ((1 << fmt.exp_bits) - 1)
@@ -185,6 +191,7 @@ def cmd_info(args, out=print, codes=None) -> int:
 
 
 def parse_code(fmt, text: str) -> int:
+    fmt = as_format(fmt)
     t = text.strip().lower()
     try:
         code = int(t, 16) if t.startswith("0x") else int(t, 10)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import sys
 import threading
 
 from . import _ext
+from ._validation import _as_int
 
 ROUNDING_MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd",
                   "stochastic")
@@ -34,11 +36,9 @@ _VAR: contextvars.ContextVar = contextvars.ContextVar("softfp8_state")
 
 def _owner():
     """Identity of the current thread and asyncio task."""
-    task = None
+    asyncio = sys.modules.get("asyncio")  # no event loop runs unless asyncio is imported
     try:
-        import asyncio
-
-        task = asyncio.current_task()
+        task = asyncio.current_task() if asyncio is not None else None
     except RuntimeError:
         task = None
     return (threading.get_ident(), id(task) if task is not None else None)
@@ -130,8 +130,6 @@ def rounding(mode, seed=None, sr_bits=32):
     position in the result and how many operations the block has rounded.
     """
     idx = _mode_index(mode)
-    from ._formats import _as_int
-
     n = _as_int(sr_bits, "sr_bits")
     if not 1 <= n <= 32:
         raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")

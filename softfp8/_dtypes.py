@@ -6,30 +6,21 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 """
 from __future__ import annotations
 
-import decimal
 import math
+import operator
 
 import numpy as np
 
-from . import _context, _ext, _formats
+from . import _context, _ext, _formats, _registry
 from . import bits as _bits
 from ._formats import Format
+from ._validation import as_format, format_or_none
 
-# family key -> DType class name
-_FAMILY_NAMES = {
-    "e4m3": "E4M3DType", "e5m2": "E5M2DType", "e4m3fnuz": "E4M3FNUZDType",
-    "e5m2fnuz": "E5M2FNUZDType", "cfloat8_143": "CFloat8_143DType",
-    "cfloat8_152": "CFloat8_152DType", "shp": "SHPDType", "uhp": "UHPDType",
-    "hfp8_143": "HFP8_143DType", "hfp8_152": "HFP8_152DType", "hfp16_169": "HFP16_169DType",
-    "float16": "Float16DType", "bfloat16": "BFloat16DType", "format": "SoftFloatDType",
-}
-_PARAMETRIC = {"cfloat8_143", "cfloat8_152", "shp", "format"}
-# smallest NumPy float (1 float16, 2 float32, 3 float64) holding every format of the
-# family (for class-level promotion; Tesla families over every bias 0..63, checked
-# exhaustively by the tests); 0: no fixed answer (factory formats)
-_FLOAT_RANK = {"e4m3": 1, "e5m2": 1, "e4m3fnuz": 1, "e5m2fnuz": 1, "hfp8_143": 1, "hfp8_152": 1,
-               "float16": 1, "cfloat8_143": 2, "cfloat8_152": 2, "shp": 2, "uhp": 2,
-               "hfp16_169": 2, "bfloat16": 2, "format": 0}
+# family key (preset name, Tesla family name or "format") -> DType class name, in the
+# order of the C preset table, the factory family last
+_FAMILY_NAMES = {**{name: _formats.ROWS[name].dtype for name in _formats._PRESET_ROWS},
+                 _registry.FACTORY_FAMILY: _registry.FACTORY_DTYPE}
+_PARAMETRIC = {*_formats.FAMILIES, _registry.FACTORY_FAMILY}
 
 
 def _family_key(fmt: Format) -> str:
@@ -37,12 +28,117 @@ def _family_key(fmt: Format) -> str:
         return fmt.name.split("(")[0]
     if fmt._family == "preset":
         return fmt.name
-    return "format"
+    return _registry.FACTORY_FAMILY
+
+
+# --------------------------------------------------------------------------
+# promotion ranks, computed from the value sets
+# --------------------------------------------------------------------------
+
+# NumPy's floats by promotion rank
+_RANK_FLOATS = ((1, np.float16), (2, np.float32), (3, np.float64))
+# decoding options: stochastic rounding keeps the fast path from building (and caching) a
+# table per format at import; a conversion into binary64 is exact for every format, so
+# the mode never changes a value
+_DECODE_ENV = (_context.ROUNDING_MODES.index("stochastic"), 0, 0, 32)
+_DECODE_RNG = (1, 0, 0, 0)
+
+
+def _values(fmt: Format) -> np.ndarray:
+    """float64 values of every code of fmt, NaNs dropped (exact)."""
+    codes = np.arange(1 << fmt.bits, dtype=np.uint64)
+    out, _ = _formats.convert_codes(fmt.params, _ext.BINARY64, codes, _DECODE_ENV, _DECODE_RNG)
+    v = out.view(np.float64)
+    return v[~np.isnan(v)]
+
+
+def _family_values(key) -> np.ndarray:
+    """Every value of every format of a family, as far as containment in an IEEE float
+    can tell: a preset's own values; for a Tesla family the values at bias 0 and 63 (both
+    subnormal conventions).  The bias only shifts the exponent (bias b gives the values of
+    bias 0 times 2^-b), and a binary float holds m * 2^e (m odd) iff its top bit is below
+    the overflow threshold - worst at bias 0 - and e is not below the float's smallest
+    subnormal exponent - worst at bias 63; so biases 0 and 63 decide every bias
+    (tests/test_registry_and_api.py recomputes the ranks over all 64)."""
+    if key in _formats.FAMILIES:
+        fam = _formats.FAMILIES[key]
+        return np.concatenate([_values(fam(bias=b, subnormals=sub))
+                               for b in (0, 63) for sub in ("tesla", "ieee")])
+    return _values(_formats.PRESETS[key])
+
+
+def _float_rank(key) -> int:
+    """The smallest NumPy float (1 float16, 2 float32, 3 float64) holding every value
+    of every format of the family exactly (a value is held if the cast gives it back);
+    0 if none does, or for the factory family (no fixed answer)."""
+    if key == _registry.FACTORY_FAMILY:
+        return 0
+    vals = _family_values(key)
+    mags = np.abs(vals[np.isfinite(vals) & (vals != 0)])
+    probe = np.array([mags.max(), mags.min()]) if mags.size else mags
+
+    def held(v, t):
+        return np.array_equal(v.astype(t).astype(np.float64), v)
+
+    with np.errstate(all="ignore"):
+        for rank, t in _RANK_FLOATS:
+            # the largest and smallest magnitudes first: they rule out most candidates
+            if held(probe, t) and held(vals, t):
+                return rank
+    return 0
 
 
 # --------------------------------------------------------------------------
 # scalars
 # --------------------------------------------------------------------------
+
+_MISSING = object()
+# operands NumPy's ufuncs take as they are
+_DIRECT = (int, float, complex, np.number, np.bool_)
+_UFUNC, _DEFER, _AS_FLOAT = 0, 1, 2
+
+
+def _operand(o):
+    """(how, operand) for a scalar operator: _UFUNC (call the ufunc with operand),
+    _DEFER (return NotImplemented) or _AS_FLOAT (compute as the Python float).
+
+    Anything the ufunc would turn into an object array (None, Fraction, Decimal,
+    arbitrary objects) must not reach it: the object loop would call this scalar's
+    operator again (endless recursion).  NumPy's own scalars compute such operations
+    on Python floats: float16(1.5) + Fraction(1, 3) is the float 1.8333..., and
+    float16(1.5) + None raises TypeError; so does a softfp8 scalar."""
+    if isinstance(o, (SoftScalar, *_DIRECT)):
+        return _UFUNC, o
+    if isinstance(o, np.ndarray):
+        # an object array applies the operator element by element itself
+        return (_UFUNC, o) if o.dtype != object else (_DEFER, None)
+    handler = getattr(type(o), "__array_ufunc__", _MISSING)
+    if handler is None:
+        return _DEFER, None     # the other operand opted out of ufuncs: its operator decides
+    if handler is not _MISSING:
+        return _UFUNC, o        # the other operand's ufunc override decides
+    if isinstance(o, (list, tuple)) or hasattr(o, "__array__"):
+        try:
+            arr = np.asarray(o)
+        except (TypeError, ValueError):
+            return _AS_FLOAT, o
+        if arr.dtype != object:
+            return _UFUNC, arr
+        return _DEFER, None
+    return _AS_FLOAT, o
+
+
+def _binop(ufunc, pyop, reflected=False):
+    def op(self, o):
+        how, o = _operand(o)
+        if how == _UFUNC:
+            return ufunc(o, self) if reflected else ufunc(self, o)
+        if how == _DEFER:
+            return NotImplemented
+        return pyop(o, float(self)) if reflected else pyop(float(self), o)
+    op.__name__ = f"__{'r' if reflected else ''}{pyop.__name__.strip('_')}__"
+    return op
+
 
 class SoftScalar(_ext.ScalarBase):
     """A softfp8 scalar: one code of one format (a NumPy floating scalar)."""
@@ -69,8 +165,7 @@ class SoftScalar(_ext.ScalarBase):
         return self.dtype.format
 
     def __float__(self):
-        vals, _ = _bits.to_float(self.code, self.format, **_bits.FIXED)
-        return float(vals)
+        return self.format.decode(self.code)
 
     def item(self):
         return float(self)
@@ -90,14 +185,14 @@ class SoftScalar(_ext.ScalarBase):
 
     def __repr__(self):
         fmt = self.format
-        text = _shortest(fmt, self.code)
+        text = fmt.shortest(self.code)
         if fmt._family == "tesla":
             family, _, rest = fmt.name.partition("(")
             return f"{family}({text}, {rest[:-1]})"
         return f"{fmt.name}({text})"
 
     def __str__(self):
-        return _shortest(self.format, self.code)
+        return self.format.shortest(self.code)
 
     def __format__(self, spec):
         return format(float(self), spec) if spec else str(self)
@@ -110,31 +205,55 @@ class SoftScalar(_ext.ScalarBase):
         return arr if dtype is None else arr.astype(dtype)
 
     # arithmetic goes through the ufuncs: same core, context, flags, errstate
-    def __add__(self, o): return np.add(self, o)
-    def __radd__(self, o): return np.add(o, self)
-    def __sub__(self, o): return np.subtract(self, o)
-    def __rsub__(self, o): return np.subtract(o, self)
-    def __mul__(self, o): return np.multiply(self, o)
-    def __rmul__(self, o): return np.multiply(o, self)
-    def __truediv__(self, o): return np.true_divide(self, o)
-    def __rtruediv__(self, o): return np.true_divide(o, self)
-    def __floordiv__(self, o): return np.floor_divide(self, o)
-    def __rfloordiv__(self, o): return np.floor_divide(o, self)
-    def __mod__(self, o): return np.remainder(self, o)
-    def __rmod__(self, o): return np.remainder(o, self)
-    def __divmod__(self, o): return (np.floor_divide(self, o), np.remainder(self, o))
+    __add__ = _binop(np.add, operator.add)
+    __radd__ = _binop(np.add, operator.add, reflected=True)
+    __sub__ = _binop(np.subtract, operator.sub)
+    __rsub__ = _binop(np.subtract, operator.sub, reflected=True)
+    __mul__ = _binop(np.multiply, operator.mul)
+    __rmul__ = _binop(np.multiply, operator.mul, reflected=True)
+    __truediv__ = _binop(np.true_divide, operator.truediv)
+    __rtruediv__ = _binop(np.true_divide, operator.truediv, reflected=True)
+    __floordiv__ = _binop(np.floor_divide, operator.floordiv)
+    __rfloordiv__ = _binop(np.floor_divide, operator.floordiv, reflected=True)
+    __mod__ = _binop(np.remainder, operator.mod)
+    __rmod__ = _binop(np.remainder, operator.mod, reflected=True)
+    __eq__ = _binop(np.equal, operator.eq)
+    __ne__ = _binop(np.not_equal, operator.ne)
+    __lt__ = _binop(np.less, operator.lt)
+    __le__ = _binop(np.less_equal, operator.le)
+    __gt__ = _binop(np.greater, operator.gt)
+    __ge__ = _binop(np.greater_equal, operator.ge)
+
+    def __divmod__(self, o):
+        how, o = _operand(o)
+        if how == _UFUNC:
+            return (np.floor_divide(self, o), np.remainder(self, o))
+        return NotImplemented if how == _DEFER else divmod(float(self), o)
+
+    # NumPy's generic real/imag go through a legacy item setter softfp8 does not have
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        return _ext.scalar_from_code(self.dtype, 0)
+
+    def conjugate(self):
+        return self
+
     def __pow__(self, o):
         raise TypeError("softfp8 scalars do not implement ** (no correctly rounded pow); "
                         "convert to float64 first")
-    def __neg__(self): return np.negative(self)
-    def __pos__(self): return np.positive(self)
-    def __abs__(self): return np.absolute(self)
-    def __eq__(self, o): return np.equal(self, o)
-    def __ne__(self, o): return np.not_equal(self, o)
-    def __lt__(self, o): return np.less(self, o)
-    def __le__(self, o): return np.less_equal(self, o)
-    def __gt__(self, o): return np.greater(self, o)
-    def __ge__(self, o): return np.greater_equal(self, o)
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def __pos__(self):
+        return np.positive(self)
+
+    def __abs__(self):
+        return np.absolute(self)
 
 
 # --------------------------------------------------------------------------
@@ -145,6 +264,7 @@ _DTYPE_CLASSES: dict = {}
 _SCALAR_TYPES: dict = {}
 _DESCRS: dict = {}
 _FAMILY_INDEX: list = []
+_FLOAT_RANK: dict = {}   # family key -> _float_rank(key), filled when the DTypes are made
 
 
 def _make_families():
@@ -153,6 +273,7 @@ def _make_families():
         scal = type(clsname.replace("DType", ""), (SoftScalar,),
                     {"__slots__": (), "__module__": "softfp8",
                      "__doc__": f"softfp8 scalar of the {key} format family"})
+        _FLOAT_RANK[key] = _float_rank(key)
         dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _FLOAT_RANK[key])
         _ext.register_ufuncs(dt, fma_ufunc)
         _DTYPE_CLASSES[key] = dt
@@ -224,12 +345,8 @@ def _as_descr(dtype):
 
 
 def format_of(dtype):
-    """The softfp8 Format of a dtype-like, or None for other dtypes."""
-    if isinstance(dtype, Format):
-        return dtype
-    if isinstance(dtype, np.dtype):
-        return getattr(dtype, "format", None) if type(dtype) in _DTYPE_CLASSES.values() else None
-    return None
+    """The softfp8 Format of a format or dtype-like, or None for other dtypes."""
+    return format_or_none(dtype)
 
 
 _CONTAINS: dict = {}
@@ -299,145 +416,6 @@ def _compute_contains(a, b):
 
 
 # --------------------------------------------------------------------------
-# printing: shortest decimal that round-trips in the format
-# --------------------------------------------------------------------------
-
-_SHORTEST: dict = {}
-
-
-def _shortest(fmt: Format, code: int) -> str:
-    cache = _SHORTEST.setdefault(fmt, {})
-    s = cache.get(code)
-    if s is None:
-        s = _compute_shortest(fmt, int(code))
-        cache[code] = s
-    return s
-
-
-def _compute_shortest(fmt, code):
-    v = fmt.decode(code)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if v == 0:
-        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
-    exact = decimal.Decimal(v)
-    for digits in range(1, 18):
-        # the two d-digit decimals around v: the shortest string that reads back
-        # as this code may be either (e.g. E4M3 0.125 -> "0.13")
-        q = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
-        lo = exact.quantize(q, rounding=decimal.ROUND_FLOOR)
-        hi = exact.quantize(q, rounding=decimal.ROUND_CEILING)
-        best = None
-        # nearer first; on a tie the even last digit (as correctly rounded output)
-        for cand in sorted({lo, hi}, key=lambda c: (abs(c - exact), int(c.as_tuple().digits[-1]) % 2)):
-            back = _bits.from_float(np.float64(float(cand)), fmt, saturate=False, **_bits.FIXED)[0]
-            if int(back) == code:
-                best = cand
-                break
-        if best is not None:
-            return repr(float(best))
-    return repr(v)
-
-
-def _sci_parts(s):
-    """('-', '1', '5', -3) for the shortest string '-0.0015'."""
-    d = decimal.Decimal(s)
-    if d == 0:
-        return ("-" if d.is_signed() else ""), "0", "", 0
-    t = d.normalize().as_tuple()
-    digits = "".join(map(str, t.digits))
-    return ("-" if t.sign else ""), digits[0], digits[1:], d.adjusted()
-
-
-class _SoftFloatFormat:
-    """NumPy array-print element formatter for softfp8 arrays, following
-    NumPy's float rules (unique digits, positional unless the magnitudes ask
-    for scientific notation) with the shortest strings of the format."""
-
-    def __init__(self, data):
-        fmt = format_of(data.dtype)
-        codes = np.asarray(data).reshape(-1).view(fmt.storage)
-        vals = _bits.to_float(codes, fmt, **_bits.FIXED)[0]
-        finite = np.isfinite(vals)
-        nonzero = np.abs(vals[finite & (vals != 0)])
-        self.fmt = fmt
-        self.exp = False
-        if nonzero.size:
-            # NumPy's rule with 10**precision as the cutoff (as for float16); formats
-            # with fewer digits than float16 use float16's cutoff 1e3
-            cutoff = 10.0 ** min(8, max(3, finfo(fmt).precision))
-            mx, mn = nonzero.max(), nonzero.min()
-            self.exp = bool(mx >= cutoff or mn < 1e-4 or mx / mn > 1e3)
-        uniq = [int(c) for c in np.unique(codes[finite])]
-        if self.exp:
-            parts = [_sci_parts(_shortest(fmt, c)) for c in uniq]
-            self.frac = max((len(p[2]) for p in parts), default=0)
-            self.expw = max((len(str(abs(p[3]))) for p in parts), default=2)
-            self.expw = max(self.expw, 2)
-            strs = [self._raw(c) for c in uniq]
-            self.width = max((len(x) for x in strs), default=0)
-            self.left = self.right = 0
-        else:
-            strs = [self._raw(c) for c in uniq]
-            parts = [x.partition(".") for x in strs]
-            self.left = max((len(p[0]) for p in parts), default=0)
-            self.right = max((len(p[2]) for p in parts), default=0)
-            if not finite.all():
-                # room for nan/inf as NumPy leaves it
-                neginf = bool(np.any(np.isneginf(vals)))
-                offset = self.right + 1
-                self.left = max(self.left, 3 - offset, 3 + neginf - offset)
-            self.width = self.left + 1 + self.right
-
-    def _raw(self, code):
-        s = _shortest(self.fmt, code)
-        if s in ("nan", "inf", "-inf"):
-            return s
-        if self.exp:
-            sign, lead, rest, ex = _sci_parts(s)
-            if float(s) == 0:
-                lead, rest, ex = "0", "", 0
-            elif len(rest) < self.frac:
-                # NumPy (Dragon4 with min_digits) continues with the exact value's digits
-                v = self.fmt.decode(code)
-                m, _, e = f"{v:.{self.frac}e}".partition("e")
-                sign, (lead, _, rest), ex = ("-" if v < 0 else ""), m.lstrip("-").partition("."), int(e)
-            rest = rest.ljust(self.frac, "0")
-            return f"{sign}{lead}.{rest}e{'-' if ex < 0 else '+'}{str(abs(ex)).zfill(self.expw)}"
-        if s.endswith(".0"):
-            s = s[:-1]
-        return s
-
-    def __call__(self, x):
-        code = int(x.code) if isinstance(x, SoftScalar) else int(x)
-        s = self._raw(code)
-        if s in ("nan", "inf", "-inf") or self.exp:
-            return s.rjust(self.width)
-        left, dot, right = s.partition(".")
-        return left.rjust(self.left) + dot + right.ljust(self.right)
-
-
-def _install_printing():
-    try:
-        from numpy._core import arrayprint as ap
-    except ImportError:  # pragma: no cover - older layouts
-        return
-    original = ap._get_format_function
-    if getattr(original, "_softfp8", False):
-        return
-
-    def _get_format_function(data, **options):
-        if format_of(data.dtype) is not None:
-            return _SoftFloatFormat(data)
-        return original(data, **options)
-
-    _get_format_function._softfp8 = True
-    ap._get_format_function = _get_format_function
-
-
-# --------------------------------------------------------------------------
 # finfo
 # --------------------------------------------------------------------------
 
@@ -448,11 +426,11 @@ class finfo:
     """
 
     def __init__(self, dtype):
-        fmt = format_of(dtype) if not isinstance(dtype, Format) else dtype
-        if fmt is None:
+        fmt = format_or_none(dtype)
+        if fmt is None and isinstance(dtype, str):
             try:
-                fmt = format_of(np.dtype(dtype))
-            except TypeError:
+                fmt = _formats.lookup(dtype)
+            except ValueError:
                 fmt = None
         if fmt is None:
             raise TypeError(f"softfp8.finfo needs a softfp8 format or dtype, got {dtype!r}")
@@ -486,34 +464,85 @@ _FMA = _make_families()
 _MATMUL_WIDE = _ext.matmul_wide_ufunc()
 
 
+def _matmul_shape(a, b):
+    """Result shape of np.matmul(a, b) (ValueError naming the shapes if they do not fit)."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"softfp8.matmul: operands must be at least 1-D, got shapes {a.shape} "
+                         f"and {b.shape}")
+    ash = (1,) + a.shape if a.ndim == 1 else a.shape
+    bsh = b.shape + (1,) if b.ndim == 1 else b.shape
+    if ash[-1] != bsh[-2]:
+        raise ValueError(f"softfp8.matmul: shapes {a.shape} and {b.shape} do not fit (inner "
+                         f"dimensions {ash[-1]} and {bsh[-2]} differ)")
+    try:
+        batch = np.broadcast_shapes(ash[:-2], bsh[:-2])
+    except ValueError:
+        raise ValueError(f"softfp8.matmul: the batch dimensions of shapes {a.shape} and "
+                         f"{b.shape} do not broadcast") from None
+    return batch + (ash[-2],) * (a.ndim > 1) + (bsh[-1],) * (b.ndim > 1)
+
+
 def matmul(a, b, out_dtype=None, out=None):
     """Matrix product of two softfp8 arrays of one format.
 
     Every output element is the exact dot product rounded once (context
     rounding): into the input format by default (same as ``a @ b``), or into
-    float32/float64 with ``out_dtype`` (the tensor-core pattern).
+    float32/float64 with ``out_dtype`` (the tensor-core pattern).  ``out_dtype``
+    may also be the input's format or dtype; ``out`` must have the result's shape
+    and dtype.
     """
     a = np.asarray(a)
     b = np.asarray(b)
     if format_of(a.dtype) is None or format_of(b.dtype) is None:
         raise TypeError(f"softfp8.matmul needs softfp8 arrays, got {a.dtype} and {b.dtype}")
     if out_dtype is None:
+        dt = None
+    else:
+        fo = format_or_none(out_dtype)
+        try:
+            dt = dtype_of(fo) if fo is not None else np.dtype(out_dtype)
+        except TypeError:
+            dt = None
+        if dt is None or not (dt in (np.dtype(np.float32), np.dtype(np.float64))
+                              or (fo is not None and dt == a.dtype)):
+            raise TypeError(f"softfp8.matmul out_dtype must be None, float32, float64 or the "
+                            f"operands' own format, got {out_dtype!r}")
+    shape = _matmul_shape(a, b)
+    if out is not None:
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"softfp8.matmul out must be a NumPy array, got {type(out).__name__}")
+        if dt is not None and out.dtype != dt:
+            raise TypeError(f"softfp8.matmul: out has dtype {out.dtype}, expected {dt} "
+                            f"(out_dtype={out_dtype!r})")
+        if out.shape != shape:
+            raise ValueError(f"softfp8.matmul: out has shape {out.shape}, expected {shape} "
+                             f"(the product of shapes {a.shape} and {b.shape})")
+    if dt is None or format_of(dt) is not None:
         return np.matmul(a, b, out=out)
-    dt = np.dtype(out_dtype)
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        if format_of(dt) is not None and dt == a.dtype:
-            return np.matmul(a, b, out=out)
-        raise TypeError(f"softfp8.matmul out_dtype must be None, float32 or float64, got {out_dtype!r}")
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: operands must be at least 1-D")
     a2 = a[np.newaxis, :] if a.ndim == 1 else a
     b2 = b[:, np.newaxis] if b.ndim == 1 else b
-    res = _MATMUL_WIDE(a2, b2, dtype=dt) if out is None else _MATMUL_WIDE(a2, b2, out=out)
+    if out is None:
+        res = _MATMUL_WIDE(a2, b2, dtype=dt)
+    else:
+        out2 = np.expand_dims(out, -1) if b.ndim == 1 else out   # views of out
+        out2 = np.expand_dims(out2, -2) if a.ndim == 1 else out2
+        # dtype= as well: the ufunc's loop lookup does not read the dtype from out=
+        res = _MATMUL_WIDE(a2, b2, out=out2, dtype=dt)
+        if res is out2:
+            return out
     if a.ndim == 1:
         res = res[..., 0, :]
     if b.ndim == 1:
         res = res[..., 0]
     return res
+
+
+def _encode(x, fmt, **opts):
+    """Format.encode: x rounded once from its float64 value (softfp8.bits options)."""
+    codes, _ = _bits.from_float(np.float64(x), fmt, **opts)
+    return int(codes)
+
+
 _ext.set_hooks(_context._current, _descr_factory, _contains, _type_of, _dtype_from_format)
-_install_printing()
+_formats.register_hooks(dtype=dtype_of, encode=_encode)
 fma = _FMA

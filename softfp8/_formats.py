@@ -1,47 +1,67 @@
 """Format objects: presets, the Tesla families and the general factory.
 
 The parameters of every preset come from the C core's one preset table
-(``sfp8_presets``); this module only wraps them.
+(``sfp8_presets``), its names from softfp8/_registry.py; this module joins the two
+by name.  Pure format values: it imports neither ``bits`` nor ``_dtypes`` (decoding
+calls the extension directly; ``Format.dtype`` and ``Format.encode`` use the hooks
+``_dtypes`` registers with ``register_hooks``).
 """
 from __future__ import annotations
 
+import ast
+import decimal
 import math
-import operator
 
 import numpy as np
 
-from . import _ext
+from . import _ext, _registry
+from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none  # noqa: F401
 
 SPECIALS = ("ieee", "fn", "fnuz", "none")
 SUBNORMALS = ("ieee", "tesla", "flush")
 
-ALIASES = {
-    "float8_e4m3fn": "e4m3",
-    "float8_e5m2": "e5m2",
-    "float8_e4m3fnuz": "e4m3fnuz",
-    "float8_e5m2fnuz": "e5m2fnuz",
-}
+# context-free options of softfp8's own exact queries (decode, printing)
+_FIXED_ENV = (0, 0, 0, 32)   # nearest_even, no saturation, tininess after, 32 bits
+_NO_RNG = (0, 0, 0, 0)
+
+# set by softfp8._dtypes at import time (it sits above this module)
+_HOOKS = {"dtype": None, "encode": None}
 
 
-def _as_int(value, what):
-    """operator.index with a message naming the bad value (bools refused)."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{what} must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {value!r}") from None
+def register_hooks(*, dtype, encode):
+    """softfp8._dtypes registers Format.dtype's factory and Format.encode's rounding
+    (which follows the context) here, so this module imports neither."""
+    _HOOKS["dtype"] = dtype
+    _HOOKS["encode"] = encode
 
 
-def _choice(value, choices, what):
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, one of {', '.join(choices)}; got {value!r}")
-    if value not in choices:
-        raise ValueError(f"unknown {what} {value!r}: expected one of {', '.join(choices)}")
-    return value
+def convert_codes(src, dst, codes, env=_FIXED_ENV, rng=_NO_RNG):
+    """(uint64 results, uint8 flags) of converting a 1-D uint64 array of codes (or
+    binary32/64 bit patterns) from descriptor tuple src to dst, calling the extension
+    directly (the one place this module does)."""
+    a = np.ascontiguousarray(codes, dtype=_element_dtype(src)).reshape(-1)
+    out = np.empty(a.size, dtype=_element_dtype(dst))
+    flags = np.zeros(a.size, dtype=np.uint8)
+    _ext.convert(src, dst, env, rng, None, a, out, flags)
+    return out.astype(np.uint64), flags
 
 
-class Format:
+def _element_dtype(params):
+    """The unsigned integer dtype of one element of a descriptor tuple (codes of
+    storage formats, bit patterns of binary32/binary64)."""
+    bits = params[0]
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else
+                    np.uint32 if bits <= 32 else np.uint64)
+
+
+def _hook(name):
+    fn = _HOOKS[name]
+    if fn is None:
+        raise RuntimeError("softfp8 is not fully imported (import softfp8 first)")
+    return fn
+
+
+class Format(FormatBase):
     """A small floating-point format (immutable, hashable).
 
     Equality and hash cover the name and every parameter, so
@@ -112,9 +132,7 @@ class Format:
     @property
     def dtype(self):
         """The NumPy dtype of this format (usable as ``dtype=``)."""
-        from . import _dtypes
-
-        return _dtypes.dtype_of(self)
+        return _hook("dtype")(self)
 
     @property
     def type(self):
@@ -156,26 +174,38 @@ class Format:
         return math.ldexp(1.0, -self.man_bits)
 
     # --- scalar helpers -----------------------------------------------------
-    def decode(self, code):
-        """float64 value of one code (exact for every format of at most 16
-        bits whose range fits float64)."""
-        from . import bits as _bits
-
-        vals, _ = _bits.to_float(code, self, **_bits.FIXED)
-        return float(vals)
-
-    def encode(self, x, **opts):
-        """Code of float x, rounded once from its float64 value."""
-        from . import bits as _bits
-
-        codes, _ = _bits.from_float(np.float64(x), self, **opts)
-        return int(codes)
-
-    def classify(self, code):
-        """'zero', 'subnormal', 'normal', 'inf', 'qnan' or 'snan'."""
+    def _check_code(self, code):
         code = _as_int(code, "code")
         if not 0 <= code <= self.code_mask:
             raise ValueError(f"code {code!r} out of range for {self._name} (0..{self.code_mask})")
+        return code
+
+    def decode(self, code):
+        """float64 value of one code (exact for every format of at most 16
+        bits whose range fits float64)."""
+        code = self._check_code(code)
+        out, _ = convert_codes(self._params, _ext.BINARY64, np.array([code], dtype=np.uint64))
+        return float(out.view(np.float64)[0])
+
+    def encode(self, x, **opts):
+        """Code of float x, rounded once from its float64 value (options and the
+        context as for softfp8.bits.from_float)."""
+        return _hook("encode")(x, self, **opts)
+
+    def shortest(self, code):
+        """Shortest decimal string that reads back as this code (round to nearest
+        even): '448.0', '0.13', 'nan', '-inf'."""
+        code = self._check_code(code)
+        cache = _SHORTEST.setdefault(self, {})
+        s = cache.get(code)
+        if s is None:
+            s = _compute_shortest(self, code)
+            cache[code] = s
+        return s
+
+    def classify(self, code):
+        """'zero', 'subnormal', 'normal', 'inf', 'qnan' or 'snan'."""
+        code = self._check_code(code)
         return ("zero", "subnormal", "normal", "inf", "qnan", "snan")[_ext.classify(self._params, code)]
 
 
@@ -185,7 +215,52 @@ def _rebuild(name, family, params):
                   bias=bias, specials=SPECIALS[sp], subnormals=SUBNORMALS[sub], saturate=sat)
 
 
+# --------------------------------------------------------------------------
+# shortest round-tripping decimal of a code
+# --------------------------------------------------------------------------
+
+_SHORTEST: dict = {}
+
+
+def _round_f64(fmt, value):
+    """Code of a float64 value in fmt, nearest-even, no saturation, no context."""
+    bits = np.array([value], dtype=np.float64).view(np.uint64)
+    out, _ = convert_codes(_ext.BINARY64, fmt.params, bits)
+    return int(out[0])
+
+
+def _compute_shortest(fmt, code):
+    v = fmt.decode(code)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    exact = decimal.Decimal(v)
+    for digits in range(1, 18):
+        # the two d-digit decimals around v: the shortest string that reads back
+        # as this code may be either (e.g. E4M3 0.125 -> "0.13")
+        q = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        lo = exact.quantize(q, rounding=decimal.ROUND_FLOOR)
+        hi = exact.quantize(q, rounding=decimal.ROUND_CEILING)
+        # nearer first; on a tie the even last digit (as correctly rounded output)
+        for cand in sorted({lo, hi}, key=lambda c: (abs(c - exact), int(c.as_tuple().digits[-1]) % 2)):
+            if _round_f64(fmt, float(cand)) == code:
+                return repr(float(cand))
+    return repr(v)
+
+
+# --------------------------------------------------------------------------
+# presets: the C table joined with the registry rows
+# --------------------------------------------------------------------------
+
 _PRESET_ROWS = {name: (params, fam) for name, params, fam in _ext.presets()}
+ROWS = {row.name: row for row in _registry.ROWS}
+if set(ROWS) != set(_PRESET_ROWS):
+    raise ImportError(f"softfp8: the C preset table and softfp8/_registry.py disagree: "
+                      f"C only {sorted(set(_PRESET_ROWS) - set(ROWS))}, "
+                      f"Python only {sorted(set(ROWS) - set(_PRESET_ROWS))}")
 
 
 def _from_row(name, params, bias=None, subnormals=None, display=None):
@@ -232,32 +307,32 @@ class TeslaFamily:
 
 
 def _family(name):
-    from . import _formats
-
-    return getattr(_formats, name)
+    return FAMILIES[name]
 
 
-PRESETS = {name: _from_row(name, params) for name, (params, fam) in _PRESET_ROWS.items() if not fam}
-
-e4m3 = PRESETS["e4m3"]
-e5m2 = PRESETS["e5m2"]
-e4m3fnuz = PRESETS["e4m3fnuz"]
-e5m2fnuz = PRESETS["e5m2fnuz"]
-uhp = PRESETS["uhp"]
-hfp8_143 = PRESETS["hfp8_143"]
-hfp8_152 = PRESETS["hfp8_152"]
-hfp16_169 = PRESETS["hfp16_169"]
-float16 = PRESETS["float16"]
-bfloat16 = PRESETS["bfloat16"]
-float8_e4m3fn = e4m3
-float8_e5m2 = e5m2
-float8_e4m3fnuz = e4m3fnuz
-float8_e5m2fnuz = e5m2fnuz
-
-cfloat8_143 = TeslaFamily("cfloat8_143")
-cfloat8_152 = TeslaFamily("cfloat8_152")
-shp = TeslaFamily("shp")
-FAMILIES = {"cfloat8_143": cfloat8_143, "cfloat8_152": cfloat8_152, "shp": shp}
+# canonical name -> Format (fixed formats) / TeslaFamily (bias parameter), in table order
+PRESETS = {}
+FAMILIES = {}
+for _name, (_params, _fam) in _PRESET_ROWS.items():
+    if _fam:
+        FAMILIES[_name] = TeslaFamily(_name)
+    else:
+        PRESETS[_name] = _from_row(_name, _params)
+# every other name of a preset -> canonical name
+ALIASES = {}
+for _row in _registry.ROWS:
+    for _alias in _row.aliases:
+        if _alias in ALIASES or _alias in PRESETS or _alias in FAMILIES:
+            raise ImportError(f"softfp8/_registry.py: the alias {_alias!r} names two formats")
+        ALIASES[_alias] = _row.name
+# every public name of a preset or family -> the object; bound as attributes here and in softfp8
+NAMED = {**PRESETS, **FAMILIES}
+NAMED.update({alias: NAMED[name] for alias, name in ALIASES.items()})
+_taken = set(NAMED) & set(globals())
+if _taken:
+    raise ImportError(f"softfp8/_registry.py: preset name(s) {sorted(_taken)} shadow softfp8 names")
+globals().update(NAMED)
+del _name, _params, _fam, _row, _alias, _taken
 
 
 def presets():
@@ -296,17 +371,58 @@ def format(*, exp_bits, man_bits, bias, specials="ieee", subnormals="ieee", sign
                   bias=b, specials=specials, subnormals=subnormals, saturate=bool(saturate))
 
 
+def _parse_call(text):
+    """The format named by a parametric name such as "cfloat8_143(bias=20)",
+    "shp(bias=3, subnormals='ieee')" or the default name of softfp8.format(...);
+    None if text is not a call of a family or of format."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and (node.func.id in FAMILIES or node.func.id == "format")):
+        return None
+    try:
+        args = [ast.literal_eval(a) for a in node.args]
+        if any(k.arg is None for k in node.keywords):
+            raise ValueError("**")
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+    except ValueError:
+        raise ValueError(f"cannot read the format name {text!r}: its arguments must be "
+                         f"literals") from None
+    if node.func.id == "format":
+        if args:
+            raise TypeError(f"cannot read the format name {text!r}: format() takes keywords only")
+        return format(**kwargs)
+    return FAMILIES[node.func.id](*args, **kwargs)
+
+
 def lookup(name, bias=None):
-    """Format by name (preset, alias or Tesla family with bias)."""
+    """Format by name: a preset or alias, a Tesla family with ``bias=``, or the
+    name of any format as ``Format.name`` spells it ("cfloat8_143(bias=20)",
+    "shp(bias=3, subnormals='ieee')", "format(exp_bits=5, ...)"), so that
+    ``lookup(fmt.name) == fmt`` unless the format was given a custom name.
+    A format or softfp8 dtype is returned as its format."""
     if not isinstance(name, str):
-        raise TypeError(f"format name must be a string, got {name!r}")
-    name = ALIASES.get(name, name)
-    if name in FAMILIES:
-        return FAMILIES[name](bias)
-    if name in PRESETS:
+        fmt = format_or_none(name)
+        if fmt is None:
+            raise TypeError(f"format name must be a string, got {name!r}")
+        if bias is not None:
+            raise ValueError(f"bias= applies to a family name, not to the format {fmt.name}")
+        return fmt
+    key = ALIASES.get(name, name)
+    if key in FAMILIES:
+        return FAMILIES[key](bias)
+    if key in PRESETS:
         if bias is not None:
             raise ValueError(f"{name} has a fixed bias; --bias/bias= applies to "
                              f"{', '.join(FAMILIES)} only")
-        return PRESETS[name]
+        return PRESETS[key]
+    fmt = _parse_call(name)
+    if fmt is not None:
+        if bias is not None:
+            raise ValueError(f"bias= given twice: {name!r} already names its bias")
+        return fmt
     raise ValueError(f"unknown format {name!r}; known: "
-                     f"{', '.join(list(PRESETS) + list(FAMILIES) + list(ALIASES))}")
+                     f"{', '.join(list(PRESETS) + list(FAMILIES) + list(ALIASES))}, a family "
+                     f"with its bias such as 'cfloat8_143(bias=20)', or 'format(...)'")

@@ -1,67 +1,100 @@
-"""Zero-copy views between softfp8 arrays and ml_dtypes / PyTorch (optional)."""
+"""Zero-copy views between softfp8 arrays and ml_dtypes / PyTorch (optional).
+
+Which preset matches which ml_dtypes / torch type is the ``ml_dtypes`` and
+``torch`` column of softfp8/_registry.py.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from . import _formats
+from . import _formats, _registry
 from ._dtypes import dtype_of, format_of
+from ._validation import format_or_none
 
-# softfp8 preset name -> ml_dtypes attribute / torch dtype attribute
-_ML_DTYPES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-              "e5m2fnuz": "float8_e5m2fnuz", "bfloat16": "bfloat16"}
-_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
-          "e5m2fnuz": "float8_e5m2fnuz", "bfloat16": "bfloat16", "float16": "float16"}
+# softfp8 preset name -> ml_dtypes attribute / torch dtype attribute (from the registry)
+_ML_DTYPES = {row.name: row.ml_dtypes for row in _registry.ROWS if row.ml_dtypes}
+_TORCH = {row.name: row.torch for row in _registry.ROWS if row.torch}
 
 
-def _preset_of(arr):
-    fmt = format_of(np.asarray(arr).dtype)
-    if fmt is None or fmt._family != "preset":
-        raise TypeError(f"expected a softfp8 array of one of {', '.join(_ML_DTYPES)}, "
-                        f"got dtype {np.asarray(arr).dtype}")
+def _preset_of(x, table, library):
+    """The preset of a softfp8 array, dtype or format that `library` has (TypeError otherwise)."""
+    fmt = format_or_none(x)
+    if fmt is None:
+        fmt = format_of(np.asarray(x).dtype)
+    if fmt is None or fmt._family != "preset" or fmt.name not in table:
+        what = f"softfp8.{fmt.name}" if fmt is not None else f"dtype {np.asarray(x).dtype}"
+        raise TypeError(f"{library} has no equivalent of {what}; softfp8 formats it has: "
+                        f"{', '.join(table)}")
     return fmt
 
 
+def _is_dtype_like(x):
+    return format_or_none(x) is not None
+
+
 def to_ml_dtypes(arr):
-    """View a softfp8 array as the ml_dtypes array of the same format (no copy)."""
+    """View a softfp8 array as the ml_dtypes array of the same format (no copy).
+
+    Given a softfp8 format or dtype instead of an array, returns the ml_dtypes dtype."""
     import ml_dtypes
 
-    fmt = _preset_of(arr)
-    if fmt.name not in _ML_DTYPES:
-        raise TypeError(f"ml_dtypes has no equivalent of softfp8.{fmt.name}")
-    return np.asarray(arr).view(fmt.storage).view(getattr(ml_dtypes, _ML_DTYPES[fmt.name]))
+    fmt = _preset_of(arr, _ML_DTYPES, "ml_dtypes")
+    target = np.dtype(getattr(ml_dtypes, _ML_DTYPES[fmt.name]))
+    if _is_dtype_like(arr):
+        return target
+    return np.asarray(arr).view(fmt.storage).view(target)
+
+
+def _ml_match(dt):
+    import ml_dtypes
+
+    for name, attr in _ML_DTYPES.items():
+        if dt == np.dtype(getattr(ml_dtypes, attr)):
+            return _formats.PRESETS[name]
+    raise TypeError(f"no softfp8 format matches ml_dtypes dtype {dt}; ml_dtypes types with an "
+                    f"equivalent: {', '.join(_ML_DTYPES.values())}")
 
 
 def from_ml_dtypes(arr):
-    """View an ml_dtypes array as the softfp8 array of the same format (no copy)."""
-    import ml_dtypes
+    """View an ml_dtypes array as the softfp8 array of the same format (no copy).
 
+    Given an ml_dtypes dtype (or type) instead of an array, returns the softfp8 dtype."""
+    if isinstance(arr, (np.dtype, type)):
+        return dtype_of(_ml_match(np.dtype(arr)))
     arr = np.asarray(arr)
-    for name, attr in _ML_DTYPES.items():
-        if arr.dtype == np.dtype(getattr(ml_dtypes, attr)):
-            fmt = _formats.PRESETS[name]
-            return arr.view(fmt.storage).view(dtype_of(fmt))
-    raise TypeError(f"no softfp8 format matches ml_dtypes dtype {arr.dtype}")
+    fmt = _ml_match(arr.dtype)
+    return arr.view(fmt.storage).view(dtype_of(fmt))
 
 
 def to_torch(arr):
-    """A PyTorch tensor sharing memory with a softfp8 array (contiguous arrays)."""
+    """A PyTorch tensor sharing memory with a softfp8 array (contiguous arrays).
+
+    Given a softfp8 format or dtype instead of an array, returns the torch dtype."""
     import torch
 
-    fmt = _preset_of(arr)
-    if fmt.name not in _TORCH:
-        raise TypeError(f"PyTorch has no equivalent of softfp8.{fmt.name}")
+    fmt = _preset_of(arr, _TORCH, "PyTorch")
+    if not hasattr(torch, _TORCH[fmt.name]):
+        raise TypeError(f"this PyTorch has no torch.{_TORCH[fmt.name]}")
+    target = getattr(torch, _TORCH[fmt.name])
+    if _is_dtype_like(arr):
+        return target
     codes = np.ascontiguousarray(np.asarray(arr).view(fmt.storage))
     t = torch.from_numpy(codes.view(np.int8 if fmt.bits == 8 else np.int16))
-    return t.view(getattr(torch, _TORCH[fmt.name]))
+    return t.view(target)
 
 
 def from_torch(tensor):
-    """A softfp8 array sharing memory with a PyTorch tensor of a matching dtype."""
+    """A softfp8 array sharing memory with a PyTorch tensor of a matching dtype.
+
+    Given a torch dtype instead of a tensor, returns the softfp8 dtype."""
     import torch
 
+    dt = tensor if isinstance(tensor, torch.dtype) else tensor.dtype
     for name, attr in _TORCH.items():
-        if hasattr(torch, attr) and tensor.dtype == getattr(torch, attr):
+        if hasattr(torch, attr) and dt == getattr(torch, attr):
             fmt = _formats.PRESETS[name]
+            if isinstance(tensor, torch.dtype):
+                return dtype_of(fmt)
             raw = tensor.view(torch.int8 if fmt.bits == 8 else torch.int16).numpy()
             return raw.view(fmt.storage).view(dtype_of(fmt))
-    raise TypeError(f"no softfp8 format matches torch dtype {tensor.dtype}")
+    raise TypeError(f"no softfp8 format matches torch dtype {dt}")

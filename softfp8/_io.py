@@ -36,7 +36,8 @@ def save(file, arr):
     if fmt is None:
         raise TypeError(f"softfp8.save needs a softfp8 array, got dtype {arr.dtype}; "
                         f"use np.save for NumPy dtypes")
-    codes = np.ascontiguousarray(arr).view(fmt.storage)
+    # np.ascontiguousarray would turn a 0-d array into shape (1,)
+    codes = np.array(arr, copy=None, order="C").view(fmt.storage)
     meta = np.array(json.dumps(_describe(fmt)))
     np.savez(file, codes=codes, format=meta)
 

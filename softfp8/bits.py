@@ -12,7 +12,8 @@ import secrets
 import numpy as np
 
 from . import _context, _ext
-from ._formats import Format, _as_int
+from ._formats import Format
+from ._validation import _as_int, as_format, format_or_none
 
 
 ROUNDING_MODES = _context.ROUNDING_MODES
@@ -28,19 +29,9 @@ _NOENV = (0, 0, 0, 32)  # selections and bit operations never round
 # argument checking
 # --------------------------------------------------------------------------
 
-def _as_format(x):
-    """The Format of a Format or of a softfp8 dtype, else None."""
-    if isinstance(x, Format):
-        return x
-    f = getattr(x, "format", None)
-    return f if isinstance(f, Format) else None
-
-
 def _check_format(fmt, what="fmt"):
-    f = _as_format(fmt)
-    if f is None:
-        raise TypeError(f"{what} must be a softfp8 format or dtype (e.g. softfp8.e4m3), got {fmt!r}")
-    return f
+    """The Format of a format or softfp8 dtype (callers use the returned value)."""
+    return as_format(fmt, what)
 
 
 def _env(fmt, rounding, saturate, tininess, sr_bits):
@@ -257,7 +248,7 @@ def _endpoint(x, what):
     """(params, storage dtype, float dtype or None, Format or None) of a conversion endpoint."""
     if isinstance(x, Format):
         return x.params, x.storage, None, x
-    fmt = _as_format(x)
+    fmt = format_or_none(x)
     if fmt is not None:
         return fmt.params, fmt.storage, None, fmt
     try:

@@ -37,6 +37,9 @@ const sfp8_preset sfp8_presets[SFP8_NUM_PRESETS] = {
     {"hfp16_169",   FMT(16, 1, 6, 9, 31, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE,  0), 0},
     {"float16",     FMT(16, 1, 5, 10, 15, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0), 0},
     {"bfloat16",    FMT(16, 1, 8, 7, 127, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0), 0},
+    {"float8_e4m3", FMT(8, 1, 4, 3, 7,   SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE,  0), 0},
+    {"float8_e3m4", FMT(8, 1, 3, 4, 3,   SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE,  0), 0},
+    {"float8_e4m3b11fnuz", FMT(8, 1, 4, 3, 11, SFP8_SPECIALS_FNUZ, SFP8_SUBNORMALS_IEEE, 0), 0},
 };
 
 const sfp8_format sfp8_binary32 = FMT(32, 1, 8, 23, 127, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0);

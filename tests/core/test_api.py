@@ -45,9 +45,17 @@ PRESETS = {
                 2.0 ** -10),
     "bfloat16": (16, True, 8, 7, 127, "ieee", "ieee", False, (2 - 2.0 ** -7) * 2.0 ** 127,
                  2.0 ** -126, 2.0 ** -133, 2.0 ** -7),
+    # ml_dtypes' other 8-bit formats (its documentation; non-saturating like ml_dtypes)
+    "float8_e4m3": (8, True, 4, 3, 7, "ieee", "ieee", False, 240.0, 2.0 ** -6, 2.0 ** -9,
+                    2.0 ** -3),
+    "float8_e3m4": (8, True, 3, 4, 3, "ieee", "ieee", False, 15.5, 2.0 ** -2, 2.0 ** -6,
+                    2.0 ** -4),
+    "float8_e4m3b11fnuz": (8, True, 4, 3, 11, "fnuz", "ieee", False, 30.0, 2.0 ** -10,
+                           2.0 ** -13, 2.0 ** -3),
 }
 ALIASES = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2", "float8_e4m3fnuz": "e4m3fnuz",
-           "float8_e5m2fnuz": "e5m2fnuz"}
+           "float8_e5m2fnuz": "e5m2fnuz", "e3m4": "float8_e3m4",
+           "e4m3b11fnuz": "float8_e4m3b11fnuz"}
 
 
 def one(res):

@@ -195,6 +195,10 @@ def test_aliases_and_presets():
     for name in ref.PRESET_TABLE:
         assert name in p, name
         assert p[name] == getattr(softfp8, name)
+    # the registry has no preset the reference table (hence these tests) does not cover
+    assert set(p) == set(ref.PRESET_TABLE)
+    assert {n for n, f in p.items() if f.bits == 8} == set(ref.EIGHT_BIT_PRESETS)
+    assert len(ref.EIGHT_BIT_PRESETS) == 9 and len(FORMATS) == 19
     assert softfp8.cfloat8_143(bias=5) != softfp8.cfloat8_143(bias=6)
     for bad in (-1, 64):
         with pytest.raises(ValueError):

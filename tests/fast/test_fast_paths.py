@@ -91,6 +91,7 @@ SHP_BIAS = _default_bias("shp")
 FORMATS8 = [
     softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.e5m2fnuz,
     softfp8.hfp8_143, softfp8.hfp8_152,
+    softfp8.float8_e4m3, softfp8.float8_e3m4, softfp8.float8_e4m3b11fnuz,
     softfp8.cfloat8_143(bias=CF143_BIAS), softfp8.cfloat8_143(bias=20),
     softfp8.cfloat8_143(bias=CF143_BIAS, subnormals="ieee"),
     softfp8.cfloat8_152(bias=CF152_BIAS), softfp8.cfloat8_152(bias=40),
@@ -117,10 +118,10 @@ ID16 = [fid(f) for f in FORMATS16]
 
 
 def test_format_space():
-    assert len(FORMATS8) == 14 and len(set(FORMATS8)) == 14
+    assert len(FORMATS8) == 17 and len(set(FORMATS8)) == 17
     assert all(f.bits == 8 for f in FORMATS8)
     assert len(FORMATS16) == 5 and all(f.bits == 16 for f in FORMATS16)
-    assert len(set(ID8 + ID16)) == 19
+    assert len(set(ID8 + ID16)) == 22
     # Tesla families at their default bias and at another one
     assert softfp8.cfloat8_143(bias=CF143_BIAS) in FORMATS8
     assert softfp8.cfloat8_143(bias=20) in FORMATS8

@@ -51,6 +51,10 @@ SPECS = {
     "hfp16_169": Spec(16, True, 6, 9, 31, "ieee", "ieee", False),
     "float16": Spec(16, True, 5, 10, 15, "ieee", "ieee", False),
     "bfloat16": Spec(16, True, 8, 7, 127, "ieee", "ieee", False),
+    # ml_dtypes' float8_e4m3, float8_e3m4, float8_e4m3b11fnuz (from its documentation)
+    "float8_e4m3": Spec(8, True, 4, 3, 7, "ieee", "ieee", False),
+    "float8_e3m4": Spec(8, True, 3, 4, 3, "ieee", "ieee", False),
+    "float8_e4m3b11fnuz": Spec(8, True, 4, 3, 11, "fnuz", "ieee", False),
 }
 
 TESLA_LAYOUT = {"cfloat8_143": (8, 4, 3), "cfloat8_152": (8, 5, 2), "shp": (16, 5, 10)}

@@ -195,6 +195,10 @@ PRESET_TABLE = {
     "hfp16_169": (16, True, 6, 9, 31, "ieee", "ieee", False),
     "float16":   (16, True, 5, 10, 15, "ieee", "ieee", False),
     "bfloat16":  (16, True, 8, 7, 127, "ieee", "ieee", False),
+    # ml_dtypes' other 8-bit formats (from its documentation; non-saturating as ml_dtypes)
+    "float8_e4m3":        (8, True, 4, 3, 7, "ieee", "ieee", False),
+    "float8_e3m4":        (8, True, 3, 4, 3, "ieee", "ieee", False),
+    "float8_e4m3b11fnuz": (8, True, 4, 3, 11, "fnuz", "ieee", False),
 }
 # Tesla families: (bits, signed, exp_bits, man_bits, specials, default saturate); bias 0..63
 FAMILY_TABLE = {
@@ -214,6 +218,9 @@ SPEC_MAX = {
     "hfp16_169": (2 - Fraction(1, 2 ** 9)) * 2 ** 31,
     "float16": Fraction(65504),
     "bfloat16": (2 - Fraction(1, 2 ** 7)) * Fraction(2) ** 127,
+    "float8_e4m3": Fraction(240),
+    "float8_e3m4": Fraction(31, 2),
+    "float8_e4m3b11fnuz": Fraction(30),
 }
 SPEC_FAMILY_MAX = {
     "cfloat8_143": lambda b: Fraction(15, 8) * Fraction(2) ** (15 - b),
@@ -227,10 +234,14 @@ FLOAT64 = Fmt("float64", 64, True, 11, 52, 1023, "ieee", "ieee", False)
 FLOAT32.origin = ("numpy", "float32")
 FLOAT64.origin = ("numpy", "float64")
 
+# 8-bit presets of the table: every one is covered exhaustively (tests check that
+# softfp8's registry has no other 8-bit preset)
+EIGHT_BIT_PRESETS = tuple(n for n, row in PRESET_TABLE.items() if row[0] == 8)
+
+
 # 8-bit formats the comparison tests cover exhaustively.
 def eight_bit_formats():
-    return ([preset(n) for n in ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143",
-                                 "hfp8_152")]
+    return ([preset(n) for n in EIGHT_BIT_PRESETS]
             + [cfloat8_143(b) for b in (0, 7, 31, 63)]
             + [cfloat8_152(b) for b in (0, 7, 31, 63)]
             + [cfloat8_143(7, "ieee"), cfloat8_152(0, "ieee")])

@@ -17,8 +17,8 @@ import softfp8.bits as sfb
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
 
-FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.e5m2fnuz,
-           softfp8.hfp8_143, softfp8.hfp8_152]
+# every 8-bit preset of the registry
+FORMATS = [f for f in softfp8.presets().values() if f.bits == 8]
 FORMATS += [fam(bias=b) for fam in (softfp8.cfloat8_143, softfp8.cfloat8_152)
             for b in (0, 7, 31, 63)]
 IDS = [f.name for f in FORMATS]
@@ -41,8 +41,8 @@ COUNTS = {"pairs": 0, "calls": 0}
 
 
 def test_case_space():
-    assert len(FORMATS) == 14
-    assert len(set(FORMATS)) == 14
+    assert len(FORMATS) == 17
+    assert len(set(FORMATS)) == 17
     assert A.size == B.size == 65536
     # every ordered pair exactly once
     assert np.unique(A.astype(np.uint32) * 256 + B).size == 65536
@@ -145,7 +145,7 @@ def test_golden_model_sanity(fmt):
     exp, expf = sfb.add(fmt, A, B)
     assert np.unique(exp).size > 100
     rel, _ = sfb.compare(fmt, A, B)
-    assert 240 <= (rel == 0).sum() <= 258  # about every code equals itself only
+    assert 220 <= (rel == 0).sum() <= 258  # about every non-NaN code equals itself only
     assert (rel == -1).sum() == (rel == 1).sum() > 20000
     # flags actually differ between modes for some pairs
     up, _ = sfb.add(fmt, A, B, rounding="upward")
