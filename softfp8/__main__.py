@@ -25,7 +25,10 @@ from softfp8._validation import as_format
 
 FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
 ROUNDINGS = softfp8.bits.ROUNDING_MODES
-ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "sqrt": 1}
+# calc's operations: every row of the operation table (softfp8/_core/ops.def)
+OPERATIONS = softfp8.bits.OPERATIONS
+ARITY = {name: op.arity for name, op in OPERATIONS.items()}
+RELATIONS = {-1: "less", 0: "equal", 1: "greater", 2: "unordered"}
 PROPERTIES = ("name", "bits", "signed", "exp_bits", "man_bits", "bias", "specials",
               "subnormals", "saturate", "max", "min_normal", "min_subnormal", "eps",
               "storage")
@@ -211,17 +214,25 @@ def cmd_calc(args, out=print) -> int:
         raise UsageError(f"{args.op} takes {need} operand{'s' if need > 1 else ''}, "
                          f"got {len(args.operands)}")
     codes = [parse_code(fmt, t) for t in args.operands]
-    opts = {"rounding": args.rounding, "saturate": args.saturate,
-            "tininess": args.tininess}
-    if args.seed is not None:
-        opts["seed"] = args.seed
+    op = OPERATIONS[args.op]
+    opts = {}
+    if op.rounds:
+        opts = {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess}
+        if args.seed is not None:
+            opts["seed"] = args.seed
     try:
-        result, flags = getattr(softfp8.bits, args.op)(fmt, *codes, **opts)
+        res = getattr(softfp8.bits, args.op)(fmt, *codes, **opts)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
+    result, flags = (res, 0) if op.noflags else res
     result, flags = int(result), int(flags)
-    out(f"{fmt_code(fmt, result)}  {fmt_value(fmt.decode(result))}  "
-        f"flags: {flag_names(flags)}")
+    if op.kind in ("compare", "predicate"):
+        text = str(bool(result))
+    elif op.kind == "relation":
+        text = RELATIONS[result]
+    else:
+        text = f"{fmt_code(fmt, result)}  {fmt_value(fmt.decode(result))}"
+    out(f"{text}  flags: {flag_names(flags)}")
     return 0
 
 
