@@ -5,46 +5,8 @@
 #include <string.h>
 
 #include "accum.h"
+#include "codes.h"
 #include "fast.h"
-
-static inline uint32_t load_code(const char *p, int size)
-{
-    if (size == 1) return *(const uint8_t *)p;
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-
-static inline void store_code(char *p, int size, uint32_t v)
-{
-    if (size == 1) {
-        *(uint8_t *)p = (uint8_t)v;
-    } else {
-        uint16_t t = (uint16_t)v;
-        memcpy(p, &t, 2);
-    }
-}
-
-static inline uint64_t load_raw(const char *p, int size)
-{
-    uint64_t v = 0;
-    switch (size) {
-    case 1: return *(const uint8_t *)p;
-    case 2: { uint16_t t; memcpy(&t, p, 2); return t; }
-    case 4: { uint32_t t; memcpy(&t, p, 4); return t; }
-    default: memcpy(&v, p, 8); return v;
-    }
-}
-
-static inline void store_raw(char *p, int size, uint64_t v)
-{
-    switch (size) {
-    case 1: *(uint8_t *)p = (uint8_t)v; break;
-    case 2: { uint16_t t = (uint16_t)v; memcpy(p, &t, 2); break; }
-    case 4: { uint32_t t = (uint32_t)v; memcpy(p, &t, 4); break; }
-    default: memcpy(p, &v, 8); break;
-    }
-}
 
 static inline uint32_t random_bits(const sfp8_rng *rng, ptrdiff_t i)
 {
@@ -216,38 +178,34 @@ unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp
     return acc;
 }
 
-unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
-                        char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+/* codes -> int64 (to != 0) or int64 -> codes, element by element */
+static unsigned int64_loop(int to, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a,
+                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     int sz = sfp8d_size(f), stoch = env->rounding == SFP8_ROUND_STOCHASTIC;
     unsigned acc = 0;
     sfp8_env e = *env;
     for (ptrdiff_t i = 0; i < n; i++) {
         uint8_t fl = 0;
-        int64_t r;
         if (stoch) e.random = random_bits(rng, i);
-        r = sfp8_to_int64(f, load_code(a + i * sa, sz), &e, &fl);
-        memcpy(o + i * so, &r, 8);
+        if (to)
+            store_raw(o + i * so, 8, (uint64_t)sfp8_to_int64(f, load_code(a + i * sa, sz), &e, &fl));
+        else
+            store_code(o + i * so, sz, sfp8_from_int64(f, (int64_t)load_raw(a + i * sa, 8), &e, &fl));
         acc |= put_flags(flout, i, fl);
     }
     if (stoch) rng_advance(rng, env, n);
     return acc;
 }
 
+unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
+                        char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    return int64_loop(1, f, env, rng, a, sa, o, so, n, flout);
+}
+
 unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a,
                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
-    int sz = sfp8d_size(f), stoch = env->rounding == SFP8_ROUND_STOCHASTIC;
-    unsigned acc = 0;
-    sfp8_env e = *env;
-    for (ptrdiff_t i = 0; i < n; i++) {
-        uint8_t fl = 0;
-        int64_t x;
-        memcpy(&x, a + i * sa, 8);
-        if (stoch) e.random = random_bits(rng, i);
-        store_code(o + i * so, sz, sfp8_from_int64(f, x, &e, &fl));
-        acc |= put_flags(flout, i, fl);
-    }
-    if (stoch) rng_advance(rng, env, n);
-    return acc;
+    return int64_loop(0, f, env, rng, a, sa, o, so, n, flout);
 }
