@@ -48,6 +48,8 @@ cdef extern from "driver.h":
     unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng,
                        char *const data[], const Py_ssize_t strides[], Py_ssize_t n,
                        uint8_t *flout) nogil
+    unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a,
+                       Py_ssize_t sa, Py_ssize_t n, uint32_t *out) nogil
     unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                            sfp8_rng *rng, const char *a, Py_ssize_t sa, char *o, Py_ssize_t so,
                            Py_ssize_t n, uint8_t *flout) nogil
@@ -229,6 +231,23 @@ def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple opera
     if n:
         with nogil:
             sfp8d_run(op, &f, &env, &rng, data, strides, n, fp)
+
+
+def sum_exact(tuple params, tuple envp, tuple rngp, cnp.ndarray a):
+    """(code, flags): the exact sum of contiguous 1-D codes a, rounded once."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef Py_ssize_t n = a.shape[0], sa = a.itemsize
+    cdef uint32_t r = 0
+    cdef unsigned fl
+    _check_1d(a, n, "a")
+    fill_env(&env, envp)
+    fill_rng(&rng, None, rngp)
+    cdef char *pa = _ptr(a)
+    with nogil:
+        fl = sfp8d_sum(&f, &env, &rng, pa, sa, n, &r)
+    return r, fl
 
 
 def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.ndarray a,

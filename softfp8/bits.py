@@ -240,6 +240,36 @@ def compare(fmt, a, b, signaling=False):
     return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b))
 
 
+def sum(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None,
+        sr_bits=None):
+    """The exact sum of codes a rounded once into fmt (as np.sum of a softfp8 array
+    within one inner loop): over all elements (axis=None) or along one axis.
+    Returns (codes, flags); an empty sum is +0.  Stochastic rounding draws one
+    random word per result (seed= as for the other functions)."""
+    fmt = _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    arr = _codes(a, fmt, "a")
+    if axis is None:
+        arr = arr.reshape(1, -1)
+    else:
+        ax = _as_int(axis, "axis")
+        if not -arr.ndim <= ax < arr.ndim:
+            raise ValueError(f"axis {axis!r} is out of bounds for an array of {arr.ndim} dimensions")
+        arr = np.moveaxis(arr, ax, -1)
+    shape = arr.shape[:-1]
+    rows = np.ascontiguousarray(arr, dtype=fmt.storage).reshape(int(np.prod(shape)), arr.shape[-1])
+    rngp, _ = _rng(env, shape, seed, None)
+    out = np.empty(rows.shape[0], dtype=fmt.storage)
+    flags = np.zeros(rows.shape[0], dtype=np.uint8)
+    for i in range(rows.shape[0]):
+        # one stream element per result: element i of the seeded stream
+        r = (rngp[0], rngp[1], rngp[2], rngp[3] + i)
+        out[i], flags[i] = _ext.sum_exact(fmt.params, env, r, rows[i])
+    if axis is None:
+        return out.reshape(()), flags.reshape(())
+    return out.reshape(shape), flags.reshape(shape)
+
+
 # --------------------------------------------------------------------------
 # conversions
 # --------------------------------------------------------------------------
@@ -354,6 +384,6 @@ def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
     return _finish(out, flags, shape)
 
 
-__all__ = sorted(set(OPERATIONS) | {"round_integral", "compare", "convert", "from_float",
+__all__ = sorted(set(OPERATIONS) | {"round_integral", "compare", "sum", "convert", "from_float",
                                     "to_float", "to_int64", "from_int64", "ROUNDING_MODES",
                                     "OPERATIONS", "Operation"})
