@@ -8,8 +8,10 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_core/fast/round_f64.c",
+        "softfp8/_core/fast/stochastic.c", "softfp8/_core/fast/fast_simd.c"]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/kernels.c",
-        "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/npy_dtypes.c"]
+        "softfp8/_core/npy_dtypes.c"] + FAST
 
 
 class BuildPyWithHeaders(build_py):
@@ -33,7 +35,7 @@ extensions = [
     Extension(
         "softfp8._ext",
         sources=["softfp8/_ext.pyx"] + CORE,
-        include_dirs=["include", "softfp8/_core", numpy.get_include()],
+        include_dirs=["include", "softfp8/_core", "softfp8/_core/fast", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         extra_compile_args=extra_compile_args,
     )

@@ -72,7 +72,11 @@ cdef extern from "fast.h":
     int sfp8f_set_enabled(int on)
     int sfp8f_simd_level()
     int sfp8f_set_simd(int level)
-    void sfp8f_cache_stats(size_t *tables, size_t *nbytes)
+    ctypedef struct sfp8f_cache_info:
+        size_t tables, bytes, cap
+        uint64_t hits, misses, builds, refused_over_cap
+    void sfp8f_cache_stats(sfp8f_cache_info *info)
+    size_t sfp8f_set_cache_cap(size_t nbytes)
 
 OPS = {"add": X_ADD, "sub": X_SUB, "mul": X_MUL, "div": X_DIV, "min": X_MIN, "max": X_MAX,
        "minnum": X_FMIN, "maxnum": X_FMAX, "cmp_quiet": X_CMP_QUIET,
@@ -96,10 +100,30 @@ def set_fast(int level):
 
 
 def fast_cache_stats():
-    """(number of fast-path tables built in this process, their bytes)."""
-    cdef size_t t = 0, b = 0
-    sfp8f_cache_stats(&t, &b)
-    return int(t), int(b)
+    """The fast-path table cache of this process, a dict:
+
+    tables, bytes: tables cached and their size; cap: the size cap (bytes) past
+    which no new table is built; hits / misses: table lookups that found a
+    cached table / did not (a miss builds one when the call is long enough and
+    the cache is below its cap); builds: tables built; refused_over_cap:
+    tables not built because the cache had reached its cap (those calls took
+    the exact core).  The counters only grow; tables are never freed."""
+    cdef sfp8f_cache_info i
+    sfp8f_cache_stats(&i)
+    return {"tables": int(i.tables), "bytes": int(i.bytes), "cap": int(i.cap),
+            "hits": int(i.hits), "misses": int(i.misses), "builds": int(i.builds),
+            "refused_over_cap": int(i.refused_over_cap)}
+
+
+def set_fast_cache_cap(nbytes):
+    """Set the fast-path table cache's size cap in bytes (default 256 MiB);
+    returns the previous cap.  Tables already cached stay (they are never
+    freed); past the cap new tables are refused (see fast_cache_stats)."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"cache cap must be an int number of bytes, got {nbytes!r}")
+    if nbytes < 0 or nbytes > <object>(<size_t>-1):
+        raise ValueError(f"cache cap must be between 0 and {<size_t>-1} bytes, got {nbytes!r}")
+    return int(sfp8f_set_cache_cap(<size_t>nbytes))
 
 
 def simd_level():

@@ -54,11 +54,10 @@ void sfp8_kernel_binary(int op, const sfp8_format *f, const sfp8_env *env, const
 void sfp8_kernel_unary(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng,
                        const uint32_t *a, size_t n, uint32_t *out, uint8_t *flags)
 {
-    const uint32_t *tab = sfp8f_unary(op, f, env, (ptrdiff_t)n);
+    const sfp8f_un *tab = sfp8f_unary(op, f, env, (ptrdiff_t)n);
     if (tab) {
-        uint32_t mask = sfp8_code_mask(f);
         for (size_t i = 0; i < n; i++) {
-            uint32_t v = tab[a[i] & mask];
+            uint32_t v = tab->val[a[i] & tab->mask];
             out[i] = v & 0xffffu;
             flags[i] = (uint8_t)(v >> 16);
         }

@@ -749,11 +749,11 @@ static int fast_cast(CastData *cd, const sfp8_env *env, const char *in, npy_intp
             cd->fromf = sfp8f_from_float(t->f, env, n);
     }
     if (cd->conv) {
-        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n);
+        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n, NULL);
         return 1;
     }
     if (cd->fromf) {
-        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n);
+        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n, NULL);
         return 1;
     }
     return 0;
@@ -846,7 +846,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
         const sfp8f_sr *sr = sfp8f_stochastic(t->f, &env, n);
         if (sr) {
             acc = sfp8f_run_from_float_sr(sr, t->f, &env, ld->seed, ld->stream, ld->index, in, strides[0], s->size,
-                                          out, strides[1], n);
+                                          out, strides[1], n, NULL);
             ld->index += (uint64_t)n;
             loop_publish(ld, acc);
             return 0;
@@ -1672,7 +1672,7 @@ static int generic_loop(int op, PyArrayMethod_Context *context, char *const data
         if (sz == 1) {
             const uint16_t *tab = sfp8f_binary8(op, f, &env, n);
             if (tab) {
-                loop_publish(ld, sfp8f_run_binary8(tab, a, strides[0], b, strides[1], o, strides[2], n));
+                loop_publish(ld, sfp8f_run_binary8(tab, a, strides[0], b, strides[1], o, strides[2], n, NULL));
                 return 0;
             }
         } else if (op == X_ADD || op == X_SUB || op == X_MUL) {
@@ -1700,9 +1700,9 @@ static int generic_loop(int op, PyArrayMethod_Context *context, char *const data
     } else if (X_IS_UNARY(op)) {
         char *a = data[0], *o = data[1];
         int osz = bool_result(op) ? 1 : sz;
-        const uint32_t *tab = sfp8f_unary(op, f, &env, n);
+        const sfp8f_un *tab = sfp8f_unary(op, f, &env, n);
         if (tab) {
-            loop_publish(ld, sfp8f_run_unary(tab, a, strides[0], sz, o, strides[1], osz, n));
+            loop_publish(ld, sfp8f_run_unary(tab, a, strides[0], sz, o, strides[1], osz, n, NULL));
             return 0;
         }
         for (npy_intp i = 0; i < n; i++, a += strides[0], o += strides[1]) {
