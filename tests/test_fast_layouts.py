@@ -775,3 +775,248 @@ def test_cache_growth_many_tables():
             with softfp8.rounding(m):
                 assert np.array_equal(raw(np.sqrt(c)), first[k * 37])
     assert all(np.array_equal(a, b) for a, b in zip(first, again))
+
+
+# --------------------------------------------------------------------------
+# the kernels called directly (_ext.fast_kernel): any overlap, per-element flags
+# --------------------------------------------------------------------------
+
+import softfp8.bits as sfb  # noqa: E402
+
+DIRECT_N = 150  # blocks of 16 and 64 elements and a tail
+MODE_INDEX = {m: i for i, m in enumerate(sfb.ROUNDING_MODES)}
+
+
+def _envp(mode, sat, tin):
+    return (MODE_INDEX[mode], int(sat), int(tin == "before"), 32)
+
+
+class CoreElement:
+    """The core's result (int) and flags of one element, by kind (fast paths off)."""
+
+    def __init__(self, kind, fmt, cfg, op=None, dst=None, isize=1, osize=1):
+        self.kind, self.fmt, self.op, self.dst, self.isize = kind, fmt, op, dst, isize
+        self.opts = dict(rounding=cfg[0], saturate=cfg[1], tininess=cfg[2])
+        self.memo = {}
+        self.mask = (1 << fmt.bits) - 1
+        codes = np.arange(1 << fmt.bits, dtype=np.uint32).astype(fmt.storage)
+        with switches(0, 0):
+            if kind == "binary8":
+                pa, pb = np.repeat(codes, codes.size), np.tile(codes, codes.size)
+                if op == "cmp_quiet":
+                    r, f = sfb.compare(fmt, pa, pb)
+                    r = r.astype(np.int64) & 0xFF
+                else:
+                    r, f = {"add": sfb.add, "mul": sfb.mul, "max": sfb.max}[op](fmt, pa, pb, **(
+                        self.opts if op != "max" else {}))
+                self.table = (np.asarray(r, np.int64).reshape(codes.size, codes.size),
+                              np.asarray(f, np.int64).reshape(codes.size, codes.size))
+            elif kind == "unary":
+                if op == "sqrt":
+                    r, f = sfb.sqrt(fmt, codes, **self.opts)
+                else:
+                    r, f = sfb.neg(fmt, codes), np.zeros(codes.size, np.int64)
+                self.table = (np.asarray(r, np.int64), np.asarray(f, np.int64))
+            elif kind == "convert":
+                r, f = sfb.convert(codes, fmt, dst, **self.opts)
+                r = np.asarray(r)
+                self.table = (r.view(np.dtype(f"u{r.dtype.itemsize}")).astype(np.uint64),
+                              np.asarray(f, np.int64))
+
+    def __call__(self, args):
+        key = tuple(args)
+        if key in self.memo:
+            return self.memo[key]
+        m = self.mask
+        if self.kind == "binary8":
+            r = (int(self.table[0][args[0] & m, args[1] & m]), int(self.table[1][args[0] & m, args[1] & m]))
+        elif self.kind in ("unary", "convert"):
+            r = (int(self.table[0][args[0] & m]), int(self.table[1][args[0] & m]))
+        else:
+            with switches(0, 0):
+                if self.kind == "from_float":
+                    ft = np.float32 if self.isize == 4 else np.float64
+                    x = np.array([args[0]], dtype=f"u{self.isize}").view(ft)
+                    c, f = sfb.from_float(x, self.fmt, **self.opts)
+                elif self.kind == "fma":
+                    c, f = sfb.fma(self.fmt, args[0] & m, args[1] & m, args[2] & m, **self.opts)
+                else:
+                    fn = {"add": sfb.add, "sub": sfb.sub, "mul": sfb.mul}[self.op]
+                    c, f = fn(self.fmt, args[0] & m, args[1] & m, **self.opts)
+            r = (int(np.asarray(c).reshape(-1)[0]), int(np.asarray(f).reshape(-1)[0]))
+        self.memo[key] = r
+        return r
+
+
+def simulate(buf, n, out, ins, isize, osize, elem):
+    """In-order semantics: element i's inputs are read, then output i is written."""
+    b = bytearray(buf.tobytes())
+    flags = []
+    for i in range(n):
+        args = [int.from_bytes(b[o + i * s:o + i * s + isize], "little") for o, s in ins]
+        r, f = elem(args)
+        p = out[0] + i * out[1]
+        b[p:p + osize] = (r & ((1 << (8 * osize)) - 1)).to_bytes(osize, "little")
+        flags.append(f)
+    return np.frombuffer(bytes(b), np.uint8), np.array(flags, np.uint8)
+
+
+def _layouts(nin, isize, osize, n):
+    """(label, out, inputs) of (offset, stride) pairs, many overlapping."""
+    si, so = isize, osize
+    far = 4 * n * max(isize, osize) + 64   # a region no other operand touches
+    far2 = 2 * far
+    rest = [(far + 3, si), (far2 + 5, si)][:nin - 1]
+    top = n * max(isize, osize) + 8  # start of reversed operands
+    L = [("disjoint", (far2 * 2, so), [(0, si)] + rest),
+         ("accumulate (o = a + 1 element)", (si, so), [(0, si)] + rest),
+         ("o = a - 1 element", (0, so), [(si, si)] + rest),
+         ("o = a + 2 elements", (2 * si, so), [(0, si)] + rest),
+         ("o = a + 1 byte", (1, so), [(0, si)] + rest),
+         ("o ahead, inside a", (n * si // 2, so), [(0, si)] + rest),
+         ("reversed, o = a + 1 element", (top + si, -so), [(top, -si)] + rest),
+         ("reversed, o = a - 1 element", (top - si, -so), [(top, -si)] + rest),
+         ("o reversed over a", (n * max(si, so) - so, -so), [(0, si)] + rest),
+         ("reduce-like (zero strides, o == a)", (0, 0), [(0, 0)] + rest),
+         ("zero-stride input", (far2 * 2, so), [(7, 0)] + rest),
+         ("o strided over a", (0, 2 * so), [(0, si)] + rest)]
+    if isize == osize:
+        L.append(("in place (o == a)", (0, so), [(0, si)] + rest))
+        if nin > 1:
+            L.append(("in place (o == last input)", rest[-1], [(0, si)] + rest))
+            L.append(("all operands one array", (0, so), [(0, si)] * nin))
+    size = far2 * 2 + 2 * n * max(isize, osize) + 64
+    return L, size
+
+
+def _direct(kind, fmt, cfg, elem, nin, isize, osize, op="add", dst=None, fill=None):
+    n = DIRECT_N
+    layouts, size = _layouts(nin, isize, osize, n)
+    g = np.random.default_rng(seed_of("direct", kind, fmt.name, op, isize, osize))
+    count = 0
+    for lab, out, ins in layouts:
+        buf0 = np.frombuffer(g.bytes(size), np.uint8).copy()
+        if fill is not None:
+            fill(buf0, ins, n, g)
+        want, wfl = simulate(buf0, n, out, ins, isize, osize, elem)
+        for simd in SIMD_LEVELS:
+            for want_flags in (False, True):
+                buf = buf0.copy()
+                extra = {"b": ins[1]} if nin > 1 else {}
+                if nin > 2:
+                    extra["c"] = ins[2]
+                with switches(2, simd):
+                    r = _ext.fast_kernel(kind, fmt.params, _envp(*cfg), buf, n, out, ins[0], op=op,
+                                         dst=dst, isize=isize, osize=osize, want_flags=want_flags,
+                                         **extra)
+                what = f"{kind} {fmt.name} {op} {lab} simd={simd} flags={want_flags}"
+                assert r is not None, f"{what}: no table"
+                acc, fl = r
+                if not np.array_equal(buf, want):
+                    bad = np.nonzero(buf != want)[0]
+                    raise AssertionError(f"{what}: {bad.size} bytes differ, first at {bad[0]}: "
+                                         f"kernel 0x{buf[bad[0]]:02x}, in order 0x{want[bad[0]]:02x}")
+                assert acc == int(np.bitwise_or.reduce(wfl, initial=0)), what
+                if want_flags:
+                    assert np.array_equal(fl, wfl), f"{what}: per-element flags"
+                count += 1
+    return count, len(layouts)
+
+
+def _fill_floats(buf, ins, n, g, isize, fmt):
+    """float inputs in the format's range at the first input's elements."""
+    v = _float_values(fmt, np.float32 if isize == 4 else np.float64, "direct")
+    off, st = ins[0]
+    for i in range(n):
+        p = off + i * st
+        buf[p:p + isize] = np.frombuffer(v[i % v.size].tobytes(), np.uint8)
+
+
+CFG_A = ("nearest_even", False, "after")
+CFG_B = ("upward", True, "before")
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "max", "cmp_quiet"])
+def test_direct_binary8(op):
+    n = 0
+    for fmt in (softfp8.e4m3, softfp8.format(exp_bits=3, man_bits=2, bias=3, name="e3m2_layouts")):
+        for cfg in (CFG_A, CFG_B):
+            elem = CoreElement("binary8", fmt, cfg, op=op)
+            c, nl = _direct("binary8", fmt, cfg, elem, 2, 1, 1, op=op)
+            assert c == nl * len(SIMD_LEVELS) * 2
+            n += c
+    assert n == 2 * 2 * 15 * len(SIMD_LEVELS) * 2
+
+
+@pytest.mark.parametrize("op", ["sqrt", "neg"])
+def test_direct_unary(op):
+    n = 0
+    for fmt, size in ((softfp8.e5m2, 1), (softfp8.format(exp_bits=3, man_bits=2, bias=3,
+                                                         name="e3m2_layouts"), 1),
+                      (softfp8.bfloat16, 2),
+                      (softfp8.format(exp_bits=5, man_bits=4, bias=15, name="e5m4_layouts"), 2)):
+        elem = CoreElement("unary", fmt, CFG_B, op=op)
+        c, nl = _direct("unary", fmt, CFG_B, elem, 1, size, size, op=op)
+        n += c
+    assert n == 4 * 13 * len(SIMD_LEVELS) * 2
+
+
+@pytest.mark.parametrize("src,dst,osize", [
+    (softfp8.e4m3, softfp8.e5m2, 1), (softfp8.e4m3, softfp8.float16, 2),
+    (softfp8.e5m2fnuz, None, 4), (softfp8.e4m3, None, 8),
+    (softfp8.format(exp_bits=3, man_bits=2, bias=3, name="e3m2_layouts"), None, 4),
+    (softfp8.bfloat16, softfp8.e4m3, 1), (softfp8.float16, None, 4)])
+def test_direct_convert(src, dst, osize):
+    if dst is None:
+        dfmt_params = _ext.BINARY32 if osize == 4 else _ext.BINARY64
+        dst_arg = np.float32 if osize == 4 else np.float64
+    else:
+        dfmt_params, dst_arg = dst.params, dst
+    isize = np.dtype(src.storage).itemsize
+    elem = CoreElement("convert", src, CFG_B, dst=dst_arg)
+    c, nl = _direct("convert", src, CFG_B, elem, 1, isize, osize, dst=dfmt_params)
+    assert c == nl * len(SIMD_LEVELS) * 2 and nl == 12 + (isize == osize)
+
+
+@pytest.mark.parametrize("isize", [4, 8])
+def test_direct_from_float(isize):
+    fmt = softfp8.e4m3
+    elem = CoreElement("from_float", fmt, CFG_A, isize=isize)
+    c, nl = _direct("from_float", fmt, CFG_A, elem, 1, isize, 1,
+                    fill=lambda buf, ins, n, g: _fill_floats(buf, ins, n, g, isize, fmt))
+    assert c == nl * len(SIMD_LEVELS) * 2 and nl == 12
+
+
+def test_direct_fma():
+    n = 0
+    for cfg in (CFG_A, CFG_B):
+        elem = CoreElement("fma", softfp8.e4m3, cfg)
+        c, nl = _direct("fma", softfp8.e4m3, cfg, elem, 3, 1, 1)
+        n += c
+    assert n == 2 * 15 * len(SIMD_LEVELS) * 2
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_direct_arith16(op):
+    n = 0
+    for fmt in (softfp8.float16, softfp8.bfloat16):
+        elem = CoreElement("arith16", fmt, CFG_B, op=op)
+        c, nl = _direct("arith16", fmt, CFG_B, elem, 2, 2, 2, op=op)
+        n += c
+    assert n == 2 * 15 * len(SIMD_LEVELS) * 2
+
+
+def test_fast_kernel_rejects_bad_layouts():
+    buf = np.zeros(64, np.uint8)
+    p = softfp8.e4m3.params
+    env = _envp(*CFG_A)
+    with pytest.raises(ValueError, match="leaves"):
+        _ext.fast_kernel("binary8", p, env, buf, 40, (30, 1), (0, 1), b=(0, 1))
+    with pytest.raises(ValueError, match="leaves"):
+        _ext.fast_kernel("binary8", p, env, buf, 10, (0, 1), (5, -1), b=(0, 1))
+    with pytest.raises(ValueError, match="kind"):
+        _ext.fast_kernel("nope", p, env, buf, 1, (0, 1), (0, 1))
+    with pytest.raises(ValueError, match="sizes"):
+        _ext.fast_kernel("unary", p, env, buf, 1, (0, 1), (0, 1), op="sqrt", isize=4)
+    with pytest.raises(ValueError, match="input"):
+        _ext.fast_kernel("binary8", p, env, buf, 1, (0, 1), (0, 1))

@@ -116,7 +116,8 @@ static inline int sfp8f_apart(const char *o, ptrdiff_t so, int osize, const char
 {
     uintptr_t ol, oh, al, ah;
     if (n <= 0) return 1;
-    if (o == a && so == sa && osize == isize) return 1;
+    /* the same elements, which do not overlap one another (not a zero stride) */
+    if (o == a && so == sa && osize == isize && (so >= osize || -so >= osize)) return 1;
     sfp8f_span(o, so, n, osize, &ol, &oh);
     sfp8f_span(a, sa, n, isize, &al, &ah);
     return oh <= al || ah <= ol;
