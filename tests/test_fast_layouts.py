@@ -1020,3 +1020,43 @@ def test_fast_kernel_rejects_bad_layouts():
         _ext.fast_kernel("unary", p, env, buf, 1, (0, 1), (0, 1), op="sqrt", isize=4)
     with pytest.raises(ValueError, match="input"):
         _ext.fast_kernel("binary8", p, env, buf, 1, (0, 1), (0, 1))
+
+
+def test_cache_concurrent_build_and_lookup():
+    """Four threads build and look up overlapping sets of tables at once (lock-free
+    readers, one writer at a time, the slot array growing underneath): every result
+    equals the core's, each table is built exactly once, every lookup is counted."""
+    import threading
+
+    fmts = [softfp8.format(exp_bits=e, man_bits=m, bias=b, specials="fnuz", name=f"thr_{e}{m}{b}")
+            for e, m in ((2, 2), (3, 2), (2, 3)) for b in range(30, 130)]
+    c = {f.name: np.arange(1 << f.bits, dtype=np.uint8).view(f.dtype) for f in fmts}
+    with switches(0, 0), np.errstate(all="ignore"), softfp8.rounding("downward"):
+        want = {f.name: raw(np.sqrt(c[f.name])) for f in fmts}
+    errors = []
+
+    def work(k):
+        try:
+            for f in fmts[k::2] + fmts:  # the threads overlap on every format
+                with np.errstate(all="ignore"), softfp8.rounding("downward"):
+                    got = raw(np.sqrt(c[f.name]))
+                if not np.array_equal(got, want[f.name]):
+                    errors.append(f"{f.name}: fast != core")
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+
+    prev = _ext.set_fast(2)
+    try:
+        st0 = _ext.fast_cache_stats()
+        ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        st1 = _ext.fast_cache_stats()
+    finally:
+        _ext.set_fast(prev)
+    assert not errors, errors[:3]
+    assert st1["builds"] - st0["builds"] == len(fmts), (st0, st1)  # one table per format
+    lookups = (st1["hits"] + st1["misses"]) - (st0["hits"] + st0["misses"])
+    assert lookups == sum(len(fmts[k::2]) + len(fmts) for k in range(4)), (st0, st1)
