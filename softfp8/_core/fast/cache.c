@@ -55,14 +55,16 @@ static void make_key(sfp8f_key *k, int kind, int op, const sfp8_format *a, const
 
 static uint64_t key_hash(const sfp8f_key *k)
 {
-    /* FNV-1a over the key's 32-bit words, then a final mix */
-    uint32_t w[sizeof(sfp8f_key) / sizeof(uint32_t)];
-    uint64_t h = 0xcbf29ce484222325ULL;
+    /* the key's 32-bit words times distinct odd constants, summed (independent
+     * multiplies), then one final mix */
+    enum { W = sizeof(sfp8f_key) / sizeof(uint32_t) };
+    uint32_t w[W];
+    uint64_t h = 0;
     memcpy(w, k, sizeof w);
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) h = (h ^ w[i]) * 0x100000001b3ULL;
-    h ^= h >> 31;
-    h *= 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
+    for (size_t i = 0; i < W; i++) h += (uint64_t)w[i] * (0x9e3779b97f4a7c15ULL + 2 * i * 0x632be59bd9b4e019ULL);
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    return h ^ (h >> 32);
 }
 
 static void *probe(const ctab *t, const sfp8f_key *k, uint64_t h)

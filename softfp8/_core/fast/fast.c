@@ -98,10 +98,15 @@ typedef struct {
     uint32_t val[];
 } un_store;
 
+/* Entries of a unary or conversion table: every storage byte for formats of
+ * <= 8 bits (the core masks each byte to the width, so one-byte codes index
+ * the table unmasked), else 2^bits (two-byte codes are masked in the kernels). */
+static uint32_t code_entries(const sfp8_format *f) { return f->bits <= 8 ? 256u : (uint32_t)1 << f->bits; }
+
 static void *build_unary(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
-    uint32_t n = (uint32_t)1 << k->a.bits;
+    uint32_t n = code_entries(&k->a);
     un_store *t = malloc(sizeof *t + n * sizeof(uint32_t));
     if (!t) return NULL;
     sfp8f_key_env(k, &env);
@@ -133,7 +138,7 @@ typedef struct {
 void *sfp8f_build_conv(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
-    int n = 1 << k->a.bits;
+    int n = (int)code_entries(&k->a);
     conv_store *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->val = malloc((size_t)n * 8);
@@ -303,6 +308,17 @@ static ALWAYS_INLINE unsigned bin8_loop(int FL, const uint16_t *tab, const char 
                                         uint8_t *flout)
 {
     unsigned acc = 0;
+    if (sa == 1 && sb == 1 && so == 1) { /* contiguous: indexed form, still in order */
+        const uint8_t *x = (const uint8_t *)a - i, *y = (const uint8_t *)b - i;
+        uint8_t *z = (uint8_t *)o - i;
+        for (; i < n; i++) {
+            uint16_t v = tab[(uint32_t)x[i] << 8 | y[i]];
+            z[i] = (uint8_t)v;
+            acc |= v;
+            if (FL) flout[i] = (uint8_t)(v >> 8);
+        }
+        return acc;
+    }
     for (; i < n; i++, a += sa, b += sb, o += so) {
         uint16_t v = tab[(uint32_t)*(const uint8_t *)a << 8 | *(const uint8_t *)b];
         *(uint8_t *)o = (uint8_t)v;
@@ -329,23 +345,33 @@ unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, con
     return acc >> 8;
 }
 
-/* unary tables have 2^bits entries: codes are masked to the width */
+/* unary tables: one-byte codes index all 256 entries, two-byte codes are
+ * masked to the width (code_entries) */
 static ALWAYS_INLINE uint32_t unary_loop(int FL, const sfp8f_un *t, const char *a, ptrdiff_t sa, int size,
                                          char *o, ptrdiff_t so, int osize, ptrdiff_t n, uint8_t *flout)
 {
     const uint32_t *tab = t->val, mask = t->mask;
     uint32_t acc = 0;
-    if (size == 1 && osize == 1) {
+    if (size == 1 && osize == 1 && sa == 1 && so == 1) { /* contiguous: indexed form, still in order */
+        const uint8_t *x = (const uint8_t *)a;
+        uint8_t *z = (uint8_t *)o;
+        for (ptrdiff_t i = 0; i < n; i++) {
+            uint32_t v = tab[x[i]];
+            z[i] = (uint8_t)v;
+            acc |= v;
+            if (FL) flout[i] = (uint8_t)(v >> 16);
+        }
+    } else if (size == 1 && osize == 1) {
         for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
-            uint32_t v = tab[*(const uint8_t *)a & mask];
+            uint32_t v = tab[*(const uint8_t *)a];
             *(uint8_t *)o = (uint8_t)v;
             acc |= v;
             if (FL) flout[i] = (uint8_t)(v >> 16);
         }
     } else {
         for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
-            uint32_t c = size == 1 ? *(const uint8_t *)a : sfp8f_ld16(a);
-            uint32_t v = tab[c & mask];
+            uint32_t c = size == 1 ? *(const uint8_t *)a : sfp8f_ld16(a) & mask;
+            uint32_t v = tab[c];
             sfp8f_st(o, v & 0xffffu, osize);
             acc |= v;
             if (FL) flout[i] = (uint8_t)(v >> 16);
@@ -368,7 +394,7 @@ static ALWAYS_INLINE unsigned convert_loop(int FL, const sfp8f_conv *c, const ch
     const uint32_t mask = (uint32_t)c->n - 1;
     unsigned acc = 0;
     for (; i < n; i++, a += sa, o += so) {
-        uint32_t x = (isize == 1 ? *(const uint8_t *)a : sfp8f_ld16(a)) & mask;
+        uint32_t x = isize == 1 ? *(const uint8_t *)a : sfp8f_ld16(a) & mask; /* code_entries */
         sfp8f_st(o, c->val[x], osize);
         acc |= c->fl[x];
         if (FL) flout[i] = c->fl[x];
@@ -382,7 +408,7 @@ unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int
     unsigned acc = 0;
     ptrdiff_t i = 0;
     if (flout) return convert_loop(1, c, a, sa, isize, o, so, osize, 0, n, flout);
-    /* planes exist for 256-entry tables: every byte is a valid index */
+    /* planes exist for 256-entry tables (sources of <= 8 bits): every byte indexes them */
     if (isize == 1 && sa == 1 && so == osize && c->planes && sfp8f_simd_level() >= 2 &&
         sfp8f_apart(o, so, osize, a, 1, 1, n)) {
         i = sfp8s_lut8(c->planes, c->any_flags ? c->fl : NULL, osize, (const uint8_t *)a, o, n, &acc);

@@ -17,8 +17,9 @@
  *
  * Rules every kernel (sfp8f_run_*) follows:
  *  - codes: a format narrower than its storage reads code & ((1 << bits) - 1),
- *    as the core does (tables indexed by a whole storage byte hold the core's
- *    result for every byte; the others are indexed by the masked code);
+ *    as the core does: tables of formats of <= 8 bits cover every storage byte
+ *    (each entry computed by the core, which masks), two-byte codes are masked
+ *    by the kernels before indexing;
  *  - overlap: outputs may overlap inputs as NumPy's accumulate / reduce pass
  *    them; the blocked (SIMD) paths run only on disjoint or exactly aliased
  *    operands, else a scalar loop reads element i before writing output i
@@ -57,10 +58,11 @@ size_t sfp8f_set_cache_cap(size_t bytes);
  *      entry = result byte | flags << 8 ---- */
 const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 
-/* ---- unary operations of a format of <= 16 bits: 2^bits entries indexed by
- *      code & mask, entry = result | flags << 16 ---- */
+/* ---- unary operations of a format of <= 16 bits: 256 entries (every storage
+ *      byte) for formats of <= 8 bits, else 2^bits entries indexed by code & mask;
+ *      entry = result | flags << 16 ---- */
 typedef struct sfp8f_un {
-    uint32_t mask;       /* (1 << bits) - 1 */
+    uint32_t mask;       /* entries - 1 */
     const uint32_t *val;
 } sfp8f_un;
 const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
@@ -68,7 +70,8 @@ const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, p
 /* ---- conversion from a format of <= 16 bits (binary16 allowed) to any
  *      descriptor: 2^bits entries of the destination code, plus flags ---- */
 typedef struct sfp8f_conv {
-    int n;              /* entries: 1 << src bits; index code & (n - 1) */
+    int n;              /* entries: 256 for sources of <= 8 bits (every storage byte),
+                           else 1 << bits; two-byte codes index code & (n - 1) */
     const uint64_t *val;
     const uint8_t *fl;
     uint8_t any_flags;  /* OR of all fl[] */
