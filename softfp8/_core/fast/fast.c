@@ -176,6 +176,15 @@ const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, 
     return sfp8f_cached(T_CONV, 0, src, dst, env, sfp8f_build_conv, n, (ptrdiff_t)1 << src->bits);
 }
 
+/* DERIVED from core.c round_pack: binary32 / binary64 -> format through the
+ * compressed key (fast.h, sfp8f_key32 / sfp8f_key64).  Each key entry is the
+ * core's rounding of one member of the key's class; the claim is that every
+ * member of a class rounds the same way in the formats sfp8f_from_float_ok
+ * accepts.  Proven equal by tests/test_fast_paths.py::test_key_class_members_are_classes,
+ * ::test_cast_float32_key_classes, ::test_cast_float_structured,
+ * ::test_cast_float32_random, ::test_cast_float64_random, and under every
+ * calling convention by tests/test_fast_layouts.py::test_cast_layouts and
+ * ::test_direct_from_float. */
 uint32_t sfp8f_key64(uint64_t b)
 {
     uint32_t s = (uint32_t)(b >> 63);

@@ -42,9 +42,11 @@ int sfp8f_set_enabled(int on); /* returns the previous setting */
  * SOFTFP8_SIMD=0 in the environment forces portable C. */
 int sfp8f_simd_level(void);
 int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
-/* The table cache (for tests and diagnostics).  hits / misses count lookups
- * (a miss may or may not build); builds counts tables built; refused_over_cap
- * counts tables not built because the cache had reached its cap. */
+/* The table cache (for tests and diagnostics).  hits / misses count the
+ * lookups of kernels' callers (a miss builds a table when the call is long
+ * enough and the cache below its cap); builds counts tables built (including
+ * those a table is built from); refused_over_cap counts tables not built
+ * because the cache had reached its cap. */
 typedef struct sfp8f_cache_info {
     size_t tables, bytes, cap;
     uint64_t hits, misses, builds, refused_over_cap;
