@@ -32,20 +32,11 @@ import pytest
 import reference as ref
 import softfp8
 from softfp8 import _ext
+from test_fast_paths import SIMD_LEVELS  # (2, 0) where the CPU has AVX-512, else (0,)
 
 FLAG_BITS = 0x3F  # the six defined flags (softfp8.Flags)
 
 
-def _cpu_simd():
-    prev = _ext.set_simd(2)
-    try:
-        return _ext.simd_level()
-    finally:
-        _ext.set_simd(prev)
-
-
-HAS_AVX512 = _cpu_simd() == 2
-SIMD_LEVELS = (2, 0) if HAS_AVX512 else (0,)
 # fast runs: eager tables at every SIMD level, then the default (length-gated) mode
 FAST_RUNS = [(2, s) for s in SIMD_LEVELS] + [(1, s) for s in SIMD_LEVELS]
 
