@@ -8,8 +8,11 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the fast paths: tables built from the core, SIMD kernels, derived roundings
+FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_core/fast/round_f64.c",
+        "softfp8/_core/fast/stochastic.c", "softfp8/_core/fast/fast_simd.c"]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
-        "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/accum.c"]
+        "softfp8/_core/accum.c"] + FAST
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
             ("module", "context", "dtype", "scalar", "casts", "promotion", "loops", "matmul")]
@@ -36,7 +39,8 @@ extensions = [
     Extension(
         "softfp8._ext",
         sources=["softfp8/_ext.pyx"] + CORE + NPY_GLUE,
-        include_dirs=["include", "softfp8/_core", "softfp8/_core/npy", numpy.get_include()],
+        include_dirs=["include", "softfp8/_core", "softfp8/_core/fast", "softfp8/_core/npy",
+                      numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         extra_compile_args=extra_compile_args,
     )

@@ -2,7 +2,7 @@
 """Low-level bridge to the softfp8 C core (internal; use softfp8.bits)."""
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 
 cnp.import_array()
 
@@ -75,7 +75,40 @@ cdef extern from "fast.h":
     int sfp8f_set_enabled(int on)
     int sfp8f_simd_level()
     int sfp8f_set_simd(int level)
-    void sfp8f_cache_stats(size_t *tables, size_t *nbytes)
+    ctypedef struct sfp8f_cache_info:
+        size_t tables, bytes, cap
+        uint64_t hits, misses, builds, refused_over_cap
+    void sfp8f_cache_stats(sfp8f_cache_info *info)
+    size_t sfp8f_set_cache_cap(size_t nbytes)
+    ctypedef struct sfp8f_un:
+        pass
+    ctypedef struct sfp8f_conv:
+        pass
+    ctypedef struct sfp8f_fma:
+        pass
+    ctypedef struct sfp8f_a16:
+        pass
+    const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+    const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+    const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                    ptrdiff_t n)
+    const uint16_t *sfp8f_from_float(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n)
+    const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+    const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+    unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
+                               char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
+    unsigned sfp8f_run_unary(const sfp8f_un *t, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
+                             int osize, ptrdiff_t n, uint8_t *flout) nogil
+    unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int isize, char *o,
+                               ptrdiff_t so, int osize, ptrdiff_t n, uint8_t *flout) nogil
+    unsigned sfp8f_run_from_float(const uint16_t *tab, const char *a, ptrdiff_t sa, int isize, char *o,
+                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
+    unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
+                           ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
+                           ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
+    unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
+                               const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o,
+                               ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
 
 _KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary")
 _IDENTITIES = (None, 0, 1)
@@ -110,10 +143,127 @@ def set_fast(int level):
 
 
 def fast_cache_stats():
-    """(number of fast-path tables built in this process, their bytes)."""
-    cdef size_t t = 0, b = 0
-    sfp8f_cache_stats(&t, &b)
-    return int(t), int(b)
+    """The fast-path table cache of this process, a dict:
+
+    tables, bytes: tables cached and their size; cap: the size cap (bytes) past
+    which no new table is built; hits / misses: table lookups that found a
+    cached table / did not (a miss builds one when the call is long enough and
+    the cache is below its cap); builds: tables built; refused_over_cap:
+    tables not built because the cache had reached its cap (those calls took
+    the exact core).  The counters only grow; tables are never freed."""
+    cdef sfp8f_cache_info i
+    sfp8f_cache_stats(&i)
+    return {"tables": int(i.tables), "bytes": int(i.bytes), "cap": int(i.cap),
+            "hits": int(i.hits), "misses": int(i.misses), "builds": int(i.builds),
+            "refused_over_cap": int(i.refused_over_cap)}
+
+
+def set_fast_cache_cap(nbytes):
+    """Set the fast-path table cache's size cap in bytes (default 256 MiB);
+    returns the previous cap.  Tables already cached stay (they are never
+    freed); past the cap new tables are refused (see fast_cache_stats)."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"cache cap must be an int number of bytes, got {nbytes!r}")
+    if nbytes < 0 or nbytes > <object>(<size_t>-1):
+        raise ValueError(f"cache cap must be between 0 and {<size_t>-1} bytes, got {nbytes!r}")
+    return int(sfp8f_set_cache_cap(<size_t>nbytes))
+
+
+# kind: (number, input operands, input sizes, output sizes)
+_FAST_KINDS = {"binary8": (0, 2, (1,), (1,)), "unary": (1, 1, (1, 2), (1, 2)),
+               "convert": (2, 1, (1, 2), (1, 2, 4, 8)), "from_float": (3, 1, (4, 8), (1,)),
+               "fma": (4, 3, (1,), (1,)), "arith16": (5, 2, (2,), (2,))}
+
+
+def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t n, tuple out,
+                tuple a, tuple b=None, tuple c=None, str op="add", tuple dst=None, int isize=1,
+                int osize=1, bint want_flags=True):
+    """Test hook: run one fast kernel (sfp8f_run_*) directly on operands laid out in one
+    byte buffer, so outputs may overlap inputs in any way.
+
+    out, a, b, c: (byte offset, byte stride) of n elements in buf (strides of any sign);
+    isize / osize: element sizes (bytes) of the inputs and the output; params / dst: the
+    format (and, for convert, the destination format) tuples; envp: (rounding, saturate,
+    tininess_before, sr_bits).  The table is looked up (and built as a call of length n
+    would build it).  Returns None if no table covers the call, else (OR-flags,
+    per-element flags as a uint8 array, or None when want_flags is false)."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_format fd
+    cdef sfp8_env env
+    cdef const void *tab = NULL
+    cdef Py_ssize_t off[4]
+    cdef Py_ssize_t st[4]
+    cdef char *base
+    cdef unsigned acc = 0
+    cdef uint8_t *flp = NULL
+    cdef int opc = 0, kk
+    cdef Py_ssize_t k, lo, hi, size
+    if kind not in _FAST_KINDS:
+        raise ValueError(f"kernel kind must be one of {sorted(_FAST_KINDS)}, got {kind!r}")
+    kk, nin, isizes, osizes = _FAST_KINDS[kind]
+    if isize not in isizes or osize not in osizes:
+        raise ValueError(f"{kind}: element sizes {isize}/{osize} not in {isizes}/{osizes}")
+    ops = [out, a, b, c]
+    if any(ops[k] is None for k in range(1 + nin)):
+        raise ValueError(f"{kind} takes {nin} input operand(s)")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    for k in range(1 + nin):
+        off[k], st[k] = ops[k]
+        size = osize if k == 0 else isize
+        if n:
+            lo = off[k] + (st[k] * (n - 1) if st[k] < 0 else 0)
+            hi = off[k] + (st[k] * (n - 1) if st[k] > 0 else 0) + size
+            if lo < 0 or hi > buf.shape[0]:
+                raise ValueError(f"operand {k} ({off[k]}, {st[k]}) x {n} leaves the {buf.shape[0]}-byte buffer")
+    fill_env(&env, envp)
+    if kind in ("binary8", "unary", "arith16"):
+        opc = OPS[op]
+    if kind == "binary8":
+        tab = sfp8f_binary8(opc, &f, &env, n)
+    elif kind == "unary":
+        tab = sfp8f_unary(opc, &f, &env, n)
+    elif kind == "convert":
+        if dst is None:
+            raise ValueError("convert needs dst")
+        fd = to_format(dst)
+        tab = sfp8f_convert(&f, &fd, &env, n)
+    elif kind == "from_float":
+        tab = sfp8f_from_float(&f, &env, n)
+    elif kind == "fma":
+        tab = sfp8f_fma_table(&f, &env, n)
+    else:
+        tab = sfp8f_arith16(&f, &env, n)
+    if tab == NULL:
+        return None
+    flags = np.zeros(max(n, 1), dtype=np.uint8) if want_flags else None
+    cdef uint8_t[::1] flv
+    if want_flags:
+        flv = flags
+        flp = &flv[0]
+    base = <char *>&buf[0] if buf.shape[0] else NULL
+    if n == 0:
+        return 0, (flags[:0] if want_flags else None)
+    with nogil:
+        if kk == 0:
+            acc = sfp8f_run_binary8(<const uint16_t *>tab, base + off[1], st[1], base + off[2], st[2],
+                                    base + off[0], st[0], n, flp)
+        elif kk == 1:
+            acc = sfp8f_run_unary(<const sfp8f_un *>tab, base + off[1], st[1], isize, base + off[0], st[0],
+                                  osize, n, flp)
+        elif kk == 2:
+            acc = sfp8f_run_convert(<const sfp8f_conv *>tab, base + off[1], st[1], isize, base + off[0],
+                                    st[0], osize, n, flp)
+        elif kk == 3:
+            acc = sfp8f_run_from_float(<const uint16_t *>tab, base + off[1], st[1], isize, base + off[0],
+                                       st[0], n, flp)
+        elif kk == 4:
+            acc = sfp8f_run_fma(<const sfp8f_fma *>tab, &f, &env, base + off[1], st[1], base + off[2], st[2],
+                                base + off[3], st[3], base + off[0], st[0], n, flp)
+        else:
+            acc = sfp8f_run_arith16(<const sfp8f_a16 *>tab, opc, &f, &env, base + off[1], st[1],
+                                    base + off[2], st[2], base + off[0], st[0], n, flp)
+    return int(acc), flags
 
 
 def simd_level():

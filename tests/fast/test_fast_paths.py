@@ -23,8 +23,9 @@ Sections:
 Every exhaustive test counts what it compared and asserts the count.
 
 The table cache is process-wide, never freed, and refuses new tables beyond a size
-cap, after which calls quietly take the generic core; so the comparison tests run
-in forked child processes (``@isolated``), each starting from an empty cache.
+cap, after which calls take the generic core (counted in
+``_ext.fast_cache_stats()["refused_over_cap"]``); so the comparison tests run in
+forked child processes (``@isolated``), each starting from the parent's cache.
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ def isolated(test):
     """Run the test body in a forked child process.
 
     The fast-path tables live in a process-wide cache that is never freed and stops
-    accepting tables at a size cap (256 MiB, fast.c); past the cap every call takes
+    accepting tables at a size cap (256 MiB by default, fast/cache.c); past the cap every call takes
     the generic core, so a comparison would silently become core-vs-core.  A forked
     child starts from the parent's (small) cache and throws its tables away when it
     exits, so every test here really exercises freshly built tables."""

@@ -38,11 +38,11 @@ static int fast_cast(CastData *cd, const sfp8_env *env, const char *in, npy_intp
             cd->fromf = sfp8f_from_float(&t->f, env, n);
     }
     if (cd->conv) {
-        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n);
+        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n, NULL);
         return 1;
     }
     if (cd->fromf) {
-        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n);
+        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n, NULL);
         return 1;
     }
     return 0;
@@ -100,7 +100,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
         const sfp8f_sr *sr = sfp8f_stochastic(&t->f, &env, n);
         if (sr) {
             acc = sfp8f_run_from_float_sr(sr, &t->f, &env, ld->seed, ld->stream, ld->index, in, strides[0], s->size,
-                                          out, strides[1], n);
+                                          out, strides[1], n, NULL);
             ld->index += (uint64_t)n;
             loop_publish(ld, acc);
             return 0;

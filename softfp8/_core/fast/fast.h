@@ -1,12 +1,31 @@
 /* Fast paths (internal): tables derived at run time from the exact core, and
  * kernels that read them.  Every table entry is computed by the core itself
- * (ops.c), so a table path is exactly the core; the SIMD kernels are checked
- * against the tables before they are used (see fast.c) and by the tests.
+ * (ops.c), so a table path is exactly the core; the SIMD kernels and the
+ * specialised roundings (round_f64.c, stochastic.c, the fma of fast.c) are
+ * checked against the core by the tests named in their files.
+ *
+ * Layout of this folder: fast.c (switches, 8-bit and conversion tables and
+ * their kernels, fma), cache.c (the table cache), round_f64.c (binary64 ->
+ * format rounding, 16-bit add/sub/mul), stochastic.c (stochastic casts),
+ * fast_simd.c (AVX-512 kernels), fast_impl.h (internals of the folder).
  *
  * Tables are built on first use, cached for the life of the process, and
- * never change once published; building takes a mutex.  NULL means "no fast
- * path here: use the generic core" (stochastic rounding, formats the tables
- * do not cover, fast paths disabled, or the memory cap reached). */
+ * never change once published; lookups are lock-free, building takes a
+ * mutex.  NULL means "no fast path here: use the generic core" (stochastic
+ * rounding, formats the tables do not cover, fast paths disabled, a call too
+ * short to repay a missing table, or the cache at its cap).
+ *
+ * Rules every kernel (sfp8f_run_*) follows:
+ *  - codes: a format narrower than its storage reads code & ((1 << bits) - 1),
+ *    as the core does: tables of formats of <= 8 bits cover every storage byte
+ *    (each entry computed by the core, which masks), two-byte codes are masked
+ *    by the kernels before indexing;
+ *  - overlap: outputs may overlap inputs as NumPy's accumulate / reduce pass
+ *    them; the blocked (SIMD) paths run only on disjoint or exactly aliased
+ *    operands, else a scalar loop reads element i before writing output i
+ *    (fast_impl.h, sfp8f_apart); strides are in bytes, any sign, zero allowed;
+ *  - flout: if not NULL, flout[i] receives element i's flags (contiguous);
+ *  - the return value is the OR of all elements' flags. */
 #ifndef SOFTFP8_FAST_H
 #define SOFTFP8_FAST_H
 #include <stddef.h>
@@ -23,21 +42,38 @@ int sfp8f_set_enabled(int on); /* returns the previous setting */
  * SOFTFP8_SIMD=0 in the environment forces portable C. */
 int sfp8f_simd_level(void);
 int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
-/* how many tables the cache holds and their bytes (for tests and diagnostics) */
-void sfp8f_cache_stats(size_t *tables, size_t *bytes);
+/* The table cache (for tests and diagnostics).  hits / misses count the
+ * lookups of kernels' callers (a miss builds a table when the call is long
+ * enough and the cache below its cap); builds counts tables built (including
+ * those a table is built from); refused_over_cap counts tables not built
+ * because the cache had reached its cap. */
+typedef struct sfp8f_cache_info {
+    size_t tables, bytes, cap;
+    uint64_t hits, misses, builds, refused_over_cap;
+} sfp8f_cache_info;
+void sfp8f_cache_stats(sfp8f_cache_info *info);
+/* New tables are built only while the cached bytes are below the cap (default
+ * 256 MiB); returns the previous cap.  Tables are never freed. */
+size_t sfp8f_set_cache_cap(size_t bytes);
 
 /* ---- binary operations of an 8-bit format: 65,536 entries, index a << 8 | b,
  *      entry = result byte | flags << 8 ---- */
 const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 
-/* ---- unary operations of a format of <= 16 bits: 2^bits entries,
+/* ---- unary operations of a format of <= 16 bits: 256 entries (every storage
+ *      byte) for formats of <= 8 bits, else 2^bits entries indexed by code & mask;
  *      entry = result | flags << 16 ---- */
-const uint32_t *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+typedef struct sfp8f_un {
+    uint32_t mask;       /* entries - 1 */
+    const uint32_t *val;
+} sfp8f_un;
+const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 
 /* ---- conversion from a format of <= 16 bits (binary16 allowed) to any
  *      descriptor: 2^bits entries of the destination code, plus flags ---- */
 typedef struct sfp8f_conv {
-    int n;              /* entries: 1 << src bits */
+    int n;              /* entries: 256 for sources of <= 8 bits (every storage byte),
+                           else 1 << bits; two-byte codes index code & (n - 1) */
     const uint64_t *val;
     const uint8_t *fl;
     uint8_t any_flags;  /* OR of all fl[] */
@@ -66,17 +102,19 @@ typedef struct sfp8f_sum {
 } sfp8f_sum;
 const sfp8f_sum *sfp8f_sum_table(const sfp8_format *f, ptrdiff_t n);
 
-/* ---- kernels (strides in bytes; return the OR of the flags) ---- */
+/* ---- kernels (strides in bytes; return the OR of the flags; see the rules above) ---- */
+/* one-byte codes in, one byte out (a code, a 0/1 predicate or an sfp8_relation) */
 unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
-                           char *o, ptrdiff_t so, ptrdiff_t n);
-/* codes of `size` bytes (1 or 2), output of `osize` bytes (1, 2 or 4; 1 for predicates) */
-unsigned sfp8f_run_unary(const uint32_t *tab, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
-                         int osize, ptrdiff_t n);
+                           char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+/* codes of `size` bytes (1 or 2), output of `osize` bytes (size, or 1 for predicates) */
+unsigned sfp8f_run_unary(const sfp8f_un *t, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
+                         int osize, ptrdiff_t n, uint8_t *flout);
+/* source codes of isize bytes (1 or 2), destination of osize bytes (1, 2, 4 or 8) */
 unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int isize, char *o,
-                           ptrdiff_t so, int osize, ptrdiff_t n);
-/* isize 4 (binary32) or 8 (binary64) */
+                           ptrdiff_t so, int osize, ptrdiff_t n, uint8_t *flout);
+/* isize 4 (binary32) or 8 (binary64); one-byte codes out */
 unsigned sfp8f_run_from_float(const uint16_t *tab, const char *a, ptrdiff_t sa, int isize, char *o,
-                              ptrdiff_t so, ptrdiff_t n);
+                              ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 /* Exact sum: *acc += sum of v[c]; returns the flags; ORs the categories seen
  * into *cats (a NaN or infinity: the caller takes the generic path). */
 unsigned sfp8f_run_sum(const sfp8f_sum *t, const char *a, ptrdiff_t sa, ptrdiff_t n, __int128 *acc,
@@ -100,7 +138,6 @@ typedef struct sfp8f_fma {
     const uint16_t *fromf;
 } sfp8f_fma;
 const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
-/* flout: per-element flags, or NULL */
 unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
                        ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
                        ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
@@ -147,5 +184,5 @@ const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, pt
 /* random bits of element i: sfp8_random_u32(seed, stream, index0 + i) */
 unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
-                                 ptrdiff_t so, ptrdiff_t n);
+                                 ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 #endif

@@ -1,7 +1,10 @@
 /* SIMD kernels behind the fast paths (internal).  Each processes a prefix of
  * the input whose length it returns (a multiple of its block size); the
  * caller finishes the rest with the portable loop.  Only called when
- * sfp8s_cpu_level() reported the instructions they use. */
+ * sfp8s_cpu_level() reported the instructions they use, and only on outputs
+ * that do not overlap the inputs (or are them, element for element): they
+ * load a block of inputs before storing a block of outputs (fast.h, the
+ * overlap rule). */
 #ifndef SOFTFP8_FAST_SIMD_H
 #define SOFTFP8_FAST_SIMD_H
 #include <stddef.h>

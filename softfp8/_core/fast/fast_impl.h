@@ -1,0 +1,153 @@
+/* Internals shared by the fast-path files of this folder (not included
+ * elsewhere): the table cache's interface, environment helpers, unaligned
+ * loads and stores, and the overlap rule every kernel follows. */
+#ifndef SOFTFP8_FAST_IMPL_H
+#define SOFTFP8_FAST_IMPL_H
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fast.h"
+
+/* ---- the table cache (cache.c) ---- */
+
+/* kinds of cached tables */
+enum { T_BIN8 = 1, T_UNARY, T_CONV, T_FROMF, T_SUM, T_FMA, T_A16, T_SR };
+
+/* What identifies a table.  Only int members (no padding): keys are built
+ * with memset and compared and hashed as bytes. */
+typedef struct sfp8f_key {
+    int kind, op;
+    sfp8_format a, b;
+    int rounding, saturate, tininess;
+} sfp8f_key;
+
+/* builds the table of key k; sets *bytes to its size; NULL if it cannot */
+typedef void *(*sfp8f_builder)(const sfp8f_key *k, size_t *bytes);
+
+/* The table of (kind, op, a, b, env) (b and env may be NULL): a published one
+ * (lock-free), else built now if the call is long enough to repay it
+ * (n >= entries / 16, or eager mode) and the cache is below its cap; else NULL. */
+void *sfp8f_cached(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
+                   sfp8f_builder build, ptrdiff_t n, ptrdiff_t entries);
+/* For builders only (the cache lock is held): the table, built if missing. */
+void *sfp8f_cached_nested(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
+                          sfp8f_builder build);
+
+/* ---- environments ---- */
+
+static inline void sfp8f_key_env(const sfp8f_key *k, sfp8_env *env)
+{
+    env->rounding = k->rounding;
+    env->saturate = k->saturate;
+    env->tininess_before = k->tininess;
+    env->sr_bits = 32;
+    env->random = 0;
+}
+
+/* Tables hold deterministic environments only. */
+static inline int sfp8f_usable_env(const sfp8_env *env) { return env->rounding != SFP8_ROUND_STOCHASTIC; }
+/* the one environment of env-free operations' tables (and of exact decodings) */
+extern const sfp8_env sfp8f_free_env;
+
+/* builders shared between files (fast.c) */
+void *sfp8f_build_conv(const sfp8f_key *k, size_t *bytes);
+void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes);
+/* binary32/64 -> format conversions depend on the compressed key only (fast.c) */
+int sfp8f_from_float_ok(const sfp8_format *f);
+
+/* ---- unaligned loads and stores ---- */
+
+static inline uint32_t sfp8f_ld16(const char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static inline uint64_t sfp8f_ld(const char *p, int size)
+{
+    switch (size) {
+    case 1: return *(const uint8_t *)p;
+    case 2: return sfp8f_ld16(p);
+    case 4: { uint32_t t; memcpy(&t, p, 4); return t; }
+    default: { uint64_t t; memcpy(&t, p, 8); return t; }
+    }
+}
+
+static inline void sfp8f_st(char *p, uint64_t v, int size)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: { uint16_t t = (uint16_t)v; memcpy(p, &t, 2); break; }
+    case 4: { uint32_t t = (uint32_t)v; memcpy(p, &t, 4); break; }
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+/* ---- the overlap rule ----
+ *
+ * NumPy hands inner loops outputs that overlap their inputs on purpose:
+ * accumulate calls a binary loop with a = out - stride, o = out, b = in, so
+ * element i reads output i-1; reduce passes a == o with stride 0.  A kernel
+ * that loads a block of inputs before storing a block of outputs would read
+ * outputs it has not written yet.  So every kernel takes its vector/blocked
+ * path only when, for each input, the output's byte range is disjoint from
+ * the input's or is exactly the same elements (o == a, so == sa, same element
+ * size: elementwise in place); otherwise it runs a scalar loop that reads
+ * element i's inputs before writing output i, in order.  Strides may be
+ * negative or zero. */
+static inline void sfp8f_span(const char *p, ptrdiff_t s, ptrdiff_t n, int size, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t b = (uintptr_t)p;
+    ptrdiff_t ext = s * (n - 1);
+    if (ext >= 0) {
+        *lo = b;
+        *hi = b + (uintptr_t)ext + (uintptr_t)size;
+    } else {
+        *lo = b - (uintptr_t)(-ext);
+        *hi = b + (uintptr_t)size;
+    }
+}
+
+/* 1: output (o, so, osize) may be written block-wise while input (a, sa, isize) is read */
+static inline int sfp8f_apart(const char *o, ptrdiff_t so, int osize, const char *a, ptrdiff_t sa, int isize,
+                              ptrdiff_t n)
+{
+    uintptr_t ol, oh, al, ah;
+    if (n <= 0) return 1;
+    /* the same elements, which do not overlap one another (not a zero stride) */
+    if (o == a && so == sa && osize == isize && (so >= osize || -so >= osize)) return 1;
+    sfp8f_span(o, so, n, osize, &ol, &oh);
+    sfp8f_span(a, sa, n, isize, &al, &ah);
+    return oh <= al || ah <= ol;
+}
+
+/* ---- exact binary64 helpers ---- */
+
+static inline uint64_t sfp8f_dbits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    return b;
+}
+
+/* DERIVED from core.c round_pack: rounding to odd at binary64's 53 bits.
+ * p + q = s + err exactly (TwoSum); returns the bits of (p + q) rounded to odd,
+ * which keeps every rounding decision of a format with at most 51 significand
+ * bits (the final rounding then happens once, from these bits).  Proven equal,
+ * through its users, by tests/test_fast_arith.py::test_fma_exhaustive_nearest_even,
+ * ::test_fma_random_all_configs, ::test_16bit_arith_random, ::test_16bit_arith_configs. */
+static inline uint64_t sfp8f_odd_sum(double p, double q, double *s_out)
+{
+    double s = p + q;
+    double bb = s - p;
+    double err = (p - (s - bb)) + (q - bb);
+    uint64_t b = sfp8f_dbits(s);
+    /* branch-free: if err != 0 and b is even, step one ulp towards err */
+    uint64_t move = (uint64_t)((err != 0) & !(b & 1));
+    uint64_t dir = (uint64_t)((err > 0) == (s > 0)); /* 1: magnitude up, 0: down */
+    *s_out = s;
+    return b + (move & dir) - (move & (dir ^ 1));
+}
+#endif

@@ -1,0 +1,231 @@
+/* Rounding of binary64 values into formats with IEEE subnormals (16-bit
+ * formats, binary32), and the add/sub/mul of 16-bit formats built on it.
+ *
+ * DERIVED from core.c round_pack: sfp8f_rounder / round_f64 /
+ * sfp8f_round_doubles are round_pack specialised to a binary64 source and
+ * IEEE subnormals, per rounding mode.  Proven equal by
+ * tests/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs,
+ * ::test_matmul_paths, and under every calling convention by
+ * tests/test_fast_layouts.py::test_arith16_layouts.
+ *
+ * The 16-bit kernel is a scalar loop: element i's operands are read before
+ * output i is written, so it is correct for any overlap (fast.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast_impl.h"
+#include "ops.h"
+
+int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r)
+{
+    if (!sfp8f_usable_env(env) || !f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE ||
+        f->specials == SFP8_SPECIALS_FNUZ || f->man_bits < 1 || f->man_bits > 23 || f->bits > 32 ||
+        f->bias < -900 || f->bias > 900 || (1 << f->exp_bits) - f->bias > 900)
+        return 0;
+    r->M = f->man_bits;
+    r->emin = 1 - f->bias;
+    r->tb = env->tininess_before != 0;
+    r->rounding = env->rounding;
+    r->maxmag = sfp8_max_code(f);
+    r->signbit = (uint32_t)1 << (f->bits - 1);
+    for (int s = 0; s < 2; s++) { /* overflow results, from the core's rounding routine */
+        uint8_t fl = 0;
+        uint32_t c = (uint32_t)sfp8_round_value(f, s, 1, 4000, 0, env, &fl);
+        if (s) r->ovf1 = c, r->ovf_fl1 = fl;
+        else r->ovf0 = c, r->ovf_fl0 = fl;
+    }
+    return 1;
+}
+
+static int arith16_ok(const sfp8_format *f)
+{
+    /* products and sums of two values stay normal binary64 numbers */
+    return f->bits > 8 && f->bits <= 16 && f->exp_bits <= 8 && f->bias >= -100 && f->bias <= 300;
+}
+
+static void *build_a16(const sfp8f_key *k, size_t *bytes)
+{
+    sfp8_env env;
+    sfp8f_a16 *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env);
+    /* decoding is exact; IEEE overflow keeps infinite operands infinite (a
+     * saturating environment would turn them into the largest binary64) */
+    t->dec = sfp8f_cached_nested(T_CONV, 0, &k->a, &sfp8_binary64, &sfp8f_free_env, sfp8f_build_conv);
+    if (!t->dec || !sfp8f_rounder(&k->a, &env, &t->r)) {
+        free(t);
+        return NULL;
+    }
+    *bytes = sizeof *t;
+    return t;
+}
+
+const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    sfp8f_rnd r;
+    if (!sfp8f_enabled() || !arith16_ok(f) || !sfp8f_rounder(f, env, &r)) return NULL;
+    return sfp8f_cached(T_A16, 0, f, NULL, env, build_a16, n, 65536);
+}
+
+/* DERIVED from core.c round_pack: round the binary64 bits x (finite, non-zero,
+ * normal; exact or rounded to odd) into the format, specialised to IEEE
+ * subnormals (see sfp8f_rounder for the formats), one copy per rounding mode
+ * (MODE is a constant in every caller); overflow results and their flags come
+ * from the core (sfp8f_rounder).  Proven equal by
+ * tests/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs
+ * (16-bit add/sub/mul) and ::test_matmul_paths (binary32 results). */
+
+static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint64_t K, uint64_t rem,
+                                                           uint64_t half)
+{
+    switch (MODE) { /* branch-free forms: the operands are data */
+    case SFP8_ROUND_NEAREST_EVEN: return (rem > half) | ((rem == half) & (int)(K & 1));
+    case SFP8_ROUND_NEAREST_AWAY: return rem >= half;
+    case SFP8_ROUND_UPWARD: return (!s) & (rem != 0);
+    case SFP8_ROUND_DOWNWARD: return s & (rem != 0);
+    default: return 0;
+    }
+}
+
+static inline __attribute__((always_inline)) uint32_t round_f64(int MODE, const sfp8f_rnd *p, uint64_t x,
+                                                              unsigned *fl)
+{
+    const int M = p->M;
+    int s = (int)(x >> 63);
+    int E = (int)((x >> 52) & 0x7ff) - 1023;
+    uint64_t sig = (x & 0xFFFFFFFFFFFFFULL) | (1ULL << 52);
+    int sh = 52 - M + (E < p->emin ? p->emin - E : 0);
+    uint64_t K, rem, half, code;
+    int tiny;
+    if (sh > 54) sh = 54;
+    K = sig >> sh;
+    rem = sig & ((1ULL << sh) - 1);
+    half = 1ULL << (sh - 1);
+    if (MODE == SFP8_ROUND_TO_ODD) K |= rem != 0;
+    code = (E >= p->emin ? ((uint64_t)(E - p->emin) << M) : 0) + K + (uint64_t)round_inc(MODE, s, K, rem, half);
+    if (__builtin_expect(code > p->maxmag, 0)) {
+        *fl |= s ? p->ovf_fl1 : p->ovf_fl0;
+        return s ? p->ovf1 : p->ovf0;
+    }
+    if (rem) {
+        if (p->tb) {
+            tiny = E < p->emin;
+        } else if (E != p->emin - 1) {
+            tiny = E < p->emin - 1;
+        } else { /* unbounded-exponent rounding: does it carry to 2^emin? */
+            int shu = 52 - M;
+            uint64_t Ku = sig >> shu, remu = sig & ((1ULL << shu) - 1), halfu = 1ULL << (shu - 1);
+            int up = MODE == SFP8_ROUND_TO_ODD ? 0 : round_inc(MODE, s, Ku, remu, halfu);
+            tiny = !(up && Ku + 1 == (2ULL << M));
+        }
+        *fl |= SFP8_FLAG_INEXACT | (tiny ? SFP8_FLAG_UNDERFLOW : 0);
+    }
+    return (uint32_t)code | (s ? p->signbit : 0);
+}
+
+static inline __attribute__((always_inline)) unsigned arith16_loop(
+    int MODE, int op, const sfp8f_rnd *pp, const uint64_t *dv, const uint8_t *dfl, int dn, const sfp8_format *f,
+    const sfp8_env *env, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
+    ptrdiff_t n, uint8_t *flout)
+{
+    const sfp8f_rnd p = *pp;
+    unsigned acc = 0;
+    const uint64_t flip = op == X_SUB ? 1ULL << 63 : 0;
+    const uint32_t mask = (uint32_t)dn - 1; /* codes are masked to the width */
+    for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, o += so) {
+        uint32_t x = sfp8f_ld16(a) & mask, y = sfp8f_ld16(b) & mask, r;
+        uint64_t bx = dv[x], by = dv[y] ^ flip;
+        double vx, vy, s;
+        unsigned fl = dfl[x] | dfl[y];
+        if (__builtin_expect(((bx >> 52) & 0x7ff) == 0x7ff || ((by >> 52) & 0x7ff) == 0x7ff, 0)) {
+            uint8_t f8 = 0;
+            r = sfp8x_binary(op, f, x, y, env, &f8);
+            fl = f8;
+        } else {
+            uint64_t bits;
+            memcpy(&vx, &bx, 8);
+            memcpy(&vy, &by, 8);
+            if (op == X_MUL) {
+                s = vx * vy; /* exact: at most 2 x 11 significant bits */
+                bits = sfp8f_dbits(s);
+            } else {
+                bits = sfp8f_odd_sum(vx, vy, &s);
+            }
+            if (__builtin_expect(s == 0, 0)) {
+                int sign;
+                if (op == X_MUL) sign = (int)((bx ^ by) >> 63);
+                else if (MODE == SFP8_ROUND_DOWNWARD) sign = (int)((bx | by) >> 63);
+                else sign = (int)((bx & by) >> 63);
+                r = sign ? p.signbit : 0;
+            } else {
+                r = round_f64(MODE, &p, bits, &fl);
+            }
+        }
+        {
+            uint16_t v16 = (uint16_t)r;
+            memcpy(o, &v16, 2);
+        }
+        acc |= fl;
+        if (flout) flout[i] = (uint8_t)fl;
+    }
+    return acc;
+}
+
+#define ARITH16_MODES(op)                                                                                      \
+    switch (p.rounding) {                                                                                      \
+    case SFP8_ROUND_NEAREST_EVEN:                                                                              \
+        return arith16_loop(SFP8_ROUND_NEAREST_EVEN, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);  \
+    case SFP8_ROUND_NEAREST_AWAY:                                                                              \
+        return arith16_loop(SFP8_ROUND_NEAREST_AWAY, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);  \
+    case SFP8_ROUND_TOWARD_ZERO:                                                                               \
+        return arith16_loop(SFP8_ROUND_TOWARD_ZERO, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);   \
+    case SFP8_ROUND_UPWARD:                                                                                    \
+        return arith16_loop(SFP8_ROUND_UPWARD, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);        \
+    case SFP8_ROUND_DOWNWARD:                                                                                  \
+        return arith16_loop(SFP8_ROUND_DOWNWARD, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);      \
+    default:                                                                                                   \
+        return arith16_loop(SFP8_ROUND_TO_ODD, op, &p, dv, dfl, dn, f, env, a, sa, b, sb, o, so, n, flout);        \
+    }
+
+unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
+                           const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
+                           ptrdiff_t n, uint8_t *flout)
+{
+    const uint64_t *dv = t->dec->val;
+    const uint8_t *dfl = t->dec->fl;
+    const int dn = t->dec->n;
+    const sfp8f_rnd p = t->r;
+    if (op == X_MUL) {
+        ARITH16_MODES(X_MUL)
+    } else if (op == X_SUB) {
+        ARITH16_MODES(X_SUB)
+    } else {
+        ARITH16_MODES(X_ADD)
+    }
+}
+
+static inline __attribute__((always_inline)) unsigned round_doubles_loop(int MODE, const sfp8f_rnd *r,
+                                                                         const double *d, ptrdiff_t n,
+                                                                         uint32_t *out)
+{
+    const sfp8f_rnd p = *r;
+    unsigned fl = 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &d[i], 8);
+        out[i] = (b << 1) ? round_f64(MODE, &p, b, &fl) : 0; /* zeros: the caller's */
+    }
+    return fl;
+}
+
+unsigned sfp8f_round_doubles(const sfp8f_rnd *r, const double *d, ptrdiff_t n, uint32_t *out)
+{
+    switch (r->rounding) {
+    case SFP8_ROUND_NEAREST_EVEN: return round_doubles_loop(SFP8_ROUND_NEAREST_EVEN, r, d, n, out);
+    case SFP8_ROUND_NEAREST_AWAY: return round_doubles_loop(SFP8_ROUND_NEAREST_AWAY, r, d, n, out);
+    case SFP8_ROUND_TOWARD_ZERO: return round_doubles_loop(SFP8_ROUND_TOWARD_ZERO, r, d, n, out);
+    case SFP8_ROUND_UPWARD: return round_doubles_loop(SFP8_ROUND_UPWARD, r, d, n, out);
+    case SFP8_ROUND_DOWNWARD: return round_doubles_loop(SFP8_ROUND_DOWNWARD, r, d, n, out);
+    default: return round_doubles_loop(SFP8_ROUND_TO_ODD, r, d, n, out);
+    }
+}
