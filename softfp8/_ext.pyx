@@ -127,6 +127,10 @@ def op_table():
     return rows
 
 
+# operation ids by name (the index of each row of op_table())
+OPS = {row[0]: i for i, row in enumerate(op_table())}
+
+
 def fast_enabled():
     """Fast-path setting: 0 off (exact core only), 1 on, 2 eager (tables built on first use)."""
     return sfp8f_enabled()
