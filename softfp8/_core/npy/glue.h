@@ -195,6 +195,19 @@ PyObject *scalar_from_code(PyObject *unused, PyObject *args);
 
 /* ---- casts (casts.c) ---------------------------------------------------- */
 
+/* long double: exact on the x87 80-bit format (decoded bit by bit, rounded
+   once by the core); elsewhere through double (see casts.c) */
+#include <float.h>
+#if LDBL_MANT_DIG == 64 && LDBL_MAX_EXP == 16384 && (defined(__x86_64__) || defined(__i386__))
+#define SFP8_X87_LONG_DOUBLE 1
+#else
+#define SFP8_X87_LONG_DOUBLE 0
+#endif
+/* the long double at p rounded into f */
+uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags);
+/* code c of f as a long double at out (exact whenever long double holds the value) */
+void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out);
+
 /* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
 extern PyArray_DTypeMeta *builtin_cast_partners[32];
 extern int n_builtin_partners;

@@ -19,7 +19,8 @@ static PyObject *make_scalar(PyArray_Descr *descr, uint32_t code)
 
 PyObject *sfp8_getitem(PyArray_Descr *descr, char *data)
 {
-    return make_scalar(descr, load_code(data, (int)descr->elsize));
+    /* codes above the format's width are ignored, as everywhere */
+    return make_scalar(descr, load_code(data, (int)descr->elsize) & sfp8_code_mask(descr_fmt(descr)));
 }
 
 /* Convert a Python object to a code of descr (context rounding). */
@@ -33,7 +34,7 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
         ScalarObject *s = (ScalarObject *)obj;
         const sfp8_format *sf = descr_fmt((PyArray_Descr *)s->descr);
         if (fmt_equal(sf, f)) {
-            *out = s->code;
+            *out = s->code & sfp8_code_mask(f);
             return 0;
         }
         ld = loopdata_alloc(sizeof(LoopData));
@@ -41,6 +42,21 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
         loop_env_for(ld, f, &env);
         if (ld->stoch) env.random = loop_random(ld);
         *out = (uint32_t)sfp8_convert(sf, f, s->code, &env, &fl);
+    } else if (PyArray_IsScalar(obj, Integer)) {
+        /* NumPy integer scalars, every width: the exact path of Python ints */
+        PyObject *v = PyNumber_Index(obj);
+        int r;
+        if (!v) return -1;
+        r = object_to_code(descr, v, out);
+        Py_DECREF(v);
+        return r;
+    } else if (PyArray_IsScalar(obj, LongDouble)) {
+        npy_longdouble v = PyArrayScalar_VAL(obj, LongDouble);
+        ld = loopdata_alloc(sizeof(LoopData));
+        if (!ld) return -1;
+        loop_env_for(ld, f, &env);
+        if (ld->stoch) env.random = loop_random(ld);
+        *out = ld_to_code(f, &v, &env, &fl);
     } else if (PyLong_Check(obj) && !PyBool_Check(obj)) {
         int overflow = 0;
         long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
