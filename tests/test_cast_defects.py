@@ -13,6 +13,7 @@ softfp8) or from the raw bit fields of the inputs.
 """
 
 import random
+import sys
 import warnings
 import zlib
 from fractions import Fraction
@@ -478,3 +479,105 @@ def test_codes_above_width_are_masked(kw, n):
         w = np.zeros(1, dt(wide))
         w[0] = y
         assert z.tobytes() == w.tobytes()
+
+
+# --------------------------------------------------------------------------
+# decimal strings, Fraction and Decimal objects: exact, rounded once
+# (they used to go through float(), i.e. rounded twice)
+# --------------------------------------------------------------------------
+
+def format_fraction(x, places):
+    """x (a multiple of 10**-places) as a decimal numeral with `places` digits after the point."""
+    n = x * 10 ** places
+    assert n.denominator == 1
+    digits = str(abs(n.numerator)).rjust(places + 1, "0")
+    return ("-" if n < 0 else "") + digits[:-places] + "." + digits[-places:]
+
+
+def decimal_cases(rf, rng, n):
+    """Decimal numerals at, 10^-places above and below values and midpoints of rf."""
+    M = rf.man_bits
+    emin = 1 - rf.bias
+    emax = (1 << rf.exp_bits) - 1 - rf.bias
+    out = []
+    for _ in range(n):
+        E = rng.randint(emin - M - 2, emax + 1)
+        q = E - M - 1
+        base = (rng.getrandbits(M + 1) | (1 << (M + 1)) | 1) * Fraction(2) ** q  # a midpoint
+        if rng.getrandbits(1):
+            base += Fraction(2) ** q  # a value of rf (or the next binade)
+        places = max(30, 25 - q)
+        x = (base + rng.choice([0, 1, -1]) * Fraction(1, 10 ** places)) * rng.choice([1, -1])
+        if rng.getrandbits(1):
+            s = format_fraction(x, places)
+        else:
+            s = format_fraction(x * 1000, places - 3) + "e-3"
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "bfloat16"])
+@pytest.mark.parametrize("mode", MODES)
+def test_decimal_strings_fractions_decimals(name, mode):
+    import decimal
+
+    rf = ref.preset(name)
+    d = dt(getattr(softfp8, name))
+    rng = random.Random(zlib.crc32(("%s %s dec" % (name, mode)).encode()))
+    strs = decimal_cases(rf, rng, 60)
+    want = [ref.round_pack(rf, 0, Fraction(s), mode) for s in strs]
+    n = 0
+    with decimal.localcontext() as ctx:
+        ctx.prec = 400
+        for s, (code, wfl) in zip(strs, want):
+            for obj in (s, s.encode(), Fraction(s), decimal.Decimal(s)):
+                a = np.zeros(1, d)
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    with softfp8.rounding(mode), softfp8.collect_flags() as fl:
+                        a[0] = obj
+                assert (int(codes_of(a)[0]), int(fl.flags)) == (code, wfl), (s, type(obj))
+                n += 1
+    assert n == 4 * 60
+    # a string array cast
+    r, rfl = cast_flags(np.array(strs), d, mode)
+    assert [int(c) for c in codes_of(r)] == [c for c, _ in want]
+    wall = 0
+    for _, w in want:
+        wall |= w
+    assert rfl == wall
+
+
+def test_decimal_string_extremes():
+    f = softfp8.e5m2
+    rf = ref.preset("e5m2")
+    cases = ["1e400", "-1e400", "1e-400", "-1e-400", "1e99999999999999999999", "1e-99999999999999999999",
+             "0." + "0" * 5000 + "1", "1" + "0" * 5000, "1.25" + "0" * 6000 + "1", "-0.0", "0e5",
+             " 1.25 ", "+.5", "5.", "1_000.5", "57344.000000000000000000001", "61439.99999999999999999"]
+    for s in cases:
+        old_limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)  # Fraction() of the 5000-digit numerals
+        try:
+            fr = None if "e99999" in s or "e-99999" in s else Fraction(s.replace("_", "").strip())
+        finally:
+            sys.set_int_max_str_digits(old_limit)
+        a = np.zeros(1, f.dtype)
+        with np.errstate(all="ignore"), softfp8.collect_flags() as fl:
+            a[0] = s
+        if fr is None:
+            huge = "e-" not in s
+            assert fl.inexact and (fl.overflow if huge else fl.underflow), s
+            assert float(a[0]) == (np.inf if huge else 0.0), s
+            continue
+        zero_sign = 1 if fr == 0 and s.strip().startswith("-") else 0
+        code, wfl = ref.round_pack(rf, zero_sign, fr, "nearest_even")
+        assert (int(codes_of(a)[0]), int(fl.flags)) == (code, wfl), s
+    for s in ("inf", "-Infinity", "nan", "-nan"):
+        a = np.zeros(1, f.dtype)
+        with softfp8.collect_flags() as fl:
+            a[0] = s
+        assert np.isnan(float(a[0])) if "nan" in s else float(a[0]) == float(s), s
+        assert int(fl.flags) == 0, s
+    for bad in ("abc", "1e", "--1", ""):
+        with pytest.raises(ValueError):
+            np.zeros(1, f.dtype)[0] = bad
