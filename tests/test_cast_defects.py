@@ -581,3 +581,32 @@ def test_decimal_string_extremes():
     for bad in ("abc", "1e", "--1", ""):
         with pytest.raises(ValueError):
             np.zeros(1, f.dtype)[0] = bad
+
+
+# --------------------------------------------------------------------------
+# stochastic rounding: the same core decision as the float64 / int64 paths
+# --------------------------------------------------------------------------
+
+@needs_x87
+@pytest.mark.parametrize("name", ["e4m3", "bfloat16"])
+def test_stochastic_long_double_and_integers(name):
+    f = getattr(softfp8, name)
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-100, 100, 3000)
+    ints = rng.integers(-2**40, 2**40, 3000)
+
+    def sr(src):
+        with softfp8.rounding("stochastic", seed=1234), np.errstate(all="ignore"):
+            return codes_of(src.astype(f.dtype))
+
+    # values exact in float64: identical codes whatever the source type
+    assert np.array_equal(sr(x.astype(np.longdouble)), sr(x))
+    assert np.array_equal(sr(ints.astype(np.float64)), sr(ints))
+    # below float64's precision: 1 + 2^-60 and 1.125 - 2^-62 are inexact, and their
+    # 32-bit stochastic fractions are 0 and 2^32 - 1 (float64 would see 1 and 1.125)
+    top = 1 << 63
+    src = ld_array([(0, 16383, top | 8)] * 50 + [(0, 16383, top | (1 << 60) - 2)] * 50)
+    with softfp8.rounding("stochastic", seed=99), softfp8.collect_flags() as fl:
+        r = src.astype(softfp8.e4m3.dtype).astype(np.float64)
+    assert fl.inexact
+    assert (r[:50] == 1.0).all() and (r[50:] == 1.125).all()
