@@ -610,3 +610,18 @@ def test_stochastic_long_double_and_integers(name):
         r = src.astype(softfp8.e4m3.dtype).astype(np.float64)
     assert fl.inexact
     assert (r[:50] == 1.0).all() and (r[50:] == 1.125).all()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_python_ints_beyond_64_bits(mode):
+    rf = ref.preset("bfloat16")
+    rng = random.Random(zlib.crc32(mode.encode()))
+    vals = [2**64, 2**64 + 1, -(2**64) - 1, 2**127 + 2**119, 2**127 + 2**119 + 1, -(2**127 + 2**119),
+            2**128 - 1, 2**200]
+    vals += [s * int_near_boundaries(rf, rng, 1, 0, 2**130)[0] for s in (1, -1) * 20]
+    for v in vals:
+        code, wfl = ref.round_pack(rf, 0, v, mode)
+        a = np.zeros(1, softfp8.bfloat16.dtype)
+        with np.errstate(all="ignore"), softfp8.rounding(mode), softfp8.collect_flags() as fl:
+            a[0] = v
+        assert (int(codes_of(a)[0]), int(fl.flags)) == (code, wfl), v

@@ -218,7 +218,16 @@ static int value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *en
             *out = sfp8_from_int64(f, v, env, fl);
             return 0;
         }
-        sign = overflow < 0;
+        if (overflow > 0) { /* 2^63 <= v < 2^64 (uint64 scalars) */
+            unsigned long long u = PyLong_AsUnsignedLongLong(obj);
+            if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
+                *out = sfp8_from_uint64(f, u, env, fl);
+                return 0;
+            }
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+        }
+        sign = overflow < 0; /* |v| >= 2^63 beyond uint64: top 64 bits and a sticky bit */
         mag = PyNumber_Absolute(obj);
         one = PyLong_FromLong(1);
         r = mag && one ? round_ratio(f, sign, mag, one, env, fl, out) : -1;
