@@ -334,19 +334,26 @@ static int cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_r
     return 0;
 }
 
-/* str / bytes -> softfp8: parse each element as Python's float() does (GIL held) */
+/* str / bytes -> softfp8: each element read as a decimal numeral exactly (the
+   syntax of Python's float()) and rounded once (GIL held) */
 static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                             npy_intp const strides[], NpyAuxData *auxdata)
 {
     PyArray_Descr *src = context->descriptors[0], *dst = context->descriptors[1];
+    LoopData *ld = (LoopData *)auxdata;
+    const sfp8_format *f = descr_fmt(dst);
     npy_intp n = dimensions[0], width = src->elsize;
     int unicode = src->type_num == NPY_UNICODE;
     const char *in = data[0];
     char *out = data[1];
-    (void)auxdata;
+    unsigned int acc = 0;
+    sfp8_env env;
+    loop_env_for(ld, f, &env);
     for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
         PyObject *str;
         uint32_t code;
+        uint8_t fl = 0;
+        int r;
         if (unicode) {
             npy_intp len = width / 4;
             Py_UCS4 buf;
@@ -362,13 +369,30 @@ static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], 
             str = PyBytes_FromStringAndSize(in, len);
         }
         if (!str) return -1;
-        if (object_to_code(dst, str, &code) < 0) {
-            Py_DECREF(str);
-            return -1;
-        }
+        if (ld->stoch) env.random = loop_random(ld);
+        r = object_value_to_code(f, str, &env, &fl, &code, ((SFP8Descr *)dst)->format);
         Py_DECREF(str);
+        if (r < 0) return -1;
+        acc |= fl;
         store_code(out, (int)dst->elsize, code);
     }
+    loop_publish(ld, acc);
+    return 0;
+}
+
+static int string_cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_references,
+                                const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,
+                                NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    LoopData *ld = loopdata_alloc(sizeof(LoopData));
+    (void)context;
+    (void)aligned;
+    (void)move_references;
+    (void)strides;
+    if (!ld) return -1;
+    *out_loop = string_cast_loop;
+    *out_transferdata = (NpyAuxData *)ld;
+    *flags = NPY_METH_REQUIRES_PYAPI;
     return 0;
 }
 
@@ -392,8 +416,7 @@ static NPY_CASTING string_cast_resolve(PyArrayMethodObject *self, PyArray_DTypeM
 
 static PyType_Slot string_cast_slots[] = {
     {NPY_METH_resolve_descriptors, (void *)&string_cast_resolve},
-    {NPY_METH_strided_loop, (void *)&string_cast_loop},
-    {NPY_METH_unaligned_strided_loop, (void *)&string_cast_loop},
+    {NPY_METH_get_loop, (void *)&string_cast_get_loop},
     {0, NULL}
 };
 

@@ -189,6 +189,10 @@ typedef struct {
 extern PyTypeObject ScalarBaseType;
 /* Convert a Python object to a code of descr (context rounding). */
 int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out);
+/* The same under a given environment, flags ORed into *flags (strings, Python
+   and NumPy numbers; fmt_for_errors names the format in error messages). */
+int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *env, uint8_t *flags,
+                         uint32_t *out, PyObject *fmt_for_errors);
 PyObject *sfp8_getitem(PyArray_Descr *descr, char *data);
 int sfp8_setitem(PyArray_Descr *descr, PyObject *obj, char *data);
 PyObject *scalar_from_code(PyObject *unused, PyObject *args);

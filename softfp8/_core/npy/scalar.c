@@ -198,8 +198,8 @@ static int parse_decimal(PyObject *obj, int *sign, PyObject **num, PyObject **de
     return 1;
 }
 
-/* Read obj exactly and round it into f once. */
-static int value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *env, uint8_t *fl, uint32_t *out,
+/* Read obj (not a softfp8 scalar, not a NumPy integer) exactly and round it into f once. */
+int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *env, uint8_t *fl, uint32_t *out,
                          PyObject *fmt_for_errors)
 {
     double x;
@@ -335,7 +335,7 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
         *out = (uint32_t)sfp8_convert(descr_fmt((PyArray_Descr *)s->descr), f, s->code, &env, &fl);
         r = 0;
     } else {
-        r = value_to_code(f, obj, &env, &fl, out, ((SFP8Descr *)descr)->format);
+        r = object_value_to_code(f, obj, &env, &fl, out, ((SFP8Descr *)descr)->format);
     }
     if (r == 0) __atomic_fetch_or(ld->flags, (unsigned)fl, __ATOMIC_RELAXED);
     loopdata_free((NpyAuxData *)ld);
