@@ -242,6 +242,12 @@ def test_long_double_specials(name):
             r, rfl = cast_flags(ld_array([(sign, 0x7FFF, m)]), dt(f))
             assert np.isnan(r.astype(np.float64)[0]), hex(m)
             assert rfl == (0 if quiet else INVALID), (hex(m), rfl)
+            x = ld_array([(sign, 0x7FFF, m)])[0]
+            if ld_fields(x) == (sign, 0x7FFF, m):  # NumPy kept the scalar's bits
+                a = np.zeros(1, dt(f))
+                with softfp8.collect_flags() as fl:
+                    a[0] = x
+                assert np.isnan(a.astype(np.float64)[0]) and int(fl.flags) == rfl, hex(m)
     # invalid encodings (unnormals, pseudo-infinity, pseudo-NaN) read as an invalid NaN
     for s, e, m in ((0, 16383, 1 << 62), (0, 0x7FFF, 0), (1, 0x7FFF, 1 << 62)):
         r, rfl = cast_flags(ld_array([(s, e, m)]), dt(f))

@@ -198,15 +198,22 @@ static int parse_decimal(PyObject *obj, int *sign, PyObject **num, PyObject **de
     return 1;
 }
 
-/* Read obj (not a softfp8 scalar, not a NumPy integer) exactly and round it into f once. */
+/* Read obj (anything but a softfp8 scalar) exactly and round it into f once. */
 int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *env, uint8_t *fl, uint32_t *out,
                          PyObject *fmt_for_errors)
 {
     double x;
     uint64_t bits;
+    if (PyArray_IsScalar(obj, Integer)) {
+        /* NumPy integer scalars, every width: the exact path of Python ints */
+        PyObject *v = PyNumber_Index(obj);
+        int r = v ? object_value_to_code(f, v, env, fl, out, fmt_for_errors) : -1;
+        Py_XDECREF(v);
+        return r;
+    }
     if (PyArray_IsScalar(obj, LongDouble)) {
-        npy_longdouble v = PyArrayScalar_VAL(obj, LongDouble);
-        *out = ld_to_code(f, &v, env, fl);
+        /* read in place: no copy through the FPU */
+        *out = ld_to_code(f, &PyArrayScalar_VAL(obj, LongDouble), env, fl);
         return 0;
     }
     if (PyLong_Check(obj) && !PyBool_Check(obj)) {
@@ -218,7 +225,7 @@ int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *en
             *out = sfp8_from_int64(f, v, env, fl);
             return 0;
         }
-        if (overflow > 0) { /* 2^63 <= v < 2^64 (uint64 scalars) */
+        if (overflow > 0) { /* 2^63 <= v < 2^64 (uint64 scalars among them) */
             unsigned long long u = PyLong_AsUnsignedLongLong(obj);
             if (!(u == (unsigned long long)-1 && PyErr_Occurred())) {
                 *out = sfp8_from_uint64(f, u, env, fl);
@@ -317,14 +324,6 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
             *out = s->code & sfp8_code_mask(f);
             return 0;
         }
-    }
-    if (PyArray_IsScalar(obj, Integer)) {
-        /* NumPy integer scalars, every width: the exact path of Python ints */
-        PyObject *v = PyNumber_Index(obj);
-        if (!v) return -1;
-        r = object_to_code(descr, v, out);
-        Py_DECREF(v);
-        return r;
     }
     ld = loopdata_alloc(sizeof(LoopData));
     if (!ld) return -1;
