@@ -7,12 +7,13 @@
 #include "glue.h"
 #include "fast.h"
 
-enum { K_SFP8 = 0, K_BOOL, K_INT, K_UINT, K_FLOAT };
+enum { K_SFP8 = 0, K_BOOL, K_INT, K_UINT, K_FLOAT, K_LDOUBLE };
 
 typedef struct {
     int kind;
     int size;
-    sfp8_format f; /* K_SFP8 and K_FLOAT (binary formats) */
+    sfp8_format f; /* K_SFP8 and K_FLOAT (binary formats); K_LDOUBLE: binary64,
+                      only for the loop environment's default saturation */
 } Endpoint;
 
 static const sfp8_format binary16_fmt = {16, 1, 5, 10, 15, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
@@ -30,7 +31,7 @@ static int fast_cast(CastData *cd, const sfp8_env *env, const char *in, npy_intp
 {
     const Endpoint *s = &cd->src, *t = &cd->dst;
     if (!cd->conv && !cd->fromf) {
-        if (s->kind == K_SFP8 && (t->kind == K_SFP8 || (t->kind == K_FLOAT && t->size > 0)))
+        if (s->kind == K_SFP8 && (t->kind == K_SFP8 || t->kind == K_FLOAT))
             cd->conv = sfp8f_convert(&s->f, &t->f, env, n);
         else if (s->kind == K_FLOAT && s->size == 2 && t->kind == K_SFP8)
             cd->conv = sfp8f_convert(&s->f, &t->f, env, n);
@@ -65,12 +66,125 @@ static int endpoint_of(PyArray_Descr *d, Endpoint *e)
     case NPY_HALF: e->kind = K_FLOAT; e->f = binary16_fmt; return 0;
     case NPY_FLOAT: e->kind = K_FLOAT; e->f = sfp8_binary32; return 0;
     case NPY_DOUBLE: e->kind = K_FLOAT; e->f = sfp8_binary64; return 0;
-    case NPY_LONGDOUBLE: e->kind = K_FLOAT; e->f = sfp8_binary64; e->size = -(int)d->elsize; return 0;
+    case NPY_LONGDOUBLE: e->kind = K_LDOUBLE; e->f = sfp8_binary64; return 0;
     default:
         PyErr_Format(PyExc_TypeError, "softfp8: unsupported cast endpoint %S", (PyObject *)d);
         return -1;
     }
 }
+
+/* ---- long double ------------------------------------------------------- */
+
+#if SFP8_X87_LONG_DOUBLE
+/*
+ * x87 80-bit extended: 64-bit significand with an explicit integer bit, 15-bit
+ * exponent (bias 16383) and the sign, little-endian in the first 10 bytes.
+ *
+ * Into a format: the value is decoded bit by bit and rounded once by the core
+ * (sfp8_round_value takes the 64-bit significand as it is: no sticky needed).
+ * Infinities and NaNs go through sfp8_convert from X87_HI (below) so that the
+ * core decides what they become.
+ *
+ * Out of a format: the core rounds into a 64-bit view of the x87 format --
+ * sign, the 15-bit exponent and the top 48 fraction bits -- which holds every
+ * value of a <= 16-bit format exactly whenever long double does.  X87_HI has
+ * the x87 exponent range (bias 16383); below 2^-16382 its subnormals stop at
+ * 2^-16430 while the x87 ones reach 2^-16445, so values there are rounded
+ * again from the original code into X87_LO (bias 16398, subnormal quantum
+ * 2^-16445 like the x87).  Turning the result into the 80-bit layout only moves
+ * bits: no rounding happens outside the core.
+ */
+static const sfp8_format X87_HI = {64, 1, 15, 48, 16383, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
+static const sfp8_format X87_LO = {64, 1, 15, 48, 16398, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
+#define X87_INT_BIT ((uint64_t)1 << 63)
+
+uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags)
+{
+    uint64_t m;
+    uint16_t se;
+    int sign, e;
+    memcpy(&m, p, 8);
+    memcpy(&se, (const char *)p + 8, 2);
+    sign = se >> 15;
+    e = se & 0x7FFF;
+    if (e == 0x7FFF || (e != 0 && !(m & X87_INT_BIT))) {
+        /* infinity, NaN; pseudo-infinity, pseudo-NaN and unnormals are invalid
+           operands (as on the x87): read as a signalling NaN */
+        uint64_t frac = m & ~X87_INT_BIT, hi = (uint64_t)sign << 63 | (uint64_t)0x7FFF << 48;
+        if (e == 0x7FFF && (m & X87_INT_BIT)) {
+            uint64_t top = frac >> 15; /* quiet bit and the top payload bits */
+            hi |= frac == 0 ? 0 : top != 0 ? top : 1;
+        } else {
+            hi |= 1;
+        }
+        return (uint32_t)sfp8_convert(&X87_HI, f, hi, env, flags);
+    }
+    if (e == 0 && m != 0) *flags |= SFP8_FLAG_DENORMAL; /* denormal or pseudo-denormal */
+    return (uint32_t)sfp8_round_value(f, sign, m, (int64_t)(e ? e : 1) - 16383 - 63, 0, env, flags);
+}
+
+void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out)
+{
+    uint8_t fl = 0;
+    uint64_t d = sfp8_convert(f, &X87_HI, c, env, &fl), frac, m;
+    int e, sign = (int)(d >> 63);
+    int cls = sfp8_classify(&X87_HI, d);
+    unsigned char b[sizeof(long double)];
+    uint16_t se;
+    if ((fl & SFP8_FLAG_UNDERFLOW) || cls == SFP8_CLASS_SUBNORMAL) {
+        /* below 2^-16382: round on the x87 grid instead */
+        fl = 0;
+        d = sfp8_convert(f, &X87_LO, c, env, &fl);
+        e = (int)((d >> 48) & 0x7FFF);
+        frac = d & (((uint64_t)1 << 48) - 1);
+        if (e > 15) { /* rounded up to the smallest normal */
+            e -= 15;
+            m = X87_INT_BIT | frac << 15;
+        } else if (e > 0) {
+            m = (((uint64_t)1 << 48) | frac) << (e - 1);
+            e = 0;
+        } else {
+            m = frac;
+        }
+    } else {
+        e = (int)((d >> 48) & 0x7FFF);
+        frac = d & (((uint64_t)1 << 48) - 1);
+        m = (e ? X87_INT_BIT : 0) | frac << 15;
+        if ((fl & SFP8_FLAG_OVERFLOW) && e != 0x7FFF)
+            m = ~(uint64_t)0; /* the core delivered the largest finite value: the x87's */
+    }
+    *flags |= fl;
+    se = (uint16_t)(sign << 15 | e);
+    memset(b, 0, sizeof b);
+    memcpy(b, &m, 8);
+    memcpy(b + 8, &se, 2);
+    memcpy(out, b, sizeof b);
+}
+#else
+/* long double is not the x87 format here: go through double, exact when long
+   double is double, otherwise rounded twice (NOT exact for binary128 or
+   double-double long doubles). */
+uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags)
+{
+    long double lv;
+    double dv;
+    uint64_t b;
+    memcpy(&lv, p, sizeof lv);
+    dv = (double)lv;
+    memcpy(&b, &dv, 8);
+    return (uint32_t)sfp8_convert(&sfp8_binary64, f, b, env, flags);
+}
+
+void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out)
+{
+    uint64_t b = sfp8_convert(f, &sfp8_binary64, c, env, flags);
+    double dv;
+    long double lv;
+    memcpy(&dv, &b, 8);
+    lv = dv;
+    memcpy(out, &lv, sizeof lv);
+}
+#endif
 
 static inline int64_t sext(uint64_t v, int size)
 {
@@ -93,7 +207,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
     char *out = data[1];
     unsigned int acc = 0;
     sfp8_env env;
-    const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT) ? &t->f : &s->f;
+    const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT || t->kind == K_LDOUBLE) ? &t->f : &s->f;
     (void)context;
     loop_env_for(ld, ef, &env);
     if (ld->stoch && s->kind == K_FLOAT && (s->size == 4 || s->size == 8) && t->kind == K_SFP8) {
@@ -119,16 +233,10 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
             switch (t->kind) {
             case K_SFP8:
             case K_FLOAT:
-                if (t->size < 0) { /* long double via double */
-                    uint64_t b = sfp8_convert(&s->f, &sfp8_binary64, c, &env, &fl);
-                    double dv;
-                    long double lv;
-                    memcpy(&dv, &b, 8);
-                    lv = dv;
-                    memcpy(out, &lv, sizeof(long double));
-                    continue;
-                }
                 r = sfp8_convert(&s->f, &t->f, c, &env, &fl);
+                break;
+            case K_LDOUBLE:
+                ld_from_code(&s->f, c, &env, &fl, out);
                 break;
             case K_BOOL:
                 r = !is_zero_value(&s->f, c);
@@ -159,7 +267,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
             }
             }
             if (t->kind == K_SFP8) store_code(out, t->size, (uint32_t)r);
-            else store_raw(out, t->size, r);
+            else if (t->kind != K_LDOUBLE) store_raw(out, t->size, r);
         } else {
             uint32_t c = 0;
             switch (s->kind) {
@@ -173,17 +281,10 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
                 c = sfp8_from_uint64(&t->f, load_raw(in, s->size), &env, &fl);
                 break;
             case K_FLOAT:
-                if (s->size < 0) {
-                    long double lv;
-                    double dv;
-                    uint64_t b;
-                    memcpy(&lv, in, sizeof(long double));
-                    dv = (double)lv;
-                    memcpy(&b, &dv, 8);
-                    c = (uint32_t)sfp8_convert(&sfp8_binary64, &t->f, b, &env, &fl);
-                } else {
-                    c = (uint32_t)sfp8_convert(&s->f, &t->f, load_raw(in, s->size), &env, &fl);
-                }
+                c = (uint32_t)sfp8_convert(&s->f, &t->f, load_raw(in, s->size), &env, &fl);
+                break;
+            case K_LDOUBLE:
+                c = ld_to_code(&t->f, in, &env, &fl);
                 break;
             }
             store_code(out, t->size, c);
@@ -233,19 +334,26 @@ static int cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_r
     return 0;
 }
 
-/* str / bytes -> softfp8: parse each element as Python's float() does (GIL held) */
+/* str / bytes -> softfp8: each element read as a decimal numeral exactly (the
+   syntax of Python's float()) and rounded once (GIL held) */
 static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                             npy_intp const strides[], NpyAuxData *auxdata)
 {
     PyArray_Descr *src = context->descriptors[0], *dst = context->descriptors[1];
+    LoopData *ld = (LoopData *)auxdata;
+    const sfp8_format *f = descr_fmt(dst);
     npy_intp n = dimensions[0], width = src->elsize;
     int unicode = src->type_num == NPY_UNICODE;
     const char *in = data[0];
     char *out = data[1];
-    (void)auxdata;
+    unsigned int acc = 0;
+    sfp8_env env;
+    loop_env_for(ld, f, &env);
     for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
         PyObject *str;
         uint32_t code;
+        uint8_t fl = 0;
+        int r;
         if (unicode) {
             npy_intp len = width / 4;
             Py_UCS4 buf;
@@ -261,13 +369,30 @@ static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], 
             str = PyBytes_FromStringAndSize(in, len);
         }
         if (!str) return -1;
-        if (object_to_code(dst, str, &code) < 0) {
-            Py_DECREF(str);
-            return -1;
-        }
+        if (ld->stoch) env.random = loop_random(ld);
+        r = object_value_to_code(f, str, &env, &fl, &code, ((SFP8Descr *)dst)->format);
         Py_DECREF(str);
+        if (r < 0) return -1;
+        acc |= fl;
         store_code(out, (int)dst->elsize, code);
     }
+    loop_publish(ld, acc);
+    return 0;
+}
+
+static int string_cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_references,
+                                const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,
+                                NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    LoopData *ld = loopdata_alloc(sizeof(LoopData));
+    (void)context;
+    (void)aligned;
+    (void)move_references;
+    (void)strides;
+    if (!ld) return -1;
+    *out_loop = string_cast_loop;
+    *out_transferdata = (NpyAuxData *)ld;
+    *flags = NPY_METH_REQUIRES_PYAPI;
     return 0;
 }
 
@@ -291,8 +416,7 @@ static NPY_CASTING string_cast_resolve(PyArrayMethodObject *self, PyArray_DTypeM
 
 static PyType_Slot string_cast_slots[] = {
     {NPY_METH_resolve_descriptors, (void *)&string_cast_resolve},
-    {NPY_METH_strided_loop, (void *)&string_cast_loop},
-    {NPY_METH_unaligned_strided_loop, (void *)&string_cast_loop},
+    {NPY_METH_get_loop, (void *)&string_cast_get_loop},
     {0, NULL}
 };
 

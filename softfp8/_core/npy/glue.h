@@ -150,11 +150,28 @@ typedef struct {
 extern PyTypeObject ScalarBaseType;
 /* Convert a Python object to a code of descr (context rounding). */
 int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out);
+/* The same under a given environment, flags ORed into *flags (strings, Python
+   and NumPy numbers; fmt_for_errors names the format in error messages). */
+int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *env, uint8_t *flags,
+                         uint32_t *out, PyObject *fmt_for_errors);
 PyObject *sfp8_getitem(PyArray_Descr *descr, char *data);
 int sfp8_setitem(PyArray_Descr *descr, PyObject *obj, char *data);
 PyObject *scalar_from_code(PyObject *unused, PyObject *args);
 
 /* ---- casts (casts.c) ---------------------------------------------------- */
+
+/* long double: exact on the x87 80-bit format (decoded bit by bit, rounded
+   once by the core); elsewhere through double (see casts.c) */
+#include <float.h>
+#if LDBL_MANT_DIG == 64 && LDBL_MAX_EXP == 16384 && (defined(__x86_64__) || defined(__i386__))
+#define SFP8_X87_LONG_DOUBLE 1
+#else
+#define SFP8_X87_LONG_DOUBLE 0
+#endif
+/* the long double at p rounded into f */
+uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags);
+/* code c of f as a long double at out (exact whenever long double holds the value) */
+void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out);
 
 /* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
 extern PyArray_DTypeMeta *builtin_cast_partners[32];
