@@ -1,11 +1,12 @@
 /*
  * NumPy glue: casts between softfp8 formats, NumPy's bool / integer / float
- * DTypes and strings: descriptor resolution, the strided loops (fast tables
- * first, then the exact core element by element) and the cast specs
+ * DTypes and strings: descriptor resolution, the strided loops (between
+ * format descriptors the array driver, driver.c; bool, integer and long
+ * double endpoints the exact core element by element) and the cast specs
  * registered with each DType class.
  */
 #include "glue.h"
-#include "fast.h"
+#include "driver.h"
 
 enum { K_SFP8 = 0, K_BOOL, K_INT, K_UINT, K_FLOAT, K_LDOUBLE };
 
@@ -21,33 +22,7 @@ static const sfp8_format binary16_fmt = {16, 1, 5, 10, 15, SFP8_SPECIALS_IEEE, S
 typedef struct {
     LoopData ld;
     Endpoint src, dst;
-    const sfp8f_conv *conv;   /* fast table found for this cast, if any */
-    const uint16_t *fromf;
 } CastData;
-
-/* The fast table of a cast, looked up (and built when n repays it) per call. */
-static int fast_cast(CastData *cd, const sfp8_env *env, const char *in, npy_intp si, char *out, npy_intp so,
-                     npy_intp n, unsigned *fl)
-{
-    const Endpoint *s = &cd->src, *t = &cd->dst;
-    if (!cd->conv && !cd->fromf) {
-        if (s->kind == K_SFP8 && (t->kind == K_SFP8 || t->kind == K_FLOAT))
-            cd->conv = sfp8f_convert(&s->f, &t->f, env, n);
-        else if (s->kind == K_FLOAT && s->size == 2 && t->kind == K_SFP8)
-            cd->conv = sfp8f_convert(&s->f, &t->f, env, n);
-        else if (s->kind == K_FLOAT && (s->size == 4 || s->size == 8) && t->kind == K_SFP8)
-            cd->fromf = sfp8f_from_float(&t->f, env, n);
-    }
-    if (cd->conv) {
-        *fl = sfp8f_run_convert(cd->conv, in, si, s->size, out, so, t->size, n, NULL);
-        return 1;
-    }
-    if (cd->fromf) {
-        *fl = sfp8f_run_from_float(cd->fromf, in, si, s->size, out, so, n, NULL);
-        return 1;
-    }
-    return 0;
-}
 
 static int endpoint_of(PyArray_Descr *d, Endpoint *e)
 {
@@ -210,20 +185,16 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
     const sfp8_format *ef = (t->kind == K_SFP8 || t->kind == K_FLOAT || t->kind == K_LDOUBLE) ? &t->f : &s->f;
     (void)context;
     loop_env_for(ld, ef, &env);
-    if (ld->stoch && s->kind == K_FLOAT && (s->size == 4 || s->size == 8) && t->kind == K_SFP8) {
-        const sfp8f_sr *sr = sfp8f_stochastic(&t->f, &env, n);
-        if (sr) {
-            acc = sfp8f_run_from_float_sr(sr, &t->f, &env, ld->seed, ld->stream, ld->index, in, strides[0], s->size,
-                                          out, strides[1], n, NULL);
-            ld->index += (uint64_t)n;
-            loop_publish(ld, acc);
-            return 0;
-        }
-    }
-    if (fast_cast(cd, &env, in, strides[0], out, strides[1], n, &acc)) {
+    if ((s->kind == K_SFP8 || s->kind == K_FLOAT) && (t->kind == K_SFP8 || t->kind == K_FLOAT)) {
+        /* between format descriptors (softfp8 formats, binary16/32/64): the
+           array driver, with its fast-path ladder */
+        sfp8_rng rng = {NULL, ld->seed, ld->stream, ld->index};
+        acc = sfp8d_convert(&s->f, &t->f, &env, &rng, in, strides[0], out, strides[1], n, NULL);
+        ld->index = rng.index;
         loop_publish(ld, acc);
         return 0;
     }
+    /* bool, integers and long double: the core element by element */
     for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
         uint8_t fl = 0;
         uint64_t r = 0;
@@ -231,10 +202,6 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
         if (s->kind == K_SFP8) {
             uint32_t c = load_code(in, s->size);
             switch (t->kind) {
-            case K_SFP8:
-            case K_FLOAT:
-                r = sfp8_convert(&s->f, &t->f, c, &env, &fl);
-                break;
             case K_LDOUBLE:
                 ld_from_code(&s->f, c, &env, &fl, out);
                 break;
@@ -266,8 +233,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
                 break;
             }
             }
-            if (t->kind == K_SFP8) store_code(out, t->size, (uint32_t)r);
-            else if (t->kind != K_LDOUBLE) store_raw(out, t->size, r);
+            if (t->kind != K_LDOUBLE) store_raw(out, t->size, r);
         } else {
             uint32_t c = 0;
             switch (s->kind) {
@@ -279,9 +245,6 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
                 break;
             case K_UINT:
                 c = sfp8_from_uint64(&t->f, load_raw(in, s->size), &env, &fl);
-                break;
-            case K_FLOAT:
-                c = (uint32_t)sfp8_convert(&s->f, &t->f, load_raw(in, s->size), &env, &fl);
                 break;
             case K_LDOUBLE:
                 c = ld_to_code(&t->f, in, &env, &fl);
