@@ -206,7 +206,8 @@ LOOKUP = [softfp8.cfloat8_143(bias=20), softfp8.cfloat8_152(bias=0),
                          ids=[f.name for f in LOOKUP + list(softfp8.presets().values())])
 def test_lookup_reads_names_back(fmt):
     assert softfp8.lookup(fmt.name) == fmt
-    assert softfp8.lookup(fmt) is fmt and softfp8.lookup(fmt.dtype) is fmt
+    # the dtype of an equal format made earlier may hold that earlier (equal) object
+    assert softfp8.lookup(fmt) is fmt and softfp8.lookup(fmt.dtype) == fmt
 
 
 def test_lookup_bad_names():
@@ -313,7 +314,7 @@ def test_import_computes_ranks_without_filling_the_table_cache():
     import sys
     from pathlib import Path
 
-    code = "import softfp8; from softfp8 import _ext; print(_ext.fast_cache_stats()[0])"
+    code = "import softfp8; from softfp8 import _ext; print(_ext.fast_cache_stats()['tables'])"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=Path(softfp8.__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
