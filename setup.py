@@ -9,7 +9,10 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/kernels.c",
-        "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/npy_dtypes.c"]
+        "softfp8/_core/fast.c", "softfp8/_core/fast_simd.c", "softfp8/_core/accum.c"]
+# the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
+NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
+            ("module", "context", "dtype", "scalar", "casts", "promotion", "loops", "matmul")]
 
 
 class BuildPyWithHeaders(build_py):
@@ -32,8 +35,8 @@ if os.environ.get("SOFTFP8_DEBUG_BUILD"):
 extensions = [
     Extension(
         "softfp8._ext",
-        sources=["softfp8/_ext.pyx"] + CORE,
-        include_dirs=["include", "softfp8/_core", numpy.get_include()],
+        sources=["softfp8/_ext.pyx"] + CORE + NPY_GLUE,
+        include_dirs=["include", "softfp8/_core", "softfp8/_core/npy", numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         extra_compile_args=extra_compile_args,
     )

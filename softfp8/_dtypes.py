@@ -514,6 +514,6 @@ def matmul(a, b, out_dtype=None, out=None):
     if b.ndim == 1:
         res = res[..., 0]
     return res
-_ext.set_hooks(_context._current, _descr_factory, _contains)
+_ext.set_hooks(_context._current, _descr_factory, _contains, _type_of, _dtype_from_format)
 _install_printing()
 fma = _FMA

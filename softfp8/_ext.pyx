@@ -284,14 +284,14 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, const int64_
 
 
 # --------------------------------------------------------------------------
-# NumPy DType glue (softfp8/_core/npy_dtypes.c)
+# NumPy DType glue (softfp8/_core/npy/*.c)
 # --------------------------------------------------------------------------
 
-cdef extern from "npy_dtypes.h":
+cdef extern from "npy_api.h":
     object sfp8_npy_init(object module)
     object sfp8_make_dtype(object name, object scalar_type, int parametric, int float_rank)
     object sfp8_new_descr(object cls, object format, object params)
-    int sfp8_set_hooks(object getter, object factory, object contains_fn) except -1
+    int sfp8_set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of) except -1
     object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
     object sfp8_new_fma_ufunc()
     object sfp8_matmul_wide_ufunc()
@@ -310,8 +310,11 @@ def new_descr(object cls, object format, tuple params):
     return sfp8_new_descr(cls, format, params)
 
 
-def set_hooks(object getter, object factory, object contains_fn):
-    sfp8_set_hooks(getter, factory, contains_fn)
+def set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of):
+    """The Python callables the glue calls: getter() -> State,
+    factory(family_index, args, kwargs) -> descr, contains_fn(a, b) -> bool,
+    type_of(descr) -> descr.type, dtype_of(format) -> descr (pickling)."""
+    sfp8_set_hooks(getter, factory, contains_fn, type_of, dtype_of)
 
 
 def register_ufuncs(object cls, object fma_ufunc):

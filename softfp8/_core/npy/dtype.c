@@ -1,0 +1,446 @@
+/*
+ * NumPy glue: descriptors (dtype instances) and DType classes of the softfp8
+ * format families, their common instance / common DType, and the legacy
+ * ArrFuncs NumPy still reads through (sort, argmax/argmin, nonzero, arange).
+ */
+#include "glue.h"
+
+Family families[MAX_FAMILIES];
+int n_families = 0;
+PyObject *descr_factory = NULL;
+PyObject *contains_func = NULL;
+PyObject *type_of_func = NULL;
+PyObject *from_format_func = NULL;
+
+int family_of(PyArray_DTypeMeta *cls)
+{
+    for (int i = 0; i < n_families; i++)
+        if (families[i].cls == cls) return i;
+    return -1;
+}
+
+int is_sfp8_descr(PyArray_Descr *d) { return family_of(NPY_DTYPE(d)) >= 0; }
+
+static void descr_dealloc(SFP8Descr *self)
+{
+    Py_XDECREF(self->format);
+    PyArrayDescr_Type.tp_dealloc((PyObject *)self);
+}
+
+static PyObject *descr_repr(SFP8Descr *self)
+{
+    PyObject *r = PyObject_Repr(self->format);
+    return r;
+}
+
+static PyObject *descr_str(SFP8Descr *self)
+{
+    return PyObject_GetAttrString(self->format, "name");
+}
+
+static Py_hash_t descr_hash(SFP8Descr *self)
+{
+    return PyObject_Hash(self->format);
+}
+
+static PyObject *descr_get_format(SFP8Descr *self, void *closure)
+{
+    (void)closure;
+    Py_INCREF(self->format);
+    return self->format;
+}
+
+static PyObject *descr_get_name(SFP8Descr *self, void *closure)
+{
+    (void)closure;
+    return PyObject_GetAttrString(self->format, "name");
+}
+
+static PyObject *descr_get_type(SFP8Descr *self, void *closure)
+{
+    /* the scalar type; for parametric families a per-format subclass whose
+       constructor knows the format (so dtype.type(x) works, as NumPy's mean uses) */
+    (void)closure;
+    if (!type_of_func) {
+        PyErr_SetString(PyExc_RuntimeError, "softfp8 dtypes not initialised");
+        return NULL;
+    }
+    return PyObject_CallOneArg(type_of_func, (PyObject *)self);
+}
+
+static PyGetSetDef descr_getset[] = {
+    {"type", (getter)descr_get_type, NULL, "scalar type", NULL},
+    {"format", (getter)descr_get_format, NULL, "the softfp8 format", NULL},
+    {"name", (getter)descr_get_name, NULL, "format name", NULL},
+    {NULL}
+};
+
+static PyObject *descr_reduce(SFP8Descr *self, PyObject *unused)
+{
+    (void)unused;
+    if (!from_format_func) {
+        PyErr_SetString(PyExc_RuntimeError, "softfp8 dtypes not initialised");
+        return NULL;
+    }
+    return Py_BuildValue("(O(O))", from_format_func, self->format);
+}
+
+static PyMethodDef descr_methods[] = {
+    {"__reduce__", (PyCFunction)descr_reduce, METH_NOARGS, NULL},
+    {NULL}
+};
+
+static PyObject *descr_new_py(PyTypeObject *cls, PyObject *args, PyObject *kwds)
+{
+    int i = family_of((PyArray_DTypeMeta *)cls);
+    if (i < 0 || !descr_factory) {
+        PyErr_SetString(PyExc_TypeError, "unknown softfp8 DType");
+        return NULL;
+    }
+    {
+        PyObject *call = Py_BuildValue("(iOO)", i, args ? args : Py_None, kwds ? kwds : Py_None);
+        PyObject *res = call ? PyObject_Call(descr_factory, call, NULL) : NULL;
+        Py_XDECREF(call);
+        return res;
+    }
+}
+
+static PyObject *descr_default_for(PyArray_DTypeMeta *cls)
+{
+    PyObject *empty = PyTuple_New(0);
+    PyObject *res = empty ? descr_new_py((PyTypeObject *)cls, empty, NULL) : NULL;
+    Py_XDECREF(empty);
+    return res;
+}
+
+/* Create a descriptor of family i for the given format object / params. */
+static PyObject *make_descr(int fam, PyObject *format, const sfp8_format *f)
+{
+    SFP8Descr *d = (SFP8Descr *)PyArrayDescr_Type.tp_new((PyTypeObject *)families[fam].cls, NULL, NULL);
+    if (!d) return NULL;
+    d->fmt = *f;
+    d->format = format;
+    Py_INCREF(format);
+    d->base.elsize = f->bits <= 8 ? 1 : 2;
+    d->base.alignment = d->base.elsize;
+    d->base.kind = 'f';
+    d->base.byteorder = f->bits <= 8 ? '|' : '=';
+    return (PyObject *)d;
+}
+
+int descr_same(PyArray_Descr *a, PyArray_Descr *b)
+{
+    if (a == b) return 1;
+    if (!fmt_equal(descr_fmt(a), descr_fmt(b))) return 0;
+    return PyObject_RichCompareBool(((SFP8Descr *)a)->format, ((SFP8Descr *)b)->format, Py_EQ) == 1;
+}
+
+static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
+{
+    if (PyObject_TypeCheck(obj, &ScalarBaseType)) {
+        PyObject *d = ((ScalarObject *)obj)->descr;
+        if (NPY_DTYPE(d) == cls) {
+            Py_INCREF(d);
+            return (PyArray_Descr *)d;
+        }
+    }
+    return (PyArray_Descr *)descr_default_for(cls);
+}
+
+static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
+{
+    int i = family_of(cls);
+    if (i >= 0 && PyType_IsSubtype(pytype, families[i].scalar_type)) return 1;
+    if (pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type) return 1;
+    if (PyType_IsSubtype(pytype, &PyFloatingArrType_Type) || PyType_IsSubtype(pytype, &PyIntegerArrType_Type))
+        return 1;
+    return 0;
+}
+
+PyArray_Descr *default_descr(PyArray_DTypeMeta *cls)
+{
+    return (PyArray_Descr *)descr_default_for(cls);
+}
+
+static PyArray_Descr *ensure_canonical(PyArray_Descr *d)
+{
+    Py_INCREF(d);
+    return d;
+}
+
+static PyArray_Descr *common_instance(PyArray_Descr *a, PyArray_Descr *b)
+{
+    if (descr_same(a, b)) {
+        Py_INCREF(a);
+        return a;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "softfp8: no common format for %S and %S; cast one explicitly (e.g. .astype(...))",
+                 ((SFP8Descr *)a)->format, ((SFP8Descr *)b)->format);
+    return NULL;
+}
+
+static PyArray_DTypeMeta *rank_dtype(int rank)
+{
+    switch (rank) {
+    case 1: return &PyArray_HalfDType;
+    case 2: return &PyArray_FloatDType;
+    case 3: return &PyArray_DoubleDType;
+    default: return NULL;
+    }
+}
+
+static int int_rank(PyArray_DTypeMeta *o)
+{
+    /* smallest NumPy float holding every value of the integer DType */
+    if (o == &PyArray_BoolDType || o == &PyArray_Int8DType || o == &PyArray_UInt8DType) return 1;
+    if (o == &PyArray_Int16DType || o == &PyArray_UInt16DType) return 2;
+    return 3;
+}
+
+static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta *other)
+{
+    int i = family_of(cls), j = family_of(other), r;
+    if (other == cls) {
+        Py_INCREF(cls);
+        return cls;
+    }
+    if (other == &PyArray_PyFloatDType || other == &PyArray_PyLongDType ||
+        other == &PyArray_IntAbstractDType || other == &PyArray_FloatAbstractDType) {
+        /* NEP 50: stay in the format; a parametric family cannot build its
+           descriptor from a Python number (no bias), so it goes to float64 */
+        PyArray_DTypeMeta *r = families[i].parametric ? &PyArray_DoubleDType : cls;
+        Py_INCREF(r);
+        return r;
+    }
+    if (j >= 0) {
+        int ri = families[i].float_rank, rj = families[j].float_rank;
+        if (!ri || !rj) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        r = ri > rj ? ri : rj;
+        Py_INCREF(rank_dtype(r));
+        return rank_dtype(r);
+    }
+    if (other == &PyArray_HalfDType || other == &PyArray_FloatDType || other == &PyArray_DoubleDType ||
+        other == &PyArray_LongDoubleDType) {
+        int ro = other == &PyArray_HalfDType ? 1 : other == &PyArray_FloatDType ? 2 : 3;
+        int ri = families[i].float_rank;
+        if (!ri) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        if (other == &PyArray_LongDoubleDType) {
+            Py_INCREF(other);
+            return other;
+        }
+        r = ri > ro ? ri : ro;
+        Py_INCREF(rank_dtype(r));
+        return rank_dtype(r);
+    }
+    if (other == &PyArray_BoolDType || PyType_IsSubtype(((PyArray_DTypeMeta *)other)->scalar_type,
+                                                        &PyIntegerArrType_Type)) {
+        int ri = families[i].float_rank;
+        if (!ri) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        r = int_rank(other);
+        if (other == &PyArray_BoolDType) {
+            Py_INCREF(cls);
+            return cls;
+        }
+        r = ri > r ? ri : r;
+        Py_INCREF(rank_dtype(r));
+        return rank_dtype(r);
+    }
+    Py_INCREF(Py_NotImplemented);
+    return (PyArray_DTypeMeta *)Py_NotImplemented;
+}
+
+/* ---- legacy ArrFuncs used by sort / argmax / nonzero / arange ---------- */
+
+static int value_cmp_nanlast(const sfp8_format *f, uint32_t a, uint32_t b)
+{
+    uint8_t fl = 0;
+    int r = sfp8_compare(f, a, b, 0, &fl);
+    if (r == SFP8_UNORDERED) {
+        int an = sfp8_classify(f, a) >= SFP8_CLASS_QNAN, bn = sfp8_classify(f, b) >= SFP8_CLASS_QNAN;
+        return an - bn; /* NaNs last, equal among themselves */
+    }
+    return r;
+}
+
+static int arr_compare(const void *pa, const void *pb, void *arr)
+{
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
+    int n = (int)d->elsize;
+    return value_cmp_nanlast(descr_fmt(d), load_code(pa, n), load_code(pb, n));
+}
+
+/* index of the first NaN, else of the first extreme value (want: LESS or GREATER) */
+static int arg_extreme(char *ip, npy_intp n, npy_intp *ind, void *arr, int want)
+{
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
+    const sfp8_format *f = descr_fmt(d);
+    int sz = (int)d->elsize;
+    uint32_t best = load_code(ip, sz);
+    *ind = 0;
+    if (sfp8_classify(f, best) >= SFP8_CLASS_QNAN) return 0;
+    for (npy_intp i = 1; i < n; i++) {
+        uint32_t c = load_code(ip + i * sz, sz);
+        uint8_t fl = 0;
+        if (sfp8_classify(f, c) >= SFP8_CLASS_QNAN) {
+            *ind = i;
+            return 0;
+        }
+        if (sfp8_compare(f, c, best, 0, &fl) == want) {
+            best = c;
+            *ind = i;
+        }
+    }
+    return 0;
+}
+
+static int arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr)
+{
+    return arg_extreme(ip, n, max_ind, arr, SFP8_GREATER);
+}
+
+static int arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr)
+{
+    return arg_extreme(ip, n, min_ind, arr, SFP8_LESS);
+}
+
+static npy_bool arr_nonzero(void *data, void *arr)
+{
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
+    const sfp8_format *f = descr_fmt(d);
+    uint32_t c = load_code(data, (int)d->elsize);
+    return !is_zero_value(f, c);
+}
+
+static int arr_fill(void *buffer, npy_intp length, void *arr)
+{
+    /* arange: start + i * delta, computed in float64 and rounded once */
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
+    const sfp8_format *f = descr_fmt(d);
+    int sz = (int)d->elsize;
+    uint8_t fl = 0;
+    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, f->saturate, 0, 32, 0};
+    uint64_t b0 = sfp8_convert(f, &sfp8_binary64, load_code(buffer, sz), &env, &fl);
+    uint64_t b1 = sfp8_convert(f, &sfp8_binary64, load_code((char *)buffer + sz, sz), &env, &fl);
+    double start, next, delta;
+    memcpy(&start, &b0, 8);
+    memcpy(&next, &b1, 8);
+    delta = next - start;
+    for (npy_intp i = 2; i < length; i++) {
+        double v = start + (double)i * delta;
+        uint64_t vb;
+        memcpy(&vb, &v, 8);
+        store_code((char *)buffer + i * sz, sz, (uint32_t)sfp8_convert(&sfp8_binary64, f, vb, &env, &fl));
+    }
+    return 0;
+}
+
+/* make_dtype(name, scalar_type, parametric, float_rank) -> DType class */
+PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank)
+{
+    PyArray_DTypeMeta *cls;
+    PyTypeObject *t;
+    PyArrayMethod_Spec **casts;
+    int fam;
+    const char *cname;
+    char *tp_name;
+    if (n_families >= MAX_FAMILIES) {
+        PyErr_SetString(PyExc_RuntimeError, "too many softfp8 DType families");
+        return NULL;
+    }
+    if (!PyType_Check(scalar_type) || !PyType_IsSubtype((PyTypeObject *)scalar_type, &ScalarBaseType)) {
+        PyErr_SetString(PyExc_TypeError, "scalar_type must subclass softfp8._ext.ScalarBase");
+        return NULL;
+    }
+    cname = PyUnicode_AsUTF8(name);
+    if (!cname) return NULL;
+    tp_name = PyMem_Malloc(strlen(cname) + 16);
+    sprintf(tp_name, "softfp8.%s", cname);
+    cls = PyMem_Calloc(1, sizeof(PyArray_DTypeMeta));
+    t = (PyTypeObject *)cls;
+    {
+        PyTypeObject proto = {PyVarObject_HEAD_INIT(NULL, 0)};
+        memcpy(t, &proto, sizeof(PyTypeObject));
+    }
+    t->tp_name = tp_name;
+    t->tp_basicsize = sizeof(SFP8Descr);
+    t->tp_flags = Py_TPFLAGS_DEFAULT;
+    t->tp_new = descr_new_py;
+    t->tp_dealloc = (destructor)descr_dealloc;
+    t->tp_repr = (reprfunc)descr_repr;
+    t->tp_str = (reprfunc)descr_str;
+    t->tp_hash = (hashfunc)descr_hash;
+    t->tp_getset = descr_getset;
+    t->tp_methods = descr_methods;
+    t->tp_base = &PyArrayDescr_Type;
+    Py_SET_TYPE(t, &PyArrayDTypeMeta_Type);
+    if (PyType_Ready(t) < 0) return NULL;
+
+    fam = n_families;
+    families[fam].cls = cls;
+    families[fam].scalar_type = (PyTypeObject *)scalar_type;
+    families[fam].parametric = parametric;
+    families[fam].float_rank = float_rank;
+    Py_INCREF(scalar_type);
+    n_families++;
+
+    casts = cast_specs_for(fam);
+    {
+        PyType_Slot slots[] = {
+            {NPY_DT_discover_descr_from_pyobject, (void *)&discover_descr},
+            {_NPY_DT_is_known_scalar_type, (void *)&is_known_scalar_type},
+            {NPY_DT_default_descr, (void *)&default_descr},
+            {NPY_DT_common_dtype, (void *)&common_dtype},
+            {NPY_DT_common_instance, (void *)&common_instance},
+            {NPY_DT_ensure_canonical, (void *)&ensure_canonical},
+            {NPY_DT_setitem, (void *)&sfp8_setitem},
+            {NPY_DT_getitem, (void *)&sfp8_getitem},
+            {NPY_DT_PyArray_ArrFuncs_compare, (void *)&arr_compare},
+            {NPY_DT_PyArray_ArrFuncs_argmax, (void *)&arr_argmax},
+            {NPY_DT_PyArray_ArrFuncs_argmin, (void *)&arr_argmin},
+            {NPY_DT_PyArray_ArrFuncs_nonzero, (void *)&arr_nonzero},
+            {NPY_DT_PyArray_ArrFuncs_fill, (void *)&arr_fill},
+            {0, NULL}
+        };
+        PyArrayDTypeMeta_Spec spec = {
+            .typeobj = (PyTypeObject *)scalar_type,
+            .flags = NPY_DT_NUMERIC | (parametric ? NPY_DT_PARAMETRIC : 0),
+            .casts = casts,
+            .slots = slots,
+            .baseclass = NULL,
+        };
+        if (PyArrayInitDTypeMeta_FromSpec(cls, &spec) < 0) {
+            n_families--;
+            return NULL;
+        }
+    }
+    Py_INCREF((PyObject *)cls);
+    return (PyObject *)cls;
+}
+
+PyObject *sfp8_new_descr(PyObject *cls, PyObject *format, PyObject *params)
+{
+    sfp8_format f;
+    int fam = family_of((PyArray_DTypeMeta *)cls);
+    if (fam < 0) {
+        PyErr_SetString(PyExc_TypeError, "not a softfp8 DType class");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(params, "iiiiiiii", &f.bits, &f.is_signed, &f.exp_bits, &f.man_bits, &f.bias,
+                          &f.specials, &f.subnormals, &f.saturate))
+        return NULL;
+    if (sfp8_validate(&f) != SFP8_OK) {
+        PyErr_SetString(PyExc_ValueError, "invalid softfp8 format descriptor");
+        return NULL;
+    }
+    return make_descr(fam, format, &f);
+}

@@ -1,0 +1,223 @@
+/*
+ * Private header of the NumPy glue (softfp8/_core/npy/): the types shared by
+ * its files and the functions one file calls in another.  Every file of the
+ * glue includes this header first; module.c (which defines SFP8_NPY_IMPORT)
+ * owns NumPy's C-API tables, the others use them.
+ *
+ * The rounding environment and the sticky-flag cell are read from the Python
+ * context once, when a ufunc or cast starts (get_loop, with the GIL), and
+ * never touched as Python objects inside the loops.
+ */
+#ifndef SOFTFP8_NPY_GLUE_H
+#define SOFTFP8_NPY_GLUE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
+#define NPY_TARGET_VERSION NPY_2_0_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL sfp8_npy_ARRAY_API
+#define PY_UFUNC_UNIQUE_SYMBOL sfp8_npy_UFUNC_API
+#ifndef SFP8_NPY_IMPORT
+#define NO_IMPORT_ARRAY
+#define NO_IMPORT_UFUNC
+#endif
+#include <numpy/ndarraytypes.h>
+#include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
+#include <numpy/dtype_api.h>
+#include <numpy/arrayscalars.h>
+
+#include <string.h>
+
+#include "softfp8/softfp8.h"
+#include "npy_api.h"
+
+typedef struct PyArrayMethodObject_tag PyArrayMethodObject;
+
+/* ---- context state (context.c) ----------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    int rounding;        /* enum sfp8_rounding                         */
+    int saturate;        /* -1: the format's default; 0/1              */
+    int tininess_before;
+    int sr_bits;
+    int seeded;
+    unsigned long long seed;
+    unsigned long long counter; /* operations rounded under this state  */
+    PyObject *cell;      /* FlagCell: the sticky flags                  */
+} StateObject;
+
+typedef struct {
+    PyObject_HEAD
+    unsigned int flags;
+} FlagCellObject;
+
+extern PyTypeObject FlagCellType;
+extern PyTypeObject StateType;
+extern PyObject *state_getter; /* Python callable -> StateObject */
+
+/* Per-call environment, captured at get_loop time.  Every auxdata kind starts
+ * with a LoopData and is made by loopdata_alloc; its one clone copies `size`
+ * bytes and takes a new reference on the flag cell. */
+typedef struct {
+    NpyAuxData base;
+    size_t size;         /* bytes of the whole block (this kind's struct) */
+    sfp8_env env;
+    int sat_default;     /* saturate was "format default" */
+    int stoch;
+    int seeded;
+    uint64_t seed, stream, index;
+    PyObject *cell;      /* strong reference, released in free (GIL held) */
+    unsigned int *flags; /* &cell->flags                                 */
+} LoopData;
+
+/* A zeroed block of size >= sizeof(LoopData) bytes whose LoopData is filled
+ * from the current context (GIL held); NULL with an exception set. */
+void *loopdata_alloc(size_t size);
+void loopdata_free(NpyAuxData *p);
+void loop_publish(LoopData *d, unsigned int fl);
+
+static inline void loop_env_for(LoopData *d, const sfp8_format *f, sfp8_env *env)
+{
+    *env = d->env;
+    if (d->sat_default) env->saturate = f->saturate;
+}
+
+static inline uint32_t loop_random(LoopData *d)
+{
+    return sfp8_random_u32(d->seed, d->stream, d->index++);
+}
+
+/* ---- descriptors and DType families (dtype.c) -------------------------- */
+
+typedef struct {
+    PyArray_Descr base;
+    sfp8_format fmt;
+    PyObject *format; /* the softfp8.Format object */
+} SFP8Descr;
+
+#define MAX_FAMILIES 32
+typedef struct {
+    PyArray_DTypeMeta *cls;
+    PyTypeObject *scalar_type;
+    int parametric;
+    /* worst-case containment for class-level promotion: the smallest of
+       float16(1)/float32(2)/float64(3) holding every format of the family,
+       0 if none does */
+    int float_rank;
+} Family;
+
+extern Family families[MAX_FAMILIES];
+extern int n_families;
+/* Python hooks (sfp8_set_hooks) */
+extern PyObject *descr_factory;   /* (family_index, args, kwargs) -> descr or raise */
+extern PyObject *contains_func;   /* (fmt_a, fmt_b) -> bool (every value of a in b) */
+extern PyObject *type_of_func;    /* (descr) -> descr.type */
+extern PyObject *from_format_func; /* (format) -> descr, for descr.__reduce__ */
+
+int family_of(PyArray_DTypeMeta *cls);
+int is_sfp8_descr(PyArray_Descr *d);
+int descr_same(PyArray_Descr *a, PyArray_Descr *b);
+PyArray_Descr *default_descr(PyArray_DTypeMeta *cls);
+
+static inline const sfp8_format *descr_fmt(PyArray_Descr *d) { return &((SFP8Descr *)d)->fmt; }
+
+static inline int fmt_equal(const sfp8_format *a, const sfp8_format *b)
+{
+    return memcmp(a, b, sizeof(sfp8_format)) == 0;
+}
+
+static inline int is_zero_value(const sfp8_format *f, uint32_t c)
+{
+    int cls = sfp8_classify(f, c);
+    return cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH);
+}
+
+/* ---- element access ----------------------------------------------------- */
+
+static inline uint32_t load_code(const char *p, int size)
+{
+    if (size == 1) return *(const uint8_t *)p;
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static inline void store_code(char *p, int size, uint32_t v)
+{
+    if (size == 1) {
+        *(uint8_t *)p = (uint8_t)v;
+    } else {
+        uint16_t w = (uint16_t)v;
+        memcpy(p, &w, 2);
+    }
+}
+
+static inline uint64_t load_raw(const char *p, int size)
+{
+    uint64_t v = 0;
+    switch (size) {
+    case 1: return *(const uint8_t *)p;
+    case 2: { uint16_t t; memcpy(&t, p, 2); return t; }
+    case 4: { uint32_t t; memcpy(&t, p, 4); return t; }
+    case 8: memcpy(&v, p, 8); return v;
+    default: return 0;
+    }
+}
+
+static inline void store_raw(char *p, int size, uint64_t v)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: { uint16_t t = (uint16_t)v; memcpy(p, &t, 2); break; }
+    case 4: { uint32_t t = (uint32_t)v; memcpy(p, &t, 4); break; }
+    case 8: memcpy(p, &v, 8); break;
+    }
+}
+
+/* ---- scalars (scalar.c) ------------------------------------------------- */
+
+/* Scalar object layout (C base of every family's scalar type). */
+typedef struct {
+    PyObject_HEAD
+    uint32_t code;
+    PyObject *descr;
+} ScalarObject;
+
+extern PyTypeObject ScalarBaseType;
+/* Convert a Python object to a code of descr (context rounding). */
+int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out);
+PyObject *sfp8_getitem(PyArray_Descr *descr, char *data);
+int sfp8_setitem(PyArray_Descr *descr, PyObject *obj, char *data);
+PyObject *scalar_from_code(PyObject *unused, PyObject *args);
+
+/* ---- casts (casts.c) ---------------------------------------------------- */
+
+/* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
+extern PyArray_DTypeMeta *builtin_cast_partners[32];
+extern int n_builtin_partners;
+void init_builtin_partners(void);
+/* NULL-terminated cast specs of family fam (to itself, strings, NumPy's
+   numeric DTypes and the families registered before it) */
+PyArrayMethod_Spec **cast_specs_for(int fam);
+
+/* ---- promotion (promotion.c) -------------------------------------------- */
+
+int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs);
+int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout);
+
+/* ---- ufunc loops (loops.c) ---------------------------------------------- */
+
+NPY_CASTING ufunc_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
+                          PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *view_offset,
+                          int nin, int nout, int bool_out);
+NPY_CASTING resolve_2_1(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
+                        PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *vo);
+
+/* ---- matmul (matmul.c) -------------------------------------------------- */
+
+int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * NumPy glue: ufunc promoters.  A softfp8 operand meeting a NumPy numeric
+ * DType or a Python int/float is promoted to the common DType of the inputs.
+ */
+#include "glue.h"
+
+/* promoter: every input to the common DType of the inputs */
+static int sfp8_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
+                         PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[])
+{
+    int nin = ((PyUFuncObject *)ufunc)->nin, nargs = ((PyUFuncObject *)ufunc)->nargs;
+    PyArray_DTypeMeta *common = NULL;
+    PyArray_DTypeMeta *ins[8];
+    int k = 0;
+    for (int i = 0; i < nin; i++)
+        if (op_dtypes[i]) ins[k++] = op_dtypes[i];
+    for (int i = 0; i < nin; i++)
+        if (signature[i]) {
+            common = signature[i];
+            Py_INCREF(common);
+            break;
+        }
+    if (!common) {
+        common = PyArray_PromoteDTypeSequence(k, ins);
+        if (!common) return -1;
+    }
+    for (int i = 0; i < nin; i++) {
+        Py_INCREF(common);
+        new_op_dtypes[i] = common;
+    }
+    for (int i = nin; i < nargs; i++) {
+        Py_XINCREF(signature[i]);
+        new_op_dtypes[i] = signature[i];
+    }
+    Py_DECREF(common);
+    return 0;
+}
+
+int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs)
+{
+    PyObject *capsule = PyCapsule_New((void *)&sfp8_promoter, "numpy._ufunc_promoter", NULL);
+    PyObject *tup;
+    int r;
+    if (!capsule) return -1;
+    tup = PyTuple_New(nargs);
+    for (int i = 0; i < nargs; i++) {
+        Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(tup, i, items[i]);
+    }
+    r = PyUFunc_AddPromoter(ufunc, tup, capsule);
+    Py_DECREF(tup);
+    Py_DECREF(capsule);
+    return r;
+}
+
+/* promoters of a binary ufunc: (D, any) and (X, D) for every non-softfp8
+   partner X (NumPy numeric DTypes and Python int/float); never two wildcard
+   patterns that could match one call equally well */
+int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout)
+{
+    PyObject *out = boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
+    PyObject *items[3] = {(PyObject *)cls, Py_None, out};
+    if (add_promoter(ufunc, items, 3) < 0) return -1;
+    items[1] = (PyObject *)cls;
+    for (int j = 0; j < n_builtin_partners + 2; j++) {
+        items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
+                   : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
+                                             : (PyObject *)&PyArray_PyLongDType;
+        if (add_promoter(ufunc, items, 3) < 0) return -1;
+    }
+    return 0;
+}
