@@ -37,8 +37,13 @@ WIDE = [
     dict(exp_bits=4, man_bits=3, bias=-2000),
     dict(exp_bits=14, man_bits=1, bias=8191),
     dict(exp_bits=7, man_bits=4, bias=-1000, specials="none", subnormals="tesla"),
+    dict(exp_bits=8, man_bits=7, bias=5000, specials="fnuz"),
+    dict(exp_bits=5, man_bits=2, bias=-5000, specials="fn"),
+]
+# the extreme biases: the accumulator's size depends on exp_bits and man_bits only
+EXTREME = [
     dict(exp_bits=8, man_bits=7, bias=1 << 20, specials="fnuz"),
-    dict(exp_bits=5, man_bits=2, bias=-(1 << 20), specials="fn", signed=True),
+    dict(exp_bits=5, man_bits=2, bias=-(1 << 20), specials="fn"),
 ]
 
 
@@ -179,6 +184,20 @@ def test_matmul_wide_formats_exact(kw):
     assert n == len(ROUNDINGS) * 3 * (12 + 6)
 
 
+@pytest.mark.parametrize("kw", EXTREME, ids=_ids)
+def test_matmul_extreme_bias(kw):
+    # the Fraction model is slow at exponents near 2^21: few outputs, two modes
+    f, spec = _make(kw)
+    rng = np.random.default_rng(5)
+    n = 0
+    for mode in ("nearest_even", "upward"):
+        for out_dtype in (None, np.float64):
+            A = _codes(spec, rng, (1, 6), specials=False)
+            B = _codes(spec, rng, (6, 2), specials=False)
+            n += _check_matmul(f, spec, A, B, mode, out_dtype)
+    assert n == 2 * 2 * 2
+
+
 @pytest.mark.parametrize("kw", WIDE[:3], ids=_ids)
 def test_matmul_wide_formats_issue_example(kw):
     # the example of the issue: x = ones((4, 8)).view(f.dtype); x @ x.T
@@ -196,7 +215,7 @@ def test_matmul_wide_specials():
     f, spec = _make(WIDE[0])
     inf = ref.inf_code(spec)
     big = ref.max_code(spec)
-    one = 0x3F << spec.M  # exponent field = bias -> 1.0
+    one = spec.bias << spec.M  # exponent field = bias: 1.0
     assert ref.decode(spec, one) == ("num", 0, Fraction(1))
     sb = ref.sign_bit(spec)
     A = np.array([[inf, one], [inf, inf | sb], [big, big], [0, one]], np.uint16)

@@ -64,7 +64,9 @@ typedef struct {
 /* exact sum of an 8-bit array through the fast table; 0 if not covered */
 static int fast_sum(const sfp8_format *f, const char *b, npy_intp sb, npy_intp n, SuperAcc *sa, uint8_t *fl)
 {
-    const sfp8f_sum *t = sfp8f_sum_table(f, n);
+    /* the table builder reads values through binary64: only formats whose
+       values are all exact binary64 values */
+    const sfp8f_sum *t = acc_binary64_exact(f) ? sfp8f_sum_table(f, n) : NULL;
     __int128 total = 0;
     unsigned cats = 0, fls;
     unsigned __int128 mag;
