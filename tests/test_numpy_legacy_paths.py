@@ -340,6 +340,8 @@ LEGACY = {
     "nan_to_num args": ("x = np.array([np.nan, np.inf, -np.inf, 1.5], softfp8.e5m2.dtype); "
                         "r = np.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0)",
                         "same(r, [1, 2, -3, 1.5], x.dtype)", VALUE),
+    "nan_to_num parametric": ("x = np.array([1.5, 2.0], softfp8.cfloat8_143(bias=7).dtype); r = np.nan_to_num(x)",
+                              "same(r, [1.5, 2.0], x.dtype)", EITHER),
     "finfo": ("r = np.finfo(E)", "assert (float(r.max), float(r.min), float(r.eps), float(r.smallest_normal), "
               "float(r.smallest_subnormal), r.nmant, r.minexp, r.maxexp) == "
               "(448.0, -448.0, 0.125, 2.0**-6, 2.0**-9, 3, -6, 9), r", VALUE),
@@ -493,4 +495,4 @@ def test_legacy_path(name):
 
 
 def test_legacy_case_count():
-    assert len(LEGACY) == 64 and len(MUST_WORK) == 40 and MUST_WORK <= set(LEGACY)
+    assert len(LEGACY) == 65 and len(MUST_WORK) == 40 and MUST_WORK <= set(LEGACY)
