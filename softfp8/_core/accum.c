@@ -8,15 +8,54 @@
 
 #include "accum.h"
 
-/* products: 2 (sums of products of two values), else 1 */
+/* the widest valid format (16 exponent bits, no mantissa bits), products */
+_Static_assert((2 * ((1 << 16) + 1 + 0) + 66 + 63) / 64 <= ACC_MAX_LIMBS,
+               "ACC_MAX_LIMBS must hold every valid format's products");
+
+int acc_limbs_needed(const sfp8_format *f, int k)
+{
+    /* top - qmin = 2^exp_bits + 1 + man_bits, whatever the bias; + 64 bits of
+       count headroom, a sign bit and one spare bit */
+    int64_t span = (int64_t)k * (((int64_t)1 << f->exp_bits) + 1 + f->man_bits);
+    return (int)((span + 66 + 63) / 64);
+}
+
+int acc_binary64_exact(const sfp8_format *f)
+{
+    int64_t qmin = (int64_t)-f->bias - f->man_bits;
+    int64_t top = ((int64_t)1 << f->exp_bits) - f->bias + 1;
+    return qmin >= -1074 && top <= 1023;
+}
+
 void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
 {
-    int64_t qmin = (int64_t)-f->bias - f->man_bits; /* <= the smallest quantum of either convention */
-    int64_t top = ((int64_t)1 << f->exp_bits) - f->bias + 1;    /* > exponent of max */
-    memset(a, 0, sizeof(*a));
-    a->qmin = k * qmin;
-    /* value bits + 64 bits of count headroom must fit; values must be exact doubles */
-    a->ok = (k * (top - qmin) + 64 <= 64 * ACC_LIMBS - 2) && qmin >= -1074 && top <= 1023;
+    int n = acc_limbs_needed(f, k);
+    a->qmin = k * ((int64_t)-f->bias - f->man_bits); /* <= the smallest quantum of either convention */
+    a->ok = n <= ACC_MAX_LIMBS;
+    a->nlimbs = a->ok ? n : ACC_MAX_LIMBS;
+    a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
+    a->nan_code = a->inf_code = 0;
+    memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));
+}
+
+/* exact value sig * 2^exp (sig odd) of a finite non-zero code, read from its
+   fields (any exponent range); the core's classification decides the class */
+static void finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp)
+{
+    uint32_t c = code & sfp8_code_mask(f);
+    uint32_t mag = f->is_signed ? c & ~((uint32_t)1 << (f->bits - 1)) : c;
+    uint32_t ef = mag >> f->man_bits, mf = mag & (((uint32_t)1 << f->man_bits) - 1);
+    int tz;
+    if (ef == 0) { /* subnormal */
+        *sig = mf;
+        *exp = (f->subnormals == SFP8_SUBNORMALS_TESLA ? (int64_t)-f->bias : (int64_t)1 - f->bias) - f->man_bits;
+    } else {
+        *sig = ((uint64_t)1 << f->man_bits) | mf;
+        *exp = (int64_t)ef - f->bias - f->man_bits;
+    }
+    tz = __builtin_ctzll(*sig); /* sig != 0 */
+    *sig >>= tz;
+    *exp += tz;
 }
 
 /* exact (sig, exp) of a finite non-zero code; 0 for zero; -1 NaN; -2 inf */
@@ -24,27 +63,13 @@ static int decode_exact(const sfp8_format *f, uint32_t code, uint64_t *sig, int6
                         uint8_t *flags)
 {
     int cls = sfp8_classify(f, code);
-    uint8_t fl = 0;
-    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
-    uint64_t b;
-    int64_t ef;
     *neg = sfp8_signbit(f, code);
     if (cls == SFP8_CLASS_SUBNORMAL) *flags |= SFP8_FLAG_DENORMAL;
     if (cls == SFP8_CLASS_QNAN || cls == SFP8_CLASS_SNAN) return -1;
     if (cls == SFP8_CLASS_INF) return -2;
     if (cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH))
         return 0;
-    b = sfp8_convert(f, &sfp8_binary64, code, &env, &fl);
-    ef = (int64_t)((b >> 52) & 0x7FF);
-    *sig = b & (((uint64_t)1 << 52) - 1);
-    if (ef) *sig |= (uint64_t)1 << 52;
-    else ef = 1;
-    *exp = ef - 1075;
-    {
-        int tz = __builtin_ctzll(*sig);
-        *sig >>= tz;
-        *exp += tz;
-    }
+    finite_value(f, code, sig, exp);
     return 1;
 }
 
@@ -55,7 +80,7 @@ void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg)
     uint64_t part[2] = {(uint64_t)v, (uint64_t)(v >> 64)};
     if (!neg) {
         unsigned __int128 c = 0;
-        for (int64_t i = w; i < ACC_LIMBS; i++) {
+        for (int64_t i = w; i < a->nlimbs; i++) {
             uint64_t add = (i - w < 2) ? part[i - w] : 0;
             c += (unsigned __int128)a->limb[i] + add;
             a->limb[i] = (uint64_t)c;
@@ -64,7 +89,7 @@ void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg)
         }
     } else {
         uint64_t borrow = 0;
-        for (int64_t i = w; i < ACC_LIMBS; i++) {
+        for (int64_t i = w; i < a->nlimbs; i++) {
             uint64_t sub = (i - w < 2) ? part[i - w] : 0;
             uint64_t x = a->limb[i];
             uint64_t r = x - sub - borrow;
@@ -79,10 +104,8 @@ void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *fl
 {
     int cls = sfp8_classify(f, code);
     int neg = sfp8_signbit(f, code);
-    uint8_t fl = 0;
-    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
-    uint64_t b, sig;
-    int64_t ef, exp;
+    uint64_t sig;
+    int64_t exp;
     if (cls == SFP8_CLASS_SUBNORMAL) *flags |= SFP8_FLAG_DENORMAL;
     if (cls == SFP8_CLASS_QNAN || cls == SFP8_CLASS_SNAN) {
         if (!a->nan) a->nan_code = code;
@@ -102,37 +125,27 @@ void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *fl
         return;
     }
     a->nonzero = 1;
-    b = sfp8_convert(f, &sfp8_binary64, code, &env, &fl); /* exact: acc_init checked the range */
-    ef = (int64_t)((b >> 52) & 0x7FF);
-    sig = b & (((uint64_t)1 << 52) - 1);
-    if (ef) sig |= (uint64_t)1 << 52;
-    else ef = 1;
-    exp = ef - 1075;
-    {
-        int tz = __builtin_ctzll(sig); /* sig != 0 */
-        sig >>= tz;
-        exp += tz;
-    }
+    finite_value(f, code, &sig, &exp);
     acc_add_mag(a, sig, exp - a->qmin, neg);
 }
 
 /* round the finite exact sum into outf (any descriptor) */
 static uint64_t acc_round_finite(SuperAcc *a, const sfp8_format *outf, const sfp8_env *env, uint8_t *flags)
 {
-    uint64_t mag[ACC_LIMBS], sig;
-    int neg = (int)(a->limb[ACC_LIMBS - 1] >> 63);
+    uint64_t *mag = a->limb, sig;
+    int n = a->nlimbs;
+    int neg = (int)(mag[n - 1] >> 63);
     int top = -1, sticky = 0;
     int64_t exp;
-    memcpy(mag, a->limb, sizeof(mag));
-    if (neg) {
+    if (neg) { /* magnitude in place: rounding consumes the accumulator */
         unsigned __int128 c = 1;
-        for (int i = 0; i < ACC_LIMBS; i++) {
+        for (int i = 0; i < n; i++) {
             c += (uint64_t)~mag[i];
             mag[i] = (uint64_t)c;
             c >>= 64;
         }
     }
-    for (int i = ACC_LIMBS - 1; i >= 0; i--)
+    for (int i = n - 1; i >= 0; i--)
         if (mag[i]) {
             top = i;
             break;
@@ -152,7 +165,7 @@ static uint64_t acc_round_finite(SuperAcc *a, const sfp8_format *outf, const sfp
         } else {
             int64_t w = low / 64, b = low % 64;
             sig = mag[w] >> b;
-            if (b && w + 1 < ACC_LIMBS) sig |= mag[w + 1] << (64 - b);
+            if (b && w + 1 < n) sig |= mag[w + 1] << (64 - b);
             for (int64_t i = 0; i < w; i++) sticky |= mag[i] != 0;
             if (b) sticky |= (mag[w] & ((((uint64_t)1) << b) - 1)) != 0;
             exp = a->qmin + low;

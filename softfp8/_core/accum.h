@@ -4,19 +4,31 @@
 #include <stdint.h>
 #include "softfp8/softfp8.h"
 
-/* Exact superaccumulator for reductions of add: every finite value of a
- * storage format is a multiple of 2^qmin; limbs hold a two's complement sum. */
-#define ACC_LIMBS 10
+/* Exact superaccumulator for sums of values (k = 1) and of products of two
+ * values (k = 2) of one storage format.  Every finite value of a format is a
+ * multiple of 2^qmin with qmin = -bias - man_bits (either subnormal
+ * convention), and is below 2^(2^exp_bits - bias + 1); the sum is held as a
+ * two's complement fixed-point number of nlimbs 64-bit limbs with 2^qmin (k = 1)
+ * or 2^(2 qmin) (k = 2) as its unit and 64 bits of headroom for the count of
+ * terms.  The limb count depends only on exp_bits, man_bits and k (never on
+ * the bias), so every valid format fits ACC_MAX_LIMBS; only nlimbs limbs are
+ * cleared and scanned, so narrow formats pay for a few limbs only. */
+#define ACC_MAX_LIMBS 2056 /* exp_bits = 16, k = 2: 2 * (2^16 + 1) + 66 bits */
 typedef struct {
-    uint64_t limb[ACC_LIMBS];
     int64_t qmin;
-    int ok;
+    int nlimbs;
+    int ok; /* 1: the format fits (always, for a valid format) */
     int nan, snan, pinf, ninf, nonzero, pos_zero, neg_zero;
     uint32_t nan_code, inf_code;
+    uint64_t limb[ACC_MAX_LIMBS];
 } SuperAcc;
 
-/* k = 2: sums of products of two values, else 1; sets a->ok when the
-   format's range fits the limbs */
+/* limbs needed for format f and k (1: values, 2: products of two values) */
+int acc_limbs_needed(const sfp8_format *f, int k);
+/* 1 if every value of f is an exact binary64 and sums of them fit the
+   fast 64-bit partial-sum tables' assumptions (the old accumulator's range) */
+int acc_binary64_exact(const sfp8_format *f);
+/* k = 2: sums of products of two values, else 1; sets a->ok */
 void acc_init_k(SuperAcc *a, const sfp8_format *f, int k);
 static inline void acc_init(SuperAcc *a, const sfp8_format *f) { acc_init_k(a, f, 1); }
 /* add sig * 2^(qmin + pos), negated if neg (two's complement limbs) */
@@ -24,7 +36,8 @@ void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg);
 /* add one value / the exact product of two values of f */
 void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *flags);
 void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl);
-/* the sum rounded once into f (NaN / infinity as f's addition gives them) */
+/* the sum rounded once into f (NaN / infinity as f's addition gives them);
+   rounding consumes the accumulator (its limbs are left unspecified) */
 uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags);
 /* the sum rounded once into an IEEE binary format outf (binary32/binary64) */
 uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp8_env *env, uint8_t *flags);

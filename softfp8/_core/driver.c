@@ -31,7 +31,9 @@ static inline unsigned put_flags(uint8_t *flout, ptrdiff_t i, uint8_t fl)
 /* exact sum of 8-bit codes through the fast table; 0 if not covered */
 static int fast_sum(const sfp8_format *f, const char *b, ptrdiff_t sb, ptrdiff_t n, SuperAcc *sa, uint8_t *fl)
 {
-    const sfp8f_sum *t = sfp8f_sum_table(f, n);
+    /* the table builder reads values through binary64: only formats whose values
+       are all exact binary64 values */
+    const sfp8f_sum *t = acc_binary64_exact(f) ? sfp8f_sum_table(f, n) : NULL;
     __int128 total = 0;
     unsigned cats = 0, fls;
     unsigned __int128 mag;

@@ -1,7 +1,8 @@
 /*
  * NumPy glue: descriptors (dtype instances) and DType classes of the softfp8
- * format families, their common instance / common DType, and the legacy
- * ArrFuncs NumPy still reads through (sort, argmax/argmin, nonzero, arange).
+ * format families, their common instance / common DType, the legacy
+ * ArrFuncs NumPy still reads through (sort, argmax/argmin, nonzero, arange,
+ * copyswap/copyswapn) and the constants behind np.finfo / np.nan_to_num.
  */
 #include "glue.h"
 
@@ -11,6 +12,11 @@ PyObject *descr_factory = NULL;
 PyObject *contains_func = NULL;
 PyObject *type_of_func = NULL;
 PyObject *from_format_func = NULL;
+
+/* type number of every softfp8 descriptor (see make_descr): above NumPy's
+   builtin (< NPY_NTYPES_LEGACY), legacy user (NPY_USERDEF + n) and string
+   (NPY_VSTRING) numbers and outside the character codes */
+#define SFP8_DESCR_TYPE_NUM (1 << 24)
 
 int family_of(PyArray_DTypeMeta *cls)
 {
@@ -125,6 +131,12 @@ static PyObject *make_descr(int fam, PyObject *format, const sfp8_format *f)
     d->base.alignment = d->base.elsize;
     d->base.kind = 'f';
     d->base.byteorder = f->bits <= 8 ? '|' : '=';
+    /* NumPy gives new-style descriptors the type number -1, and einsum indexes
+       its builtin kernel tables with it (einsum_sumprod.c.src only rejects
+       numbers >= NPY_NTYPES_LEGACY), calling a neighbouring table's function.
+       A number above every builtin, legacy-user and string type number makes
+       it refuse cleanly ("invalid data type for einsum"), as for ml_dtypes. */
+    d->base.type_num = SFP8_DESCR_TYPE_NUM;
     return (PyObject *)d;
 }
 
@@ -344,6 +356,88 @@ static int arr_fill(void *buffer, npy_intp length, void *arr)
     return 0;
 }
 
+/* copyswap / copyswapn: NumPy 2.4 calls them for np.place, `.flat = ...`,
+   ndarray.byteswap and structured dtypes holding a softfp8 field, without a
+   NULL check (the DType API leaves them NULL).  A copy, then a byte swap of
+   2-byte codes when asked (1-byte codes have no byte order).  NumPy passes a
+   NULL array only for its builtin numbers and generic scalars (softfp8
+   scalars have their own byteswap), where the size is unknown: nothing is done. */
+static void arr_copyswapn(void *dst, npy_intp dstride, void *src, npy_intp sstride, npy_intp n, int swap,
+                          void *arr)
+{
+    int sz;
+    char *d = dst;
+    const char *s = src;
+    if (!arr) return;
+    sz = (int)PyArray_DESCR((PyArrayObject *)arr)->elsize;
+    for (npy_intp i = 0; i < n; i++, d += dstride) {
+        if (s) {
+            memmove(d, s, (size_t)sz);
+            s += sstride;
+        }
+        if (swap && sz == 2) {
+            char t = d[0];
+            d[0] = d[1];
+            d[1] = t;
+        }
+    }
+}
+
+static void arr_copyswap(void *dst, void *src, int swap, void *arr)
+{
+    arr_copyswapn(dst, 0, src, 0, 1, swap, arr);
+}
+
+/* NPY_DT_get_constant: np.finfo's attributes (the numbers softfp8.finfo gives,
+   in the format, where the format holds them exactly) and the special values. */
+static int exact_value(const sfp8_format *f, uint64_t sig, int64_t exp, uint32_t *code)
+{
+    sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+    uint8_t fl = 0;
+    *code = (uint32_t)sfp8_round_value(f, 0, sig, exp, 0, &env, &fl);
+    return fl == 0 && sfp8_classify(f, *code) != SFP8_CLASS_INF && sfp8_classify(f, *code) < SFP8_CLASS_QNAN;
+}
+
+static int get_constant(PyArray_Descr *descr, int id, void *data)
+{
+    const sfp8_format *f = descr_fmt(descr);
+    int sz = (int)descr->elsize;
+    uint32_t c;
+    npy_intp iv;
+    switch (id) {
+    case NPY_CONSTANT_zero: c = 0; break;
+    case NPY_CONSTANT_one: if (!exact_value(f, 1, 0, &c)) return 0; break;
+    case NPY_CONSTANT_finfo_radix: if (!exact_value(f, 1, 1, &c)) return 0; break;
+    case NPY_CONSTANT_finfo_eps: if (!exact_value(f, 1, -(int64_t)f->man_bits, &c)) return 0; break;
+    case NPY_CONSTANT_maximum_finite: c = sfp8_max_code(f); break;
+    case NPY_CONSTANT_minimum_finite: c = f->is_signed ? sfp8_neg(f, sfp8_max_code(f)) : 0; break;
+    case NPY_CONSTANT_finfo_smallest_normal: c = sfp8_min_normal_code(f); break;
+    case NPY_CONSTANT_finfo_smallest_subnormal: c = sfp8_min_subnormal_code(f); break;
+    case NPY_CONSTANT_inf:
+    case NPY_CONSTANT_ninf:
+        if (f->specials != SFP8_SPECIALS_IEEE || (id == NPY_CONSTANT_ninf && !f->is_signed)) return 0;
+        c = (((uint32_t)1 << f->exp_bits) - 1) << f->man_bits;
+        if (id == NPY_CONSTANT_ninf) c = sfp8_neg(f, c);
+        break;
+    case NPY_CONSTANT_nan:
+        if (f->specials == SFP8_SPECIALS_NONE) return 0;
+        c = sfp8_default_nan(f);
+        break;
+    case NPY_CONSTANT_finfo_nmant: iv = f->man_bits; goto integer;
+    case NPY_CONSTANT_finfo_min_exp: iv = 1 - (npy_intp)f->bias; goto integer;
+    case NPY_CONSTANT_finfo_max_exp:
+        iv = ((npy_intp)1 << f->exp_bits) - (f->specials == SFP8_SPECIALS_IEEE ? 2 : 1) - f->bias + 1;
+        goto integer;
+    case NPY_CONSTANT_finfo_decimal_digits: iv = (npy_intp)f->man_bits * 30103 / 100000; goto integer;
+    default: return 0;
+    }
+    store_code(data, sz, c);
+    return 1;
+integer:
+    memcpy(data, &iv, sizeof iv);
+    return 1;
+}
+
 /* make_dtype(name, scalar_type, parametric, float_rank) -> DType class */
 PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank)
 {
@@ -402,6 +496,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             {NPY_DT_common_dtype, (void *)&common_dtype},
             {NPY_DT_common_instance, (void *)&common_instance},
             {NPY_DT_ensure_canonical, (void *)&ensure_canonical},
+            {NPY_DT_get_constant, (void *)&get_constant},
             {NPY_DT_setitem, (void *)&sfp8_setitem},
             {NPY_DT_getitem, (void *)&sfp8_getitem},
             {NPY_DT_PyArray_ArrFuncs_compare, (void *)&arr_compare},
@@ -422,6 +517,17 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             n_families--;
             return NULL;
         }
+    }
+    {
+        /* the DType API has no slot for copyswap(n) (dtype_api.h comments
+           them out); NumPy keeps the DType's ArrFuncs in a public struct */
+        PyArray_Descr *any = (PyArray_Descr *)PyArrayDescr_Type.tp_new((PyTypeObject *)cls, NULL, NULL);
+        PyArray_ArrFuncs *af;
+        if (!any) return NULL;
+        af = PyDataType_GetArrFuncs(any);
+        af->copyswapn = arr_copyswapn;
+        af->copyswap = arr_copyswap;
+        Py_DECREF(any);
     }
     Py_INCREF((PyObject *)cls);
     return (PyObject *)cls;

@@ -43,7 +43,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
                        unsigned *accf)
 {
     const sfp8_format *f = &md->f;
-    const sfp8f_sum *st = sfp8f_sum_table(f, m * n + n * p);
+    const sfp8f_sum *st;
     const sfp8f_conv *dec;
     const uint16_t *fromf = NULL;
     sfp8f_rnd r32;
@@ -54,7 +54,9 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
     unsigned fl = 0, bad = 0;
     npy_intp dims[2];
     int lg = 0;
-    if (!md->blas || !st || m == 0 || n == 0 || p == 0) return 0;
+    if (!md->blas || m == 0 || n == 0 || p == 0) return 0;
+    st = sfp8f_sum_table(f, m * n + n * p);
+    if (!st) return 0;
     while (((npy_intp)1 << lg) < n) lg++;
     if (lg + 2 * st->vbits > 53) return 0;
     dec = sfp8f_convert(f, &sfp8_binary64, env, m * n + n * p);
@@ -147,7 +149,8 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
     unsigned int accf = 0;
     sfp8_env env;
     (void)context;
-    loop_env_for(&md->ld, f, &env);
+    /* the settings (saturation by default) of the result's format */
+    loop_env_for(&md->ld, md->out_kind == 0 ? f : md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, &env);
     for (npy_intp k = 0; k < N; k++) {
         char *A = data[0] + k * strides[0], *B = data[1] + k * strides[1], *O = data[2] + k * strides[2];
         int done = matmul_blas(md, &env, A, B, O, m, n, p, am, an, bn, bp, om, op, &accf);
@@ -171,16 +174,9 @@ static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move
                            NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
 {
     MatmulData *md;
-    SuperAcc probe;
     (void)aligned;
     (void)move_references;
     (void)strides;
-    acc_init_k(&probe, descr_fmt(context->descriptors[0]), 2);
-    if (!probe.ok) {
-        PyErr_SetString(PyExc_TypeError, "softfp8 matmul: the format's exponent range is too wide "
-                                         "for the exact accumulator; convert to float64 first");
-        return -1;
-    }
     md = loopdata_alloc(sizeof(MatmulData));
     if (!md) return -1;
     md->f = *descr_fmt(context->descriptors[0]);
@@ -189,8 +185,9 @@ static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move
     case NPY_DOUBLE: md->out_kind = 2; break;
     default: md->out_kind = 0; break;
     }
-    /* the binary64 BLAS path calls numpy.matmul: the loop then holds the GIL */
-    md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && md->f.bits <= 8;
+    /* the binary64 BLAS path calls numpy.matmul: the loop then holds the GIL;
+       it needs every value of the format to be an exact binary64 */
+    md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && md->f.bits <= 8 && acc_binary64_exact(&md->f);
     *out_loop = matmul_loop;
     *out_transferdata = (NpyAuxData *)md;
     *flags = md->blas ? NPY_METH_REQUIRES_PYAPI : 0;

@@ -374,6 +374,30 @@ static PyGetSetDef scalar_getset[] = {
     {NULL}
 };
 
+/* byteswap(inplace=False): the value whose code has its bytes swapped (as
+   np.array([x]).byteswap()[0]; 1-byte codes have no byte order).  NumPy's
+   generic scalar byteswap would read the code through legacy routines. */
+static PyObject *scalar_byteswap(ScalarObject *s, PyObject *args, PyObject *kwds)
+{
+    int inplace = 0;
+    static char *kwlist[] = {"inplace", NULL};
+    PyArray_Descr *d = (PyArray_Descr *)s->descr;
+    uint32_t c = s->code;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p:byteswap", kwlist, &inplace)) return NULL;
+    if (inplace) {
+        PyErr_SetString(PyExc_ValueError, "cannot byteswap a scalar in-place");
+        return NULL;
+    }
+    if (d->elsize == 2) c = ((c & 0xFF) << 8) | ((c >> 8) & 0xFF);
+    return make_scalar(d, c);
+}
+
+static PyMethodDef scalar_methods[] = {
+    {"byteswap", (PyCFunction)(void (*)(void))scalar_byteswap, METH_VARARGS | METH_KEYWORDS,
+     "byteswap(inplace=False): the scalar with the bytes of its code swapped"},
+    {NULL}
+};
+
 /* ScalarBase.__new__(cls, value, dtype) -- dtype must be a descriptor of cls's family */
 static PyObject *scalar_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
 {
@@ -417,4 +441,5 @@ PyTypeObject ScalarBaseType = {
     .tp_new = scalar_new,
     .tp_dealloc = (destructor)scalar_dealloc,
     .tp_getset = scalar_getset,
+    .tp_methods = scalar_methods,
 };
