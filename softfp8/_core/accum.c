@@ -222,15 +222,20 @@ void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y,
     acc_add_mag(sa, gx * gy, ex + ey - sa->qmin, nx ^ ny);
 }
 
-uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp8_env *env, uint8_t *flags)
+uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *f, const sfp8_format *outf, const sfp8_env *env,
+                         uint8_t *flags)
 {
-    uint64_t one = 1, sign = one << (outf->bits - 1), inf = ((one << outf->exp_bits) - 1) << outf->man_bits;
-    if (sa->nan || (sa->pinf && sa->ninf)) {
-        if (sa->snan || (sa->pinf && sa->ninf)) *flags |= SFP8_FLAG_INVALID;
-        return inf | (one << (outf->man_bits - 1));
+    /* NaN and infinity results are the core's conversions of f's codes: nothing
+       is packed here */
+    if (sa->nan) {
+        if (sa->snan) *flags |= SFP8_FLAG_INVALID;
+        return sfp8_convert(f, outf, sa->nan_code, env, flags);
     }
-    if (sa->pinf) return inf;
-    if (sa->ninf) return inf | sign;
+    if (sa->pinf && sa->ninf) {
+        *flags |= SFP8_FLAG_INVALID;
+        return sfp8_convert(f, outf, sfp8_default_nan(f), env, flags);
+    }
+    if (sa->pinf || sa->ninf) return sfp8_convert(f, outf, sa->inf_code, env, flags);
     return acc_round_finite(sa, outf, env, flags);
 }
 

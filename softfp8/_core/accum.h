@@ -39,6 +39,8 @@ void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y,
 /* the sum rounded once into f (NaN / infinity as f's addition gives them);
    rounding consumes the accumulator (its limbs are left unspecified) */
 uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags);
-/* the sum rounded once into an IEEE binary format outf (binary32/binary64) */
-uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *outf, const sfp8_env *env, uint8_t *flags);
+/* the sum of values of f rounded once into an IEEE binary format outf (binary32 /
+   binary64); NaN and infinite sums are the core's conversions of f's codes */
+uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *f, const sfp8_format *outf, const sfp8_env *env,
+                         uint8_t *flags);
 #endif

@@ -31,7 +31,7 @@ static void matmul_exact_element(const MatmulData *md, const sfp8_env *env, cons
         store_code(o, sz, acc_round(&sa, f, env, fl));
     else
         store_raw(o, md->out_kind == 1 ? 4 : 8,
-                  acc_round_float(&sa, md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, env, fl));
+                  acc_round_float(&sa, f, md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, env, fl));
 }
 
 /* Exact products and sums in binary64 through BLAS: every code is v * 2^qmin
