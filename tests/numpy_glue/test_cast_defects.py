@@ -97,11 +97,14 @@ def ld_expected(rf, sign, e, m, mode, tininess="after"):
     return code, rfl | fl
 
 
+def _exponent_range(rf):
+    """(mantissa bits, smallest normal exponent, largest field exponent) of a model format."""
+    return rf.man_bits, 1 - rf.bias, (1 << rf.exp_bits) - 1 - rf.bias
+
+
 def near_boundaries(rf, rng, n):
     """Random finite x87 (sign, e, m) near the rounding points of rf, across its range."""
-    M = rf.man_bits
-    emin = 1 - rf.bias
-    emax = (1 << rf.exp_bits) - 1 - rf.bias
+    M, emin, emax = _exponent_range(rf)
     out = []
     for _ in range(n):
         E = rng.randint(emin - M - 3, emax + 2)          # binade [2^E, 2^(E+1))
@@ -502,9 +505,7 @@ def format_fraction(x, places):
 
 def decimal_cases(rf, rng, n):
     """Decimal numerals at, 10^-places above and below values and midpoints of rf."""
-    M = rf.man_bits
-    emin = 1 - rf.bias
-    emax = (1 << rf.exp_bits) - 1 - rf.bias
+    M, emin, emax = _exponent_range(rf)
     out = []
     for _ in range(n):
         E = rng.randint(emin - M - 2, emax + 1)
