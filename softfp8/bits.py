@@ -197,7 +197,7 @@ def _make(op):
     fn.__module__ = __name__
     result = {"compare": "bool array", "predicate": "bool array",
               "relation": "int8 relations (-1 less, 0 equal, 1 greater, 2 unordered)"}.get(
-                  op.kind, f"codes of fmt")
+                  op.kind, "codes of fmt")
     fn.__doc__ = (_DOCS.get(op.name, op.name) + "\n\nReturns " +
                   (result if op.noflags else f"({result}, flags)") +
                   (f"; the element operation of np.{op.ufunc}." if op.ufunc else "."))
