@@ -158,7 +158,7 @@ def saturation(enabled=True):
 
 def tininess(rule):
     """Context manager: detect tininess "after" (default) or "before" rounding."""
-    if rule not in ("after", "before"):
+    if not isinstance(rule, str) or rule not in ("after", "before"):
         raise ValueError(f"tininess must be 'after' or 'before', got {rule!r}")
     return _override(tininess_before=int(rule == "before"))
 

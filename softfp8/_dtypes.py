@@ -495,6 +495,9 @@ def matmul(a, b, out_dtype=None, out=None):
     b = np.asarray(b)
     if format_of(a.dtype) is None or format_of(b.dtype) is None:
         raise TypeError(f"softfp8.matmul needs softfp8 arrays, got {a.dtype} and {b.dtype}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"softfp8.matmul needs operands of one format, got {a.dtype} and "
+                        f"{b.dtype} (convert one with .astype first)")
     if out_dtype is None:
         dt = None
     else:

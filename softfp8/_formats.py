@@ -358,6 +358,8 @@ def format(*, exp_bits, man_bits, bias, specials="ieee", subnormals="ieee", sign
         raise ValueError(f"exp_bits must be >= 1, got {exp_bits!r}")
     if m < 0:
         raise ValueError(f"man_bits must be >= 0, got {man_bits!r}")
+    if not -(1 << 20) <= b <= 1 << 20:
+        raise ValueError(f"bias must be between -2**20 and 2**20, got {bias!r}")
     bits = int(bool(signed)) + e + m
     if bits > 16:
         raise ValueError(f"a format holds at most 16 bits; exp_bits={e} + man_bits={m}"
@@ -393,8 +395,14 @@ def _parse_call(text):
     if node.func.id == "format":
         if args:
             raise TypeError(f"cannot read the format name {text!r}: format() takes keywords only")
-        return format(**kwargs)
-    return FAMILIES[node.func.id](*args, **kwargs)
+        try:
+            return format(**kwargs)
+        except TypeError as exc:
+            raise TypeError(f"cannot read the format name {text!r}: {exc}") from None
+    try:
+        return FAMILIES[node.func.id](*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"cannot read the format name {text!r}: {exc}") from None
 
 
 def lookup(name, bias=None):

@@ -7,6 +7,7 @@ read by plain NumPy (``np.load(f)["codes"]``) without executing code.
 from __future__ import annotations
 
 import json
+import zipfile
 
 import numpy as np
 
@@ -21,12 +22,20 @@ def _describe(fmt):
             "params": list(fmt.params)}
 
 
-def _rebuild(desc):
+def _rebuild(desc, file):
     if not isinstance(desc, dict) or desc.get("softfp8") != _VERSION:
-        raise ValueError("not a softfp8 array file (missing or unknown 'format' entry)")
-    params = tuple(int(x) for x in desc["params"])
-    fmt = _formats._rebuild(desc["name"], desc["family"], params)
-    return fmt
+        raise ValueError(f"{file!r} is not a softfp8 array file (missing or unknown "
+                         f"'format' entry: {desc!r})")
+    name, family, params = desc.get("name"), desc.get("family"), desc.get("params")
+    if (not isinstance(name, str) or family not in ("preset", "tesla", "factory")
+            or not isinstance(params, list) or len(params) != 8
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in params)
+            or not 0 <= params[5] < len(_formats.SPECIALS)
+            or not 0 <= params[6] < len(_formats.SUBNORMALS)
+            or not 1 <= params[0] <= 16 or not -(1 << 20) <= params[4] <= 1 << 20
+            or not all(0 <= params[i] <= 16 for i in (1, 2, 3, 7))):
+        raise ValueError(f"{file!r}: corrupted softfp8 format description {desc!r}")
+    return _formats._rebuild(name, family, tuple(params))
 
 
 def save(file, arr):
@@ -44,12 +53,24 @@ def save(file, arr):
 
 def load(file):
     """Load an array written by softfp8.save."""
-    with np.load(file, allow_pickle=False) as z:
+    try:
+        z = np.load(file, allow_pickle=False)
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
+        if isinstance(exc, OSError) and not isinstance(exc, EOFError) and exc.errno is not None:
+            raise  # FileNotFoundError, PermissionError, ...: they name the path
+        raise ValueError(f"{file!r} is not a softfp8 array file ({exc})") from None
+    if not hasattr(z, "files"):  # a plain .npy array
+        raise ValueError(f"{file!r} is not a softfp8 array file (a plain .npy array)")
+    with z:
         if "codes" not in z.files or "format" not in z.files:
-            raise ValueError("not a softfp8 array file (expected 'codes' and 'format' entries)")
-        desc = json.loads(str(z["format"]))
-        fmt = _rebuild(desc)
-        codes = z["codes"]
+            raise ValueError(f"{file!r} is not a softfp8 array file (expected 'codes' and "
+                             f"'format' entries, found {z.files})")
+        try:
+            desc = json.loads(str(z["format"]))
+            codes = z["codes"]
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # bad JSON, truncated
+            raise ValueError(f"{file!r}: corrupted softfp8 array file ({exc})") from None
+        fmt = _rebuild(desc, file)
     if codes.dtype != fmt.storage:
-        raise ValueError(f"softfp8 file: codes stored as {codes.dtype}, expected {fmt.storage}")
+        raise ValueError(f"{file!r}: codes stored as {codes.dtype}, expected {fmt.storage}")
     return codes.view(dtype_of(fmt))

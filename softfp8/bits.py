@@ -49,7 +49,7 @@ def _env(fmt, rounding, saturate, tininess, sr_bits):
         raise TypeError(f"saturate must be True, False or None, got {saturate!r}")
     if tininess is None:
         before = st.tininess_before
-    elif tininess in ("after", "before"):
+    elif isinstance(tininess, str) and tininess in ("after", "before"):
         before = int(tininess == "before")
     else:
         raise ValueError(f"tininess must be 'after' or 'before', got {tininess!r}")
@@ -89,15 +89,19 @@ def _flat(arr, shape, dtype):
 
 
 def _rng(env, shape, seed, random_bits):
-    """(rngp, random array) for the kernels."""
-    if env[0] != _STOCHASTIC:
-        return (0, 0, 0, 0), None
+    """(rngp, random array) for the kernels.  seed= and random_bits= are checked
+    whatever the rounding mode, so a bad value is never silently ignored."""
+    if seed is not None:
+        _check_seed(seed)
+    rb_flat = None
     if random_bits is not None:
         rb = np.asarray(random_bits)
         if rb.dtype.kind not in "ui":
             raise TypeError(f"random_bits must be an integer array (uint32), got dtype {rb.dtype}")
         if rb.size and (rb.min() < 0 or rb.max() > 0xFFFFFFFF):
-            raise ValueError("random_bits values must fit in 32 bits (0..2**32-1)")
+            bad = rb.min() if rb.min() < 0 else rb.max()
+            raise ValueError(f"random_bits values must fit in 32 bits (0..2**32-1), "
+                             f"got {int(bad)}")
         try:
             np.broadcast_shapes(rb.shape, shape)
         except ValueError:
@@ -106,7 +110,11 @@ def _rng(env, shape, seed, random_bits):
         if np.broadcast_shapes(rb.shape, shape) != tuple(shape):
             raise ValueError(f"random_bits of shape {rb.shape} does not broadcast to the "
                              f"result shape {shape}")
-        return (0, 0, 0, 0), _flat(rb, shape, np.uint32)
+        rb_flat = rb
+    if env[0] != _STOCHASTIC:
+        return (0, 0, 0, 0), None
+    if rb_flat is not None:
+        return (0, 0, 0, 0), _flat(rb_flat, shape, np.uint32)
     stream = 0
     if seed is None:
         st = _context._current()
@@ -117,10 +125,14 @@ def _rng(env, shape, seed, random_bits):
             st.counter += 1
         else:
             seed = secrets.randbits(64)
+    return (1, _check_seed(seed), stream, 0), None
+
+
+def _check_seed(seed):
     s = _as_int(seed, "seed")
     if not 0 <= s < 2**64:
         raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
-    return (1, s, stream, 0), None
+    return s
 
 
 def _finish(out, flags, shape):
@@ -298,7 +310,9 @@ def _source_codes(a, params, storage, fdt, fmt, what):
         return arr.view(storage) if arr.ndim else arr.reshape(1).view(storage).reshape(())
     if arr.dtype.kind in "ui":
         if arr.size and (arr.min() < 0 or arr.max() > np.iinfo(storage).max):
-            raise ValueError(f"{what}: bit patterns out of range for {fdt}")
+            bad = arr.min() if arr.min() < 0 else arr.max()
+            raise ValueError(f"{what}: bit pattern {int(bad)} out of range for {fdt} "
+                             f"(0..{np.iinfo(storage).max})")
         return arr
     raise TypeError(f"{what} must be a {fdt} array (or its {storage} bit patterns), got dtype "
                     f"{arr.dtype}")
@@ -374,7 +388,8 @@ def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
     if arr.dtype.kind not in "ui":
         raise TypeError(f"from_int64 needs integers, got dtype {arr.dtype}")
     if arr.size and (arr.max() > np.iinfo(np.int64).max or arr.min() < np.iinfo(np.int64).min):
-        raise ValueError("from_int64: values must fit in int64")
+        bad = arr.max() if arr.max() > np.iinfo(np.int64).max else arr.min()
+        raise ValueError(f"from_int64: values must fit in int64, got {int(bad)}")
     shape = arr.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
     src = _flat(arr, shape, np.int64)
