@@ -62,14 +62,4 @@ uint32_t sfp8x_round_integral_mode(const sfp8_format *f, uint32_t a, int mode, c
  * Codes are masked to the format's width by the core. */
 uint32_t sfp8x_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
                      uint8_t *fl);
-/* the former entry points (fast-path table builder) */
-static inline uint32_t sfp8x_binary(int op, const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
-                                    uint8_t *fl)
-{
-    return sfp8x_apply(op, f, a, b, 0, env, fl);
-}
-static inline uint32_t sfp8x_unary(int op, const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *fl)
-{
-    return sfp8x_apply(op, f, a, 0, 0, env, fl);
-}
 #endif

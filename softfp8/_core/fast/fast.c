@@ -78,7 +78,7 @@ static void *build_bin8(const sfp8f_key *k, size_t *bytes)
     for (uint32_t a = 0; a < 256; a++)
         for (uint32_t b = 0; b < 256; b++) {
             uint8_t fl = 0;
-            uint32_t r = sfp8x_binary(k->op, &k->a, a, b, &env, &fl);
+            uint32_t r = sfp8x_apply(k->op, &k->a, a, b, 0, &env, &fl);
             t[a << 8 | b] = (uint16_t)((r & 0xffu) | (uint32_t)fl << 8);
         }
     memset(t + 65536, 0, 64);
@@ -112,7 +112,7 @@ static void *build_unary(const sfp8f_key *k, size_t *bytes)
     sfp8f_key_env(k, &env);
     for (uint32_t a = 0; a < n; a++) {
         uint8_t fl = 0;
-        uint32_t r = sfp8x_unary(k->op, &k->a, a, &env, &fl);
+        uint32_t r = sfp8x_apply(k->op, &k->a, a, 0, 0, &env, &fl);
         t->val[a] = (r & 0xffffu) | (uint32_t)fl << 16;
     }
     t->u.mask = n - 1;

@@ -139,7 +139,7 @@ static inline __attribute__((always_inline)) unsigned arith16_loop(
         unsigned fl = dfl[x] | dfl[y];
         if (__builtin_expect(((bx >> 52) & 0x7ff) == 0x7ff || ((by >> 52) & 0x7ff) == 0x7ff, 0)) {
             uint8_t f8 = 0;
-            r = sfp8x_binary(op, f, x, y, env, &f8);
+            r = sfp8x_apply(op, f, x, y, 0, env, &f8);
             fl = f8;
         } else {
             uint64_t bits;
