@@ -59,7 +59,7 @@ def _family_values(key) -> np.ndarray:
     bias 0 times 2^-b), and a binary float holds m * 2^e (m odd) iff its top bit is below
     the overflow threshold - worst at bias 0 - and e is not below the float's smallest
     subnormal exponent - worst at bias 63; so biases 0 and 63 decide every bias
-    (tests/test_registry_and_api.py recomputes the ranks over all 64)."""
+    (tests/tools/test_registry_and_api.py recomputes the ranks over all 64)."""
     if key in _formats.FAMILIES:
         fam = _formats.FAMILIES[key]
         return np.concatenate([_values(fam(bias=b, subnormals=sub))
@@ -290,7 +290,7 @@ def dtype_of(fmt: Format):
         d = _ext.new_descr(_DTYPE_CLASSES[key], fmt, fmt.params)
         _DESCRS[fmt] = d
         scal = _SCALAR_TYPES[key]
-        if key not in _PARAMETRIC:
+        if key not in _PARAMETRIC and fmt == _formats.PRESETS.get(key):
             scal._default_dtype = d
     return d
 

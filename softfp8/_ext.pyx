@@ -334,7 +334,9 @@ cdef void fill_env(sfp8_env *env, tuple envp):
 
 
 cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):
-    # rngp = (seeded, seed, stream, index0); random: None or contiguous uint32 array
+    # rngp = (seeded, seed, stream, index0); `seeded` is not read (the driver draws
+    # sfp8_random_u32(seed, stream, index0 + i) whenever rounding is stochastic
+    # and no random array is given); random: None or contiguous uint32 array
     cdef const uint32_t[::1] rv
     rng.seed = rngp[1]
     rng.stream = rngp[2]
@@ -350,9 +352,16 @@ cdef inline char *_ptr(cnp.ndarray a):
     return <char *>cnp.PyArray_DATA(a)
 
 
-cdef inline void _check_1d(cnp.ndarray a, Py_ssize_t n, str what) except *:
+cdef inline void _check_1d(cnp.ndarray a, Py_ssize_t n, str what, int size=0) except *:
     if a.ndim != 1 or a.shape[0] != n or not a.flags.c_contiguous:
         raise ValueError(f"{what} must be a contiguous 1-D array of {n} elements")
+    if size and a.itemsize != size:
+        raise ValueError(f"{what} must have {size}-byte elements, got {a.itemsize}")
+
+
+cdef inline int _elem_size(const sfp8_format *f):
+    # bytes of one element of a descriptor (driver.h sfp8d_size)
+    return 1 if f.bits <= 8 else 2 if f.bits <= 16 else f.bits // 8
 
 
 def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple operands,
@@ -366,17 +375,19 @@ def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple opera
     cdef char *data[4]
     cdef Py_ssize_t strides[4]
     cdef Py_ssize_t n = out.shape[0]
-    cdef int i, k = len(operands)
+    cdef int i, kind, arity, k = len(operands)
     if not 0 <= op < X_NUM_OPS:
         raise ValueError(f"unknown operation id {op}")
-    if k > 3:
-        raise ValueError("at most three operands")
-    _check_1d(out, n, "out")
-    _check_1d(flags, n, "flags")
+    kind = sfp8x_ops[op].kind
+    arity = 3 if kind == 5 else 1 if kind in (3, 4) else 2
+    if k != arity:
+        raise ValueError(f"operation {op_table()[op][0]!r} takes {arity} operand(s), got {k}")
+    _check_1d(out, n, "out", 1 if kind in (1, 2, 4) else _elem_size(&f))
+    _check_1d(flags, n, "flags", 1)
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
     for i in range(k):
-        _check_1d(operands[i], n, "operand")
+        _check_1d(operands[i], n, "operand", _elem_size(&f))
         data[i] = _ptr(operands[i])
         strides[i] = (<cnp.ndarray>operands[i]).itemsize
     data[k] = _ptr(out)
@@ -395,7 +406,7 @@ def sum_exact(tuple params, tuple envp, tuple rngp, cnp.ndarray a):
     cdef Py_ssize_t n = a.shape[0], sa = a.itemsize
     cdef uint32_t r = 0
     cdef unsigned fl
-    _check_1d(a, n, "a")
+    _check_1d(a, n, "a", _elem_size(&f))
     fill_env(&env, envp)
     fill_rng(&rng, None, rngp)
     cdef char *pa = _ptr(a)
@@ -412,9 +423,9 @@ def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.nda
     cdef sfp8_env env
     cdef sfp8_rng rng
     cdef Py_ssize_t n = a.shape[0], sa = a.itemsize, so = out.itemsize
-    _check_1d(a, n, "a")
-    _check_1d(out, n, "out")
-    _check_1d(flags, n, "flags")
+    _check_1d(a, n, "a", _elem_size(&fs))
+    _check_1d(out, n, "out", _elem_size(&fd))
+    _check_1d(flags, n, "flags", 1)
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
     cdef char *pa = _ptr(a)
@@ -431,9 +442,9 @@ def to_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
     cdef sfp8_env env
     cdef sfp8_rng rng
     cdef Py_ssize_t n = a.shape[0], sa = a.itemsize
-    _check_1d(a, n, "a")
-    _check_1d(out, n, "out")
-    _check_1d(flags, n, "flags")
+    _check_1d(a, n, "a", _elem_size(&f))
+    _check_1d(out, n, "out", 8)
+    _check_1d(flags, n, "flags", 1)
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
     cdef char *pa = _ptr(a)
@@ -450,9 +461,9 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray 
     cdef sfp8_env env
     cdef sfp8_rng rng
     cdef Py_ssize_t n = a.shape[0], so = out.itemsize
-    _check_1d(a, n, "a")
-    _check_1d(out, n, "out")
-    _check_1d(flags, n, "flags")
+    _check_1d(a, n, "a", 8)
+    _check_1d(out, n, "out", _elem_size(&f))
+    _check_1d(flags, n, "flags", 1)
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
     cdef char *pa = _ptr(a)

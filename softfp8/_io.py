@@ -35,7 +35,17 @@ def _rebuild(desc, file):
             or not 1 <= params[0] <= 16 or not -(1 << 20) <= params[4] <= 1 << 20
             or not all(0 <= params[i] <= 16 for i in (1, 2, 3, 7))):
         raise ValueError(f"{file!r}: corrupted softfp8 format description {desc!r}")
-    return _formats._rebuild(name, family, tuple(params))
+    if family == "factory":
+        return _formats._rebuild(name, family, tuple(params))
+    # a preset or Tesla format: the registry's own object, and the file must agree with it
+    try:
+        fmt = _formats.lookup(name)
+    except (ValueError, TypeError):
+        fmt = None
+    if fmt is None or fmt._family != family or fmt.params != tuple(params):
+        raise ValueError(f"{file!r}: format description {desc!r} does not match the softfp8 "
+                         f"format named {name!r}")
+    return fmt
 
 
 def save(file, arr):
@@ -56,7 +66,7 @@ def load(file):
     try:
         z = np.load(file, allow_pickle=False)
     except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
-        if isinstance(exc, OSError) and not isinstance(exc, EOFError) and exc.errno is not None:
+        if isinstance(exc, OSError) and exc.errno is not None:
             raise  # FileNotFoundError, PermissionError, ...: they name the path
         raise ValueError(f"{file!r} is not a softfp8 array file ({exc})") from None
     if not hasattr(z, "files"):  # a plain .npy array

@@ -2,7 +2,7 @@
 
 Import order of the package, each module importing only earlier ones:
 _validation -> _registry -> _formats -> _context -> bits -> _dtypes -> _printing / _io /
-_interop -> __main__ (tests/test_import_graph.py checks it).
+_interop -> __main__ (tests/tools/test_import_graph.py checks it).
 """
 from __future__ import annotations
 

@@ -343,10 +343,7 @@ def from_float(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
     fmt = _check_format(fmt)
     arr = np.asarray(x)
     if arr.dtype not in _FLOATS:
-        if isinstance(x, float):
-            arr = np.asarray(x, dtype=np.float64)
-        else:
-            raise TypeError(f"from_float needs a float32 or float64 array, got dtype {arr.dtype}")
+        raise TypeError(f"from_float needs a float32 or float64 array, got dtype {arr.dtype}")
     return convert(arr, arr.dtype.type, fmt, rounding=rounding, saturate=saturate,
                    tininess=tininess, seed=seed, sr_bits=sr_bits, random_bits=random_bits)
 

@@ -31,8 +31,7 @@ void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
 {
     int n = acc_limbs_needed(f, k);
     a->qmin = k * ((int64_t)-f->bias - f->man_bits); /* <= the smallest quantum of either convention */
-    a->ok = n <= ACC_MAX_LIMBS;
-    a->nlimbs = a->ok ? n : ACC_MAX_LIMBS;
+    a->nlimbs = n; /* <= ACC_MAX_LIMBS for every valid format (static assert above) */
     a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
     a->nan_code = a->inf_code = 0;
     memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));

@@ -17,7 +17,6 @@
 typedef struct {
     int64_t qmin;
     int nlimbs;
-    int ok; /* 1: the format fits (always, for a valid format) */
     int nan, snan, pinf, ninf, nonzero, pos_zero, neg_zero;
     uint32_t nan_code, inf_code;
     uint64_t limb[ACC_MAX_LIMBS];
@@ -26,9 +25,9 @@ typedef struct {
 /* limbs needed for format f and k (1: values, 2: products of two values) */
 int acc_limbs_needed(const sfp8_format *f, int k);
 /* 1 if every value of f is an exact binary64 and sums of them fit the
-   fast 64-bit partial-sum tables' assumptions (the old accumulator's range) */
+   fast path's 64-bit integer partial sums (fast/fast.c build_sum) */
 int acc_binary64_exact(const sfp8_format *f);
-/* k = 2: sums of products of two values, else 1; sets a->ok */
+/* k = 2: sums of products of two values, else 1 (f must be a valid format) */
 void acc_init_k(SuperAcc *a, const sfp8_format *f, int k);
 static inline void acc_init(SuperAcc *a, const sfp8_format *f) { acc_init_k(a, f, 1); }
 /* add sig * 2^(qmin + pos), negated if neg (two's complement limbs) */

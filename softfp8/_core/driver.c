@@ -50,23 +50,20 @@ static int fast_sum(const sfp8_format *f, const char *b, ptrdiff_t sb, ptrdiff_t
     return 1;
 }
 
-/* (*first if given) + the n codes at b, rounded once; 0 if the accumulator
- * does not cover the format (the caller then adds element by element) */
-static int sum_exact(const sfp8_format *f, const sfp8_env *env, const uint32_t *first, const char *b,
-                     ptrdiff_t sb, ptrdiff_t n, uint32_t *out, unsigned *flags)
+/* (*first if given) + the n codes at b, rounded once; returns the flags */
+static unsigned sum_exact(const sfp8_format *f, const sfp8_env *env, const uint32_t *first, const char *b,
+                          ptrdiff_t sb, ptrdiff_t n, uint32_t *out)
 {
     SuperAcc sa;
     uint8_t fl = 0;
     int sz = sfp8d_size(f);
     acc_init(&sa, f);
-    if (!sa.ok) return 0;
     if (first) acc_add_value(&sa, f, *first, &fl);
     /* fast_sum leaves sa and fl alone when it declines */
     if (sz != 1 || !fast_sum(f, b, sb, n, &sa, &fl))
         for (ptrdiff_t i = 0; i < n; i++) acc_add_value(&sa, f, load_code(b + i * sb, sz), &fl);
     *out = acc_round(&sa, f, env, &fl);
-    *flags = fl;
-    return 1;
+    return fl;
 }
 
 /* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran. */
@@ -113,20 +110,21 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
     int osz = sfp8x_bool_result(op) || sfp8x_ops[op].kind == K_RELATION ? 1 : sz;
     unsigned acc = 0;
     sfp8_env e = *env;
-    const char *a = data[0], *b = data[1], *c = data[2];
+    /* NumPy passes arity + 1 pointers: read only those */
+    const char *a = data[0], *b = arity >= 2 ? data[1] : NULL, *c = arity >= 3 ? data[2] : NULL;
     char *o = data[arity];
-    ptrdiff_t sa = strides[0], sb = strides[1], sc = strides[2], so = strides[arity];
+    ptrdiff_t sa = strides[0], sb = arity >= 2 ? strides[1] : 0, sc = arity >= 3 ? strides[2] : 0;
+    ptrdiff_t so = strides[arity];
     if (n <= 0) return 0;
 
     /* NumPy's reduction of add: exact, one rounding */
     if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0) {
         uint32_t r, first = load_code(a, sz);
         if (stoch) e.random = random_bits(rng, 0);
-        if (sum_exact(f, &e, &first, b, sb, n, &r, &acc)) {
-            store_code(o, sz, r);
-            if (stoch) rng_advance(rng, env, 1);
-            return acc;
-        }
+        acc = sum_exact(f, &e, &first, b, sb, n, &r);
+        store_code(o, sz, r);
+        if (stoch) rng_advance(rng, env, 1);
+        return acc;
     }
     if (fast_run(op, f, env, data, strides, n, flout, &acc)) return acc;
 
@@ -149,28 +147,16 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
 unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
                    ptrdiff_t n, uint32_t *out)
 {
-    int sz = sfp8d_size(f);
-    unsigned acc = 0;
     sfp8_env e = *env;
-    uint32_t r;
-    if (env->rounding == SFP8_ROUND_STOCHASTIC) {
-        e.random = random_bits(rng, 0);
-        rng_advance(rng, env, 1);
-    }
     if (n <= 0) {
         *out = sfp8x_small_int(f, 0);
         return 0;
     }
-    if (sum_exact(f, &e, NULL, a, sa, n, out, &acc)) return acc;
-    /* a format the accumulator does not cover: left to right, rounding each step */
-    r = load_code(a, sz);
-    for (ptrdiff_t i = 1; i < n; i++) {
-        uint8_t fl = 0;
-        r = sfp8_add(f, r, load_code(a + i * sa, sz), &e, &fl);
-        acc |= fl;
+    if (env->rounding == SFP8_ROUND_STOCHASTIC) {
+        e.random = random_bits(rng, 0);
+        rng_advance(rng, env, 1); /* one rounding: one random word */
     }
-    *out = r;
-    return acc;
+    return sum_exact(f, &e, NULL, a, sa, n, out);
 }
 
 unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,

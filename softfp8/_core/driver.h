@@ -49,8 +49,8 @@ static inline int sfp8d_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f
 unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
                    const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout);
 
-/* the exact sum of n >= 0 codes rounded once into f (an empty sum is +0); formats
- * too wide for the exact accumulator are added left to right instead */
+/* the exact sum of n >= 0 codes rounded once into f (an empty sum is +0, with no
+ * rounding and no random word drawn) */
 unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
                    ptrdiff_t n, uint32_t *out);
 

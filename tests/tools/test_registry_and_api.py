@@ -319,3 +319,25 @@ def test_import_computes_ranks_without_filling_the_table_cache():
                           timeout=120, cwd=Path(softfp8.__file__).resolve().parent.parent)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "0"
+
+
+def test_load_refuses_a_preset_name_with_other_parameters(tmp_path):
+    """A file that names a preset (or Tesla family) must carry that format's own
+    parameters; it cannot redefine the preset's scalar type for the process."""
+    import json
+
+    softfp8.e4m3.dtype  # noqa: B018 - the preset's descriptor exists
+    bad = {"softfp8": 1, "name": "e4m3", "family": "preset", "params": [8, 1, 5, 2, 15, 0, 0, 0]}
+    path = tmp_path / "bad.npz"
+    np.savez(path, codes=np.zeros(2, np.uint8), format=np.array(json.dumps(bad)))
+    with pytest.raises(ValueError, match="does not match"):
+        softfp8.load(path)
+    bad = {"softfp8": 1, "name": "nope(bias=1)", "family": "tesla", "params": [8, 1, 4, 3, 1, 3, 1, 1]}
+    np.savez(path, codes=np.zeros(2, np.uint8), format=np.array(json.dumps(bad)))
+    with pytest.raises(ValueError, match="does not match"):
+        softfp8.load(path)
+    # the preset's scalar type still makes E4M3 values (1.0 is 0x38 in E4M3, 0x3c in E5M2)
+    assert softfp8.e4m3.type(1.0).code == 0x38
+    good = softfp8.cfloat8_143(bias=20)
+    softfp8.save(tmp_path / "ok.npz", np.ones(3, good.dtype))
+    assert softfp8.load(tmp_path / "ok.npz").dtype == good.dtype

@@ -88,8 +88,9 @@ static void *build_bin8(const sfp8f_key *k, size_t *bytes)
 
 const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
 {
-    if (!sfp8f_enabled() || f->bits > 8 || !X_IS_BINARY(op) || !sfp8f_usable_env(env)) return NULL;
+    /* env-free operations have one table whatever the context (stochastic too) */
     if (sfp8x_env_free(op)) env = &sfp8f_free_env;
+    if (!sfp8f_enabled() || f->bits > 8 || !X_IS_BINARY(op) || !sfp8f_usable_env(env)) return NULL;
     return sfp8f_cached(T_BIN8, op, f, NULL, env, build_bin8, n, 65536);
 }
 
@@ -123,8 +124,9 @@ static void *build_unary(const sfp8f_key *k, size_t *bytes)
 
 const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
 {
-    if (!sfp8f_enabled() || f->bits > 16 || !X_IS_UNARY(op) || !sfp8f_usable_env(env)) return NULL;
+    /* env-free operations have one table whatever the context (stochastic too) */
     if (sfp8x_env_free(op)) env = &sfp8f_free_env;
+    if (!sfp8f_enabled() || f->bits > 16 || !X_IS_UNARY(op) || !sfp8f_usable_env(env)) return NULL;
     return sfp8f_cached(T_UNARY, op, f, NULL, env, build_unary, n, (ptrdiff_t)1 << f->bits);
 }
 
@@ -180,10 +182,10 @@ const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, 
  * compressed key (fast.h, sfp8f_key32 / sfp8f_key64).  Each key entry is the
  * core's rounding of one member of the key's class; the claim is that every
  * member of a class rounds the same way in the formats sfp8f_from_float_ok
- * accepts.  Proven equal by tests/test_fast_paths.py::test_key_class_members_are_classes,
+ * accepts.  Proven equal by tests/fast/test_fast_paths.py::test_key_class_members_are_classes,
  * ::test_cast_float32_key_classes, ::test_cast_float_structured,
  * ::test_cast_float32_random, ::test_cast_float64_random, and under every
- * calling convention by tests/test_fast_layouts.py::test_cast_layouts and
+ * calling convention by tests/fast/test_fast_layouts.py::test_cast_layouts and
  * ::test_direct_from_float. */
 uint32_t sfp8f_key64(uint64_t b)
 {
@@ -505,9 +507,9 @@ unsigned sfp8f_run_sum(const sfp8f_sum *t, const char *a, ptrdiff_t sa, ptrdiff_
  * binary64, the sum rounded to odd (sfp8f_odd_sum), then the binary64 key
  * table (built by the core); NaN/infinity operands and zero sums take the
  * core.  Operand tables have 256 entries built by the core for every byte.
- * Proven equal by tests/test_fast_arith.py::test_fma_exhaustive_nearest_even
+ * Proven equal by tests/fast/test_fast_arith.py::test_fma_exhaustive_nearest_even
  * and ::test_fma_random_all_configs, and under every calling convention by
- * tests/test_fast_layouts.py::test_fma_layouts. */
+ * tests/fast/test_fast_layouts.py::test_fma_layouts. */
 static void *build_fma(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;

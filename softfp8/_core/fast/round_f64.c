@@ -4,9 +4,9 @@
  * DERIVED from core.c round_pack: sfp8f_rounder / round_f64 /
  * sfp8f_round_doubles are round_pack specialised to a binary64 source and
  * IEEE subnormals, per rounding mode.  Proven equal by
- * tests/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs,
+ * tests/fast/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs,
  * ::test_matmul_paths, and under every calling convention by
- * tests/test_fast_layouts.py::test_arith16_layouts.
+ * tests/fast/test_fast_layouts.py::test_arith16_layouts.
  *
  * The 16-bit kernel is a scalar loop: element i's operands are read before
  * output i is written, so it is correct for any overlap (fast.h). */
@@ -72,7 +72,7 @@ const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdif
  * subnormals (see sfp8f_rounder for the formats), one copy per rounding mode
  * (MODE is a constant in every caller); overflow results and their flags come
  * from the core (sfp8f_rounder).  Proven equal by
- * tests/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs
+ * tests/fast/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs
  * (16-bit add/sub/mul) and ::test_matmul_paths (binary32 results). */
 
 static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint64_t K, uint64_t rem,

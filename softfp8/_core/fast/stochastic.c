@@ -6,9 +6,9 @@
  * chosen by the core's rule t + R >= 2^N with t = floor(fraction * 2^N) and R
  * the element's counter-based random bits (rng.h, the core's generator);
  * everything else takes the core.  Proven equal by
- * tests/test_fast_arith.py::test_stochastic_cast, and under several layouts
+ * tests/fast/test_fast_arith.py::test_stochastic_cast, and under several layouts
  * (strides, zero strides, unaligned, out= buffers) by
- * tests/test_fast_layouts.py::test_stochastic_layouts.
+ * tests/fast/test_fast_layouts.py::test_stochastic_layouts.
  *
  * The kernel is a scalar loop: correct for any overlap (fast.h). */
 #include <stdlib.h>

@@ -17,7 +17,6 @@ typedef struct {
                       only for the loop environment's default saturation */
 } Endpoint;
 
-static const sfp8_format binary16_fmt = {16, 1, 5, 10, 15, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
 
 typedef struct {
     LoopData ld;
@@ -38,7 +37,7 @@ static int endpoint_of(PyArray_Descr *d, Endpoint *e)
         e->kind = K_INT; return 0;
     case NPY_UBYTE: case NPY_USHORT: case NPY_UINT: case NPY_ULONG: case NPY_ULONGLONG:
         e->kind = K_UINT; return 0;
-    case NPY_HALF: e->kind = K_FLOAT; e->f = binary16_fmt; return 0;
+    case NPY_HALF: e->kind = K_FLOAT; e->f = sfp8_presets[SFP8_FLOAT16].format; /* binary16 */ return 0;
     case NPY_FLOAT: e->kind = K_FLOAT; e->f = sfp8_binary32; return 0;
     case NPY_DOUBLE: e->kind = K_FLOAT; e->f = sfp8_binary64; return 0;
     case NPY_LONGDOUBLE: e->kind = K_LDOUBLE; e->f = sfp8_binary64; return 0;

@@ -335,7 +335,9 @@ static npy_bool arr_nonzero(void *data, void *arr)
 
 static int arr_fill(void *buffer, npy_intp length, void *arr)
 {
-    /* arange: start + i * delta, computed in float64 and rounded once */
+    /* arange: start + i * delta computed in binary64 (delta, the product and the
+       sum each exact only while they fit 53 bits), then rounded into the format
+       by the core: up to two roundings, like NumPy's own float16 fill */
     PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
     const sfp8_format *f = descr_fmt(d);
     int sz = (int)d->elsize;
@@ -416,7 +418,12 @@ static int get_constant(PyArray_Descr *descr, int id, void *data)
     case NPY_CONSTANT_inf:
     case NPY_CONSTANT_ninf:
         if (f->specials != SFP8_SPECIALS_IEEE || (id == NPY_CONSTANT_ninf && !f->is_signed)) return 0;
-        c = (((uint32_t)1 << f->exp_bits) - 1) << f->man_bits;
+        {
+            /* the core's conversion of binary64 infinity (no saturation) */
+            const sfp8_env exact = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+            uint8_t fl = 0;
+            c = (uint32_t)sfp8_convert(&sfp8_binary64, f, (uint64_t)0x7FF << 52, &exact, &fl);
+        }
         if (id == NPY_CONSTANT_ninf) c = sfp8_neg(f, c);
         break;
     case NPY_CONSTANT_nan:
@@ -458,8 +465,13 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
     cname = PyUnicode_AsUTF8(name);
     if (!cname) return NULL;
     tp_name = PyMem_Malloc(strlen(cname) + 16);
-    sprintf(tp_name, "softfp8.%s", cname);
     cls = PyMem_Calloc(1, sizeof(PyArray_DTypeMeta));
+    if (!tp_name || !cls) {
+        PyMem_Free(tp_name);
+        PyMem_Free(cls);
+        return PyErr_NoMemory();
+    }
+    sprintf(tp_name, "softfp8.%s", cname);
     t = (PyTypeObject *)cls;
     {
         PyTypeObject proto = {PyVarObject_HEAD_INIT(NULL, 0)};

@@ -11,7 +11,7 @@ static PyObject *make_scalar(PyArray_Descr *descr, uint32_t code)
     PyTypeObject *t = families[fam].scalar_type;
     ScalarObject *s = (ScalarObject *)t->tp_alloc(t, 0);
     if (!s) return NULL;
-    s->code = code;
+    s->code = code & sfp8_code_mask(descr_fmt(descr)); /* codes above the width: ignored */
     s->descr = (PyObject *)descr;
     Py_INCREF(descr);
     return (PyObject *)s;
@@ -20,7 +20,7 @@ static PyObject *make_scalar(PyArray_Descr *descr, uint32_t code)
 PyObject *sfp8_getitem(PyArray_Descr *descr, char *data)
 {
     /* codes above the format's width are ignored, as everywhere */
-    return make_scalar(descr, load_code(data, (int)descr->elsize) & sfp8_code_mask(descr_fmt(descr)));
+    return make_scalar(descr, load_code(data, (int)descr->elsize));
 }
 
 /* ---- Python objects -> codes: every value is read exactly and rounded once ---- */
