@@ -145,6 +145,10 @@ uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t 
                           const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env, uint8_t *flags);
 
+/* ---- elementary functions, correctly rounded: the exact mathematical result
+ * rounded once in env's mode, with flags (SPEC section 7) ---- */
+uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+
 /* NumPy/Python semantics, exact with one rounding: floordiv = floor(a/b),
  * remainder = a - b*floor(a/b) (sign of b).  b = 0 behaves as division. */
 uint32_t sfp8_floordiv (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "rng.h"
+#include "core_x.h"
 
 typedef unsigned __int128 u128;
 
@@ -1083,4 +1084,47 @@ uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     unpack(f, up, &n, &scratch);
     /* n - x, both positive magnitudes, exact then one rounding */
     return (uint32_t)add_finite(f, env, x.sign, n.sig, n.exp, !x.sign, x.sig, x.exp, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Internal interface for the other core files (core_x.h)                    */
+/* ------------------------------------------------------------------------ */
+
+void sfp8x_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *v, uint8_t *flags)
+{
+    unpacked u;
+    unpack(f, a, &u, flags);
+    v->kind = u.kind == K_ZERO ? SFP8X_ZERO : u.kind == K_FINITE ? SFP8X_FINITE : u.kind == K_INF ? SFP8X_INF : SFP8X_NAN;
+    v->sign = u.sign;
+    v->snan = u.snan;
+    v->sig = u.sig;
+    v->exp = u.exp;
+    v->code = u.code;
+}
+
+int sfp8x_nan_operand(const sfp8_format *f, const sfp8x_val *a, const sfp8x_val *b, uint32_t *res,
+                      uint8_t *flags)
+{
+    unpacked ua, ub;
+    uint64_t r;
+    if (a) { ua.kind = a->kind == SFP8X_NAN ? K_NAN : K_FINITE; ua.sign = a->sign; ua.snan = a->snan; ua.code = a->code; }
+    if (b) { ub.kind = b->kind == SFP8X_NAN ? K_NAN : K_FINITE; ub.sign = b->sign; ub.snan = b->snan; ub.code = b->code; }
+    if (!any_nan3(f, a ? &ua : NULL, b ? &ub : NULL, NULL, &r, flags)) return 0;
+    *res = (uint32_t)r;
+    return 1;
+}
+
+uint32_t sfp8x_invalid(const sfp8_format *f, uint8_t *flags) { return (uint32_t)invalid_nan(f, flags); }
+
+uint32_t sfp8x_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t *flags)
+{
+    return (uint32_t)pack_inf(f, env, sign, flags);
+}
+
+uint32_t sfp8x_zero(const sfp8_format *f, int sign) { return (uint32_t)pack_zero(f, sign); }
+
+uint32_t sfp8x_round(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                     int sticky, uint8_t *flags)
+{
+    return (uint32_t)sfp8_round_value(f, sign, sig, exp, sticky, env, flags);
 }

@@ -1,0 +1,84 @@
+/*
+ * Correctly rounded elementary functions: the shared machinery (elem.c).
+ *
+ * Every function computes the exact mathematical result of the operands'
+ * exact values and rounds it ONCE through the core's round-and-pack
+ * (sfp8x_round), in every rounding mode, stochastic included.  Two kinds of
+ * result:
+ *
+ *  - dyadic results (exp(0) = 1, cbrt(-8) = -2, power(2, 3) = 8, hypot(3, 4)
+ *    = 5, log2(8) = 3, ...): detected by the function from the operands and
+ *    rounded exactly with sfp8e_exact() (exact means no flag at all when the
+ *    value is representable);
+ *  - every other result is not a dyadic rational (transcendental, or
+ *    rational with an odd denominator), so it is never a rounding boundary
+ *    of any mode, and Ziv's strategy decides it: an approximation y with a
+ *    proven error bound err, |exact - y| <= err, is rounded if every value of
+ *    the open interval (y - err, y + err) rounds to the same code with the
+ *    same flags (sfp8e_round_d / sfp8e_round_q; rounding is monotone in the
+ *    value for a fixed mode and fixed random bits, flags included).  First in
+ *    binary64 with libm (fast), then, if undecided, in binary128 (libquadmath
+ *    on x86-64, long double where it is binary128).  A result still undecided
+ *    at binary128 would have to lie within ~2^-100 relative of a boundary; it
+ *    is then rounded from the binary128 approximation (sfp8e_round_last).
+ *
+ * Results outside binary64's / binary128's exponent range: the functions
+ * carry a separate power of two (`scale`): the value is y * 2^scale.
+ */
+#ifndef SOFTFP8_ELEM_H
+#define SOFTFP8_ELEM_H
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "core_x.h"
+
+/* ---- binary128 ---- */
+#if defined(__SIZEOF_FLOAT128__) && (defined(__x86_64__) || defined(__i386__))
+#include <quadmath.h>
+typedef __float128 sfp8q;
+#define QF(fn) fn##q /* QF(exp)(x) = expq(x) */
+#define QC(c) c##Q   /* binary128 literal */
+#elif LDBL_MANT_DIG == 113
+typedef long double sfp8q;
+#define QF(fn) fn##l
+#define QC(c) c##L
+#else
+#error "softfp8's elementary functions need binary128 (__float128 with libquadmath, or a binary128 long double)"
+#endif
+
+/* Error bounds to pass as err (relative to |y|): libm's binary64 functions of
+ * glibc are documented within a few ulps; 2^-48 allows 32 ulps.  libquadmath's
+ * within a few ulps of 2^-112; 2^-104 allows 256. */
+#define SFP8E_REL_D 0x1p-48
+#define SFP8E_REL_Q QC(0x1p-104)
+
+/* The value of a finite non-zero operand as binary64 / binary128 times 2^*scale:
+ * the significand (exact: at most 16 bits) times 2^(exp - *scale), where *scale
+ * is 0 when the value fits the type's normal range, else the excess. */
+double sfp8e_to_d(const sfp8x_val *v, int64_t *scale);
+sfp8q sfp8e_to_q(const sfp8x_val *v, int64_t *scale);
+
+/* Round the exact non-dyadic value (-1)^sign * y * 2^scale, known to satisfy
+ * |exact - y*2^scale| <= err*2^scale, y > 0, err >= 0.  Returns 1 with *out and
+ * the flags (ORed into *flags) when the interval decides every mode, else 0
+ * (nothing written).  y, err: binary64 (_d) or binary128 (_q). */
+int sfp8e_round_d(const sfp8_format *f, const sfp8_env *env, int sign, double y, double err, int64_t scale,
+                  uint32_t *out, uint8_t *flags);
+int sfp8e_round_q(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, sfp8q err, int64_t scale,
+                  uint32_t *out, uint8_t *flags);
+/* Last resort after sfp8e_round_q failed: round (-1)^sign * y * 2^scale as a
+ * non-dyadic value just above y (inexact). */
+uint32_t sfp8e_round_last(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, int64_t scale,
+                          uint8_t *flags);
+/* An exact dyadic result (-1)^sign * sig * 2^exp (sig = 0: a signed zero). */
+uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                     uint8_t *flags);
+/* (-1)^sign * (sig * 2^exp + dir * tiny), dir = +1 or -1: a value strictly
+ * between sig * 2^exp and its neighbour at 2^-63 relative distance, for
+ * arguments so small that only the sign of the correction matters
+ * (exp(x) = 1 + x + ..., sin(x) = x - ..., for |x| below ~2^-40). */
+uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                         int dir, uint8_t *flags);
+
+#endif
