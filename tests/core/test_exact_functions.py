@@ -121,23 +121,32 @@ def _check(fmt, name, cfg, got, gotf, exp, expf, cls, operands):
     return got.size
 
 
+def _every_config(fmt, name, operands, built, copy=None):
+    """bits.<name>(operands) against the table `built` in all 24 configurations;
+    where copy is set the expected code is the second operand itself"""
+    table, idx, opfl = built
+    fn = getattr(sfb, name)
+    n = 0
+    for mode, sat, tin in CONFIGS:
+        exp, expf, cls = table.evaluate(idx, mode, sat, tin)
+        if copy is not None:
+            exp, cls = np.where(copy, operands[1], exp), cls & ~copy
+        got, gotf = fn(ref.to_softfp8(softfp8, fmt), *operands, rounding=mode, saturate=sat,
+                       tininess=tin)
+        n += _check(fmt, name, (mode, sat, tin), got, gotf, exp, expf | opfl, cls, operands)
+    return n
+
+
 # ------------------------------------------------------- exhaustive, 8-bit ----
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_fmod_exhaustive(fmt):
-    sfmt = ref.to_softfp8(softfp8, fmt)
-    table, idx, opfl = _table(fmt, [ref_fmod(fmt, a, b) for a in range(256) for b in range(256)])
-    n = 0
-    for mode, sat, tin in CONFIGS:
-        exp, expf, cls = table.evaluate(idx, mode, sat, tin)
-        got, gotf = sfb.fmod(sfmt, A, B, rounding=mode, saturate=sat, tininess=tin)
-        n += _check(fmt, "fmod", (mode, sat, tin), got, gotf, exp, expf | opfl, cls, (A, B))
-    assert n == 65536 * 24
+    built = _table(fmt, [ref_fmod(fmt, a, b) for a in range(256) for b in range(256)])
+    assert _every_config(fmt, "fmod", (A, B), built) == 65536 * 24
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_heaviside_exhaustive(fmt):
-    sfmt = ref.to_softfp8(softfp8, fmt)
     items, copy = [], np.zeros(65536, bool)
     one = ("F", 0, ref._dy(1, 0))
     for i, (a, h) in enumerate(zip(A.tolist(), B.tolist())):
@@ -151,15 +160,7 @@ def test_heaviside_exhaustive(fmt):
             items.append((("Z", 0), fl))
         else:
             items.append((("Z", 0) if x[1] else one, fl))
-    table, idx, opfl = _table(fmt, items)
-    n = 0
-    for mode, sat, tin in CONFIGS:
-        exp, expf, cls = table.evaluate(idx, mode, sat, tin)
-        exp = np.where(copy, B, exp)
-        cls = cls & ~copy
-        got, gotf = sfb.heaviside(sfmt, A, B, rounding=mode, saturate=sat, tininess=tin)
-        n += _check(fmt, "heaviside", (mode, sat, tin), got, gotf, exp, expf | opfl, cls, (A, B))
-    assert n == 65536 * 24
+    assert _every_config(fmt, "heaviside", (A, B), _table(fmt, items), copy) == 65536 * 24
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
@@ -198,16 +199,10 @@ def test_frexp_exhaustive(fmt):
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_ldexp_exhaustive(fmt):
-    sfmt = ref.to_softfp8(softfp8, fmt)
     a = np.repeat(CODES, LDEXP_K.size)
     k = np.tile(LDEXP_K, 256)
-    table, idx, opfl = _table(fmt, [ref_ldexp(fmt, x, y) for x, y in zip(a.tolist(), k.tolist())])
-    n = 0
-    for mode, sat, tin in CONFIGS:
-        exp, expf, cls = table.evaluate(idx, mode, sat, tin)
-        got, gotf = sfb.ldexp(sfmt, a, k, rounding=mode, saturate=sat, tininess=tin)
-        n += _check(fmt, "ldexp", (mode, sat, tin), got, gotf, exp, expf | opfl, cls, (a, k))
-    assert n == 256 * 81 * 24
+    built = _table(fmt, [ref_ldexp(fmt, x, y) for x, y in zip(a.tolist(), k.tolist())])
+    assert _every_config(fmt, "ldexp", (a, k), built) == 256 * 81 * 24
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
