@@ -350,3 +350,26 @@ def test_frexp_where_half_is_out_of_range():
     (m, e), fl = sfb.frexp(f, [0x38, 0xb8])
     assert list(m) == [0x7f, 0xff] and list(e) == [-32, -32]
     assert list(fl) == [ref.OVERFLOW | ref.INEXACT] * 2
+
+
+# ------------------------------------------------------------- CLI calc ----
+
+def _calc(*argv):
+    from softfp8.__main__ import build_parser
+    lines = []
+    ns = build_parser().parse_args(["calc", *argv])
+    assert ns.func(ns, out=lines.append) == 0
+    return lines[0]
+
+
+def test_cli_calc_two_result_and_int_operand_kinds():
+    assert _calc("e4m3", "modf", "0xc4") == "0x80  -0.0  0xc4  -3.0  flags: none"
+    assert _calc("e4m3", "frexp", "0x3c") == "0x34  0.75  exp 1  flags: none"
+    assert _calc("e4m3", "divmod", "0x48", "0x38") == "0x48  4.0  0x00  0.0  flags: none"
+    assert _calc("e4m3", "ldexp", "0x38", "-3") == "0x20  0.125  flags: none"
+    assert _calc("e4m3", "ldexp", "0x38", "100") == "0x7f  nan  flags: INEXACT|OVERFLOW"
+    assert _calc("cfloat8_143", "frexp", "0x38", "--bias", "40").endswith(
+        "exp -32  flags: INEXACT|OVERFLOW")
+    from softfp8.__main__ import UsageError
+    with pytest.raises(UsageError, match="bad integer operand 'x'"):
+        _calc("e4m3", "ldexp", "0x38", "x")
