@@ -134,7 +134,8 @@ def test_ldexp_exponent_types(fmt):
     k = np.random.default_rng(5).integers(-30, 31, 50)
     want = sfb.ldexp(fmt, a, k)[0]
     with np.errstate(all="ignore"):
-        for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32):
+        for t in (np.int8, np.int16, np.int32, np.int64, np.longlong, np.intc, np.int_,
+                  np.uint8, np.uint16, np.uint32, np.uintc):
             kk = k.astype(t) if np.dtype(t).kind == "i" else np.abs(k).astype(t)
             ww = want if np.dtype(t).kind == "i" else sfb.ldexp(fmt, a, np.abs(k))[0]
             np.testing.assert_array_equal(_bits_of(np.ldexp(_v(fmt, a), kk), fmt), ww, err_msg=str(t))
@@ -145,8 +146,9 @@ def test_ldexp_exponent_types(fmt):
                                           sfb.ldexp(fmt, a, big)[0])
     # uint64 has no safe cast to int64: refused, as NumPy refuses it for float16
     for arr in (np.ones(2, np.float16), _v(fmt, a[:2])):
-        with pytest.raises(TypeError):
-            np.ldexp(arr, np.array([1, 2], np.uint64))
+        for t in (np.uint64, np.ulonglong):
+            with pytest.raises(TypeError):
+                np.ldexp(arr, np.array([1, 2], t))
     with pytest.raises(OverflowError):
         np.ldexp(_v(fmt, a), 2**70)
 

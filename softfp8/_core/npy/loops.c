@@ -176,11 +176,22 @@ static int ldexp_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
 
 static int add_ldexp_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls)
 {
-    PyArray_DTypeMeta *ints[] = {&PyArray_Int8DType,  &PyArray_Int16DType,  &PyArray_Int32DType,
-                                 &PyArray_UInt8DType, &PyArray_UInt16DType, &PyArray_UInt32DType,
-                                 &PyArray_PyLongDType};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        PyObject *items[3] = {(PyObject *)cls, (PyObject *)ints[i], Py_None};
+    /* every C integer type (long and long long are distinct DTypes even where
+       both are 64-bit), but not the loop's own int64 nor 64-bit unsigned types */
+    static const int types[] = {NPY_BYTE,  NPY_SHORT,  NPY_INT,  NPY_LONG,  NPY_LONGLONG,
+                                NPY_UBYTE, NPY_USHORT, NPY_UINT, NPY_ULONG, NPY_ULONGLONG};
+    PyObject *items[3] = {(PyObject *)cls, (PyObject *)&PyArray_PyLongDType, Py_None};
+    if (add_promoter_fn(ufunc, items, 3, ldexp_promoter) < 0) return -1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        PyArray_Descr *d = PyArray_DescrFromType(types[i]);
+        PyArray_DTypeMeta *dt;
+        int skip;
+        if (!d) return -1;
+        dt = (PyArray_DTypeMeta *)Py_TYPE(d);
+        skip = dt == &PyArray_Int64DType || (PyDataType_ISUNSIGNED(d) && PyDataType_ELSIZE(d) >= 8);
+        Py_DECREF(d);
+        if (skip) continue;
+        items[1] = (PyObject *)dt;
         if (add_promoter_fn(ufunc, items, 3, ldexp_promoter) < 0) return -1;
     }
     return 0;
