@@ -1,7 +1,7 @@
 /*
- * NumPy glue: matmul loops (exact dot products, one rounding per output
- * element; a binary64 BLAS path when every partial sum is exact) and the
- * matmul_wide gufunc with float32 / float64 results.
+ * NumPy glue: matmul, vecdot, matvec and vecmat loops (exact dot products,
+ * one rounding per output element; a binary64 BLAS path when every partial
+ * sum is exact) and the matmul_wide gufunc with float32 / float64 results.
  */
 #include "glue.h"
 #include "accum.h"
