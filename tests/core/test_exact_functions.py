@@ -278,6 +278,33 @@ def test_logical_not_exhaustive(fmt):
     assert int(want.sum()) >= 1
 
 
+TESLA = [f for f in FORMATS if f.subnormals == "tesla"]
+
+
+@pytest.mark.parametrize("fmt", TESLA, ids=[f.name for f in TESLA])
+def test_stochastic_random_bits_in_tesla_gaps(fmt):
+    """fmod and ldexp results in a Tesla gap or beyond the range are rounded
+    stochastically with the caller's random bits (R = low sr_bits bits) as the model
+    rounds them."""
+    sfmt = ref.to_softfp8(softfp8, fmt)
+    rng = np.random.default_rng(99)
+    k = np.tile(LDEXP_K, 256)
+    a = np.repeat(CODES, LDEXP_K.size)
+    cases = (("fmod", (A, B), _table(fmt, [ref_fmod(fmt, x, y) for x in range(256) for y in range(256)])),
+             ("ldexp", (a, k), _table(fmt, [ref_ldexp(fmt, x, y) for x, y in zip(a.tolist(), k.tolist())])))
+    n = inexact = 0
+    for name, operands, (table, idx, opfl) in cases:
+        for N in (32, 3):
+            R = rng.integers(0, 2**32, size=idx.shape, dtype=np.uint32)
+            exp, expf, cls = table.evaluate(idx, "stochastic", False, "after", R=R, N=N)
+            got, gotf = getattr(sfb, name)(sfmt, *operands, rounding="stochastic", sr_bits=N,
+                                           random_bits=R)
+            n += _check(fmt, name, ("stochastic", N), got, gotf, exp, expf | opfl, cls, operands)
+            inexact += int((gotf & ref.INEXACT).astype(bool).sum())
+    assert n == (65536 + 256 * 81) * 2
+    assert inexact > 100  # the stochastic rounding was exercised
+
+
 # ------------------------------------------------------- 16-bit, samples ----
 
 SIXTEEN = [ref.preset("float16"), ref.preset("bfloat16"), ref.preset("uhp"),
