@@ -207,14 +207,26 @@ def parse_code(fmt, text: str) -> int:
     return code
 
 
+def parse_int(text: str) -> int:
+    """an integer operand (ldexp's exponent), decimal or 0x hex, any sign"""
+    t = text.strip().lower()
+    try:
+        return int(t, 0)
+    except ValueError:
+        raise UsageError(f"bad integer operand {text!r}") from None
+
+
 def cmd_calc(args, out=print) -> int:
     fmt = resolve_format(args.format, args.bias, args.subnormals)
     need = ARITY[args.op]
     if len(args.operands) != need:
         raise UsageError(f"{args.op} takes {need} operand{'s' if need > 1 else ''}, "
                          f"got {len(args.operands)}")
-    codes = [parse_code(fmt, t) for t in args.operands]
     op = OPERATIONS[args.op]
+    if op.kind == "binary_i64":  # ldexp: the second operand is an integer exponent
+        codes = [parse_code(fmt, args.operands[0]), parse_int(args.operands[1])]
+    else:
+        codes = [parse_code(fmt, t) for t in args.operands]
     opts = {}
     if op.rounds:
         opts = {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess}
@@ -225,13 +237,17 @@ def cmd_calc(args, out=print) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     result, flags = (res, 0) if op.noflags else res
-    result, flags = int(result), int(flags)
+    flags = int(flags)
     if op.kind in ("compare", "predicate"):
         text = str(bool(result))
     elif op.kind == "relation":
-        text = RELATIONS[result]
+        text = RELATIONS[int(result)]
+    elif op.kind == "unary_i32":  # frexp: mantissa code, int exponent
+        text = f"{fmt_code(fmt, int(result[0]))}  {fmt_value(fmt.decode(int(result[0])))}  exp {int(result[1])}"
+    elif op.nout == 2:  # divmod, modf: two codes
+        text = "  ".join(f"{fmt_code(fmt, int(r))}  {fmt_value(fmt.decode(int(r)))}" for r in result)
     else:
-        text = f"{fmt_code(fmt, result)}  {fmt_value(fmt.decode(result))}"
+        text = f"{fmt_code(fmt, int(result))}  {fmt_value(fmt.decode(int(result)))}"
     out(f"{text}  flags: {flag_names(flags)}")
     return 0
 
@@ -286,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     fmt_opts(sp)
     sp.add_argument("op", choices=sorted(ARITY))
     sp.add_argument("operands", nargs="*", metavar="CODE",
-                    help="operand codes, hex (0x5c) or decimal (92)")
+                    help="operand codes, hex (0x5c) or decimal (92); ldexp's second "
+                         "operand is an integer exponent (e.g. -3)")
     sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
     sat = sp.add_mutually_exclusive_group()
     sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,

@@ -69,6 +69,8 @@ cdef extern from "ops.h":
         int identity
     enum: X_NUM_OPS
     const sfp8x_opinfo sfp8x_ops[]
+    int sfp8x_arity(int op)
+    int sfp8x_nout(int op)
 
 cdef extern from "fast.h":
     int sfp8f_enabled()
@@ -110,7 +112,8 @@ cdef extern from "fast.h":
                                const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o,
                                ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
 
-_KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary")
+_KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary",
+          "unary2", "unary_i32", "binary2", "binary_i64")
 _IDENTITIES = (None, 0, 1)
 
 
@@ -365,33 +368,43 @@ cdef inline int _elem_size(const sfp8_format *f):
 
 
 def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple operands,
-        cnp.ndarray out, cnp.ndarray flags):
+        object out, cnp.ndarray flags):
     """Element operation `op` (an index of op_table()) over contiguous 1-D operands
-    (codes in the format's storage dtype); results into out, one flag byte per
-    element into flags (the array driver, driver.h)."""
+    (codes in the format's storage dtype; the int operand of a binary_i64 op as
+    int64); results into out (a tuple of two arrays for the two-result kinds, the
+    second int32 for unary_i32), one flag byte per element into flags (the array
+    driver, driver.h)."""
     cdef sfp8_format f = to_format(params)
     cdef sfp8_env env
     cdef sfp8_rng rng
-    cdef char *data[4]
-    cdef Py_ssize_t strides[4]
-    cdef Py_ssize_t n = out.shape[0]
-    cdef int i, kind, arity, k = len(operands)
+    cdef char *data[5]
+    cdef Py_ssize_t strides[5]
+    cdef Py_ssize_t n
+    cdef int i, kind, arity, nout, k = len(operands)
     if not 0 <= op < X_NUM_OPS:
         raise ValueError(f"unknown operation id {op}")
     kind = sfp8x_ops[op].kind
-    arity = 3 if kind == 5 else 1 if kind in (3, 4) else 2
+    arity = sfp8x_arity(op)
+    nout = sfp8x_nout(op)
     if k != arity:
         raise ValueError(f"operation {op_table()[op][0]!r} takes {arity} operand(s), got {k}")
-    _check_1d(out, n, "out", 1 if kind in (1, 2, 4) else _elem_size(&f))
+    outs = tuple(out) if nout == 2 else (out,)
+    if len(outs) != nout or not all(isinstance(o, cnp.ndarray) for o in outs):
+        raise ValueError(f"operation {op_table()[op][0]!r} needs {nout} result array(s)")
+    n = (<cnp.ndarray>outs[0]).shape[0]
+    _check_1d(outs[0], n, "out", 1 if kind in (1, 2, 4) else _elem_size(&f))
+    if nout == 2:
+        _check_1d(outs[1], n, "out", 4 if kind == 7 else _elem_size(&f))
     _check_1d(flags, n, "flags", 1)
     fill_env(&env, envp)
     fill_rng(&rng, random, rngp)
     for i in range(k):
-        _check_1d(operands[i], n, "operand", _elem_size(&f))
+        _check_1d(operands[i], n, "operand", 8 if (kind == 9 and i == 1) else _elem_size(&f))
         data[i] = _ptr(operands[i])
         strides[i] = (<cnp.ndarray>operands[i]).itemsize
-    data[k] = _ptr(out)
-    strides[k] = out.itemsize
+    for i in range(nout):
+        data[k + i] = _ptr(outs[i])
+        strides[k + i] = (<cnp.ndarray>outs[i]).itemsize
     cdef uint8_t *fp = <uint8_t *>_ptr(flags)
     if n:
         with nogil:

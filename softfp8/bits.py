@@ -3,7 +3,10 @@
 Every function takes integer arrays of codes (broadcast together like ufunc
 operands) and returns ``(codes, flags)``: the result codes in the format's
 storage dtype and one flag byte per element (SoftFloat's layout plus denormal
-0x20).  See docs/python-api.md and docs/semantics.md.
+0x20).  The functions of two-result operations (divmod, modf, frexp) return
+``((first, second), flags)``; ldexp's second operand is an integer array (any
+integer dtype or Python ints), not codes.  See docs/python-api.md and
+docs/semantics.md.
 """
 from __future__ import annotations
 
@@ -150,27 +153,60 @@ class Operation(tuple):
     __slots__ = ()
     id = property(lambda self: self[0])
     name = property(lambda self: self[1])
-    kind = property(lambda self: self[2], doc="binary, compare, relation, unary, predicate, ternary")
+    kind = property(lambda self: self[2], doc="binary, compare, relation, unary, predicate, ternary, "
+                    "unary2, unary_i32, binary2, binary_i64")
     rounds = property(lambda self: self[3], doc="depends on rounding/saturation/tininess")
     noflags = property(lambda self: self[4], doc="a bit operation: returns codes only")
-    ufunc = property(lambda self: self[5], doc="the NumPy ufunc it implements, or None")
+    ufunc = property(lambda self: self[5], doc="the NumPy ufunc it implements (several names "
+                     "separated by spaces), or None")
     identity = property(lambda self: self[6])
 
     @property
     def arity(self):
-        return {"ternary": 3, "unary": 1, "predicate": 1}.get(self.kind, 2)
+        return {"ternary": 3, "unary": 1, "predicate": 1, "unary2": 1, "unary_i32": 1}.get(self.kind, 2)
+
+    @property
+    def nout(self):
+        """number of results (2 for divmod, modf, frexp)"""
+        return 2 if self.kind in ("unary2", "unary_i32", "binary2") else 1
+
+    @property
+    def ufuncs(self):
+        """the names of the NumPy ufuncs it implements (a tuple, maybe empty)"""
+        return tuple(self.ufunc.split()) if self.ufunc else ()
 
 
 OPERATIONS = {row[0]: Operation((i,) + tuple(row)) for i, row in enumerate(_ext.op_table())}
 _ARGNAMES = ("a", "b", "c")
 
 
-def _result_dtype(op, fmt):
+def _result_dtypes(op, fmt):
     if op.kind in ("compare", "predicate"):
-        return np.dtype(np.bool_)
+        return (np.dtype(np.bool_),)
     if op.kind == "relation":
-        return np.dtype(np.int8)
-    return fmt.storage
+        return (np.dtype(np.int8),)
+    if op.kind == "unary_i32":
+        return (fmt.storage, np.dtype(np.int32))
+    return (fmt.storage,) * op.nout
+
+
+_I64 = np.iinfo(np.int64)
+
+
+def _int64_operand(x, what):
+    """An integer operand (ldexp's exponent) as int64: any integer dtype or Python
+    ints; values beyond int64 are clamped (every result is the same beyond +-2^24)."""
+    arr = np.asarray(x)
+    if arr.dtype == object:  # Python ints beyond int64 (bits.min/max shadow the builtins here)
+        vals = [_as_int(v, what) for v in arr.reshape(-1)]
+        arr = np.array([_I64.min if v < _I64.min else _I64.max if v > _I64.max else v for v in vals],
+                       dtype=np.int64).reshape(arr.shape)
+    elif arr.dtype.kind == "u":
+        arr = np.minimum(arr, np.uint64(_I64.max)).astype(np.int64)
+    elif arr.dtype.kind != "i":
+        raise TypeError(f"{what} must be integers (an integer dtype or Python ints), "
+                        f"got dtype {arr.dtype}")
+    return arr
 
 
 def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=None,
@@ -178,20 +214,28 @@ def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=
     """Run one operation of the table over broadcast operand code arrays."""
     fmt = _check_format(fmt)
     env = _env(fmt, rounding, saturate, tininess, sr_bits) if op.rounds else _NOENV
-    names = _ARGNAMES[:len(operands)]
-    arrays = [_codes(x, fmt, n) for x, n in zip(operands, names)]
+    names = _ARGNAMES[:len(operands)] if op.kind != "binary_i64" else ("a", "n")
+    kinds = [fmt.storage] * len(operands)
+    if op.kind == "binary_i64":
+        arrays = [_codes(operands[0], fmt, "a"), _int64_operand(operands[1], "n")]
+        kinds[1] = np.dtype(np.int64)
+    else:
+        arrays = [_codes(x, fmt, n) for x, n in zip(operands, names)]
     shape = _shape(arrays, names)
     rngp, rnd = _rng(env, shape, seed, random_bits) if op.rounds else ((0, 0, 0, 0), None)
     size = int(np.prod(shape, dtype=np.int64))
-    out = np.empty(size, dtype=_result_dtype(op, fmt))
+    outs = tuple(np.empty(size, dtype=dt) for dt in _result_dtypes(op, fmt))
     flags = np.zeros(size, dtype=np.uint8)
     _ext.run(op.id, fmt.params, env, rngp, rnd,
-             tuple(_flat(x, shape, fmt.storage) for x in arrays), out, flags)
-    return _finish(out, flags, shape)
+             tuple(_flat(x, shape, k) for x, k in zip(arrays, kinds)),
+             outs if op.nout == 2 else outs[0], flags)
+    if op.nout == 2:
+        return tuple(o.reshape(shape) for o in outs), flags.reshape(shape)
+    return _finish(outs[0], flags, shape)
 
 
 def _make(op):
-    args = ", ".join(_ARGNAMES[:op.arity])
+    args = ", ".join(_ARGNAMES[:op.arity] if op.kind != "binary_i64" else ("a", "n"))
     if op.rounds:
         src = (f"def {op.name}(fmt, {args}, rounding=None, saturate=None, tininess=None, "
                f"seed=None, sr_bits=None, random_bits=None):\n"
@@ -208,11 +252,13 @@ def _make(op):
     fn = ns[op.name]
     fn.__module__ = __name__
     result = {"compare": "bool array", "predicate": "bool array",
-              "relation": "int8 relations (-1 less, 0 equal, 1 greater, 2 unordered)"}.get(
-                  op.kind, "codes of fmt")
+              "relation": "int8 relations (-1 less, 0 equal, 1 greater, 2 unordered)",
+              "unary2": "(codes, codes) of fmt", "binary2": "(codes, codes) of fmt",
+              "unary_i32": "(codes of fmt, int32 exponents)"}.get(op.kind, "codes of fmt")
     fn.__doc__ = (_DOCS.get(op.name, op.name) + "\n\nReturns " +
                   (result if op.noflags else f"({result}, flags)") +
-                  (f"; the element operation of np.{op.ufunc}." if op.ufunc else "."))
+                  ("; the element operation of " + ", ".join(f"np.{u}" for u in op.ufuncs) + "."
+                   if op.ufunc else "."))
     return fn
 
 
@@ -232,6 +278,16 @@ _DOCS = {
     "spacing": "NumPy's spacing: distance to the next value away from zero.",
     "cmp_quiet": "IEEE compareQuiet: the relation of a and b.",
     "cmp_signaling": "IEEE compareSignaling: the relation; any NaN raises invalid.",
+    "logical_not": "a == 0 (NumPy's logical_not: NaN is non-zero, so False).",
+    "fmod": "C fmod: a - b * trunc(a / b), exact, sign of a; fmod(inf, b) and fmod(a, 0) are "
+            "invalid.",
+    "heaviside": "NumPy's heaviside(a, b): 0 if a < 0, b if a == 0, 1 if a > 0, NaN if a is NaN.",
+    "divmod": "(floordiv(a, b), remainder(a, b)), each exactly as its own function.",
+    "modf": "(fractional part, integral part) of a, exact, both with the sign of a; "
+            "modf(+-inf) = (+-0, +-inf).",
+    "frexp": "(m, e) with a = m * 2**e and 0.5 <= |m| < 1 (m rounded once where the format "
+             "cannot hold it, with its flags); e is int32, 0 for zero, inf and NaN.",
+    "ldexp": "a * 2**n rounded once; n is an integer array (any integer dtype or Python ints).",
 }
 
 for _op in OPERATIONS.values():

@@ -153,6 +153,25 @@ uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
  * remainder = a - b*floor(a/b) (sign of b).  b = 0 behaves as division. */
 uint32_t sfp8_floordiv (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+/* C99 / NumPy functions, exact: the exact result is rounded once into f, which
+ * changes it only where it lies outside the format's value set (a Tesla gap, a
+ * flushed subnormal, or a mantissa 0.5 <= |m| < 1 beyond the format's range).
+ * fmod: C fmod (sign of a; fmod(inf, b) and fmod(a, 0) invalid).
+ * modf: returns the fractional part, *integral the integral part (C modf signs;
+ *       modf(+-inf) = (+-0, +-inf)).
+ * frexp: returns the mantissa m (0.5 <= |m| < 1 where the format holds it) and
+ *       *exponent e with a = m * 2^e exactly before rounding m; e = 0 for zero,
+ *       inf and NaN.
+ * ldexp: a * 2^n, rounded once (overflow / underflow by the usual rules).
+ * heaviside: NumPy's heaviside(a, h0): 0 for a < 0, h0 for a == 0, 1 for a > 0,
+ *       NaN for a NaN. */
+uint32_t sfp8_fmod     (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_modf     (const sfp8_format *f, uint32_t a, uint32_t *integral, const sfp8_env *env,
+                        uint8_t *flags);
+uint32_t sfp8_frexp    (const sfp8_format *f, uint32_t a, int32_t *exponent, const sfp8_env *env,
+                        uint8_t *flags);
+uint32_t sfp8_ldexp    (const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp8_env *env, uint8_t *flags);
 /* Next representable value after a in the direction of b (C99 flags:
  * overflow|inexact past max, underflow|inexact for subnormal/zero results). */
 uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);

@@ -944,16 +944,28 @@ static void fmod_exact(const unpacked *x, const unpacked *y, uint64_t *m, int64_
     }
 }
 
+/* the operands of remainder and fmod, unpacked; 1 with *res set for a NaN
+ * operand and for the invalid cases (an infinite dividend, a zero divisor) */
+static int remainder_special(const sfp8_format *f, uint32_t a, uint32_t b, unpacked *x, unpacked *y,
+                             uint64_t *res, uint8_t *flags)
+{
+    unpack(f, a, x, flags);
+    unpack(f, b, y, flags);
+    if (any_nan3(f, x, y, NULL, res, flags)) return 1;
+    if (x->kind == K_INF || y->kind == K_ZERO) {
+        *res = invalid_nan(f, flags);
+        return 1;
+    }
+    return 0;
+}
+
 uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
                         uint8_t *flags)
 {
     unpacked x, y;
     uint64_t res, m;
     int64_t e;
-    unpack(f, a, &x, flags);
-    unpack(f, b, &y, flags);
-    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_INF || y.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
+    if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
     if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, y.sign);
     if (y.kind == K_INF) {
         if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
@@ -1002,6 +1014,99 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
     if (s && frac) ip += 1;
     if (ip == 0) return (uint32_t)pack_zero(f, s);
     return (uint32_t)round_pack(f, env, s, ip, 0, 0, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* C99 fmod, modf, frexp, ldexp and NumPy's heaviside (exact; one rounding   */
+/* where the exact result falls outside the format's value set)              */
+/* ------------------------------------------------------------------------ */
+
+/* the finite non-zero value (sign, sig, exp) rounded once; zero sig: +-0 */
+static uint64_t pack_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                           uint8_t *flags)
+{
+    if (sig == 0) return pack_zero(f, sign);
+    return round_pack(f, env, sign, sig, exp, 0, flags);
+}
+
+uint32_t sfp8_fmod(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x, y;
+    uint64_t res, m;
+    int64_t e;
+    if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (y.kind == K_INF) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
+    fmod_exact(&x, &y, &m, &e);
+    return (uint32_t)pack_exact(f, env, x.sign, m, e, flags);
+}
+
+uint32_t sfp8_modf(const sfp8_format *f, uint32_t a, uint32_t *integral, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x;
+    uint64_t res, ip, fr;
+    unpack(f, a, &x, flags);
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) {
+        *integral = (uint32_t)res;
+        return (uint32_t)res;
+    }
+    if (x.kind == K_INF) {
+        *integral = (uint32_t)pack_inf(f, env, x.sign, flags);
+        return (uint32_t)pack_zero(f, x.sign);
+    }
+    if (x.kind == K_ZERO || x.exp >= 0) {
+        *integral = (uint32_t)(x.kind == K_ZERO ? pack_zero(f, x.sign)
+                                                : round_pack(f, env, x.sign, x.sig, x.exp, 0, flags));
+        return (uint32_t)pack_zero(f, x.sign);
+    }
+    ip = x.exp <= -64 ? 0 : x.sig >> -x.exp;
+    fr = x.exp <= -64 ? x.sig : x.sig & mask64((int)-x.exp);
+    *integral = (uint32_t)pack_exact(f, env, x.sign, ip, 0, flags);
+    return (uint32_t)pack_exact(f, env, x.sign, fr, x.exp, flags);
+}
+
+uint32_t sfp8_frexp(const sfp8_format *f, uint32_t a, int32_t *exponent, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x;
+    uint64_t res;
+    int msb;
+    unpack(f, a, &x, flags);
+    *exponent = 0;
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    /* |x| = sig * 2^exp in [2^(e-1), 2^e): mantissa sig * 2^(-msb-1) in [0.5, 1) */
+    msb = msb64(x.sig);
+    *exponent = (int32_t)(x.exp + msb + 1); /* |exp| < 2^21: fits */
+    return (uint32_t)round_pack(f, env, x.sign, x.sig, -(int64_t)msb - 1, 0, flags);
+}
+
+uint32_t sfp8_ldexp(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x;
+    uint64_t res;
+    /* beyond +-2^24 every finite non-zero value of every format (exponents
+       within +-(2^20 + 2^16)) overflows or underflows alike: clamp, so that
+       exp + n cannot overflow */
+    const int64_t lim = (int64_t)1 << 24;
+    unpack(f, a, &x, flags);
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (n > lim) n = lim;
+    if (n < -lim) n = -lim;
+    return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp + n, 0, flags);
+}
+
+uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp8_env *env, uint8_t *flags)
+{
+    unpacked x;
+    uint64_t res;
+    unpack(f, a, &x, flags);
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
+    if (x.kind == K_ZERO) return h0 & (uint32_t)code_mask(f); /* h0 itself, as NumPy */
+    if (x.sign) return (uint32_t)pack_zero(f, 0);
+    return (uint32_t)round_pack(f, env, 0, 1, 0, 0, flags); /* 1, or its rounding (flags) */
 }
 
 /* ------------------------------------------------------------------------ */

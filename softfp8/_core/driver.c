@@ -102,6 +102,38 @@ static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *con
     return 0;
 }
 
+/* the kinds with an int operand or two results (sfp8x_codes_only false):
+ * element by element through the exact core */
+static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
+                        const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
+{
+    int sz = sfp8d_size(f), arity = sfp8x_arity(op), kind = sfp8x_ops[op].kind;
+    int stoch = env->rounding == SFP8_ROUND_STOCHASTIC && (sfp8x_ops[op].attrs & A_ENV);
+    int two = sfp8x_nout(op) == 2, o2sz = kind == K_UNARY_I32 ? 4 : sz;
+    unsigned acc = 0;
+    sfp8_env e = *env;
+    const char *a = data[0], *b = arity >= 2 ? data[1] : NULL;
+    char *o = data[arity], *o2 = two ? data[arity + 1] : NULL;
+    ptrdiff_t sa = strides[0], sb = arity >= 2 ? strides[1] : 0;
+    ptrdiff_t so = strides[arity], so2 = two ? strides[arity + 1] : 0;
+    for (ptrdiff_t i = 0; i < n; i++) {
+        uint8_t fl = 0;
+        uint32_t x = load_code(a + i * sa, sz), y = 0, r, r2 = 0;
+        int64_t k = 0;
+        if (kind == K_BINARY_I64)
+            k = (int64_t)load_raw(b + i * sb, 8);
+        else if (arity >= 2)
+            y = load_code(b + i * sb, sz);
+        if (stoch) e.random = random_bits(rng, i);
+        r = sfp8x_apply_ext(op, f, x, y, 0, k, &e, &fl, &r2);
+        store_code(o + i * so, sz, r);
+        if (two) store_raw(o2 + i * so2, o2sz, r2);
+        acc |= put_flags(flout, i, fl);
+    }
+    if (stoch) rng_advance(rng, env, n);
+    return acc;
+}
+
 unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
                    const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
 {
@@ -110,12 +142,13 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
     int osz = sfp8x_bool_result(op) || sfp8x_ops[op].kind == K_RELATION ? 1 : sz;
     unsigned acc = 0;
     sfp8_env e = *env;
-    /* NumPy passes arity + 1 pointers: read only those */
+    /* NumPy passes arity + nout pointers: read only those */
     const char *a = data[0], *b = arity >= 2 ? data[1] : NULL, *c = arity >= 3 ? data[2] : NULL;
     char *o = data[arity];
     ptrdiff_t sa = strides[0], sb = arity >= 2 ? strides[1] : 0, sc = arity >= 3 ? strides[2] : 0;
     ptrdiff_t so = strides[arity];
     if (n <= 0) return 0;
+    if (!sfp8x_codes_only(op)) return run_ext(op, f, env, rng, data, strides, n, flout);
 
     /* NumPy's reduction of add: exact, one rounding */
     if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0) {

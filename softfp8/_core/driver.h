@@ -13,7 +13,8 @@
  * Element sizes: a code of a format of <= 8 bits is 1 byte, of <= 16 bits a
  * native uint16; binary32 / binary64 (sfp8_binary32 / sfp8_binary64) are 4 / 8
  * bytes; boolean results (comparisons, predicates) are 1 byte 0/1; relations
- * (K_RELATION) are one int8.  Codes with bits above the format's width are read
+ * (K_RELATION) are one int8; the int operand of K_BINARY_I64 is a native
+ * int64_t, the second result of K_UNARY_I32 a native int32_t.  Codes with bits above the format's width are read
  * with those bits ignored (the core's rule), on every rung.
  *
  * flout: per-element flags (contiguous, n bytes), or NULL.  Every function
@@ -43,7 +44,8 @@ typedef struct sfp8_rng {
 static inline int sfp8d_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <= 16 ? 2 : f->bits / 8; }
 
 /* op (enum sfp8x_op) over n elements: data[0 .. arity-1] are the operands,
- * data[arity] the result.  NumPy's reduction convention (result == first
+ * data[arity] the result (data[arity + 1] the second result of the
+ * two-result kinds).  NumPy's reduction convention (result == first
  * operand, both with stride 0, n > 1, flout NULL) of add is computed exactly
  * and rounded once. */
 unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],

@@ -34,11 +34,27 @@ uint32_t sfp8x_round_integral_mode(const sfp8_format *f, uint32_t a, int mode, c
     return sfp8_round_integral(f, a, &e2, 0, fl);
 }
 
+uint32_t sfp8x_divmod(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *fl,
+                      uint32_t *r2)
+{
+    *r2 = sfp8_remainder(f, a, b, env, fl);
+    return sfp8_floordiv(f, a, b, env, fl);
+}
+
 uint32_t sfp8x_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
                      uint8_t *fl)
 {
+    uint32_t r2 = 0;
+    return sfp8x_apply_ext(op, f, a, b, c, 0, env, fl, &r2);
+}
+
+uint32_t sfp8x_apply_ext(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, int64_t n,
+                         const sfp8_env *env, uint8_t *fl, uint32_t *r2)
+{
     (void)b;
     (void)c;
+    (void)n;
+    (void)r2;
     switch (op) {
 #define SFP8_OP(ID, name, kind, attrs, ufunc, identity, call) \
     case X_##ID:                                              \

@@ -26,9 +26,13 @@ REPO = Path(__file__).resolve().parents[2]
 OPS_DEF = REPO / "softfp8" / "_core" / "ops.def"
 
 ROW = re.compile(r'^SFP8_OP\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*(K_\w+)\s*,\s*([\w| ]+?)\s*,\s*'
-                 r'(NULL|"[\w.]+")\s*,\s*(R_\w+)\s*,', re.M)
+                 r'(NULL|"[\w. ]+")\s*,\s*(R_\w+)\s*,', re.M)
 KINDS = {"K_BINARY": "binary", "K_COMPARE": "compare", "K_RELATION": "relation",
-         "K_UNARY": "unary", "K_PREDICATE": "predicate", "K_TERNARY": "ternary"}
+         "K_UNARY": "unary", "K_PREDICATE": "predicate", "K_TERNARY": "ternary",
+         "K_UNARY2": "unary2", "K_UNARY_I32": "unary_i32", "K_BINARY2": "binary2",
+         "K_BINARY_I64": "binary_i64"}
+# the kinds whose operands and one result are codes (bool / relation results included)
+CODES_ONLY = ("binary", "compare", "relation", "unary", "predicate", "ternary")
 IDENT = {"R_NONE": None, "R_ZERO": 0, "R_ONE": 1}
 
 
@@ -43,7 +47,7 @@ def source_rows():
 def test_table_is_the_source_file():
     rows = source_rows()
     table = _ext.op_table()
-    assert len(table) == len(rows) == 38
+    assert len(table) == len(rows) == 45
     for (ident, name, kind, attrs, ufunc, identity), got in zip(rows, table):
         want = (name, KINDS[kind], "A_ENV" in attrs, "A_NOFLAGS" in attrs,
                 None if ufunc == "NULL" else ufunc.strip('"'), IDENT[identity])
@@ -55,7 +59,8 @@ def test_every_row_has_a_bits_function_with_its_arity():
         fn = getattr(bits, name)
         assert name in bits.__all__
         params = list(inspect.signature(fn).parameters)
-        assert params[:op.arity + 1] == ["fmt"] + ["a", "b", "c"][:op.arity], name
+        args = ["a", "n"] if op.kind == "binary_i64" else ["a", "b", "c"][:op.arity]
+        assert params[:op.arity + 1] == ["fmt"] + args, name
         assert ("rounding" in params) == op.rounds, name
 
 
@@ -64,10 +69,24 @@ PRESET_DTYPES = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.uhp, soft
                  softfp8.format(exp_bits=3, man_bits=2, bias=3)]
 
 
+def _ufuncs(op):
+    """the ufunc objects of a row (several names separated by spaces)"""
+    return [getattr(softfp8, u.split(".", 1)[1]) if u.startswith("softfp8.") else getattr(np, u)
+            for u in op.ufuncs]
+
+
 def _ufunc(op):
-    if op.ufunc.startswith("softfp8."):
-        return getattr(softfp8, op.ufunc.split(".", 1)[1])
-    return getattr(np, op.ufunc)
+    return _ufuncs(op)[0]
+
+
+def test_alias_rows_register_every_ufunc():
+    """ "positive conjugate" and "absolute fabs": distinct ufunc objects, one loop each"""
+    assert bits.OPERATIONS["pos"].ufuncs == ("positive", "conjugate")
+    assert bits.OPERATIONS["abs"].ufuncs == ("absolute", "fabs")
+    assert np.fabs is not np.absolute and np.conjugate is not np.positive
+    x = np.array([0x38, 0xb8, 0x7f, 0x80], dtype=np.uint8).view(softfp8.e4m3.dtype)
+    np.testing.assert_array_equal(np.fabs(x).view(np.uint8), [0x38, 0x38, 0x7f, 0x00])
+    np.testing.assert_array_equal(np.conjugate(x).view(np.uint8), [0x38, 0xb8, 0x7f, 0x80])
 
 
 @pytest.mark.parametrize("fmt", PRESET_DTYPES, ids=lambda f: f.name)
@@ -75,14 +94,20 @@ def test_every_ufunc_row_has_a_loop(fmt):
     x = np.zeros(3, dtype=fmt.storage).view(fmt.dtype)
     n = 0
     for op in bits.OPERATIONS.values():
-        if op.ufunc is None:
-            continue
-        with np.errstate(all="ignore"):
-            res = _ufunc(op)(*([x] * op.arity))
-        want = np.bool_ if op.kind in ("compare", "predicate") else fmt.dtype
-        assert res.dtype == np.dtype(want), op.name
-        n += 1
-    assert n == 35  # of the 38 rows of ops.def, those naming a ufunc (softfp8.fma included)
+        operands = [x] * op.arity
+        if op.kind == "binary_i64":
+            operands[1] = np.arange(3)
+        for uf in _ufuncs(op):
+            with np.errstate(all="ignore"):
+                res = uf(*operands)
+            want = np.bool_ if op.kind in ("compare", "predicate") else fmt.dtype
+            res = res if isinstance(res, tuple) else (res,)
+            wants = (want, np.int32) if op.kind == "unary_i32" else (want,) * op.nout
+            assert tuple(r.dtype for r in res) == tuple(np.dtype(w) for w in wants), op.name
+            n += 1
+    # of the 45 rows of ops.def, the 42 naming a ufunc (softfp8.fma included), two of
+    # them naming two ufuncs
+    assert n == 44
 
 
 def _all_pairs(fmt):
@@ -97,8 +122,8 @@ def test_ufunc_equals_bits_on_every_pair(fmt, mode):
     a, b = _all_pairs(fmt)
     checked = 0
     for op in bits.OPERATIONS.values():
-        if op.ufunc is None or op.arity == 3:
-            continue
+        if op.ufunc is None or op.arity == 3 or op.kind not in CODES_ONLY:
+            continue  # the other kinds: tests/core/test_exact_functions.py
         fn = getattr(bits, op.name)
         kw = {"rounding": mode} if op.rounds else {}
         operands = (a, b)[:op.arity]
@@ -111,7 +136,7 @@ def test_ufunc_equals_bits_on_every_pair(fmt, mode):
         if want_fl is not None:
             assert int(fl.flags) == int(np.bitwise_or.reduce(want_fl)), op.name
         checked += a.size
-    assert checked == 65536 * 34  # every ufunc row but fma
+    assert checked == 65536 * 37  # every code-only ufunc row but fma
 
 
 def _garbage(n, dtype, seed):

@@ -45,6 +45,12 @@ for _name, _op in sorted(B.OPERATIONS.items()):
     for i, argname in enumerate("abc"[:_op.arity]):
         def operands(bad, i=i):
             return [bad if j == i else ONE for j in range(_op.arity)]
+        if _op.kind == "binary_i64" and i == 1:  # ldexp's exponent n: integers, not codes
+            for bad, what in ((np.array([1.5]), "float64"), ("0x38", "<U4"),
+                              (np.array([True]), "bool")):
+                row(f"bits.{_name} n={what}", _call(_name, E4, operands(bad)), TypeError,
+                    rf"n must be integers.*{what}")
+            continue
         row(f"bits.{_name} {argname}=float codes", _call(_name, E4, operands(np.array([1.5]))),
             TypeError, rf"{argname} must be integer codes.*float64")
         row(f"bits.{_name} {argname}=str", _call(_name, E4, operands("0x38")),
@@ -54,8 +60,9 @@ for _name, _op in sorted(B.OPERATIONS.items()):
         row(f"bits.{_name} {argname}=256", _call(_name, E4, operands(np.array([256, 3]))),
             ValueError, rf"{argname} holds code 256 out of range for e4m3")
     if _op.arity == 2:
+        second = "n" if _op.kind == "binary_i64" else "b"
         row(f"bits.{_name} shapes", _call(_name, E4, [np.zeros(2, np.uint8), np.zeros(3, np.uint8)]),
-            ValueError, r"a\(2,\), b\(3,\)")
+            ValueError, rf"a\(2,\), {second}\(3,\)")
     if not _op.rounds:
         continue
     bad_opts = [

@@ -185,8 +185,27 @@ PyArrayMethod_Spec **cast_specs_for(int fam);
 
 int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs);
 int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout);
+/* the same with another promoter function */
+typedef int promoter_fn(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
+                        PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[]);
+int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promoter_fn *fn);
+int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, promoter_fn *fn);
 
 /* ---- ufunc loops (loops.c) ---------------------------------------------- */
+
+/* a get_loop function `fname` returning `call` (an expression in context,
+   out_loop, out_transferdata and flags): NumPy passes no per-method data to
+   get_loop, so each loop kind has its own small function */
+#define SFP8_GET_LOOP(fname, call)                                                                 \
+    static int fname(PyArrayMethod_Context *context, int aligned, int move_references,             \
+                     const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,                \
+                     NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)                  \
+    {                                                                                              \
+        (void)aligned;                                                                             \
+        (void)move_references;                                                                     \
+        (void)strides;                                                                             \
+        return call;                                                                               \
+    }
 
 NPY_CASTING ufunc_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
                           PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *view_offset,

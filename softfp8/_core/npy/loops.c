@@ -53,6 +53,43 @@ RESOLVER(resolve_2_1, 2, 1, 0)
 RESOLVER(resolve_2_b, 2, 1, 1)
 RESOLVER(resolve_3_1, 3, 1, 0)
 
+/* Descriptors of the kinds with an int operand or two results: code operands
+ * of one format; ldexp's exponent int64, frexp's exponent int32. */
+static NPY_CASTING resolve_ext(int kind, PyArray_Descr *const given[], PyArray_Descr *loop[])
+{
+    int nin = (kind == K_UNARY2 || kind == K_UNARY_I32) ? 1 : 2;
+    int nout = kind == K_BINARY_I64 ? 1 : 2;
+    if (kind == K_BINARY2 && !descr_same(given[0], given[1])) {
+        PyErr_Format(PyExc_TypeError, "softfp8: operands have different formats (%S and %S); cast one explicitly",
+                     ((SFP8Descr *)given[0])->format, ((SFP8Descr *)given[1])->format);
+        return -1;
+    }
+    for (int i = 0; i < nin + nout; i++) {
+        if ((kind == K_BINARY_I64 && i == 1) || (kind == K_UNARY_I32 && i == 2)) {
+            loop[i] = PyArray_DescrFromType(i == 1 ? NPY_INT64 : NPY_INT32);
+        } else {
+            PyArray_Descr *d = i >= nin && given[i] && descr_same(given[i], given[0]) ? given[i] : given[0];
+            Py_INCREF(d);
+            loop[i] = d;
+        }
+    }
+    return NPY_NO_CASTING;
+}
+
+#define RESOLVER_EXT(name, kind)                                                                   \
+    static NPY_CASTING name(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],           \
+                            PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *vo)     \
+    {                                                                                              \
+        (void)self;                                                                                \
+        (void)dtypes;                                                                              \
+        (void)vo;                                                                                  \
+        return resolve_ext(kind, given, loop);                                                     \
+    }
+RESOLVER_EXT(resolve_unary2, K_UNARY2)
+RESOLVER_EXT(resolve_unary_i32, K_UNARY_I32)
+RESOLVER_EXT(resolve_binary2, K_BINARY2)
+RESOLVER_EXT(resolve_binary_i64, K_BINARY_I64)
+
 /* One loop for every operation of the table (ops.def): the array driver
  * (driver.c) with the environment and random-bit stream captured at get_loop. */
 typedef struct {
@@ -88,16 +125,8 @@ static int get_loop_for(int op, PyArrayMethod_Context *context, PyArrayMethod_St
 }
 
 /* get_loop of each operation (NumPy passes no per-method data to get_loop) */
-#define SFP8_OP(ID, name, kind, attrs, ufunc, identity, call)                                          \
-    static int get_loop_##ID(PyArrayMethod_Context *context, int aligned, int move_references,        \
-                             const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,            \
-                             NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)               \
-    {                                                                                                  \
-        (void)aligned;                                                                                 \
-        (void)move_references;                                                                         \
-        (void)strides;                                                                                 \
-        return get_loop_for(X_##ID, context, out_loop, out_transferdata, flags);                       \
-    }
+#define SFP8_OP(ID, name, kind, attrs, ufunc, identity, call) \
+    SFP8_GET_LOOP(get_loop_##ID, get_loop_for(X_##ID, context, out_loop, out_transferdata, flags))
 #include "ops.def"
 #undef SFP8_OP
 
@@ -128,18 +157,65 @@ static int mul_initial(PyArrayMethod_Context *context, npy_bool reduction_is_emp
     return 1;
 }
 
+/* ldexp's promoter: an integer exponent of another type (and Python int) to
+   the int64 loop; NumPy casts it safely (uint64 has no safe cast: refused, as
+   NumPy refuses np.ldexp(float16, uint64)) */
+static int ldexp_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
+                          PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[])
+{
+    (void)ufunc;
+    (void)signature;
+    Py_INCREF(op_dtypes[0]);
+    new_op_dtypes[0] = op_dtypes[0];
+    Py_INCREF(&PyArray_Int64DType);
+    new_op_dtypes[1] = &PyArray_Int64DType;
+    Py_INCREF(op_dtypes[0]);
+    new_op_dtypes[2] = op_dtypes[0];
+    return 0;
+}
+
+static int add_ldexp_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls)
+{
+    /* every C integer type (long and long long are distinct DTypes even where
+       both are 64-bit), but not the loop's own int64 nor 64-bit unsigned types */
+    static const int types[] = {NPY_BYTE,  NPY_SHORT,  NPY_INT,  NPY_LONG,  NPY_LONGLONG,
+                                NPY_UBYTE, NPY_USHORT, NPY_UINT, NPY_ULONG, NPY_ULONGLONG};
+    PyObject *items[3] = {(PyObject *)cls, (PyObject *)&PyArray_PyLongDType, Py_None};
+    if (add_promoter_fn(ufunc, items, 3, ldexp_promoter) < 0) return -1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        PyArray_Descr *d = PyArray_DescrFromType(types[i]);
+        PyArray_DTypeMeta *dt;
+        int skip;
+        if (!d) return -1;
+        dt = (PyArray_DTypeMeta *)Py_TYPE(d);
+        skip = dt == &PyArray_Int64DType || (PyDataType_ISUNSIGNED(d) && PyDataType_ELSIZE(d) >= 8);
+        Py_DECREF(d);
+        if (skip) continue;
+        items[1] = (PyObject *)dt;
+        if (add_promoter_fn(ufunc, items, 3, ldexp_promoter) < 0) return -1;
+    }
+    return 0;
+}
+
 /* the loop of operation op for DType cls on ufunc */
 static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, int op)
 {
-    PyArray_DTypeMeta *dtypes[4];
-    int nin = sfp8x_arity(op), nargs = nin + 1, boolout = sfp8x_bool_result(op);
+    PyArray_DTypeMeta *dtypes[5];
+    int kind = sfp8x_ops[op].kind;
+    int nin = sfp8x_arity(op), nout = sfp8x_nout(op), nargs = nin + nout, boolout = sfp8x_bool_result(op);
     int identity = sfp8x_ops[op].identity;
     PyArrayMethod_ResolveDescriptors *res;
-    if (nin == 1) res = boolout ? resolve_1_b : resolve_1_1;
+    if (kind == K_UNARY2) res = resolve_unary2;
+    else if (kind == K_UNARY_I32) res = resolve_unary_i32;
+    else if (kind == K_BINARY2) res = resolve_binary2;
+    else if (kind == K_BINARY_I64) res = resolve_binary_i64;
+    else if (nin == 1) res = boolout ? resolve_1_b : resolve_1_1;
     else if (nin == 2) res = boolout ? resolve_2_b : resolve_2_1;
     else res = resolve_3_1;
     for (int i = 0; i < nargs; i++) dtypes[i] = cls;
     if (boolout) dtypes[nargs - 1] = &PyArray_BoolDType;
+    if (kind == K_BINARY_I64) dtypes[1] = &PyArray_Int64DType;
+    if (kind == K_UNARY_I32) dtypes[2] = &PyArray_Int32DType;
     PyType_Slot slots[] = {
         {NPY_METH_resolve_descriptors, (void *)res},
         {NPY_METH_get_loop, (void *)get_loops[op]},
@@ -148,17 +224,55 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, int op)
         {0, NULL}
     };
     PyArrayMethod_Spec spec = {
-        .name = sfp8x_ops[op].ufunc,
+        .name = sfp8x_ops[op].name,
         .nin = nin,
-        .nout = 1,
+        .nout = nout,
         .casting = NPY_NO_CASTING,
         .flags = NPY_METH_SUPPORTS_UNALIGNED | (sfp8x_reorderable(op) ? NPY_METH_IS_REORDERABLE : 0),
         .dtypes = dtypes,
         .slots = slots,
     };
     if (PyUFunc_AddLoopFromSpec(ufunc, &spec) < 0) return -1;
+    if (kind == K_BINARY_I64) return add_ldexp_promoters(ufunc, cls);
     if (nin == 2 && add_binary_promoters(ufunc, cls, boolout) < 0) return -1;
     return 0;
+}
+
+/* float_power computes in float64 and returns float64 (as NumPy does for
+   float16): every operand and the result to float64 (NumPy's dd->d loop, the
+   operands cast exactly or rounded by the cast's rules) */
+static int float64_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
+                            PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[])
+{
+    int nargs = ((PyUFuncObject *)ufunc)->nargs;
+    (void)op_dtypes;
+    (void)signature;
+    for (int i = 0; i < nargs; i++) {
+        Py_INCREF(&PyArray_DoubleDType);
+        new_op_dtypes[i] = &PyArray_DoubleDType;
+    }
+    return 0;
+}
+
+/* the ufunc object of one name of an ops.def row (a new reference) */
+static PyObject *row_ufunc(const char *name, size_t len, PyObject *numpy_module, PyObject *fma_ufunc)
+{
+    char buf[64];
+    if (len >= sizeof buf) {
+        PyErr_Format(PyExc_RuntimeError, "softfp8: ufunc name too long in ops.def: %.60s", name);
+        return NULL;
+    }
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    if (strncmp(buf, "softfp8.", 8) == 0) {
+        if (strcmp(buf + 8, "fma") != 0 || !fma_ufunc || fma_ufunc == Py_None) {
+            PyErr_Format(PyExc_RuntimeError, "softfp8: no ufunc object for %s", buf);
+            return NULL;
+        }
+        Py_INCREF(fma_ufunc);
+        return fma_ufunc;
+    }
+    return PyObject_GetAttrString(numpy_module, buf);
 }
 
 /* Every operation of the table with a ufunc gets a loop: NumPy's ufunc of that
@@ -171,35 +285,42 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
         return NULL;
     }
     for (int op = 0; op < X_NUM_OPS; op++) {
-        const char *name = sfp8x_ops[op].ufunc;
-        PyObject *uf;
-        int own;
-        if (!name) continue;
-        own = strncmp(name, "softfp8.", 8) == 0;
-        if (own) {
-            if (strcmp(name + 8, "fma") != 0 || !fma_ufunc || fma_ufunc == Py_None) {
-                PyErr_Format(PyExc_RuntimeError, "softfp8: no ufunc object for %s", name);
-                return NULL;
+        const char *p = sfp8x_ops[op].ufunc;
+        if (!p) continue;
+        /* every name of the column (distinct ufunc objects) gets the loop */
+        while (*p) {
+            size_t len = strcspn(p, " ");
+            PyObject *uf;
+            int own = strncmp(p, "softfp8.", 8) == 0;
+            if (len == 0) {
+                p++;
+                continue;
             }
-            uf = fma_ufunc;
-            Py_INCREF(uf);
-        } else {
-            uf = PyObject_GetAttrString(numpy_module, name);
+            uf = row_ufunc(p, len, numpy_module, fma_ufunc);
             if (!uf) return NULL;
-        }
-        if (add_loop(uf, cls, op) < 0) {
-            Py_DECREF(uf);
-            return NULL;
-        }
-        if (own) {
-            /* every operand to the first operand's DType */
-            PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
-            if (add_promoter(uf, items, sfp8x_arity(op) + 1) < 0) {
+            if (add_loop(uf, cls, op) < 0) {
                 Py_DECREF(uf);
                 return NULL;
             }
+            if (own) {
+                /* every operand to the first operand's DType */
+                PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
+                if (add_promoter(uf, items, sfp8x_arity(op) + 1) < 0) {
+                    Py_DECREF(uf);
+                    return NULL;
+                }
+            }
+            Py_DECREF(uf);
+            p += len;
         }
-        Py_DECREF(uf);
+    }
+    {
+        PyObject *fp = PyObject_GetAttrString(numpy_module, "float_power");
+        int r;
+        if (!fp) return NULL;
+        r = add_binary_promoters_fn(fp, cls, 0, float64_promoter);
+        Py_DECREF(fp);
+        if (r < 0) return NULL;
     }
     if (add_matmul_loops(numpy_module, cls) < 0) return NULL;
     Py_RETURN_NONE;

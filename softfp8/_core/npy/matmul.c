@@ -1,7 +1,7 @@
 /*
- * NumPy glue: matmul loops (exact dot products, one rounding per output
- * element; a binary64 BLAS path when every partial sum is exact) and the
- * matmul_wide gufunc with float32 / float64 results.
+ * NumPy glue: matmul, vecdot, matvec and vecmat loops (exact dot products,
+ * one rounding per output element; a binary64 BLAS path when every partial
+ * sum is exact) and the matmul_wide gufunc with float32 / float64 results.
  */
 #include "glue.h"
 #include "accum.h"
@@ -12,6 +12,7 @@ typedef struct {
     sfp8_format f;
     int out_kind; /* 0: the input format, 1: float32, 2: float64 */
     int blas;     /* the loop may take the binary64 BLAS path (holds the GIL) */
+    PyArrayMethod_StridedLoop *loop; /* matmul, vecdot, matvec or vecmat */
 } MatmulData;
 
 static PyObject *np_matmul_fn = NULL; /* numpy.matmul, for the binary64 path */
@@ -139,16 +140,17 @@ fail:
     return -1;
 }
 
-static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
-                       npy_intp const strides[], NpyAuxData *auxdata)
+/* N products (m,n) x (n,p) -> (m,p), one per outer index, with the core
+ * strides given: the loop of matmul and, with m or p (or both) 1 and the
+ * strides of the missing dimensions 0, of vecdot, matvec and vecmat */
+static int matmul_run(MatmulData *md, char *const data[], const npy_intp outer[], npy_intp N, npy_intp m,
+                      npy_intp n, npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp, npy_intp om,
+                      npy_intp op)
 {
-    MatmulData *md = (MatmulData *)auxdata;
     const sfp8_format *f = &md->f;
-    npy_intp N = dimensions[0], m = dimensions[1], n = dimensions[2], p = dimensions[3];
-    npy_intp am = strides[3], an = strides[4], bn = strides[5], bp = strides[6], om = strides[7], op = strides[8];
     unsigned int accf = 0;
     sfp8_env env;
-    (void)context;
+    const npy_intp *strides = outer;
     /* the settings (saturation by default) of the result's format */
     loop_env_for(&md->ld, md->out_kind == 0 ? f : md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64, &env);
     for (npy_intp k = 0; k < N; k++) {
@@ -169,16 +171,48 @@ static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_i
     return 0;
 }
 
-static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move_references,
-                           const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,
-                           NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
+static int matmul_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                       npy_intp const strides[], NpyAuxData *auxdata)
 {
-    MatmulData *md;
-    (void)aligned;
-    (void)move_references;
-    (void)strides;
-    md = loopdata_alloc(sizeof(MatmulData));
+    const npy_intp *d = dimensions, *s = strides;
+    (void)context;
+    return matmul_run((MatmulData *)auxdata, data, s, d[0], d[1], d[2], d[3], s[3], s[4], s[5], s[6], s[7], s[8]);
+}
+
+/* vecdot (n),(n)->(): a 1 x n times n x 1 product */
+static int vecdot_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                       npy_intp const strides[], NpyAuxData *auxdata)
+{
+    const npy_intp *d = dimensions, *s = strides;
+    (void)context;
+    return matmul_run((MatmulData *)auxdata, data, s, d[0], 1, d[1], 1, 0, s[3], s[4], 0, 0, 0);
+}
+
+/* matvec (m,n),(n)->(m): m x n times n x 1 */
+static int matvec_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                       npy_intp const strides[], NpyAuxData *auxdata)
+{
+    const npy_intp *d = dimensions, *s = strides;
+    (void)context;
+    return matmul_run((MatmulData *)auxdata, data, s, d[0], d[1], d[2], 1, s[3], s[4], s[5], 0, s[6], 0);
+}
+
+/* vecmat (n),(n,m)->(m): 1 x n times n x m */
+static int vecmat_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                       npy_intp const strides[], NpyAuxData *auxdata)
+{
+    const npy_intp *d = dimensions, *s = strides;
+    (void)context;
+    return matmul_run((MatmulData *)auxdata, data, s, d[0], 1, d[1], d[2], 0, s[3], s[4], s[5], 0, s[6]);
+}
+
+static int dot_get_loop(PyArrayMethod_StridedLoop *loop, PyArrayMethod_Context *context,
+                        PyArrayMethod_StridedLoop **out_loop, NpyAuxData **out_transferdata,
+                        NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    MatmulData *md = loopdata_alloc(sizeof(MatmulData));
     if (!md) return -1;
+    md->loop = loop;
     md->f = *descr_fmt(context->descriptors[0]);
     switch (context->descriptors[2]->type_num) {
     case NPY_FLOAT: md->out_kind = 1; break;
@@ -188,11 +222,17 @@ static int matmul_get_loop(PyArrayMethod_Context *context, int aligned, int move
     /* the binary64 BLAS path calls numpy.matmul: the loop then holds the GIL;
        it needs every value of the format to be an exact binary64 */
     md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && md->f.bits <= 8 && acc_binary64_exact(&md->f);
-    *out_loop = matmul_loop;
+    *out_loop = md->loop;
     *out_transferdata = (NpyAuxData *)md;
     *flags = md->blas ? NPY_METH_REQUIRES_PYAPI : 0;
     return 0;
 }
+
+#define DOT_GET_LOOP(name, loop) SFP8_GET_LOOP(name, dot_get_loop(loop, context, out_loop, out_transferdata, flags))
+DOT_GET_LOOP(matmul_get_loop, matmul_loop)
+DOT_GET_LOOP(vecdot_get_loop, vecdot_loop)
+DOT_GET_LOOP(matvec_get_loop, matvec_loop)
+DOT_GET_LOOP(vecmat_get_loop, vecmat_loop)
 
 static NPY_CASTING matmul_resolve_float(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
                                         PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *vo)
@@ -217,8 +257,36 @@ PyObject *sfp8_matmul_wide_ufunc(void)
     return matmul_wide;
 }
 
+/* np.vecdot, np.matvec, np.vecmat: exact dot products rounded once into the
+   operands' format, as matmul */
+static int add_vector_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
+{
+    static const char *const names[3] = {"vecdot", "matvec", "vecmat"};
+    PyArrayMethod_GetLoop *const get[3] = {vecdot_get_loop, matvec_get_loop, vecmat_get_loop};
+    for (int k = 0; k < 3; k++) {
+        PyObject *uf = PyObject_GetAttrString(numpy_module, names[k]);
+        PyArray_DTypeMeta *dtypes[3] = {cls, cls, cls};
+        PyType_Slot slots[] = {
+            {NPY_METH_resolve_descriptors, (void *)resolve_2_1},
+            {NPY_METH_get_loop, (void *)get[k]},
+            {0, NULL}
+        };
+        PyArrayMethod_Spec spec = {
+            .name = names[k], .nin = 2, .nout = 1, .casting = NPY_NO_CASTING,
+            .flags = NPY_METH_SUPPORTS_UNALIGNED, .dtypes = dtypes, .slots = slots,
+        };
+        int r;
+        if (!uf) return -1;
+        r = PyUFunc_AddLoopFromSpec(uf, &spec);
+        Py_DECREF(uf);
+        if (r < 0) return -1;
+    }
+    return 0;
+}
+
 int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
 {
+    if (add_vector_loops(numpy_module, cls) < 0) return -1;
     PyObject *uf = PyObject_GetAttrString(numpy_module, "matmul");
     PyArray_DTypeMeta *outs[3] = {cls, &PyArray_FloatDType, &PyArray_DoubleDType};
     if (!uf) return -1;

@@ -38,7 +38,12 @@ static int sfp8_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
 
 int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs)
 {
-    PyObject *capsule = PyCapsule_New((void *)&sfp8_promoter, "numpy._ufunc_promoter", NULL);
+    return add_promoter_fn(ufunc, items, nargs, sfp8_promoter);
+}
+
+int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promoter_fn *fn)
+{
+    PyObject *capsule = PyCapsule_New((void *)fn, "numpy._ufunc_promoter", NULL);
     PyObject *tup;
     int r;
     if (!capsule) return -1;
@@ -58,15 +63,24 @@ int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs)
    patterns that could match one call equally well */
 int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout)
 {
+    return add_binary_promoters_fn(ufunc, cls, boolout, sfp8_promoter);
+}
+
+/* the same patterns with promoter fn; the ufunc's outputs (one or two) are
+   wildcards, or bool */
+int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, promoter_fn *fn)
+{
     PyObject *out = boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
-    PyObject *items[3] = {(PyObject *)cls, Py_None, out};
-    if (add_promoter(ufunc, items, 3) < 0) return -1;
+    int nargs = ((PyUFuncObject *)ufunc)->nargs;
+    PyObject *items[4] = {(PyObject *)cls, Py_None, out, out};
+    if (nargs < 3 || nargs > 4) return 0;
+    if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
     items[1] = (PyObject *)cls;
     for (int j = 0; j < n_builtin_partners + 2; j++) {
         items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
                    : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
                                              : (PyObject *)&PyArray_PyLongDType;
-        if (add_promoter(ufunc, items, 3) < 0) return -1;
+        if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
     }
     return 0;
 }
