@@ -292,7 +292,40 @@ def dtype_of(fmt: Format):
         scal = _SCALAR_TYPES[key]
         if key not in _PARAMETRIC and fmt == _formats.PRESETS.get(key):
             scal._default_dtype = d
+        _seed_np_finfo(d, fmt)
     return d
+
+
+def _seed_np_finfo(d, fmt):
+    """Make ``np.finfo(d)`` work for every descriptor, parametric ones included.
+
+    NumPy 2.4's ``finfo.__new__`` (numpy/_core/getlimits.py) looks the descriptor up in
+    ``finfo._finfo_cache`` first; on a miss it replaces it by its scalar type
+    (``obj2sctype``) and rebuilds a descriptor from that type (``numeric.dtype(dtype)``
+    in ``_init``), which for a parametric DType can only give the DType's default
+    descriptor (no bias).  So the object is built here with NumPy's own
+    ``finfo._init`` from the descriptor itself (every attribute derived by NumPy from
+    the DType's get_constant slot) and put in that cache under the descriptor and,
+    for presets, under the scalar type as well (``np.finfo(softfp8.E4M3)``).
+
+    A constant the format cannot hold exactly (eps = 2**-man_bits above the max or
+    below the smallest subnormal of a Tesla format with a high or low bias, or the
+    radix 2 above the max; epsneg = eps / radix below the smallest subnormal) is given as
+    an exact ``np.float64`` instead, so that eps, epsneg, machep and negep always exist
+    and are exact."""
+    info = object.__new__(np.finfo)._init(d)
+    if getattr(info, "eps", None) is None:
+        info.eps = np.float64(math.ldexp(1.0, -fmt.man_bits))
+    if getattr(info, "_radix", None) is None:
+        info._radix = np.float64(2.0)
+    epsneg = math.ldexp(1.0, -fmt.man_bits - 1)
+    if not fmt.min_subnormal <= epsneg <= fmt.max:
+        # NumPy's eps / radix would underflow in the format: a power of two between the
+        # smallest subnormal and the max is exact, any other is not representable
+        info.epsneg = np.float64(epsneg)
+    np.finfo._finfo_cache[d] = info
+    if _family_key(fmt) not in _PARAMETRIC:
+        np.finfo._finfo_cache[_SCALAR_TYPES[_family_key(fmt)]] = info
 
 
 _TYPE_OF: dict = {}
