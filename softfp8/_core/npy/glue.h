@@ -186,6 +186,12 @@ PyArrayMethod_Spec **cast_specs_for(int fam);
 int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs);
 int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout);
 
+/* ---- Python int/float operands (pyscalar.c) ----------------------------- */
+
+/* loops (D, PyFloat), (PyFloat, D), (D, PyLong), (PyLong, D) of ufunc for DType
+   cls if its operation is one pyscalar.c handles: 1 added, 0 none, -1 error */
+int add_pyscalar_loops(PyObject *ufunc, PyArray_DTypeMeta *cls);
+
 /* ---- ufunc loops (loops.c) ---------------------------------------------- */
 
 NPY_CASTING ufunc_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
