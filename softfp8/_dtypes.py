@@ -296,6 +296,12 @@ def dtype_of(fmt: Format):
     return d
 
 
+def _holds(fmt, x):
+    """True if the float x is a value of fmt (rounding it changes nothing)."""
+    code, fl = _bits.from_float(np.float64(x), fmt, **_bits.FIXED)
+    return not (int(fl) & _MASK) and float(fmt.decode(int(code))) == x
+
+
 def _seed_np_finfo(d, fmt):
     """Make ``np.finfo(d)`` work for every descriptor, parametric ones included.
 
@@ -319,9 +325,8 @@ def _seed_np_finfo(d, fmt):
     if getattr(info, "_radix", None) is None:
         info._radix = np.float64(2.0)
     epsneg = math.ldexp(1.0, -fmt.man_bits - 1)
-    if not fmt.min_subnormal <= epsneg <= fmt.max:
-        # NumPy's eps / radix would underflow in the format: a power of two between the
-        # smallest subnormal and the max is exact, any other is not representable
+    if type(info.eps) is np.float64 or type(info._radix) is np.float64 or not _holds(fmt, epsneg):
+        # NumPy's eps / radix would not be exact in the format
         info.epsneg = np.float64(epsneg)
     np.finfo._finfo_cache[d] = info
     if _family_key(fmt) not in _PARAMETRIC:
