@@ -88,6 +88,15 @@ def _float_rank(key) -> int:
     return 0
 
 
+def _promotion_rank(key) -> int:
+    """The class-level promotion rank given to the C glue: the containment rank, except
+    for the factory family (softfp8.format(...)), which has none and promotes with NumPy
+    numbers and other families to float64, the widest NumPy float, as a preset would
+    with float64 (a custom format with values beyond binary64 overflows in that cast,
+    with NumPy's warning)."""
+    return 3 if key == _registry.FACTORY_FAMILY else _FLOAT_RANK[key]
+
+
 # --------------------------------------------------------------------------
 # scalars
 # --------------------------------------------------------------------------
@@ -274,8 +283,9 @@ def _make_families():
                     {"__slots__": (), "__module__": "softfp8",
                      "__doc__": f"softfp8 scalar of the {key} format family"})
         _FLOAT_RANK[key] = _float_rank(key)
-        dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _FLOAT_RANK[key])
+        dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _promotion_rank(key))
         _ext.register_ufuncs(dt, fma_ufunc)
+        _ext.register_clip(dt)
         _DTYPE_CLASSES[key] = dt
         _SCALAR_TYPES[key] = scal
         _FAMILY_INDEX.append(key)

@@ -15,7 +15,13 @@
  *   its flags (overflow of 150000.0 into E4M3 ...) raised like the operation's
  *   own, then the operation runs on two codes; the result is in that format;
  * - comparisons: the code is compared with the EXACT value of the literal (it is
- *   never rounded): q < 1000.0 is True for every finite E4M3 q, q == 0.1 is False.
+ *   never rounded): q < 1000.0 is True for every finite E4M3 q, q == 0.1 is False;
+ * - selections (maximum, minimum, fmax, fmin) and np.clip (whose bounds may be
+ *   codes of the format or Python numbers): the operand is selected by exact
+ *   comparison and only a selected literal is rounded into the format, so
+ *   np.minimum(q, 1000.0) and np.clip(q, 0, 1000) give q, with no overflow of an
+ *   unselected bound (round-then-select would give NaN in E4M3, where 1000
+ *   overflows); the result equals round(exact selection) in every mode.
  */
 #include "glue.h"
 #include "driver.h"
@@ -122,6 +128,78 @@ static int scalar_relation(const sfp8_format *f, int fits64, uint32_t c, int is_
     }
 }
 
+/* one operand of a selection: a code of the format, or a Python number that
+   NumPy handed over as a float64 / int64 element */
+enum { OP_CODE = 0, OP_F64, OP_I64 };
+typedef struct {
+    int kind;
+    uint32_t code;
+    const char *p;
+} Opnd;
+
+static int opnd_is_nan(const sfp8_format *f, Opnd a)
+{
+    if (a.kind == OP_CODE) return sfp8_classify(f, a.code) >= SFP8_CLASS_QNAN;
+    if (a.kind == OP_F64) {
+        double v;
+        memcpy(&v, a.p, sizeof v);
+        return isnan(v);
+    }
+    return 0;
+}
+
+/* exact relation of a to b (quiet: only signalling NaN codes raise invalid) */
+static int opnd_relation(const sfp8_format *f, int fits64, Opnd a, Opnd b, uint8_t *fl)
+{
+    if (a.kind == OP_CODE && b.kind == OP_CODE) return sfp8_compare(f, a.code, b.code, 0, fl);
+    if (a.kind == OP_CODE) return scalar_relation(f, fits64, a.code, b.kind == OP_I64, b.p);
+    if (b.kind == OP_CODE) {
+        int r = scalar_relation(f, fits64, b.code, a.kind == OP_I64, a.p);
+        return r == SFP8_UNORDERED ? r : -r;
+    }
+    {
+        int64_t i, j;
+        double x, y;
+        if (a.kind == OP_I64 && b.kind == OP_I64) {
+            memcpy(&i, a.p, sizeof i);
+            memcpy(&j, b.p, sizeof j);
+            return rel_of(i < j, i > j);
+        }
+        if (a.kind == OP_F64 && b.kind == OP_F64) {
+            memcpy(&x, a.p, sizeof x);
+            memcpy(&y, b.p, sizeof y);
+            return isnan(x) || isnan(y) ? SFP8_UNORDERED : rel_of(x < y, x > y);
+        }
+        if (a.kind == OP_F64) {
+            memcpy(&x, a.p, sizeof x);
+            memcpy(&j, b.p, sizeof j);
+            return isnan(x) ? SFP8_UNORDERED : rel_double_int(x, j);
+        }
+        memcpy(&i, a.p, sizeof i);
+        memcpy(&y, b.p, sizeof y);
+        if (isnan(y)) return SFP8_UNORDERED;
+        {
+            int r = rel_double_int(y, i);
+            return -r;
+        }
+    }
+}
+
+/* the operand as a code of f: a code as it is, a number rounded into f (context
+   mode; stochastic bits from the literal's own stream at index `index`) */
+static uint32_t opnd_code(const sfp8_format *f, const sfp8_env *env, const LoopData *ld, uint64_t index,
+                          Opnd a, unsigned *fl)
+{
+    sfp8_rng rng = {NULL, ld->seed, ld->stream ^ ((uint64_t)1 << 63), index};
+    uint16_t out = 0;
+    if (a.kind == OP_CODE) return a.code;
+    if (a.kind == OP_I64)
+        *fl |= sfp8d_from_int64(f, env, &rng, a.p, 0, (char *)&out, sfp8d_size(f), 1, NULL);
+    else
+        *fl |= sfp8d_convert(&sfp8_binary64, f, env, &rng, a.p, 0, (char *)&out, sfp8d_size(f), 1, NULL);
+    return load_code((const char *)&out, sfp8d_size(f));
+}
+
 /* the comparisons this file handles, as the set of relations that make them true
    (bit r + 1 for r in LESS, EQUAL, GREATER, UNORDERED); 0: not a comparison here */
 static unsigned compare_mask(int op)
@@ -151,7 +229,43 @@ typedef struct {
     int spos;   /* index of the Python-number operand (0 or 1) */
     int is_int; /* it is an int64 (else a float64) */
     int fits64;
+    uint64_t sindex; /* next index of the literal's random-bit stream */
 } PyScalarData;
+
+static int is_selection(int op)
+{
+    return op == X_MAX || op == X_MIN || op == X_FMAX || op == X_FMIN;
+}
+
+/* maximum / minimum / fmax / fmin of code c and the literal at p (spos: the
+   literal's operand position), selected by exact comparison */
+static uint32_t select_one(PyScalarData *u, const sfp8_env *env, uint32_t c, const char *p, uint64_t index,
+                           unsigned *fl)
+{
+    const sfp8_format *f = &u->f;
+    int op = u->op, maxlike = op == X_MAX || op == X_FMAX, num = op == X_FMAX || op == X_FMIN;
+    Opnd co = {OP_CODE, c, NULL}, so = {u->is_int ? OP_I64 : OP_F64, 0, p};
+    uint8_t cf = 0;
+    uint32_t res;
+    int r = opnd_relation(f, u->fits64, co, so, &cf);
+    if (r == SFP8_UNORDERED) {
+        int cn = opnd_is_nan(f, co), sn = opnd_is_nan(f, so);
+        if (cn && (!num || sn)) res = sfp8_max(f, c, c, &cf); /* the code's NaN, quieted */
+        else if (cn) res = opnd_code(f, env, &u->ld, index, so, fl); /* fmax/fmin: the number */
+        else if (num) res = c;
+        else res = opnd_code(f, env, &u->ld, index, so, fl); /* the NaN literal */
+    } else if (r == SFP8_EQUAL) {
+        /* equal values: the literal is exact in f; the operation orders the zeros */
+        uint32_t sc = opnd_code(f, env, &u->ld, index, so, fl), x0 = u->spos ? c : sc, x1 = u->spos ? sc : c;
+        res = op == X_MAX ? sfp8_max(f, x0, x1, &cf) : op == X_MIN ? sfp8_min(f, x0, x1, &cf)
+              : op == X_FMAX ? sfp8_maxnum(f, x0, x1, &cf) : sfp8_minnum(f, x0, x1, &cf);
+    } else {
+        int code_wins = maxlike ? r == SFP8_GREATER : r == SFP8_LESS;
+        res = code_wins ? c : opnd_code(f, env, &u->ld, index, so, fl);
+    }
+    *fl |= cf;
+    return res;
+}
 
 #define CHUNK 256
 
@@ -178,17 +292,26 @@ static int pyscalar_loop(PyArrayMethod_Context *context, char *const data[], npy
     {
         sfp8_env env;
         sfp8_rng rng = {NULL, u->ld.seed, u->ld.stream, u->ld.index};
-        /* the scalar's rounding draws its random bits from a stream of its own */
-        sfp8_rng srng = {NULL, u->ld.seed, u->ld.stream ^ ((uint64_t)1 << 63), 0};
+        /* the literal's rounding draws its random bits from a stream of its own */
+        sfp8_rng srng = {NULL, u->ld.seed, u->ld.stream ^ ((uint64_t)1 << 63), u->sindex};
         uint16_t buf[CHUNK];
         int sz = sfp8d_size(f);
         loop_env_for(&u->ld, f, &env);
+        if (is_selection(u->op)) {
+            for (npy_intp i = 0; i < n; i++) {
+                uint32_t c = load_code(data[a] + i * strides[a], sz);
+                store_code(data[2] + i * strides[2], sz,
+                           select_one(u, &env, c, data[s] + i * strides[s], u->sindex + (uint64_t)i, &fl));
+            }
+            u->sindex += (uint64_t)n;
+            loop_publish(&u->ld, fl);
+            return 0;
+        }
         for (npy_intp off = 0; off < n; off += CHUNK) {
             npy_intp k = n - off < CHUNK ? n - off : CHUNK;
             const char *src = data[s] + off * strides[s];
             char *d2[3];
             ptrdiff_t st2[3];
-            srng.index = rng.index;
             if (u->is_int)
                 fl |= sfp8d_from_int64(f, &env, &srng, src, strides[s], (char *)buf, sz, k, NULL);
             else
@@ -202,6 +325,7 @@ static int pyscalar_loop(PyArrayMethod_Context *context, char *const data[], npy
             fl |= sfp8d_run(u->op, f, &env, &rng, d2, st2, k, NULL);
         }
         u->ld.index = rng.index;
+        u->sindex = srng.index;
         loop_publish(&u->ld, fl);
     }
     return 0;
@@ -315,4 +439,164 @@ int add_pyscalar_loops(PyObject *ufunc, PyArray_DTypeMeta *cls)
             add_one(ufunc, op, cls, &PyArray_PyLongDType, spos) < 0)
             return -1;
     return 1;
+}
+
+/* ---- np.clip ------------------------------------------------------------ */
+
+/* clip(x, lo, hi) for x an array of a format and each bound a code of the same
+   format or a Python number: NaN in x or in a bound gives NaN (as NumPy's float
+   clip), else the exact min(max(x, lo), hi), and only a selected Python bound is
+   rounded into the format (np.clip(q, 0, 1000) leaves an E4M3 array as it is). */
+typedef struct {
+    LoopData ld;
+    sfp8_format f;
+    int kind[3];
+    int fits64;
+    uint64_t sindex;
+} ClipData;
+
+static uint32_t nan_of(const sfp8_format *f, const sfp8_env *env, const LoopData *ld, uint64_t index, Opnd a,
+                       unsigned *fl)
+{
+    uint8_t cf = 0;
+    uint32_t r;
+    if (a.kind != OP_CODE) return opnd_code(f, env, ld, index, a, fl);
+    r = sfp8_max(f, a.code, a.code, &cf);
+    *fl |= cf;
+    return r;
+}
+
+static int clip_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                     npy_intp const strides[], NpyAuxData *auxdata)
+{
+    ClipData *u = (ClipData *)auxdata;
+    const sfp8_format *f = &u->f;
+    int sz = sfp8d_size(f);
+    unsigned fl = 0;
+    sfp8_env env;
+    (void)context;
+    loop_env_for(&u->ld, f, &env);
+    for (npy_intp i = 0; i < dimensions[0]; i++) {
+        Opnd o[3];
+        uint64_t idx = u->sindex + (uint64_t)i;
+        uint8_t cf = 0;
+        uint32_t res;
+        for (int k = 0; k < 3; k++) {
+            o[k].kind = u->kind[k];
+            o[k].p = data[k] + i * strides[k];
+            o[k].code = o[k].kind == OP_CODE ? load_code(o[k].p, sz) : 0;
+        }
+        if (opnd_is_nan(f, o[0])) res = nan_of(f, &env, &u->ld, idx, o[0], &fl);
+        else if (opnd_is_nan(f, o[1])) res = nan_of(f, &env, &u->ld, idx, o[1], &fl);
+        else if (opnd_is_nan(f, o[2])) res = nan_of(f, &env, &u->ld, idx, o[2], &fl);
+        else {
+            Opnd c = o[0];
+            if (opnd_relation(f, u->fits64, c, o[1], &cf) == SFP8_LESS) c = o[1];
+            if (opnd_relation(f, u->fits64, c, o[2], &cf) == SFP8_GREATER) c = o[2];
+            res = opnd_code(f, &env, &u->ld, idx, c, &fl);
+        }
+        fl |= cf;
+        store_code(data[3] + i * strides[3], sz, res);
+    }
+    u->sindex += (uint64_t)dimensions[0];
+    loop_publish(&u->ld, fl);
+    return 0;
+}
+
+static int clip_get_loop(PyArrayMethod_Context *context, int aligned, int move_references, const npy_intp *strides,
+                         PyArrayMethod_StridedLoop **out_loop, NpyAuxData **out_transferdata,
+                         NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    ClipData *u = loopdata_alloc(sizeof(ClipData));
+    (void)aligned;
+    (void)move_references;
+    (void)strides;
+    if (!u) return -1;
+    u->f = *descr_fmt(context->descriptors[0]);
+    for (int k = 0; k < 3; k++) {
+        PyArray_Descr *d = context->descriptors[k];
+        u->kind[k] = is_sfp8_descr(d) ? OP_CODE : d->type_num == NPY_DOUBLE ? OP_F64 : OP_I64;
+    }
+    u->fits64 = fits_binary64(&u->f);
+    *out_transferdata = (NpyAuxData *)u;
+    *out_loop = clip_loop;
+    *flags = 0;
+    return 0;
+}
+
+static NPY_CASTING clip_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[],
+                                PyArray_Descr *const given[], PyArray_Descr *loop[], npy_intp *view_offset)
+{
+    PyArray_Descr *fd = given[0];
+    (void)self;
+    (void)view_offset;
+    for (int k = 1; k < 3; k++)
+        if (family_of(dtypes[k]) >= 0 && !descr_same(given[k], fd)) {
+            PyErr_Format(PyExc_TypeError,
+                         "softfp8: clip bounds of another format (%S and %S); cast one explicitly",
+                         ((SFP8Descr *)fd)->format, ((SFP8Descr *)given[k])->format);
+            return (NPY_CASTING)-1;
+        }
+    for (int k = 0; k < 3; k++) {
+        if (family_of(dtypes[k]) >= 0) {
+            Py_INCREF(fd);
+            loop[k] = fd;
+        } else {
+            loop[k] = PyArray_DescrFromType(dtypes[k] == &PyArray_PyFloatDType ? NPY_DOUBLE : NPY_INT64);
+        }
+    }
+    {
+        PyArray_Descr *o = given[3] && descr_same(given[3], fd) ? given[3] : fd;
+        Py_INCREF(o);
+        loop[3] = o;
+    }
+    return NPY_NO_CASTING;
+}
+
+/* np.clip loops of DType cls: bounds of the format or Python numbers (9 loops),
+   and a promoter sending NumPy-number bounds to the common DType */
+PyObject *sfp8_register_clip(PyObject *dtype_cls)
+{
+    PyArray_DTypeMeta *cls = (PyArray_DTypeMeta *)dtype_cls;
+    PyArray_DTypeMeta *const bound[3] = {cls, &PyArray_PyFloatDType, &PyArray_PyLongDType};
+    PyObject *umath, *uf;
+    if (family_of(cls) < 0) {
+        PyErr_SetString(PyExc_TypeError, "not a softfp8 DType");
+        return NULL;
+    }
+    umath = PyImport_ImportModule("numpy._core.umath");
+    uf = umath ? PyObject_GetAttrString(umath, "clip") : NULL;
+    Py_XDECREF(umath);
+    if (!uf) return NULL;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            PyArray_DTypeMeta *dtypes[4] = {cls, bound[i], bound[j], cls};
+            PyType_Slot slots[] = {
+                {NPY_METH_resolve_descriptors, (void *)&clip_resolve},
+                {NPY_METH_get_loop, (void *)&clip_get_loop},
+                {0, NULL}
+            };
+            PyArrayMethod_Spec spec = {
+                .name = "softfp8_clip",
+                .nin = 3,
+                .nout = 1,
+                .casting = NPY_NO_CASTING,
+                .flags = NPY_METH_SUPPORTS_UNALIGNED,
+                .dtypes = dtypes,
+                .slots = slots,
+            };
+            if (PyUFunc_AddLoopFromSpec(uf, &spec) < 0) {
+                Py_DECREF(uf);
+                return NULL;
+            }
+        }
+    {
+        PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
+        if (add_promoter(uf, items, 4) < 0) {
+            Py_DECREF(uf);
+            return NULL;
+        }
+    }
+    Py_DECREF(uf);
+    Py_RETURN_NONE;
 }
