@@ -38,7 +38,7 @@ static int fits_binary64(const sfp8_format *f)
     uint8_t fl = 0;
     sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &EXACT_ENV, &fl);
     sfp8_convert(f, &sfp8_binary64, sfp8_min_subnormal_code(f), &EXACT_ENV, &fl);
-    return fl == 0 && f->man_bits < 53;
+    return !(fl & (SFP8_FLAG_INEXACT | SFP8_FLAG_OVERFLOW | SFP8_FLAG_UNDERFLOW)) && f->man_bits < 53;
 }
 
 static double code_as_double(const sfp8_format *f, uint32_t c)
@@ -86,7 +86,13 @@ static int rel_core(const sfp8_format *f, uint32_t c, int is_int, const char *x)
         double v;
         uint64_t b;
         memcpy(&v, x, sizeof v);
-        if (isnan(v)) return SFP8_UNORDERED;
+        if (isnan(v) || ccls >= SFP8_CLASS_QNAN) return SFP8_UNORDERED;
+        if (isinf(v)) {
+            /* only the infinity of the same sign equals it (saturating formats
+               would round it to the max) */
+            if (ccls == SFP8_CLASS_INF && sfp8_signbit(f, c) == (v < 0)) return SFP8_EQUAL;
+            return v > 0 ? SFP8_LESS : SFP8_GREATER;
+        }
         memcpy(&b, &v, sizeof b);
         d = (uint32_t)sfp8_convert(&sfp8_binary64, f, b, &down, &fl);
         xneg = v < 0;
