@@ -137,6 +137,8 @@ def check_comparisons(fmt, r):
             if name == "!=":
                 rexpect = expect
             assert np.array_equal(uf(x, a), rexpect), (fmt, "reflected", name, x)
+            # fewer elements than codes: element by element instead of a per-code table
+            assert np.array_equal(uf(a[:100], x), expect[:100]), (fmt, "short", name, x)
             count += 2 * len(codes)
     return count
 
@@ -283,6 +285,8 @@ def test_selections_exact(fmt, r):
             with np.errstate(all="ignore"):
                 got = raw(uf(a, x))
                 got_r = raw(uf(x, a))
+                # element by element (fewer elements than codes) = per-code table
+                assert np.array_equal(raw(uf(a[:100], x)), got[:100])
             for i, c in enumerate(codes):
                 w = ref_select(r, int(c), x, name, "nearest_even")
                 if w is None:
@@ -320,8 +324,10 @@ def test_clip_exact(fmt, r):
     for lo, hi in bounds:
         with np.errstate(all="raise"):
             got = np.clip(a, lo, hi)
+            short = raw(np.clip(a[:100], lo, hi))     # element by element
         assert got.dtype == fmt.dtype
         got = raw(got)
+        assert np.array_equal(short, got[:100])
         for i, c in enumerate(codes):
             v = ref_value(r, c)
             if v is None:
@@ -393,3 +399,23 @@ def test_where_with_python_numbers():
     r = np.where(cf > 0, cf, 0.0)
     assert r.dtype == np.float64 and r.tolist() == [1.5, 0.0]
     assert np.where(cf > 0, cf, np.zeros(2, dtype=cf.dtype)).dtype == cf.dtype
+
+
+def test_stochastic_rounding_of_the_number():
+    """Under stochastic rounding each element rounds the number with its own bits (a
+    stream of its own, reproducible under a seed): 1.0 * 0.1 gives the two E4M3
+    neighbours of 0.1, about in proportion; so does minimum (no per-code table then)."""
+    r = ref.preset("e4m3")
+    lo = ref_round_number(r, 0.1, "downward")[0]
+    hi = ref_round_number(r, 0.1, "upward")[0]
+    a = np.ones(4000, dtype=softfp8.e4m3)
+    outs = []
+    for uf in (np.multiply, np.minimum):
+        for _ in range(2):
+            with softfp8.rounding("stochastic", seed=1234):
+                outs.append(raw(uf(a, 0.1)))
+        assert np.array_equal(outs[-1], outs[-2])            # reproducible
+        got = outs[-1]
+        assert set(np.unique(got).tolist()) == {lo, hi}
+        p_hi = float((Fraction(0.1) - ref_value(r, lo)) / (ref_value(r, hi) - ref_value(r, lo)))
+        assert abs(np.mean(got == hi) - p_hi) < 0.05

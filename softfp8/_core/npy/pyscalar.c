@@ -275,6 +275,16 @@ static uint32_t select_one(PyScalarData *u, const sfp8_env *env, uint32_t c, con
 
 #define CHUNK 256
 
+/* A literal repeated over at least as many elements as the format has codes (NumPy
+   broadcasts a Python number with stride 0): the result of each code is computed
+   once and looked up (formats of at most TAB_BITS bits; not under stochastic
+   rounding, where each element's rounding of the literal draws its own bits). */
+#define TAB_BITS 12
+static int use_table(const sfp8_format *f, npy_intp n, int literal_stride_zero)
+{
+    return literal_stride_zero && f->bits <= TAB_BITS && n >= ((npy_intp)1 << f->bits);
+}
+
 static int pyscalar_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                          npy_intp const strides[], NpyAuxData *auxdata)
 {
@@ -287,10 +297,22 @@ static int pyscalar_loop(PyArrayMethod_Context *context, char *const data[], npy
     if (sfp8x_ops[u->op].kind == K_COMPARE) {
         unsigned mask = compare_mask(u->op);
         int sz = sfp8d_size(f);
+        uint32_t m = sfp8_code_mask(f);
+        if (use_table(f, n, strides[s] == 0)) {
+            uint8_t tab[1 << TAB_BITS];
+            for (uint32_t c = 0; c <= m; c++) {
+                int r = scalar_relation(f, u->fits64, c, u->is_int, data[s]);
+                if (s == 0 && r != SFP8_UNORDERED) r = -r;
+                tab[c] = (uint8_t)((mask >> (r + 1)) & 1u);
+            }
+            for (npy_intp i = 0; i < n; i++)
+                *(npy_bool *)(data[2] + i * strides[2]) = tab[load_code(data[a] + i * strides[a], sz) & m];
+            return 0;
+        }
         for (npy_intp i = 0; i < n; i++) {
-            uint32_t c = load_code(data[a] + i * strides[a], sz);
+            uint32_t c = load_code(data[a] + i * strides[a], sz) & m;
             int r = scalar_relation(f, u->fits64, c, u->is_int, data[s] + i * strides[s]);
-            if (s == 0 && r != SFP8_UNORDERED) r = -r; /* scalar OP code: swap the sides */
+            if (s == 0 && r != SFP8_UNORDERED) r = -r; /* literal OP code: swap the sides */
             *(npy_bool *)(data[2] + i * strides[2]) = (mask >> (r + 1)) & 1u;
         }
         return 0;
@@ -303,13 +325,48 @@ static int pyscalar_loop(PyArrayMethod_Context *context, char *const data[], npy
         uint16_t buf[CHUNK];
         int sz = sfp8d_size(f);
         loop_env_for(&u->ld, f, &env);
+        uint32_t m = sfp8_code_mask(f);
         if (is_selection(u->op)) {
-            for (npy_intp i = 0; i < n; i++) {
-                uint32_t c = load_code(data[a] + i * strides[a], sz);
-                store_code(data[2] + i * strides[2], sz,
-                           select_one(u, &env, c, data[s] + i * strides[s], u->sindex + (uint64_t)i, &fl));
+            if (!u->ld.stoch && use_table(f, n, strides[s] == 0)) {
+                uint16_t rtab[1 << TAB_BITS];
+                uint8_t ftab[1 << TAB_BITS];
+                for (uint32_t c = 0; c <= m; c++) {
+                    unsigned cf = 0;
+                    rtab[c] = (uint16_t)select_one(u, &env, c, data[s], 0, &cf);
+                    ftab[c] = (uint8_t)cf;
+                }
+                for (npy_intp i = 0; i < n; i++) {
+                    uint32_t c = load_code(data[a] + i * strides[a], sz) & m;
+                    store_code(data[2] + i * strides[2], sz, rtab[c]);
+                    fl |= ftab[c];
+                }
+            } else {
+                for (npy_intp i = 0; i < n; i++) {
+                    uint32_t c = load_code(data[a] + i * strides[a], sz) & m;
+                    store_code(data[2] + i * strides[2], sz,
+                               select_one(u, &env, c, data[s] + i * strides[s], u->sindex + (uint64_t)i, &fl));
+                }
             }
             u->sindex += (uint64_t)n;
+            loop_publish(&u->ld, fl);
+            return 0;
+        }
+        if (!u->ld.stoch && strides[s] == 0 && n > 0) {
+            /* one literal, one rounding (flags raised once, as for every element) */
+            char *d2[3];
+            ptrdiff_t st2[3];
+            if (u->is_int)
+                fl |= sfp8d_from_int64(f, &env, &srng, data[s], 0, (char *)buf, sz, 1, NULL);
+            else
+                fl |= sfp8d_convert(&sfp8_binary64, f, &env, &srng, data[s], 0, (char *)buf, sz, 1, NULL);
+            d2[s] = (char *)buf;
+            st2[s] = 0;
+            d2[a] = data[a];
+            st2[a] = strides[a];
+            d2[2] = data[2];
+            st2[2] = strides[2];
+            fl |= sfp8d_run(u->op, f, &env, &rng, d2, st2, n, NULL);
+            u->ld.index = rng.index;
             loop_publish(&u->ld, fl);
             return 0;
         }
@@ -472,39 +529,69 @@ static uint32_t nan_of(const sfp8_format *f, const sfp8_env *env, const LoopData
     return r;
 }
 
+static uint32_t clip_one(ClipData *u, const sfp8_env *env, Opnd o[3], uint64_t idx, unsigned *fl)
+{
+    const sfp8_format *f = &u->f;
+    uint8_t cf = 0;
+    uint32_t res;
+    if (opnd_is_nan(f, o[0])) res = nan_of(f, env, &u->ld, idx, o[0], fl);
+    else if (opnd_is_nan(f, o[1])) res = nan_of(f, env, &u->ld, idx, o[1], fl);
+    else if (opnd_is_nan(f, o[2])) res = nan_of(f, env, &u->ld, idx, o[2], fl);
+    else {
+        Opnd c = o[0];
+        if (opnd_relation(f, u->fits64, c, o[1], &cf) == SFP8_LESS) c = o[1];
+        if (opnd_relation(f, u->fits64, c, o[2], &cf) == SFP8_GREATER) c = o[2];
+        res = opnd_code(f, env, &u->ld, idx, c, fl);
+    }
+    *fl |= cf;
+    return res;
+}
+
+static void clip_operands(const ClipData *u, char *const data[], npy_intp const strides[], npy_intp i, Opnd o[3])
+{
+    int sz = sfp8d_size(&u->f);
+    for (int k = 0; k < 3; k++) {
+        o[k].kind = u->kind[k];
+        o[k].p = data[k] + i * strides[k];
+        o[k].code = o[k].kind == OP_CODE ? load_code(o[k].p, sz) & sfp8_code_mask(&u->f) : 0;
+    }
+}
+
 static int clip_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                      npy_intp const strides[], NpyAuxData *auxdata)
 {
     ClipData *u = (ClipData *)auxdata;
     const sfp8_format *f = &u->f;
     int sz = sfp8d_size(f);
+    npy_intp n = dimensions[0];
     unsigned fl = 0;
     sfp8_env env;
+    Opnd o[3];
     (void)context;
     loop_env_for(&u->ld, f, &env);
-    for (npy_intp i = 0; i < dimensions[0]; i++) {
-        Opnd o[3];
-        uint64_t idx = u->sindex + (uint64_t)i;
-        uint8_t cf = 0;
-        uint32_t res;
-        for (int k = 0; k < 3; k++) {
-            o[k].kind = u->kind[k];
-            o[k].p = data[k] + i * strides[k];
-            o[k].code = o[k].kind == OP_CODE ? load_code(o[k].p, sz) : 0;
+    if (!u->ld.stoch && use_table(f, n, strides[1] == 0 && strides[2] == 0)) {
+        uint16_t rtab[1 << TAB_BITS];
+        uint8_t ftab[1 << TAB_BITS];
+        uint32_t m = sfp8_code_mask(f);
+        clip_operands(u, data, strides, 0, o);
+        for (uint32_t c = 0; c <= m; c++) {
+            unsigned cf = 0;
+            o[0].code = c;
+            rtab[c] = (uint16_t)clip_one(u, &env, o, 0, &cf);
+            ftab[c] = (uint8_t)cf;
         }
-        if (opnd_is_nan(f, o[0])) res = nan_of(f, &env, &u->ld, idx, o[0], &fl);
-        else if (opnd_is_nan(f, o[1])) res = nan_of(f, &env, &u->ld, idx, o[1], &fl);
-        else if (opnd_is_nan(f, o[2])) res = nan_of(f, &env, &u->ld, idx, o[2], &fl);
-        else {
-            Opnd c = o[0];
-            if (opnd_relation(f, u->fits64, c, o[1], &cf) == SFP8_LESS) c = o[1];
-            if (opnd_relation(f, u->fits64, c, o[2], &cf) == SFP8_GREATER) c = o[2];
-            res = opnd_code(f, &env, &u->ld, idx, c, &fl);
+        for (npy_intp i = 0; i < n; i++) {
+            uint32_t c = load_code(data[0] + i * strides[0], sz) & m;
+            store_code(data[3] + i * strides[3], sz, rtab[c]);
+            fl |= ftab[c];
         }
-        fl |= cf;
-        store_code(data[3] + i * strides[3], sz, res);
+    } else {
+        for (npy_intp i = 0; i < n; i++) {
+            clip_operands(u, data, strides, i, o);
+            store_code(data[3] + i * strides[3], sz, clip_one(u, &env, o, u->sindex + (uint64_t)i, &fl));
+        }
     }
-    u->sindex += (uint64_t)dimensions[0];
+    u->sindex += (uint64_t)n;
     loop_publish(&u->ld, fl);
     return 0;
 }
