@@ -88,6 +88,15 @@ def _float_rank(key) -> int:
     return 0
 
 
+def _promotion_rank(key) -> int:
+    """The class-level promotion rank given to the C glue: the containment rank, except
+    for the factory family (softfp8.format(...)), which has none and promotes with NumPy
+    numbers and other families to float64, the widest NumPy float, as a preset would
+    with float64 (a custom format with values beyond binary64 overflows in that cast,
+    with NumPy's warning)."""
+    return 3 if key == _registry.FACTORY_FAMILY else _FLOAT_RANK[key]
+
+
 # --------------------------------------------------------------------------
 # scalars
 # --------------------------------------------------------------------------
@@ -274,8 +283,9 @@ def _make_families():
                     {"__slots__": (), "__module__": "softfp8",
                      "__doc__": f"softfp8 scalar of the {key} format family"})
         _FLOAT_RANK[key] = _float_rank(key)
-        dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _FLOAT_RANK[key])
+        dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _promotion_rank(key))
         _ext.register_ufuncs(dt, fma_ufunc)
+        _ext.register_clip(dt)
         _DTYPE_CLASSES[key] = dt
         _SCALAR_TYPES[key] = scal
         _FAMILY_INDEX.append(key)
@@ -292,7 +302,45 @@ def dtype_of(fmt: Format):
         scal = _SCALAR_TYPES[key]
         if key not in _PARAMETRIC and fmt == _formats.PRESETS.get(key):
             scal._default_dtype = d
+        _seed_np_finfo(d, fmt)
     return d
+
+
+def _holds(fmt, x):
+    """True if the float x is a value of fmt (rounding it changes nothing)."""
+    code, fl = _bits.from_float(np.float64(x), fmt, **_bits.FIXED)
+    return not (int(fl) & _MASK) and float(fmt.decode(int(code))) == x
+
+
+def _seed_np_finfo(d, fmt):
+    """Make ``np.finfo(d)`` work for every descriptor, parametric ones included.
+
+    NumPy 2.4's ``finfo.__new__`` (numpy/_core/getlimits.py) looks the descriptor up in
+    ``finfo._finfo_cache`` first; on a miss it replaces it by its scalar type
+    (``obj2sctype``) and rebuilds a descriptor from that type (``numeric.dtype(dtype)``
+    in ``_init``), which for a parametric DType can only give the DType's default
+    descriptor (no bias).  So the object is built here with NumPy's own
+    ``finfo._init`` from the descriptor itself (every attribute derived by NumPy from
+    the DType's get_constant slot) and put in that cache under the descriptor and,
+    for presets, under the scalar type as well (``np.finfo(softfp8.E4M3)``).
+
+    A constant the format cannot hold exactly (eps = 2**-man_bits above the max or
+    below the smallest subnormal of a Tesla format with a high or low bias, or the
+    radix 2 above the max; epsneg = eps / radix below the smallest subnormal) is given as
+    an exact ``np.float64`` instead, so that eps, epsneg, machep and negep always exist
+    and are exact."""
+    info = object.__new__(np.finfo)._init(d)
+    if getattr(info, "eps", None) is None:
+        info.eps = np.float64(math.ldexp(1.0, -fmt.man_bits))
+    if getattr(info, "_radix", None) is None:
+        info._radix = np.float64(2.0)
+    epsneg = math.ldexp(1.0, -fmt.man_bits - 1)
+    if type(info.eps) is np.float64 or type(info._radix) is np.float64 or not _holds(fmt, epsneg):
+        # NumPy's eps / radix would not be exact in the format
+        info.epsneg = np.float64(epsneg)
+    np.finfo._finfo_cache[d] = info
+    if _family_key(fmt) not in _PARAMETRIC:
+        np.finfo._finfo_cache[_SCALAR_TYPES[_family_key(fmt)]] = info
 
 
 _TYPE_OF: dict = {}

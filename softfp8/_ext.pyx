@@ -498,6 +498,7 @@ cdef extern from "npy_api.h":
     int sfp8_set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of) except -1
     object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
     object sfp8_new_fma_ufunc()
+    object sfp8_register_clip(object dtype_cls)
     object sfp8_matmul_wide_ufunc()
 
 import sys as _sys
@@ -523,6 +524,11 @@ def set_hooks(object getter, object factory, object contains_fn, object type_of,
 
 def register_ufuncs(object cls, object fma_ufunc):
     return sfp8_register_ufuncs(cls, np, fma_ufunc)
+
+
+def register_clip(object cls):
+    """np.clip loops of a DType class (bounds of its format or Python numbers)."""
+    return sfp8_register_clip(cls)
 
 
 def new_fma_ufunc():

@@ -191,6 +191,12 @@ typedef int promoter_fn(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
 int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promoter_fn *fn);
 int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, promoter_fn *fn);
 
+/* ---- Python int/float operands (pyscalar.c) ----------------------------- */
+
+/* loops (D, PyFloat), (PyFloat, D), (D, PyLong), (PyLong, D) of ufunc for DType
+   cls if its operation is one pyscalar.c handles: 1 added, 0 none, -1 error */
+int add_pyscalar_loops(PyObject *ufunc, PyArray_DTypeMeta *cls);
+
 /* ---- ufunc loops (loops.c) ---------------------------------------------- */
 
 /* a get_loop function `fname` returning `call` (an expression in context,

@@ -1,6 +1,7 @@
 /*
  * NumPy glue: ufunc promoters.  A softfp8 operand meeting a NumPy numeric
- * DType or a Python int/float is promoted to the common DType of the inputs.
+ * DType is promoted to the common DType of the inputs; a Python int/float
+ * selects the Python-number loops of pyscalar.c where the operation has them.
  */
 #include "glue.h"
 
@@ -23,6 +24,14 @@ static int sfp8_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
     if (!common) {
         common = PyArray_PromoteDTypeSequence(k, ins);
         if (!common) return -1;
+        /* a parametric format with a Python number in an operation without
+           Python-number loops (pyscalar.c): NumPy cannot find the descriptor of
+           the number in the format's DType (no bias), so compute in float64 */
+        for (int i = 0; i < k && family_of(common) >= 0 && families[family_of(common)].parametric; i++)
+            if (ins[i] == &PyArray_PyFloatDType || ins[i] == &PyArray_PyLongDType) {
+                Py_SETREF(common, &PyArray_DoubleDType);
+                Py_INCREF(common);
+            }
     }
     for (int i = 0; i < nin; i++) {
         Py_INCREF(common);
@@ -73,10 +82,17 @@ int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout
     PyObject *out = boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
     int nargs = ((PyUFuncObject *)ufunc)->nargs;
     PyObject *items[4] = {(PyObject *)cls, Py_None, out, out};
+    int pyloops = 0;
     if (nargs < 3 || nargs > 4) return 0;
+    /* Python int/float partners: loops of their own (pyscalar.c) where the
+       operation has them, else a promoter like the other partners */
+    if (fn == sfp8_promoter && nargs == 3) {
+        pyloops = add_pyscalar_loops(ufunc, cls);
+        if (pyloops < 0) return -1;
+    }
     if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
     items[1] = (PyObject *)cls;
-    for (int j = 0; j < n_builtin_partners + 2; j++) {
+    for (int j = 0; j < n_builtin_partners + (pyloops ? 0 : 2); j++) {
         items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
                    : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
                                              : (PyObject *)&PyArray_PyLongDType;
