@@ -23,6 +23,8 @@
  *   unselected bound (round-then-select would give NaN in E4M3, where 1000
  *   overflows); the result equals round(exact selection) in every mode.
  */
+#include <string.h>
+
 #include "glue.h"
 #include "driver.h"
 #include "ops.h"
@@ -478,15 +480,28 @@ static int op_of_ufunc(PyObject *ufunc)
     int found = -1;
     if (!np) return -2;
     for (int op = 0; op < X_NUM_OPS && found == -1; op++) {
-        PyObject *u;
-        if (!sfp8x_ops[op].ufunc || strncmp(sfp8x_ops[op].ufunc, "softfp8.", 8) == 0) continue;
-        u = PyObject_GetAttrString(np, sfp8x_ops[op].ufunc);
-        if (!u) {
-            Py_DECREF(np);
-            return -2;
+        const char *p = sfp8x_ops[op].ufunc;
+        if (!p || strncmp(p, "softfp8.", 8) == 0) continue;
+        /* the column may name several ufuncs, separated by spaces */
+        while (*p && found == -1) {
+            char name[64];
+            size_t len = strcspn(p, " ");
+            PyObject *u;
+            if (len == 0 || len >= sizeof name) {
+                p += len ? len : 1;
+                continue;
+            }
+            memcpy(name, p, len);
+            name[len] = 0;
+            p += len;
+            u = PyObject_GetAttrString(np, name);
+            if (!u) {
+                Py_DECREF(np);
+                return -2;
+            }
+            if (u == ufunc) found = handled(op) ? op : -3;
+            Py_DECREF(u);
         }
-        if (u == ufunc) found = handled(op) ? op : -3;
-        Py_DECREF(u);
     }
     Py_DECREF(np);
     return found == -3 ? -1 : found;
