@@ -184,7 +184,14 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
             uf = fma_ufunc;
             Py_INCREF(uf);
         } else {
-            uf = PyObject_GetAttrString(numpy_module, name);
+            /* the first name of the column (the alias syntax "degrees rad2deg"
+             * is completed on branch h-ufuncs) */
+            char buf[32];
+            size_t len = strcspn(name, " ");
+            if (len >= sizeof buf) len = sizeof buf - 1;
+            memcpy(buf, name, len);
+            buf[len] = 0;
+            uf = PyObject_GetAttrString(numpy_module, buf);
             if (!uf) return NULL;
         }
         if (add_loop(uf, cls, op) < 0) {
