@@ -270,16 +270,26 @@ uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
 /* sinh, cosh, tanh                                                          */
 /* ------------------------------------------------------------------------ */
 
-/* e^|x| / 2 for 512 <= |x| < 2^23 in binary128: 2^(k-1) e^t, t = |x| - k ln2,
- * |t| <= ln2/2 (+ error); as in sfp8_exp, t's error <= (k + |x|) 2^-112.
- * sinh and cosh differ from it by e^-|x|/2, below 2^-1400 relative. */
-static uint32_t half_exp_q(const sfp8_format *f, const sfp8_env *env, int sign, const sfp8x_val *x,
-                           uint8_t *flags)
+/* e^|x| / 2 for 512 <= |x| < 2^23 as 2^(k-1) e^t, t = |x| - k ln2, |t| <= ln2/2
+ * (+ error).  sinh and cosh differ from it by e^-|x|/2, below 2^-1400 relative.
+ * binary64 first (mostly to decide overflow and underflow cheaply): t by one
+ * fma, its error <= k |ln2 - LN2_D| + ulp(t) <= k 2^-54 + 2^-53, so e^t within
+ * (k 2^-53 + 2^-52) relative besides exp's own SFP8E_REL_D.  binary128: as in
+ * sfp8_exp, t's error <= (k + |x|) 2^-112. */
+static uint32_t half_exp(const sfp8_format *f, const sfp8_env *env, int sign, const sfp8x_val *x, uint8_t *flags)
 {
+    static const double LN2_D = 0.69314718055994530942;
     int64_t scale;
-    sfp8q xq = sfp8e_to_q(x, &scale), k = QF(nearbyint)(xq / LN2_Q), t = xq - k * LN2_Q, y = QF(exp)(t);
-    sfp8q err = y * (SFP8E_REL_Q + (k + xq + 1) * QC(0x1p-110));
-    return finish_q(f, env, sign, y, err, (int64_t)k - 1, flags);
+    uint32_t r;
+    double xd = sfp8e_to_d(x, &scale), kd = nearbyint(xd / LN2_D), yd = exp(fma(-kd, LN2_D, xd));
+    sfp8q xq, k, t, y;
+    if (sfp8e_round_d(f, env, sign, yd, yd * (SFP8E_REL_D + (kd + 2) * 0x1p-53), (int64_t)kd - 1, &r, flags))
+        return r;
+    xq = sfp8e_to_q(x, &scale);
+    k = QF(nearbyint)(xq / LN2_Q);
+    t = xq - k * LN2_Q;
+    y = QF(exp)(t);
+    return finish_q(f, env, sign, y, y * (SFP8E_REL_Q + (k + xq + 1) * QC(0x1p-110)), (int64_t)k - 1, flags);
 }
 
 static uint32_t sinh_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, int is_cosh, uint8_t *flags)
@@ -299,7 +309,7 @@ static uint32_t sinh_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env,
     if (top >= 23) /* |x| >= 2^23: beyond every format's range */
         return sfp8e_perturbed(f, env, sign, 1, TRIG_FAR, 1, flags);
     if (top < 9) return ziv1(f, env, &x, is_cosh ? cosh : sinh, is_cosh ? QF(cosh) : QF(sinh), flags);
-    return half_exp_q(f, env, sign, &x, flags);
+    return half_exp(f, env, sign, &x, flags);
 }
 
 uint32_t sfp8_sinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
