@@ -214,3 +214,50 @@ def test_numpy_out_where_errstate():
     assert list(r.view(np.uint8)) == list(sfb.radians(softfp8.e4m3, a.view(np.uint8))[0])
     assert list(t.view(np.uint8)) == list(sfb.arctan2(softfp8.e4m3, a.view(np.uint8),
                                                       a[::-1].view(np.uint8))[0])
+
+
+WIDE_FORMATS = [(11, 4, 1023), (14, 1, 8191), (12, 3, -100), (4, 3, 1 << 20), (5, 10, -16390)]
+
+
+@pytest.mark.parametrize("eb,mb,bias", WIDE_FORMATS)
+def test_arctan2_wide_ranges_against_mpfr(eb, mb, bias):
+    """arctan2 of finite non-zero pairs whose quotient spans thousands of binades
+    (the asymptotic paths |y/x| < 2^-26 with x > 0 or x < 0, |y/x| > 2^59)."""
+    sf = softfp8.format(exp_bits=eb, man_bits=mb, bias=bias)
+    rf = ref.make_format(eb, mb, bias)
+    rng = np.random.default_rng([eb, mb, bias & 0xFFFFFFFF, 2])
+    bits = 1 + eb + mb
+    n = 40
+    codes = rng.integers(1, ((1 << eb) - 1) << mb, (2, n)) | (rng.integers(0, 2, (2, n)) << (bits - 1))
+    # pairs with equal significands: a dyadic quotient 2^-k, k = 0..3 and, where the
+    # exponent field allows, 27..70 (the path that rounds "just below" y/x)
+    mag = (1 << (eb + mb)) - 1
+    shift = np.where(np.arange(12) < 4, np.arange(12) % 4, rng.integers(27, 71, 12))
+    field = np.minimum((codes[0, :12] & mag) >> mb, (1 << eb) - 2 - 70)
+    if field.min() >= 1:
+        codes[0, :12] = (codes[0, :12] & ~mag) | (field << mb) | (codes[0, :12] & ((1 << mb) - 1))
+        codes[1, :12] = (codes[1, :12] & ~mag) | (codes[0, :12] & mag) + (shift << mb)
+    codes = codes.astype(np.uint16 if bits > 8 else np.uint8)
+    ops = ref.operands(rf)
+    wants = []
+    for a, b in codes.T:
+        _, sy, ny, ey, _, suby = ops[int(a)]
+        _, sx, nx, ex, _, subx = ops[int(b)]
+        with gmpy2.context(CTX):
+            v = gmpy2.atan2(gmpy2.mul_2exp(gmpy2.mpfr(-ny if sy else ny, 64), ey),
+                            gmpy2.mul_2exp(gmpy2.mpfr(-nx if sx else nx, 64), ex))
+            m, e2 = v.as_mantissa_exp()
+        sg = 1 if m > 0 else -1
+        wants.append((_dy(2 * int(m) + sg, int(e2) - 1),
+                      ref.DENORMAL if suby or subx else 0))
+    cases = 0
+    for mode in ref.ALL_MODES:
+        R = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        kw = {"random_bits": R} if mode == "stochastic" else {}
+        got, gotf = sfb.arctan2(sf, codes[0], codes[1], rounding=mode, **kw)
+        for i, (ex, den) in enumerate(wants):
+            want, wf = ref.round_pack(rf, 0, ex, mode, R=int(R[i]) if kw else None)
+            assert (int(got[i]), int(gotf[i])) == (want, wf | den), \
+                (mode, hex(int(codes[0, i])), hex(int(codes[1, i])))
+            cases += 1
+    assert cases == n * 7
