@@ -62,7 +62,8 @@ static uint32_t ziv1(const sfp8_format *f, const sfp8_env *env, const sfp8x_val 
         double y = fd(x->sign ? -xd : xd);
         if (sfp8e_round_d(f, env, y < 0, fabs(y), fabs(y) * SFP8E_REL_D, 0, &r, flags)) return r;
     }
-    xq = sfp8e_to_q(x, &scale); /* scale = 0 in the callers' ranges */
+    /* exact: the callers' ranges lie within 2^-1000 <= |x| < 2^16384 */
+    xq = QF(ldexp)((sfp8q)x->sig, (int)x->exp);
     yq = fq(x->sign ? -xq : xq);
     return finish_q(f, env, yq < 0, QF(fabs)(yq), QF(fabs)(yq) * SFP8E_REL_Q, 0, flags);
 }
@@ -92,10 +93,10 @@ static int prologue(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r,
 /* sin, cos, tan                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Arguments with |x| >= 2^16000 (only custom formats with a bias below about
- * -16000 have them) lie beyond binary128: their reduction modulo pi/2 would
- * need ~2^20 bits of pi.  They give NaN with invalid (docs/semantics.md). */
-#define TRIG_HUGE_TOP 16000
+/* Arguments with |x| >= 2^16384 (only custom formats with a bias below about
+ * -16370 have them) lie beyond binary128: their reduction modulo pi/2 would
+ * need up to ~2^20 bits of pi.  They give NaN with invalid (docs/semantics.md). */
+#define TRIG_HUGE_TOP 16384
 
 static int trig_cheap(const sfp8_format *f, const sfp8_env *env, const sfp8x_val *x, int is_cos, int dir,
                       uint32_t *r, uint8_t *flags)
