@@ -350,7 +350,7 @@ uint32_t sfp8_tanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
 static uint32_t log2x_q(const sfp8_format *f, const sfp8_env *env, int sign, const sfp8x_val *x, uint8_t *flags)
 {
     sfp8q e1 = (sfp8q)(x->exp + 1), y = QF(log)((sfp8q)x->sig) + e1 * LN2_Q;
-    sfp8q err = y * SFP8E_REL_Q + (QF(fabs)(e1) + 64) * QC(0x1p-110);
+    sfp8q err = y * SFP8E_REL_Q + (QF(fabs)(e1) + 64) * QC(0x1p-110) + QC(0x1p-1990); /* + 1/(4x^2) */
     return finish_q(f, env, sign, y, err, 0, flags);
 }
 
