@@ -148,6 +148,24 @@ uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env,
 /* ---- elementary functions, correctly rounded: the exact mathematical result
  * rounded once in env's mode, with flags (SPEC section 7) ---- */
 uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* trigonometric and hyperbolic functions, degrees and radians (elem_trig.c) */
+uint32_t sfp8_sin(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_cos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_tan(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arcsin(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arccos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arctan(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_sinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_tanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arcsinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arccosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_arctanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* degrees = x * 180/pi, radians = x * pi/180 */
+uint32_t sfp8_degrees(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_radians(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* arctan2(y, x): the angle of the point (x, y) (NumPy's argument order) */
+uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t y, uint32_t x, const sfp8_env *env, uint8_t *flags);
 
 /* NumPy/Python semantics, exact with one rounding: floordiv = floor(a/b),
  * remainder = a - b*floor(a/b) (sign of b).  b = 0 behaves as division. */
