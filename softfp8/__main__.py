@@ -312,9 +312,9 @@ def _vector_env(args):
 def cmd_gen(args, out=None) -> int:
     fmt = _vector_format(args)
     opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
-                max_lines=args.max_lines)
+                random_only=args.random_only, max_lines=args.max_lines)
     try:
-        vectors.case_set(fmt, args.op, args.level, args.count)
+        vectors.case_set(fmt, args.op, args.level, args.count, args.random_only)
         if args.output in (None, "-"):
             vectors.write(sys.stdout.buffer, fmt, args.op, **opts)
             sys.stdout.buffer.flush()
@@ -426,6 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="special-value grid of 16-bit formats (default 1)")
     sp.add_argument("-n", "--count", type=int, default=10000,
                     help="seeded random cases after the grid of 16-bit formats")
+    sp.add_argument("--random-only", action="store_true",
+                    help="only the --count random cases (any format; no exhaustive set or grid)")
     sp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     sp.add_argument("--max-lines", type=int, metavar="N", help="stop after N lines")
     sp.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default stdout)")
