@@ -448,7 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # `softfp8 ver FMT OP --rounding upward FILE`: argparse fills the optional FILE
+    # before it sees the options; take a single trailing operand as FILE
+    if (extra and args.command == "ver" and args.input is None and len(extra) == 1
+            and not extra[0].startswith("-")):
+        args.input, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except UsageError as exc:

@@ -169,7 +169,8 @@ def _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
             parts.append(_grid_operands(cs, fmt, op, pos, g_stop))
         if stop > max(pos, cs.grid):
             k = stop - max(pos, cs.grid)
-            parts.append([ops_rng.random_raw(k).astype(np.uint64) & mask for _ in range(op.arity)])
+            raw = ops_rng.random_raw(k * op.arity).astype(np.uint64).reshape(k, op.arity) & mask
+            parts.append([raw[:, j] for j in range(op.arity)])
         operands = [np.concatenate([p[j] for p in parts]) for j in range(op.arity)]
         rnd = (rnd_rng.random_raw(stop - pos).astype(np.uint64) & np.uint64(0xFFFFFFFF)
                if stochastic else None)
