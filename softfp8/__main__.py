@@ -263,6 +263,15 @@ def cmd_demo(args, out=print) -> int:
     return 0
 
 
+def _dpi_dir() -> str:
+    """softfp8/dpi/ of an installed package, dpi/ of a source tree (editable install)."""
+    here = os.path.dirname(os.path.abspath(softfp8.__file__))
+    installed = os.path.join(here, "dpi")
+    if os.path.isfile(os.path.join(installed, "softfp8_pkg.sv")):
+        return installed
+    return os.path.join(os.path.dirname(here), "dpi")
+
+
 def cmd_config(args, out=print) -> int:
     """Flags for compiling and linking against libsoftfp8, as pkg-config prints them."""
     libdir = softfp8.get_library_dir()
@@ -285,7 +294,7 @@ def cmd_config(args, out=print) -> int:
                                                                softfp8.get_libraries()]
     for flag, value in (("includedir", softfp8.get_include()), ("libdir", libdir),
                         ("pkgconfigdir", os.path.dirname(pc)),
-                        ("dpidir", os.path.join(os.path.dirname(softfp8.__file__), "dpi"))):
+                        ("dpidir", _dpi_dir())):
         if getattr(args, flag):
             words.append(value)
     if not words:

@@ -257,3 +257,49 @@ def test_verilator_testbench_catches_wrong_vectors(bench, tmp_path):
     lines, bad, mismatches, _ = run_bench(exe, bad_vec)
     assert bad == 3, mismatches
     assert [m.split()[1] for m in mismatches] == ["add", "add", "convert"]
+
+
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_dpi_library_for_other_simulators(tmp_path):
+    """The README's recipe for commercial simulators -- softfp8_dpi.c and libsoftfp8.a in
+    one shared object -- loaded with ctypes: results, flags, presets and bad calls."""
+    import ctypes
+
+    dpi_dir = Path(_config("--dpidir"))
+    assert (dpi_dir / "softfp8_pkg.sv").is_file() and (dpi_dir / "softfp8_dpi.c").is_file()
+    so = tmp_path / "softfp8_dpi.so"
+    proc = subprocess.run([CC, "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror",
+                           *_config("--cflags").split(), str(dpi_dir / "softfp8_dpi.c"),
+                           *_config("--libs", "--static").split(), "-o", str(so)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lib = ctypes.CDLL(str(so))
+    apply = lib.softfp8_dpi_apply
+    apply.restype = ctypes.c_uint
+    apply.argtypes = [ctypes.c_int] * 9 + [ctypes.c_uint] * 3 + [ctypes.c_int] * 4 + [
+        ctypes.c_uint, ctypes.POINTER(ctypes.c_ubyte)]
+    fl = ctypes.c_ubyte()
+    fields = [ctypes.c_int() for _ in range(8)]
+    assert lib.softfp8_dpi_preset(b"CFLOAT8_143", 20, *map(ctypes.byref, fields)) == 0
+    assert tuple(f.value for f in fields) == softfp8.cfloat8_143(bias=20).params
+    assert lib.softfp8_dpi_preset(b"cfloat8_143", 64, *map(ctypes.byref, fields)) == -1
+    assert lib.softfp8_dpi_preset(b"e9m9", 0, *map(ctypes.byref, fields)) == -1
+    assert lib.softfp8_dpi_op_count() == len(sb.OPERATIONS)
+    fmt = softfp8.e5m2
+    div = lib.softfp8_dpi_op_lookup(b"div")
+    assert div == sb.OPERATIONS["div"].id and lib.softfp8_dpi_op_lookup(b"nope") == -1
+    a, b = np.divmod(np.arange(65536), 256)
+    want, wflags = sb.div(fmt, a, b, rounding="nearest_away", saturate=True)
+    got = np.empty(65536, dtype=np.uint32)
+    gflags = np.empty(65536, dtype=np.uint8)
+    for i in range(65536):
+        got[i] = apply(div, *fmt.params, int(a[i]), int(b[i]), 0, 1, 1, 0, 32, 0, ctypes.byref(fl))
+        gflags[i] = fl.value
+    assert np.array_equal(got, want) and np.array_equal(gflags, wflags)
+    # bad format, bad environment, bad operation: 0 with flags FF
+    for args in ((div, 8, 1, 9, 3, 7, 1, 0, 0), (div, *fmt.params), (999, *fmt.params)):
+        env = (9, 0, 0, 32) if args[1:] == fmt.params and args[0] == div else (0, 0, 0, 32)
+        assert apply(*args, 1, 1, 0, *env, 0, ctypes.byref(fl)) == 0 and fl.value == 0xFF
