@@ -1,5 +1,6 @@
 """Build script: one Cython extension that compiles the C core in, and libsoftfp8
 (shared and static) built from the same core sources (see docs/architecture.md)."""
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,12 +24,31 @@ NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
             ("module", "context", "dtype", "scalar", "casts", "promotion", "loops", "matmul")]
 
 
+def write_sv_package():
+    """Regenerate dpi/softfp8_pkg.sv from the operation table (ops.def) when it differs,
+    so that the SystemVerilog package always has one function per operation."""
+    spec = importlib.util.spec_from_file_location("_svgen", os.path.join(HERE, "softfp8", "_svgen.py"))
+    svgen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(svgen)
+    with open(os.path.join(HERE, "softfp8", "_core", "ops.def")) as fh:
+        text = svgen.render(svgen.ops_def_rows(fh.read()))
+    path = os.path.join(HERE, "dpi", "softfp8_pkg.sv")
+    old = None
+    if os.path.exists(path):
+        with open(path) as fh:
+            old = fh.read()
+    if old != text:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
 class BuildPyWithHeaders(build_py):
     """Ship include/softfp8/*.h inside the package (softfp8/include/softfp8/) and the
     SystemVerilog DPI-C files of dpi/ (softfp8/dpi/)."""
 
     def run(self):
         super().run()
+        write_sv_package()
         for src, dst, exts in ((("include", "softfp8"), ("include", "softfp8"), (".h",)),
                                (("dpi",), ("dpi",), (".c", ".sv", ".md"))):
             src = os.path.join(HERE, *src)
@@ -51,6 +71,7 @@ class BuildExtWithLibrary(build_ext):
 
     def build_extensions(self):
         super().build_extensions()
+        write_sv_package()
         ext = next(e for e in self.extensions if e.name == "softfp8._ext")
         libdir = os.path.join(os.path.dirname(self.get_ext_fullpath(ext.name)), "lib")
         os.makedirs(os.path.join(libdir, "pkgconfig"), exist_ok=True)

@@ -1,6 +1,6 @@
 // softfp8_pkg.sv: softfp8 for SystemVerilog test benches (DPI-C; see dpi/README.md).
-// GENERATED from the operation table by softfp8.vectors.sv_package(); do not edit.
-// Regenerate: python -c "import softfp8.vectors as v; print(v.sv_package(), end='')" > dpi/softfp8_pkg.sv
+// GENERATED from the operation table (softfp8/_core/ops.def) by softfp8/_svgen.py; do not
+// edit.  Every build (setup.py build_py / build_ext) rewrites it.
 // The C side is dpi/softfp8_dpi.c, linked with libsoftfp8 (softfp8 config --cflags --libs).
 package softfp8_pkg;
 

@@ -17,7 +17,7 @@ import pytest
 
 import softfp8
 import softfp8.bits as sb
-from softfp8 import vectors
+from softfp8 import _svgen, vectors
 
 PKG = Path(softfp8.__file__).resolve().parent
 REPO = PKG.parent
@@ -35,7 +35,11 @@ FLOAT_FIELDS = {np.float32: (32, 1, 8, 23, 127, 0, 0, 0), np.float64: (64, 1, 11
 def test_package_is_generated_from_the_op_table():
     text = (DPI_DIR / "softfp8_pkg.sv").read_text()
     assert text == vectors.sv_package(), (
-        "dpi/softfp8_pkg.sv is stale: regenerate it with the command in its header")
+        "dpi/softfp8_pkg.sv is stale: rebuild (setup.py build_ext / pip install) to regenerate it")
+    ops_def = REPO / "softfp8" / "_core" / "ops.def"
+    if ops_def.is_file():   # the build-time generator reads the same table from ops.def
+        rows = _svgen.ops_def_rows(ops_def.read_text())
+        assert rows == [(op.name, op.kind) for op in sb.OPERATIONS.values()]
     names = re.findall(r"function automatic \S+(?: \[15:0\])? sfp8_(\w+)\(", text)
     assert set(sb.OPERATIONS) <= set(names)
 
