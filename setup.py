@@ -1,10 +1,14 @@
-"""Build script: one Cython extension that compiles the C core in."""
+"""Build script: one Cython extension that compiles the C core in, and libsoftfp8
+(shared and static) built from the same core sources (see docs/architecture.md)."""
+import importlib.util
 import os
 import shutil
+import subprocess
 
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -14,24 +18,117 @@ FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_cor
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/accum.c", "softfp8/_core/elem.c",
         "softfp8/_core/elem_trig.c"] + FAST
-# libraries the core links: libm, and libquadmath for the elementary functions' binary128 stage
+# libraries the core links (the extension and libsoftfp8 both link these): libm, and
+# libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
             ("module", "context", "dtype", "scalar", "casts", "promotion", "pyscalar", "loops", "matmul")]
 
 
+def write_sv_package():
+    """Regenerate dpi/softfp8_pkg.sv from the operation table (ops.def) when it differs,
+    so that the SystemVerilog package always has one function per operation."""
+    spec = importlib.util.spec_from_file_location("_svgen", os.path.join(HERE, "softfp8", "_svgen.py"))
+    svgen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(svgen)
+    with open(os.path.join(HERE, "softfp8", "_core", "ops.def")) as fh:
+        text = svgen.render(svgen.ops_def_rows(fh.read()))
+    path = os.path.join(HERE, "dpi", "softfp8_pkg.sv")
+    old = None
+    if os.path.exists(path):
+        with open(path) as fh:
+            old = fh.read()
+    if old != text:
+        with open(path, "w") as fh:
+            fh.write(text)
+
+
 class BuildPyWithHeaders(build_py):
-    """Ship include/softfp8/*.h inside the package (softfp8/include/softfp8/)."""
+    """Ship include/softfp8/*.h inside the package (softfp8/include/softfp8/) and the
+    SystemVerilog DPI-C files of dpi/ (softfp8/dpi/)."""
 
     def run(self):
         super().run()
-        src = os.path.join(HERE, "include", "softfp8")
-        dst = os.path.join(self.build_lib, "softfp8", "include", "softfp8")
-        os.makedirs(dst, exist_ok=True)
-        for fn in os.listdir(src):
-            if fn.endswith(".h"):
-                shutil.copy2(os.path.join(src, fn), os.path.join(dst, fn))
+        write_sv_package()
+        for src, dst, exts in ((("include", "softfp8"), ("include", "softfp8"), (".h",)),
+                               (("dpi",), ("dpi",), (".c", ".sv", ".md"))):
+            src = os.path.join(HERE, *src)
+            dst = os.path.join(self.build_lib, "softfp8", *dst)
+            os.makedirs(dst, exist_ok=True)
+            for fn in os.listdir(src):
+                if fn.endswith(exts):
+                    shutil.copy2(os.path.join(src, fn), os.path.join(dst, fn))
+
+
+# libsoftfp8: only the public sfp8_ symbols are global (the rest of the core is internal)
+LIB_EXPORTS = "sfp8_*"
+
+
+class BuildExtWithLibrary(build_ext):
+    """Build the extension, then libsoftfp8.so and libsoftfp8.a from the core sources
+    (CORE: the same list the extension compiles, so a new core file joins both) into
+    softfp8/lib/ beside the extension (in place for `pip install -e .`, in the wheel
+    otherwise), with the pkg-config file softfp8/lib/pkgconfig/softfp8.pc."""
+
+    def build_extensions(self):
+        super().build_extensions()
+        write_sv_package()
+        ext = next(e for e in self.extensions if e.name == "softfp8._ext")
+        libdir = os.path.join(os.path.dirname(self.get_ext_fullpath(ext.name)), "lib")
+        os.makedirs(os.path.join(libdir, "pkgconfig"), exist_ok=True)
+        tmp = os.path.join(self.build_temp, "libsoftfp8")
+        objects = self.compiler.compile(
+            CORE, output_dir=tmp, include_dirs=["include", "softfp8/_core", "softfp8/_core/fast"],
+            extra_postargs=extra_compile_args + ["-fPIC"])
+        libs = list(ext.libraries)
+        script = os.path.join(tmp, "libsoftfp8.map")
+        with open(script, "w") as fh:
+            fh.write("{\n  global:\n    %s;\n  local:\n    *;\n};\n" % LIB_EXPORTS)
+        self.compiler.link_shared_object(
+            objects, "libsoftfp8.so", output_dir=libdir, libraries=libs,
+            extra_postargs=["-Wl,--version-script=" + script, "-Wl,-soname,libsoftfp8.so"])
+        # static: one relocatable object whose internal symbols are made local, so a
+        # program linking it sees the same sfp8_ symbols as with the shared library
+        merged = os.path.join(tmp, "softfp8_all.o")
+        subprocess.check_call(["ld", "-r", "-o", merged] + objects)
+        subprocess.check_call(["objcopy", "-w", "--keep-global-symbol=" + LIB_EXPORTS, merged])
+        archive = os.path.join(libdir, "libsoftfp8.a")
+        if os.path.exists(archive):
+            os.remove(archive)
+        subprocess.check_call(["ar", "rcs", archive, merged])
+        with open(os.path.join(libdir, "pkgconfig", "softfp8.pc"), "w") as fh:
+            fh.write(PKG_CONFIG.format(version=VERSION,
+                                       libs=" ".join("-l" + name for name in libs)))
+
+    def copy_extensions_to_source(self):
+        """In-place builds (`build_ext --inplace`, `pip install -e .`) get softfp8/lib/ too."""
+        super().copy_extensions_to_source()
+        built = os.path.join(self.build_lib, "softfp8", "lib")
+        package_dir = self.get_finalized_command("build_py").get_package_dir("softfp8")
+        shutil.copytree(built, os.path.join(package_dir, "lib"), dirs_exist_ok=True)
+        # the source tree keeps its headers in include/, not softfp8/include/
+        pc = os.path.join(package_dir, "lib", "pkgconfig", "softfp8.pc")
+        with open(pc) as fh:
+            text = fh.read()
+        with open(pc, "w") as fh:
+            fh.write(text.replace("includedir=${prefix}/include",
+                                  "includedir=" + os.path.join(HERE, "include")))
+
+
+VERSION = "0.1.0"
+# relocatable: every path is relative to the .pc file (softfp8/lib/pkgconfig/)
+PKG_CONFIG = """prefix=${{pcfiledir}}/../..
+includedir=${{prefix}}/include
+libdir=${{prefix}}/lib
+
+Name: softfp8
+Description: Bit-exact FP8 and small-float arithmetic (the softfp8 C core)
+Version: {version}
+Cflags: -I${{includedir}}
+Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lsoftfp8
+Libs.private: {libs}
+"""
 
 
 extra_compile_args = ["-std=c11", "-O2"]
@@ -52,5 +149,5 @@ extensions = [
 
 setup(
     ext_modules=cythonize(extensions, language_level=3),
-    cmdclass={"build_py": BuildPyWithHeaders},
+    cmdclass={"build_py": BuildPyWithHeaders, "build_ext": BuildExtWithLibrary},
 )

@@ -34,8 +34,19 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
+def get_library_dir():
+    """Folder holding libsoftfp8 (``libsoftfp8.so`` and ``libsoftfp8.a``, the C core with
+    the API of ``softfp8/softfp8.h``) and ``pkgconfig/softfp8.pc``."""
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lib")
+
+
+def get_libraries():
+    """Library names to link, as for ``-l``: ``["softfp8"]``."""
+    return ["softfp8"]
+
+
 __all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "load",
            "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "format", "presets", "lookup",
-           "get_include", *_NAMED]
+           "get_include", "get_library_dir", "get_libraries", *_NAMED]

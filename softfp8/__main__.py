@@ -5,6 +5,9 @@
     softfp8 info cfloat8_143 --bias 20       Tesla families need --bias 0..63
     softfp8 calc e4m3 mul 0x5c 0x7e --rounding toward_zero
     softfp8 demo                             a short tour of the above
+    softfp8 config --cflags --libs           compile and link flags for libsoftfp8
+    softfp8 gen e4m3 add --rounding upward   TestFloat-style test vectors (docs/vectors.md)
+    softfp8 ver e4m3 add < device.txt        check a device's results against the model
 
 The formats and their names come from the format registry (softfp8/_registry.py via
 softfp8._formats); otherwise only the public API (docs/python-api.md) is used.  Usage
@@ -20,7 +23,7 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats
+from softfp8 import _formats, vectors
 from softfp8._validation import as_format
 
 FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
@@ -276,6 +279,108 @@ def cmd_demo(args, out=print) -> int:
     return 0
 
 
+def _dpi_dir() -> str:
+    """softfp8/dpi/ of an installed package, dpi/ of a source tree (editable install)."""
+    here = os.path.dirname(os.path.abspath(softfp8.__file__))
+    installed = os.path.join(here, "dpi")
+    if os.path.isfile(os.path.join(installed, "softfp8_pkg.sv")):
+        return installed
+    return os.path.join(os.path.dirname(here), "dpi")
+
+
+def cmd_config(args, out=print) -> int:
+    """Flags for compiling and linking against libsoftfp8, as pkg-config prints them."""
+    libdir = softfp8.get_library_dir()
+    pc = os.path.join(libdir, "pkgconfig", "softfp8.pc")
+    if not os.path.isfile(pc):
+        raise UsageError(f"libsoftfp8 is not built ({pc} is missing); reinstall softfp8")
+    private = ""
+    with open(pc) as fh:
+        for line in fh:
+            if line.startswith("Libs.private:"):
+                private = line.split(":", 1)[1].strip()
+    words = []
+    if args.cflags:
+        words.append(f"-I{softfp8.get_include()}")
+    if args.libs:
+        if args.static:
+            words += [os.path.join(libdir, "libsoftfp8.a")] + private.split()
+        else:
+            words += [f"-L{libdir}", f"-Wl,-rpath,{libdir}"] + [f"-l{n}" for n in
+                                                               softfp8.get_libraries()]
+    for flag, value in (("includedir", softfp8.get_include()), ("libdir", libdir),
+                        ("pkgconfigdir", os.path.dirname(pc)),
+                        ("dpidir", _dpi_dir())):
+        if getattr(args, flag):
+            words.append(value)
+    if not words:
+        raise UsageError("give at least one of --cflags, --libs, --includedir, --libdir, "
+                         "--pkgconfigdir, --dpidir")
+    out(" ".join(words))
+    return 0
+
+
+def _vector_format(args):
+    if args.format.startswith("format("):
+        try:
+            return softfp8.lookup(args.format)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
+    return resolve_format(args.format, args.bias, args.subnormals)
+
+
+def _vector_env(args):
+    return {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess,
+            "sr_bits": args.sr_bits}
+
+
+def cmd_gen(args, out=None) -> int:
+    fmt = _vector_format(args)
+    opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
+                random_only=args.random_only, max_lines=args.max_lines)
+    try:
+        vectors.case_set(fmt, args.op, args.level, args.count, args.random_only)
+        if args.output in (None, "-"):
+            vectors.write(sys.stdout.buffer, fmt, args.op, **opts)
+            sys.stdout.buffer.flush()
+        else:
+            with open(args.output, "wb") as fh:
+                vectors.write(fh, fmt, args.op, **opts)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def cmd_ver(args, out=print) -> int:
+    fmt = _vector_format(args)
+    try:
+        ignore = vectors.parse_flags(args.ignore_flags or 0)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    opts = dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
+    try:
+        if args.input in (None, "-"):
+            report = vectors.verify(sys.stdin.buffer, fmt, args.op, **opts)
+        else:
+            with open(args.input, "rb") as fh:
+                report = vectors.verify(fh, fmt, args.op, **opts)
+    except vectors.VectorError as exc:
+        out(f"softfp8 ver: {exc}")
+        return 1
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    for m in report.first:
+        out(vectors.describe(fmt, args.op, m, args.rounding))
+    if report.mismatches > len(report.first):
+        out(f"... {report.mismatches - len(report.first)} more")
+    what = f"{fmt.name} {args.op}"
+    if report.lines == 0:
+        out(f"{what}: no test lines read")
+        return 1
+    out(f"{what}: {report.lines} lines, {report.mismatches} mismatches")
+    return 0 if report.ok else 1
+
+
 # ----------------------------------------------------------------- parser ----
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,12 +421,67 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("demo", help="a short tour: formats, info, calc")
     sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser("config", help="compile/link flags for libsoftfp8 (C, C++, DPI-C)")
+    for flag, text in (("cflags", "the include flag"), ("libs", "the link flags"),
+                       ("includedir", "the header folder"), ("libdir", "the library folder"),
+                       ("pkgconfigdir", "the folder of softfp8.pc (for PKG_CONFIG_PATH)"),
+                       ("dpidir", "the SystemVerilog DPI-C files")):
+        sp.add_argument("--" + flag, action="store_true", help=text)
+    sp.add_argument("--static", action="store_true", help="with --libs: link libsoftfp8.a")
+    sp.set_defaults(func=cmd_config)
+
+    def vector_opts(sp):
+        sp.add_argument("format", help="preset, 'cfloat8_143(bias=20)' or 'format(...)'")
+        sp.add_argument("op", choices=list(OPERATIONS), metavar="OP",
+                        help="an operation of the op table (softfp8.bits.OPERATIONS)")
+        sp.add_argument("--bias", type=int, metavar="N", help="bias of a Tesla family")
+        sp.add_argument("--subnormals", choices=("tesla", "ieee"),
+                        help="subnormal convention of a Tesla family")
+        sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+        sat = sp.add_mutually_exclusive_group()
+        sat.add_argument("--saturate", dest="saturate", action="store_true", default=None)
+        sat.add_argument("--no-saturate", dest="saturate", action="store_false")
+        sp.add_argument("--tininess", choices=("after", "before"), default="after")
+        sp.add_argument("--sr-bits", type=int, default=32, metavar="N",
+                        help="stochastic rounding: random bits used (1..32; default 32)")
+
+    sp = sub.add_parser("gen", help="TestFloat-style test vectors (docs/vectors.md)")
+    vector_opts(sp)
+    sp.add_argument("--level", type=int, choices=(1, 2), default=1,
+                    help="special-value grid of 16-bit formats (default 1)")
+    sp.add_argument("-n", "--count", type=int, default=10000,
+                    help="seeded random cases after the grid of 16-bit formats")
+    sp.add_argument("--random-only", action="store_true",
+                    help="only the --count random cases (any format; no exhaustive set or grid)")
+    sp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
+    sp.add_argument("--max-lines", type=int, metavar="N", help="stop after N lines")
+    sp.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default stdout)")
+    sp.set_defaults(func=cmd_gen)
+
+    sp = sub.add_parser("ver", help="verify a device's results (same line format as gen)")
+    vector_opts(sp)
+    sp.add_argument("input", nargs="?", metavar="FILE", help="vector file (default stdin)")
+    sp.add_argument("--nan", choices=("bits", "class"), default="bits",
+                    help="compare NaN results bit for bit (default) or by class")
+    sp.add_argument("--ignore-flags", metavar="FLAGS",
+                    help="flags left out of the comparison: names (inexact,denormal) or hex")
+    sp.add_argument("--errors", type=int, default=20, metavar="N",
+                    help="mismatches to print (default 20)")
+    sp.set_defaults(func=cmd_ver)
     return p
 
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # `softfp8 ver FMT OP --rounding upward FILE`: argparse fills the optional FILE
+    # before it sees the options; take a single trailing operand as FILE
+    if (extra and args.command == "ver" and args.input is None and len(extra) == 1
+            and not extra[0].startswith("-")):
+        args.input, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except UsageError as exc:

@@ -236,6 +236,30 @@ uint32_t sfp8_code_mask(const sfp8_format *f);          /* (1 << bits) - 1      
  * `stream` under `seed`.  Pure function of its arguments. */
 uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index);
 
+/* ---- the operation table by index (the rows of softfp8.bits.OPERATIONS, in order) ----
+ * For generic callers (test benches, the SystemVerilog DPI-C wrapper dpi/): every
+ * element operation of softfp8, addressed by its index or its softfp8.bits name. */
+enum sfp8_op_kind {
+    SFP8_OP_BINARY = 0, /* (a, b) -> code                                   */
+    SFP8_OP_COMPARE,    /* (a, b) -> 0/1                                    */
+    SFP8_OP_RELATION,   /* (a, b) -> enum sfp8_relation, cast to uint32_t    */
+    SFP8_OP_UNARY,      /* a -> code                                        */
+    SFP8_OP_PREDICATE,  /* a -> 0/1                                         */
+    SFP8_OP_TERNARY     /* (a, b, c) -> code                                */
+};
+#define SFP8_OP_ROUNDS  1 /* attribute: uses env (rounding, saturation, tininess, random) */
+#define SFP8_OP_NOFLAGS 2 /* attribute: a bit operation that never raises a flag          */
+int sfp8_op_count(void);
+int sfp8_op_lookup(const char *name);  /* index of the operation so named, or -1 */
+const char *sfp8_op_name(int op);      /* NULL when op is out of range           */
+int sfp8_op_kind(int op);              /* enum sfp8_op_kind; -1 when out of range */
+int sfp8_op_attrs(int op);             /* SFP8_OP_ROUNDS | SFP8_OP_NOFLAGS        */
+int sfp8_op_arity(int op);             /* 1, 2 or 3; 0 when out of range          */
+/* One element of operation op; operands beyond its arity are ignored.  An op
+ * out of range returns 0 and raises invalid. */
+uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
+                       const sfp8_env *env, uint8_t *flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,8 @@
  * generated from ops.def (see ops.h). */
 #include "ops.h"
 
+#include <string.h>
+
 const sfp8x_opinfo sfp8x_ops[X_NUM_OPS] = {
 #define SFP8_OP(ID, name, kind, attrs, ufunc, identity, call) {name, kind, attrs, ufunc, identity},
 #include "ops.def"
@@ -64,4 +66,38 @@ uint32_t sfp8x_apply_ext(int op, const sfp8_format *f, uint32_t a, uint32_t b, u
     default:
         return 0;
     }
+}
+
+/* ---- the public view of the table (softfp8.h: sfp8_op_*) ---- */
+_Static_assert((int)SFP8_OP_BINARY == (int)K_BINARY && (int)SFP8_OP_COMPARE == (int)K_COMPARE &&
+                   (int)SFP8_OP_RELATION == (int)K_RELATION && (int)SFP8_OP_UNARY == (int)K_UNARY &&
+                   (int)SFP8_OP_PREDICATE == (int)K_PREDICATE && (int)SFP8_OP_TERNARY == (int)K_TERNARY,
+               "public and internal operation kinds agree");
+_Static_assert(SFP8_OP_ROUNDS == A_ENV && SFP8_OP_NOFLAGS == A_NOFLAGS, "public and internal attributes agree");
+
+static int op_valid(int op) { return op >= 0 && op < X_NUM_OPS; }
+
+int sfp8_op_count(void) { return X_NUM_OPS; }
+
+int sfp8_op_lookup(const char *name)
+{
+    if (name == NULL) return -1;
+    for (int op = 0; op < X_NUM_OPS; op++)
+        if (strcmp(sfp8x_ops[op].name, name) == 0) return op;
+    return -1;
+}
+
+const char *sfp8_op_name(int op) { return op_valid(op) ? sfp8x_ops[op].name : NULL; }
+int sfp8_op_kind(int op) { return op_valid(op) ? sfp8x_ops[op].kind : -1; }
+int sfp8_op_attrs(int op) { return op_valid(op) ? sfp8x_ops[op].attrs : 0; }
+int sfp8_op_arity(int op) { return op_valid(op) ? sfp8x_arity(op) : 0; }
+
+uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
+                       uint8_t *flags)
+{
+    if (!op_valid(op)) {
+        *flags |= SFP8_FLAG_INVALID;
+        return 0;
+    }
+    return sfp8x_apply(op, f, a, b, c, env, flags);
 }

@@ -15,8 +15,8 @@ from pathlib import Path
 import softfp8
 
 PKG = Path(softfp8.__file__).resolve().parent
-ORDER = ["_validation", "_registry", "_formats", "_context", "bits", "_dtypes", "_printing",
-         "_io", "_interop", "testing", "pytest_plugin", "__main__"]
+ORDER = ["_svgen", "_validation", "_registry", "_formats", "_context", "bits", "_dtypes", "_printing",
+         "_io", "_interop", "testing", "pytest_plugin", "vectors", "__main__"]
 
 
 def _softfp8_imports(tree, module):
@@ -57,7 +57,7 @@ def _softfp8_imports(tree, module):
 def test_every_module_is_placed():
     modules = {p.stem for p in PKG.glob("*.py")} - {"__init__"}
     assert modules == set(ORDER), f"add new modules to ORDER: {sorted(modules ^ set(ORDER))}"
-    assert len(ORDER) == 12
+    assert len(ORDER) == 14
 
 
 def test_imports_go_down_only():
@@ -97,7 +97,7 @@ def test_runtime_import_order():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=PKG.parent)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["ok", "11"]
+    assert proc.stdout.split() == ["ok", "13"]
     # and the whole package, then the command line, in a fresh interpreter
     proc = subprocess.run([sys.executable, "-c", "import softfp8.__main__ as m; print(m.FAMILIES)"],
                           capture_output=True, text=True, timeout=120, cwd=PKG.parent)

@@ -1,0 +1,313 @@
+// softfp8_pkg.sv: softfp8 for SystemVerilog test benches (DPI-C; see dpi/README.md).
+// GENERATED from the operation table (softfp8/_core/ops.def) by softfp8/_svgen.py; do not
+// edit.  Every build (setup.py build_py / build_ext) rewrites it.
+// The C side is dpi/softfp8_dpi.c, linked with libsoftfp8 (softfp8 config --cflags --libs).
+package softfp8_pkg;
+
+  // a format: the fields of sfp8_format (include/softfp8/softfp8.h)
+  typedef struct {
+    int bits; int is_signed; int exp_bits; int man_bits; int bias;
+    int specials;    // 0 ieee, 1 fn, 2 fnuz, 3 none
+    int subnormals;  // 0 ieee, 1 tesla, 2 flush
+    int saturate;    // the format's default overflow behaviour
+  } sfp8_format_t;
+
+  // the environment of one operation
+  typedef struct {
+    int rounding;          // SFP8_ROUND_*
+    int saturate;          // -1: the format's default; 0: IEEE overflow; 1: saturate
+    int tininess_before;   // 0: tininess after rounding (default); 1: before
+    int sr_bits;           // stochastic rounding: random bits used, 1..32
+    int unsigned random;   // stochastic rounding: the random bits
+  } sfp8_env_t;
+
+  localparam int SFP8_ROUND_NEAREST_EVEN = 0;
+  localparam int SFP8_ROUND_NEAREST_AWAY = 1;
+  localparam int SFP8_ROUND_TOWARD_ZERO = 2;
+  localparam int SFP8_ROUND_UPWARD = 3;
+  localparam int SFP8_ROUND_DOWNWARD = 4;
+  localparam int SFP8_ROUND_TO_ODD = 5;
+  localparam int SFP8_ROUND_STOCHASTIC = 6;
+  localparam bit [7:0] SFP8_FLAG_INEXACT = 8'h01;
+  localparam bit [7:0] SFP8_FLAG_UNDERFLOW = 8'h02;
+  localparam bit [7:0] SFP8_FLAG_OVERFLOW = 8'h04;
+  localparam bit [7:0] SFP8_FLAG_DIVBYZERO = 8'h08;
+  localparam bit [7:0] SFP8_FLAG_INVALID = 8'h10;
+  localparam bit [7:0] SFP8_FLAG_DENORMAL = 8'h20;
+
+  // a call with a bad format, environment or operation returns 0 with flags = 8'hFF
+  localparam bit [7:0] SFP8_BAD_CALL = 8'hFF;
+
+  import "DPI-C" function int softfp8_dpi_op_count();
+  import "DPI-C" function int softfp8_dpi_op_lookup(input string name);
+  import "DPI-C" function int softfp8_dpi_op_arity(input int op);
+  import "DPI-C" function int unsigned softfp8_dpi_apply(
+      input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
+      input int bias, input int specials, input int subnormals, input int fmt_saturate,
+      input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
+      input int saturate, input int tininess_before, input int sr_bits, input int unsigned random,
+      output byte unsigned flags);
+  import "DPI-C" function longint unsigned softfp8_dpi_convert(
+      input int s_bits, input int s_signed, input int s_exp_bits, input int s_man_bits,
+      input int s_bias, input int s_specials, input int s_subnormals, input int s_saturate,
+      input int d_bits, input int d_signed, input int d_exp_bits, input int d_man_bits,
+      input int d_bias, input int d_specials, input int d_subnormals, input int d_saturate,
+      input longint unsigned a, input int rounding, input int saturate, input int tininess_before,
+      input int sr_bits, input int unsigned random, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_preset(
+      input string name, input int bias, output int bits, output int is_signed,
+      output int exp_bits, output int man_bits, output int fbias, output int specials,
+      output int subnormals, output int saturate);
+
+  // a preset by name (e4m3, float16, ...; binary32, binary64); bias for the Tesla
+  // families (cfloat8_143, cfloat8_152, shp).  An unknown name is a fatal error.
+  function automatic sfp8_format_t sfp8_preset(input string name, input int bias = 0);
+    sfp8_format_t f;
+    if (softfp8_dpi_preset(name, bias, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias,
+                           f.specials, f.subnormals, f.saturate) != 0)
+      $fatal(1, "softfp8_pkg: unknown preset %s (or bias %0d outside 0..63)", name, bias);
+    return f;
+  endfunction
+
+  function automatic sfp8_env_t sfp8_env(input int rounding = SFP8_ROUND_NEAREST_EVEN,
+                                         input int saturate = -1, input int tininess_before = 0,
+                                         input int sr_bits = 32, input int unsigned random = 0);
+    sfp8_env_t e;
+    e.rounding = rounding; e.saturate = saturate; e.tininess_before = tininess_before;
+    e.sr_bits = sr_bits; e.random = random;
+    return e;
+  endfunction
+
+  // any operation of the table by index (softfp8_dpi_op_lookup("add")); the raw result
+  function automatic int unsigned sfp8_apply(input int op, input sfp8_format_t f,
+                                             input int unsigned a, input int unsigned b,
+                                             input int unsigned c, input sfp8_env_t env,
+                                             output bit [7:0] flags);
+    byte unsigned fl;
+    int unsigned r;
+    r = softfp8_dpi_apply(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                          f.subnormals, f.saturate, a, b, c, env.rounding, env.saturate,
+                          env.tininess_before, env.sr_bits, env.random, fl);
+    flags = fl;
+    return r;
+  endfunction
+
+  // any operation of the table by name
+  function automatic int unsigned sfp8_op(input string name, input sfp8_format_t f,
+                                          input int unsigned a, input int unsigned b,
+                                          input int unsigned c, input sfp8_env_t env,
+                                          output bit [7:0] flags);
+    int op = softfp8_dpi_op_lookup(name);
+    if (op < 0) $fatal(1, "softfp8_pkg: unknown operation %s", name);
+    return sfp8_apply(op, f, a, b, c, env, flags);
+  endfunction
+
+  // conversion between formats (bits 32 / 64 in sfp8_format_t: IEEE binary32 / binary64)
+  function automatic longint unsigned sfp8_convert(input sfp8_format_t src, input sfp8_format_t dst,
+                                                   input longint unsigned a, input sfp8_env_t env,
+                                                   output bit [7:0] flags);
+    byte unsigned fl;
+    longint unsigned r;
+    r = softfp8_dpi_convert(src.bits, src.is_signed, src.exp_bits, src.man_bits, src.bias,
+                            src.specials, src.subnormals, src.saturate, dst.bits, dst.is_signed,
+                            dst.exp_bits, dst.man_bits, dst.bias, dst.specials, dst.subnormals,
+                            dst.saturate, a, env.rounding, env.saturate, env.tininess_before,
+                            env.sr_bits, env.random, fl);
+    flags = fl;
+    return r;
+  endfunction
+
+  // one function per operation of the table: codes in bit [15:0], comparisons and
+  // predicates return bit, relations int (-1 less, 0 equal, 1 greater, 2 unordered)
+
+  function automatic bit [15:0] sfp8_add(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("add", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sub(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("sub", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_mul(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("mul", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_div(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("div", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_floordiv(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("floordiv", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_remainder(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("remainder", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_max(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("max", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_min(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("min", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_maxnum(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("maxnum", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_minnum(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("minnum", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_copysign(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("copysign", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_nextafter(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("nextafter", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit sfp8_eq(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("eq", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_ne(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("ne", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_lt(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("lt", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_le(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("le", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_gt(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("gt", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_ge(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("ge", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic int sfp8_cmp_quiet(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return int'(sfp8_op("cmp_quiet", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic int sfp8_cmp_signaling(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return int'(sfp8_op("cmp_signaling", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_neg(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("neg", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_pos(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("pos", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_abs(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("abs", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sqrt(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("sqrt", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_square(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("square", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_reciprocal(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("reciprocal", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sign(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("sign", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_floor(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("floor", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_ceil(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("ceil", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_trunc(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("trunc", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_round_integral(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("round_integral", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_round_integral_exact(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("round_integral_exact", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_spacing(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("spacing", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit sfp8_isnan(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("isnan", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_isinf(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("isinf", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_isfinite(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("isfinite", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_signbit(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("signbit", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit [15:0] sfp8_fma(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b, input bit [15:0] c,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("fma", f, {16'b0, a}, {16'b0, b}, {16'b0, c}, env, flags));
+  endfunction
+
+endpackage

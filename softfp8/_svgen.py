@@ -1,0 +1,158 @@
+"""Generator of the SystemVerilog package dpi/softfp8_pkg.sv from the operation table.
+
+Imports nothing of softfp8, so that setup.py can run it at build time on
+softfp8/_core/ops.def (before the extension exists); softfp8.vectors.sv_package()
+runs it on softfp8.bits.OPERATIONS.  The two must agree (tests/tools/test_dpi.py).
+"""
+from __future__ import annotations
+
+import re
+
+_SV_HEAD = """\
+// softfp8_pkg.sv: softfp8 for SystemVerilog test benches (DPI-C; see dpi/README.md).
+// GENERATED from the operation table (softfp8/_core/ops.def) by softfp8/_svgen.py; do not
+// edit.  Every build (setup.py build_py / build_ext) rewrites it.
+// The C side is dpi/softfp8_dpi.c, linked with libsoftfp8 (softfp8 config --cflags --libs).
+package softfp8_pkg;
+
+  // a format: the fields of sfp8_format (include/softfp8/softfp8.h)
+  typedef struct {
+    int bits; int is_signed; int exp_bits; int man_bits; int bias;
+    int specials;    // 0 ieee, 1 fn, 2 fnuz, 3 none
+    int subnormals;  // 0 ieee, 1 tesla, 2 flush
+    int saturate;    // the format's default overflow behaviour
+  } sfp8_format_t;
+
+  // the environment of one operation
+  typedef struct {
+    int rounding;          // SFP8_ROUND_*
+    int saturate;          // -1: the format's default; 0: IEEE overflow; 1: saturate
+    int tininess_before;   // 0: tininess after rounding (default); 1: before
+    int sr_bits;           // stochastic rounding: random bits used, 1..32
+    int unsigned random;   // stochastic rounding: the random bits
+  } sfp8_env_t;
+
+{constants}
+  // a call with a bad format, environment or operation returns 0 with flags = 8'hFF
+  localparam bit [7:0] SFP8_BAD_CALL = 8'hFF;
+
+  import "DPI-C" function int softfp8_dpi_op_count();
+  import "DPI-C" function int softfp8_dpi_op_lookup(input string name);
+  import "DPI-C" function int softfp8_dpi_op_arity(input int op);
+  import "DPI-C" function int unsigned softfp8_dpi_apply(
+      input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
+      input int bias, input int specials, input int subnormals, input int fmt_saturate,
+      input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
+      input int saturate, input int tininess_before, input int sr_bits, input int unsigned random,
+      output byte unsigned flags);
+  import "DPI-C" function longint unsigned softfp8_dpi_convert(
+      input int s_bits, input int s_signed, input int s_exp_bits, input int s_man_bits,
+      input int s_bias, input int s_specials, input int s_subnormals, input int s_saturate,
+      input int d_bits, input int d_signed, input int d_exp_bits, input int d_man_bits,
+      input int d_bias, input int d_specials, input int d_subnormals, input int d_saturate,
+      input longint unsigned a, input int rounding, input int saturate, input int tininess_before,
+      input int sr_bits, input int unsigned random, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_preset(
+      input string name, input int bias, output int bits, output int is_signed,
+      output int exp_bits, output int man_bits, output int fbias, output int specials,
+      output int subnormals, output int saturate);
+
+  // a preset by name (e4m3, float16, ...; binary32, binary64); bias for the Tesla
+  // families (cfloat8_143, cfloat8_152, shp).  An unknown name is a fatal error.
+  function automatic sfp8_format_t sfp8_preset(input string name, input int bias = 0);
+    sfp8_format_t f;
+    if (softfp8_dpi_preset(name, bias, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias,
+                           f.specials, f.subnormals, f.saturate) != 0)
+      $fatal(1, "softfp8_pkg: unknown preset %s (or bias %0d outside 0..63)", name, bias);
+    return f;
+  endfunction
+
+  function automatic sfp8_env_t sfp8_env(input int rounding = SFP8_ROUND_NEAREST_EVEN,
+                                         input int saturate = -1, input int tininess_before = 0,
+                                         input int sr_bits = 32, input int unsigned random = 0);
+    sfp8_env_t e;
+    e.rounding = rounding; e.saturate = saturate; e.tininess_before = tininess_before;
+    e.sr_bits = sr_bits; e.random = random;
+    return e;
+  endfunction
+
+  // any operation of the table by index (softfp8_dpi_op_lookup("add")); the raw result
+  function automatic int unsigned sfp8_apply(input int op, input sfp8_format_t f,
+                                             input int unsigned a, input int unsigned b,
+                                             input int unsigned c, input sfp8_env_t env,
+                                             output bit [7:0] flags);
+    byte unsigned fl;
+    int unsigned r;
+    r = softfp8_dpi_apply(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                          f.subnormals, f.saturate, a, b, c, env.rounding, env.saturate,
+                          env.tininess_before, env.sr_bits, env.random, fl);
+    flags = fl;
+    return r;
+  endfunction
+
+  // any operation of the table by name
+  function automatic int unsigned sfp8_op(input string name, input sfp8_format_t f,
+                                          input int unsigned a, input int unsigned b,
+                                          input int unsigned c, input sfp8_env_t env,
+                                          output bit [7:0] flags);
+    int op = softfp8_dpi_op_lookup(name);
+    if (op < 0) $fatal(1, "softfp8_pkg: unknown operation %s", name);
+    return sfp8_apply(op, f, a, b, c, env, flags);
+  endfunction
+
+  // conversion between formats (bits 32 / 64 in sfp8_format_t: IEEE binary32 / binary64)
+  function automatic longint unsigned sfp8_convert(input sfp8_format_t src, input sfp8_format_t dst,
+                                                   input longint unsigned a, input sfp8_env_t env,
+                                                   output bit [7:0] flags);
+    byte unsigned fl;
+    longint unsigned r;
+    r = softfp8_dpi_convert(src.bits, src.is_signed, src.exp_bits, src.man_bits, src.bias,
+                            src.specials, src.subnormals, src.saturate, dst.bits, dst.is_signed,
+                            dst.exp_bits, dst.man_bits, dst.bias, dst.specials, dst.subnormals,
+                            dst.saturate, a, env.rounding, env.saturate, env.tininess_before,
+                            env.sr_bits, env.random, fl);
+    flags = fl;
+    return r;
+  endfunction
+
+  // one function per operation of the table: codes in bit [15:0], comparisons and
+  // predicates return bit, relations int (-1 less, 0 equal, 1 greater, 2 unordered)
+"""
+
+_SV_RESULT = {"compare": ("bit", "{} != 0"), "predicate": ("bit", "{} != 0"),
+              "relation": ("int", "int'({})")}
+
+
+ROUNDING_MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd",
+                  "stochastic")                     # enum sfp8_rounding
+FLAGS = {0x01: "inexact", 0x02: "underflow", 0x04: "overflow", 0x08: "divbyzero",
+         0x10: "invalid", 0x20: "denormal"}        # SFP8_FLAG_*
+ARITY = {"binary": 2, "compare": 2, "relation": 2, "unary": 1, "predicate": 1, "ternary": 3}
+_ROW = re.compile(r'^SFP8_OP\(\s*\w+\s*,\s*"(\w+)"\s*,\s*K_(\w+)', re.M)
+
+
+def ops_def_rows(text):
+    """[(name, kind)] of the rows of ops.def, in table order."""
+    return [(name, kind.lower()) for name, kind in _ROW.findall(text)]
+
+
+def render(rows) -> str:
+    """The text of dpi/softfp8_pkg.sv for the operation rows [(name, kind)]."""
+    consts = ["  localparam int SFP8_ROUND_%s = %d;" % (m.upper(), i)
+              for i, m in enumerate(ROUNDING_MODES)]
+    consts += ["  localparam bit [7:0] SFP8_FLAG_%s = 8'h%02X;" % (name.upper(), bit)
+               for bit, name in sorted(FLAGS.items())]
+    out = [_SV_HEAD.replace("{constants}", "\n".join(consts) + "\n")]
+    for name, kind in rows:
+        arity = ARITY[kind]
+        rtype, conv = _SV_RESULT.get(kind, ("bit [15:0]", "16'({})"))
+        args = ", ".join(f"input bit [15:0] {n}" for n in "abc"[:arity])
+        call = ", ".join([f"{{16'b0, {n}}}" for n in "abc"[:arity]] + ["0"] * (3 - arity))
+        dispatch = 'sfp8_op("%s", f, %s, env, flags)' % (name, call)
+        out.append(
+            f"  function automatic {rtype} sfp8_{name}(input sfp8_format_t f, {args},\n"
+            f"      input sfp8_env_t env, output bit [7:0] flags);\n"
+            f"    return {conv.format(dispatch)};\n"
+            f"  endfunction\n")
+    out.append("endpackage\n")
+    return "\n".join(out)

@@ -1,0 +1,309 @@
+"""SystemVerilog DPI-C (dpi/): a Verilator test bench calls every function of
+softfp8_pkg -- one per operation of the table, the generic sfp8_op / sfp8_apply,
+sfp8_convert and sfp8_preset -- on vectors written by `softfp8 gen`, and compares
+results and flags.  Skipped where verilator (or the examples' C compiler) is absent.
+"""
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import softfp8
+import softfp8.bits as sb
+from softfp8 import _svgen, vectors
+
+PKG = Path(softfp8.__file__).resolve().parent
+REPO = PKG.parent
+DPI_DIR = REPO / "dpi" if (REPO / "dpi" / "softfp8_dpi.c").is_file() else PKG / "dpi"
+VERILATOR = shutil.which("verilator")
+
+FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.cfloat8_143(bias=20), softfp8.float16,
+           softfp8.uhp, softfp8.lookup("format(exp_bits=5, man_bits=4, bias=15)")]
+PER_BLOCK = 150
+CONVERSIONS = [(np.float32, softfp8.e4m3), (np.float64, softfp8.float16), (softfp8.e5m2, np.float32),
+               (softfp8.float16, softfp8.e5m2), (softfp8.cfloat8_143(bias=20), softfp8.e4m3)]
+FLOAT_FIELDS = {np.float32: (32, 1, 8, 23, 127, 0, 0, 0), np.float64: (64, 1, 11, 52, 1023, 0, 0, 0)}
+
+
+def test_package_is_generated_from_the_op_table():
+    text = (DPI_DIR / "softfp8_pkg.sv").read_text()
+    assert text == vectors.sv_package(), (
+        "dpi/softfp8_pkg.sv is stale: rebuild (setup.py build_ext / pip install) to regenerate it")
+    ops_def = REPO / "softfp8" / "_core" / "ops.def"
+    if ops_def.is_file():   # the build-time generator reads the same table from ops.def
+        rows = _svgen.ops_def_rows(ops_def.read_text())
+        assert rows == [(op.name, op.kind) for op in sb.OPERATIONS.values()]
+    names = re.findall(r"function automatic \S+(?: \[15:0\])? sfp8_(\w+)\(", text)
+    assert set(sb.OPERATIONS) <= set(names)
+
+
+def _fields(x):
+    return FLOAT_FIELDS[x] if x in FLOAT_FIELDS else x.params
+
+
+def _sat(s):
+    return -1 if s is None else int(s)
+
+
+def _blocks():
+    """(header, vector bytes) per block and the expected number of calls per function."""
+    blocks, calls, k = [], {}, 0
+    for op in sb.OPERATIONS.values():
+        for fmt in FORMATS:
+            envs = vectors.environments(op)
+            rounding, saturate, tininess = envs[k % len(envs)]
+            k += 1
+            stoch = int(op.rounds and rounding == "stochastic")
+            data = b"".join(vectors.generate(fmt, op.name, rounding=rounding, saturate=saturate,
+                                             tininess=tininess, count=PER_BLOCK, random_only=True,
+                                             seed=k))
+            head = " ".join(map(str, ("@", op.name, *fmt.params,
+                                      sb.ROUNDING_MODES.index(rounding), _sat(saturate),
+                                      int(tininess == "before"), 32, stoch)))
+            blocks.append((head, data))
+            calls[op.name] = calls.get(op.name, 0) + PER_BLOCK
+    rng = np.random.default_rng(5)
+    for i, (src, dst) in enumerate(CONVERSIONS):
+        rounding = sb.ROUNDING_MODES[i % len(sb.ROUNDING_MODES)]
+        if src in FLOAT_FIELDS:
+            a = rng.standard_normal(PER_BLOCK) * 2.0 ** rng.integers(-20, 20, PER_BLOCK)
+            a = a.astype(src).view(np.uint32 if src is np.float32 else np.uint64)
+        else:
+            a = rng.integers(0, src.code_mask + 1, PER_BLOCK)
+        rnd = rng.integers(0, 2**32, PER_BLOCK, dtype=np.uint64)
+        res, fl = sb.convert(a, src, dst, rounding=rounding, random_bits=rnd)
+        res = np.asarray(res)
+        if res.dtype.kind == "f":
+            res = res.view(np.uint32 if res.dtype == np.float32 else np.uint64)
+        stoch = int(rounding == "stochastic")
+        lines = [f"{int(x):X} " + (f"{int(r):08X} " if stoch else "") + f"{int(y):X} {int(f):02X}"
+                 for x, r, y, f in zip(a, rnd, res, fl)]
+        head = " ".join(map(str, ("@", "convert", *_fields(src), *_fields(dst),
+                                  sb.ROUNDING_MODES.index(rounding), -1, 0, 32, stoch)))
+        blocks.append((head, ("\n".join(lines) + "\n").encode()))
+        calls["convert"] = calls.get("convert", 0) + PER_BLOCK
+    return blocks, calls
+
+
+def _scan(n, stoch_slot):
+    """$sscanf of n operand columns, [random], result, flags."""
+    names = ["a", "b", "c"][:n] + (["rnd"] if stoch_slot else []) + ["want", "wflags"]
+    return f'$sscanf(line, "{" ".join(["%h"] * len(names))}", {", ".join(names)})', len(names)
+
+
+def sv_testbench():
+    """tb.sv: reads the vector file, calls the package function of each block's operation."""
+    cases = []
+    for op in sb.OPERATIONS.values():
+        n = op.arity
+        args = ", ".join(["a[15:0]", "b[15:0]", "c[15:0]"][:n])
+        if op.kind in ("compare", "predicate"):
+            got = f"{{31'b0, sfp8_{op.name}(f, {args}, env, fl)}}"
+        elif op.kind == "relation":
+            got = f"{{24'b0, 8'(sfp8_{op.name}(f, {args}, env, fl))}}"
+        else:
+            got = f"{{16'b0, sfp8_{op.name}(f, {args}, env, fl)}}"
+        s0, c0 = _scan(n, False)
+        s1, c1 = _scan(n, True)
+        cases.append(f'''      "{op.name}": begin
+        nread = stoch ? {s1} : {s0};
+        ok = nread == (stoch ? {c1} : {c0});
+        env.random = rnd;
+        got = {got};
+        {"generic = sfp8_op(opname, f, a, b, c, env, gfl);" if op.kind in ("binary", "unary", "ternary") else "generic = got; gfl = fl;"}
+      end''')
+    case_text = "\n".join(cases)
+    return f'''module tb;
+  import softfp8_pkg::*;
+  initial begin
+    string path, line, opname;
+    int fd, nread, lines, bad, srb, rm, sat, tin;
+    bit stoch;
+    int unsigned a, b, c, rnd, want, wflags, got, generic;
+    longint unsigned la, lwant, lgot;
+    bit [7:0] fl, gfl;
+    bit ok;
+    sfp8_format_t f, g;
+    sfp8_env_t env;
+    int calls[string];
+    if (!$value$plusargs("vectors=%s", path)) $fatal(1, "no +vectors=");
+    fd = $fopen(path, "r");
+    if (fd == 0) $fatal(1, "cannot open %s", path);
+    f = sfp8_preset("float16");
+    g = sfp8_preset("cfloat8_143", 20);
+    if (f.bits != 16 || f.exp_bits != 5 || f.bias != 15 || g.bias != 20 || g.specials != 3)
+      $fatal(1, "sfp8_preset gave wrong fields");
+    calls["preset"] = 2;
+    lines = 0; bad = 0;
+    while ($fgets(line, fd) != 0) begin
+      if (line.len() < 2) continue;
+      if (line.getc(0) == "@") begin
+        if (line.substr(0, 9) == "@ convert ") begin
+          nread = $sscanf(line, "@ %s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d",
+                          opname, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials, f.subnormals, f.saturate,
+                          g.bits, g.is_signed, g.exp_bits, g.man_bits, g.bias, g.specials, g.subnormals, g.saturate, rm, sat, tin, srb, stoch);
+        end else begin
+          nread = $sscanf(line, "@ %s %d %d %d %d %d %d %d %d %d %d %d %d %d",
+                          opname, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials, f.subnormals, f.saturate, rm, sat, tin, srb, stoch);
+        end
+        env = sfp8_env(rm, sat, tin, srb);
+        continue;
+      end
+      a = 0; b = 0; c = 0; rnd = 0; generic = 0; gfl = 0;
+      lines++;
+      if (opname == "convert") begin
+        nread = stoch ? $sscanf(line, "%h %h %h %h", la, rnd, lwant, wflags)
+                      : $sscanf(line, "%h %h %h", la, lwant, wflags);
+        ok = nread == (stoch ? 4 : 3);
+        env.random = rnd;
+        lgot = sfp8_convert(f, g, la, env, fl);
+        ok = ok && lgot == lwant && fl == wflags[7:0];
+      end else begin
+        case (opname)
+{case_text}
+          default: $fatal(1, "no function for operation %s", opname);
+        endcase
+        ok = ok && got == want && fl == wflags[7:0] && generic == got && gfl == fl;
+      end
+      if (calls.exists(opname) != 0) calls[opname] += 1; else calls[opname] = 1;
+      if (!ok) begin
+        bad++;
+        if (bad <= 10) $display("TB_MISMATCH %s line %0d: %s want %h/%h got %h/%h generic %h/%h",
+                                opname, lines, line, want, wflags, got, fl, generic, gfl);
+      end
+    end
+    foreach (calls[k]) $display("TB_CALLS %s %0d", k, calls[k]);
+    $display("TB_DONE %0d %0d", lines, bad);
+    $finish;
+  end
+endmodule
+'''
+
+
+def _config(*flags):
+    out = subprocess.run([sys.executable, "-m", "softfp8", "config", *flags], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """(test bench executable, vector file, expected calls) built once with Verilator."""
+    if VERILATOR is None:
+        pytest.skip("verilator not installed")
+    tmp = tmp_path_factory.mktemp("dpi")
+    blocks, calls = _blocks()
+    vec = tmp / "vectors.txt"
+    with open(vec, "wb") as fh:
+        for head, data in blocks:
+            fh.write(head.encode() + b"\n" + data)
+    (tmp / "softfp8_pkg.sv").write_text(vectors.sv_package())
+    (tmp / "tb.sv").write_text(sv_testbench())
+    shutil.copy(DPI_DIR / "softfp8_dpi.c", tmp / "softfp8_dpi.c")
+    t0 = time.time()
+    proc = subprocess.run([VERILATOR, "--binary", "-j", "2", "--top-module", "tb", "-Mdir",
+                           str(tmp / "obj"), "-o", "tb", "softfp8_pkg.sv", "tb.sv",
+                           "softfp8_dpi.c", "-CFLAGS", _config("--cflags"), "-LDFLAGS",
+                           _config("--libs")], cwd=tmp, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    print(f"verilator --binary: {time.time() - t0:.1f}s")
+    return tmp / "obj" / "tb", vec, calls
+
+
+def run_bench(exe, vec):
+    t0 = time.time()
+    run = subprocess.run([str(exe), f"+vectors={vec}"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    print(f"test bench run: {time.time() - t0:.2f}s")
+    out = run.stdout
+    done = re.findall(r"TB_DONE (\d+) (\d+)", out)
+    assert done, out[-3000:]
+    lines, bad = map(int, done[-1])
+    mismatches = [line for line in out.splitlines() if line.startswith("TB_MISMATCH")]
+    calls = {m[0]: int(m[1]) for m in re.findall(r"TB_CALLS (\w+) (\d+)", out)}
+    return lines, bad, mismatches, calls
+
+
+def test_verilator_testbench(bench):
+    exe, vec, calls = bench
+    lines, bad, mismatches, got_calls = run_bench(exe, vec)
+    assert bad == 0, "\n".join(mismatches)
+    assert lines == sum(calls.values()) == (len(sb.OPERATIONS) * len(FORMATS)
+                                            + len(CONVERSIONS)) * PER_BLOCK
+    assert got_calls == dict(calls, preset=2)      # every function of the package was called
+
+
+def test_verilator_testbench_catches_wrong_vectors(bench, tmp_path):
+    """The bench is not blind: a flipped result bit and a dropped flag are reported."""
+    exe, vec, _ = bench
+    rows = vec.read_bytes().split(b"\n")
+    add = rows.index(next(r for r in rows if r.startswith(b"@ add ")))
+    conv = rows.index(next(r for r in rows if r.startswith(b"@ convert ")))
+    targets = [add + 1, conv + 3]
+    for t in targets:
+        fields = rows[t].split(b" ")
+        fields[-2] = b"%0*X" % (len(fields[-2]), int(fields[-2], 16) ^ 1)   # flip a result bit
+        rows[t] = b" ".join(fields)
+    fields = rows[add + 2].split(b" ")
+    fields[-1] = b"%02X" % (int(fields[-1], 16) ^ 0x20)                      # denormal flag
+    rows[add + 2] = b" ".join(fields)
+    bad_vec = tmp_path / "bad.txt"
+    bad_vec.write_bytes(b"\n".join(rows))
+    lines, bad, mismatches, _ = run_bench(exe, bad_vec)
+    assert bad == 3, mismatches
+    assert [m.split()[1] for m in mismatches] == ["add", "add", "convert"]
+
+
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+def test_dpi_library_for_other_simulators(tmp_path):
+    """The README's recipe for commercial simulators -- softfp8_dpi.c and libsoftfp8.a in
+    one shared object -- loaded with ctypes: results, flags, presets and bad calls."""
+    import ctypes
+
+    dpi_dir = Path(_config("--dpidir"))
+    assert (dpi_dir / "softfp8_pkg.sv").is_file() and (dpi_dir / "softfp8_dpi.c").is_file()
+    so = tmp_path / "softfp8_dpi.so"
+    proc = subprocess.run([CC, "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror",
+                           *_config("--cflags").split(), str(dpi_dir / "softfp8_dpi.c"),
+                           *_config("--libs", "--static").split(), "-o", str(so)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lib = ctypes.CDLL(str(so))
+    apply = lib.softfp8_dpi_apply
+    apply.restype = ctypes.c_uint
+    apply.argtypes = [ctypes.c_int] * 9 + [ctypes.c_uint] * 3 + [ctypes.c_int] * 4 + [
+        ctypes.c_uint, ctypes.POINTER(ctypes.c_ubyte)]
+    fl = ctypes.c_ubyte()
+    fields = [ctypes.c_int() for _ in range(8)]
+    assert lib.softfp8_dpi_preset(b"CFLOAT8_143", 20, *map(ctypes.byref, fields)) == 0
+    assert tuple(f.value for f in fields) == softfp8.cfloat8_143(bias=20).params
+    assert lib.softfp8_dpi_preset(b"cfloat8_143", 64, *map(ctypes.byref, fields)) == -1
+    assert lib.softfp8_dpi_preset(b"e9m9", 0, *map(ctypes.byref, fields)) == -1
+    assert lib.softfp8_dpi_op_count() == len(sb.OPERATIONS)
+    fmt = softfp8.e5m2
+    div = lib.softfp8_dpi_op_lookup(b"div")
+    assert div == sb.OPERATIONS["div"].id and lib.softfp8_dpi_op_lookup(b"nope") == -1
+    a, b = np.divmod(np.arange(65536), 256)
+    want, wflags = sb.div(fmt, a, b, rounding="nearest_away", saturate=True)
+    got = np.empty(65536, dtype=np.uint32)
+    gflags = np.empty(65536, dtype=np.uint8)
+    for i in range(65536):
+        got[i] = apply(div, *fmt.params, int(a[i]), int(b[i]), 0, 1, 1, 0, 32, 0, ctypes.byref(fl))
+        gflags[i] = fl.value
+    assert np.array_equal(got, want) and np.array_equal(gflags, wflags)
+    # bad format, bad environment, bad operation: 0 with flags FF
+    for args in ((div, 8, 1, 9, 3, 7, 1, 0, 0), (div, *fmt.params), (999, *fmt.params)):
+        env = (9, 0, 0, 32) if args[1:] == fmt.params and args[0] == div else (0, 0, 0, 32)
+        assert apply(*args, 1, 1, 0, *env, 0, ctypes.byref(fl)) == 0 and fl.value == 0xFF
