@@ -305,6 +305,101 @@ package softfp8_pkg;
     return sfp8_op("signbit", f, {16'b0, a}, 0, 0, env, flags) != 0;
   endfunction
 
+  function automatic bit sfp8_logical_not(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return sfp8_op("logical_not", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit [15:0] sfp8_fmod(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("fmod", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_heaviside(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("heaviside", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_exp(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("exp", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sin(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("sin", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_cos(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("cos", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_tan(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("tan", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arcsin(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arcsin", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arccos(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arccos", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arctan(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arctan", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sinh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("sinh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_cosh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("cosh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_tanh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("tanh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arcsinh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arcsinh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arccosh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arccosh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arctanh(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arctanh", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_degrees(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("degrees", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_radians(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("radians", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arctan2(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("arctan2", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
   function automatic bit [15:0] sfp8_fma(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b, input bit [15:0] c,
       input sfp8_env_t env, output bit [7:0] flags);
     return 16'(sfp8_op("fma", f, {16'b0, a}, {16'b0, b}, {16'b0, c}, env, flags));

@@ -433,8 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def vector_opts(sp):
         sp.add_argument("format", help="preset, 'cfloat8_143(bias=20)' or 'format(...)'")
-        sp.add_argument("op", choices=list(OPERATIONS), metavar="OP",
-                        help="an operation of the op table (softfp8.bits.OPERATIONS)")
+        sp.add_argument("op", choices=list(vectors.VECTOR_OPERATIONS), metavar="OP",
+                        help="an operation of the op table with code operands and one result "
+                             "(softfp8.vectors.VECTOR_OPERATIONS)")
         sp.add_argument("--bias", type=int, metavar="N", help="bias of a Tesla family")
         sp.add_argument("--subnormals", choices=("tesla", "ieee"),
                         help="subnormal convention of a Tesla family")

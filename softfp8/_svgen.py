@@ -144,6 +144,8 @@ def render(rows) -> str:
                for bit, name in sorted(FLAGS.items())]
     out = [_SV_HEAD.replace("{constants}", "\n".join(consts) + "\n")]
     for name, kind in rows:
+        if kind not in ARITY:  # a second result or an integer operand: not one code
+            continue
         arity = ARITY[kind]
         rtype, conv = _SV_RESULT.get(kind, ("bit [15:0]", "16'({})"))
         args = ", ".join(f"input bit [15:0] {n}" for n in "abc"[:arity])

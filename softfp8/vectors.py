@@ -39,11 +39,20 @@ class VectorError(ValueError):
     """A malformed vector file (the message names the line)."""
 
 
+# the operations with code operands and one result: TestFloat's line format
+VECTOR_OPERATIONS = {name: op for name, op in bits.OPERATIONS.items()
+                     if op.kind in ("binary", "compare", "relation", "unary", "predicate", "ternary")}
+
+
 def _op(op):
     if isinstance(op, bits.Operation):
         return op
-    if op not in bits.OPERATIONS:
-        raise ValueError(f"unknown operation {op!r} (known: {', '.join(bits.OPERATIONS)})")
+    if op not in VECTOR_OPERATIONS:
+        if op in bits.OPERATIONS:
+            raise ValueError(f"operation {op!r} has a second result or an integer operand, which "
+                             f"TestFloat's line format does not hold; vectors cover "
+                             f"{', '.join(VECTOR_OPERATIONS)}")
+        raise ValueError(f"unknown operation {op!r} (known: {', '.join(VECTOR_OPERATIONS)})")
     return bits.OPERATIONS[op]
 
 

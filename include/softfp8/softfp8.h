@@ -245,7 +245,13 @@ enum sfp8_op_kind {
     SFP8_OP_RELATION,   /* (a, b) -> enum sfp8_relation, cast to uint32_t    */
     SFP8_OP_UNARY,      /* a -> code                                        */
     SFP8_OP_PREDICATE,  /* a -> 0/1                                         */
-    SFP8_OP_TERNARY     /* (a, b, c) -> code                                */
+    SFP8_OP_TERNARY,    /* (a, b, c) -> code                                */
+    /* kinds with a second result or an integer operand: sfp8_op_apply refuses
+       them (invalid); call their own functions (sfp8_modf, sfp8_frexp, ...) */
+    SFP8_OP_UNARY2,     /* a -> (code, code): modf                          */
+    SFP8_OP_UNARY_I32,  /* a -> (code, int32): frexp                        */
+    SFP8_OP_BINARY2,    /* (a, b) -> (code, code): divmod                   */
+    SFP8_OP_BINARY_I64  /* (a, int64) -> code: ldexp                        */
 };
 #define SFP8_OP_ROUNDS  1 /* attribute: uses env (rounding, saturation, tininess, random) */
 #define SFP8_OP_NOFLAGS 2 /* attribute: a bit operation that never raises a flag          */
@@ -256,7 +262,8 @@ int sfp8_op_kind(int op);              /* enum sfp8_op_kind; -1 when out of rang
 int sfp8_op_attrs(int op);             /* SFP8_OP_ROUNDS | SFP8_OP_NOFLAGS        */
 int sfp8_op_arity(int op);             /* 1, 2 or 3; 0 when out of range          */
 /* One element of operation op; operands beyond its arity are ignored.  An op
- * out of range returns 0 and raises invalid. */
+ * out of range, or of a kind with a second result or an integer operand
+ * (SFP8_OP_UNARY2 and after), returns 0 and raises invalid. */
 uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
                        const sfp8_env *env, uint8_t *flags);
 

@@ -71,7 +71,9 @@ uint32_t sfp8x_apply_ext(int op, const sfp8_format *f, uint32_t a, uint32_t b, u
 /* ---- the public view of the table (softfp8.h: sfp8_op_*) ---- */
 _Static_assert((int)SFP8_OP_BINARY == (int)K_BINARY && (int)SFP8_OP_COMPARE == (int)K_COMPARE &&
                    (int)SFP8_OP_RELATION == (int)K_RELATION && (int)SFP8_OP_UNARY == (int)K_UNARY &&
-                   (int)SFP8_OP_PREDICATE == (int)K_PREDICATE && (int)SFP8_OP_TERNARY == (int)K_TERNARY,
+                   (int)SFP8_OP_PREDICATE == (int)K_PREDICATE && (int)SFP8_OP_TERNARY == (int)K_TERNARY &&
+                   (int)SFP8_OP_UNARY2 == (int)K_UNARY2 && (int)SFP8_OP_UNARY_I32 == (int)K_UNARY_I32 &&
+                   (int)SFP8_OP_BINARY2 == (int)K_BINARY2 && (int)SFP8_OP_BINARY_I64 == (int)K_BINARY_I64,
                "public and internal operation kinds agree");
 _Static_assert(SFP8_OP_ROUNDS == A_ENV && SFP8_OP_NOFLAGS == A_NOFLAGS, "public and internal attributes agree");
 
@@ -95,7 +97,7 @@ int sfp8_op_arity(int op) { return op_valid(op) ? sfp8x_arity(op) : 0; }
 uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
                        uint8_t *flags)
 {
-    if (!op_valid(op)) {
+    if (!op_valid(op) || sfp8x_ops[op].kind > K_TERNARY) {
         *flags |= SFP8_FLAG_INVALID;
         return 0;
     }
