@@ -20,6 +20,7 @@ import pytest
 import softfp8
 
 from ..models import rational as ref
+from .test_numpy_dtypes import A, codes_all
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
 PRESETS = list(softfp8.presets().values())
@@ -27,14 +28,6 @@ PIDS = [f.name for f in PRESETS]
 EIGHT = [f for f in PRESETS if f.bits == 8]
 EIDS = [f.name for f in EIGHT]
 CF = softfp8.cfloat8_143(bias=7)
-
-
-def codes_all(fmt):
-    return np.arange(1 << fmt.bits, dtype=np.uint32).astype(fmt.storage)
-
-
-def A(codes, fmt):
-    return np.asarray(codes, dtype=fmt.storage).view(fmt.dtype)
 
 
 def C(arr):
