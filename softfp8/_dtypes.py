@@ -189,8 +189,8 @@ class SoftScalar(_ext.ScalarBase):
         cls = self.format.classify(self.code)
         return not (cls == "zero" or (cls == "subnormal" and self.format.subnormals == "flush"))
 
-    def __hash__(self):
-        return hash(float(self))
+    # hash(float(self)); NaN by identity as NumPy's floats (softfp8/_core/npy/scalar.c)
+    __hash__ = _ext.ScalarBase.__hash__
 
     def __repr__(self):
         fmt = self.format

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _formats, _registry
+from . import bits as _bits
 from ._dtypes import dtype_of, format_of
 from ._validation import format_or_none
 
@@ -98,3 +99,57 @@ def from_torch(tensor):
             raw = tensor.view(torch.int8 if fmt.bits == 8 else torch.int16).numpy()
             return raw.view(fmt.storage).view(dtype_of(fmt))
     raise TypeError(f"no softfp8 format matches torch dtype {dt}")
+
+
+# --------------------------------------------------------------------------
+# astype between softfp8 and ml_dtypes dtypes (softfp8/_core/npy/casts.c)
+# --------------------------------------------------------------------------
+
+_ML_CAST: dict = {}
+
+
+def _ml_cast_format(dt):
+    """The softfp8 format with exactly the codes and values of ml_dtypes float dtype
+    `dt`, read from ml_dtypes.finfo and the dtype's own values, and checked on every
+    code; TypeError when softfp8 has none (float8_e8m0fnu: no zero, no sign)."""
+    import ml_dtypes
+
+    dt = np.dtype(dt)
+    info = ml_dtypes.finfo(dt)
+    bits = int(info.bits)
+    codes = np.arange(1 << bits, dtype=np.uint8 if bits <= 8 else np.uint16)
+    error = TypeError(f"softfp8 has no format with the values of ml_dtypes {dt}: it cannot cast to or "
+                      f"from it")
+    if dt.itemsize != codes.itemsize:
+        raise error
+    with np.errstate(all="ignore"):
+        vals = codes.view(dt).astype(np.float64)
+    nan = np.isnan(vals)
+    specials = ("ieee" if np.isinf(vals).any() else
+                "fnuz" if nan.sum() == 1 else "fn" if nan.any() else "none")
+    try:
+        fmt = _formats.format(exp_bits=int(info.nexp), man_bits=int(info.nmant), bias=1 - int(info.minexp),
+                              specials=specials, subnormals="ieee", saturate=False)
+    except (TypeError, ValueError):
+        raise error from None
+    if fmt.bits != bits:
+        raise error
+    # the format must decode every code to the value ml_dtypes gives it
+    mine = _bits.to_float(codes, fmt, **_bits.FIXED)[0]
+    same = (mine == vals) & (np.signbit(mine) == np.signbit(vals))
+    if not np.all(same | (np.isnan(mine) & nan)):
+        raise error
+    return fmt
+
+
+def _ml_cast_dtype(dt):
+    """Hook of the C casts: the softfp8 dtype used for ml_dtypes dtype `dt` (cached).
+
+    Its default saturation is off, as ml_dtypes' own casts (float32 -> float8_e4m3fn
+    overflows to NaN); softfp8.saturation(True) applies as to every cast."""
+    dt = np.dtype(dt)
+    r = _ML_CAST.get(dt)
+    if r is None:
+        r = dtype_of(_ml_cast_format(dt))
+        _ML_CAST[dt] = r
+    return r

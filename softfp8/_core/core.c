@@ -1161,7 +1161,8 @@ uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *f
 }
 
 /* NumPy's spacing: distance from x to the next representable number away from
- * zero (beyond max: the unbounded grid; inf in ieee formats). */
+ * zero, with x's sign; at +-max that number lies beyond the format and the
+ * result overflows (SPEC section 4). */
 uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
 {
     unpacked x, n;
@@ -1178,13 +1179,12 @@ uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     mag = a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0);
     up = next_mag_up(f, mag);
     if (up > max_mag(f)) {
-        if (f->specials == SFP8_SPECIALS_IEEE) {
-            *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
-            return (uint32_t)pack_inf(f, env, x.sign, flags);
-        }
-        /* unbounded grid: ulp of the top binade */
-        return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias - f->man_bits, 0,
-                                    flags);
+        /* the next value up from +-max is beyond the format (inf in IEEE
+           formats, where NumPy's spacing(max) is inf with overflow): the
+           result is an overflow, delivered by SPEC section 4 (mode,
+           saturation; NaN for formats with no infinity) with overflow and
+           inexact.  2^(top exponent + 1) exceeds max in every format. */
+        return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias + 1, 0, flags);
     }
     unpack(f, up, &n, &scratch);
     /* n - x, both positive magnitudes, exact then one rounding */

@@ -523,7 +523,8 @@ def test_scalar_str_repr_all_codes(fmt):
     for i in range(c.size):
         s = a[i]
         assert isinstance(s, softfp8.SoftScalar) and isinstance(s, np.floating)
-        want = _shortest(fmt, int(c[i]))
+        # 8-bit formats print their exact value, as Python prints that float (issue 9)
+        want = repr(float(vals(fmt, c[i])))
         assert str(s) == want, (hex(int(c[i])), str(s), want)
         if "(" in fmt.name:
             fam, _, rest = fmt.name.partition("(")
@@ -540,7 +541,11 @@ def test_scalar_str_repr_all_codes(fmt):
 
 def test_scalar_examples():
     assert repr(np.array([1.5], dtype=softfp8.e4m3)[0]) == "e4m3(1.5)"
-    assert repr(np.array([300.0], dtype=softfp8.e4m3)[0]) == "e4m3(300.0)"  # 288: "3e2" suffices
+    # exact values (issue 9): 300 is stored as 288, 416 and the maximum 448 print as they are
+    assert repr(np.array([300.0], dtype=softfp8.e4m3)[0]) == "e4m3(288.0)"
+    assert str(np.array([416.0], dtype=softfp8.e4m3)[0]) == "416.0"
+    assert repr(np.array([448.0], dtype=softfp8.e4m3)[0]) == "e4m3(448.0)"
+    assert str(np.array([2.0 ** -9], dtype=softfp8.e4m3)[0]) == "0.001953125"
     assert repr(softfp8.e4m3.dtype.type(1.5)) == "e4m3(1.5)"
     assert str(np.array([-np.inf], dtype=softfp8.e5m2)[0]) == "-inf"
     assert repr(np.array([np.nan], dtype=softfp8.e5m2)[0]) == "e5m2(nan)"
@@ -551,9 +556,22 @@ def test_scalar_examples():
 
 def test_scalar_shortest_digits():
     f16 = softfp8.float16
-    assert repr(np.array([65504], dtype=f16.dtype)[0]) == "float16(65500.0)"
+    # as np.float16 prints it (issue 9): str(np.float16(65504)) is "6.55e+04"
+    assert repr(np.array([65504], dtype=f16.dtype)[0]) == "float16(6.55e+04)"
     assert str(np.array([2.0 ** -6], dtype=f16.dtype)[0]) == "0.01563"
     assert str(np.array([2.0 ** -6], dtype=np.float16)) == "[0.01563]"  # NumPy's digits
+    # other 16-bit formats: the format's shortest round-tripping decimal
+    bf = softfp8.bfloat16
+    codes = np.arange(0, 65536, 97, dtype=np.uint16)
+    a = A(codes, bf)
+    checked = 0
+    for i in range(codes.size):
+        v = float(vals(bf, codes[i]))
+        if np.isfinite(v):
+            assert float(str(a[i])) == float(_shortest(bf, int(codes[i]))), hex(int(codes[i]))
+            assert len(str(a[i]).replace("-", "")) <= len(_shortest(bf, int(codes[i])).replace("-", "")) + 2
+            checked += 1
+    assert checked == 674  # 676 sampled codes, two of them inf or NaN
 
 
 def test_float16_array_printing_matches_numpy_all_codes():
@@ -569,9 +587,9 @@ def test_float16_array_printing_matches_numpy_all_codes():
 
 
 def _numpy_like(fmt, codes, shape=None):
-    """The float64 array whose NumPy printout is what the format should print."""
-    v = np.array([float(_shortest(fmt, int(c))) if _shortest(fmt, int(c)) not in
-                  ("nan", "inf", "-inf") else float(_shortest(fmt, int(c))) for c in codes])
+    """The float64 array whose NumPy printout is what the format should print: an
+    8-bit format prints as the float64 array of its exact values (issue 9)."""
+    v = np.array([float(vals(fmt, int(c))) for c in codes])
     return v.reshape(shape) if shape else v
 
 
@@ -585,9 +603,6 @@ PRINT_CASES = {
     "specials": [np.nan, -np.inf, np.inf],
     "scientific": [1.5, 384.0, -0.5, np.nan, np.nan],
     "scientific2": [57344.0, 0.0001],
-    # (elements whose shortest strings are shorter than the widest get the exact value's
-    # next digits in NumPy, which this float64 proxy cannot show: covered by
-    # test_array_scientific_printing and the float16 all-codes comparison)
 }
 
 
@@ -605,10 +620,9 @@ def test_array_str_like_numpy(case):
 
 def test_array_scientific_printing():
     a = np.array([1.5, 300.0, -0.1, np.nan], dtype=softfp8.e4m3)
-    # 300 is stored as 288 (shortest "3e+02"); with two digits for every element NumPy's
-    # Dragon4 (unique, min_digits) continues with the exact value's digits: 2.88 -> 2.9,
-    # as np.float16 prints -1.4126e-05 for the value whose shortest string is 1.41e-05
-    assert str(a) == "[ 1.5e+00  2.9e+02 -1.0e-01      nan]"
+    # 300 is stored as 288 and -0.1 as -0.1015625: the exact values, laid out as NumPy
+    # lays out float64 (scientific: 288 / 0.1015625 > 1e3)
+    assert str(a) == "[ 1.500000e+00  2.880000e+02 -1.015625e-01           nan]"
     h = np.array([np.float16(-1.4126e-05), np.float16(-36928.0)])
     assert str(h.astype(softfp8.float16.dtype)) == str(h)
 
@@ -618,8 +632,8 @@ def test_summarised_large_arrays():
     a = np.arange(2000, dtype=np.float32).astype(fmt.dtype)
     r = repr(a)
     assert "..." in r and "shape=(2000,)" in r and r.endswith("dtype=softfp8.e5m2)")
-    # NumPy summarises the float64 array of the shortest decimals the same way
-    want = np.array([float(_shortest(fmt, int(x))) for x in C(a)])
+    # NumPy summarises the float64 array of the exact values the same way
+    want = np.array([float(vals(fmt, int(x))) for x in C(a)])
     assert str(a) == str(want)
     assert " ".join(repr(a).split()) == \
         " ".join((repr(want)[:-len("shape=(2000,))")] + "shape=(2000,), dtype=softfp8.e5m2)").split())
@@ -636,7 +650,7 @@ def test_summarised_large_arrays():
 
 
 def test_print_values_round_trip():
-    """Every printed element parses back to its code (shortest round-trip digits)."""
+    """Every printed element parses back to its code (exact values)."""
     for fmt in (softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz):
         c = codes_all(fmt)
         a = A(c, fmt)

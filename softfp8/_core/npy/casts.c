@@ -1,9 +1,10 @@
 /*
- * NumPy glue: casts between softfp8 formats, NumPy's bool / integer / float
- * DTypes and strings: descriptor resolution, the strided loops (between
- * format descriptors the array driver, driver.c; bool, integer and long
- * double endpoints the exact core element by element) and the cast specs
- * registered with each DType class.
+ * NumPy glue: casts between softfp8 formats, NumPy's bool / integer / float /
+ * complex DTypes, strings and ml_dtypes' float types: descriptor resolution,
+ * the strided loops (between format descriptors the array driver, driver.c;
+ * bool, integer and long double endpoints the exact core element by element;
+ * to strings the scalar's str) and the cast specs registered with each DType
+ * class.
  */
 #include "glue.h"
 #include "driver.h"
@@ -13,6 +14,7 @@ enum { K_SFP8 = 0, K_BOOL, K_INT, K_UINT, K_FLOAT, K_LDOUBLE };
 typedef struct {
     int kind;
     int size;
+    int cplx;      /* complex: the real part is the first half, size/2 bytes */
     sfp8_format f; /* K_SFP8 and K_FLOAT (binary formats); K_LDOUBLE: binary64,
                       only for the loop environment's default saturation */
 } Endpoint;
@@ -23,15 +25,60 @@ typedef struct {
     Endpoint src, dst;
 } CastData;
 
+/* The softfp8 dtype with the codes of ml_dtypes dtype d (softfp8._interop
+   decides, from ml_dtypes.finfo, and checks every code); NULL with an
+   exception when d is not one softfp8 can represent. */
+static PyArray_Descr *ml_equivalent(PyArray_Descr *d)
+{
+    PyObject *mod = PyImport_ImportModule("softfp8._interop"), *r;
+    if (!mod) return NULL;
+    r = PyObject_CallMethod(mod, "_ml_cast_dtype", "O", (PyObject *)d);
+    Py_DECREF(mod);
+    if (r && !(PyArray_DescrCheck(r) && is_sfp8_descr((PyArray_Descr *)r))) {
+        Py_DECREF(r);
+        PyErr_Format(PyExc_TypeError, "softfp8: no format for %S", (PyObject *)d);
+        return NULL;
+    }
+    return (PyArray_Descr *)r;
+}
+
+static int is_ml_descr(PyArray_Descr *d);
+
+/* numpy.exceptions.ComplexWarning, as NumPy warns when a cast drops imaginary parts */
+int sfp8_warn_complex(void)
+{
+    PyObject *mod = PyImport_ImportModule("numpy.exceptions"), *w;
+    int r;
+    if (!mod) return -1;
+    w = PyObject_GetAttrString(mod, "ComplexWarning");
+    Py_DECREF(mod);
+    if (!w) return -1;
+    r = PyErr_WarnEx(w, "Casting complex values to real discards the imaginary part", 1);
+    Py_DECREF(w);
+    return r;
+}
+
 static int endpoint_of(PyArray_Descr *d, Endpoint *e)
 {
     e->size = (int)d->elsize;
+    e->cplx = 0;
     if (is_sfp8_descr(d)) {
         e->kind = K_SFP8;
         e->f = *descr_fmt(d);
         return 0;
     }
+    if (is_ml_descr(d)) {
+        PyArray_Descr *m = ml_equivalent(d);
+        if (!m) return -1;
+        e->kind = K_SFP8;
+        e->f = *descr_fmt(m);
+        Py_DECREF(m);
+        return 0;
+    }
     switch (d->type_num) {
+    case NPY_CFLOAT: e->kind = K_FLOAT; e->cplx = 1; e->f = sfp8_binary32; return 0;
+    case NPY_CDOUBLE: e->kind = K_FLOAT; e->cplx = 1; e->f = sfp8_binary64; return 0;
+    case NPY_CLONGDOUBLE: e->kind = K_LDOUBLE; e->cplx = 1; e->f = sfp8_binary64; return 0;
     case NPY_BOOL: e->kind = K_BOOL; return 0;
     case NPY_BYTE: case NPY_SHORT: case NPY_INT: case NPY_LONG: case NPY_LONGLONG:
         e->kind = K_INT; return 0;
@@ -190,6 +237,8 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
         sfp8_rng rng = {NULL, ld->seed, ld->stream, ld->index};
         acc = sfp8d_convert(&s->f, &t->f, &env, &rng, in, strides[0], out, strides[1], n, NULL);
         ld->index = rng.index;
+        if (t->cplx) /* into complex: the imaginary parts are +0 */
+            for (npy_intp i = 0; i < n; i++) memset(out + i * strides[1] + t->size / 2, 0, (size_t)t->size / 2);
         loop_publish(ld, acc);
         return 0;
     }
@@ -203,6 +252,7 @@ static int cast_loop(PyArrayMethod_Context *context, char *const data[], npy_int
             switch (t->kind) {
             case K_LDOUBLE:
                 ld_from_code(&s->f, c, &env, &fl, out);
+                if (t->cplx) memset(out + t->size / 2, 0, (size_t)t->size / 2);
                 break;
             case K_BOOL:
                 r = !is_zero_value(&s->f, c);
@@ -290,6 +340,10 @@ static int cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_r
         loopdata_free((NpyAuxData *)cd);
         return -1;
     }
+    if (cd->src.cplx && sfp8_warn_complex() < 0) {
+        loopdata_free((NpyAuxData *)cd);
+        return -1;
+    }
     *out_loop = cast_loop;
     *out_transferdata = (NpyAuxData *)cd;
     *flags = 0;
@@ -297,7 +351,9 @@ static int cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_r
 }
 
 /* str / bytes -> softfp8: each element read as a decimal numeral exactly (the
-   syntax of Python's float()) and rounded once (GIL held) */
+   syntax of Python's float()) and rounded once (GIL held).  object ->
+   softfp8 too (each object as the scalar constructor reads it): NumPy's
+   generic object cast would not report floating-point errors, float16's does. */
 static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
                             npy_intp const strides[], NpyAuxData *auxdata)
 {
@@ -316,6 +372,22 @@ static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], 
         uint32_t code;
         uint8_t fl = 0;
         int r;
+        if (src->type_num == NPY_OBJECT) {
+            PyObject *o;
+            memcpy(&o, in, sizeof o);
+            if (!o) o = Py_None; /* NumPy reads NULL as None */
+            if (ld->stoch) env.random = loop_random(ld);
+            if (PyObject_TypeCheck(o, &ScalarBaseType)) {
+                ScalarObject *sc = (ScalarObject *)o;
+                code = (uint32_t)sfp8_convert(descr_fmt((PyArray_Descr *)sc->descr), f, sc->code, &env, &fl);
+            } else if (object_value_to_code(f, o, &env, &fl, &code, ((SFP8Descr *)dst)->format) < 0) {
+                loop_publish(ld, acc);
+                return -1;
+            }
+            acc |= fl;
+            store_code(out, (int)dst->elsize, code);
+            continue;
+        }
         if (unicode) {
             npy_intp len = width / 4;
             Py_UCS4 buf;
@@ -334,7 +406,10 @@ static int string_cast_loop(PyArrayMethod_Context *context, char *const data[], 
         if (ld->stoch) env.random = loop_random(ld);
         r = object_value_to_code(f, str, &env, &fl, &code, ((SFP8Descr *)dst)->format);
         Py_DECREF(str);
-        if (r < 0) return -1;
+        if (r < 0) {
+            loop_publish(ld, acc);
+            return -1;
+        }
         acc |= fl;
         store_code(out, (int)dst->elsize, code);
     }
@@ -379,6 +454,89 @@ static NPY_CASTING string_cast_resolve(PyArrayMethodObject *self, PyArray_DTypeM
 static PyType_Slot string_cast_slots[] = {
     {NPY_METH_resolve_descriptors, (void *)&string_cast_resolve},
     {NPY_METH_get_loop, (void *)&string_cast_get_loop},
+    {0, NULL}
+};
+
+/* softfp8 -> str / bytes: the text of str(scalar) (softfp8/_printing.py),
+   truncated to the string length as NumPy truncates; GIL held. */
+static int to_string_cast_loop(PyArrayMethod_Context *context, char *const data[], npy_intp const dimensions[],
+                               npy_intp const strides[], NpyAuxData *auxdata)
+{
+    PyArray_Descr *src = context->descriptors[0], *dst = context->descriptors[1];
+    npy_intp n = dimensions[0], width = dst->elsize;
+    int unicode = dst->type_num == NPY_UNICODE;
+    const char *in = data[0];
+    char *out = data[1];
+    (void)auxdata;
+    for (npy_intp i = 0; i < n; i++, in += strides[0], out += strides[1]) {
+        PyObject *sc = sfp8_getitem(src, (char *)in), *text;
+        Py_ssize_t len;
+        if (!sc) return -1;
+        text = PyObject_Str(sc);
+        Py_DECREF(sc);
+        if (!text) return -1;
+        len = PyUnicode_GET_LENGTH(text);
+        memset(out, 0, (size_t)width);
+        if (unicode) {
+            Py_ssize_t m = len < width / 4 ? len : width / 4;
+            for (Py_ssize_t j = 0; j < m; j++) {
+                Py_UCS4 ch = PyUnicode_READ_CHAR(text, j);
+                memcpy(out + 4 * j, &ch, 4);
+            }
+        } else {
+            Py_ssize_t m = len < width ? len : width;
+            for (Py_ssize_t j = 0; j < m; j++) out[j] = (char)PyUnicode_READ_CHAR(text, j); /* ASCII text */
+        }
+        Py_DECREF(text);
+    }
+    return 0;
+}
+
+static int to_string_cast_get_loop(PyArrayMethod_Context *context, int aligned, int move_references,
+                                   const npy_intp *strides, PyArrayMethod_StridedLoop **out_loop,
+                                   NpyAuxData **out_transferdata, NPY_ARRAYMETHOD_FLAGS *flags)
+{
+    (void)context;
+    (void)aligned;
+    (void)move_references;
+    (void)strides;
+    *out_loop = to_string_cast_loop;
+    *out_transferdata = NULL;
+    *flags = NPY_METH_REQUIRES_PYAPI | NPY_METH_NO_FLOATINGPOINT_ERRORS;
+    return 0;
+}
+
+/* The string length of an unsized str / bytes result: 32, NumPy's length for
+   every float type (np.promote_types(np.float16, "U") is <U32); str() of every
+   format fits (at most 24 characters). */
+#define SFP8_STR_LEN 32
+
+static NPY_CASTING to_string_cast_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtypes[2],
+                                          PyArray_Descr *const given[2], PyArray_Descr *loop[2],
+                                          npy_intp *view_offset)
+{
+    (void)self;
+    (void)view_offset;
+    Py_INCREF(given[0]);
+    loop[0] = given[0];
+    if (given[1]) {
+        loop[1] = PyArray_DescrNewByteorder(given[1], NPY_NATIVE);
+    } else {
+        loop[1] = PyArray_DescrNewFromType(dtypes[1] == &PyArray_UnicodeDType ? NPY_UNICODE : NPY_STRING);
+        if (loop[1]) loop[1]->elsize = dtypes[1] == &PyArray_UnicodeDType ? 4 * SFP8_STR_LEN : SFP8_STR_LEN;
+    }
+    if (!loop[1]) {
+        Py_DECREF(loop[0]);
+        return -1;
+    }
+    /* as NumPy's numeric -> string casts: safe when the length holds every value */
+    return loop[1]->elsize >= (loop[1]->type_num == NPY_UNICODE ? 4 : 1) * SFP8_STR_LEN ? NPY_SAFE_CASTING
+                                                                                       : NPY_SAME_KIND_CASTING;
+}
+
+static PyType_Slot to_string_cast_slots[] = {
+    {NPY_METH_resolve_descriptors, (void *)&to_string_cast_resolve},
+    {NPY_METH_get_loop, (void *)&to_string_cast_get_loop},
     {0, NULL}
 };
 
@@ -438,11 +596,37 @@ static NPY_CASTING cast_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *co
         }
         return contains(loop[0], loop[1]) ? NPY_SAFE_CASTING : NPY_SAME_KIND_CASTING;
     }
+    if (is_ml_descr(loop[0]) || is_ml_descr(loop[1])) {
+        /* ml_dtypes' float types: safety as between the softfp8 formats of the same codes */
+        int i = is_ml_descr(loop[0]) ? 0 : 1, safe;
+        PyArray_Descr *m = ml_equivalent(loop[i]);
+        if (!m) {
+            Py_DECREF(loop[0]);
+            Py_DECREF(loop[1]);
+            return -1;
+        }
+        safe = i ? contains(loop[0], m) : contains(m, loop[1]);
+        Py_DECREF(m);
+        return safe ? NPY_SAFE_CASTING : NPY_SAME_KIND_CASTING;
+    }
     if (is_sfp8_descr(loop[0])) {
         int tn = loop[1]->type_num;
         if (tn == NPY_HALF || tn == NPY_FLOAT || tn == NPY_DOUBLE || tn == NPY_LONGDOUBLE)
             return contains(loop[0], loop[1]) ? NPY_SAFE_CASTING : NPY_SAME_KIND_CASTING;
+        if (tn == NPY_CFLOAT || tn == NPY_CDOUBLE || tn == NPY_CLONGDOUBLE) {
+            /* as into the real type of the complex one (float16 -> complex64 is safe) */
+            PyArray_Descr *real = PyArray_DescrFromType(tn == NPY_CFLOAT ? NPY_FLOAT : tn == NPY_CDOUBLE ? NPY_DOUBLE
+                                                                                                 : NPY_LONGDOUBLE);
+            int safe = contains(loop[0], real);
+            Py_DECREF(real);
+            return safe ? NPY_SAFE_CASTING : NPY_SAME_KIND_CASTING;
+        }
         return NPY_UNSAFE_CASTING;
+    }
+    {
+        int tn = loop[0]->type_num;
+        if (tn == NPY_CFLOAT || tn == NPY_CDOUBLE || tn == NPY_CLONGDOUBLE)
+            return NPY_UNSAFE_CASTING; /* the imaginary part is dropped */
     }
     /* into a softfp8 format */
     return contains(loop[0], loop[1]) ? NPY_SAFE_CASTING : NPY_SAME_KIND_CASTING;
@@ -490,21 +674,89 @@ static PyArrayMethod_Spec *new_cast_spec(PyArray_DTypeMeta *from, PyArray_DTypeM
     return s;
 }
 
+/* ml_dtypes' float types (when ml_dtypes is installed; it is imported when
+   the DType classes are made, since NumPy 2.4 adds casts only with a new
+   DType).  float8_e8m0fnu (no zero, no sign) has no softfp8 format; int
+   types are not floats. */
+static const char *const ML_NAMES[] = {
+    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz",
+    "float8_e4m3", "float8_e3m4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+};
+#define N_ML (sizeof(ML_NAMES) / sizeof(ML_NAMES[0]))
+static PyArray_DTypeMeta *ml_dtypes_cls[N_ML];
+static int n_ml = -1;
+
+static void init_ml_partners(void)
+{
+    PyObject *mod;
+    if (n_ml >= 0) return;
+    n_ml = 0;
+    mod = PyImport_ImportModule("ml_dtypes");
+    if (!mod) {
+        PyErr_Clear(); /* optional */
+        return;
+    }
+    for (size_t i = 0; i < N_ML; i++) {
+        PyObject *t = PyObject_GetAttrString(mod, ML_NAMES[i]);
+        PyArray_Descr *d = t && PyType_Check(t) ? PyArray_DescrFromTypeObject(t) : NULL;
+        Py_XDECREF(t);
+        if (!d) {
+            PyErr_Clear();
+            continue;
+        }
+        ml_dtypes_cls[n_ml] = NPY_DTYPE(d);
+        Py_INCREF(ml_dtypes_cls[n_ml]); /* kept for the life of the process */
+        n_ml++;
+        Py_DECREF(d);
+    }
+    Py_DECREF(mod);
+}
+
+static int is_ml_descr(PyArray_Descr *d)
+{
+    for (int i = 0; i < n_ml; i++)
+        if (NPY_DTYPE(d) == ml_dtypes_cls[i]) return 1;
+    return 0;
+}
+
+/* complex DTypes a format casts to (real part, +0 imaginary) and from (real part, ComplexWarning) */
+#define N_COMPLEX 3
+static PyArray_DTypeMeta *complex_partner(int i)
+{
+    return i == 0 ? &PyArray_CFloatDType : i == 1 ? &PyArray_CDoubleDType : &PyArray_CLongDoubleDType;
+}
+
 PyArrayMethod_Spec **cast_specs_for(int fam)
 {
     PyArrayMethod_Spec **casts;
     int k = 0;
-    casts = PyMem_Calloc((size_t)(2 * (n_builtin_partners + fam) + 4), sizeof(PyArrayMethod_Spec *));
+    init_ml_partners();
+    casts = PyMem_Calloc((size_t)(2 * (n_builtin_partners + fam + N_COMPLEX + n_ml) + 8),
+                         sizeof(PyArrayMethod_Spec *));
     casts[k++] = new_cast_spec(NULL, NULL);
-    for (int i = 0; i < 2; i++) {
-        PyArrayMethod_Spec *sc = new_cast_spec(i ? &PyArray_BytesDType : &PyArray_UnicodeDType, NULL);
+    for (int i = 0; i < 3; i++) {
+        PyArray_DTypeMeta *text = i == 2 ? &PyArray_ObjectDType : i ? &PyArray_BytesDType : &PyArray_UnicodeDType;
+        PyArrayMethod_Spec *sc = new_cast_spec(text, NULL);
         sc->flags = NPY_METH_REQUIRES_PYAPI | NPY_METH_SUPPORTS_UNALIGNED;
         sc->slots = string_cast_slots;
+        casts[k++] = sc;
+        if (i == 2) break; /* softfp8 -> object: NumPy's generic cast (getitem) */
+        sc = new_cast_spec(NULL, text);
+        sc->flags = NPY_METH_REQUIRES_PYAPI | NPY_METH_SUPPORTS_UNALIGNED | NPY_METH_NO_FLOATINGPOINT_ERRORS;
+        sc->slots = to_string_cast_slots;
         casts[k++] = sc;
     }
     for (int i = 0; i < n_builtin_partners; i++) {
         casts[k++] = new_cast_spec(NULL, builtin_cast_partners[i]);
         casts[k++] = new_cast_spec(builtin_cast_partners[i], NULL);
+    }
+    for (int i = 0; i < N_COMPLEX; i++) {
+        casts[k++] = new_cast_spec(NULL, complex_partner(i));
+        casts[k++] = new_cast_spec(complex_partner(i), NULL);
+    }
+    for (int i = 0; i < n_ml; i++) {
+        casts[k++] = new_cast_spec(NULL, ml_dtypes_cls[i]);
+        casts[k++] = new_cast_spec(ml_dtypes_cls[i], NULL);
     }
     for (int i = 0; i < fam; i++) {
         casts[k++] = new_cast_spec(NULL, families[i].cls);

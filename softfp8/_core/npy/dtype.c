@@ -267,6 +267,27 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
         Py_INCREF(rank_dtype(r));
         return rank_dtype(r);
     }
+    if (other == &PyArray_UnicodeDType || other == &PyArray_BytesDType) {
+        /* as float16: str / bytes (the length is the cast's, 32 characters) */
+        Py_INCREF(other);
+        return other;
+    }
+    if (other == &PyArray_CFloatDType || other == &PyArray_CDoubleDType || other == &PyArray_CLongDoubleDType ||
+        other == &PyArray_PyComplexDType || other == &PyArray_ComplexAbstractDType) {
+        /* the complex type of the float the format promotes to (float16 and
+           float32 -> complex64, float64 -> complex128), at least other's */
+        int ri = families[i].float_rank;
+        PyArray_DTypeMeta *c;
+        if (!ri) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        c = other == &PyArray_CLongDoubleDType                   ? &PyArray_CLongDoubleDType
+            : other == &PyArray_CDoubleDType || ri == 3          ? &PyArray_CDoubleDType
+                                                                 : &PyArray_CFloatDType;
+        Py_INCREF(c);
+        return c;
+    }
     Py_INCREF(Py_NotImplemented);
     return (PyArray_DTypeMeta *)Py_NotImplemented;
 }

@@ -173,6 +173,10 @@ uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, ui
 /* code c of f as a long double at out (exact whenever long double holds the value) */
 void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out);
 
+/* numpy.exceptions.ComplexWarning "Casting complex values to real discards
+   the imaginary part" (-1 when it became an error) */
+int sfp8_warn_complex(void);
+
 /* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
 extern PyArray_DTypeMeta *builtin_cast_partners[32];
 extern int n_builtin_partners;

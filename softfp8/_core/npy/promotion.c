@@ -33,6 +33,17 @@ static int sfp8_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
                 Py_INCREF(common);
             }
     }
+    if (common == &PyArray_UnicodeDType || common == &PyArray_BytesDType) {
+        /* a format promotes with str / bytes (np.concatenate, np.promote_types),
+           but, as float16, has no arithmetic or comparison with them: decline
+           (NumPy then reports no loop; == / != of arrays give all False / True) */
+        Py_DECREF(common);
+        for (int i = 0; i < nargs; i++) {
+            Py_XINCREF(op_dtypes[i]);
+            new_op_dtypes[i] = op_dtypes[i];
+        }
+        return 0;
+    }
     for (int i = 0; i < nin; i++) {
         Py_INCREF(common);
         new_op_dtypes[i] = common;

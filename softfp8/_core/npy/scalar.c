@@ -262,8 +262,17 @@ int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *en
             Py_DECREF(den);
             return r < 0 ? -1 : 0;
         }
+    } else if (PyArray_IsScalar(obj, ComplexFloating)) {
+        /* as np.float16(np.complex128(...)): the real part, exactly, with NumPy's ComplexWarning */
+        PyObject *re;
+        int r;
+        if (sfp8_warn_complex() < 0) return -1;
+        re = PyObject_GetAttrString(obj, "real");
+        r = re ? object_value_to_code(f, re, env, fl, out, fmt_for_errors) : -1;
+        Py_XDECREF(re);
+        return r;
     } else if (PyFloat_Check(obj) || PyBool_Check(obj) || PyArray_IsScalar(obj, Number) || PyNumber_Check(obj)) {
-        if (PyComplex_Check(obj) || PyArray_IsScalar(obj, ComplexFloating)) {
+        if (PyComplex_Check(obj)) { /* a TypeError, as np.float16(1j) */
             PyErr_Format(PyExc_TypeError, "cannot convert complex %R to softfp8 %S", obj, fmt_for_errors);
             return -1;
         }
@@ -336,7 +345,9 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
     } else {
         r = object_value_to_code(f, obj, &env, &fl, out, ((SFP8Descr *)descr)->format);
     }
-    if (r == 0) __atomic_fetch_or(ld->flags, (unsigned)fl, __ATOMIC_RELAXED);
+    /* sticky flags, and the floating-point status NumPy reads after a cast
+       from object arrays (errstate), as float16's setitem raises it */
+    if (r == 0) loop_publish(ld, fl);
     loopdata_free((NpyAuxData *)ld);
     return r;
 }
@@ -398,6 +409,35 @@ static PyMethodDef scalar_methods[] = {
     {NULL}
 };
 
+/* hash(scalar) == hash(float(scalar)) (values equal to a float hash alike);
+   a NaN hashes by identity, as NumPy's and Python's floats do */
+static Py_hash_t scalar_hash(ScalarObject *s)
+{
+    uint8_t fl = 0;
+    sfp8_env env;
+    uint64_t b;
+    double x;
+    PyObject *fo;
+    Py_hash_t h;
+    memset(&env, 0, sizeof env);
+    b = sfp8_convert(descr_fmt((PyArray_Descr *)s->descr), &sfp8_binary64, s->code, &env, &fl); /* exact */
+    memcpy(&x, &b, 8);
+    if (x != x) return PyBaseObject_Type.tp_hash((PyObject *)s);
+    fo = PyFloat_FromDouble(x);
+    if (!fo) return -1;
+    h = PyObject_Hash(fo);
+    Py_DECREF(fo);
+    return h;
+}
+
+/* value is a list, tuple, range or array (not a scalar): the scalar type
+   called on it gives an array of its format, as np.float16([1, 2]) */
+static int array_like(PyObject *value)
+{
+    if (PyArray_IsScalar(value, Generic) || PyObject_TypeCheck(value, &ScalarBaseType)) return 0;
+    return PyList_Check(value) || PyTuple_Check(value) || PyRange_Check(value) || PyArray_Check(value);
+}
+
 /* ScalarBase.__new__(cls, value, dtype) -- dtype must be a descriptor of cls's family */
 static PyObject *scalar_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
 {
@@ -410,6 +450,14 @@ static PyObject *scalar_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
         !PyType_IsSubtype(cls, families[family_of(NPY_DTYPE(descr))].scalar_type)) {
         PyErr_Format(PyExc_TypeError, "dtype %R does not belong to scalar type %s", descr, cls->tp_name);
         return NULL;
+    }
+    if (array_like(value)) {
+        /* an array of the format (unsafe casting, as NumPy's scalar types);
+           a 0-d result is returned as a scalar */
+        PyObject *arr;
+        Py_INCREF(descr);
+        arr = PyArray_FromAny(value, (PyArray_Descr *)descr, 0, 0, NPY_ARRAY_FORCECAST, NULL);
+        return arr ? PyArray_Return((PyArrayObject *)arr) : NULL;
     }
     if (object_to_code((PyArray_Descr *)descr, value, &code) < 0) return NULL;
     s = (ScalarObject *)cls->tp_alloc(cls, 0);
@@ -440,6 +488,7 @@ PyTypeObject ScalarBaseType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = scalar_new,
     .tp_dealloc = (destructor)scalar_dealloc,
+    .tp_hash = (hashfunc)scalar_hash,
     .tp_getset = scalar_getset,
     .tp_methods = scalar_methods,
 };
