@@ -1,0 +1,368 @@
+"""softfp8.dask: softfp8 formats in ``dask.array`` with softfp8's semantics.
+
+Dask is optional: ``import softfp8`` never imports it; ``import softfp8.dask``
+needs ``dask[array]`` (``pip install softfp8[dask]``).  See docs/dask.md.
+
+Plain ``dask.array`` already handles softfp8 dtypes element by element
+(``astype``, ufuncs, comparisons, ``map_blocks``, ``max``/``min``).  This module
+adds what a chunked computation cannot get right by itself:
+
+- :func:`sum` and :func:`mean`: the exact sum of all chunks rounded ONCE, equal
+  to softfp8's one-call ``np.sum`` / ``softfp8.bits.sum`` whatever the chunking
+  (``dx.sum()`` itself fails in Dask: it passes a descriptor instance as
+  ``dtype=`` to ``np.sum``, which NumPy refuses for new-style user DTypes);
+- :func:`matmul`: exact dot products rounded once, as ``softfp8.matmul``;
+- :func:`astype`: casts whose stochastic rounding is keyed on the global element
+  index, so results do not depend on chunking or scheduling;
+- :func:`save` / :func:`load`: ``.npy`` files (or a Zarr array) of codes plus the
+  format's description.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import os
+from fractions import Fraction
+from numbers import Integral
+
+import dask.array as da
+import numpy as np
+
+from . import _context, _ext, bits
+from ._dtypes import dtype_of, format_of
+from ._io import _describe, _rebuild
+from ._validation import format_or_none
+
+__all__ = ["sum", "mean", "max", "min", "matmul", "astype", "save", "load"]
+
+_FLOAT_OUT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _format_of_array(x, what="x"):
+    fmt = format_of(x.dtype)
+    if fmt is None:
+        raise TypeError(f"softfp8.dask: {what} must be a Dask array of a softfp8 format, "
+                        f"got dtype {x.dtype}")
+    return fmt
+
+
+def _as_dask(x, what="x"):
+    if not isinstance(x, da.Array):
+        raise TypeError(f"softfp8.dask: {what} must be a dask.array.Array, got "
+                        f"{type(x).__name__} (wrap it with dask.array.from_array)")
+    return x
+
+
+# --------------------------------------------------------------------------
+# exact sums: per chunk an exact partial, one rounding at the end
+# --------------------------------------------------------------------------
+
+class _Tables:
+    """Per format: every code's value as an integer number of units 2**-q (q such
+    that the smallest subnormal is one unit) and its class."""
+
+    _cache = {}
+
+    def __new__(cls, fmt):
+        t = cls._cache.get(fmt.params)
+        if t is None:
+            t = super().__new__(cls)
+            t._build(fmt)
+            cls._cache[fmt.params] = t
+        return t
+
+    def _build(self, fmt):
+        codes = np.arange(1 << fmt.bits, dtype=np.int64).astype(fmt.storage)
+        vals = bits.to_float(codes, fmt, np.float64, **bits.FIXED)[0]
+        tiny = fmt.min_subnormal
+        m, e = math.frexp(tiny)
+        if m != 0.5:
+            raise ValueError(f"softfp8.dask: the smallest value of {fmt.name} is not a power "
+                             f"of two ({tiny!r})")
+        self.q = 1 - e                       # tiny == 2**-q
+        finite = np.isfinite(vals)
+        self.nan = np.isnan(vals)
+        self.pinf = np.isposinf(vals)
+        self.ninf = np.isneginf(vals)
+        self.pzero = (vals == 0) & ~np.signbit(vals)
+        self.nzero = (vals == 0) & np.signbit(vals)
+        self.nonzero = finite & (vals != 0)
+        units = [int(math.ldexp(float(v), self.q)) if f else 0 for v, f in zip(vals, finite)]
+        if any(math.ldexp(float(u), -self.q) != v for u, v, f in zip(units, vals, finite) if f):
+            raise ValueError(f"softfp8.dask: {fmt.name} has values that are not exact in "
+                             f"binary64; no exact Dask sum")
+        self.span = builtins.max(abs(u) for u in units).bit_length()
+        self.units64 = np.array(units, dtype=np.int64) if self.span <= 62 else None
+        self.units_obj = np.array(units, dtype=object)
+        # one code of each kind, for the specials and the sign of an exact zero
+        self.one = int(bits.from_float(np.float64(1.0), fmt, **bits.FIXED)[0])
+        self.neg_one = int(bits.from_float(np.float64(-1.0), fmt, **bits.FIXED)[0]) \
+            if fmt.signed else None
+        self.code_of = {k: (int(np.flatnonzero(getattr(self, k))[0])
+                            if getattr(self, k).any() else None)
+                        for k in ("pinf", "ninf", "pzero", "nzero")}
+
+
+class _Exact:
+    """The exact sum of some elements: S units (Python int), the first NaN code
+    met in C order (or None), and which infinities, zeros and nonzero finite
+    values were seen.  ``+`` concatenates (left operand first)."""
+
+    __slots__ = ("s", "nan", "kinds")
+
+    def __init__(self, s, nan, kinds):
+        self.s, self.nan, self.kinds = s, nan, kinds
+
+    def __add__(self, o):
+        return _Exact(self.s + o.s, self.nan if self.nan is not None else o.nan,
+                      self.kinds | o.kinds)
+
+    def __eq__(self, o):
+        return isinstance(o, _Exact) and (self.s, self.nan, self.kinds) == (o.s, o.nan, o.kinds)
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"_Exact({self.s}, nan={self.nan}, kinds={self.kinds:#x})"
+
+
+_KINDS = ("pinf", "ninf", "pzero", "nzero", "nonzero")
+
+
+def _last(x, axis):
+    """x with the reduced axes moved last and merged: shape (kept..., R)."""
+    kept = [i for i in range(x.ndim) if i not in axis]
+    y = np.transpose(x, kept + list(axis))
+    return y.reshape(y.shape[:len(kept)] + (-1,))
+
+
+def _keep(out, shape, axis):
+    """Reshape a result over the kept axes back to keepdims form."""
+    return out.reshape(tuple(1 if i in axis else n for i, n in enumerate(shape)))
+
+
+def _exact_chunk(x, axis, keepdims, tables):
+    """An object array of _Exact partials (keepdims form) of one block."""
+    codes = np.ascontiguousarray(x).view(_storage_of(x))
+    c = _last(codes, axis).astype(np.intp)
+    n = c.shape[-1]
+    if tables.units64 is not None and n < (1 << builtins.max(0, 62 - tables.span)):
+        s = tables.units64[c].sum(axis=-1)            # int64, provably exact
+    else:
+        s = tables.units_obj[c].sum(axis=-1) if n else np.zeros(c.shape[:-1], dtype=object)
+    s = np.asarray(s)
+    nanmask = tables.nan[c]
+    anynan = nanmask.any(axis=-1)
+    first = np.take_along_axis(c, nanmask.argmax(axis=-1)[..., None], axis=-1)[..., 0]
+    kinds = np.zeros(c.shape[:-1], dtype=np.int64)
+    for bit, name in enumerate(_KINDS):
+        kinds |= getattr(tables, name)[c].any(axis=-1).astype(np.int64) << bit
+    out = np.empty(c.shape[:-1], dtype=object)
+    for i in np.ndindex(out.shape):
+        out[i] = _Exact(int(s[i]), int(first[i]) if anynan[i] else None, int(kinds[i]))
+    return _keep(out, x.shape, axis)
+
+
+def _storage_of(x):
+    return format_of(x.dtype).storage
+
+
+def _combine(p, axis, keepdims):
+    c = _last(p, axis)
+    res = np.empty(c.shape[:-1], dtype=object)
+    for i in np.ndindex(res.shape):
+        acc = c[i][0]
+        for e in c[i][1:]:
+            acc = acc + e
+        res[i] = acc
+    return _keep(res, p.shape, axis)
+
+
+def _round_odd(num, den):
+    """num/den (integers, den > 0) rounded to binary64 with round-to-odd: a
+    nonzero value whose low bits were dropped gets its last bit set, so a second
+    rounding to at most 51 bits (softfp8's formats, float32) is a correct one."""
+    neg = num < 0
+    num = -num if neg else num
+    if num == 0:
+        return 0.0
+    k = num.bit_length() - den.bit_length() - 60
+    qt, r = divmod(num, den << k) if k >= 0 else divmod(num << -k, den)
+    extra = qt.bit_length() - 53
+    m = qt >> extra
+    if r or qt & ((1 << extra) - 1):
+        m |= 1
+    f = math.ldexp(m, k + extra)
+    return -f if neg else f
+
+
+def _round_f64(num, den, mode):
+    """num/den correctly rounded to binary64 in a deterministic rounding mode."""
+    exact = Fraction(num, den)
+    f = float(exact)  # nearest-even
+    if mode == "nearest_even" or Fraction(f) == exact or math.isinf(f):
+        return f
+    lo, hi = (f, math.nextafter(f, math.inf)) if Fraction(f) < exact else \
+        (math.nextafter(f, -math.inf), f)
+    if mode == "nearest_away":
+        mid = (Fraction(lo) + Fraction(hi)) / 2
+        if exact != mid:
+            return f
+        return hi if exact > 0 else lo
+    if mode == "toward_zero":
+        return lo if exact > 0 else hi
+    if mode == "upward":
+        return hi
+    if mode == "downward":
+        return lo
+    if mode == "to_odd":
+        return lo if int(np.float64(lo).view(np.uint64)) & 1 else hi
+    raise ValueError(f"softfp8.dask: float64 output does not support rounding {mode!r}")
+
+
+def _finish(parts, fmt, tables, den, dtype, opts):
+    """Round each exact partial (divided by den) once into dtype (fmt or float)."""
+    flat = parts.reshape(-1)
+    n = flat.size
+    odd = np.empty(n, dtype=np.float64)
+    special = {}                  # index -> code array handed to softfp8's own sum
+    for i, p in enumerate(flat):
+        rep = None
+        if p.nan is not None:
+            rep = [p.nan]
+        elif p.kinds & 3:
+            rep = [tables.code_of[k] for b, k in enumerate(("pinf", "ninf")) if p.kinds >> b & 1]
+        elif p.s == 0:
+            rep = [tables.code_of[k] for b, k in ((2, "pzero"), (3, "nzero")) if p.kinds >> b & 1]
+            if p.kinds >> 4 & 1:       # cancelling nonzero values: x + (-x)
+                rep += [tables.one, tables.neg_one]
+        if rep is not None:
+            special[i] = np.array(rep or [tables.code_of["pzero"]], dtype=fmt.storage)
+            odd[i] = 0.0
+        else:
+            odd[i] = _round_odd(p.s, den << tables.q)
+    mode = bits.ROUNDING_MODES[bits._env(fmt, opts.get("rounding"), None, None, None)[0]]
+    if dtype == np.dtype(np.float64):
+        out = np.array([_round_f64(p.s, den << tables.q, mode) for p in flat], dtype=np.float64)
+        for i, rep in special.items():
+            out[i] = bits.to_float(bits.sum(fmt, rep, **opts)[0], fmt, np.float64)[0]
+        return out.reshape(parts.shape)
+    if dtype == np.dtype(np.float32):
+        out = bits.convert(odd, np.float64, np.float32, **opts)[0]
+        for i, rep in special.items():
+            out[i] = bits.to_float(bits.sum(fmt, rep, **opts)[0], fmt, np.float32)[0]
+        return out.reshape(parts.shape)
+    codes = bits.from_float(odd, fmt, **opts)[0]
+    for i, rep in special.items():
+        codes[i] = bits.sum(fmt, rep, **opts)[0]
+    return codes.view(dtype).reshape(parts.shape)
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    ax = (axis,) if isinstance(axis, Integral) else tuple(axis)
+    out = []
+    for a in ax:
+        if not isinstance(a, Integral) or not -ndim <= a < ndim:
+            raise ValueError(f"softfp8.dask: axis {a!r} is out of bounds for an array of "
+                             f"{ndim} dimensions")
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"softfp8.dask: repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+def _out_dtype(dtype, fmt):
+    if dtype is None:
+        return dtype_of(fmt)
+    fo = format_or_none(dtype)
+    if fo is not None:
+        if fo != fmt:
+            raise TypeError(f"softfp8.dask: dtype {dtype!r} must be the array's own format "
+                            f"{fmt.name}, float32 or float64")
+        return dtype_of(fmt)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in _FLOAT_OUT:
+        raise TypeError(f"softfp8.dask: dtype must be None, the array's format, float32 or "
+                        f"float64; got {dtype!r}")
+    return dt
+
+
+def _exact_reduce(x, axis, keepdims, dtype, split_every, count, opts):
+    x = _as_dask(x)
+    fmt = _format_of_array(x)
+    ax = _axes(axis, x.ndim)
+    out_dt = _out_dtype(dtype, fmt)
+    tables = _Tables(fmt)
+    den = 1
+    if count:
+        den = int(np.prod([x.shape[a] for a in ax], dtype=object)) if ax else 1
+        if den == 0:
+            raise ValueError("softfp8.dask.mean of an empty selection (no elements)")
+
+    def chunk(b, axis, keepdims):
+        return _exact_chunk(b, axis, keepdims, tables)
+
+    def aggregate(p, axis, keepdims):
+        r = _combine(p, axis, keepdims)
+        res = _finish(r, fmt, tables, den, out_dt, opts)
+        return res if keepdims else res.reshape([n for i, n in enumerate(res.shape)
+                                                 if i not in axis])
+
+    meta = np.empty((0,) * (x.ndim if keepdims else x.ndim - len(ax)), dtype=out_dt)
+    return da.reduction(x, chunk, aggregate, axis=ax, keepdims=keepdims, dtype=out_dt,
+                        split_every=split_every, combine=_combine, concatenate=True,
+                        meta=meta)
+
+
+def _opts(rounding, saturate, tininess, seed, sr_bits):
+    return {k: v for k, v in (("rounding", rounding), ("saturate", saturate),
+                              ("tininess", tininess), ("seed", seed), ("sr_bits", sr_bits))
+            if v is not None}
+
+
+def sum(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=None,
+        saturate=None, tininess=None, seed=None, sr_bits=None):
+    """Exact sum of a softfp8 Dask array, rounded once.
+
+    Each chunk yields an exact partial sum (a Python integer in units of the
+    format's smallest subnormal, plus which NaN / infinities / zeros it met);
+    partials add exactly, and only the final result is rounded: into the
+    array's format (default, equal to softfp8's one-call ``np.sum`` /
+    ``softfp8.bits.sum`` for any chunking), or into float32 / float64 with
+    ``dtype=`` (the exact sum correctly rounded once).  Options as softfp8.bits;
+    left at None they come from the softfp8 context when the graph is built.
+    Stochastic rounding keys result i on (seed, index i), as bits.sum does.
+    Flags are not collected.
+    """
+    opts = _opts(rounding, saturate, tininess, seed, sr_bits)
+    opts.setdefault("rounding", _context.get_rounding())
+    return _exact_reduce(x, axis, keepdims, dtype, split_every, False, opts)
+
+
+def mean(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=None,
+         saturate=None, tininess=None, seed=None, sr_bits=None):
+    """Exact mean (exact sum / count) rounded ONCE; NumPy's ``np.mean`` of a
+    softfp8 array rounds twice (the sum, then the quotient), so the two can differ
+    by one unit in the last place (docs/dask.md)."""
+    opts = _opts(rounding, saturate, tininess, seed, sr_bits)
+    opts.setdefault("rounding", _context.get_rounding())
+    return _exact_reduce(x, axis, keepdims, dtype, split_every, True, opts)
+
+
+def max(x, axis=None, keepdims=False, split_every=None):
+    """Maximum (NaN-propagating): exact per chunk, so Dask's own reduction is
+    already softfp8's result; provided for symmetry with :func:`sum`."""
+    _format_of_array(_as_dask(x))
+    return da.max(x, axis=axis, keepdims=keepdims, split_every=split_every)
+
+
+def min(x, axis=None, keepdims=False, split_every=None):
+    """Minimum (NaN-propagating); see :func:`max`."""
+    _format_of_array(_as_dask(x))
+    return da.min(x, axis=axis, keepdims=keepdims, split_every=split_every)
