@@ -366,3 +366,72 @@ def min(x, axis=None, keepdims=False, split_every=None):
     """Minimum (NaN-propagating); see :func:`max`."""
     _format_of_array(_as_dask(x))
     return da.min(x, axis=axis, keepdims=keepdims, split_every=split_every)
+
+
+# --------------------------------------------------------------------------
+# casts keyed on the global element index
+# --------------------------------------------------------------------------
+
+def _runs(loc, shape):
+    """(block start offsets, run length) of the C-contiguous runs of a block
+    located at loc = [(start, stop), ...] in an array of the given global shape:
+    the trailing axes the block spans fully merge into one run."""
+    nd = len(shape)
+    k = nd  # axes k.. are spanned fully
+    while k > 0 and loc[k - 1] == (0, shape[k - 1]):
+        k -= 1
+    j = builtins.max(k - 1, 0)  # the run covers part of axis j and all of j+1..
+    run = int(np.prod([b - a for a, b in loc[j:]], dtype=np.int64)) if nd else 1
+    strides = np.ones(nd, dtype=np.int64)
+    for i in range(nd - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    outer = [np.arange(a, b, dtype=np.int64) * strides[i] for i, (a, b) in enumerate(loc[:j])]
+    starts = np.zeros(1, dtype=np.int64)
+    for o in outer:
+        starts = (starts[:, None] + o[None, :]).reshape(-1)
+    base = int(loc[j][0] * strides[j]) if nd else 0
+    return starts + base, run
+
+
+def _cast_block(block, block_info, src, dst, env, seed, stream):
+    sp, sst, sfdt, sfmt = src
+    dp, dstor, dfdt, dfmt = dst
+    info = block_info[0]
+    a = np.ascontiguousarray(block)
+    codes = a.view(sst).reshape(-1)
+    out = np.empty(codes.size, dtype=dstor)
+    flags = np.zeros(codes.size, dtype=np.uint8)
+    starts, run = _runs(info["array-location"], info["shape"])
+    for r, g in enumerate(starts):
+        sl = slice(r * run, (r + 1) * run)
+        _ext.convert(sp, dp, env, (1, seed, stream, int(g)), None, codes[sl], out[sl], flags[sl])
+    out = out.reshape(a.shape)
+    return out.view(dfdt if dfdt is not None else dtype_of(dfmt))
+
+
+def astype(x, dtype, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None):
+    """Cast a Dask array (float32, float64 or a softfp8 format) to a softfp8
+    format or float32/float64, rounding once per element.
+
+    Under stochastic rounding the random word of the element at global C-order
+    flat index i is ``random_u32(seed, 0, i)``, the word the one-call
+    ``softfp8.bits.convert(..., seed=seed)`` of the whole array draws for it; so
+    the result does not depend on the chunking or on the scheduler.  seed= is
+    required for stochastic rounding (no seed would give different bits per
+    run); other modes ignore it.  Options left at None come from the softfp8
+    context when the graph is built.  Flags are not collected.
+    """
+    x = _as_dask(x)
+    src = bits._endpoint(x.dtype if format_of(x.dtype) is not None else x.dtype.type, "x")
+    dst = bits._endpoint(dtype, "dtype")
+    env = bits._env(dst[3], rounding, saturate, tininess, sr_bits)
+    if env[0] == bits._STOCHASTIC:
+        if seed is None:
+            raise ValueError("softfp8.dask.astype: stochastic rounding needs seed= (an "
+                             "integer in 0..2**64-1) to be reproducible")
+        seed = bits._check_seed(seed)
+    elif seed is not None:
+        bits._check_seed(seed)
+    out_dt = dst[2] if dst[2] is not None else dtype_of(dst[3])
+    return da.map_blocks(_cast_block, x, dtype=out_dt, src=src, dst=dst, env=env,
+                         seed=seed or 0, stream=0, meta=np.empty((0,) * x.ndim, dtype=out_dt))
