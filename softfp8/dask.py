@@ -34,7 +34,7 @@ from ._dtypes import dtype_of, format_of
 from ._io import _describe, _rebuild
 from ._validation import format_or_none
 
-__all__ = ["sum", "mean", "max", "min", "matmul", "astype", "save", "load"]
+__all__ = ["sum", "mean", "max", "min", "matmul", "exact_split_k", "astype", "save", "load"]
 
 _FLOAT_OUT = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -435,3 +435,146 @@ def astype(x, dtype, rounding=None, saturate=None, tininess=None, seed=None, sr_
     out_dt = dst[2] if dst[2] is not None else dtype_of(dst[3])
     return da.map_blocks(_cast_block, x, dtype=out_dt, src=src, dst=dst, env=env,
                          seed=seed or 0, stream=0, meta=np.empty((0,) * x.ndim, dtype=out_dt))
+
+
+# --------------------------------------------------------------------------
+# matmul: exact dot products, one rounding
+# --------------------------------------------------------------------------
+
+def _mm_block(a, b, out_dtype, mode):
+    from ._dtypes import matmul as _matmul
+    with _context.rounding(mode):
+        return _matmul(a, b, out_dtype=out_dtype)
+
+
+def _mm_partial(a, b):
+    from ._dtypes import matmul as _matmul
+    return _matmul(a, b, out_dtype=np.float64)[:, None, :]
+
+
+def _mm_round(s, fmt, out_dt, mode):
+    if out_dt == np.dtype(np.float64):
+        return s
+    if out_dt == np.dtype(np.float32):
+        return bits.convert(s, np.float64, np.float32, rounding=mode)[0]
+    return bits.from_float(s, fmt, rounding=mode)[0].view(out_dt)
+
+
+def exact_split_k(fmt, k):
+    """True when block partial products in float64 (each the exact block dot
+    product) and their float64 sum are provably exact for inner dimension k:
+    every product is an integer number of units 2**-2q below 2**(2*span), so a
+    sum of k of them needs at most 2*span + ceil(log2(k)) <= 53 bits."""
+    t = _Tables(fmt)
+    return 2 * t.span + builtins.max(int(k) - 1, 0).bit_length() <= 53
+
+
+def matmul(a, b, out_dtype=None):
+    """Matrix product of two 2-D softfp8 Dask arrays of one format, equal to the
+    one-call ``softfp8.matmul(a, b, out_dtype)``: every element is the exact dot
+    product rounded once (context rounding when the graph is built; not
+    stochastic) into the format (default), float32 or float64.
+
+    When the inner dimension has several chunks and :func:`exact_split_k` holds
+    (finite E4M3 with k < 2**17, for example) the partial block products are
+    exact float64 values summed exactly and rounded once; otherwise the inner
+    blocks are concatenated so each output block is one softfp8.matmul call
+    (exact for every format, more memory per task).
+    """
+    a, b = _as_dask(a, "a"), _as_dask(b, "b")
+    fa, fb = _format_of_array(a, "a"), _format_of_array(b, "b")
+    if a.dtype != b.dtype:
+        raise TypeError(f"softfp8.dask.matmul needs operands of one format, got {a.dtype} "
+                        f"and {b.dtype}")
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"softfp8.dask.matmul needs 2-D operands, got shapes {a.shape} "
+                         f"and {b.shape}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"softfp8.dask.matmul: shapes {a.shape} and {b.shape} do not fit "
+                         f"(inner dimensions {a.shape[1]} and {b.shape[0]} differ)")
+    out_dt = _out_dtype(out_dtype, fa)
+    mode = _context.get_rounding()
+    if mode == "stochastic":
+        raise ValueError("softfp8.dask.matmul does not support stochastic rounding")
+    b = b.rechunk({0: a.chunks[1]})
+    k = a.shape[1]
+    if len(a.chunks[1]) > 1 and exact_split_k(fa, k):
+        part = da.blockwise(_mm_partial, "ikj", a, "ik", b, "kj", dtype=np.float64,
+                            adjust_chunks={"k": 1}, concatenate=False,
+                            meta=np.empty((0, 0, 0), dtype=np.float64))
+        s = part.sum(axis=1)
+        return s.map_blocks(_mm_round, fa, out_dt, mode, dtype=out_dt,
+                            meta=np.empty((0, 0), dtype=out_dt))
+    od = None if out_dtype is None else out_dt
+    return da.blockwise(_mm_block, "ij", a, "ik", b, "kj", dtype=out_dt, concatenate=True,
+                        out_dtype=od, mode=mode, meta=np.empty((0, 0), dtype=out_dt))
+
+
+# --------------------------------------------------------------------------
+# storage: codes plus the format's description
+# --------------------------------------------------------------------------
+
+def _codes_view(b):
+    return np.ascontiguousarray(b).view(format_of(b.dtype).storage)
+
+
+def save(path, x):
+    """Store a softfp8 Dask array as codes plus the format's description.
+
+    A path ending in ``.zarr`` writes a Zarr array (needs ``zarr``) whose
+    attribute ``softfp8`` holds the description; any other path is a folder
+    holding ``codes.npy`` (the uint8/uint16 codes, written chunk by chunk through
+    a memory map) and ``format.json``.  :func:`load` reads both back.
+    """
+    x = _as_dask(x)
+    fmt = _format_of_array(x)
+    codes = x.map_blocks(_codes_view, dtype=fmt.storage,
+                         meta=np.empty((0,) * x.ndim, dtype=fmt.storage))
+    desc = _describe(fmt)
+    path = os.fspath(path)
+    if path.endswith(".zarr"):
+        import zarr
+        z = zarr.open_array(path, mode="w", shape=x.shape, dtype=fmt.storage,
+                            chunks=tuple(c[0] if c else 1 for c in x.chunks))
+        z.attrs["softfp8"] = desc
+        da.store(codes, z, lock=False)
+        return
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "format.json"), "w") as fh:
+        json.dump(desc, fh)
+    mm = np.lib.format.open_memmap(os.path.join(path, "codes.npy"), mode="w+",
+                                   dtype=fmt.storage, shape=x.shape)
+    da.store(codes, mm, lock=False)
+    mm.flush()
+    del mm
+
+
+def load(path, chunks="auto"):
+    """A Dask array of the softfp8 format written by :func:`save`."""
+    path = os.fspath(path)
+    if path.endswith(".zarr"):
+        import zarr
+        z = zarr.open_array(path, mode="r")
+        desc = z.attrs.get("softfp8")
+        if desc is None:
+            raise ValueError(f"{path!r} is not a softfp8 Zarr array (no 'softfp8' attribute)")
+        fmt = _rebuild(dict(desc), path)
+        src = z
+        if chunks == "auto":
+            chunks = z.chunks
+    else:
+        try:
+            with open(os.path.join(path, "format.json")) as fh:
+                desc = json.load(fh)
+        except FileNotFoundError:
+            raise ValueError(f"{path!r} is not a softfp8 Dask store (no format.json)") from None
+        except ValueError as exc:
+            raise ValueError(f"{path!r}: corrupted format.json ({exc})") from None
+        fmt = _rebuild(desc, path)
+        src = np.load(os.path.join(path, "codes.npy"), mmap_mode="r", allow_pickle=False)
+    if np.dtype(src.dtype) != fmt.storage:
+        raise ValueError(f"{path!r}: codes stored as {src.dtype}, expected {fmt.storage}")
+    codes = da.from_array(src, chunks=chunks)
+    dt = dtype_of(fmt)
+    return codes.map_blocks(lambda c: np.ascontiguousarray(c).view(dt), dtype=dt,
+                            meta=np.empty((0,) * codes.ndim, dtype=dt))
