@@ -243,19 +243,20 @@ def _finish(parts, fmt, tables, den, dtype, opts):
         else:
             odd[i] = _round_odd(p.s, den << tables.q)
     mode = bits.ROUNDING_MODES[bits._env(fmt, opts.get("rounding"), None, None, None)[0]]
+    sopts = {k: v for k, v in opts.items() if k != "random_bits"}
     if dtype == np.dtype(np.float64):
         out = np.array([_round_f64(p.s, den << tables.q, mode) for p in flat], dtype=np.float64)
         for i, rep in special.items():
-            out[i] = bits.to_float(bits.sum(fmt, rep, **opts)[0], fmt, np.float64)[0]
+            out[i] = bits.to_float(bits.sum(fmt, rep, **sopts)[0], fmt, np.float64)[0]
         return out.reshape(parts.shape)
     if dtype == np.dtype(np.float32):
         out = bits.convert(odd, np.float64, np.float32, **opts)[0]
         for i, rep in special.items():
-            out[i] = bits.to_float(bits.sum(fmt, rep, **opts)[0], fmt, np.float32)[0]
+            out[i] = bits.to_float(bits.sum(fmt, rep, **sopts)[0], fmt, np.float32)[0]
         return out.reshape(parts.shape)
     codes = bits.from_float(odd, fmt, **opts)[0]
     for i, rep in special.items():
-        codes[i] = bits.sum(fmt, rep, **opts)[0]
+        codes[i] = bits.sum(fmt, rep, **sopts)[0]
     return codes.view(dtype).reshape(parts.shape)
 
 
@@ -310,14 +311,30 @@ def _exact_reduce(x, axis, keepdims, dtype, split_every, count, opts):
 
     def aggregate(p, axis, keepdims):
         r = _combine(p, axis, keepdims)
-        res = _finish(r, fmt, tables, den, out_dt, opts)
-        return res if keepdims else res.reshape([n for i, n in enumerate(res.shape)
-                                                 if i not in axis])
+        return r if keepdims else r.reshape([n for i, n in enumerate(r.shape) if i not in axis])
 
-    meta = np.empty((0,) * (x.ndim if keepdims else x.ndim - len(ax)), dtype=out_dt)
-    return da.reduction(x, chunk, aggregate, axis=ax, keepdims=keepdims, dtype=out_dt,
-                        split_every=split_every, combine=_combine, concatenate=True,
-                        meta=meta)
+    def finish(parts, block_info=None):
+        o = dict(opts)
+        if bits._env(fmt, o.get("rounding"), None, None, None)[0] == bits._STOCHASTIC:
+            # the random word of result i (global C-order index), as bits.sum draws it
+            seed = bits._check_seed(o.pop("seed")) if "seed" in o else _random_seed()
+            info = block_info[0]
+            starts, run = _runs(info["array-location"], info["shape"])
+            idx = (starts[:, None] + np.arange(run, dtype=np.int64)[None, :]).reshape(-1)
+            o["random_bits"] = np.array([_ext.random_u32(seed, 0, int(i)) for i in idx],
+                                        dtype=np.uint32)
+        return _finish(parts, fmt, tables, den, out_dt, o)
+
+    nd = x.ndim if keepdims else x.ndim - len(ax)
+    parts = da.reduction(x, chunk, aggregate, axis=ax, keepdims=keepdims, dtype=object,
+                         split_every=split_every, combine=_combine, concatenate=True,
+                         meta=np.empty((0,) * nd, dtype=object))
+    return parts.map_blocks(finish, dtype=out_dt, meta=np.empty((0,) * nd, dtype=out_dt))
+
+
+def _random_seed():
+    import secrets
+    return secrets.randbits(64)
 
 
 def _opts(rounding, saturate, tininess, seed, sr_bits):
