@@ -145,7 +145,12 @@ def _keep(out, shape, axis):
 def _exact_chunk(x, axis, keepdims, tables):
     """An object array of _Exact partials (keepdims form) of one block."""
     codes = np.ascontiguousarray(x).view(_storage_of(x))
-    c = _last(codes, axis).astype(np.intp)
+    c = _last(codes, axis)
+    out = np.empty(c.shape[:-1], dtype=object)
+    if out.size == 1:
+        out.reshape(-1)[0] = _exact_histogram(c.reshape(-1), tables)
+        return _keep(out, x.shape, axis)
+    c = c.astype(np.intp)
     n = c.shape[-1]
     if tables.units64 is not None and n < (1 << builtins.max(0, 62 - tables.span)):
         s = tables.units64[c].sum(axis=-1)            # int64, provably exact
@@ -158,10 +163,25 @@ def _exact_chunk(x, axis, keepdims, tables):
     kinds = np.zeros(c.shape[:-1], dtype=np.int64)
     for bit, name in enumerate(_KINDS):
         kinds |= getattr(tables, name)[c].any(axis=-1).astype(np.int64) << bit
-    out = np.empty(c.shape[:-1], dtype=object)
     for i in np.ndindex(out.shape):
         out[i] = _Exact(int(s[i]), int(first[i]) if anynan[i] else None, int(kinds[i]))
     return _keep(out, x.shape, axis)
+
+
+def _exact_histogram(c, tables):
+    """The _Exact partial of a 1-D run of codes from its histogram: the counts
+    times each code's units, in Python integers (one pass over the data)."""
+    counts = np.bincount(c, minlength=tables.nan.size)
+    present = np.flatnonzero(counts)
+    s = builtins.sum(int(counts[k]) * int(tables.units_obj[k]) for k in present)
+    first = None
+    if tables.nan[present].any():
+        first = int(c[np.argmax(tables.nan[c])])
+    kinds = 0
+    for bit, name in enumerate(_KINDS):
+        if getattr(tables, name)[present].any():
+            kinds |= 1 << bit
+    return _Exact(s, first, kinds)
 
 
 def _storage_of(x):
