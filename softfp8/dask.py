@@ -262,7 +262,7 @@ def _finish(parts, fmt, tables, den, dtype, opts):
             odd[i] = 0.0
         else:
             odd[i] = _round_odd(p.s, den << tables.q)
-    mode = bits.ROUNDING_MODES[bits._env(fmt, opts.get("rounding"), None, None, None)[0]]
+    mode = opts["rounding"]
     sopts = {k: v for k, v in opts.items() if k != "random_bits"}
     if dtype == np.dtype(np.float64):
         out = np.array([_round_f64(p.s, den << tables.q, mode) for p in flat], dtype=np.float64)
@@ -314,11 +314,16 @@ def _out_dtype(dtype, fmt):
     return dt
 
 
-def _exact_reduce(x, axis, keepdims, dtype, split_every, count, opts):
+def _exact_reduce(x, axis, keepdims, dtype, split_every, count, options, what):
     x = _as_dask(x)
     fmt = _format_of_array(x)
     ax = _axes(axis, x.ndim)
     out_dt = _out_dtype(dtype, fmt)
+    env, opts, seed, stream = _capture(fmt, *options, what)
+    stochastic = env[0] == bits._STOCHASTIC
+    if stochastic and out_dt == np.dtype(np.float64):
+        raise ValueError(f"softfp8.dask.{what}: float64 output does not support stochastic "
+                         f"rounding")
     tables = _Tables(fmt)
     den = 1
     if count:
@@ -335,13 +340,12 @@ def _exact_reduce(x, axis, keepdims, dtype, split_every, count, opts):
 
     def finish(parts, block_info=None):
         o = dict(opts)
-        if bits._env(fmt, o.get("rounding"), None, None, None)[0] == bits._STOCHASTIC:
+        if stochastic:
             # the random word of result i (global C-order index), as bits.sum draws it
-            seed = bits._check_seed(o.pop("seed")) if "seed" in o else _random_seed()
             info = block_info[0]
             starts, run = _runs(info["array-location"], info["shape"])
             idx = (starts[:, None] + np.arange(run, dtype=np.int64)[None, :]).reshape(-1)
-            o["random_bits"] = np.array([_ext.random_u32(seed, 0, int(i)) for i in idx],
+            o["random_bits"] = np.array([_ext.random_u32(seed, stream, int(i)) for i in idx],
                                         dtype=np.uint32)
         return _finish(parts, fmt, tables, den, out_dt, o)
 
@@ -352,15 +356,29 @@ def _exact_reduce(x, axis, keepdims, dtype, split_every, count, opts):
     return parts.map_blocks(finish, dtype=out_dt, meta=np.empty((0,) * nd, dtype=out_dt))
 
 
-def _random_seed():
-    import secrets
-    return secrets.randbits(64)
-
-
-def _opts(rounding, saturate, tininess, seed, sr_bits):
-    return {k: v for k, v in (("rounding", rounding), ("saturate", saturate),
-                              ("tininess", tininess), ("seed", seed), ("sr_bits", sr_bits))
-            if v is not None}
+def _capture(fmt, rounding, saturate, tininess, seed, sr_bits, what):
+    """The options of a Dask graph, fixed when the graph is built (worker threads
+    do not see the caller's softfp8 context): (env, options for softfp8.bits
+    calls, seed, stream).  Stochastic rounding takes seed= or, as softfp8.bits
+    does, the seed of an enclosing rounding("stochastic", seed=...) block and the
+    next operation's stream; without either it is refused (not reproducible)."""
+    env = bits._env(fmt, rounding, saturate, tininess, sr_bits)
+    if saturate is None:
+        saturate = _context.get_saturation()
+    opts = {"rounding": bits.ROUNDING_MODES[env[0]], "saturate": saturate,
+            "tininess": "before" if env[2] else "after", "sr_bits": env[3]}
+    stream = 0
+    if seed is not None:
+        seed = bits._check_seed(seed)
+    elif env[0] == bits._STOCHASTIC:
+        st = _context._current()
+        if not (st.seeded and st.rounding == bits._STOCHASTIC):
+            raise ValueError(f"softfp8.dask.{what}: stochastic rounding needs seed= (an "
+                             f"integer in 0..2**64-1) or an enclosing "
+                             f"softfp8.rounding('stochastic', seed=...) to be reproducible")
+        seed, stream = st.seed, st.counter
+        st.counter += 1
+    return env, opts, seed, stream
 
 
 def sum(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=None,
@@ -374,12 +392,12 @@ def sum(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=Non
     ``softfp8.bits.sum`` for any chunking), or into float32 / float64 with
     ``dtype=`` (the exact sum correctly rounded once).  Options as softfp8.bits;
     left at None they come from the softfp8 context when the graph is built.
-    Stochastic rounding keys result i on (seed, index i), as bits.sum does.
+    Stochastic rounding keys result i on (seed, stream, index i), as bits.sum
+    does (seed= or the enclosing seeded context, as for :func:`astype`).
     Flags are not collected.
     """
-    opts = _opts(rounding, saturate, tininess, seed, sr_bits)
-    opts.setdefault("rounding", _context.get_rounding())
-    return _exact_reduce(x, axis, keepdims, dtype, split_every, False, opts)
+    return _exact_reduce(x, axis, keepdims, dtype, split_every, False,
+                         (rounding, saturate, tininess, seed, sr_bits), "sum")
 
 
 def mean(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=None,
@@ -387,9 +405,8 @@ def mean(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=No
     """Exact mean (exact sum / count) rounded ONCE; NumPy's ``np.mean`` of a
     softfp8 array rounds twice (the sum, then the quotient), so the two can differ
     by one unit in the last place (docs/dask.md)."""
-    opts = _opts(rounding, saturate, tininess, seed, sr_bits)
-    opts.setdefault("rounding", _context.get_rounding())
-    return _exact_reduce(x, axis, keepdims, dtype, split_every, True, opts)
+    return _exact_reduce(x, axis, keepdims, dtype, split_every, True,
+                         (rounding, saturate, tininess, seed, sr_bits), "mean")
 
 
 def max(x, axis=None, keepdims=False, split_every=None):
@@ -438,7 +455,10 @@ def _cast_block(block, block_info, src, dst, env, seed, stream):
     codes = a.view(sst).reshape(-1)
     out = np.empty(codes.size, dtype=dstor)
     flags = np.zeros(codes.size, dtype=np.uint8)
-    starts, run = _runs(info["array-location"], info["shape"])
+    if env[0] != bits._STOCHASTIC:  # no random words: the whole block in one call
+        starts, run = np.zeros(1, dtype=np.int64), codes.size
+    else:
+        starts, run = _runs(info["array-location"], info["shape"])
     for r, g in enumerate(starts):
         sl = slice(r * run, (r + 1) * run)
         _ext.convert(sp, dp, env, (1, seed, stream, int(g)), None, codes[sl], out[sl], flags[sl])
@@ -453,25 +473,21 @@ def astype(x, dtype, rounding=None, saturate=None, tininess=None, seed=None, sr_
     Under stochastic rounding the random word of the element at global C-order
     flat index i is ``random_u32(seed, 0, i)``, the word the one-call
     ``softfp8.bits.convert(..., seed=seed)`` of the whole array draws for it; so
-    the result does not depend on the chunking or on the scheduler.  seed= is
-    required for stochastic rounding (no seed would give different bits per
-    run); other modes ignore it.  Options left at None come from the softfp8
-    context when the graph is built.  Flags are not collected.
+    the result does not depend on the chunking or on the scheduler.  Stochastic
+    rounding needs seed= or an enclosing ``softfp8.rounding("stochastic",
+    seed=...)`` (whose seed and next operation stream it takes, as a NumPy cast
+    there would); an unseeded graph is refused.  Options left at None come from
+    the softfp8 context when the graph is built.  Flags are not collected.
     """
     x = _as_dask(x)
     src = bits._endpoint(x.dtype if format_of(x.dtype) is not None else x.dtype.type, "x")
     dst = bits._endpoint(dtype, "dtype")
-    env = bits._env(dst[3], rounding, saturate, tininess, sr_bits)
-    if env[0] == bits._STOCHASTIC:
-        if seed is None:
-            raise ValueError("softfp8.dask.astype: stochastic rounding needs seed= (an "
-                             "integer in 0..2**64-1) to be reproducible")
-        seed = bits._check_seed(seed)
-    elif seed is not None:
-        bits._check_seed(seed)
+    env, _, seed, stream = _capture(dst[3], rounding, saturate, tininess, seed, sr_bits,
+                                    "astype")
     out_dt = dst[2] if dst[2] is not None else dtype_of(dst[3])
     return da.map_blocks(_cast_block, x, dtype=out_dt, src=src, dst=dst, env=env,
-                         seed=seed or 0, stream=0, meta=np.empty((0,) * x.ndim, dtype=out_dt))
+                         seed=seed or 0, stream=stream,
+                         meta=np.empty((0,) * x.ndim, dtype=out_dt))
 
 
 # --------------------------------------------------------------------------

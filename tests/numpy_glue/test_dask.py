@@ -238,3 +238,28 @@ def test_save_load_round_trip(tmp_path, suffix):
         assert codes.dtype == np.uint8
         with pytest.raises(ValueError, match="no format.json"):
             sd.load(os.path.join(tmp_path, "nothing"))
+
+
+def test_context_is_captured_when_the_graph_is_built():
+    x = np.random.default_rng(8).standard_normal((6, 7)).astype(np.float32)
+    fmt = softfp8.e4m3
+    # a seeded stochastic context: the graph takes its seed and next stream, so
+    # it equals the NumPy cast made at the same position of the block
+    with softfp8.rounding("stochastic", seed=77):
+        g1 = sd.astype(da.from_array(x, chunks=(4, 3)), fmt)
+        g2 = sd.astype(da.from_array(x, chunks=(2, 7)), fmt)
+    with softfp8.rounding("stochastic", seed=77):
+        w1 = x.astype(fmt)
+        w2 = x.astype(fmt)
+    assert not np.array_equal(_view(w1, fmt), _view(w2, fmt))
+    assert np.array_equal(_view(g1.compute(scheduler="threads"), fmt), _view(w1, fmt))
+    assert np.array_equal(_view(g2.compute(scheduler="threads"), fmt), _view(w2, fmt))
+    # a directed mode captured at build time applies in the worker threads
+    e = x.astype(softfp8.e5m2)
+    with softfp8.rounding("downward"):
+        g = sd.sum(da.from_array(e, chunks=(2, 2)), axis=0)
+        w = bits.sum(softfp8.e5m2, _view(e, softfp8.e5m2), axis=0)[0]
+    assert np.array_equal(_view(g.compute(scheduler="threads"), softfp8.e5m2), w)
+    assert not np.array_equal(w, bits.sum(softfp8.e5m2, _view(e, softfp8.e5m2), axis=0)[0])
+    with pytest.raises(ValueError, match="stochastic"):
+        sd.sum(da.from_array(e, chunks=2), dtype=np.float64, rounding="stochastic", seed=1)
