@@ -496,7 +496,9 @@ def astype(x, dtype, rounding=None, saturate=None, tininess=None, seed=None, sr_
 
 def _mm_block(a, b, out_dtype, mode):
     from ._dtypes import matmul as _matmul
-    with _context.rounding(mode):
+    rounding, saturate, tininess = mode
+    with _context.rounding(rounding), _context.saturation(saturate), \
+            _context.tininess(tininess):
         return _matmul(a, b, out_dtype=out_dtype)
 
 
@@ -506,11 +508,12 @@ def _mm_partial(a, b):
 
 
 def _mm_round(s, fmt, out_dt, mode):
+    opts = dict(zip(("rounding", "saturate", "tininess"), mode))
     if out_dt == np.dtype(np.float64):
         return s
     if out_dt == np.dtype(np.float32):
-        return bits.convert(s, np.float64, np.float32, rounding=mode)[0]
-    return bits.from_float(s, fmt, rounding=mode)[0].view(out_dt)
+        return bits.convert(s, np.float64, np.float32, **opts)[0]
+    return bits.from_float(s, fmt, **opts)[0].view(out_dt)
 
 
 def exact_split_k(fmt, k):
@@ -546,8 +549,8 @@ def matmul(a, b, out_dtype=None):
         raise ValueError(f"softfp8.dask.matmul: shapes {a.shape} and {b.shape} do not fit "
                          f"(inner dimensions {a.shape[1]} and {b.shape[0]} differ)")
     out_dt = _out_dtype(out_dtype, fa)
-    mode = _context.get_rounding()
-    if mode == "stochastic":
+    mode = (_context.get_rounding(), _context.get_saturation(), _context.get_tininess())
+    if mode[0] == "stochastic":
         raise ValueError("softfp8.dask.matmul does not support stochastic rounding")
     b = b.rechunk({0: a.chunks[1]})
     k = a.shape[1]

@@ -263,3 +263,24 @@ def test_context_is_captured_when_the_graph_is_built():
     assert not np.array_equal(w, bits.sum(softfp8.e5m2, _view(e, softfp8.e5m2), axis=0)[0])
     with pytest.raises(ValueError, match="stochastic"):
         sd.sum(da.from_array(e, chunks=2), dtype=np.float64, rounding="stochastic", seed=1)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # worker threads
+def test_matmul_captures_rounding_and_saturation():
+    fmt = softfp8.e4m3
+    A = _random(fmt, (6, 40), 21, 8.0)
+    B = _random(fmt, (40, 5), 22, 8.0)
+    with np.errstate(over="ignore"):
+        plain = softfp8.matmul(A, B)
+        assert np.isnan(plain.astype(np.float32)).any()     # overflow -> NaN (E4M3 has no inf)
+        for ch in [((3, 7), (7, 2)), ((6, 40), (40, 5))]:
+            got = sd.matmul(da.from_array(A, chunks=ch[0]), da.from_array(B, chunks=ch[1]))
+            assert np.array_equal(_view(got.compute(), fmt), _view(plain, fmt))
+    for ctx in (lambda: softfp8.rounding("upward"), lambda: softfp8.saturation(True)):
+        with ctx(), np.errstate(over="ignore"):
+            want = softfp8.matmul(A, B)
+            g1 = sd.matmul(da.from_array(A, chunks=(3, 7)), da.from_array(B, chunks=(7, 2)))
+            g2 = sd.matmul(da.from_array(A, chunks=(6, 40)), da.from_array(B, chunks=(40, 5)))
+        assert not np.array_equal(_view(want, fmt), _view(plain, fmt))
+        for g in (g1, g2):
+            assert np.array_equal(_view(g.compute(scheduler="threads"), fmt), _view(want, fmt))
