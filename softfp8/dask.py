@@ -31,6 +31,7 @@ import numpy as np
 
 from . import _context, _ext, bits
 from ._dtypes import dtype_of, format_of
+from ._dtypes import matmul as _matmul
 from ._io import _describe, _rebuild
 from ._validation import format_or_none
 
@@ -495,7 +496,6 @@ def astype(x, dtype, rounding=None, saturate=None, tininess=None, seed=None, sr_
 # --------------------------------------------------------------------------
 
 def _mm_block(a, b, out_dtype, mode):
-    from ._dtypes import matmul as _matmul
     rounding, saturate, tininess = mode
     with _context.rounding(rounding), _context.saturation(saturate), \
             _context.tininess(tininess):
@@ -503,7 +503,6 @@ def _mm_block(a, b, out_dtype, mode):
 
 
 def _mm_partial(a, b):
-    from ._dtypes import matmul as _matmul
     return _matmul(a, b, out_dtype=np.float64)[:, None, :]
 
 
