@@ -61,7 +61,7 @@ def _as_dask(x, what="x"):
 
 class _Tables:
     """Per format: every code's value as an integer number of units 2**-q (q such
-    that the smallest subnormal is one unit) and its class."""
+    that every finite value is an integer number of units) and its class."""
 
     _cache = {}
 
@@ -76,13 +76,10 @@ class _Tables:
     def _build(self, fmt):
         codes = np.arange(1 << fmt.bits, dtype=np.int64).astype(fmt.storage)
         vals = bits.to_float(codes, fmt, np.float64, **bits.FIXED)[0]
-        tiny = fmt.min_subnormal
-        m, e = math.frexp(tiny)
-        if m != 0.5:
-            raise ValueError(f"softfp8.dask: the smallest value of {fmt.name} is not a power "
-                             f"of two ({tiny!r})")
-        self.q = 1 - e                       # tiny == 2**-q
         finite = np.isfinite(vals)
+        # the unit 2**-q: the smallest power of two every finite value is a multiple of
+        self.q = builtins.max([float(v).as_integer_ratio()[1].bit_length() - 1
+                               for v in vals[finite]] + [0])
         self.nan = np.isnan(vals)
         self.pinf = np.isposinf(vals)
         self.ninf = np.isneginf(vals)
@@ -386,8 +383,9 @@ def sum(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=Non
         saturate=None, tininess=None, seed=None, sr_bits=None):
     """Exact sum of a softfp8 Dask array, rounded once.
 
-    Each chunk yields an exact partial sum (a Python integer in units of the
-    format's smallest subnormal, plus which NaN / infinities / zeros it met);
+    Each chunk yields an exact partial sum (a Python integer in units 2**-q, the
+    largest power of two dividing every finite value of the format, plus which
+    NaN / infinities / zeros it met);
     partials add exactly, and only the final result is rounded: into the
     array's format (default, equal to softfp8's one-call ``np.sum`` /
     ``softfp8.bits.sum`` for any chunking), or into float32 / float64 with

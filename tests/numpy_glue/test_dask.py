@@ -284,3 +284,33 @@ def test_matmul_captures_rounding_and_saturation():
         assert not np.array_equal(_view(want, fmt), _view(plain, fmt))
         for g in (g1, g2):
             assert np.array_equal(_view(g.compute(scheduler="threads"), fmt), _view(want, fmt))
+
+
+def _all_formats():
+    return (list(softfp8.presets().values())
+            + [softfp8.cfloat8_143(bias=20), softfp8.cfloat8_152(bias=0), softfp8.shp(bias=15)])
+
+
+@pytest.mark.parametrize("fmt", _all_formats(), ids=lambda f: f.name)
+def test_sum_every_format_random_codes(fmt):
+    """Random codes (specials included) and random finite codes of every preset and
+    Tesla family, three rounding modes, whole-array and row sums, two chunkings."""
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, fmt.code_mask + 1, 4000).astype(fmt.storage)
+    vals = bits.to_float(codes, fmt)[0]
+    finite = codes[np.isfinite(vals)][:120]
+    assert finite.size == 120
+    n = 0
+    for c in (codes[:120], finite):
+        x = c.view(fmt.dtype)
+        for mode in ("nearest_even", "toward_zero", "downward"):
+            want = bits.sum(fmt, c, rounding=mode)[0]
+            wrows = bits.sum(fmt, c.reshape(12, 10), axis=1, rounding=mode)[0]
+            for ch, rch in ((120, (12, 10)), (17, (5, 3))):
+                got = sd.sum(da.from_array(x, chunks=ch), rounding=mode).compute()
+                rows = sd.sum(da.from_array(x.reshape(12, 10), chunks=rch), axis=1,
+                              rounding=mode).compute()
+                assert int(_view(got, fmt)) == int(want), (mode, ch)
+                assert np.array_equal(_view(rows, fmt), wrows), (mode, rch)
+                n += 1
+    assert n == 12
