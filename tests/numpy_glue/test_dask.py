@@ -314,3 +314,20 @@ def test_sum_every_format_random_codes(fmt):
                 assert np.array_equal(_view(rows, fmt), wrows), (mode, rch)
                 n += 1
     assert n == 12
+
+
+@pytest.mark.parametrize("name", ["e4m3", "float8_e3m4", "e4m3fnuz"])
+def test_matmul_split_k_with_nans(name):
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((5, 13)).astype(np.float32)
+    B = rng.standard_normal((13, 4)).astype(np.float32)
+    A[1, 3], A[2, 2], B[5, 1] = np.nan, -np.nan, np.nan
+    A, B = A.astype(fmt), B.astype(fmt)
+    assert sd.exact_split_k(fmt, 13)
+    for od in (None, np.float32, np.float64):
+        want = np.asarray(softfp8.matmul(A, B, out_dtype=od))
+        assert np.isnan(want.astype(np.float64)).sum() == 11  # rows 1, 2 (8) + column 1 (3)
+        got = sd.matmul(da.from_array(A, chunks=(2, 5)), da.from_array(B, chunks=(5, 2)),
+                        out_dtype=od).compute()
+        assert np.array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))
