@@ -77,19 +77,22 @@ class _Tables:
         codes = np.arange(1 << fmt.bits, dtype=np.int64).astype(fmt.storage)
         vals = bits.to_float(codes, fmt, np.float64, **bits.FIXED)[0]
         finite = np.isfinite(vals)
+        mags = np.abs(vals[finite & (vals != 0)])
+        # to_float is exact when every nonzero value is a normal binary64 number
+        # (at most 16 significant bits); a factory format with a huge bias is not
+        if mags.size and (mags.min() < 2.0 ** -1022 or mags.max() >= 2.0 ** 1023):
+            raise ValueError(f"softfp8.dask: {fmt.name} has values outside the binary64 "
+                             f"normal range; no exact Dask sum")
+        ratios = [float(v).as_integer_ratio() if f else (0, 1) for v, f in zip(vals, finite)]
         # the unit 2**-q: the smallest power of two every finite value is a multiple of
-        self.q = builtins.max([float(v).as_integer_ratio()[1].bit_length() - 1
-                               for v in vals[finite]] + [0])
+        self.q = builtins.max(d.bit_length() - 1 for _, d in ratios)
         self.nan = np.isnan(vals)
         self.pinf = np.isposinf(vals)
         self.ninf = np.isneginf(vals)
         self.pzero = (vals == 0) & ~np.signbit(vals)
         self.nzero = (vals == 0) & np.signbit(vals)
         self.nonzero = finite & (vals != 0)
-        units = [int(math.ldexp(float(v), self.q)) if f else 0 for v, f in zip(vals, finite)]
-        if any(math.ldexp(float(u), -self.q) != v for u, v, f in zip(units, vals, finite) if f):
-            raise ValueError(f"softfp8.dask: {fmt.name} has values that are not exact in "
-                             f"binary64; no exact Dask sum")
+        units = [n << (self.q - d.bit_length() + 1) for n, d in ratios]
         self.span = builtins.max(abs(u) for u in units).bit_length()
         self.units64 = np.array(units, dtype=np.int64) if self.span <= 62 else None
         self.units_obj = np.array(units, dtype=object)

@@ -148,6 +148,9 @@ def test_bad_arguments():
         sd.sum(ex, axis=2)
     with pytest.raises(ValueError, match="seed"):
         sd.astype(dx, softfp8.e4m3, rounding="stochastic")
+    huge = softfp8.format(exp_bits=14, man_bits=1, bias=8191)
+    with pytest.raises(ValueError, match="outside the binary64"):
+        sd.sum(da.from_array(np.zeros(3, np.float32).astype(huge), chunks=2))
     with pytest.raises(TypeError, match="one format"):
         sd.matmul(ex.reshape(2, 2), ex.reshape(2, 2).astype(softfp8.e5m2))
 
