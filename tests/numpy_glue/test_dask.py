@@ -57,6 +57,13 @@ def test_dask_own_sum_still_refused_by_numpy():
     dx = da.from_array(np.ones(4, np.float32), chunks=2).astype(softfp8.e4m3)
     with pytest.raises(TypeError, match="new user DType instance"):
         dx.sum().compute()
+    # Dask's own matmul: one inner chunk is one NumPy matmul per block (exact), several
+    # inner chunks sum block products the same refused way
+    a = _random(softfp8.e4m3, (6, 8), 30, 3.0)
+    one = (da.from_array(a, chunks=(3, 8)) @ da.from_array(a.T.copy(), chunks=(8, 2))).compute()
+    assert np.array_equal(_view(one, softfp8.e4m3), _view(a @ a.T, softfp8.e4m3))
+    with pytest.raises(TypeError, match="new user DType instance"):
+        (da.from_array(a, chunks=(3, 4)) @ da.from_array(a.T.copy(), chunks=(4, 2))).compute()
 
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "bfloat16", "float16"])
