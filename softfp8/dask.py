@@ -105,30 +105,15 @@ class _Tables:
                         for k in ("pinf", "ninf", "pzero", "nzero")}
 
 
-class _Exact:
-    """The exact sum of some elements: S units (Python int), the first NaN code
-    met in C order (or None), and which infinities, zeros and nonzero finite
-    values were seen.  ``+`` concatenates (left operand first)."""
-
-    __slots__ = ("s", "nan", "kinds")
-
-    def __init__(self, s, nan, kinds):
-        self.s, self.nan, self.kinds = s, nan, kinds
-
-    def __add__(self, o):
-        return _Exact(self.s + o.s, self.nan if self.nan is not None else o.nan,
-                      self.kinds | o.kinds)
-
-    def __eq__(self, o):
-        return isinstance(o, _Exact) and (self.s, self.nan, self.kinds) == (o.s, o.nan, o.kinds)
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"_Exact({self.s}, nan={self.nan}, kinds={self.kinds:#x})"
-
-
+# An exact partial per output element, as one record: s = the exact sum in units
+# 2**-q (int64 when provably exact for the whole reduction, else Python integers),
+# nan = the first NaN code met in C order (-1: none), kinds = bit set of _KINDS met.
 _KINDS = ("pinf", "ninf", "pzero", "nzero", "nonzero")
+
+
+def _partial_dtype(exact_int64):
+    return np.dtype([("s", np.int64 if exact_int64 else object), ("nan", np.int32),
+                     ("kinds", np.int64)])
 
 
 def _last(x, axis):
@@ -143,46 +128,50 @@ def _keep(out, shape, axis):
     return out.reshape(tuple(1 if i in axis else n for i, n in enumerate(shape)))
 
 
-def _exact_chunk(x, axis, keepdims, tables):
-    """An object array of _Exact partials (keepdims form) of one block."""
+def _first_nan(nan_codes, has):
+    """Along the last axis: the first entry where has is set, -1 where none."""
+    if has.shape[-1] == 0:
+        return np.full(has.shape[:-1], -1, dtype=np.int32)
+    first = np.take_along_axis(nan_codes, has.argmax(axis=-1)[..., None], axis=-1)[..., 0]
+    return np.where(has.any(axis=-1), first, -1).astype(np.int32)
+
+
+def _exact_chunk(x, axis, keepdims, tables, pdt):
+    """The exact partials (keepdims form) of one block."""
     codes = np.ascontiguousarray(x).view(_storage_of(x))
     c = _last(codes, axis)
-    out = np.empty(c.shape[:-1], dtype=object)
+    out = np.empty(c.shape[:-1], dtype=pdt)
     if out.size == 1:
         out.reshape(-1)[0] = _exact_histogram(c.reshape(-1), tables)
         return _keep(out, x.shape, axis)
     c = c.astype(np.intp)
     n = c.shape[-1]
     if tables.units64 is not None and n < (1 << builtins.max(0, 62 - tables.span)):
-        s = tables.units64[c].sum(axis=-1)            # int64, provably exact
+        out["s"] = tables.units64[c].sum(axis=-1)            # int64, provably exact
     else:
-        s = tables.units_obj[c].sum(axis=-1) if n else np.zeros(c.shape[:-1], dtype=object)
-    s = np.asarray(s)
-    nanmask = tables.nan[c]
-    anynan = nanmask.any(axis=-1)
-    first = np.take_along_axis(c, nanmask.argmax(axis=-1)[..., None], axis=-1)[..., 0]
+        out["s"] = tables.units_obj[c].sum(axis=-1) if n else 0
+    out["nan"] = _first_nan(c, tables.nan[c])
     kinds = np.zeros(c.shape[:-1], dtype=np.int64)
     for bit, name in enumerate(_KINDS):
         kinds |= getattr(tables, name)[c].any(axis=-1).astype(np.int64) << bit
-    for i in np.ndindex(out.shape):
-        out[i] = _Exact(int(s[i]), int(first[i]) if anynan[i] else None, int(kinds[i]))
+    out["kinds"] = kinds
     return _keep(out, x.shape, axis)
 
 
 def _exact_histogram(c, tables):
-    """The _Exact partial of a 1-D run of codes from its histogram: the counts
-    times each code's units, in Python integers (one pass over the data)."""
+    """(s, nan, kinds) of a 1-D run of codes from its histogram: the counts times
+    each code's units, in Python integers (one pass over the data)."""
     counts = np.bincount(c, minlength=tables.nan.size)
     present = np.flatnonzero(counts)
     s = builtins.sum(int(counts[k]) * int(tables.units_obj[k]) for k in present)
-    first = None
+    first = -1
     if tables.nan[present].any():
         first = int(c[np.argmax(tables.nan[c])])
     kinds = 0
     for bit, name in enumerate(_KINDS):
         if getattr(tables, name)[present].any():
             kinds |= 1 << bit
-    return _Exact(s, first, kinds)
+    return (s, first, kinds)
 
 
 def _storage_of(x):
@@ -190,14 +179,13 @@ def _storage_of(x):
 
 
 def _combine(p, axis, keepdims):
+    """Partials concatenated along the reduced axes, added in C order."""
     c = _last(p, axis)
-    res = np.empty(c.shape[:-1], dtype=object)
-    for i in np.ndindex(res.shape):
-        acc = c[i][0]
-        for e in c[i][1:]:
-            acc = acc + e
-        res[i] = acc
-    return _keep(res, p.shape, axis)
+    out = np.empty(c.shape[:-1], dtype=p.dtype)
+    out["s"] = c["s"].sum(axis=-1) if c.shape[-1] else 0
+    out["nan"] = _first_nan(c["nan"], c["nan"] >= 0)
+    out["kinds"] = np.bitwise_or.reduce(c["kinds"], axis=-1) if c.shape[-1] else 0
+    return _keep(out, p.shape, axis)
 
 
 def _round_odd(num, den):
@@ -242,31 +230,44 @@ def _round_f64(num, den, mode):
     raise ValueError(f"softfp8.dask: float64 output does not support rounding {mode!r}")
 
 
+def _special_codes(tables, nan, kinds, s):
+    """The codes whose softfp8 sum gives the result of a partial with a NaN, an
+    infinity or an exact zero sum (None for an ordinary nonzero finite sum)."""
+    if nan >= 0:
+        return [nan]
+    if kinds & 3:
+        return [tables.code_of[k] for b, k in enumerate(("pinf", "ninf")) if kinds >> b & 1]
+    if s != 0:
+        return None
+    rep = [tables.code_of[k] for b, k in ((2, "pzero"), (3, "nzero")) if kinds >> b & 1]
+    if kinds >> 4 & 1:       # cancelling nonzero values: x + (-x)
+        rep += [tables.one, tables.neg_one]
+    return rep or [tables.code_of["pzero"]]
+
+
 def _finish(parts, fmt, tables, den, dtype, opts):
     """Round each exact partial (divided by den) once into dtype (fmt or float)."""
     flat = parts.reshape(-1)
-    n = flat.size
-    odd = np.empty(n, dtype=np.float64)
-    special = {}                  # index -> code array handed to softfp8's own sum
-    for i, p in enumerate(flat):
-        rep = None
-        if p.nan is not None:
-            rep = [p.nan]
-        elif p.kinds & 3:
-            rep = [tables.code_of[k] for b, k in enumerate(("pinf", "ninf")) if p.kinds >> b & 1]
-        elif p.s == 0:
-            rep = [tables.code_of[k] for b, k in ((2, "pzero"), (3, "nzero")) if p.kinds >> b & 1]
-            if p.kinds >> 4 & 1:       # cancelling nonzero values: x + (-x)
-                rep += [tables.one, tables.neg_one]
-        if rep is not None:
-            special[i] = np.array(rep or [tables.code_of["pzero"]], dtype=fmt.storage)
-            odd[i] = 0.0
-        else:
-            odd[i] = _round_odd(p.s, den << tables.q)
+    s, nan, kinds = flat["s"], flat["nan"], flat["kinds"]
+    scale = den << tables.q
+    ordinary = (nan < 0) & ((kinds & 3) == 0) & (s != 0)
+    # exact in binary64 (a sum below 2**53 units): no rounding before the final one
+    direct = np.zeros_like(ordinary)
+    if den == 1 and s.dtype != object:
+        direct = ordinary & (np.abs(s) < 2 ** 53)
+    odd = np.zeros(flat.size, dtype=np.float64)
+    odd[direct] = np.ldexp(s[direct].astype(np.float64), -tables.q)
+    for i in np.flatnonzero(ordinary & ~direct):
+        odd[i] = _round_odd(int(s[i]), scale)
+    special = {int(i): np.array(_special_codes(tables, int(nan[i]), int(kinds[i]), int(s[i])),
+                                dtype=fmt.storage)
+               for i in np.flatnonzero(~ordinary)}
     mode = opts["rounding"]
     sopts = {k: v for k, v in opts.items() if k != "random_bits"}
     if dtype == np.dtype(np.float64):
-        out = np.array([_round_f64(p.s, den << tables.q, mode) for p in flat], dtype=np.float64)
+        out = odd.copy()
+        for i in np.flatnonzero(ordinary & ~direct):
+            out[i] = _round_f64(int(s[i]), scale, mode)
         for i, rep in special.items():
             out[i] = bits.to_float(bits.sum(fmt, rep, **sopts)[0], fmt, np.float64)[0]
         return out.reshape(parts.shape)
@@ -332,8 +333,13 @@ def _exact_reduce(x, axis, keepdims, dtype, split_every, count, options, what):
         if den == 0:
             raise ValueError("softfp8.dask.mean of an empty selection (no elements)")
 
+    total = int(np.prod([x.shape[a] for a in ax], dtype=object)) if ax else 1
+    # int64 partials when no sum of the whole reduction can leave int64
+    pdt = _partial_dtype(tables.units64 is not None
+                         and tables.span + total.bit_length() <= 62)
+
     def chunk(b, axis, keepdims):
-        return _exact_chunk(b, axis, keepdims, tables)
+        return _exact_chunk(b, axis, keepdims, tables, pdt)
 
     def aggregate(p, axis, keepdims):
         r = _combine(p, axis, keepdims)
@@ -351,9 +357,9 @@ def _exact_reduce(x, axis, keepdims, dtype, split_every, count, options, what):
         return _finish(parts, fmt, tables, den, out_dt, o)
 
     nd = x.ndim if keepdims else x.ndim - len(ax)
-    parts = da.reduction(x, chunk, aggregate, axis=ax, keepdims=keepdims, dtype=object,
+    parts = da.reduction(x, chunk, aggregate, axis=ax, keepdims=keepdims, dtype=pdt,
                          split_every=split_every, combine=_combine, concatenate=True,
-                         meta=np.empty((0,) * nd, dtype=object))
+                         meta=np.empty((0,) * nd, dtype=pdt))
     return parts.map_blocks(finish, dtype=out_dt, meta=np.empty((0,) * nd, dtype=out_dt))
 
 
