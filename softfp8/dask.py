@@ -392,7 +392,7 @@ def sum(x, axis=None, dtype=None, keepdims=False, split_every=None, rounding=Non
         saturate=None, tininess=None, seed=None, sr_bits=None):
     """Exact sum of a softfp8 Dask array, rounded once.
 
-    Each chunk yields an exact partial sum (a Python integer in units 2**-q, the
+    Each chunk yields an exact partial sum (an integer number of units 2**-q, the
     largest power of two dividing every finite value of the format, plus which
     NaN / infinities / zeros it met);
     partials add exactly, and only the final result is rounded: into the
