@@ -544,7 +544,8 @@ def matmul(a, b, out_dtype=None):
     (exact for every format, more memory per task).
     """
     a, b = _as_dask(a, "a"), _as_dask(b, "b")
-    fa, fb = _format_of_array(a, "a"), _format_of_array(b, "b")
+    fa = _format_of_array(a, "a")
+    _format_of_array(b, "b")
     if a.dtype != b.dtype:
         raise TypeError(f"softfp8.dask.matmul needs operands of one format, got {a.dtype} "
                         f"and {b.dtype}")
