@@ -521,6 +521,28 @@ def main(argv=None):
             target=("abs", 1.0),
             notes=sorted(set(torch_sum_note)) + (["ml_dtypes sums in float8"] if ml_ok else [])))
 
+    # ---- 11b: Dask (optional): exact chunked sum and cast, 4 chunks ----------
+    try:
+        import dask.array as _da
+        import softfp8.dask as _sfd
+    except ImportError:
+        _da = None
+    if _da is not None:
+        def dask_sum(k):
+            d = _da.from_array(a[:k], chunks=-(-k // 4))
+            return lambda: _sfd.sum(d).compute(scheduler="threads")
+
+        def dask_cast(k):
+            d = _da.from_array(x[:k], chunks=-(-k // 4))
+            return lambda: d.astype(a.dtype).compute(scheduler="threads")
+
+        add(Row("dask_e4m3_sum", "Dask E4M3 sum, 4 chunks (exact, 1 rounding)", M(dask_sum),
+                ref=M(lambda k: (lambda: a[:k].sum())), ref_label="softfp8 one-call sum",
+                notes=["softfp8.dask.sum: per-chunk exact partials, threaded scheduler"]))
+        add(Row("dask_e4m3_cast", "Dask float32 → E4M3, 4 chunks", M(dask_cast),
+                ref=M(lambda k: (lambda: x[:k].astype(a.dtype))),
+                ref_label="softfp8 one-call astype"))
+
     # ---- 12: matmul --------------------------------------------------------
     # Entries N(0, (4/N^0.25)^2): dot products of length N stay around 16,
     # inside the E4M3 range, for the E4M3-output product.
