@@ -132,8 +132,15 @@ Libs.private: {libs}
 
 
 extra_compile_args = ["-std=c11", "-O2"]
+extra_link_args = []
 if os.environ.get("SOFTFP8_DEBUG_BUILD"):
     extra_compile_args = ["-std=c11", "-O0", "-g"]
+if os.environ.get("SOFTFP8_SANITIZE"):
+    # the CI's sanitizer job (.ci/run): AddressSanitizer + UndefinedBehaviorSanitizer,
+    # every report fatal, and signed overflow checked (Python's flags add -fwrapv)
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    extra_compile_args = ["-std=c11", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-wrapv"] + san
+    extra_link_args = san
 
 extensions = [
     Extension(
@@ -144,6 +151,7 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
         extra_compile_args=extra_compile_args,
         libraries=LIBS,
+        extra_link_args=extra_link_args,
     )
 ]
 

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Low-level bridge to the softfp8 C core (internal; use softfp8.bits)."""
+import os
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
@@ -79,9 +80,12 @@ cdef extern from "fast.h":
     int sfp8f_set_simd(int level)
     ctypedef struct sfp8f_cache_info:
         size_t tables, bytes, cap
-        uint64_t hits, misses, builds, refused_over_cap
+        uint64_t hits, misses, builds, refused_over_cap, evicted, freed
     void sfp8f_cache_stats(sfp8f_cache_info *info)
     size_t sfp8f_set_cache_cap(size_t nbytes)
+    void sfp8f_cache_reclaim()
+    unsigned sfp8f_read_begin() nogil
+    void sfp8f_read_end(unsigned token) nogil
     ctypedef struct sfp8f_un:
         pass
     ctypedef struct sfp8f_conv:
@@ -152,28 +156,55 @@ def set_fast(int level):
 def fast_cache_stats():
     """The fast-path table cache of this process, a dict:
 
-    tables, bytes: tables cached and their size; cap: the size cap (bytes) past
-    which no new table is built; hits / misses: table lookups that found a
-    cached table / did not (a miss builds one when the call is long enough and
-    the cache is below its cap); builds: tables built; refused_over_cap:
-    tables not built because the cache had reached its cap (those calls took
-    the exact core).  The counters only grow; tables are never freed."""
+    tables, bytes: tables cached now and their size; cap: the byte budget
+    (least recently used tables are evicted to stay within it); hits / misses:
+    table lookups that found a cached table / did not (a miss builds one when
+    the call is long enough); builds: tables built; refused_over_cap: tables
+    not cached because they could not fit the budget (those calls took the
+    exact core); evicted: tables evicted; freed: evicted tables whose memory
+    has been released (once no loop that could still read them runs).  The
+    counters only grow."""
     cdef sfp8f_cache_info i
     sfp8f_cache_stats(&i)
     return {"tables": int(i.tables), "bytes": int(i.bytes), "cap": int(i.cap),
             "hits": int(i.hits), "misses": int(i.misses), "builds": int(i.builds),
-            "refused_over_cap": int(i.refused_over_cap)}
+            "refused_over_cap": int(i.refused_over_cap), "evicted": int(i.evicted),
+            "freed": int(i.freed)}
+
+
+def fast_cache_reclaim():
+    """Release the memory of evicted tables that no running loop can still read
+    (it is otherwise released at the next table build or eviction)."""
+    sfp8f_cache_reclaim()
 
 
 def set_fast_cache_cap(nbytes):
-    """Set the fast-path table cache's size cap in bytes (default 256 MiB);
-    returns the previous cap.  Tables already cached stay (they are never
-    freed); past the cap new tables are refused (see fast_cache_stats)."""
+    """Set the fast-path table cache's byte budget (default 32 MiB; the
+    environment variable SOFTFP8_TABLE_BUDGET_MB sets it at import); returns
+    the previous budget.  Least recently used tables are evicted to stay within
+    it, now and whenever a new table is built; a table that cannot fit is not
+    cached (see fast_cache_stats)."""
     if isinstance(nbytes, bool) or not isinstance(nbytes, int):
         raise TypeError(f"cache cap must be an int number of bytes, got {nbytes!r}")
     if nbytes < 0 or nbytes > <object>(<size_t>-1):
         raise ValueError(f"cache cap must be between 0 and {<size_t>-1} bytes, got {nbytes!r}")
     return int(sfp8f_set_cache_cap(<size_t>nbytes))
+
+
+def _budget_from_environment():
+    v = os.environ.get("SOFTFP8_TABLE_BUDGET_MB")
+    if v is None or v.strip() == "":
+        return
+    try:
+        mb = float(v)
+    except ValueError:
+        raise ValueError(f"SOFTFP8_TABLE_BUDGET_MB must be a number of MiB, got {v!r}") from None
+    if not (0 <= mb < 2 ** 40):
+        raise ValueError(f"SOFTFP8_TABLE_BUDGET_MB must be between 0 and 2**40, got {v!r}")
+    set_fast_cache_cap(int(mb * (1 << 20)))
+
+
+_budget_from_environment()
 
 
 # kind: (number, input operands, input sizes, output sizes)
@@ -224,53 +255,57 @@ def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t
             if lo < 0 or hi > buf.shape[0]:
                 raise ValueError(f"operand {k} ({off[k]}, {st[k]}) x {n} leaves the {buf.shape[0]}-byte buffer")
     fill_env(&env, envp)
-    if kind in ("binary8", "unary", "arith16"):
-        opc = OPS[op]
-    if kind == "binary8":
-        tab = sfp8f_binary8(opc, &f, &env, n)
-    elif kind == "unary":
-        tab = sfp8f_unary(opc, &f, &env, n)
-    elif kind == "convert":
-        if dst is None:
-            raise ValueError("convert needs dst")
-        fd = to_format(dst)
-        tab = sfp8f_convert(&f, &fd, &env, n)
-    elif kind == "from_float":
-        tab = sfp8f_from_float(&f, &env, n)
-    elif kind == "fma":
-        tab = sfp8f_fma_table(&f, &env, n)
-    else:
-        tab = sfp8f_arith16(&f, &env, n)
-    if tab == NULL:
-        return None
-    flags = np.zeros(max(n, 1), dtype=np.uint8) if want_flags else None
     cdef uint8_t[::1] flv
-    if want_flags:
-        flv = flags
-        flp = &flv[0]
-    base = <char *>&buf[0] if buf.shape[0] else NULL
-    if n == 0:
-        return 0, (flags[:0] if want_flags else None)
-    with nogil:
-        if kk == 0:
-            acc = sfp8f_run_binary8(<const uint16_t *>tab, base + off[1], st[1], base + off[2], st[2],
-                                    base + off[0], st[0], n, flp)
-        elif kk == 1:
-            acc = sfp8f_run_unary(<const sfp8f_un *>tab, base + off[1], st[1], isize, base + off[0], st[0],
-                                  osize, n, flp)
-        elif kk == 2:
-            acc = sfp8f_run_convert(<const sfp8f_conv *>tab, base + off[1], st[1], isize, base + off[0],
-                                    st[0], osize, n, flp)
-        elif kk == 3:
-            acc = sfp8f_run_from_float(<const uint16_t *>tab, base + off[1], st[1], isize, base + off[0],
-                                       st[0], n, flp)
-        elif kk == 4:
-            acc = sfp8f_run_fma(<const sfp8f_fma *>tab, &f, &env, base + off[1], st[1], base + off[2], st[2],
-                                base + off[3], st[3], base + off[0], st[0], n, flp)
+    cdef unsigned tok = sfp8f_read_begin()  # tables stay alive until read_end (fast/cache.c)
+    try:
+        if kind in ("binary8", "unary", "arith16"):
+            opc = OPS[op]
+        if kind == "binary8":
+            tab = sfp8f_binary8(opc, &f, &env, n)
+        elif kind == "unary":
+            tab = sfp8f_unary(opc, &f, &env, n)
+        elif kind == "convert":
+            if dst is None:
+                raise ValueError("convert needs dst")
+            fd = to_format(dst)
+            tab = sfp8f_convert(&f, &fd, &env, n)
+        elif kind == "from_float":
+            tab = sfp8f_from_float(&f, &env, n)
+        elif kind == "fma":
+            tab = sfp8f_fma_table(&f, &env, n)
         else:
-            acc = sfp8f_run_arith16(<const sfp8f_a16 *>tab, opc, &f, &env, base + off[1], st[1],
-                                    base + off[2], st[2], base + off[0], st[0], n, flp)
-    return int(acc), flags
+            tab = sfp8f_arith16(&f, &env, n)
+        if tab == NULL:
+            return None
+        flags = np.zeros(max(n, 1), dtype=np.uint8) if want_flags else None
+        if want_flags:
+            flv = flags
+            flp = &flv[0]
+        base = <char *>&buf[0] if buf.shape[0] else NULL
+        if n == 0:
+            return 0, (flags[:0] if want_flags else None)
+        with nogil:
+            if kk == 0:
+                acc = sfp8f_run_binary8(<const uint16_t *>tab, base + off[1], st[1], base + off[2], st[2],
+                                        base + off[0], st[0], n, flp)
+            elif kk == 1:
+                acc = sfp8f_run_unary(<const sfp8f_un *>tab, base + off[1], st[1], isize, base + off[0], st[0],
+                                      osize, n, flp)
+            elif kk == 2:
+                acc = sfp8f_run_convert(<const sfp8f_conv *>tab, base + off[1], st[1], isize, base + off[0],
+                                        st[0], osize, n, flp)
+            elif kk == 3:
+                acc = sfp8f_run_from_float(<const uint16_t *>tab, base + off[1], st[1], isize, base + off[0],
+                                           st[0], n, flp)
+            elif kk == 4:
+                acc = sfp8f_run_fma(<const sfp8f_fma *>tab, &f, &env, base + off[1], st[1], base + off[2], st[2],
+                                    base + off[3], st[3], base + off[0], st[0], n, flp)
+            else:
+                acc = sfp8f_run_arith16(<const sfp8f_a16 *>tab, opc, &f, &env, base + off[1], st[1],
+                                        base + off[2], st[2], base + off[0], st[0], n, flp)
+        return int(acc), flags
+    finally:
+        sfp8f_read_end(tok)
 
 
 def simd_level():

@@ -7,6 +7,7 @@ The reference models live in ``tests/models/``; the ``ref`` fixture returns
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,30 @@ def pytest_configure(config):
 def ref():
     """The Fraction reference model (tests.models.fraction_model)."""
     return fraction_model
+
+
+# --------------------------------------------------------------------------
+# sampling of the exhaustive tests (the CI's sanitizer job, .ci/run)
+# --------------------------------------------------------------------------
+
+# files whose tests sweep whole code spaces; SOFTFP8_SAMPLE=k keeps one of their tests
+# in k (chosen by a hash of the test id, so the same ones every run) and every other test
+EXHAUSTIVE_FILES = {
+    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_fast_paths.py", "test_fast_layouts.py",
+    "test_fast_arith.py", "test_testfloat.py", "test_fma_random.py", "test_stochastic.py",
+    "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
+    "test_elementary_binary.py", "test_elementary_unary.py", "test_tesla.py", "test_new_presets.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    k = os.environ.get("SOFTFP8_SAMPLE")
+    if not k:
+        return
+    k = int(k)
+    keep, drop = [], []
+    for it in items:
+        heavy = Path(str(it.fspath)).name in EXHAUSTIVE_FILES or Path(str(it.fspath)).name.startswith("test_elementary")
+        (drop if heavy and zlib.crc32(it.nodeid.encode()) % k else keep).append(it)
+    items[:] = keep
+    config.hook.pytest_deselected(items=drop)

@@ -60,14 +60,21 @@ static unsigned sum_exact(const sfp8_format *f, const sfp8_env *env, const uint3
     acc_init(&sa, f);
     if (first) acc_add_value(&sa, f, *first, &fl);
     /* fast_sum leaves sa and fl alone when it declines */
-    if (sz != 1 || !fast_sum(f, b, sb, n, &sa, &fl))
+    int summed = 0;
+    if (sz == 1) {
+        unsigned tok = sfp8f_read_begin();
+        summed = fast_sum(f, b, sb, n, &sa, &fl);
+        sfp8f_read_end(tok);
+    }
+    if (!summed)
         for (ptrdiff_t i = 0; i < n; i++) acc_add_value(&sa, f, load_code(b + i * sb, sz), &fl);
     *out = acc_round(&sa, f, env, &fl);
     return fl;
 }
 
-/* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran. */
-static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
+/* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran.
+ * Runs inside a read section of the table cache (see fast/cache.c). */
+static int fast_run_tables(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
                     ptrdiff_t n, uint8_t *flout, unsigned *acc)
 {
     int sz = sfp8d_size(f), arity = sfp8x_arity(op);
@@ -134,6 +141,15 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
     return acc;
 }
 
+static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
+                    ptrdiff_t n, uint8_t *flout, unsigned *acc)
+{
+    unsigned tok = sfp8f_read_begin();
+    int ran = fast_run_tables(op, f, env, d, s, n, flout, acc);
+    sfp8f_read_end(tok);
+    return ran;
+}
+
 unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
                    const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
 {
@@ -192,6 +208,37 @@ unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, con
     return sum_exact(f, &e, NULL, a, sa, n, out);
 }
 
+/* The conversion tables' rung (inside a read section of the table cache);
+ * returns 1 with *acc set if it ran. */
+static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
+                        const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout,
+                        unsigned *acc)
+{
+    int isz = sfp8d_size(src), osz = sfp8d_size(dst), ran = 0;
+    unsigned tok = sfp8f_read_begin();
+    if (src->bits <= 16) {
+        const sfp8f_conv *c = sfp8f_convert(src, dst, env, n);
+        if (c) {
+            *acc = sfp8f_run_convert(c, a, sa, isz, o, so, osz, n, flout);
+            ran = 1;
+        }
+    } else if ((src->bits == 32 || src->bits == 64) && dst->bits <= 8) {
+        const sfp8f_sr *t = NULL;
+        const uint16_t *tab = NULL;
+        if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic(dst, env, n))) {
+            *acc = sfp8f_run_from_float_sr(t, dst, env, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n,
+                                           flout);
+            rng_advance(rng, env, n);
+            ran = 1;
+        } else if ((tab = sfp8f_from_float(dst, env, n))) {
+            *acc = sfp8f_run_from_float(tab, a, sa, isz, o, so, n, flout);
+            ran = 1;
+        }
+    }
+    sfp8f_read_end(tok);
+    return ran;
+}
+
 unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
                        const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
@@ -200,22 +247,7 @@ unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp
     unsigned acc = 0;
     sfp8_env e = *env;
     if (n <= 0) return 0;
-    if (src->bits <= 16) {
-        const sfp8f_conv *c = sfp8f_convert(src, dst, env, n);
-        if (c) return sfp8f_run_convert(c, a, sa, isz, o, so, osz, n, flout);
-    } else if ((src->bits == 32 || src->bits == 64) && dst->bits <= 8) {
-        if (stoch && !rng->random) {
-            const sfp8f_sr *t = sfp8f_stochastic(dst, env, n);
-            if (t) {
-                acc = sfp8f_run_from_float_sr(t, dst, env, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n,
-                                              flout);
-                rng_advance(rng, env, n);
-                return acc;
-            }
-        }
-        const uint16_t *tab = sfp8f_from_float(dst, env, n);
-        if (tab) return sfp8f_run_from_float(tab, a, sa, isz, o, so, n, flout);
-    }
+    if (convert_fast(src, dst, env, rng, a, sa, o, so, n, flout, &acc)) return acc;
     for (ptrdiff_t i = 0; i < n; i++) {
         uint8_t fl = 0;
         if (stoch) e.random = random_bits(rng, i);

@@ -689,34 +689,37 @@ def test_out_of_width_codes(group):
 
 def test_cache_stats_fields():
     st = _ext.fast_cache_stats()
-    assert set(st) == {"tables", "bytes", "cap", "hits", "misses", "builds", "refused_over_cap"}
+    assert set(st) == {"tables", "bytes", "cap", "hits", "misses", "builds", "refused_over_cap",
+                       "evicted", "freed"}
     assert all(isinstance(v, int) and v >= 0 for v in st.values())
-    assert st["builds"] == st["tables"]  # every cached table was built once
+    assert st["builds"] == st["tables"] + st["evicted"]  # every table built is cached or was evicted
+    assert st["freed"] <= st["evicted"]
     with pytest.raises(TypeError):
         _ext.set_fast_cache_cap(1.5)
     with pytest.raises(ValueError):
         _ext.set_fast_cache_cap(-1)
 
 
-def test_cache_cap_refuses_visibly():
-    """Past the cap a new table is refused, counted, and the call is still exact."""
+def test_cache_budget_zero_refuses_visibly():
+    """With a budget of 0 every cached table is evicted and no new one is kept:
+    each refusal is counted, and the calls are still exact."""
     fmt = softfp8.format(exp_bits=3, man_bits=4, bias=6, specials="none", name="e3m4b6_cap")
     c = np.arange(256, dtype=np.uint8).view(fmt.dtype)
-    st = _ext.fast_cache_stats()
-    prev = _ext.set_fast_cache_cap(st["bytes"])  # full now
+    prev = _ext.set_fast_cache_cap(0)
     try:
-        assert _ext.set_fast_cache_cap(st["bytes"]) == st["bytes"]
+        st = _ext.fast_cache_stats()
+        assert st["tables"] == 0 and st["bytes"] == 0 and st["cap"] == 0
         with switches(2, SIMD_LEVELS[0]), np.errstate(all="ignore"), softfp8.rounding("to_odd"):
             got = raw(np.sqrt(c))
         st2 = _ext.fast_cache_stats()
         assert st2["refused_over_cap"] > st["refused_over_cap"]
-        assert st2["tables"] == st["tables"] and st2["cap"] == st["bytes"]
+        assert st2["tables"] == 0 and st2["bytes"] == 0
     finally:
-        assert _ext.set_fast_cache_cap(prev) == st["bytes"]
+        assert _ext.set_fast_cache_cap(prev) == 0
     with switches(0, 0), np.errstate(all="ignore"), softfp8.rounding("to_odd"):
         want = raw(np.sqrt(c))
     assert np.array_equal(got, want)
-    # below the cap again: the table is built, then found
+    # with a budget again: the table is built, then found
     with switches(2, SIMD_LEVELS[0]), np.errstate(all="ignore"), softfp8.rounding("to_odd"):
         b0 = _ext.fast_cache_stats()
         np.sqrt(c)

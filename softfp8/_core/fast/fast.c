@@ -171,6 +171,17 @@ void *sfp8f_build_conv(const sfp8f_key *k, size_t *bytes)
     return s;
 }
 
+void sfp8f_free_table(const sfp8f_key *k, void *data)
+{
+    if (k->kind == T_CONV) { /* the one layout with parts of its own */
+        conv_store *cs = data;
+        free(cs->val);
+        free(cs->fl);
+        free(cs->planes);
+    }
+    free(data); /* every other table is one block; nested tables are cache entries */
+}
+
 const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                                 ptrdiff_t n)
 {

@@ -44,17 +44,26 @@ int sfp8f_simd_level(void);
 int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
 /* The table cache (for tests and diagnostics).  hits / misses count the
  * lookups of kernels' callers (a miss builds a table when the call is long
- * enough and the cache below its cap); builds counts tables built (including
- * those a table is built from); refused_over_cap counts tables not built
- * because the cache had reached its cap. */
+ * enough); builds counts tables built (including those a table is built
+ * from); refused_over_cap counts tables not cached because they could not fit
+ * the budget; evicted / freed count tables evicted and evicted tables whose
+ * memory was released. */
 typedef struct sfp8f_cache_info {
     size_t tables, bytes, cap;
-    uint64_t hits, misses, builds, refused_over_cap;
+    uint64_t hits, misses, builds, refused_over_cap, evicted, freed;
 } sfp8f_cache_info;
 void sfp8f_cache_stats(sfp8f_cache_info *info);
-/* New tables are built only while the cached bytes are below the cap (default
- * 256 MiB); returns the previous cap.  Tables are never freed. */
+/* The byte budget of the cached tables (default 32 MiB): least recently used
+ * tables are evicted to stay within it; returns the previous budget. */
 size_t sfp8f_set_cache_cap(size_t bytes);
+/* Release evicted tables that no read section can still hold. */
+void sfp8f_cache_reclaim(void);
+/* Read sections: every use of a table (from the getter call that returns it
+ * to the end of the kernels that read it) lies between sfp8f_read_begin and
+ * sfp8f_read_end(token); evicted tables are freed only after every read
+ * section that could have seen them has ended.  Never blocks. */
+unsigned sfp8f_read_begin(void);
+void sfp8f_read_end(unsigned token);
 
 /* ---- binary operations of an 8-bit format: 65,536 entries, index a << 8 | b,
  *      entry = result byte | flags << 8 ---- */

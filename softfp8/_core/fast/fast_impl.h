@@ -30,7 +30,10 @@ typedef void *(*sfp8f_builder)(const sfp8f_key *k, size_t *bytes);
  * (n >= entries / 16, or eager mode) and the cache is below its cap; else NULL. */
 void *sfp8f_cached(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
                    sfp8f_builder build, ptrdiff_t n, ptrdiff_t entries);
-/* For builders only (the cache lock is held): the table, built if missing. */
+/* Frees a table built by a builder of key k's kind (cache.c, on eviction). */
+void sfp8f_free_table(const sfp8f_key *k, void *data);
+/* For builders only (the cache lock is held): the table, built if missing;
+ * the table being built pins it (it is not evicted while that one lives). */
 void *sfp8f_cached_nested(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
                           sfp8f_builder build);
 

@@ -39,7 +39,7 @@ static void matmul_exact_element(const MatmulData *md, const sfp8_env *env, cons
  * with |v| < 2^vbits, so n * 2^(2 vbits) <= 2^53 keeps every partial sum an
  * exact binary64 in any order.  Returns 1 when done, 0 to take the exact
  * accumulator instead, -1 on a Python error. */
-static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
+static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
                        npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp, npy_intp om, npy_intp op,
                        unsigned *accf)
 {
@@ -138,6 +138,18 @@ fail:
     Py_XDECREF(Bd);
     Py_XDECREF(Dd);
     return -1;
+}
+
+/* matmul_blas inside a read section of the table cache (fast/cache.c): the
+ * tables it looks up stay alive until it returns. */
+static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
+                       npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp, npy_intp om, npy_intp op,
+                       unsigned *accf)
+{
+    unsigned tok = sfp8f_read_begin();
+    int r = matmul_blas_tables(md, env, A, B, O, m, n, p, am, an, bn, bp, om, op, accf);
+    sfp8f_read_end(tok);
+    return r;
 }
 
 /* N products (m,n) x (n,p) -> (m,p), one per outer index, with the core
