@@ -78,7 +78,8 @@ def load(file):
         try:
             desc = json.loads(str(z["format"]))
             codes = z["codes"]
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:  # bad JSON, truncated
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError,
+                KeyError) as exc:  # bad JSON, truncated, flag bits flipped (zipfile: "encrypted")
             raise ValueError(f"{file!r}: corrupted softfp8 array file ({exc})") from None
         fmt = _rebuild(desc, file)
     if codes.dtype != fmt.storage:

@@ -24,3 +24,21 @@ def test_positive_masks_codes_wider_than_the_format(fast):
     assert np.array_equal(got_scalar_loop, want)
     with pytest.raises(ValueError, match="61455"):  # softfp8.bits refuses such codes instead
         bits.pos(f, raw)
+
+
+def test_load_of_a_file_marked_encrypted_is_a_clean_error():
+    """Long fuzz run, seeds 13 and 42: a corrupted file whose zip entry has the
+    'encrypted' flag bit set made softfp8.load raise zipfile's RuntimeError."""
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    softfp8.save(buf, np.arange(8, dtype=np.uint8).view(softfp8.e4m3.dtype))
+    data = bytearray(buf.getvalue())
+    k = data.find(b"PK\x01\x02")  # central directory entry of the first member
+    assert k > 0
+    data[k + 8] |= 1  # general purpose flag: encrypted
+    with pytest.raises(RuntimeError):  # what zipfile itself does
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as z:
+            z.open(z.namelist()[0]).read()
+    with pytest.raises(ValueError, match="corrupted softfp8 array file"):
+        softfp8.load(io.BytesIO(bytes(data)))
