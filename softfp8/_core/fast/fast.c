@@ -47,7 +47,10 @@ int sfp8f_simd_level(void)
 {
     int s = __atomic_load_n(&g_simd, __ATOMIC_RELAXED);
     if (s < 0) {
-        s = env_off("SOFTFP8_SIMD") ? 0 : sfp8s_cpu_level();
+        /* SOFTFP8_SIMD=0 portable C, 1 at most AVX2, 2 (or unset) the best the CPU has */
+        const char *v = getenv("SOFTFP8_SIMD");
+        int cpu = sfp8s_cpu_level();
+        s = env_off("SOFTFP8_SIMD") ? 0 : (v && strcmp(v, "1") == 0 && cpu > 1) ? 1 : cpu;
         __atomic_store_n(&g_simd, s, __ATOMIC_RELAXED);
     }
     return s;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2: AVX-512 F, BW, VL, DQ and VBMI; 0: none of these */
+/* 2: AVX-512 F, BW, VL, DQ and VBMI (and AVX2); 1: AVX2 only; 0: neither */
 int sfp8s_cpu_level(void);
 
 /* 256-entry lookup: out element i (osize bytes) = bytes planes[k*256 + in[i]],
@@ -23,4 +23,26 @@ ptrdiff_t sfp8s_binary8(const uint16_t *tab, const uint8_t *x, const uint8_t *y,
 /* binary32 -> code through the key table (see fast.h) */
 ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
+
+/* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
+ *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
+ *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and
+ *      infinity (every finite value of these formats has zero low bytes).
+ *      A lane is covered when its operands are finite (and a divisor is not
+ *      zero) and its binary64 result (exact, rounded to odd, or a correctly
+ *      rounded quotient: docs/performance.md) is normal in the format and
+ *      below overflow; the kernels process whole blocks from the start and
+ *      stop before the first block with an uncovered lane, returning how many
+ *      elements they wrote. ---- */
+enum { SFP8S_ADD, SFP8S_SUB, SFP8S_MUL, SFP8S_DIV, SFP8S_FMA };
+typedef struct sfp8s_a16 {
+    const uint64_t *vf;
+    uint64_t mask, maxmag, signbit; /* code mask, largest finite magnitude, sign bit */
+    int M, ebase;                    /* mantissa bits; biased binary64 exponent of 2^emin */
+    int rounding;                    /* a deterministic SFP8_ROUND_* */
+} sfp8s_a16;
+ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                               const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc);
+ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                             const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc);
 #endif
