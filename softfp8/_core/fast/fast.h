@@ -177,6 +177,9 @@ typedef struct sfp8f_a16 {
     const sfp8f_conv *dec; /* format -> binary64 */
     sfp8f_rnd r;
     const uint64_t *vf;    /* the SIMD kernels' decoding (fast_simd.h), or NULL */
+    int arith;             /* 1: the SIMD kernels may compute vf (fast_simd.h, sfp8s_a16) */
+    uint64_t off;          /* its constants: exponent offset, */
+    int emax_field;        /* all-ones exponent field */
 } sfp8f_a16;
 /* 1 for the operations sfp8f_run_arith16 takes (add, sub, mul, div, fma) */
 int sfp8f_arith16_op(int op);

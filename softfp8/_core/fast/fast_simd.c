@@ -199,7 +199,7 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
     default: return 0;                                                                                       \
     }
 #define A16_CASE(KERNEL, OP, MODE)                                                                           \
-    case OP * 8 + MODE: return KERNEL(OP, MODE, p, a, b, c, o, n, acc);
+    case OP * 8 + MODE: return KERNEL(OP, MODE, p, a, b, c, o, n, flo, acc);
 #define A16_CASES(KERNEL, OP)                                                                                \
     A16_CASE(KERNEL, OP, SFP8_ROUND_NEAREST_EVEN)                                                            \
     A16_CASE(KERNEL, OP, SFP8_ROUND_NEAREST_AWAY)                                                            \
@@ -210,15 +210,29 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
 
 #define AINL __attribute__((always_inline))
 
+/* eight codes -> their vf entries (fast_simd.h): computed, or gathered */
 TGT static inline AINL __m512i a16_load512(const sfp8s_a16 *p, const uint16_t *x, __m512i msk)
 {
     __m512i i = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)x)), msk);
+    if (p->arith) {
+        const __m512i mag = _mm512_and_si512(i, _mm512_set1_epi64((long long)p->magmask));
+        const __m512i e = _mm512_srl_epi64(mag, _mm_cvtsi32_si128(p->M));
+        __m512i v = _mm512_add_epi64(_mm512_sll_epi64(mag, _mm_cvtsi32_si128(52 - p->M)),
+                                     _mm512_set1_epi64((long long)p->off));
+        __mmask8 zero = _mm512_testn_epi64_mask(mag, mag);
+        __mmask8 slow = _mm512_cmpeq_epi64_mask(e, _mm512_set1_epi64((long long)p->emax_field)) |
+                        (_mm512_testn_epi64_mask(e, e) & ~zero);
+        v = _mm512_maskz_mov_epi64((__mmask8)~zero, v);
+        v = _mm512_or_si512(v, _mm512_sll_epi64(_mm512_and_si512(i, _mm512_set1_epi64((long long)p->signbit)),
+                                                _mm_cvtsi32_si128(p->sshift)));
+        return _mm512_mask_or_epi64(v, slow, v, _mm512_set1_epi64(0x80));
+    }
     return _mm512_i64gather_epi64(i, (const void *)p->vf, 8);
 }
 
 TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
                                          const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
-                                         unsigned *acc)
+                                         uint8_t *flo, unsigned *acc)
 {
     const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
     const __m512i slowb = _mm512_set1_epi64(0x80), one = _mm512_set1_epi64(1);
@@ -285,6 +299,11 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
             if (slow) break;
             code = _mm512_mask_or_epi64(code, neg, code, signb);
             _mm_storeu_si128((__m128i *)(o + i), _mm512_cvtepi64_epi16(code));
+            if (flo) { /* this element's flags: the operands', inexact */
+                __m512i lf = _mm512_and_si512(fl, _mm512_set1_epi64(0x7f));
+                lf = _mm512_mask_or_epi64(lf, rnz, lf, _mm512_set1_epi64(SFP8_FLAG_INEXACT));
+                _mm_storel_epi64((__m128i *)(flo + i), _mm512_cvtepi64_epi8(lf));
+            }
             facc = _mm512_or_si512(facc, fl);
             inex |= rnz;
         }
@@ -294,7 +313,7 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
 }
 
 TGT ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                                   const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc)
+                                   const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     A16_DISPATCH(a16_512)
 }
@@ -306,6 +325,20 @@ TGT ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a
 TGT2 static inline AINL __m256i a16_load256(const sfp8s_a16 *p, const uint16_t *x, __m128i msk)
 {
     __m128i i = _mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x)), msk);
+    if (p->arith) {
+        const __m256i zero = _mm256_setzero_si256(), c = _mm256_cvtepu32_epi64(i);
+        const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi64x((long long)p->magmask));
+        const __m256i e = _mm256_srl_epi64(mag, _mm_cvtsi32_si128(p->M));
+        const __m256i isz = _mm256_cmpeq_epi64(mag, zero);
+        __m256i v = _mm256_add_epi64(_mm256_sll_epi64(mag, _mm_cvtsi32_si128(52 - p->M)),
+                                     _mm256_set1_epi64x((long long)p->off));
+        __m256i slow = _mm256_or_si256(_mm256_cmpeq_epi64(e, _mm256_set1_epi64x((long long)p->emax_field)),
+                                       _mm256_andnot_si256(isz, _mm256_cmpeq_epi64(e, zero)));
+        v = _mm256_andnot_si256(isz, v);
+        v = _mm256_or_si256(v, _mm256_sll_epi64(_mm256_and_si256(c, _mm256_set1_epi64x((long long)p->signbit)),
+                                                _mm_cvtsi32_si128(p->sshift)));
+        return _mm256_or_si256(v, _mm256_and_si256(slow, _mm256_set1_epi64x(0x80)));
+    }
     return _mm256_i32gather_epi64((const long long *)p->vf, i, 8);
 }
 
@@ -317,7 +350,7 @@ TGT2 static inline AINL __m256i nz256(__m256i x, __m256i m) /* all ones where x 
 
 TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
                                           const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
-                                          unsigned *acc)
+                                          uint8_t *flo, unsigned *acc)
 {
     const __m128i msk = _mm_set1_epi32((int)p->mask);
     const __m256i lowb = _mm256_set1_epi64x(0xff), slowb = _mm256_set1_epi64x(0x80), one = _mm256_set1_epi64x(1);
@@ -384,9 +417,17 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
             if (_mm256_movemask_pd(_mm256_castsi256_pd(slow))) break;
             code = _mm256_or_si256(code, _mm256_and_si256(neg, signb));
             {
-                uint64_t t[4];
+                uint64_t t[4], u[4], v[4];
+                uint16_t w[4];
                 _mm256_storeu_si256((__m256i *)t, code);
-                for (int k = 0; k < 4; k++) o[i + k] = (uint16_t)t[k];
+                for (int k = 0; k < 4; k++) w[k] = (uint16_t)t[k];
+                memcpy(o + i, w, sizeof w); /* o may be unaligned */
+                if (flo) { /* this element's flags: the operands', inexact */
+                    _mm256_storeu_si256((__m256i *)u, fl);
+                    _mm256_storeu_si256((__m256i *)v, rnz);
+                    for (int k = 0; k < 4; k++)
+                        flo[i + k] = (uint8_t)((u[k] & 0x7f) | (v[k] ? SFP8_FLAG_INEXACT : 0));
+                }
             }
             facc = _mm256_or_si256(facc, fl);
             inex = _mm256_or_si256(inex, rnz);
@@ -404,7 +445,7 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
 }
 
 TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                                  const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc)
+                                  const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     A16_DISPATCH(a16_256)
 }
@@ -435,13 +476,13 @@ ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, 
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                               const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc)
+                               const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                             const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc)
+                             const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
     return 0;

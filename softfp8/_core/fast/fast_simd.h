@@ -33,16 +33,22 @@ ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, 
  *      rounded quotient: docs/performance.md) is normal in the format and
  *      below overflow; the kernels process whole blocks from the start and
  *      stop before the first block with an uncovered lane, returning how many
- *      elements they wrote. ---- */
+ *      elements they wrote; flo (or NULL) receives each element's flags. ---- */
 enum { SFP8S_ADD, SFP8S_SUB, SFP8S_MUL, SFP8S_DIV, SFP8S_FMA };
 typedef struct sfp8s_a16 {
     const uint64_t *vf;
     uint64_t mask, maxmag, signbit; /* code mask, largest finite magnitude, sign bit */
     int M, ebase;                    /* mantissa bits; biased binary64 exponent of 2^emin */
     int rounding;                    /* a deterministic SFP8_ROUND_* */
+    /* arith != 0: decode without vf: a code of exponent field e (0 < e < emax_field)
+       or a zero is ((code & magmask) << (52 - M)) + off with the sign moved to bit
+       63 (by << sshift), and raises no flag; other codes are uncovered lanes.
+       round_f64.c sets it only after checking this against vf for every code. */
+    int arith, sshift;
+    uint64_t magmask, off, emax_field;
 } sfp8s_a16;
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                               const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc);
+                               const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
-                             const uint16_t *c, uint16_t *o, ptrdiff_t n, unsigned *acc);
+                             const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
 #endif

@@ -86,6 +86,21 @@ static void *build_a16(const sfp8f_key *k, size_t *bytes)
             break;
         }
     }
+    /* the arithmetic decoding of the SIMD kernels (fast_simd.h, sfp8s_a16),
+       used only if it gives vf for every code it covers */
+    if (t->vf && k->a.man_bits <= 23 && k->a.exp_bits >= 2) {
+        const int M = k->a.man_bits, bits = k->a.bits;
+        const uint64_t magmask = ((uint64_t)1 << (bits - 1)) - 1, emax = ((uint64_t)1 << k->a.exp_bits) - 1;
+        t->off = (uint64_t)(1023 - k->a.bias) << 52;
+        t->emax_field = (int)emax;
+        t->arith = 1;
+        for (int c = 0; c < dec->n && t->arith; c++) {
+            uint64_t mag = (uint64_t)c & magmask, e = mag >> M;
+            uint64_t v = (mag ? (mag << (52 - M)) + t->off : 0) | ((uint64_t)c >> (bits - 1)) << 63;
+            if (e == emax || (e == 0 && mag)) continue; /* uncovered lanes */
+            t->arith = vf[c] == v;
+        }
+    }
     *bytes = sizeof *t + (size_t)dec->n * sizeof *vf;
     return t;
 }
@@ -257,7 +272,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
                            char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     int level = sfp8f_simd_level(), fma = op == X_FMA;
-    if (level >= 1 && t->vf && !flout && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
+    if (level >= 1 && t->vf && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
         sfp8f_apart(o, 2, 2, a, 2, 2, n) && sfp8f_apart(o, 2, 2, b, 2, 2, n) &&
         (!fma || sfp8f_apart(o, 2, 2, c, 2, 2, n))) {
         /* SIMD blocks until one has a lane they do not cover, that block by the
@@ -265,7 +280,8 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
         const int sop = op == X_SUB ? SFP8S_SUB : op == X_MUL ? SFP8S_MUL : op == X_DIV ? SFP8S_DIV
                       : fma ? SFP8S_FMA : SFP8S_ADD;
         const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
-                              t->r.M, t->r.emin + 1023, t->r.rounding};
+                              t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
+                              ((uint64_t)1 << (f->bits - 1)) - 1, t->off, (uint64_t)t->emax_field};
         unsigned acc = 0;
         ptrdiff_t i = 0;
         while (i < n) {
@@ -274,11 +290,11 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
             const uint16_t *b16 = (const uint16_t *)(const void *)(b + 2 * i);
             const uint16_t *c16 = fma ? (const uint16_t *)(const void *)(c + 2 * i) : NULL;
             uint16_t *o16 = (uint16_t *)(void *)(o + 2 * i);
-            i += level >= 2 ? sfp8s_arith16_avx512(&sp, sop, a16, b16, c16, o16, n - i, &acc)
-                            : sfp8s_arith16_avx2(&sp, sop, a16, b16, c16, o16, n - i, &acc);
+            i += level >= 2 ? sfp8s_arith16_avx512(&sp, sop, a16, b16, c16, o16, n - i, flout ? flout + i : NULL, &acc)
+                            : sfp8s_arith16_avx2(&sp, sop, a16, b16, c16, o16, n - i, flout ? flout + i : NULL, &acc);
             e = n - i < 8 ? n : i + 8;
             acc |= arith16_scalar(t, op, f, env, a + 2 * i, 2, b + 2 * i, 2, fma ? c + 2 * i : NULL, 2,
-                                  o + 2 * i, 2, e - i, NULL);
+                                  o + 2 * i, 2, e - i, flout ? flout + i : NULL);
             i = e;
         }
         return acc;
