@@ -90,12 +90,17 @@ def test_16bit_arith_random(op, name):
     assert all(v >= 6 * 1_000_000 for v in per_level.values()), per_level
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
+FORMATS16 = {"float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "hfp16_169": softfp8.hfp16_169,
+             "shp": softfp8.shp(bias=15), "uhp": softfp8.uhp}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS16))
 @isolated
 def test_16bit_arith_configs(name):
     """Every deterministic configuration (saturation, tininess) on 2*10^5 pairs, ufunc OR-flags
-    too (at every SIMD level)."""
-    fmt = getattr(softfp8, name)
+    too (at every SIMD level).  SHP (Tesla subnormals, no specials) and UHP (unsigned,
+    flushed subnormals): SIMD kernels for normal lanes, the core for the rest."""
+    fmt = FORMATS16[name]
     rng = np.random.default_rng(7)
     count = 0
     for mode, sat, tin in itertools.product(MODES, (False, True), ("after", "before")):

@@ -178,6 +178,8 @@ typedef struct sfp8f_a16 {
     sfp8f_rnd r;
     const uint64_t *vf;    /* the SIMD kernels' decoding (fast_simd.h), or NULL */
     int arith;             /* 1: the SIMD kernels may compute vf (fast_simd.h, sfp8s_a16) */
+    int core_only;         /* 1: r holds only M, emin, rounding, maxmag, signbit (0: unsigned);
+                              SIMD kernels for the normal range, the core for the rest (SHP, UHP) */
     uint64_t off;          /* its constants: exponent offset, */
     int emax_field;        /* all-ones exponent field */
 } sfp8f_a16;

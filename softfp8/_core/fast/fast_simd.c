@@ -296,6 +296,7 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
             code = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(e, ebase), mc), K);
             code = _mm512_mask_add_epi64(code, inc, code, one);
             slow |= _mm512_cmpgt_epi64_mask(code, maxmag);
+            if (!p->signbit) slow |= neg; /* unsigned formats: the core */
             if (slow) break;
             code = _mm512_mask_or_epi64(code, neg, code, signb);
             _mm_storeu_si128((__m128i *)(o + i), _mm512_cvtepi64_epi16(code));
@@ -414,6 +415,7 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
             code = _mm256_add_epi64(_mm256_sll_epi64(_mm256_sub_epi64(e, ebase), mc), K);
             code = _mm256_sub_epi64(code, inc);
             slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(code, maxmag));
+            if (!p->signbit) slow = _mm256_or_si256(slow, neg); /* unsigned formats: the core */
             if (_mm256_movemask_pd(_mm256_castsi256_pd(slow))) break;
             code = _mm256_or_si256(code, _mm256_and_si256(neg, signb));
             {
@@ -439,6 +441,38 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
         _mm256_storeu_si256((__m256i *)t, facc);
         _mm256_storeu_si256((__m256i *)u, inex);
         for (int k = 0; k < 4; k++) f |= ((unsigned)t[k] & 0x7fu) | (u[k] ? SFP8_FLAG_INEXACT : 0u);
+        *acc |= f;
+    }
+    return i;
+}
+
+/* sfp8s_binary8 with AVX2: eight lanes per gather (the table has 64 bytes of
+ * padding, so the 4-byte gather of the last entry stays inside it) */
+TGT2 ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z,
+                                  ptrdiff_t n, unsigned *acc)
+{
+    __m256i a = _mm256_setzero_si256();
+    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    /* low byte of each dword to the first four bytes of its 128-bit lane */
+    const __m256i pack = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i xa = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x + i)));
+        __m256i yb = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + i)));
+        __m256i idx = _mm256_or_si256(_mm256_slli_epi32(xa, 8), yb);
+        __m256i v = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)tab, idx, 2), lo16);
+        __m256i s = _mm256_shuffle_epi8(v, pack);
+        uint32_t lo = (uint32_t)_mm256_extract_epi32(s, 0), hi = (uint32_t)_mm256_extract_epi32(s, 4);
+        a = _mm256_or_si256(a, v);
+        memcpy(z + i, &lo, 4);
+        memcpy(z + i + 4, &hi, 4);
+    }
+    {
+        uint32_t t[8];
+        unsigned f = 0;
+        _mm256_storeu_si256((__m256i *)(void *)t, a);
+        for (int k = 0; k < 8; k++) f |= t[k];
         *acc |= f;
     }
     return i;
@@ -479,6 +513,12 @@ ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, co
                                const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z,
+                             ptrdiff_t n, unsigned *acc)
+{
+    (void)tab; (void)x; (void)y; (void)z; (void)n; (void)acc;
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

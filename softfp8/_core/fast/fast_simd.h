@@ -20,6 +20,9 @@ ptrdiff_t sfp8s_lut8(const uint8_t *planes, const uint8_t *fl, int osize, const 
 /* z[i] = low byte of tab[x[i] << 8 | y[i]]; *acc |= the entries (flags in bits 8..15) */
 ptrdiff_t sfp8s_binary8(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z, ptrdiff_t n,
                         unsigned *acc);
+/* the same with AVX2 (level 1) */
+ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z, ptrdiff_t n,
+                             unsigned *acc);
 /* binary32 -> code through the key table (see fast.h) */
 ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
@@ -37,7 +40,8 @@ ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, 
 enum { SFP8S_ADD, SFP8S_SUB, SFP8S_MUL, SFP8S_DIV, SFP8S_FMA };
 typedef struct sfp8s_a16 {
     const uint64_t *vf;
-    uint64_t mask, maxmag, signbit; /* code mask, largest finite magnitude, sign bit */
+    uint64_t mask, maxmag, signbit; /* code mask, largest finite magnitude, sign bit (0: unsigned
+                                       format; negative results are uncovered lanes) */
     int M, ebase;                    /* mantissa bits; biased binary64 exponent of 2^emin */
     int rounding;                    /* a deterministic SFP8_ROUND_* */
     /* arith != 0: decode without vf: a code of exponent field e (0 < e < emax_field)

@@ -54,6 +54,17 @@ static int arith16_ok(const sfp8_format *f)
     return f->bits > 8 && f->bits <= 16 && f->exp_bits <= 8 && f->bias >= -100 && f->bias <= 300;
 }
 
+/* Formats sfp8f_rounder does not cover (Tesla or flushed subnormals, no sign
+ * bit: SHP, UHP) but whose normal range rounds as any IEEE-like format's: the
+ * SIMD kernels take their covered lanes (normal operands and results, below
+ * overflow, non-negative results for unsigned formats), every other block
+ * takes the core.  Deterministic modes, a SIMD level, and not FNUZ. */
+static int simd_only_ok(const sfp8_format *f, const sfp8_env *env)
+{
+    return arith16_ok(f) && sfp8f_usable_env(env) && f->specials != SFP8_SPECIALS_FNUZ && f->man_bits >= 1 &&
+           f->exp_bits >= 2 && sfp8f_simd_level() >= 1;
+}
+
 static void *build_a16(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
@@ -70,8 +81,16 @@ static void *build_a16(const sfp8f_key *k, size_t *bytes)
     if (!t) return NULL;
     t->dec = dec;
     if (!sfp8f_rounder(&k->a, &env, &t->r)) {
-        free(t);
-        return NULL;
+        if (!simd_only_ok(&k->a, &env)) {
+            free(t);
+            return NULL;
+        }
+        t->core_only = 1; /* the normal-range parameters the SIMD kernels read */
+        t->r.M = k->a.man_bits;
+        t->r.emin = 1 - k->a.bias;
+        t->r.rounding = env.rounding;
+        t->r.maxmag = sfp8_max_code(&k->a);
+        t->r.signbit = k->a.is_signed ? (uint32_t)1 << (k->a.bits - 1) : 0;
     }
     vf = (uint64_t *)(void *)(t + 1);
     t->vf = vf;
@@ -90,13 +109,14 @@ static void *build_a16(const sfp8f_key *k, size_t *bytes)
        used only if it gives vf for every code it covers */
     if (t->vf && k->a.man_bits <= 23 && k->a.exp_bits >= 2) {
         const int M = k->a.man_bits, bits = k->a.bits;
-        const uint64_t magmask = ((uint64_t)1 << (bits - 1)) - 1, emax = ((uint64_t)1 << k->a.exp_bits) - 1;
+        const uint64_t magmask = ((uint64_t)1 << (bits - k->a.is_signed)) - 1;
+        const uint64_t emax = ((uint64_t)1 << k->a.exp_bits) - 1;
         t->off = (uint64_t)(1023 - k->a.bias) << 52;
         t->emax_field = (int)emax;
         t->arith = 1;
         for (int c = 0; c < dec->n && t->arith; c++) {
             uint64_t mag = (uint64_t)c & magmask, e = mag >> M;
-            uint64_t v = (mag ? (mag << (52 - M)) + t->off : 0) | ((uint64_t)c >> (bits - 1)) << 63;
+            uint64_t v = (mag ? (mag << (52 - M)) + t->off : 0) | (uint64_t)(c & t->r.signbit) << (64 - bits);
             if (e == emax || (e == 0 && mag)) continue; /* uncovered lanes */
             t->arith = vf[c] == v;
         }
@@ -108,7 +128,7 @@ static void *build_a16(const sfp8f_key *k, size_t *bytes)
 const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
 {
     sfp8f_rnd r;
-    if (!sfp8f_enabled() || !arith16_ok(f) || !sfp8f_rounder(f, env, &r)) return NULL;
+    if (!sfp8f_enabled() || !arith16_ok(f) || (!sfp8f_rounder(f, env, &r) && !simd_only_ok(f, env))) return NULL;
     return sfp8f_cached(T_A16, 0, f, NULL, env, build_a16, n, 65536);
 }
 
@@ -253,6 +273,19 @@ static unsigned arith16_scalar(const sfp8f_a16 *t, int op, const sfp8_format *f,
     const int dn = t->dec->n;
     const sfp8f_rnd p = t->r;
     if (!c) c = a, sc = 0; /* binary operations: never read */
+    if (t->core_only) { /* in order, element by element, as the driver's core loop */
+        unsigned acc = 0;
+        const uint32_t mask = (uint32_t)dn - 1;
+        for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, c += sc, o += so) {
+            uint8_t f8 = 0;
+            uint32_t x = sfp8f_ld16(a) & mask, y = sfp8f_ld16(b) & mask, z = op == X_FMA ? sfp8f_ld16(c) & mask : 0;
+            uint16_t r = (uint16_t)sfp8x_apply(op, f, x, y, z, env, &f8);
+            memcpy(o, &r, 2);
+            acc |= f8;
+            if (flout) flout[i] = f8;
+        }
+        return acc;
+    }
     switch (op) {
     case X_MUL: ARITH16_MODES(X_MUL)
     case X_SUB: ARITH16_MODES(X_SUB)
@@ -272,7 +305,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
                            char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     int level = sfp8f_simd_level(), fma = op == X_FMA;
-    if (level >= 1 && t->vf && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
+    if (level >= 1 && t->vf && (t->arith || !t->core_only) && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
         sfp8f_apart(o, 2, 2, a, 2, 2, n) && sfp8f_apart(o, 2, 2, b, 2, 2, n) &&
         (!fma || sfp8f_apart(o, 2, 2, c, 2, 2, n))) {
         /* SIMD blocks until one has a lane they do not cover, that block by the
@@ -281,7 +314,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
                       : fma ? SFP8S_FMA : SFP8S_ADD;
         const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
                               t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
-                              ((uint64_t)1 << (f->bits - 1)) - 1, t->off, (uint64_t)t->emax_field};
+                              ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field};
         unsigned acc = 0;
         ptrdiff_t i = 0;
         while (i < n) {
