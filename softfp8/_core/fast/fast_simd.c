@@ -262,6 +262,8 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
         } else if (OP == SFP8S_DIV) {
             bits = _mm512_castpd_si512(_mm512_div_pd(vx, vy));
             slow |= _mm512_testn_epi64_mask(_mm512_andnot_si512(lowb, by), mag); /* divisor zero */
+        } else if (OP != SFP8S_FMA && p->exact_sum) {
+            bits = _mm512_castpd_si512(_mm512_add_pd(vx, vy));
         } else { /* TwoSum, rounded to odd (fast_impl.h, sfp8f_odd_sum) */
             __m512d pp = OP == SFP8S_FMA ? _mm512_mul_pd(vx, vy) : vx;
             __m512d qq = OP == SFP8S_FMA ? _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)) : vy;
@@ -382,6 +384,8 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
             bits = _mm256_castpd_si256(_mm256_div_pd(vx, vy));
             slow = _mm256_or_si256(slow, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_andnot_si256(lowb, by), mag),
                                                             zero));
+        } else if (OP != SFP8S_FMA && p->exact_sum) {
+            bits = _mm256_castpd_si256(_mm256_add_pd(vx, vy));
         } else {
             __m256d pp = OP == SFP8S_FMA ? _mm256_mul_pd(vx, vy) : vx;
             __m256d qq = OP == SFP8S_FMA ? _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bz)) : vy;

@@ -50,6 +50,9 @@ typedef struct sfp8s_a16 {
        round_f64.c sets it only after checking this against vf for every code. */
     int arith, sshift;
     uint64_t magmask, off, emax_field;
+    /* 1: every sum of two values is exact in binary64 (float16, SHP): add and
+       subtract skip TwoSum */
+    int exact_sum;
 } sfp8s_a16;
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);

@@ -295,6 +295,17 @@ static unsigned arith16_scalar(const sfp8f_a16 *t, int op, const sfp8_format *f,
     }
 }
 
+/* 1 if the binary64 sum of any two finite values of f is exact: every value is
+ * an integer multiple of 2^qmin (qmin = -bias - M - 1 covers Tesla subnormals)
+ * of magnitude below 2^(emax + 1), emax = 2^E - 1 - bias (even if that exponent
+ * field is special), so a sum is a multiple of 2^qmin below 2^(emax + 2): at
+ * most emax + 2 - qmin <= 53 significant bits. */
+static int exact_sum(const sfp8_format *f)
+{
+    int emax = (1 << f->exp_bits) - 1 - f->bias, qmin = -f->bias - f->man_bits - 1;
+    return emax + 2 - qmin <= 53;
+}
+
 int sfp8f_arith16_op(int op)
 {
     return op == X_ADD || op == X_SUB || op == X_MUL || op == X_DIV || op == X_FMA;
@@ -314,7 +325,8 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
                       : fma ? SFP8S_FMA : SFP8S_ADD;
         const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
                               t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
-                              ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field};
+                              ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field,
+                              exact_sum(f)};
         unsigned acc = 0;
         ptrdiff_t i = 0;
         while (i < n) {
