@@ -230,6 +230,17 @@ TGT static inline AINL __m512i a16_load512(const sfp8s_a16 *p, const uint16_t *x
     return _mm512_i64gather_epi64(i, (const void *)p->vf, 8);
 }
 
+/* 1 if some lane's binary64 sum may be inexact: the binary exponents of the
+ * operands more than 52 - p apart (p = M + 1 significant bits: closer operands
+ * sum to at most 53 bits, docs/performance.md), or one operand zero and the
+ * other not (harmless: those take TwoSum) */
+TGT static inline AINL int far512(const sfp8s_a16 *p, __m512d vx, __m512d vy)
+{
+    /* getexp: floor(log2|v|), -inf for zero (a zero operand then counts as far) */
+    __m512d d = _mm512_sub_pd(_mm512_getexp_pd(vx), _mm512_getexp_pd(vy));
+    return _mm512_cmp_pd_mask(_mm512_abs_pd(d), _mm512_set1_pd(51 - p->M), _CMP_GT_OQ) != 0;
+}
+
 TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
                                          const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
@@ -262,8 +273,8 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
         } else if (OP == SFP8S_DIV) {
             bits = _mm512_castpd_si512(_mm512_div_pd(vx, vy));
             slow |= _mm512_testn_epi64_mask(_mm512_andnot_si512(lowb, by), mag); /* divisor zero */
-        } else if (OP != SFP8S_FMA && p->exact_sum) {
-            bits = _mm512_castpd_si512(_mm512_add_pd(vx, vy));
+        } else if (OP != SFP8S_FMA && (p->exact_sum || !far512(p, vx, vy))) {
+            bits = _mm512_castpd_si512(_mm512_add_pd(vx, vy)); /* exact */
         } else { /* TwoSum, rounded to odd (fast_impl.h, sfp8f_odd_sum) */
             __m512d pp = OP == SFP8S_FMA ? _mm512_mul_pd(vx, vy) : vx;
             __m512d qq = OP == SFP8S_FMA ? _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)) : vy;
@@ -351,6 +362,16 @@ TGT2 static inline AINL __m256i nz256(__m256i x, __m256i m) /* all ones where x 
                             _mm256_set1_epi64x(-1));
 }
 
+TGT2 static inline AINL int far256(const sfp8s_a16 *p, __m256i bx, __m256i by) /* as far512 */
+{
+    const __m256i e11 = _mm256_set1_epi64x(0x7ff), lim = _mm256_set1_epi64x(51 - p->M), zero = _mm256_setzero_si256();
+    __m256i ex = _mm256_and_si256(_mm256_srli_epi64(bx, 52), e11), ey = _mm256_and_si256(_mm256_srli_epi64(by, 52), e11);
+    __m256i t = _mm256_add_epi64(_mm256_sub_epi64(ex, ey), lim);
+    __m256i far = _mm256_or_si256(_mm256_cmpgt_epi64(t, _mm256_add_epi64(lim, lim)), _mm256_cmpgt_epi64(zero, t));
+    far = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi64(ex, zero), _mm256_cmpeq_epi64(ey, zero)), far);
+    return _mm256_movemask_pd(_mm256_castsi256_pd(far)) != 0;
+}
+
 TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
                                           const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
                                           uint8_t *flo, unsigned *acc)
@@ -384,8 +405,8 @@ TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, 
             bits = _mm256_castpd_si256(_mm256_div_pd(vx, vy));
             slow = _mm256_or_si256(slow, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_andnot_si256(lowb, by), mag),
                                                             zero));
-        } else if (OP != SFP8S_FMA && p->exact_sum) {
-            bits = _mm256_castpd_si256(_mm256_add_pd(vx, vy));
+        } else if (OP != SFP8S_FMA && (p->exact_sum || !far256(p, bx, by))) {
+            bits = _mm256_castpd_si256(_mm256_add_pd(vx, vy)); /* exact */
         } else {
             __m256d pp = OP == SFP8S_FMA ? _mm256_mul_pd(vx, vy) : vx;
             __m256d qq = OP == SFP8S_FMA ? _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bz)) : vy;
