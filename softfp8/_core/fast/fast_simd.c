@@ -241,6 +241,17 @@ TGT static inline AINL int far512(const sfp8s_a16 *p, __m512d vx, __m512d vy)
     return _mm512_cmp_pd_mask(_mm512_abs_pd(d), _mm512_set1_pd(51 - p->M), _CMP_GT_OQ) != 0;
 }
 
+/* 1 if some lane's binary64 P + z may be inexact, P = x*y exact (at most 2p
+ * bits): P is a multiple of 2^(EP - 2p + 1), z of 2^(Ez - p + 1), the sum is
+ * below 2^(max(EP, Ez) + 2), so it is exact when max(EP, Ez) - min(EP - 2p + 1,
+ * Ez - p + 1) <= 51 (a zero operand: not claimed, unless both are zero) */
+TGT static inline AINL int fma_far512(const sfp8s_a16 *p, __m512d pr, __m512d vz)
+{
+    __m512d gp = _mm512_getexp_pd(pr), gz = _mm512_getexp_pd(vz);
+    __m512d lo = _mm512_min_pd(_mm512_sub_pd(gp, _mm512_set1_pd(2 * p->M + 1)), _mm512_sub_pd(gz, _mm512_set1_pd(p->M)));
+    return _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_max_pd(gp, gz), lo), _mm512_set1_pd(51), _CMP_GT_OQ) != 0;
+}
+
 TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
                                          const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
@@ -275,6 +286,10 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
             slow |= _mm512_testn_epi64_mask(_mm512_andnot_si512(lowb, by), mag); /* divisor zero */
         } else if (OP != SFP8S_FMA && (p->exact_sum || !far512(p, vx, vy))) {
             bits = _mm512_castpd_si512(_mm512_add_pd(vx, vy)); /* exact */
+        } else if (OP == SFP8S_FMA && !fma_far512(p, _mm512_mul_pd(vx, vy),
+                                                  _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)))) {
+            bits = _mm512_castpd_si512(
+                _mm512_add_pd(_mm512_mul_pd(vx, vy), _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz))));
         } else { /* TwoSum, rounded to odd (fast_impl.h, sfp8f_odd_sum) */
             __m512d pp = OP == SFP8S_FMA ? _mm512_mul_pd(vx, vy) : vx;
             __m512d qq = OP == SFP8S_FMA ? _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)) : vy;
