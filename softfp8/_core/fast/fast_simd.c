@@ -213,7 +213,20 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
 /* eight codes -> their vf entries (fast_simd.h): computed, or gathered */
 TGT static inline AINL __m512i a16_load512(const sfp8s_a16 *p, const uint16_t *x, __m512i msk)
 {
-    __m512i i = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)x)), msk);
+    __m512i i;
+    if (p->hw) { /* binary16 / bfloat16: exact conversions through binary32 */
+        const __m128i c = _mm_loadu_si128((const __m128i *)x);
+        const __m128i expm = _mm_set1_epi16((short)(p->emax_field << p->M)), ex = _mm_and_si128(c, expm);
+        __mmask8 slow = _mm_cmpeq_epi16_mask(ex, expm) |
+                        (_mm_cmpeq_epi16_mask(ex, _mm_setzero_si128()) &
+                         _mm_test_epi16_mask(c, _mm_set1_epi16((short)((1 << p->M) - 1))));
+        __m512d d = p->hw == 1
+                        ? _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_cvtph_ps(_mm256_castsi128_si256(c))))
+                        : _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(c), 16)));
+        __m512i v = _mm512_castpd_si512(d);
+        return _mm512_mask_or_epi64(v, slow, v, _mm512_set1_epi64(0x80));
+    }
+    i = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)x)), msk);
     if (p->arith) {
         const __m512i mag = _mm512_and_si512(i, _mm512_set1_epi64((long long)p->magmask));
         const __m512i e = _mm512_srl_epi64(mag, _mm_cvtsi32_si128(p->M));

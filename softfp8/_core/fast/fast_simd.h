@@ -53,6 +53,9 @@ typedef struct sfp8s_a16 {
     /* 1: every sum of two values is exact in binary64 (float16, SHP): add and
        subtract skip TwoSum */
     int exact_sum;
+    /* AVX-512: decode by conversion through binary32: 1 binary16 (vcvtph2ps),
+       2 bfloat16 (code << 16); covered codes as for arith */
+    int hw;
 } sfp8s_a16;
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);

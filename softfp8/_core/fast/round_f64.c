@@ -306,6 +306,17 @@ static int exact_sum(const sfp8_format *f)
     return emax + 2 - qmin <= 53;
 }
 
+/* 1 binary16, 2 bfloat16 (the SIMD kernels' conversions through binary32, which
+ * give the arithmetic decoding's values for every code it covers) */
+static int hw_decode(const sfp8_format *f)
+{
+    if (f->bits != 16 || !f->is_signed || f->specials != SFP8_SPECIALS_IEEE || f->subnormals != SFP8_SUBNORMALS_IEEE)
+        return 0;
+    if (f->exp_bits == 5 && f->man_bits == 10 && f->bias == 15) return 1;
+    if (f->exp_bits == 8 && f->man_bits == 7 && f->bias == 127) return 2;
+    return 0;
+}
+
 int sfp8f_arith16_op(int op)
 {
     return op == X_ADD || op == X_SUB || op == X_MUL || op == X_DIV || op == X_FMA;
@@ -326,7 +337,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
         const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
                               t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
                               ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field,
-                              exact_sum(f)};
+                              exact_sum(f), t->arith ? hw_decode(f) : 0};
         unsigned acc = 0;
         ptrdiff_t i = 0;
         while (i < n) {
