@@ -176,7 +176,7 @@ unsigned sfp8f_round_doubles(const sfp8f_rnd *r, const double *d, ptrdiff_t n, u
 typedef struct sfp8f_a16 {
     const sfp8f_conv *dec; /* format -> binary64 */
     sfp8f_rnd r;
-    const uint64_t *vf;    /* the SIMD kernels' decoding (fast_simd.h), or NULL */
+    const uint64_t *vf;    /* the SIMD kernels' decoding table (fast_simd.h), or NULL (none, or arith) */
     int arith;             /* 1: the SIMD kernels may compute vf (fast_simd.h, sfp8s_a16) */
     int core_only;         /* 1: r holds only M, emin, rounding, maxmag, signbit (0: unsigned);
                               SIMD kernels for the normal range, the core for the rest (SHP, UHP) */

@@ -121,6 +121,13 @@ static void *build_a16(const sfp8f_key *k, size_t *bytes)
             t->arith = vf[c] == v;
         }
     }
+    if (t->arith) { /* the kernels compute vf: release it */
+        sfp8f_a16 *small = realloc(t, sizeof *t);
+        if (small) t = small;
+        t->vf = NULL;
+        *bytes = sizeof *t;
+        return t;
+    }
     *bytes = sizeof *t + (size_t)dec->n * sizeof *vf;
     return t;
 }
@@ -327,7 +334,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
                            char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     int level = sfp8f_simd_level(), fma = op == X_FMA;
-    if (level >= 1 && t->vf && (t->arith || !t->core_only) && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
+    if (level >= 1 && (t->arith || (t->vf && !t->core_only)) && sa == 2 && sb == 2 && so == 2 && (!fma || sc == 2) &&
         sfp8f_apart(o, 2, 2, a, 2, 2, n) && sfp8f_apart(o, 2, 2, b, 2, 2, n) &&
         (!fma || sfp8f_apart(o, 2, 2, c, 2, 2, n))) {
         /* SIMD blocks until one has a lane they do not cover, that block by the
