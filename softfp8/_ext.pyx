@@ -113,8 +113,8 @@ cdef extern from "fast.h":
                            ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
                            ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
     unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
-                               const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o,
-                               ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
+                               const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c,
+                               ptrdiff_t sc, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
 
 _KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary",
           "unary2", "unary_i32", "binary2", "binary_i64")
@@ -260,6 +260,8 @@ def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t
     try:
         if kind in ("binary8", "unary", "arith16"):
             opc = OPS[op]
+        if kind == "arith16" and op not in ("add", "sub", "mul", "div"):
+            raise ValueError(f"arith16 kernels take add, sub, mul or div, got {op!r}")
         if kind == "binary8":
             tab = sfp8f_binary8(opc, &f, &env, n)
         elif kind == "unary":
@@ -302,22 +304,22 @@ def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t
                                     base + off[3], st[3], base + off[0], st[0], n, flp)
             else:
                 acc = sfp8f_run_arith16(<const sfp8f_a16 *>tab, opc, &f, &env, base + off[1], st[1],
-                                        base + off[2], st[2], base + off[0], st[0], n, flp)
+                                        base + off[2], st[2], NULL, 0, base + off[0], st[0], n, flp)
         return int(acc), flags
     finally:
         sfp8f_read_end(tok)
 
 
 def simd_level():
-    """SIMD level of the fast kernels: 2 AVX-512 (F/BW/VL/DQ/VBMI), 0 portable C."""
+    """SIMD level of the fast kernels: 2 AVX-512 (F/BW/VL/DQ/VBMI), 1 AVX2, 0 portable C."""
     return sfp8f_simd_level()
 
 
 def set_simd(int level):
     """Choose the SIMD level (clamped to what the CPU has); returns the previous one.
-    SOFTFP8_SIMD=0 in the environment starts with portable C."""
-    if level not in (0, 2):
-        raise ValueError(f"SIMD level must be 0 or 2, got {level!r}")
+    SOFTFP8_SIMD=0 (portable C) or 1 (AVX2) in the environment caps the starting level."""
+    if level not in (0, 1, 2):
+        raise ValueError(f"SIMD level must be 0, 1 or 2, got {level!r}")
     return sfp8f_set_simd(level)
 
 

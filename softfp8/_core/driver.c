@@ -85,10 +85,10 @@ static int fast_run_tables(int op, const sfp8_format *f, const sfp8_env *env, ch
                 *acc = sfp8f_run_binary8(tab, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
                 return 1;
             }
-        } else if (op == X_ADD || op == X_SUB || op == X_MUL) {
+        } else if (sfp8f_arith16_op(op)) {
             const sfp8f_a16 *t = sfp8f_arith16(f, env, n);
             if (t) {
-                *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
+                *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], NULL, 0, d[2], s[2], n, flout);
                 return 1;
             }
         }
@@ -104,6 +104,12 @@ static int fast_run_tables(int op, const sfp8_format *f, const sfp8_env *env, ch
         const sfp8f_fma *t = sfp8f_fma_table(f, env, n);
         if (!t) return 0;
         *acc = sfp8f_run_fma(t, f, env, d[0], s[0], d[1], s[1], d[2], s[2], d[3], s[3], n, flout);
+        return 1;
+    }
+    if (op == X_FMA) {
+        const sfp8f_a16 *t = sfp8f_arith16(f, env, n);
+        if (!t) return 0;
+        *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], d[2], s[2], d[3], s[3], n, flout);
         return 1;
     }
     return 0;

@@ -16,7 +16,7 @@ import softfp8
 import softfp8.bits as sfb
 from softfp8 import _ext
 
-from .test_fast_paths import isolated
+from .test_fast_paths import SIMD_LEVELS, fast_mode, isolated
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
 
@@ -59,48 +59,78 @@ def _special_biased_codes(rng, fmt, n):
     return u
 
 
-# ---- 16-bit add / sub / mul: >= 10^7 random operand pairs per operation and mode ----
+def _narrow_codes(rng, fmt, n):
+    """Codes of values within 2^+-10 of 1 (1% zeros): whole SIMD blocks of sums that
+    are exact in binary64 (the kernels' no-TwoSum blocks) and of normal results."""
+    M, bias = fmt.man_bits, fmt.bias
+    e = rng.integers(max(1, bias - 10), min((1 << fmt.exp_bits) - 1, bias + 11), size=n, dtype=np.uint32)
+    u = (e << M) | rng.integers(0, 1 << M, size=n, dtype=np.uint32)
+    u |= (rng.random(n) < 0.5).astype(np.uint32) << (fmt.bits - 1)
+    u[rng.random(n) < 0.01] = 0
+    return u
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+
+# ---- 16-bit add / sub / mul / div / fma: 5 * 10^6 random operand tuples per
+#      operation, mode and format (10^7 per operation and mode over float16 and
+#      bfloat16), split over the SIMD levels of the machine ----
+
+A16_FUNCS = {"add": sfb.add, "sub": sfb.sub, "mul": sfb.mul, "div": sfb.div, "fma": sfb.fma}
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "fma"])
 @pytest.mark.parametrize("name", ["float16", "bfloat16"])
 @isolated
 def test_16bit_arith_random(op, name):
     fmt = getattr(softfp8, name)
     rng = np.random.default_rng(hash((op, name)) & 0xffff)
-    fn = getattr(sfb, op)
+    fn = A16_FUNCS[op]
     count = 0
+    per_level = dict.fromkeys(SIMD_LEVELS, 0)
     for mode in MODES:
-        for chunk in range(5):  # 5 x 2 * 10^6 = 10^7 per operation and mode
-            a = _special_biased_codes(rng, fmt, 2_000_000)
-            b = _special_biased_codes(rng, fmt, 2_000_000)
-            ref, got = _bits_pair(fn, fmt, a, b, rounding=mode)
-            count += _assert_same(ref, got, f"{name} {op} {mode}")
-    assert count == 6 * 10_000_000
+        for chunk in range(5):  # 5 x 10^6 per operation, mode and format
+            simd = SIMD_LEVELS[chunk % len(SIMD_LEVELS)]
+            gen = _narrow_codes if chunk in (1, 3) else _special_biased_codes
+            ops = [gen(rng, fmt, 1_000_000) for _ in range(3 if op == "fma" else 2)]
+            with fast_mode(2, simd):
+                got = fn(fmt, *ops, rounding=mode)
+            with fast_mode(0, simd):
+                ref = fn(fmt, *ops, rounding=mode)
+            k = _assert_same(ref, got, f"{name} {op} {mode} simd={simd}")
+            count += k
+            per_level[simd] += k
+    assert count == 6 * 5_000_000
+    assert all(v >= 6 * 1_000_000 for v in per_level.values()), per_level
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
+FORMATS16 = {"float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "hfp16_169": softfp8.hfp16_169,
+             "shp": softfp8.shp(bias=15), "uhp": softfp8.uhp}
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS16))
 @isolated
 def test_16bit_arith_configs(name):
-    """Every deterministic configuration (saturation, tininess) on 2*10^5 pairs, ufunc OR-flags too."""
-    fmt = getattr(softfp8, name)
+    """Every deterministic configuration (saturation, tininess) on 2*10^5 pairs, ufunc OR-flags
+    too (at every SIMD level).  SHP (Tesla subnormals, no specials) and UHP (unsigned,
+    flushed subnormals): SIMD kernels for normal lanes, the core for the rest."""
+    fmt = FORMATS16[name]
     rng = np.random.default_rng(7)
     count = 0
     for mode, sat, tin in itertools.product(MODES, (False, True), ("after", "before")):
         a = _special_biased_codes(rng, fmt, 200_000)
         b = _special_biased_codes(rng, fmt, 200_000)
-        for op, uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+        for op, uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)):
             ref, got = _bits_pair(getattr(sfb, op), fmt, a, b, rounding=mode, saturate=sat, tininess=tin)
             count += _assert_same(ref, got, f"{name} {op} {mode} sat={sat} {tin}")
             x = a.astype(np.uint16).view(fmt.dtype)
             y = b.astype(np.uint16).view(x.dtype)
             outs = []
-            for lv in (0, 2):
-                with level(lv), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
+            for lv, simd in [(0, 0)] + [(2, s) for s in SIMD_LEVELS]:
+                with fast_mode(lv, simd), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
                         softfp8.collect_flags() as fl, np.errstate(all="ignore"):
                     r = uf(x, y)
                 outs.append((r.view(np.uint16).tobytes(), int(fl.flags)))
-            assert outs[0] == outs[1], f"{name} {uf.__name__} {mode} sat={sat} {tin}"
-    assert count == 24 * 3 * 200_000
+            assert all(o == outs[0] for o in outs[1:]), f"{name} {uf.__name__} {mode} sat={sat} {tin}"
+    assert count == 24 * 4 * 200_000
 
 
 # ---- fma of 8-bit formats ----

@@ -32,7 +32,7 @@ import pytest
 from ..models import rational as ref
 import softfp8
 from softfp8 import _ext
-from .test_fast_paths import SIMD_LEVELS  # (2, 0) where the CPU has AVX-512, else (0,)
+from .test_fast_paths import SIMD_LEVELS  # (2, 1, 0) with AVX-512, (1, 0) with AVX2 only, else (0,)
 
 FLAG_BITS = 0x3F  # the six defined flags (softfp8.Flags)
 
@@ -80,9 +80,10 @@ def _used():
     return st["hits"] + st["builds"]
 
 
-def check(fn, what, engaged=True, seed=0):
+def check(fn, what, engaged=True, seed=0, min_simd=0):
     """fn(g) -> array or tuple of arrays; g a numpy Generator for garbage outputs,
-    seeded differently on every run.  Returns the core's (parts, flags)."""
+    seeded differently on every run.  Returns the core's (parts, flags).  The fast
+    path must have run (engaged) at SIMD levels >= min_simd."""
     with switches(0, SIMD_LEVELS[-1]):
         ref_parts, ref_fl = observe(fn, np.random.default_rng([seed, 0]))
     with switches(2, SIMD_LEVELS[0]):  # build the tables first
@@ -92,7 +93,7 @@ def check(fn, what, engaged=True, seed=0):
         with switches(level, simd):
             parts, fl = observe(fn, np.random.default_rng([seed, k + 1]))
         tag = f"{what} [fast={level} simd={simd}]"
-        if engaged and level == 2:
+        if engaged and level == 2 and simd >= min_simd:
             assert _used() > before, f"{tag}: no fast-path table was used"
         assert len(parts) == len(ref_parts), tag
         for j, ((dt, sh, got), (rdt, rsh, want)) in enumerate(zip(parts, ref_parts)):
@@ -310,20 +311,24 @@ def test_binary8_layouts(fmt):
     assert n == 7 * (21 + 11) + 2 * (1 + 11)
 
 
-@pytest.mark.parametrize("fmt", [softfp8.float16, softfp8.bfloat16], ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", [softfp8.float16, softfp8.bfloat16, softfp8.shp(bias=15), softfp8.uhp],
+                         ids=lambda f: f.name)
 def test_arith16_layouts(fmt):
-    """16-bit add/sub/mul (round_f64.c) under every convention, two rounding modes."""
+    """16-bit add/sub/mul/div (round_f64.c, the SIMD kernels of fast_simd.c) under every
+    convention, two rounding modes, at every SIMD level (FAST_RUNS).  SHP and UHP have
+    only the SIMD kernels (level >= 1); at level 0 they take the core."""
     x, y = _operands(fmt, "a16")
+    min_simd = 0 if fmt.subnormals == "ieee" and fmt.signed else 1
     n = 0
     for mode in ("nearest_even", "downward"):
         with softfp8.rounding(mode):
-            for name in ("add", "subtract", "multiply"):
+            for name in ("add", "subtract", "multiply", "true_divide"):
                 uf = getattr(np, name)
                 for lab, fn in binary_cases(uf, x, y, False).items():
                     engaged = not (name == "add" and lab.startswith("reduce"))
-                    check(fn, f"{fmt.name} {name} {lab} {mode}", engaged=engaged, seed=n)
+                    check(fn, f"{fmt.name} {name} {lab} {mode}", engaged=engaged, seed=n, min_simd=min_simd)
                     n += 1
-    assert n == 2 * 3 * (21 + 11 + 1)
+    assert n == 2 * 4 * (21 + 11 + 1)
 
 
 # --------------------------------------------------------------------------
@@ -518,9 +523,11 @@ def test_cast_layouts(fmt):
 # fma and stochastic casts
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2], ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2, softfp8.float16, softfp8.bfloat16],
+                         ids=lambda f: f.name)
 def test_fma_layouts(fmt):
-    """softfp8.fma (fast.c's odd-sum fma) under the conventions a 3-input ufunc has."""
+    """softfp8.fma (fast.c's odd-sum fma; round_f64.c and its SIMD kernels for 16-bit
+    formats) under the conventions a 3-input ufunc has."""
     x, y = _operands(fmt, "fma")
     z = y[::-1].copy()
     fma = softfp8.fma
@@ -835,7 +842,7 @@ class CoreElement:
                 elif self.kind == "fma":
                     c, f = sfb.fma(self.fmt, args[0] & m, args[1] & m, args[2] & m, **self.opts)
                 else:
-                    fn = {"add": sfb.add, "sub": sfb.sub, "mul": sfb.mul}[self.op]
+                    fn = {"add": sfb.add, "sub": sfb.sub, "mul": sfb.mul, "div": sfb.div}[self.op]
                     c, f = fn(self.fmt, args[0] & m, args[1] & m, **self.opts)
             r = (int(np.asarray(c).reshape(-1)[0]), int(np.asarray(f).reshape(-1)[0]))
         self.memo[key] = r
@@ -990,7 +997,7 @@ def test_direct_fma():
     assert n == 2 * 15 * len(SIMD_LEVELS) * 2
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_direct_arith16(op):
     n = 0
     for fmt in (softfp8.float16, softfp8.bfloat16):

@@ -159,8 +159,10 @@ def _cpu_simd():
         _ext.set_simd(prev)
 
 
-HAS_AVX512 = _cpu_simd() == 2
-SIMD_LEVELS = (2, 0) if HAS_AVX512 else (0,)
+CPU_SIMD = _cpu_simd()  # 2 AVX-512 (with AVX2), 1 AVX2, 0 neither
+HAS_AVX512 = CPU_SIMD == 2
+# every level the machine can run, best first: AVX-512, AVX2, portable C
+SIMD_LEVELS = tuple(range(CPU_SIMD, -1, -1))
 DEFAULT_SIMD = SIMD_LEVELS[0]
 # fast variants compared with the core: eager tables at every SIMD level, and the
 # default mode (tables built only for long calls, else whatever is cached / the core)
@@ -385,9 +387,12 @@ def test_simd_levels():
     try:
         assert _ext.simd_level() == 0
         assert _ext.set_simd(2) == 0
-        assert _ext.simd_level() in (0, 2)
-        with pytest.raises(ValueError):
-            _ext.set_simd(1)
+        assert _ext.simd_level() == CPU_SIMD
+        assert _ext.set_simd(1) == CPU_SIMD
+        assert _ext.simd_level() == min(1, CPU_SIMD)
+        for bad in (-1, 3):
+            with pytest.raises(ValueError, match="SIMD level must be 0, 1 or 2"):
+                _ext.set_simd(bad)
     finally:
         _ext.set_simd(prev)
     prevf = _ext.set_fast(2)
@@ -1137,6 +1142,8 @@ def test_env_switches():
     assert fast == "0"
     fast, simd = _child({"SOFTFP8_SIMD": "0"}, code).split()
     assert simd == "0" and fast == "1"
+    fast, simd = _child({"SOFTFP8_SIMD": "1"}, code).split()
+    assert simd == str(min(1, CPU_SIMD)) and fast == "1"
     fast, simd = _child({"SOFTFP8_FAST": "2"}, code).split()
     assert fast == "2" and simd == str(DEFAULT_SIMD)
     fast, simd = _child({}, code).split()

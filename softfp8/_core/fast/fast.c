@@ -47,7 +47,10 @@ int sfp8f_simd_level(void)
 {
     int s = __atomic_load_n(&g_simd, __ATOMIC_RELAXED);
     if (s < 0) {
-        s = env_off("SOFTFP8_SIMD") ? 0 : sfp8s_cpu_level();
+        /* SOFTFP8_SIMD=0 portable C, 1 at most AVX2, 2 (or unset) the best the CPU has */
+        const char *v = getenv("SOFTFP8_SIMD");
+        int cpu = sfp8s_cpu_level();
+        s = env_off("SOFTFP8_SIMD") ? 0 : (v && strcmp(v, "1") == 0 && cpu > 1) ? 1 : cpu;
         __atomic_store_n(&g_simd, s, __ATOMIC_RELAXED);
     }
     return s;
@@ -356,9 +359,11 @@ unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, con
     unsigned acc = 0;
     ptrdiff_t i = 0;
     if (flout) return bin8_loop(1, tab, a, sa, b, sb, o, so, 0, n, flout) >> 8;
-    if (sa == 1 && sb == 1 && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, 1, 1, n) &&
+    if (sa == 1 && sb == 1 && so == 1 && sfp8f_simd_level() >= 1 && sfp8f_apart(o, 1, 1, a, 1, 1, n) &&
         sfp8f_apart(o, 1, 1, b, 1, 1, n)) {
-        i = sfp8s_binary8(tab, (const uint8_t *)a, (const uint8_t *)b, (uint8_t *)o, n, &acc);
+        i = sfp8f_simd_level() >= 2 ? sfp8s_binary8(tab, (const uint8_t *)a, (const uint8_t *)b, (uint8_t *)o, n, &acc)
+                                    : sfp8s_binary8_avx2(tab, (const uint8_t *)a, (const uint8_t *)b, (uint8_t *)o, n,
+                                                         &acc);
         a += i;
         b += i;
         o += i;

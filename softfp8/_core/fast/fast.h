@@ -38,8 +38,9 @@
  * of the call that asks: a missing table is built only if n repays it. */
 int sfp8f_enabled(void);
 int sfp8f_set_enabled(int on); /* returns the previous setting */
-/* Which SIMD level the kernels use: 0 portable C, 2 AVX-512 (F/BW/VL/DQ/VBMI).
- * SOFTFP8_SIMD=0 in the environment forces portable C. */
+/* Which SIMD level the kernels use: 0 portable C, 1 AVX2, 2 AVX-512
+ * (F/BW/VL/DQ/VBMI, which implies the AVX2 kernels too).  SOFTFP8_SIMD=0 or 1
+ * in the environment caps the level (default: the best the CPU has). */
 int sfp8f_simd_level(void);
 int sfp8f_set_simd(int level); /* clamps to what the CPU has; returns the previous level */
 /* The table cache (for tests and diagnostics).  hits / misses count the
@@ -167,18 +168,28 @@ int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r);
  * the sign of an exact zero is the caller's); returns the OR of the flags */
 unsigned sfp8f_round_doubles(const sfp8f_rnd *r, const double *d, ptrdiff_t n, uint32_t *out);
 
-/* ---- add/sub/mul of a 16-bit format covered by sfp8f_rounder with at most
- *      8 exponent bits (float16, bfloat16, hfp16_169, ...): operands decoded
- *      to binary64, the exact result rounded to odd, then sfp8f_rnd.
- *      NaN/infinity operands take the core. ---- */
+/* ---- add/sub/mul/div/fma of a 16-bit format covered by sfp8f_rounder with
+ *      at most 8 exponent bits (float16, bfloat16, hfp16_169, ...): operands
+ *      decoded to binary64, the exact result rounded to odd (the quotient
+ *      correctly rounded), then sfp8f_rnd.  NaN/infinity operands, division by
+ *      zero and exact zero quotients / fma results take the core. ---- */
 typedef struct sfp8f_a16 {
     const sfp8f_conv *dec; /* format -> binary64 */
     sfp8f_rnd r;
+    const uint64_t *vf;    /* the SIMD kernels' decoding table (fast_simd.h), or NULL (none, or arith) */
+    int arith;             /* 1: the SIMD kernels may compute vf (fast_simd.h, sfp8s_a16) */
+    int core_only;         /* 1: r holds only M, emin, rounding, maxmag, signbit (0: unsigned);
+                              SIMD kernels for the normal range, the core for the rest (SHP, UHP) */
+    uint64_t off;          /* its constants: exponent offset, */
+    int emax_field;        /* all-ones exponent field */
 } sfp8f_a16;
+/* 1 for the operations sfp8f_run_arith16 takes (add, sub, mul, div, fma) */
+int sfp8f_arith16_op(int op);
 const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* c, sc: the addend of fma (ignored for binary operations) */
 unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
-                           const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so,
-                           ptrdiff_t n, uint8_t *flout);
+                           const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc,
+                           char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- stochastic rounding binary32/binary64 -> 8-bit format (from_float
  *      formats): inside the normal range, below overflow, the result is the

@@ -1,9 +1,11 @@
-/* AVX-512 kernels of the fast paths, compiled for the instruction set with
+/* AVX-512 and AVX2 kernels of the fast paths, compiled for the instruction set with
  * target attributes and chosen at run time (sfp8s_cpu_level); every other
  * build gets the stubs at the end, and the portable loops of fast.c run. */
 #include "fast_simd.h"
 
 #include <string.h>
+
+#include "softfp8/softfp8.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -14,7 +16,8 @@ int sfp8s_cpu_level(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vbmi"))
-        return 2;
+        return __builtin_cpu_supports("avx2") ? 2 : 0;
+    if (__builtin_cpu_supports("avx2")) return 1;
     return 0;
 }
 
@@ -181,6 +184,359 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
     return i;
 }
 
+/* ---- 16-bit arithmetic (see fast_simd.h): the lanes of round_f64.c's
+ *      round_f64 whose result is normal and below overflow, where the
+ *      rounding needs no tininess decision: sh = 52 - M, code = (E - emin) << M
+ *      + K + increment, inexact iff the dropped bits are not zero. ---- */
+
+#define A16_DISPATCH(KERNEL)                                                                                 \
+    switch (op * 8 + p->rounding) {                                                                          \
+    A16_CASES(KERNEL, SFP8S_ADD)                                                                             \
+    A16_CASES(KERNEL, SFP8S_SUB)                                                                             \
+    A16_CASES(KERNEL, SFP8S_MUL)                                                                             \
+    A16_CASES(KERNEL, SFP8S_DIV)                                                                             \
+    A16_CASES(KERNEL, SFP8S_FMA)                                                                             \
+    default: return 0;                                                                                       \
+    }
+#define A16_CASE(KERNEL, OP, MODE)                                                                           \
+    case OP * 8 + MODE: return KERNEL(OP, MODE, p, a, b, c, o, n, flo, acc);
+#define A16_CASES(KERNEL, OP)                                                                                \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_NEAREST_EVEN)                                                            \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_NEAREST_AWAY)                                                            \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_TOWARD_ZERO)                                                             \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_UPWARD)                                                                  \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_DOWNWARD)                                                                \
+    A16_CASE(KERNEL, OP, SFP8_ROUND_TO_ODD)
+
+#define AINL __attribute__((always_inline))
+
+/* eight codes -> their vf entries (fast_simd.h): computed, or gathered */
+TGT static inline AINL __m512i a16_load512(const sfp8s_a16 *p, const uint16_t *x, __m512i msk)
+{
+    __m512i i;
+    if (p->hw) { /* binary16 / bfloat16: exact conversions through binary32 */
+        const __m128i c = _mm_loadu_si128((const __m128i *)x);
+        const __m128i expm = _mm_set1_epi16((short)(p->emax_field << p->M)), ex = _mm_and_si128(c, expm);
+        __mmask8 slow = _mm_cmpeq_epi16_mask(ex, expm) |
+                        (_mm_cmpeq_epi16_mask(ex, _mm_setzero_si128()) &
+                         _mm_test_epi16_mask(c, _mm_set1_epi16((short)((1 << p->M) - 1))));
+        __m512d d = p->hw == 1
+                        ? _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_cvtph_ps(_mm256_castsi128_si256(c))))
+                        : _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(c), 16)));
+        __m512i v = _mm512_castpd_si512(d);
+        return _mm512_mask_or_epi64(v, slow, v, _mm512_set1_epi64(0x80));
+    }
+    i = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)x)), msk);
+    if (p->arith) {
+        const __m512i mag = _mm512_and_si512(i, _mm512_set1_epi64((long long)p->magmask));
+        const __m512i e = _mm512_srl_epi64(mag, _mm_cvtsi32_si128(p->M));
+        __m512i v = _mm512_add_epi64(_mm512_sll_epi64(mag, _mm_cvtsi32_si128(52 - p->M)),
+                                     _mm512_set1_epi64((long long)p->off));
+        __mmask8 zero = _mm512_testn_epi64_mask(mag, mag);
+        __mmask8 slow = _mm512_cmpeq_epi64_mask(e, _mm512_set1_epi64((long long)p->emax_field)) |
+                        (_mm512_testn_epi64_mask(e, e) & ~zero);
+        v = _mm512_maskz_mov_epi64((__mmask8)~zero, v);
+        v = _mm512_or_si512(v, _mm512_sll_epi64(_mm512_and_si512(i, _mm512_set1_epi64((long long)p->signbit)),
+                                                _mm_cvtsi32_si128(p->sshift)));
+        return _mm512_mask_or_epi64(v, slow, v, _mm512_set1_epi64(0x80));
+    }
+    return _mm512_i64gather_epi64(i, (const void *)p->vf, 8);
+}
+
+/* 1 if some lane's binary64 sum may be inexact: the binary exponents of the
+ * operands more than 52 - p apart (p = M + 1 significant bits: closer operands
+ * sum to at most 53 bits, docs/performance.md), or one operand zero and the
+ * other not (harmless: those take TwoSum) */
+TGT static inline AINL int far512(const sfp8s_a16 *p, __m512d vx, __m512d vy)
+{
+    /* getexp: floor(log2|v|), -inf for zero (a zero operand then counts as far) */
+    __m512d d = _mm512_sub_pd(_mm512_getexp_pd(vx), _mm512_getexp_pd(vy));
+    return _mm512_cmp_pd_mask(_mm512_abs_pd(d), _mm512_set1_pd(51 - p->M), _CMP_GT_OQ) != 0;
+}
+
+/* 1 if some lane's binary64 P + z may be inexact, P = x*y exact (at most 2p
+ * bits): P is a multiple of 2^(EP - 2p + 1), z of 2^(Ez - p + 1), the sum is
+ * below 2^(max(EP, Ez) + 2), so it is exact when max(EP, Ez) - min(EP - 2p + 1,
+ * Ez - p + 1) <= 51 (a zero operand: not claimed, unless both are zero) */
+TGT static inline AINL int fma_far512(const sfp8s_a16 *p, __m512d pr, __m512d vz)
+{
+    __m512d gp = _mm512_getexp_pd(pr), gz = _mm512_getexp_pd(vz);
+    __m512d lo = _mm512_min_pd(_mm512_sub_pd(gp, _mm512_set1_pd(2 * p->M + 1)), _mm512_sub_pd(gz, _mm512_set1_pd(p->M)));
+    return _mm512_cmp_pd_mask(_mm512_sub_pd(_mm512_max_pd(gp, gz), lo), _mm512_set1_pd(51), _CMP_GT_OQ) != 0;
+}
+
+TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
+                                         const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
+                                         uint8_t *flo, unsigned *acc)
+{
+    const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
+    const __m512i slowb = _mm512_set1_epi64(0x80), one = _mm512_set1_epi64(1);
+    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), hid = _mm512_set1_epi64(1LL << 52);
+    const __m512i mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL), sgn = _mm512_set1_epi64((long long)(1ULL << 63));
+    const __m128i shc = _mm_cvtsi32_si128(52 - p->M), mc = _mm_cvtsi32_si128(p->M);
+    const __m512i rmask = _mm512_set1_epi64((1LL << (52 - p->M)) - 1), half = _mm512_set1_epi64(1LL << (51 - p->M));
+    const __m512i ebase = _mm512_set1_epi64(p->ebase), maxmag = _mm512_set1_epi64((long long)p->maxmag);
+    const __m512i signb = _mm512_set1_epi64((long long)p->signbit);
+    __m512i facc = _mm512_setzero_si512();
+    __mmask8 inex = 0;
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i bx = a16_load512(p, a + i, msk), by = a16_load512(p, b + i, msk), bz = bx;
+        __m512i fl = _mm512_or_si512(bx, by), bits;
+        __m512d vx = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bx));
+        __m512d vy = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, by));
+        __mmask8 slow;
+        if (OP == SFP8S_FMA) {
+            bz = a16_load512(p, c + i, msk);
+            fl = _mm512_or_si512(fl, bz);
+        }
+        slow = _mm512_test_epi64_mask(fl, slowb);
+        if (OP == SFP8S_SUB) vy = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(vy), sgn));
+        if (OP == SFP8S_MUL) {
+            bits = _mm512_castpd_si512(_mm512_mul_pd(vx, vy));
+        } else if (OP == SFP8S_DIV) {
+            bits = _mm512_castpd_si512(_mm512_div_pd(vx, vy));
+            slow |= _mm512_testn_epi64_mask(_mm512_andnot_si512(lowb, by), mag); /* divisor zero */
+        } else if (OP != SFP8S_FMA && (p->exact_sum || !far512(p, vx, vy))) {
+            bits = _mm512_castpd_si512(_mm512_add_pd(vx, vy)); /* exact */
+        } else if (OP == SFP8S_FMA && !fma_far512(p, _mm512_mul_pd(vx, vy),
+                                                  _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)))) {
+            bits = _mm512_castpd_si512(
+                _mm512_add_pd(_mm512_mul_pd(vx, vy), _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz))));
+        } else { /* TwoSum, rounded to odd (fast_impl.h, sfp8f_odd_sum) */
+            __m512d pp = OP == SFP8S_FMA ? _mm512_mul_pd(vx, vy) : vx;
+            __m512d qq = OP == SFP8S_FMA ? _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz)) : vy;
+            __m512d s = _mm512_add_pd(pp, qq), bb = _mm512_sub_pd(s, pp);
+            __m512d err = _mm512_add_pd(_mm512_sub_pd(pp, _mm512_sub_pd(s, bb)), _mm512_sub_pd(qq, bb));
+            __m512i eb = _mm512_castpd_si512(err);
+            __mmask8 move, same;
+            bits = _mm512_castpd_si512(s);
+            move = _mm512_test_epi64_mask(eb, mag) & _mm512_testn_epi64_mask(bits, one);
+            same = _mm512_testn_epi64_mask(_mm512_xor_si512(eb, bits), sgn);
+            bits = _mm512_mask_add_epi64(bits, move & same, bits, one);
+            bits = _mm512_mask_sub_epi64(bits, move & (__mmask8)~same, bits, one);
+        }
+        {
+            __m512i e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), _mm512_set1_epi64(0x7ff));
+            __mmask8 neg = _mm512_movepi64_mask(bits), rnz, inc;
+            __m512i sig = _mm512_or_si512(_mm512_and_si512(bits, m52), hid);
+            __m512i K = _mm512_srl_epi64(sig, shc), rem = _mm512_and_si512(sig, rmask), code;
+            slow |= _mm512_cmplt_epi64_mask(e, ebase);
+            rnz = _mm512_test_epi64_mask(rem, rem);
+            switch (MODE) {
+            case SFP8_ROUND_NEAREST_EVEN:
+                inc = _mm512_cmpgt_epi64_mask(rem, half) |
+                      (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(K, one));
+                break;
+            case SFP8_ROUND_NEAREST_AWAY: inc = _mm512_cmpge_epi64_mask(rem, half); break;
+            case SFP8_ROUND_UPWARD: inc = (__mmask8)~neg & rnz; break;
+            case SFP8_ROUND_DOWNWARD: inc = neg & rnz; break;
+            case SFP8_ROUND_TO_ODD: K = _mm512_mask_or_epi64(K, rnz, K, one); inc = 0; break;
+            default: inc = 0; break;
+            }
+            code = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(e, ebase), mc), K);
+            code = _mm512_mask_add_epi64(code, inc, code, one);
+            slow |= _mm512_cmpgt_epi64_mask(code, maxmag);
+            if (!p->signbit) slow |= neg; /* unsigned formats: the core */
+            if (slow) break;
+            code = _mm512_mask_or_epi64(code, neg, code, signb);
+            _mm_storeu_si128((__m128i *)(o + i), _mm512_cvtepi64_epi16(code));
+            if (flo) { /* this element's flags: the operands', inexact */
+                __m512i lf = _mm512_and_si512(fl, _mm512_set1_epi64(0x7f));
+                lf = _mm512_mask_or_epi64(lf, rnz, lf, _mm512_set1_epi64(SFP8_FLAG_INEXACT));
+                _mm_storel_epi64((__m128i *)(flo + i), _mm512_cvtepi64_epi8(lf));
+            }
+            facc = _mm512_or_si512(facc, fl);
+            inex |= rnz;
+        }
+    }
+    *acc |= ((unsigned)_mm512_reduce_or_epi64(facc) & 0x7fu) | (inex ? SFP8_FLAG_INEXACT : 0u);
+    return i;
+}
+
+TGT ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                                   const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    A16_DISPATCH(a16_512)
+}
+
+/* ---- the same with AVX2: four lanes, masks as vectors ---- */
+
+#define TGT2 __attribute__((target("avx2")))
+
+TGT2 static inline AINL __m256i a16_load256(const sfp8s_a16 *p, const uint16_t *x, __m128i msk)
+{
+    __m128i i = _mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x)), msk);
+    if (p->arith) {
+        const __m256i zero = _mm256_setzero_si256(), c = _mm256_cvtepu32_epi64(i);
+        const __m256i mag = _mm256_and_si256(c, _mm256_set1_epi64x((long long)p->magmask));
+        const __m256i e = _mm256_srl_epi64(mag, _mm_cvtsi32_si128(p->M));
+        const __m256i isz = _mm256_cmpeq_epi64(mag, zero);
+        __m256i v = _mm256_add_epi64(_mm256_sll_epi64(mag, _mm_cvtsi32_si128(52 - p->M)),
+                                     _mm256_set1_epi64x((long long)p->off));
+        __m256i slow = _mm256_or_si256(_mm256_cmpeq_epi64(e, _mm256_set1_epi64x((long long)p->emax_field)),
+                                       _mm256_andnot_si256(isz, _mm256_cmpeq_epi64(e, zero)));
+        v = _mm256_andnot_si256(isz, v);
+        v = _mm256_or_si256(v, _mm256_sll_epi64(_mm256_and_si256(c, _mm256_set1_epi64x((long long)p->signbit)),
+                                                _mm_cvtsi32_si128(p->sshift)));
+        return _mm256_or_si256(v, _mm256_and_si256(slow, _mm256_set1_epi64x(0x80)));
+    }
+    return _mm256_i32gather_epi64((const long long *)p->vf, i, 8);
+}
+
+TGT2 static inline AINL __m256i nz256(__m256i x, __m256i m) /* all ones where x & m != 0 */
+{
+    return _mm256_xor_si256(_mm256_cmpeq_epi64(_mm256_and_si256(x, m), _mm256_setzero_si256()),
+                            _mm256_set1_epi64x(-1));
+}
+
+TGT2 static inline AINL int far256(const sfp8s_a16 *p, __m256i bx, __m256i by) /* as far512 */
+{
+    const __m256i e11 = _mm256_set1_epi64x(0x7ff), lim = _mm256_set1_epi64x(51 - p->M), zero = _mm256_setzero_si256();
+    __m256i ex = _mm256_and_si256(_mm256_srli_epi64(bx, 52), e11), ey = _mm256_and_si256(_mm256_srli_epi64(by, 52), e11);
+    __m256i t = _mm256_add_epi64(_mm256_sub_epi64(ex, ey), lim);
+    __m256i far = _mm256_or_si256(_mm256_cmpgt_epi64(t, _mm256_add_epi64(lim, lim)), _mm256_cmpgt_epi64(zero, t));
+    far = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi64(ex, zero), _mm256_cmpeq_epi64(ey, zero)), far);
+    return _mm256_movemask_pd(_mm256_castsi256_pd(far)) != 0;
+}
+
+TGT2 static inline AINL ptrdiff_t a16_256(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
+                                          const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
+                                          uint8_t *flo, unsigned *acc)
+{
+    const __m128i msk = _mm_set1_epi32((int)p->mask);
+    const __m256i lowb = _mm256_set1_epi64x(0xff), slowb = _mm256_set1_epi64x(0x80), one = _mm256_set1_epi64x(1);
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi64x(-1);
+    const __m256i m52 = _mm256_set1_epi64x(0xFFFFFFFFFFFFFLL), hid = _mm256_set1_epi64x(1LL << 52);
+    const __m256i mag = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL), sgn = _mm256_set1_epi64x((long long)(1ULL << 63));
+    const __m128i shc = _mm_cvtsi32_si128(52 - p->M), mc = _mm_cvtsi32_si128(p->M);
+    const __m256i rmask = _mm256_set1_epi64x((1LL << (52 - p->M)) - 1);
+    const __m256i half = _mm256_set1_epi64x(1LL << (51 - p->M));
+    const __m256i maxmag = _mm256_set1_epi64x((long long)p->maxmag);
+    const __m256i ebase = _mm256_set1_epi64x(p->ebase), signb = _mm256_set1_epi64x((long long)p->signbit);
+    __m256i facc = zero, inex = zero;
+    ptrdiff_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i bx = a16_load256(p, a + i, msk), by = a16_load256(p, b + i, msk), bz = bx;
+        __m256i fl = _mm256_or_si256(bx, by), bits, slow;
+        __m256d vx = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bx));
+        __m256d vy = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, by));
+        if (OP == SFP8S_FMA) {
+            bz = a16_load256(p, c + i, msk);
+            fl = _mm256_or_si256(fl, bz);
+        }
+        slow = nz256(fl, slowb);
+        if (OP == SFP8S_SUB) vy = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(vy), sgn));
+        if (OP == SFP8S_MUL) {
+            bits = _mm256_castpd_si256(_mm256_mul_pd(vx, vy));
+        } else if (OP == SFP8S_DIV) {
+            bits = _mm256_castpd_si256(_mm256_div_pd(vx, vy));
+            slow = _mm256_or_si256(slow, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_andnot_si256(lowb, by), mag),
+                                                            zero));
+        } else if (OP != SFP8S_FMA && (p->exact_sum || !far256(p, bx, by))) {
+            bits = _mm256_castpd_si256(_mm256_add_pd(vx, vy)); /* exact */
+        } else {
+            __m256d pp = OP == SFP8S_FMA ? _mm256_mul_pd(vx, vy) : vx;
+            __m256d qq = OP == SFP8S_FMA ? _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bz)) : vy;
+            __m256d s = _mm256_add_pd(pp, qq), bb = _mm256_sub_pd(s, pp);
+            __m256d err = _mm256_add_pd(_mm256_sub_pd(pp, _mm256_sub_pd(s, bb)), _mm256_sub_pd(qq, bb));
+            __m256i eb = _mm256_castpd_si256(err), move, same;
+            bits = _mm256_castpd_si256(s);
+            move = _mm256_and_si256(nz256(eb, mag), _mm256_cmpeq_epi64(_mm256_and_si256(bits, one), zero));
+            same = _mm256_cmpgt_epi64(_mm256_xor_si256(eb, bits), ones); /* sign bits equal */
+            bits = _mm256_sub_epi64(bits, _mm256_and_si256(move, same));    /* +1 */
+            bits = _mm256_add_epi64(bits, _mm256_andnot_si256(same, move)); /* -1 */
+        }
+        {
+            __m256i e = _mm256_and_si256(_mm256_srli_epi64(bits, 52), _mm256_set1_epi64x(0x7ff));
+            __m256i neg = _mm256_cmpgt_epi64(zero, bits), rnz, inc;
+            __m256i sig = _mm256_or_si256(_mm256_and_si256(bits, m52), hid);
+            __m256i K = _mm256_srl_epi64(sig, shc), rem = _mm256_and_si256(sig, rmask), code;
+            slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(ebase, e));
+            rnz = nz256(rem, ones);
+            switch (MODE) {
+            case SFP8_ROUND_NEAREST_EVEN:
+                inc = _mm256_or_si256(_mm256_cmpgt_epi64(rem, half),
+                                      _mm256_and_si256(_mm256_cmpeq_epi64(rem, half), nz256(K, one)));
+                break;
+            case SFP8_ROUND_NEAREST_AWAY: inc = _mm256_cmpgt_epi64(rem, _mm256_sub_epi64(half, one)); break;
+            case SFP8_ROUND_UPWARD: inc = _mm256_andnot_si256(neg, rnz); break;
+            case SFP8_ROUND_DOWNWARD: inc = _mm256_and_si256(neg, rnz); break;
+            case SFP8_ROUND_TO_ODD: K = _mm256_or_si256(K, _mm256_and_si256(rnz, one)); inc = zero; break;
+            default: inc = zero; break;
+            }
+            code = _mm256_add_epi64(_mm256_sll_epi64(_mm256_sub_epi64(e, ebase), mc), K);
+            code = _mm256_sub_epi64(code, inc);
+            slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(code, maxmag));
+            if (!p->signbit) slow = _mm256_or_si256(slow, neg); /* unsigned formats: the core */
+            if (_mm256_movemask_pd(_mm256_castsi256_pd(slow))) break;
+            code = _mm256_or_si256(code, _mm256_and_si256(neg, signb));
+            {
+                uint64_t t[4], u[4], v[4];
+                uint16_t w[4];
+                _mm256_storeu_si256((__m256i *)t, code);
+                for (int k = 0; k < 4; k++) w[k] = (uint16_t)t[k];
+                memcpy(o + i, w, sizeof w); /* o may be unaligned */
+                if (flo) { /* this element's flags: the operands', inexact */
+                    _mm256_storeu_si256((__m256i *)u, fl);
+                    _mm256_storeu_si256((__m256i *)v, rnz);
+                    for (int k = 0; k < 4; k++)
+                        flo[i + k] = (uint8_t)((u[k] & 0x7f) | (v[k] ? SFP8_FLAG_INEXACT : 0));
+                }
+            }
+            facc = _mm256_or_si256(facc, fl);
+            inex = _mm256_or_si256(inex, rnz);
+        }
+    }
+    {
+        uint64_t t[4], u[4];
+        unsigned f = 0;
+        _mm256_storeu_si256((__m256i *)t, facc);
+        _mm256_storeu_si256((__m256i *)u, inex);
+        for (int k = 0; k < 4; k++) f |= ((unsigned)t[k] & 0x7fu) | (u[k] ? SFP8_FLAG_INEXACT : 0u);
+        *acc |= f;
+    }
+    return i;
+}
+
+/* sfp8s_binary8 with AVX2: eight lanes per gather (the table has 64 bytes of
+ * padding, so the 4-byte gather of the last entry stays inside it) */
+TGT2 ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z,
+                                  ptrdiff_t n, unsigned *acc)
+{
+    __m256i a = _mm256_setzero_si256();
+    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    /* low byte of each dword to the first four bytes of its 128-bit lane */
+    const __m256i pack = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i xa = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(x + i)));
+        __m256i yb = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + i)));
+        __m256i idx = _mm256_or_si256(_mm256_slli_epi32(xa, 8), yb);
+        __m256i v = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)tab, idx, 2), lo16);
+        __m256i s = _mm256_shuffle_epi8(v, pack);
+        uint32_t lo = (uint32_t)_mm256_extract_epi32(s, 0), hi = (uint32_t)_mm256_extract_epi32(s, 4);
+        a = _mm256_or_si256(a, v);
+        memcpy(z + i, &lo, 4);
+        memcpy(z + i + 4, &hi, 4);
+    }
+    {
+        uint32_t t[8];
+        unsigned f = 0;
+        _mm256_storeu_si256((__m256i *)(void *)t, a);
+        for (int k = 0; k < 8; k++) f |= t[k];
+        *acc |= f;
+    }
+    return i;
+}
+
+TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                                  const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    A16_DISPATCH(a16_256)
+}
+
 #else /* no x86-64 SIMD: portable loops only */
 
 int sfp8s_cpu_level(void) { return 0; }
@@ -204,6 +560,24 @@ ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, 
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     (void)tab; (void)in; (void)out; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                               const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z,
+                             ptrdiff_t n, unsigned *acc)
+{
+    (void)tab; (void)x; (void)y; (void)z; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                             const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
     return 0;
 }
 #endif

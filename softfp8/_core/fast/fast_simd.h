@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2: AVX-512 F, BW, VL, DQ and VBMI; 0: none of these */
+/* 2: AVX-512 F, BW, VL, DQ and VBMI (and AVX2); 1: AVX2 only; 0: neither */
 int sfp8s_cpu_level(void);
 
 /* 256-entry lookup: out element i (osize bytes) = bytes planes[k*256 + in[i]],
@@ -20,7 +20,45 @@ ptrdiff_t sfp8s_lut8(const uint8_t *planes, const uint8_t *fl, int osize, const 
 /* z[i] = low byte of tab[x[i] << 8 | y[i]]; *acc |= the entries (flags in bits 8..15) */
 ptrdiff_t sfp8s_binary8(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z, ptrdiff_t n,
                         unsigned *acc);
+/* the same with AVX2 (level 1) */
+ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_t *y, uint8_t *z, ptrdiff_t n,
+                             unsigned *acc);
 /* binary32 -> code through the key table (see fast.h) */
 ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
+
+/* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
+ *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
+ *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and
+ *      infinity (every finite value of these formats has zero low bytes).
+ *      A lane is covered when its operands are finite (and a divisor is not
+ *      zero) and its binary64 result (exact, rounded to odd, or a correctly
+ *      rounded quotient: docs/performance.md) is normal in the format and
+ *      below overflow; the kernels process whole blocks from the start and
+ *      stop before the first block with an uncovered lane, returning how many
+ *      elements they wrote; flo (or NULL) receives each element's flags. ---- */
+enum { SFP8S_ADD, SFP8S_SUB, SFP8S_MUL, SFP8S_DIV, SFP8S_FMA };
+typedef struct sfp8s_a16 {
+    const uint64_t *vf;
+    uint64_t mask, maxmag, signbit; /* code mask, largest finite magnitude, sign bit (0: unsigned
+                                       format; negative results are uncovered lanes) */
+    int M, ebase;                    /* mantissa bits; biased binary64 exponent of 2^emin */
+    int rounding;                    /* a deterministic SFP8_ROUND_* */
+    /* arith != 0: decode without vf: a code of exponent field e (0 < e < emax_field)
+       or a zero is ((code & magmask) << (52 - M)) + off with the sign moved to bit
+       63 (by << sshift), and raises no flag; other codes are uncovered lanes.
+       round_f64.c sets it only after checking this against vf for every code. */
+    int arith, sshift;
+    uint64_t magmask, off, emax_field;
+    /* 1: every sum of two values is exact in binary64 (float16, SHP): add and
+       subtract skip TwoSum */
+    int exact_sum;
+    /* AVX-512: decode by conversion through binary32: 1 binary16 (vcvtph2ps),
+       2 bfloat16 (code << 16); covered codes as for arith */
+    int hw;
+} sfp8s_a16;
+ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                               const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
+ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                             const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
 #endif
