@@ -12,7 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_core/fast/round_f64.c",
         "softfp8/_core/fast/stochastic.c", "softfp8/_core/fast/fast_simd.c"]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
-        "softfp8/_core/accum.c", "softfp8/_core/elem.c"] + FAST
+        "softfp8/_core/accum.c", "softfp8/_core/elem.c",
+        "softfp8/_core/elem_explog.c"] + FAST
 # libraries the core links: libm, and libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
