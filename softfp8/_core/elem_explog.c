@@ -427,13 +427,14 @@ static uint32_t round_sum(const sfp8_format *f, const sfp8_env *env, const sfp8x
     errL = QF(ldexp)(errL, -e);
     scale += e;
     tM = top_of(M);
-    /* L < 2^scale <= |M| 2^-120 */
-    if (tM - scale > 120) return sfp8e_perturbed(f, env, M->sign, M->sig, M->exp, M->sign ? -1 : 1, flags);
-    /* |M| < 2^(tM + 1) < 2^(scale - 119): an error term */
-    if (scale - tM > 120) return ziv_q(f, env, Lq, errL + QC(0x1p-119), scale, flags);
-    y = QF(ldexp)((sfp8q)M->sig, (int)(M->exp - scale)); /* exact */
+    /* L < 2^scale <= |M| 2^-60: M + L within |M| 2^-60 of M, on L's side */
+    if (tM - scale > 60) return sfp8e_perturbed(f, env, M->sign, M->sig, M->exp, M->sign ? -1 : 1, flags);
+    /* |M| < 2^(tM + 1) < 2^(scale - 109): an error term */
+    if (scale - tM > 110) return ziv_q(f, env, Lq, errL + QC(0x1p-109), scale, flags);
+    y = QF(ldexp)((sfp8q)M->sig, (int)(M->exp - scale)); /* exact, |y| < 2^61 */
     y = (M->sign ? -y : y) + Lq;
-    /* the sum's rounding: |y| 2^-113; absolute, so a near-cancellation falls through */
+    /* the sum's rounding: |y| 2^-113 <= 2^-52 < L: the interval stays on L's side of M;
+     * absolute, so a near-cancellation falls through */
     return ziv_q(f, env, y, errL + QF(fabs)(y) * QC(0x1p-112), scale, flags);
 }
 
@@ -482,6 +483,19 @@ static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     N = c >= 0 ? &y : &x;
     tM = M->kind == SFP8X_ZERO ? INT64_MIN : top_of(M);
     tN = N->kind == SFP8X_ZERO ? INT64_MIN : top_of(N);
+    if (b2 && tM < -60 && tN < -60) {
+        /* log2(2^x + 2^y) = 1 + (x + y)/2 + (ln2/8)(x - y)^2 + ...: within 2^-59 of 1, on the
+         * side of x + y (above 1 when x = -y: the quadratic term is positive) */
+        int below; /* x + y < 0 (M > N here, not both zero) */
+        if (M->kind == SFP8X_ZERO || N->kind == SFP8X_ZERO) below = M->kind == SFP8X_ZERO;
+        else if (M->sign == N->sign) below = M->sign;
+        else { /* M > 0 > N */
+            sfp8x_val nn = *N;
+            nn.sign = 0;
+            below = val_cmp(&nn, M) > 0;
+        }
+        return sfp8e_perturbed(f, env, 0, 1, 0, below ? -1 : 1, flags);
+    }
     /* binary64: |M|, |N| < 256 and not below 2^-1000 (or zero): d < 512, u >= 2^-739 normal.
      * d's rounding: D <= d 2^-53; u's and log1p's errors: REL each (relative, carried
      * through log1p with factor <= 1); base 2: log2(e)'s and the product's roundings
