@@ -148,6 +148,17 @@ uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t x, const sfp8_env *env,
 /* ---- elementary functions, correctly rounded: the exact mathematical result
  * rounded once in env's mode, with flags (SPEC section 7) ---- */
 uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_exp2(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_expm1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log2(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log10(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log1p(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_cbrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_power(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_logaddexp(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_logaddexp2(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
 /* trigonometric and hyperbolic functions, degrees and radians (elem_trig.c) */
 uint32_t sfp8_sin(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8_cos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);

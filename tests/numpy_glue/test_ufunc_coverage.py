@@ -20,10 +20,7 @@ from softfp8 import _formats
 # The correctly rounded elementary functions come from another branch of issue 9.
 # Until it is merged they have no loop: these xfail strictly, so that the merge
 # turns them into XPASS failures and this list is deleted then.
-ELEMENTARY_PENDING = frozenset({
-    "exp2", "expm1", "log", "log2", "log10", "log1p",
-    "cbrt", "power", "hypot", "logaddexp", "logaddexp2",
-})
+ELEMENTARY_PENDING = frozenset()  # every elementary function has its loops now
 
 FORMATS = ([getattr(softfp8, name) for name in _formats.PRESETS]
            + [softfp8.cfloat8_143(bias=10), softfp8.cfloat8_152(bias=40),
