@@ -325,6 +325,61 @@ package softfp8_pkg;
     return 16'(sfp8_op("exp", f, {16'b0, a}, 0, 0, env, flags));
   endfunction
 
+  function automatic bit [15:0] sfp8_exp2(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("exp2", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_expm1(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("expm1", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("log", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log2(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("log2", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log10(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("log10", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log1p(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("log1p", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_cbrt(input sfp8_format_t f, input bit [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("cbrt", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_power(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("power", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_hypot(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("hypot", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_logaddexp(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("logaddexp", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_logaddexp2(input sfp8_format_t f, input bit [15:0] a, input bit [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    return 16'(sfp8_op("logaddexp2", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
   function automatic bit [15:0] sfp8_sin(input sfp8_format_t f, input bit [15:0] a,
       input sfp8_env_t env, output bit [7:0] flags);
     return 16'(sfp8_op("sin", f, {16'b0, a}, 0, 0, env, flags));
