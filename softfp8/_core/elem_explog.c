@@ -496,20 +496,26 @@ static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
         }
         return sfp8e_perturbed(f, env, 0, 1, 0, below ? -1 : 1, flags);
     }
-    /* binary64: |M|, |N| < 256 and not below 2^-1000 (or zero): d < 512, u >= 2^-739 normal.
+    /* binary64: |M|, |N| < 2^64 and not below 2^-1000 (or zero); d <= 700 (base 2: 1000):
+     * u >= 2^-1010 normal.
      * d's rounding: D <= d 2^-53; u's and log1p's errors: REL each (relative, carried
      * through log1p with factor <= 1); base 2: log2(e)'s and the product's roundings
      * 2^-52; the sum: |res| 2^-53. */
-    if (tM < 8 && tN < 8 && (tM > -1000 || M->kind == SFP8X_ZERO) && (tN > -1000 || N->kind == SFP8X_ZERO)) {
+    if (tM < 64 && tN < 64 && (tM > -1000 || M->kind == SFP8X_ZERO) && (tN > -1000 || N->kind == SFP8X_ZERO)) {
         double md = M->kind == SFP8X_ZERO ? 0.0 : sfp8e_to_d(M, &scale), nd = N->kind == SFP8X_ZERO ? 0.0 : sfp8e_to_d(N, &scale);
-        double d, L, res;
+        double d, L, Lerr, res;
         if (M->sign) md = -md;
         if (N->sign) nd = -nd;
         d = md - nd;
-        L = b2 ? log1p(exp2(-d)) * LOG2E_D : log1p(exp(-d));
+        if (d > (b2 ? 1000.0 : 700.0)) { /* L < 2^-998 (u near binary64's subnormals): an error term */
+            L = 0.0;
+            Lerr = 0x1p-998;
+        } else {
+            L = b2 ? log1p(exp2(-d)) * LOG2E_D : log1p(exp(-d));
+            Lerr = L * (d * 0x1p-52 + 2 * SFP8E_REL_D + 0x1p-51);
+        }
         res = md + L;
-        if (try_d(f, env, res, L * (d * 0x1p-52 + 2 * SFP8E_REL_D + 0x1p-51) + fabs(res) * 0x1p-53, 0, &r, flags))
-            return r;
+        if (try_d(f, env, res, Lerr + fabs(res) * 0x1p-53, 0, &r, flags)) return r;
     }
     /* |M| >= 2^64: L <= 1 < |M| 2^-64 */
     if (M->kind != SFP8X_ZERO && tM >= 64)
@@ -697,6 +703,15 @@ uint32_t sfp8_power(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
         double xd = sfp8e_to_d(&x, &scale), yd = sfp8e_to_d(&y, &scale), rd;
         rd = pow(xd, y.sign ? -yd : yd);
         if (try_d(f, env, sign ? -rd : rd, rd * SFP8E_REL_D, 0, &r, flags)) return r;
+        if (!(rd > 0x1p-960 && rd < 0x1p960)) {
+            /* beyond binary64's range: |x|^y = 2^L, L = y log2|x| computed with relative
+             * error < 2^-47, absolute < 2^-7 for |L| < 2^40: 2^L lies in
+             * (0.35, 2.15) 2^k, k = floor(L); decides the overflow / underflow of every
+             * format whose range stops short of it (else binary128 below) */
+            double Ld = (y.sign ? -yd : yd) * log2(xd);
+            if (fabs(Ld) < 0x1p40 && sfp8e_round_d(f, env, sign, 1.25, 0.9, (int64_t)floor(Ld), &r, flags))
+                return r;
+        }
     }
     {
         /* lg = log2|x|, relative error <= REL_Q + 2^-110 (see log_ziv); L = y lg:
