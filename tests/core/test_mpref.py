@@ -92,22 +92,8 @@ HARNESS_CONFIGS = [(m, False, "after") for m in ref.ALL_MODES] + [
 
 
 def _check(fmt, fn, rec, operands, failures, rng):
-    sfmt = ref.to_softfp8(softfp8, fmt)
-    n = 0
-    for mode, sat, tin in HARNESS_CONFIGS:
-        Rb = rng.integers(0, 1 << 32, rec.size, dtype=np.uint32) if mode == "stochastic" else None
-        ec, ef, cls = mp.deliver(fmt, rec, mode, sat, tin, Rb)
-        got, gotf = getattr(sfb, fn)(sfmt, *operands, rounding=mode, saturate=sat,
-                                     tininess=tin, random_bits=Rb)
-        bad = mp.compare(fmt, got, gotf, ec, ef, cls)
-        for i in bad[:6]:
-            failures.append("%s %s %s: %s -> expected %s %s, got %s %s (exact %s)" % (
-                fmt.name, fn, (mode, sat, tin),
-                ", ".join(mp.describe(fmt, o[i]) for o in operands),
-                mp.describe(fmt, ec[i]), mp.flag_names(ef[i]),
-                mp.describe(fmt, got[i]), mp.flag_names(gotf[i]), rec.exact_value(i)))
-        n += rec.size
-    return n
+    return mp.check(fmt, fn, getattr(sfb, fn), ref.to_softfp8(softfp8, fmt), rec, operands,
+                    HARNESS_CONFIGS, rng, failures)
 
 
 @pytest.mark.parametrize("fmt", EIGHT + SIXTEEN, ids=[f.name for f in EIGHT + SIXTEEN])

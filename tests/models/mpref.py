@@ -748,6 +748,35 @@ def compare(fmt, got, gotf, exp, expf, class_only):
     return R.compare(fmt, got, gotf, exp, expf, class_only)
 
 
+def check(fmt, fn, bits_fn, sfmt, rec, operands, configs, rng, failures, max_report=6):
+    """Compare ``bits_fn(sfmt, *operands, rounding=, saturate=, tininess=,
+    sr_bits=, random_bits=)`` with the records delivered in every configuration
+    ``(mode, saturate, tininess[, sr_bits])``; append one summary line and a few
+    examples per failing configuration to ``failures``; return the case count."""
+    n = 0
+    for cfg in configs:
+        mode, sat, tin = cfg[:3]
+        N = cfg[3] if len(cfg) > 3 else 32
+        Rb = (rng.integers(0, 1 << 32, rec.size, dtype=np.uint32)
+              if mode == "stochastic" else None)
+        ec, ef, cls = deliver(fmt, rec, mode, sat, tin, Rb, N)
+        kw = {"sr_bits": N, "random_bits": Rb} if mode == "stochastic" else {}
+        got, gotf = bits_fn(sfmt, *operands, rounding=mode, saturate=sat, tininess=tin, **kw)
+        got = np.asarray(got).ravel()
+        gotf = np.asarray(gotf).ravel()
+        assert got.shape == ec.shape and gotf.shape == ec.shape, (got.shape, ec.shape)
+        bad = compare(fmt, got, gotf, ec, ef, cls)
+        if bad.size:
+            failures.append("%s %s %s: %d of %d differ" % (fn, fmt.name, cfg, bad.size, ec.size))
+            for i in bad[:max_report]:
+                failures.append("  %s(%s) -> expected %s %s, got %s %s; exact %s" % (
+                    fn, ", ".join(describe(fmt, np.ravel(o)[i]) for o in operands),
+                    describe(fmt, ec[i]), flag_names(ef[i]), describe(fmt, got[i]),
+                    flag_names(gotf[i]), rec.exact_value(i)))
+        n += ec.size
+    return n
+
+
 def describe(fmt, code):
     return R.describe(fmt, code)
 
