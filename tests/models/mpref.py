@@ -99,19 +99,19 @@ def _nan_prop(snan):
 def _rec(x, sticky=None):
     """Record of an mpfr computed at PREC bits toward zero (x.rc: ternary)."""
     rc = x.rc if sticky is None else (1 if sticky else 0)
-    if gmpy2.is_zero(x):
+    if not x:
+        if gmpy2.is_nan(x):
+            raise AssertionError("MPFR gave NaN where a number was expected")
         if rc == 0:
             return _zero(1 if gmpy2.is_signed(x) else 0)
         # below MPFR's exponent range: the exact value is tiny, of the sign the
         # ternary tells (toward zero: rc < 0 for a positive value)
         return ("F", 1 if rc > 0 else 0, 1 << 63, _EMIN_TINY, True, 0, False)
-    if gmpy2.is_nan(x) or gmpy2.is_infinite(x):
-        raise AssertionError("MPFR gave %r where a finite result was expected" % (x,))
-    m, e = x.as_mantissa_exp()
+    m, e = x.as_mantissa_exp()         # raises for an infinity (never expected)
+    m = int(m)
     s = 0
     if m < 0:
         s, m = 1, -m
-    m = int(m)
     bl = m.bit_length()
     return ("F", s, m << (64 - bl), int(e) + bl - 1, rc != 0, 0, False)
 
@@ -237,8 +237,9 @@ _ODD = ("expm1", "cbrt", "sin", "tan", "arcsin", "arctan", "sinh", "tanh", "arcs
 
 
 def _mpfr_of(fn, v):
-    """MPFR function of a value (float or mpfr special) at PREC toward zero."""
-    return _rec(_MPFR_UNARY[fn](mpfr(v)))
+    """MPFR function of a value (a float, converted exactly, or an mpfr) at PREC
+    toward zero."""
+    return _rec(_MPFR_UNARY[fn](v))
 
 
 def unary_exact(fn, key):
@@ -320,7 +321,7 @@ def _kind(k):
 
 
 def _mpfr2(f, a, b):
-    return _rec(f(mpfr(a), mpfr(b)))
+    return _rec(f(a, b))
 
 
 def _snan(ka, kb):
@@ -468,31 +469,29 @@ def format_keys(fmt):
 
 
 class _Store:
-    """Session cache of one function: key -> index of a record in column lists."""
+    """Session cache of one function: key -> index of its record."""
 
     def __init__(self):
         self.index = {}
-        self.cols = [[] for _ in range(7)]
+        self.records = []
         self.arrays = None
 
     def lookup(self, keys, compute):
         idx = self.index
-        cols = self.cols
+        recs = self.records
         out = np.empty(len(keys), np.int64)
         for j, k in enumerate(keys):
             i = idx.get(k)
             if i is None:
-                i = idx[k] = len(cols[0])
-                r = compute(k)
-                for c, v in zip(cols, r):
-                    c.append(v)
+                i = idx[k] = len(recs)
+                recs.append(compute(k))
                 self.arrays = None
             out[j] = i
         return out
 
     def columns(self):
         if self.arrays is None:
-            c = self.cols
+            c = list(zip(*self.records))
             self.arrays = (np.array(c[0], dtype="U1"), np.array(c[1], dtype=bool),
                            np.array(c[2], dtype=np.uint64), np.array(c[3], dtype=np.int64),
                            np.array(c[4], dtype=bool), np.array(c[5], dtype=np.uint8),
