@@ -115,3 +115,59 @@ def test_harness_div_exhaustive(fmt):
     n = _check(fmt, "div", rec, (a, b), failures, np.random.default_rng(5))
     assert n == 65536 * 11
     assert not failures, "\n".join(failures[:40])
+
+
+# --------------------------------------------------------------------------
+# the MPFR records against a second, independent evaluator (mpmath at 320 bits)
+# --------------------------------------------------------------------------
+
+mpmath = pytest.importorskip("mpmath")
+
+_MPMATH = {
+    "exp": mpmath.exp, "exp2": lambda x: mpmath.power(2, x), "expm1": mpmath.expm1,
+    "log": mpmath.log, "log2": lambda x: mpmath.log(x, 2), "log10": mpmath.log10,
+    "log1p": mpmath.log1p, "cbrt": mpmath.cbrt, "sin": mpmath.sin, "cos": mpmath.cos,
+    "tan": mpmath.tan, "arcsin": mpmath.asin, "arccos": mpmath.acos, "arctan": mpmath.atan,
+    "sinh": mpmath.sinh, "cosh": mpmath.cosh, "tanh": mpmath.tanh, "arcsinh": mpmath.asinh,
+    "arccosh": mpmath.acosh, "arctanh": mpmath.atanh,
+    "degrees": lambda x: x * 180 / mpmath.pi, "radians": lambda x: x * mpmath.pi / 180,
+    "arctan2": mpmath.atan2, "power": mpmath.power, "hypot": mpmath.hypot,
+    "logaddexp": lambda x, y: mpmath.log(mpmath.exp(x) + mpmath.exp(y)),
+    "logaddexp2": lambda x, y: mpmath.log(mpmath.power(2, x) + mpmath.power(2, y), 2),
+}
+
+
+@pytest.mark.parametrize("fn", mp.UNARY + mp.BINARY)
+def test_records_against_mpmath(fn):
+    """Finite records of random float16 operands: the 64-bit truncation and sticky
+    bit agree with mpmath's value (|v| in [t, t + ulp), sticky iff |v| != t)."""
+    fmt = ref.preset("float16")
+    rng = np.random.default_rng(mp.ALL.index(fn))
+    n = 300
+    a = rng.integers(0, 0x7C00, n) | (rng.integers(0, 2, n) << 15)
+    b = rng.integers(0, 0x7C00, n) | (rng.integers(0, 2, n) << 15)
+    if fn in ("exp", "exp2", "expm1", "sinh", "cosh", "tanh", "logaddexp", "logaddexp2"):
+        # |x| < 16: results mpmath resolves at 320 bits
+        a = np.where((a & 0x7FFF) > 0x4C00, a & 0x8000 | 0x4A00, a)
+        b = np.where((b & 0x7FFF) > 0x4C00, b & 0x8000 | 0x4A00, b)
+    ops = (a, b)
+    if fn == "power":
+        ops = (ops[0] & 0x7FFF, np.where((ops[1] & 0x7FFF) > 0x4900, 0x4100, ops[1]))
+    rec = (mp.binary_records(fn, fmt, *ops) if fn in mp.BINARY
+           else mp.unary_records(fn, fmt, ops[0]))
+    checked = 0
+    with mpmath.workprec(320):
+        for i in range(n):
+            if str(rec.kind[i]) != "F" or int(rec.exp[i]) < -2000:
+                continue
+            args = [mpmath.mpf(float(ref.decode(fmt, int(o[i])).value)) for o in ops[:1 + (fn in mp.BINARY)]]
+            v = abs(_MPMATH[fn](*args))
+            t = mpmath.ldexp(int(rec.sig[i]), int(rec.exp[i]) - 63)
+            ulp = mpmath.ldexp(1, int(rec.exp[i]) - 63)
+            assert t <= v * (1 + mpmath.mpf(2) ** -300) and v < t + ulp, (fn, args, v, t)
+            if rec.sticky[i]:
+                assert v - t > ulp * mpmath.mpf(2) ** -200, (fn, args)
+            else:
+                assert abs(v - t) <= v * mpmath.mpf(2) ** -300, (fn, args)
+            checked += 1
+    assert checked >= 60, checked

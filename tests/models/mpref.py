@@ -122,8 +122,7 @@ _PI = {}
 
 def _pi_bounds(W):
     if W not in _PI:
-        _PI[W] = (gmpy2.context(precision=W, round=gmpy2.RoundDown).const_pi(),
-                  gmpy2.context(precision=W, round=gmpy2.RoundUp).const_pi())
+        _PI[W] = (_ctx(W, gmpy2.RoundDown).const_pi(), _ctx(W, gmpy2.RoundUp).const_pi())
     return _PI[W]
 
 
@@ -142,12 +141,12 @@ def _settle(lo, hi):
 
 def _angle_scale(x, degrees):
     """x*180/pi or x*pi/180 (x a non-zero float), never exact."""
-    ax = mpfr(abs(x))
+    ax = abs(x)
     W = 192
     while True:
         plo, phi = _pi_bounds(W)
-        dn = gmpy2.context(precision=W, round=gmpy2.RoundDown)
-        up = gmpy2.context(precision=W, round=gmpy2.RoundUp)
+        dn = _ctx(W, gmpy2.RoundDown)
+        up = _ctx(W, gmpy2.RoundUp)
         if degrees:
             lo = dn.div(dn.mul(ax, 180), phi)
             hi = up.div(up.mul(ax, 180), plo)
@@ -167,12 +166,23 @@ def _negate(r):
 
 
 _LN2 = {}
+_CTXS = {}
+
+
+def _ctx(W, rnd):
+    """A gmpy2 context of precision W, rounding rnd and MPFR's whole exponent range."""
+    c = _CTXS.get((W, rnd))
+    if c is None:
+        c = _CTXS[(W, rnd)] = gmpy2.context(precision=W, round=rnd, emax=gmpy2.get_emax_max(),
+                                            emin=gmpy2.get_emin_min())
+    return c
+
 
 
 def _ln2_bounds(W):
     if W not in _LN2:
-        lo = gmpy2.context(precision=W, round=gmpy2.RoundDown).const_log2()
-        hi = gmpy2.context(precision=W, round=gmpy2.RoundUp).const_log2()
+        lo = _ctx(W, gmpy2.RoundDown).const_log2()
+        hi = _ctx(W, gmpy2.RoundUp).const_log2()
         _LN2[W] = (lo, hi)
     return _LN2[W]
 
@@ -185,15 +195,14 @@ def _logaddexp(x, y, base2):
         v = _CTX.add(mpfr(x), 1)
         return _zero(0) if v == 0 else _rec(v)
     m, n = (x, y) if x >= y else (y, x)
-    d = gmpy2.context(precision=2400, round=gmpy2.RoundToZero).sub(mpfr(n), mpfr(m))
+    d = _ctx(2400, gmpy2.RoundToZero).sub(n, m)
     assert d.rc == 0                              # exact: both are floats
     mm = mpfr(m)
     W = 128
     while True:
         bounds = []
         for rnd, other in ((gmpy2.RoundDown, 1), (gmpy2.RoundUp, 0)):
-            c = gmpy2.context(precision=W, round=rnd, emax=gmpy2.get_emax_max(),
-                              emin=gmpy2.get_emin_min())
+            c = _ctx(W, rnd)
             if base2:
                 l = c.div(c.log1p(c.exp2(d)), _ln2_bounds(W)[other])
             else:
@@ -209,7 +218,7 @@ def _logaddexp(x, y, base2):
         else:
             # l < one unit of the W-bit m: the truncation of m + l to 64 bits is
             # that of m + any positive amount below 2**(e_m - 65)
-            lo = gmpy2.context(precision=400, round=gmpy2.RoundToZero).add(
+            lo = _ctx(400, gmpy2.RoundToZero).add(
                 mm, gmpy2.mul_2exp(mpfr(1), gmpy2.get_exp(mm) - 200))
         r = _settle(lo, v_hi)
         if r is not None:
