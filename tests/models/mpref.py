@@ -24,8 +24,8 @@ Two layers
    * ``opflags``: invalid (domain error, signalling NaN operand), divbyzero (pole).
 
    Records are computed once per distinct operand value (or pair) and function and
-   cached for the session (module-level dicts, never on disk); 8-bit and 16-bit
-   formats share most values.
+   cached in memory for the session (never on disk) for the two most recently used
+   functions; formats share most values.
 2. ``deliver``: vectorised NumPy integer rounding of record arrays into a format in
    one configuration (mode, saturation, tininess, random bits), SPEC §3-§5.
 
@@ -478,43 +478,52 @@ def format_keys(fmt):
 
 
 class _Store:
-    """Session cache of one function: key -> index of its record."""
+    """Session cache of one function: key -> index of its record.  New records are
+    kept as tuples until ``columns()`` packs them into the NumPy columns."""
 
     def __init__(self):
         self.index = {}
-        self.records = []
+        self.pending = []
         self.arrays = None
+        self.n = 0
 
     def lookup(self, keys, compute):
         idx = self.index
-        recs = self.records
+        pend = self.pending
         out = np.empty(len(keys), np.int64)
         for j, k in enumerate(keys):
             i = idx.get(k)
             if i is None:
-                i = idx[k] = len(recs)
-                recs.append(compute(k))
-                self.arrays = None
+                i = idx[k] = self.n
+                self.n += 1
+                pend.append(compute(k))
             out[j] = i
         return out
 
     def columns(self):
-        if self.arrays is None:
-            c = list(zip(*self.records))
-            self.arrays = (np.array(c[0], dtype="U1"), np.array(c[1], dtype=bool),
-                           np.array(c[2], dtype=np.uint64), np.array(c[3], dtype=np.int64),
-                           np.array(c[4], dtype=bool), np.array(c[5], dtype=np.uint8),
-                           np.array(c[6], dtype=bool))
+        if self.pending:
+            c = list(zip(*self.pending))
+            new = (np.array(c[0], dtype="U1"), np.array(c[1], dtype=bool),
+                   np.array(c[2], dtype=np.uint64), np.array(c[3], dtype=np.int64),
+                   np.array(c[4], dtype=bool), np.array(c[5], dtype=np.uint8),
+                   np.array(c[6], dtype=bool))
+            self.arrays = new if self.arrays is None else tuple(
+                np.concatenate(p) for p in zip(self.arrays, new))
+            self.pending = []
         return self.arrays
 
 
 _STORES = {}
+_KEEP = 2     # functions whose records stay cached (tests run one function at a time)
 
 
 def _store(fn):
-    s = _STORES.get(fn)
+    s = _STORES.pop(fn, None)
     if s is None:
-        s = _STORES[fn] = _Store()
+        s = _Store()
+        while len(_STORES) >= _KEEP:
+            del _STORES[next(iter(_STORES))]     # the least recently used function
+    _STORES[fn] = s
     return s
 
 
