@@ -267,6 +267,52 @@ ONE16, TWO16, THREE16, EIGHT16 = 0x3C00, 0x4000, 0x4200, 0x4800
     ("power", (ONE16, 0x7E00), ONE16, 0),             # pow(1, NaN) = 1
     ("power", (0xBC00, 0x7C00), ONE16, 0),            # pow(-1, inf) = 1
     ("power", (0xBC00, 0xFC00), ONE16, 0),
+    # C99 F.9 / IEEE 754-2019 9.2.1 special values (float16 codes)
+    ("arctan2", (0x0000, 0x8000), 0x4248, ref.INEXACT),     # atan2(+0, -0) = pi
+    ("arctan2", (0x8000, 0x8000), 0xC248, ref.INEXACT),     # atan2(-0, -0) = -pi
+    ("arctan2", (0x8000, 0x0000), 0x8000, 0),               # atan2(-0, +0) = -0
+    ("arctan2", (0x7C00, 0xFC00), 0x40B6, ref.INEXACT),     # atan2(inf, -inf) = 3pi/4
+    ("arctan2", (0xFC00, 0x7C00), 0xBA48, ref.INEXACT),     # atan2(-inf, inf) = -pi/4
+    ("arctan2", (0xBC00, 0x0000), 0xBE48, ref.INEXACT),     # atan2(-1, +0) = -pi/2
+    ("power", (0xFC00, 0xC200), 0x8000, 0),                 # pow(-inf, -3) = -0
+    ("power", (0xFC00, 0x4000), 0x7C00, 0),                 # pow(-inf, 2) = +inf
+    ("power", (0x8000, 0xC200), 0xFC00, ref.DIVBYZERO),     # pow(-0, -3) = -inf
+    ("power", (0x8000, 0xC000), 0x7C00, ref.DIVBYZERO),     # pow(-0, -2) = +inf
+    ("power", (0x8000, 0x4200), 0x8000, 0),                 # pow(-0, 3) = -0
+    ("power", (0x8000, 0x7C00), 0x0000, 0),                 # pow(-0, inf) = +0
+    ("power", (0x3800, 0xFC00), 0x7C00, 0),                 # pow(0.5, -inf) = +inf
+    ("power", (0xC000, 0xFC00), 0x0000, 0),                 # pow(-2, -inf) = +0
+    ("power", (0xC000, 0x4200), 0xC800, 0),                 # pow(-2, 3) = -8 exactly
+    ("power", (0x4400, 0x3800), TWO16, 0),                  # pow(4, 0.5) = 2 exactly
+    ("hypot", (0x7C00, 0x7E00), 0x7C00, 0),                 # hypot(inf, qNaN) = +inf
+    ("hypot", (0x7E00, 0xFC00), 0x7C00, 0),
+    ("hypot", (THREE16, 0x4400), 0x4500, 0),                # hypot(3, 4) = 5 exactly
+    ("hypot", (0x8000, 0x8000), 0x0000, 0),
+    ("expm1", (0xFC00,), 0xBC00, 0),                        # expm1(-inf) = -1
+    ("expm1", (0x8000,), 0x8000, 0),
+    ("log1p", (0xBC00,), 0xFC00, ref.DIVBYZERO),            # log1p(-1) = -inf
+    ("log1p", (0x8000,), 0x8000, 0),
+    ("log1p", (0xC000,), 0x7E00, ref.INVALID),
+    ("arccos", (ONE16,), 0x0000, 0),                        # acos(1) = +0
+    ("arccosh", (ONE16,), 0x0000, 0),                       # acosh(1) = +0
+    ("arccosh", (0x3800,), 0x7E00, ref.INVALID),
+    ("tanh", (0x7C00,), ONE16, 0),                          # tanh(inf) = 1
+    ("cosh", (0xFC00,), 0x7C00, 0),
+    ("log2", (EIGHT16,), THREE16, 0),                       # exact results
+    ("log10", (0x5640,), TWO16, 0),                         # log10(100) = 2
+    ("exp2", (THREE16,), EIGHT16, 0),
+    ("exp2", (0xFC00,), 0x0000, 0),
+    ("log2", (0x8000,), 0xFC00, ref.DIVBYZERO),
+    ("log", (0x7C00,), 0x7C00, 0),
+    ("arcsin", (0x7C00,), 0x7E00, ref.INVALID),
+    ("sin", (0xFC00,), 0x7E00, ref.INVALID),
+    ("logaddexp", (0xFC00, 0xFC00), 0xFC00, 0),             # logaddexp(-inf, -inf) = -inf
+    ("logaddexp", (0x7C00, 0xFC00), 0x7C00, 0),
+    ("logaddexp", (THREE16, 0xFC00), THREE16, 0),           # = the other operand, exactly
+    ("logaddexp2", (ONE16, ONE16), TWO16, 0),               # log2(2 + 2) = 2 exactly
+    ("logaddexp2", (0xBC00, 0xBC00), 0x0000, 0),            # log2(1/2 + 1/2) = +0
+    ("degrees", (0x8000,), 0x8000, 0),
+    ("radians", (0xFC00,), 0xFC00, 0),
 ])
 def test_spec_cases(fn, args, code, flags):
     got, gotf = _bits(fn)(F16, *[np.array([a], np.uint16) for a in args])
