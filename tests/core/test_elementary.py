@@ -321,3 +321,31 @@ def test_spec_cases(fn, args, code, flags):
         fn, ref.preset("float16"), *[np.array([a]) for a in args])
     ec, ef, _ = mp.deliver(ref.preset("float16"), rec)
     assert (int(ec[0]), int(ef[0])) == (code, flags)
+
+
+@pytest.mark.parametrize("fn", UNARY + BINARY)
+def test_ufunc_stochastic_seeded(fn):
+    """Under rounding("stochastic", seed=...), np.<fn> on float16 is reproducible and
+    every element is the reference's result for R = 0 (down) or R = 2^32 - 1 (up)."""
+    _bits(fn)
+    fmt = ref.preset("float16")
+    ops = _operands(fmt, fn in BINARY)
+    rec = mp.binary_records(fn, fmt, *ops) if fn in BINARY else mp.unary_records(fn, fmt, ops[0])
+    n = ops[0].size
+    lo, _, cls = mp.deliver(fmt, rec, "stochastic", Rb=np.zeros(n, np.uint32))
+    hi, _, _ = mp.deliver(fmt, rec, "stochastic", Rb=np.full(n, 2 ** 32 - 1, np.uint32))
+    arrs = [o.view(np.dtype(softfp8.float16.dtype)) for o in ops]
+    uf = getattr(np, UFUNC[fn])
+    runs = []
+    for _ in range(2):
+        with softfp8.rounding("stochastic", seed=2024), np.errstate(all="ignore"):
+            runs.append(uf(*arrs).view(np.uint16).astype(np.int64))
+    assert np.array_equal(runs[0], runs[1])
+    got = runs[0]
+    ok = cls & ref.is_nan_array(fmt, got) | (got == lo) | (got == hi)
+    assert ok.all(), [(int(ops[0][i]), int(got[i]), int(lo[i]), int(hi[i]))
+                      for i in np.nonzero(~ok)[0][:5]]
+    differ = lo != hi
+    assert differ.sum() > 1000
+    ups = int((got[differ] == hi[differ]).sum())
+    assert 0 < ups < differ.sum()
