@@ -166,7 +166,7 @@ def _pairs16(fn, fmt):
 def test_binary_16bit_random(fn, fmt):
     _bits(fn)
     a, b = _pairs16(fn, fmt)
-    rec = mp.binary_records(fn, fmt, a, b)
+    rec = mp.binary_records(fn, fmt, a, b, cache=False)
     n, failures = _run(fmt, fn, rec, (a, b), MODE_CONFIGS + [("nearest_even", True, "before")],
                        7)
     assert n == PAIRS_16 * 8
