@@ -160,7 +160,8 @@ def test_records_against_mpmath(fn):
         for i in range(n):
             if str(rec.kind[i]) != "F" or int(rec.exp[i]) < -2000:
                 continue
-            args = [mpmath.mpf(float(ref.decode(fmt, int(o[i])).value)) for o in ops[:1 + (fn in mp.BINARY)]]
+            args = [mpmath.mpf(float(ref.decode(fmt, int(o[i])).value))
+                    for o in ops[:1 + (fn in mp.BINARY)]]
             v = abs(_MPMATH[fn](*args))
             t = mpmath.ldexp(int(rec.sig[i]), int(rec.exp[i]) - 63)
             ulp = mpmath.ldexp(1, int(rec.exp[i]) - 63)
