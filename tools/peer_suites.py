@@ -278,7 +278,7 @@ def _absl_modules():
     return absltest, parameterized
 
 
-def _ml_dtypes_namespace():
+def _ml_dtypes_namespace(finfo_impl="numpy"):
     import ml_dtypes as real
 
     ns = types.ModuleType("ml_dtypes")
@@ -293,9 +293,10 @@ def _ml_dtypes_namespace():
     def finfo(obj):
         if isinstance(obj, str):
             try:
-                return softfp8.finfo(softfp8.lookup(obj))
+                fmt = softfp8.lookup(obj)
             except (ValueError, KeyError, TypeError):
                 return real.finfo(obj)
+            return _finfo(fmt)
         dt = obj.dtype if isinstance(obj, np.ndarray) else None
         if dt is None:
             try:
@@ -303,8 +304,11 @@ def _ml_dtypes_namespace():
             except TypeError:
                 dt = None
         if dt is not None and dt in ours:
-            return softfp8.finfo(ours[dt])
+            return _finfo(ours[dt])
         return real.finfo(obj)
+
+    def _finfo(fmt):
+        return np.finfo(np.dtype(fmt)) if finfo_impl == "numpy" else softfp8.finfo(fmt)
 
     ns.finfo = finfo
     return ns
@@ -415,7 +419,7 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
-def build_module(path: Path, suite: str, config=None) -> types.ModuleType:
+def build_module(path: Path, suite: str, config=None, finfo="numpy") -> types.ModuleType:
     source = path.read_bytes()
     tree = ast.parse(source, filename=str(path))
     neutral = _Neutraliser(suite)
@@ -427,7 +431,7 @@ def build_module(path: Path, suite: str, config=None) -> types.ModuleType:
         rw = _Rewriter({("numpy", "float16"): "_softfp8_peer_float16"}, {})
     else:
         absltest, parameterized = _absl_modules()
-        env["_softfp8_peer_ml_dtypes"] = _ml_dtypes_namespace()
+        env["_softfp8_peer_ml_dtypes"] = _ml_dtypes_namespace(finfo)
         env["_softfp8_peer_absltest"] = absltest
         env["_softfp8_peer_parameterized"] = parameterized
         rw = _Rewriter({}, {"ml_dtypes": "_softfp8_peer_ml_dtypes",
@@ -460,13 +464,15 @@ def build_module(path: Path, suite: str, config=None) -> types.ModuleType:
 
 class _PeerModule(pytest.Module):
     peer_suite = ""
+    peer_finfo = "numpy"
 
     def _getobj(self):
-        return build_module(Path(self.path), self.peer_suite, self.config)
+        return build_module(Path(self.path), self.peer_suite, self.config, self.peer_finfo)
 
 
 class Collector:
-    def __init__(self, paths):
+    def __init__(self, paths, finfo="numpy"):
+        self.finfo = finfo
         self.suites = {str(p.resolve()): SUITES[p.name] for p in paths}
         self.results = {}   # test id -> dict
         self.not_run = {}   # test id -> reason
@@ -486,6 +492,7 @@ class Collector:
             return None
         mod = _PeerModule.from_parent(parent, path=module_path)
         mod.peer_suite = suite
+        mod.peer_finfo = self.finfo
         return mod
 
     def pytest_collection_modifyitems(self, session, config, items):
@@ -549,14 +556,14 @@ def _family(path):
     return SUITES[Path(path).name].split("/")[0]
 
 
-def run(paths, known=None, extra_args=()):
+def run(paths, known=None, extra_args=(), finfo="numpy"):
     paths = [Path(p) for p in paths]
     for p in paths:
         if p.name not in SUITES:
             raise SystemExit(f"{p}: unknown peer suite (expected one of {sorted(SUITES)})")
         if not p.is_file():
             raise SystemExit(f"{p}: no such file")
-    col = Collector(paths)
+    col = Collector(paths, finfo)
     for family in sorted({_family(p) for p in paths}):
         filters = ["error", *COMMON_FILTERS, *(f for f, _ in WARNING_FILTERS[family])]
         with tempfile.TemporaryDirectory() as tmp:
@@ -634,10 +641,13 @@ def main(argv=None):
     ap.add_argument("--known-failures", help="JSON file {test id: reason}")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     ap.add_argument("-k", help="pytest -k expression")
+    ap.add_argument("--finfo", choices=("numpy", "softfp8"), default="numpy",
+                    help="what ml_dtypes.finfo becomes for softfp8's types: np.finfo "
+                    "(default; ml_dtypes.finfo is a subclass of it) or softfp8.finfo")
     ns = ap.parse_args(argv)
     known = json.loads(Path(ns.known_failures).read_text()) if ns.known_failures else {}
     extra = ["-k", ns.k] if ns.k else []
-    rows, missing = run(ns.paths, known, extra)
+    rows, missing = run(ns.paths, known, extra, ns.finfo)
     print_report(rows, missing, ns.verbose)
     if ns.json:
         Path(ns.json).write_text(json.dumps({"tests": rows, "missing": missing,

@@ -90,3 +90,21 @@ def test_nothing_else(peer_run):
     assert counts["passed"] + counts["known-failure"] == EXPECTED_TESTS, counts
     assert counts["known-failure"] == len(KNOWN_FAILURES), counts
     assert peer_run["returncode"] == 0, peer_run["log"]
+
+
+def test_inapplicable_list_documented():
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location("peer_suites", RUNNER)
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    doc = (REPO / "docs" / "numpy.md").read_text()
+    section = doc[doc.index("## Peer suites"):]
+    for _, func, stmt, _ in runner.INAPPLICABLE_STATEMENTS:
+        assert f"`{func}`" in section and stmt in section, (func, stmt)
+    for pattern in runner.INAPPLICABLE:
+        name = re.search(r"test\(?[A-Za-z|]+\)?_$", pattern).group(0)
+        for alt in re.sub(r"^test\((.*)\)_$", r"\1", name).split("|"):
+            alt = alt if alt.startswith("test") else "test" + alt
+            assert alt.rstrip("_") + "_*" in section, (pattern, alt)
