@@ -107,6 +107,9 @@ INAPPLICABLE = {
         "float32; softfp8 promotes to the smallest NumPy float holding both exactly "
         "(docs/numpy.md, Promotion): float16 for the 8-bit formats, as NumPy gives "
         "for int8 + float16.  Every other pair of the test was checked to agree"),
+    _ML + r"testArray_": (r"'\[\[1 2 4\]\]' != '\[\[1\. 2\. 4\.\]\]'",
+        "asserts ml_dtypes' array text '[[1 2 4]]'; softfp8 prints arrays as NumPy "
+        "prints float16 ('[[1. 2. 4.]]')"),
     _ML + r"testCanCast_": (r"^\[subtest (float16|int8|uint8)\]",
         "asserts ml_dtypes' table of safe casts: format -> float16 unsafe and int8 / "
         "uint8 -> 8-bit format safe; softfp8 calls a cast safe exactly when every "
@@ -419,19 +422,83 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
 
-def build_module(path: Path, suite: str, config=None, finfo="numpy") -> types.ModuleType:
+class _KeepGoing(ast.NodeTransformer):
+    """Diagnostic mode (--keep-going): every statement of a test function, also inside
+    ``with`` / ``for`` / ``if`` blocks (not inside ``pytest.raises`` / ``warns`` /
+    ``assertRaises`` blocks), runs under try/except; the test goes on after a failing
+    statement and fails at the end with every failing line.  Later statements may then
+    fail only because an earlier one did: read the first of a chain."""
+
+    ERRS = "_softfp8_peer_errs"
+
+    def visit_FunctionDef(self, node):
+        if not node.name.startswith("test"):
+            return node
+        body = node.body
+        doc = body[:1] if body and isinstance(body[0], ast.Expr) and \
+            isinstance(body[0].value, ast.Constant) else []
+        init = ast.parse(f"{self.ERRS} = []").body
+        final = ast.parse(
+            f"if {self.ERRS}:\n"
+            f"    raise AssertionError(f'{{len({self.ERRS})}} failing statements: ' + "
+            f"' | '.join({self.ERRS}))").body
+        node.body = doc + init + self._wrap(body[len(doc):]) + final
+        return node
+
+    @staticmethod
+    def _expects_error(with_node):
+        for item in with_node.items:
+            text = ast.unparse(item.context_expr)
+            if re.search(r"\b(raises|warns|assertRaises\w*|assertWarns\w*)\(", text):
+                return True
+        return False
+
+    def _wrap(self, stmts):
+        out = []
+        for st in stmts:
+            if isinstance(st, (ast.With, ast.For, ast.If)) and not (
+                    isinstance(st, ast.With) and self._expects_error(st)):
+                st.body = self._wrap(st.body)
+                if isinstance(st, (ast.For, ast.If)):
+                    st.orelse = self._wrap(st.orelse)
+                out.append(st)
+                continue
+            if isinstance(st, (ast.FunctionDef, ast.ClassDef, ast.Return)):
+                out.append(st)
+                continue
+            handler = ast.parse(
+                f"try:\n    pass\nexcept Exception as _softfp8_peer_e:\n"
+                f"    {self.ERRS}.append('L{st.lineno}: ' + type(_softfp8_peer_e).__name__"
+                f" + ': ' + str(_softfp8_peer_e).strip().split(chr(10))[0][:200])").body[0]
+            handler.body = [st]
+            out.append(ast.copy_location(handler, st))
+        return out
+
+
+class Options:
+    """Run options: what ml_dtypes.finfo becomes; keep-going diagnostics."""
+
+    def __init__(self, finfo="numpy", keep_going=False):
+        self.finfo = finfo
+        self.keep_going = keep_going
+
+
+def build_module(path: Path, suite: str, config=None, opts=None) -> types.ModuleType:
+    opts = opts or Options()
     source = path.read_bytes()
     tree = ast.parse(source, filename=str(path))
     neutral = _Neutraliser(suite)
     tree = neutral.visit(tree)
     neutral.check(path)
+    if opts.keep_going:
+        tree = _KeepGoing().visit(tree)
     env = {}
     if suite == "numpy/test_half":
         env["_softfp8_peer_float16"] = scalar_type(softfp8.float16)
         rw = _Rewriter({("numpy", "float16"): "_softfp8_peer_float16"}, {})
     else:
         absltest, parameterized = _absl_modules()
-        env["_softfp8_peer_ml_dtypes"] = _ml_dtypes_namespace(finfo)
+        env["_softfp8_peer_ml_dtypes"] = _ml_dtypes_namespace(opts.finfo)
         env["_softfp8_peer_absltest"] = absltest
         env["_softfp8_peer_parameterized"] = parameterized
         rw = _Rewriter({}, {"ml_dtypes": "_softfp8_peer_ml_dtypes",
@@ -464,15 +531,15 @@ def build_module(path: Path, suite: str, config=None, finfo="numpy") -> types.Mo
 
 class _PeerModule(pytest.Module):
     peer_suite = ""
-    peer_finfo = "numpy"
+    peer_opts = None
 
     def _getobj(self):
-        return build_module(Path(self.path), self.peer_suite, self.config, self.peer_finfo)
+        return build_module(Path(self.path), self.peer_suite, self.config, self.peer_opts)
 
 
 class Collector:
-    def __init__(self, paths, finfo="numpy"):
-        self.finfo = finfo
+    def __init__(self, paths, opts):
+        self.opts = opts
         self.suites = {str(p.resolve()): SUITES[p.name] for p in paths}
         self.results = {}   # test id -> dict
         self.not_run = {}   # test id -> reason
@@ -492,7 +559,7 @@ class Collector:
             return None
         mod = _PeerModule.from_parent(parent, path=module_path)
         mod.peer_suite = suite
-        mod.peer_finfo = self.finfo
+        mod.peer_opts = self.opts
         return mod
 
     def pytest_collection_modifyitems(self, session, config, items):
@@ -540,7 +607,7 @@ def _error_line(report, sub):
         if label is None:
             label = ",".join(f"{k}={v}" for k, v in (getattr(ctx, "kwargs", {}) or {}).items())
         line = f"[subtest {label}] {line}"
-    return line[:300]
+    return line if "failing statements:" in line else line[:300]
 
 
 def inapplicable_reason(test_id, failures):
@@ -556,14 +623,14 @@ def _family(path):
     return SUITES[Path(path).name].split("/")[0]
 
 
-def run(paths, known=None, extra_args=(), finfo="numpy"):
+def run(paths, known=None, extra_args=(), opts=None):
     paths = [Path(p) for p in paths]
     for p in paths:
         if p.name not in SUITES:
             raise SystemExit(f"{p}: unknown peer suite (expected one of {sorted(SUITES)})")
         if not p.is_file():
             raise SystemExit(f"{p}: no such file")
-    col = Collector(paths, finfo)
+    col = Collector(paths, opts or Options())
     for family in sorted({_family(p) for p in paths}):
         filters = ["error", *COMMON_FILTERS, *(f for f, _ in WARNING_FILTERS[family])]
         with tempfile.TemporaryDirectory() as tmp:
@@ -641,13 +708,16 @@ def main(argv=None):
     ap.add_argument("--known-failures", help="JSON file {test id: reason}")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     ap.add_argument("-k", help="pytest -k expression")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="diagnostics: run every statement of a test even after one "
+                    "failed, and report all failing lines (not for counting)")
     ap.add_argument("--finfo", choices=("numpy", "softfp8"), default="numpy",
                     help="what ml_dtypes.finfo becomes for softfp8's types: np.finfo "
                     "(default; ml_dtypes.finfo is a subclass of it) or softfp8.finfo")
     ns = ap.parse_args(argv)
     known = json.loads(Path(ns.known_failures).read_text()) if ns.known_failures else {}
     extra = ["-k", ns.k] if ns.k else []
-    rows, missing = run(ns.paths, known, extra, ns.finfo)
+    rows, missing = run(ns.paths, known, extra, Options(ns.finfo, ns.keep_going))
     print_report(rows, missing, ns.verbose)
     if ns.json:
         Path(ns.json).write_text(json.dumps({"tests": rows, "missing": missing,
