@@ -188,11 +188,11 @@ class _Params:
 def _expand(name, func, cases):
     out = {}
     for suffix, args, kwargs in cases:
-        def case(self, _f=func, _a=args, _k=kwargs):
-            return _f(self, *_a, **_k)
+        def case(self, *more, _f=func, _a=args, _k=kwargs, **more_kw):
+            return _f(self, *_a, *more, **_k, **more_kw)
         case.__name__ = case.__qualname__ = name + suffix
         case.__doc__ = func.__doc__
-        case._peer_params = list(args) + list(kwargs.values())
+        case._peer_params = [*getattr(func, "_peer_params", ()), *args, *kwargs.values()]
         assert name + suffix not in out, f"duplicate parameterized test {name + suffix}"
         out[name + suffix] = case
     return out
@@ -594,7 +594,7 @@ def _error_line(report, sub):
     lines = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
     line = next((ln for ln in lines if ln), "")
     src = [ln[1:].strip() for ln in text.splitlines()
-           if ln.startswith("> ") and "_f(self, *_a, **_k)" not in ln]
+           if ln.startswith("> ") and "_f(self, *_a, *more, **_k, **more_kw)" not in ln]
     if src and line:
         line = f"{line}  @ {src[0]}"
     if not line and report.skipped and isinstance(report.longrepr, tuple):
