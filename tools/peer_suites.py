@@ -659,10 +659,10 @@ def classify(col, known):
         else:
             cls = outcome
         rows.append({"id": tid, "class": cls, "outcome": outcome,
-                     "error": rec["error"], "reason": reason})
+                     "error": rec["error"], "reason": reason, "failures": rec["failures"]})
     for tid, why in sorted(col.not_run.items()):
         rows.append({"id": tid, "class": "not-run", "outcome": "not-run",
-                     "error": "", "reason": why})
+                     "error": "", "reason": why, "failures": []})
     missing = sorted(set(known) - {r["id"] for r in rows})
     return rows, missing
 
