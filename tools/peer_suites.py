@@ -1,32 +1,36 @@
 #!/usr/bin/env python
 """Run NumPy's and ml_dtypes' own behaviour suites against softfp8's types.
 
-    python tools/peer_suites.py [--json OUT] [--known-failures FILE] [-v] PEER_TEST.py ...
+    python tools/peer_suites.py [-v] [--json OUT] [--known-failures FILE] [-k EXPR]
+                                [--keep-going] [--finfo numpy|softfp8] PEER_TEST.py ...
 
 Each peer test file is read from where it lives (NumPy ships ``test_half.py`` in
 ``numpy/_core/tests/``; ml_dtypes' ``custom_float_test.py`` and ``finfo_test.py``
 live in ml_dtypes' source repository, next to its ``multi_thread_utils.py``).  Nothing
-of them is copied: the runner parses the file, rewrites in memory (on the syntax
-tree, before compiling) the names that denote the peer's types so that they denote
-softfp8's, and lets pytest collect and run the compiled module:
+of them is copied: the runner parses the file, rewrites names on the syntax tree
+before compiling so that the peer's types denote softfp8's, and lets pytest collect
+and run the compiled module (warnings as errors, as both projects run them):
 
 * NumPy ``test_half.py``: ``np.float16`` / ``numpy.float16`` and
   ``from numpy import float16`` become softfp8.float16's scalar type.
 * ml_dtypes' suites: ``import ml_dtypes`` binds a stand-in namespace whose
   ``bfloat16``, ``float8_e3m4``, ``float8_e4m3``, ``float8_e4m3b11fnuz``,
   ``float8_e4m3fn``, ``float8_e4m3fnuz``, ``float8_e5m2``, ``float8_e5m2fnuz`` are
-  softfp8's scalar types and whose ``finfo`` is ``softfp8.finfo`` for them.  Types
-  softfp8 has no preset for (float4/float6/e8m0) stay ml_dtypes' own; the tests
-  parametrised by them are not run (counted as "no softfp8 type"), but they still
-  serve as the foreign side of cast tests.  ``absl.testing`` is replaced by the small
-  stand-in below (absl-py is not a dependency of softfp8).
+  softfp8's scalar types and whose ``finfo`` is ``np.finfo`` for them (ml_dtypes.finfo
+  is a subclass of it; ``--finfo softfp8`` uses ``softfp8.finfo``).  ml_dtypes' types
+  softfp8 has no preset for (float4/float6/e8m0) stay ml_dtypes' own: the tests
+  parametrised by them are not run ("not-run"), but they remain the foreign side of
+  cast tests.  ``absl.testing`` is replaced by the small stand-in below (absl-py is no
+  dependency of softfp8).
 
 Every test is then classified: passed, failed, skipped (by the test itself),
-inapplicable (listed in ``INAPPLICABLE`` below with the reason; they are run all the
-same and their outcome is shown) or known failure (``--known-failures``: a JSON
-object {test id: reason}; a known failure that passes is reported as XPASS and makes
-the exit status non-zero, like pytest's strict xfail).  The exit status is 0 when
-nothing outside those lists failed and no known failure passed.
+inapplicable (``INAPPLICABLE``: whole tests whose every failure matches the stated
+cause; ``INAPPLICABLE_STATEMENTS``: single statements replaced by ``pass`` so the rest
+of the test runs), or known failure (``--known-failures``: a JSON object {test id:
+reason}; a known failure that passes is reported as XPASS, like pytest's strict
+xfail).  The exit status is 0 when nothing outside those lists failed and no known
+failure passed.  ``--keep-going`` is a diagnostic mode (not for counting): every
+statement of a test runs even after one failed, and all failing lines are reported.
 """
 
 from __future__ import annotations
