@@ -33,16 +33,14 @@ EXPECTED_TESTS = 39
 
 # test id -> the defect (issue 9 item), to be removed as fixes land.
 KNOWN_FAILURES = {
-    SUITE + "test_half_ufuncs":
-        "no logical_not loop for softfp8 formats (item 1)",
     SUITE + "test_half_coercion":
-        "np.power(float16 array, Python int) has no loop (items 1, 4)",
+        "np.power has no loop (item 2: correctly rounded power)",
     SUITE + "test_half_conversion_to_string[S]":
         "no common DType of a format and bytes (item 5)",
     SUITE + "test_half_conversion_to_string[U]":
         "no common DType of a format and str (item 5)",
     SUITE + "test_half_fpe":
-        "np.spacing(inf) / np.spacing(nan) raise no invalid FP error (item 5)",
+        "np.spacing(inf) / np.spacing(nan) raise no 'invalid' FP error (item 5)",
 }
 
 
