@@ -35,10 +35,6 @@ EXPECTED_TESTS = 39
 KNOWN_FAILURES = {
     SUITE + "test_half_coercion":
         "np.power has no loop (item 2: correctly rounded power)",
-    SUITE + "test_half_conversion_to_string[S]":
-        "no common DType of a format and bytes (item 5)",
-    SUITE + "test_half_conversion_to_string[U]":
-        "no common DType of a format and str (item 5)",
     SUITE + "test_half_fpe":
         "np.spacing(inf) / np.spacing(nan) raise no 'invalid' FP error (item 5)",
 }
