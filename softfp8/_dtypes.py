@@ -251,9 +251,13 @@ class SoftScalar(_ext.ScalarBase):
     def conjugate(self):
         return self
 
-    def __pow__(self, o):
-        raise TypeError("softfp8 scalars do not implement ** (no correctly rounded pow); "
-                        "convert to float64 first")
+    def __pow__(self, o, mod=None):
+        if mod is not None:
+            return NotImplemented  # three-argument pow is for integers
+        return self._pow(o)
+
+    _pow = _binop(np.power, operator.pow)  # correctly rounded power (elem_explog.c)
+    __rpow__ = _binop(np.power, operator.pow, reflected=True)
 
     def __neg__(self):
         return np.negative(self)

@@ -517,3 +517,22 @@ def test_hash_equals_hash_of_the_float(fmt):
             assert {s: 1}[v] == 1
         n += 1
     assert n == (codes.size + step - 1) // step
+
+
+def test_scalar_power_is_the_correctly_rounded_power():
+    """Scalar ** (and reflected **) go through np.power: one rounding, flags, errstate."""
+    two = np.array([0x40], dtype=np.uint8).view(softfp8.e4m3.dtype)[0]   # E4M3 2.0
+    assert (two ** 2).code == 0x48 and (2 ** two).code == 0x48           # 4.0, exact
+    assert (two ** two).code == 0x48
+    # 2 ** 0.5 = 1.41421...: E4M3 neighbours 1.375 (0x3B) and 1.5 (0x3C); nearest is 1.375
+    assert (two ** 0.5).code == 0x3B
+    with softfp8.rounding("upward"):
+        assert (two ** 0.5).code == 0x3C
+    with softfp8.collect_flags() as fl, np.errstate(over="ignore"):
+        r = two ** 100                                                   # 2^100: overflow
+    assert softfp8.Flags.OVERFLOW in fl.flags and np.isnan(float(r))
+    with pytest.raises(TypeError):
+        pow(two, 2, 3)
+    h = np.array([3.0], dtype=softfp8.float16.dtype)[0]
+    assert float(h ** 2) == 9.0 and type(h ** 2) is type(h)
+    assert str(np.finfo(softfp8.e4m3.dtype)).startswith("Machine parameters for e4m3")
