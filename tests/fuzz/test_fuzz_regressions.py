@@ -42,3 +42,19 @@ def test_load_of_a_file_marked_encrypted_is_a_clean_error():
             z.open(z.namelist()[0]).read()
     with pytest.raises(ValueError, match="corrupted softfp8 array file"):
         softfp8.load(io.BytesIO(bytes(data)))
+
+
+@pytest.mark.parametrize("fast", [0, 2])
+def test_spacing_of_zero_in_a_flush_format(fast):
+    """Sanitizer fuzz run, seeds 4 and 58: spacing(+-0) in a format that flushes
+    subnormals passed a zero significand to round-and-pack (clz(0), undefined).  The
+    next value above 0 is the smallest normal (subnormal codes read as zero)."""
+    f = softfp8.format(exp_bits=4, man_bits=3, bias=7, subnormals="flush", name="fz_flush_sp")
+    prev = _ext.set_fast(fast)
+    try:
+        got = np.spacing(np.array([0x00, 0x80, 0x01], dtype=np.uint8).view(f.dtype)).view(np.uint8)
+        codes, flags = bits.spacing(f, np.array([0x00, 0x80], dtype=np.uint8))
+    finally:
+        _ext.set_fast(prev)
+    assert got[:2].tolist() == [0x08, 0x88]   # +-2^-6, the smallest normal
+    assert codes.tolist() == [0x08, 0x88] and not flags.any()
