@@ -1174,9 +1174,10 @@ uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     if (x.kind == K_ZERO) {
         up = next_mag_up(f, 0);
         unpack(f, up, &n, &scratch);
-        if (n.kind != K_FINITE) { /* flush formats: subnormal codes read as zero */
+        if (n.kind != K_FINITE) /* flush formats: subnormal codes read as zero */
             unpack(f, sfp8_min_normal_code(f), &n, &scratch);
-        }
+        if (n.kind != K_FINITE) /* no finite non-zero value at all (1-bit IEEE exponent, flushed): as max */
+            return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias + 1, 0, flags);
         return (uint32_t)round_pack(f, env, x.sign, n.sig, n.exp, 0, flags);
     }
     mag = a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0);
