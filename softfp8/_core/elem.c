@@ -98,6 +98,20 @@ uint32_t sfp8e_round_last(const sfp8_format *f, const sfp8_env *env, int sign, s
     return sfp8x_round(f, env, sign, s, e + scale, 1, flags);
 }
 
+uint32_t sfp8e_round_q_last(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, sfp8q err,
+                            int64_t scale, uint8_t *flags)
+{
+    uint32_t r;
+    if (sfp8e_round_q(f, env, sign, y, err, scale, &r, flags)) return r;
+    return sfp8e_round_last(f, env, sign, y, scale, flags);
+}
+
+int sfp8e_unpack1(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
+{
+    sfp8x_unpack(f, a, x, flags);
+    return sfp8x_nan_operand(f, x, NULL, r, flags);
+}
+
 uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      uint8_t *flags)
 {
@@ -155,8 +169,7 @@ uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
     sfp8x_val x;
     uint32_t r;
     int64_t top, scale;
-    sfp8x_unpack(f, a, &x, flags);
-    if (sfp8x_nan_operand(f, &x, NULL, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0) : sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags); /* exp(+-0) = 1 */
     top = x.exp + msb64(x.sig);                                           /* |x| in [2^top, 2^(top+1)) */
@@ -177,7 +190,6 @@ uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
         t = xq - k * LN2; /* error <= (|k| + |x|) 2^-112 (LN2's and the ops' roundings) */
         y = QF(exp)(t);
         err = y * (SFP8E_REL_Q + (QF(fabs)(k) + QF(fabs)(xq) + 1) * QC(0x1p-110));
-        if (sfp8e_round_q(f, env, 0, y, err, (int64_t)k, &r, flags)) return r;
-        return sfp8e_round_last(f, env, 0, y, (int64_t)k, flags);
+        return sfp8e_round_q_last(f, env, 0, y, err, (int64_t)k, flags);
     }
 }

@@ -71,6 +71,12 @@ int sfp8e_round_q(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, 
  * non-dyadic value just above y (inexact). */
 uint32_t sfp8e_round_last(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, int64_t scale,
                           uint8_t *flags);
+/* Decode operand a (raises denormal); if it is a NaN, the propagated result in
+ * *r and return 1 (the first step of every unary function). */
+int sfp8e_unpack1(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags);
+/* sfp8e_round_q, and sfp8e_round_last when the interval does not decide. */
+uint32_t sfp8e_round_q_last(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, sfp8q err,
+                            int64_t scale, uint8_t *flags);
 /* An exact dyadic result (-1)^sign * sig * 2^exp (sig = 0: a signed zero). */
 uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      uint8_t *flags);

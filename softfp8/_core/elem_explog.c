@@ -47,12 +47,6 @@ static void odd_parts(const sfp8x_val *v, uint64_t *odd, int64_t *e)
 }
 
 /* decode a unary operand; 1 with the propagated NaN in *r for a NaN */
-static int unpack_nan(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
-{
-    sfp8x_unpack(f, a, x, flags);
-    return sfp8x_nan_operand(f, x, NULL, r, flags);
-}
-
 /* (-1)^sign * 2^(+-FAR): overflow (big) or underflow to 0 / the smallest subnormal */
 static uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big, uint8_t *flags)
 {
@@ -83,7 +77,7 @@ static uint32_t ziv_q(const sfp8_format *f, const sfp8_env *env, sfp8q y, sfp8q 
     y = QF(fabs)(y);
     if (sfp8e_round_q(f, env, sign, y, err, scale, &r, flags)) return r;
     if (!(y > 0)) y = err > 0 ? err : QC(0x1p-16000); /* a non-zero point of the interval */
-    return sfp8e_round_last(f, env, sign, y, scale, flags);
+    return sfp8e_round_last(f, env, sign, y, scale, flags); /* not sfp8e_round_q_last: y may be 0 */
 }
 
 /* e^x = y * 2^k with |error| <= *err * 2^k, for |x| < 2^24 (sfp8_exp's reduction) */
@@ -106,7 +100,7 @@ uint32_t sfp8_exp2(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     uint32_t r;
     int64_t top, scale, e;
     uint64_t odd;
-    if (unpack_nan(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0) : sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags);
     top = x.exp + msb64(x.sig);
@@ -136,7 +130,7 @@ uint32_t sfp8_expm1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     sfp8x_val x;
     uint32_t r;
     int64_t top, scale;
-    if (unpack_nan(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     /* x != 0 dyadic: e^x - 1 is transcendental */
@@ -220,7 +214,7 @@ static uint32_t log_any(const sfp8_format *f, uint32_t a, const sfp8_env *env, i
     uint32_t r;
     uint64_t odd;
     int64_t e;
-    if (unpack_nan(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_ZERO) { /* pole: -inf */
         *flags |= SFP8_FLAG_DIVBYZERO;
         return sfp8x_inf(f, env, 1, flags);
@@ -257,7 +251,7 @@ uint32_t sfp8_log1p(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     sfp8x_val x;
     uint32_t r;
     int64_t top, scale;
-    if (unpack_nan(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     if (x.kind == SFP8X_INF) return x.sign ? sfp8x_invalid(f, flags) : sfp8x_inf(f, env, 0, flags);
     top = x.exp + msb64(x.sig);
@@ -294,7 +288,7 @@ uint32_t sfp8_cbrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     uint32_t r;
     uint64_t odd;
     int64_t e, top, q;
-    if (unpack_nan(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     odd_parts(&x, &odd, &e);

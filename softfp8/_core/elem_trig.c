@@ -37,14 +37,6 @@ static inline int64_t top_of(const sfp8x_val *x) { return x->exp + msb64(x->sig)
 
 /* Round (-1)^sign * yq * 2^scale from a binary128 approximation with error
  * bound eq (absolute, at the same scale), or from yq itself if undecided. */
-static uint32_t finish_q(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q yq, sfp8q eq, int64_t scale,
-                         uint8_t *flags)
-{
-    uint32_t r;
-    if (sfp8e_round_q(f, env, sign, yq, eq, scale, &r, flags)) return r;
-    return sfp8e_round_last(f, env, sign, yq, scale, flags);
-}
-
 /* fn(x) for a finite non-zero x inside binary128's range (|top| < 16000):
  * binary64 when x lies in binary64's range, then binary128.  glibc's binary64
  * functions are within a few ulps of the result (SFP8E_REL_D allows 32), also
@@ -65,7 +57,7 @@ static uint32_t ziv1(const sfp8_format *f, const sfp8_env *env, const sfp8x_val 
     /* exact: the callers' ranges lie within 2^-1000 <= |x| < 2^16384 */
     xq = QF(ldexp)((sfp8q)x->sig, (int)x->exp);
     yq = fq(x->sign ? -xq : xq);
-    return finish_q(f, env, yq < 0, QF(fabs)(yq), QF(fabs)(yq) * SFP8E_REL_Q, 0, flags);
+    return sfp8e_round_q_last(f, env, yq < 0, QF(fabs)(yq), QF(fabs)(yq) * SFP8E_REL_Q, 0, flags);
 }
 
 /* (-1)^sign * (k/4) pi, k = 1..4, known to within an absolute 2^ae (besides
@@ -78,17 +70,11 @@ static uint32_t round_pi(const sfp8_format *f, const sfp8_env *env, int sign, in
     double ed = yd * 0x1p-50 + (ae < -1060 ? 0.0 : ldexp(1.0, (int)ae));
     sfp8q yq = PI_Q / 4 * k; /* relative error <= 2^-111 */
     if (sfp8e_round_d(f, env, sign, yd, ed, 0, &r, flags)) return r;
-    return finish_q(f, env, sign, yq, yq * QC(0x1p-109) + (ae < -16000 ? 0 : QF(ldexp)(1, (int)ae)), 0, flags);
+    return sfp8e_round_q_last(f, env, sign, yq, yq * QC(0x1p-109) + (ae < -16000 ? 0 : QF(ldexp)(1, (int)ae)), 0, flags);
 }
 
 /* The common prologue: decode, NaN propagation; returns 1 with *r set when
  * the operand is a NaN. */
-static int prologue(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
-{
-    sfp8x_unpack(f, a, x, flags);
-    return sfp8x_nan_operand(f, x, NULL, r, flags);
-}
-
 /* ------------------------------------------------------------------------ */
 /* sin, cos, tan                                                             */
 /* ------------------------------------------------------------------------ */
@@ -125,7 +111,7 @@ uint32_t sfp8_sin(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
 {
     sfp8x_val x;
     uint32_t r;
-    if (prologue(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 0, -1, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 0, -1, &r, flags)) return r;
     return ziv1(f, env, &x, sin, QF(sin), flags);
 }
 
@@ -133,7 +119,7 @@ uint32_t sfp8_cos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
 {
     sfp8x_val x;
     uint32_t r;
-    if (prologue(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 1, 0, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 1, 0, &r, flags)) return r;
     return ziv1(f, env, &x, cos, QF(cos), flags);
 }
 
@@ -141,7 +127,7 @@ uint32_t sfp8_tan(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
 {
     sfp8x_val x;
     uint32_t r;
-    if (prologue(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 0, 1, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags) || trig_cheap(f, env, &x, 0, 1, &r, flags)) return r;
     return ziv1(f, env, &x, tan, QF(tan), flags);
 }
 
@@ -161,7 +147,7 @@ static int is_one(const sfp8x_val *x) { return x->kind == SFP8X_FINITE && top_of
  * NaN operands, |x| > 1 (invalid), +-0 (exact +-0). */
 static int odd_unit_prologue(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
 {
-    if (prologue(f, a, x, r, flags)) return 1;
+    if (sfp8e_unpack1(f, a, x, r, flags)) return 1;
     if (above_one(x)) *r = sfp8x_invalid(f, flags);
     else if (x->kind == SFP8X_ZERO) *r = sfp8x_zero(f, x->sign);
     else return 0;
@@ -181,7 +167,7 @@ uint32_t sfp8_arccos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
 {
     sfp8x_val x;
     uint32_t r;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (above_one(&x)) return sfp8x_invalid(f, flags);
     if (is_one(&x) && !x.sign) return sfp8x_zero(f, 0); /* arccos(1) = +0 */
     /* arccos(x) = pi/2 - x - ...: for |x| < 2^-60 pi/2 within |x| <= 2^(top+1);
@@ -197,7 +183,7 @@ uint32_t sfp8_arctan(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     sfp8x_val x;
     uint32_t r;
     int64_t top;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     if (x.kind == SFP8X_INF) return round_pi(f, env, x.sign, 2, -20000, flags); /* +-pi/2 */
     top = top_of(&x);
@@ -249,7 +235,7 @@ uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
             mq = (sfp8q)y.sig / (sfp8q)x.sig;
             c = 2 * (y.exp - x.exp) < -16300 ? 0 : QF(ldexp)(mq * mq, (int)(2 * (y.exp - x.exp))) / 3;
             yq = mq * (1 - c);
-            return finish_q(f, env, y.sign, yq, yq * QC(0x1p-103), y.exp - x.exp, flags);
+            return sfp8e_round_q_last(f, env, y.sign, yq, yq * QC(0x1p-103), y.exp - x.exp, flags);
         }
     }
     {
@@ -263,7 +249,7 @@ uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
         xq = QF(ldexp)((sfp8q)x.sig, (int)(x.exp + s));
         yq = QF(ldexp)((sfp8q)y.sig, (int)(y.exp + s));
         vq = QF(atan2)(yq, x.sign ? -xq : xq);
-        return finish_q(f, env, y.sign, vq, vq * SFP8E_REL_Q, 0, flags);
+        return sfp8e_round_q_last(f, env, y.sign, vq, vq * SFP8E_REL_Q, 0, flags);
     }
 }
 
@@ -290,7 +276,7 @@ static uint32_t half_exp(const sfp8_format *f, const sfp8_env *env, int sign, co
     k = QF(nearbyint)(xq / LN2_Q);
     t = xq - k * LN2_Q;
     y = QF(exp)(t);
-    return finish_q(f, env, sign, y, y * (SFP8E_REL_Q + (k + xq + 1) * QC(0x1p-110)), (int64_t)k - 1, flags);
+    return sfp8e_round_q_last(f, env, sign, y, y * (SFP8E_REL_Q + (k + xq + 1) * QC(0x1p-110)), (int64_t)k - 1, flags);
 }
 
 static uint32_t sinh_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, int is_cosh, uint8_t *flags)
@@ -299,7 +285,7 @@ static uint32_t sinh_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env,
     uint32_t r;
     int64_t top;
     int sign;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     sign = is_cosh ? 0 : x.sign;
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, sign, flags); /* sinh(+-inf) = +-inf, cosh = +inf */
     if (x.kind == SFP8X_ZERO) return is_cosh ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8x_zero(f, x.sign);
@@ -328,7 +314,7 @@ uint32_t sfp8_tanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     sfp8x_val x;
     uint32_t r;
     int64_t top;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8e_exact(f, env, x.sign, 1, 0, flags); /* +-1 */
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     top = top_of(&x);
@@ -351,7 +337,7 @@ static uint32_t log2x_q(const sfp8_format *f, const sfp8_env *env, int sign, con
 {
     sfp8q e1 = (sfp8q)(x->exp + 1), y = QF(log)((sfp8q)x->sig) + e1 * LN2_Q;
     sfp8q err = y * SFP8E_REL_Q + (QF(fabs)(e1) + 64) * QC(0x1p-110) + QC(0x1p-1990); /* + 1/(4x^2) */
-    return finish_q(f, env, sign, y, err, 0, flags);
+    return sfp8e_round_q_last(f, env, sign, y, err, 0, flags);
 }
 
 uint32_t sfp8_arcsinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
@@ -359,7 +345,7 @@ uint32_t sfp8_arcsinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     sfp8x_val x;
     uint32_t r;
     int64_t top;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     top = top_of(&x);
@@ -372,7 +358,7 @@ uint32_t sfp8_arccosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
 {
     sfp8x_val x;
     uint32_t r;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.sign || x.kind == SFP8X_ZERO || (x.kind == SFP8X_FINITE && top_of(&x) < 0))
         return sfp8x_invalid(f, flags); /* x < 1 */
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
@@ -410,13 +396,13 @@ static uint32_t times_const(const sfp8_format *f, uint32_t a, const sfp8_env *en
     int64_t scale;
     double y;
     sfp8q yq;
-    if (prologue(f, a, &x, &r, flags)) return r;
+    if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
     if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
     y = sfp8e_to_d(&x, &scale) * c;
     if (sfp8e_round_d(f, env, x.sign, y, y * 0x1p-50, scale, &r, flags)) return r;
     yq = sfp8e_to_q(&x, &scale) * cq;
-    return finish_q(f, env, x.sign, yq, yq * QC(0x1p-109), scale, flags);
+    return sfp8e_round_q_last(f, env, x.sign, yq, yq * QC(0x1p-109), scale, flags);
 }
 
 uint32_t sfp8_degrees(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
