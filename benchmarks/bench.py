@@ -205,9 +205,9 @@ def evaluate(row, rows_by_key):
             ok = ratio <= 1 + limit
         else:
             ok = False
-    elif kind == "vs_ref":
+    elif kind in ("vs_ref", "vs_f16"):
         factor = t[1]
-        row.target_text = f"≤{factor:g}× sgemm"
+        row.target_text = f"≤{factor:g}× " + ("sgemm" if kind == "vs_ref" else "NumPy float16")
         if sf is not None and row.ref.ok:
             ratio = sf / row.ref.ns
             row.detail = f"{ratio:.3g}×"
@@ -526,6 +526,23 @@ def main(argv=None):
             add(Row("float16_add_down_flags", "float16 add, downward, collect_flags()", M(dn_flags),
                     ref=np16["add"], ref_label="NumPy float16 add", target=("peer16", 1.2)))
         del p16, q16, r16, ml16, mlq16, mlr16, t16, tq16
+
+    # ---- 10b: ordering (argmax, sort, argsort, unique), 8- and 16-bit ---------
+    hb = x.astype(softfp8.bfloat16)
+    ml_b = x.astype(ml_dtypes.bfloat16) if ml_ok else None
+    order_ops = [("argmax", lambda v: np.argmax(v)), ("sort", lambda v: np.sort(v)),
+                 ("argsort_stable", lambda v: np.argsort(v, kind="stable")),
+                 ("unique", lambda v: np.unique(v))]
+    for name, arr, peer in (("e4m3", a, None), ("bfloat16", hb, ml_b)):
+        for op, call in order_ops:
+            if name == "e4m3" and op in ("argsort_stable", "unique"):
+                continue
+            add(Row(f"{name}_{op}", f"{name} {op.replace('_', ' ')}",
+                    M(lambda k, c=call, v=arr: (lambda: c(v[:k]))),
+                    ml=M(lambda k, c=call, v=peer: (lambda: c(v[:k]))) if peer is not None else None,
+                    ref=M(lambda k, c=call: (lambda: c(h[:k]))), ref_label=f"NumPy float16 {op}",
+                    target=("vs_f16", 1.5)))
+    del hb, ml_b
 
     # ---- 11: sum -----------------------------------------------------------
     torch_sum_note = []

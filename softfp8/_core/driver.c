@@ -91,6 +91,12 @@ static int fast_run_tables(int op, const sfp8_format *f, const sfp8_env *env, ch
                 *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], NULL, 0, d[2], s[2], n, flout);
                 return 1;
             }
+        } else if (sfp8f_order16_op(op)) {
+            const struct sfp8_order *t = sfp8f_order16(op, f, n);
+            if (t) {
+                *acc = sfp8f_run_order16(t, op, f, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
+                return 1;
+            }
         }
         return 0;
     }

@@ -102,6 +102,51 @@ def test_16bit_arith_random(op, name):
     assert all(v >= 6 * 1_000_000 for v in per_level.values()), per_level
 
 
+# ---- 16-bit comparisons and maximum / minimum on order keys (fast/order16.c):
+#      400,000 operand pairs per operation and format (NaNs, zeros of both signs,
+#      subnormals, equal operands and uniform codes), per-element flags ----
+
+ORDER16_FUNCS = {"max": sfb.max, "min": sfb.min, "maxnum": sfb.maxnum, "minnum": sfb.minnum,
+                 "eq": sfb.eq, "ne": sfb.ne, "lt": sfb.lt, "le": sfb.le, "gt": sfb.gt, "ge": sfb.ge}
+ORDER16_FORMATS = {
+    "float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "hfp16_169": softfp8.hfp16_169,
+    "shp": softfp8.shp(bias=15), "uhp": softfp8.uhp,
+    "fnuz_flush": softfp8.format(exp_bits=5, man_bits=10, bias=15, specials="fnuz", subnormals="flush"),
+    "e3m6_none": softfp8.format(exp_bits=3, man_bits=6, bias=3, specials="none"),
+}
+
+
+def _order_operands(rng, fmt, n):
+    u = _special_biased_codes(rng, fmt, n) if fmt.signed else rng.integers(0, 1 << fmt.bits, n, dtype=np.uint32)
+    v = u.copy()
+    rng.shuffle(v)
+    sign = np.uint32(1 << (fmt.bits - 1)) if fmt.signed else np.uint32(0)
+    sub = rng.integers(1, 1 << fmt.man_bits, n, dtype=np.uint32) | (sign * (rng.random(n) < 0.5))
+    pick = rng.random(n)
+    v = np.where(pick < 0.1, u, v)                                        # equal operands
+    v = np.where((pick >= 0.1) & (pick < 0.2), sign * (rng.random(n) < 0.5), v)  # +-0
+    v = np.where((pick >= 0.2) & (pick < 0.25), sub, v)                   # subnormals
+    return u, v.astype(np.uint32)
+
+
+@pytest.mark.parametrize("name", sorted(ORDER16_FORMATS))
+@isolated
+def test_order16_random(name):
+    fmt = ORDER16_FORMATS[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    count = 0
+    for op, fn in ORDER16_FUNCS.items():
+        a, b = _order_operands(rng, fmt, 400_000)
+        for x, y in ((a, b), (b, a)):
+            got, ref = None, None
+            with fast_mode(2, SIMD_LEVELS[0]):
+                got = fn(fmt, x[:200_000], y[:200_000])
+            with fast_mode(0, SIMD_LEVELS[0]):
+                ref = fn(fmt, x[:200_000], y[:200_000])
+            count += _assert_same(ref, got, f"{name} {op}")
+    assert count == len(ORDER16_FUNCS) * 400_000
+
+
 FORMATS16 = {"float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "hfp16_169": softfp8.hfp16_169,
              "shp": softfp8.shp(bias=15), "uhp": softfp8.uhp}
 

@@ -331,6 +331,35 @@ def test_arith16_layouts(fmt):
     assert n == 2 * 4 * (21 + 11 + 1)
 
 
+ORDER16_FORMATS = [softfp8.float16, softfp8.bfloat16, softfp8.uhp,
+                   softfp8.format(exp_bits=5, man_bits=10, bias=15, specials="fnuz", subnormals="flush",
+                                  name="f16_fnuz_flush_layouts"),
+                   softfp8.format(exp_bits=4, man_bits=7, bias=7, specials="fn", name="e4m7_layouts")]
+ORDER16_OPS = ["maximum", "minimum", "fmax", "fmin", "less", "equal", "greater_equal", "not_equal"]
+
+
+@pytest.mark.parametrize("fmt", ORDER16_FORMATS, ids=lambda f: f.name)
+def test_order16_layouts(fmt):
+    """16-bit comparisons and maximum / minimum on order keys (fast/order16.c) under
+    every convention; operands include NaNs, zeros of both signs and subnormals."""
+    x, y = _operands(fmt, "ord16", finite=False)
+    # zeros of both signs and NaN next to ordinary values
+    x, y = x.copy(), y.copy()
+    rx, ry = x.view(fmt.storage), y.view(fmt.storage)
+    sign = 1 << (fmt.bits - 1) if fmt.signed else 0
+    rx[::7] = 0
+    ry[::5] = sign
+    ry[3::11] = rx[3::11]   # equal operands
+    n = 0
+    for name in ORDER16_OPS:
+        uf = getattr(np, name)
+        boolean = name not in ("maximum", "minimum", "fmax", "fmin")
+        for lab, fn in binary_cases(uf, x, y, boolean).items():
+            check(fn, f"{fmt.name} {name} {lab}", seed=n)
+            n += 1
+    assert n == 4 * (21 + 12) + 4 * 12
+
+
 # --------------------------------------------------------------------------
 # unary ufuncs
 # --------------------------------------------------------------------------

@@ -205,4 +205,15 @@ const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, pt
 unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
+/* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
+ *      bits on the order keys of order.h (order16.c); NaN and flushed
+ *      subnormal operands take the core.  The cached table is the format's
+ *      struct sfp8_order. ---- */
+struct sfp8_order;
+int sfp8f_order16_op(int op);
+const struct sfp8_order *sfp8f_order16(int op, const sfp8_format *f, ptrdiff_t n);
+/* o: one byte (0/1) for comparisons, else a two-byte code */
+unsigned sfp8f_run_order16(const struct sfp8_order *t, int op, const sfp8_format *f, const char *a, ptrdiff_t sa,
+                           const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 #endif

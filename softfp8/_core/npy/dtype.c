@@ -125,6 +125,7 @@ static PyObject *make_descr(int fam, PyObject *format, const sfp8_format *f)
     SFP8Descr *d = (SFP8Descr *)PyArrayDescr_Type.tp_new((PyTypeObject *)families[fam].cls, NULL, NULL);
     if (!d) return NULL;
     d->fmt = *f;
+    sfp8_order_init(&d->order, f);
     d->format = format;
     Py_INCREF(format);
     d->base.elsize = f->bits <= 8 ? 1 : 2;
@@ -292,59 +293,7 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
     return (PyArray_DTypeMeta *)Py_NotImplemented;
 }
 
-/* ---- legacy ArrFuncs used by sort / argmax / nonzero / arange ---------- */
-
-static int value_cmp_nanlast(const sfp8_format *f, uint32_t a, uint32_t b)
-{
-    uint8_t fl = 0;
-    int r = sfp8_compare(f, a, b, 0, &fl);
-    if (r == SFP8_UNORDERED) {
-        int an = sfp8_classify(f, a) >= SFP8_CLASS_QNAN, bn = sfp8_classify(f, b) >= SFP8_CLASS_QNAN;
-        return an - bn; /* NaNs last, equal among themselves */
-    }
-    return r;
-}
-
-static int arr_compare(const void *pa, const void *pb, void *arr)
-{
-    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
-    int n = (int)d->elsize;
-    return value_cmp_nanlast(descr_fmt(d), load_code(pa, n), load_code(pb, n));
-}
-
-/* index of the first NaN, else of the first extreme value (want: LESS or GREATER) */
-static int arg_extreme(char *ip, npy_intp n, npy_intp *ind, void *arr, int want)
-{
-    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)arr);
-    const sfp8_format *f = descr_fmt(d);
-    int sz = (int)d->elsize;
-    uint32_t best = load_code(ip, sz);
-    *ind = 0;
-    if (sfp8_classify(f, best) >= SFP8_CLASS_QNAN) return 0;
-    for (npy_intp i = 1; i < n; i++) {
-        uint32_t c = load_code(ip + i * sz, sz);
-        uint8_t fl = 0;
-        if (sfp8_classify(f, c) >= SFP8_CLASS_QNAN) {
-            *ind = i;
-            return 0;
-        }
-        if (sfp8_compare(f, c, best, 0, &fl) == want) {
-            best = c;
-            *ind = i;
-        }
-    }
-    return 0;
-}
-
-static int arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr)
-{
-    return arg_extreme(ip, n, max_ind, arr, SFP8_GREATER);
-}
-
-static int arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr)
-{
-    return arg_extreme(ip, n, min_ind, arr, SFP8_LESS);
-}
+/* ---- legacy ArrFuncs used by nonzero / arange (ordering: order.c) ------ */
 
 static npy_bool arr_nonzero(void *data, void *arr)
 {
@@ -532,9 +481,11 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             {NPY_DT_get_constant, (void *)&get_constant},
             {NPY_DT_setitem, (void *)&sfp8_setitem},
             {NPY_DT_getitem, (void *)&sfp8_getitem},
-            {NPY_DT_PyArray_ArrFuncs_compare, (void *)&arr_compare},
-            {NPY_DT_PyArray_ArrFuncs_argmax, (void *)&arr_argmax},
-            {NPY_DT_PyArray_ArrFuncs_argmin, (void *)&arr_argmin},
+            {NPY_DT_PyArray_ArrFuncs_compare, (void *)&sfp8_arr_compare},
+            {NPY_DT_PyArray_ArrFuncs_argmax, (void *)&sfp8_arr_argmax},
+            {NPY_DT_PyArray_ArrFuncs_argmin, (void *)&sfp8_arr_argmin},
+            {NPY_DT_PyArray_ArrFuncs_sort, (void *)&sfp8_arr_sort},
+            {NPY_DT_PyArray_ArrFuncs_argsort, (void *)&sfp8_arr_argsort},
             {NPY_DT_PyArray_ArrFuncs_nonzero, (void *)&arr_nonzero},
             {NPY_DT_PyArray_ArrFuncs_fill, (void *)&arr_fill},
             {0, NULL}
@@ -560,6 +511,12 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
         af = PyDataType_GetArrFuncs(any);
         af->copyswapn = arr_copyswapn;
         af->copyswap = arr_copyswap;
+        /* the sort slots above fill only the first kind; the radix sort is
+           stable, so it serves every kind */
+        for (int k = 0; k < NPY_NSORTS; k++) {
+            af->sort[k] = sfp8_arr_sort;
+            af->argsort[k] = sfp8_arr_argsort;
+        }
         Py_DECREF(any);
     }
     Py_INCREF((PyObject *)cls);

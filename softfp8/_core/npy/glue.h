@@ -32,6 +32,7 @@
 
 #include "softfp8/softfp8.h"
 #include "npy_api.h"
+#include "order.h"
 #include "codes.h"
 
 typedef struct PyArrayMethodObject_tag PyArrayMethodObject;
@@ -97,6 +98,7 @@ typedef struct {
     PyArray_Descr base;
     sfp8_format fmt;
     PyObject *format; /* the softfp8.Format object */
+    sfp8_order order; /* derived from fmt when the descriptor is made */
 } SFP8Descr;
 
 #define MAX_FAMILIES 32
@@ -137,6 +139,13 @@ static inline int is_zero_value(const sfp8_format *f, uint32_t c)
 }
 
 /* element access: load_code / store_code / load_raw / store_raw (codes.h) */
+
+/* ---- ordering (order.c): ArrFuncs compare, argmax/argmin, sort/argsort ---- */
+int sfp8_arr_compare(const void *pa, const void *pb, void *arr);
+int sfp8_arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr);
+int sfp8_arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr);
+int sfp8_arr_sort(void *start, npy_intp n, void *arr);
+int sfp8_arr_argsort(void *start, npy_intp *tosort, npy_intp n, void *arr);
 
 /* ---- scalars (scalar.c) ------------------------------------------------- */
 
