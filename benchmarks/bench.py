@@ -20,6 +20,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 import faulthandler  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
@@ -543,6 +544,24 @@ def main(argv=None):
                     ref=M(lambda k, c=call: (lambda: c(h[:k]))), ref_label=f"NumPy float16 {op}",
                     target=("vs_f16", 1.5)))
     del hb, ml_b
+
+    # ---- 10c: two threads, each on one half (the loops release the GIL) ------
+    pool = ThreadPoolExecutor(2)
+
+    def two_threads(fn, p, q):
+        def make(k):
+            h2 = k // 2
+            return lambda: list(pool.map(lambda s: fn(p[s], q[s]), (slice(0, h2), slice(h2, k))))
+        return make
+
+    f16a, f16b = x.astype(softfp8.float16), y.astype(softfp8.float16)
+    add(Row("float16_add_2t", "float16 add, two threads", M(two_threads(np.add, f16a, f16b)),
+            ref=M(two_threads(np.add, h, hy)), ref_label="NumPy float16 add, two threads",
+            target=("vs_f16", 1 / 4),
+            notes=["results bit-identical to one thread (tests/stress/test_gil_release.py)"]))
+    add(Row("e4m3_mul_2t", "E4M3 multiply, two threads", M(two_threads(np.multiply, a, b)),
+            ref=M(two_threads(np.multiply, h, hy)), ref_label="NumPy float16 multiply, two threads"))
+    del f16a, f16b
 
     # ---- 11: sum -----------------------------------------------------------
     torch_sum_note = []
