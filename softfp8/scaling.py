@@ -52,7 +52,10 @@ def _floor_log2(q):
 def _round_f32(q):
     """A positive Fraction rounded to nearest-even float32 (as a Python float; inf past
     float32's max, 0.0 below half its smallest subnormal)."""
-    k = max(_floor_log2(q) - 23, -149)
+    e = _floor_log2(q)
+    if e > 128:
+        return math.inf
+    k = max(e - 23, -149)
     num, den = (q.numerator, q.denominator << k) if k >= 0 else (q.numerator << -k, q.denominator)
     m, r = divmod(num, den)
     if 2 * r > den or (2 * r == den and m & 1):
