@@ -34,6 +34,8 @@ F32_MIN_SUBNORMAL = math.ldexp(1.0, -149)
 _BIAS_MIN, _BIAS_MAX = -149, 127          # power-of-two scales that float32 holds
 _RANGE_LIMIT = 960                        # quantize: formats within 2^-960 .. 2^960
 _TINY, _HUGE = math.ldexp(1.0, -1000), math.ldexp(1.0, 1000)
+_LOW24 = np.uint64((1 << 24) - 1)
+_BIG_X, _SMALL_X = math.ldexp(1.0, 800), math.ldexp(1.0, -800)
 
 
 # --------------------------------------------------------------------------
@@ -175,10 +177,16 @@ def _scaled_odd(x, s):
     values beyond 2^+-1000 replaced by +-2^+-1000.  Rounding this once into a format of at
     most 16 bits gives the rounding of the exact product in every mode (SPEC §3)."""
     x, s = np.broadcast_arrays(x, s)
+    shape = x.shape
+    x, s = x.reshape(-1), s.reshape(-1)
     out = x * s                               # right for zeros, infinities and NaNs
-    m = np.isfinite(x) & (x != 0)
+    # exact already where x has at most 29 significant bits (float32 and narrower inputs
+    # included: 29 + 24 <= 53 bits) and 2^-800 <= |x| <= 2^800; the rest goes the long way
+    ax = np.abs(x)
+    m = (((x.view(np.uint64) & _LOW24) != 0) | (ax > _BIG_X) | (ax < _SMALL_X)) \
+        & (ax <= np.finfo(np.float64).max) & (ax != 0)
     if not m.any():
-        return out
+        return out.reshape(shape)
     xm, xe = np.frexp(x[m])
     sm, se = np.frexp(s[m])
     c = xm * 134217729.0                      # Veltkamp split: 26 + 26 bits
@@ -195,9 +203,8 @@ def _scaled_odd(x, s):
     v = np.ldexp(p, np.clip(t, -1010, 1010))
     v = np.where(t < -990, np.copysign(_TINY, p), v)
     v = np.where(t > 990, np.copysign(_HUGE, p), v)
-    out = out.copy()
     out[m] = v
-    return out
+    return out.reshape(shape)
 
 
 def _as_scale(scale, shape):

@@ -220,7 +220,9 @@ def _hard_inputs(fmt, scale, rng):
         hi = ref.decode(rf, int(c) + 1).value
         mid = (lo + hi) / 2
         x = float(mid / Fraction(float(scale)))          # product within 2^-53 of mid
-        vals += [x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), -x]
+        m, e = math.frexp(x)
+        x30 = math.ldexp(round(m * 2 ** 30), e - 30)     # 30 significant bits: 54-bit product
+        vals += [x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), -x, x30]
     vals += list(rng.standard_normal(40) * float(fmt.max) / float(scale))
     vals += [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e300, 1e-300, 5e-324,
              3 * float(fmt.max) / float(scale), float(fmt.min_subnormal) / float(scale) / 3]
@@ -238,7 +240,7 @@ def test_quantize_exact_given_scale_all_modes(fmt):
             sa = S.quantize(xs, fmt, scale=scale, rounding=mode)
             assert sa.codes.dtype == fmt.dtype and sa.scale == scale and sa.amax is None
             n += check_codes(sa, xs, scale, fmt, mode)
-    assert n == 4 * 6 * 211
+    assert n == 4 * 6 * 251
 
 
 def test_quantize_not_saturating_and_input_dtypes():
