@@ -618,3 +618,13 @@ def test_loss_scaler_defaults_and_bad_args():
             S.LossScaler(**kw)
     with pytest.raises(TypeError, match="callable"):
         ls.step(3)
+
+
+def test_delayed_scaling_docs_table():
+    """The step-by-step table of docs/training.md (L = 2, E4M3, margin 0)."""
+    dl = S.DelayedScaling(amax_history_len=2, fmt=softfp8.e4m3)
+    rows = [(2.0, 1.0, [0, 2], 224.0), (4.0, 224.0, [0, 4], 112.0),
+            (1.0, 112.0, [0, 1], 112.0), (0.0, 112.0, [0, 0], 448.0)]
+    for a, used, hist, nxt in rows:
+        sa = dl.quantize(np.array([a, -a / 2]))
+        assert (float(sa.scale), list(dl.amax_history), float(dl.scale)) == (used, hist, nxt)
