@@ -628,3 +628,58 @@ def test_delayed_scaling_docs_table():
     for a, used, hist, nxt in rows:
         sa = dl.quantize(np.array([a, -a / 2]))
         assert (float(sa.scale), list(dl.amax_history), float(dl.scale)) == (used, hist, nxt)
+
+
+E4 = softfp8.e4m3
+BAD = [  # (label, thunk, exception, regex naming the bad value)
+    ("quantize fmt str", lambda: S.quantize([1.0], "e4m3"), TypeError, r"'e4m3'"),
+    ("quantize x str", lambda: S.quantize(["a"], E4), TypeError, r"<U1"),
+    ("quantize rounding", lambda: S.quantize([1.0], E4, rounding="bogus"), ValueError, r"'bogus'"),
+    ("quantize seed", lambda: S.quantize([1.0], E4, rounding="stochastic", seed=-1),
+     ValueError, r"-1"),
+    ("quantize saturate", lambda: S.quantize([1.0], E4, saturate="yes"), TypeError, r"'yes'"),
+    ("quantize axis float", lambda: S.quantize([[1.0]], E4, axis=1.5), TypeError, r"1\.5"),
+    ("quantize axis repeated", lambda: S.quantize([[1.0]], E4, axis=(0, -2)), ValueError,
+     r"\(0, -2\)"),
+    ("quantize scale 0", lambda: S.quantize([1.0], E4, scale=0.0), ValueError, r"0\.0"),
+    ("quantize scale inf", lambda: S.quantize([1.0], E4, scale=np.inf), ValueError, r"inf"),
+    ("quantize wide format", lambda: S.quantize([1.0], softfp8.format(
+        exp_bits=8, man_bits=3, bias=2000)), ValueError, r"bias=2000"),
+    ("amax axis", lambda: S.amax(np.ones(3), axis=4), ValueError, r"4"),
+    ("amax nan", lambda: S.amax(np.ones(3), nan=1), TypeError, r"got 1"),
+    ("compute_scale amax str", lambda: S.compute_scale("x", E4), ValueError, r"'x'"),
+    ("compute_scale amax -2", lambda: S.compute_scale([1.0, -2.0], E4), ValueError, r"-2\.0"),
+    ("compute_scale eps nan", lambda: S.compute_scale(1.0, E4, eps=np.nan), ValueError, r"nan"),
+    ("compute_scale margin inf", lambda: S.compute_scale(1.0, E4, margin=np.inf), ValueError,
+     r"inf"),
+    ("dequantize dtype", lambda: S.quantize([1.0], E4).dequantize("bogus"), TypeError,
+     r"bogus"),
+    ("DelayedScaling len", lambda: S.DelayedScaling(amax_history_len=2.5), TypeError, r"2\.5"),
+    ("DelayedScaling algo", lambda: S.DelayedScaling(amax_compute_algo=3), TypeError, r"got 3"),
+    ("DelayedScaling margin", lambda: S.DelayedScaling(margin="2"), TypeError, r"'2'"),
+    ("DelayedScaling fmt", lambda: S.DelayedScaling(fmt="e5m2"), TypeError, r"'e5m2'"),
+    ("DelayedScaling record -1", lambda: S.DelayedScaling().record(-1.0), ValueError, r"-1\.0"),
+    ("fp8_amax_bias margin", lambda: S.fp8_amax_bias(1.0, E4, margin=0.5), TypeError, r"0\.5"),
+    ("fp8_amax_bias amax -3", lambda: S.fp8_amax_bias(-3.0, E4), ValueError, r"-3\.0"),
+    ("Fp8Amax margin", lambda: S.Fp8Amax(margin="x"), TypeError, r"'x'"),
+    ("Fp8CScale bias", lambda: S.Fp8CScale(1.5), TypeError, r"1\.5"),
+    ("select_bias family", lambda: S.select_bias(1.0, 42), ValueError, r"got 42"),
+    ("select_bias amax", lambda: S.select_bias("x", "shp"), ValueError, r"'x'"),
+    ("select_bias amax -1", lambda: S.select_bias(-1.0, "shp"), ValueError, r"-1\.0"),
+    ("select_bias subnormals", lambda: S.select_bias(1.0, "shp", subnormals="x"), ValueError,
+     r"'x'"),
+    ("BiasSelection subnormals", lambda: S.BiasSelection("shp", subnormals=None), TypeError,
+     r"None"),
+    ("LossScaler init_scale", lambda: S.LossScaler(init_scale="big"), ValueError, r"'big'"),
+    ("LossScaler init_scale inf", lambda: S.LossScaler(init_scale=np.inf), ValueError, r"inf"),
+    ("LossScaler interval", lambda: S.LossScaler(growth_interval=2.0), TypeError, r"2\.0"),
+    ("LossScaler flags", lambda: S.LossScaler(flags="overflow"), ValueError, r"'overflow'"),
+    ("LossScaleStep check str", lambda: S.LossScaleStep(1.0).check(["a"]),
+     TypeError, r"<U1"),
+]
+
+
+@pytest.mark.parametrize("label,fn,exc,pattern", BAD, ids=[r[0] for r in BAD])
+def test_bad_input_names_the_value(label, fn, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        fn()
