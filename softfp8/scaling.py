@@ -156,9 +156,35 @@ def compute_scale(amax, fmt, margin=0, pow2=False, eps=0.0):
     a = np.asarray(amax, dtype=np.float64)
     if np.any(a < 0):
         raise ValueError(f"amax must be >= 0, got {a[a < 0].flat[0]!r}")
-    out = np.array([_scale_one(float(v), target, pow2, eps, 1.0) for v in a.flat],
-                   dtype=np.float32).reshape(a.shape)
+    out = _scales_f32(a, target, pow2, eps)
     return out[()] if out.ndim == 0 else out
+
+
+def _scales_f32(a, target, pow2, eps):
+    """compute_scale's values for an array of amaxes.  Where the amax (after eps) and the
+    target max * 2**-margin are float32 values, float32 division is the one rounding of
+    the exact quotient (IEEE 754), so NumPy computes those; the others go through
+    fractions one by one."""
+    shape = a.shape
+    with np.errstate(all="ignore"):
+        a = np.where(a < eps, eps, a).reshape(-1)
+        out = np.ones(a.shape, dtype=np.float32)           # 0, inf, NaN: 1.0
+        info = np.isfinite(a) & (a > 0)
+        t32 = np.float32(float(target))
+        slow = info
+        if np.isfinite(t32) and Fraction(float(t32)) == target:
+            a32 = a.astype(np.float32)
+            fast = info & (a32.astype(np.float64) == a) & (a32 > 0)
+            q = t32 / a32
+            q = np.where(np.isinf(q), np.float32(F32_MAX), q)
+            q = np.where(q == 0, np.float32(F32_MIN_SUBNORMAL), q)
+            if pow2:
+                q = np.ldexp(np.float32(1.0), np.frexp(q)[1] - 1).astype(np.float32)
+            out[fast] = q[fast]
+            slow = info & ~fast
+    for i in np.flatnonzero(slow):
+        out[i] = _scale_one(float(a[i]), target, pow2, 0.0, 1.0)
+    return out.reshape(shape)
 
 
 # --------------------------------------------------------------------------
