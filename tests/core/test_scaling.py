@@ -401,12 +401,15 @@ def test_delayed_scaling_history(algo, L):
         assert float(dl.scale) == rd.scale
         assert dl.amax_history[-1] == a and dl.amax_history[0] == 0 or L == 1
         check_codes(sa, x, sa.scale, fmt, "nearest_even")
-    # NaN amax recorded by hand: "max" skips it, "most_recent" keeps the scale
-    before = float(dl.scale)
-    dl.record(float("nan"))
-    dl.update()
-    if algo == "most_recent" or L == 1:
-        assert float(dl.scale) == before
+    # NaN amaxes recorded by hand: "max" skips them, "most_recent" keeps the scale
+    for a in (float("nan"), 0.5, float("nan")):
+        before = float(dl.scale)
+        rd.step(a)
+        dl.record(a)
+        dl.update()
+        assert float(dl.scale) == rd.scale
+        if algo == "most_recent" and a != a:
+            assert rd.scale == before
 
 
 def test_delayed_scaling_record_then_update_and_bad_args():
