@@ -173,6 +173,8 @@ def _exact_quotient(x, d):
     xn = np.ldexp(x, 1 - e)                       # exact unless it underflows (then tiny)
     tiny = (x != 0) & (np.abs(xn) < 2.0 * _TINY)
     xs = np.where(tiny, 1.0, xn)
+    if np.all(dn == 1.0):                         # a power-of-two divisor: exact already
+        return np.where(tiny, np.copysign(_TINY, x), xs)
     with np.errstate(invalid="ignore", over="ignore"):
         q = xs / dn
         p, err = _two_prod(q, dn)
