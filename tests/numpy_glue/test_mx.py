@@ -621,3 +621,30 @@ def test_bad_input():
         mx.element_format("e9m9")
     with pytest.raises(ValueError, match="not exact"):
         mx.quantize(np.array([2 ** 60 + 1] * 4), "mxfp4")
+
+
+
+def test_stochastic_tiles_and_nvfp4_use_softfp8s_cast_stream():
+    """Stochastic rounding of x / scale: the elements are softfp8's own stochastic cast of
+    the quotient under the same seed (a float64 quotient x / d differs from the exact one
+    only below 2**-53 relative, which changes a 32-bit stochastic decision with
+    probability < 2**-20 per element), and each is a neighbour of the exact quotient."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 256)) * 3
+    b = mx.quantize_tiles(x, (1, 128), rounding="stochastic", seed=21)
+    d = np.repeat(b.scales.astype(np.float64), 128, axis=1)
+    with softfp8.rounding("stochastic", seed=21):
+        ref = (x / d).astype(softfp8.e4m3.dtype)
+    assert np.array_equal(b.elements.view(np.uint8), ref.view(np.uint8))
+    lo = mx.quantize_tiles(x, (1, 128), rounding="toward_zero").dequantize(np.float64)
+    away = np.where(x >= 0, mx.quantize_tiles(x, (1, 128), rounding="upward").dequantize(np.float64),
+                    mx.quantize_tiles(x, (1, 128), rounding="downward").dequantize(np.float64))
+    got = b.dequantize(np.float64)
+    assert np.all((got == lo) | (got == away)) and np.any(got != lo) and np.any(got != away)
+    x = rng.standard_normal(320)
+    b = mx.quantize(x, "nvfp4", rounding="stochastic", seed=4)
+    d = np.repeat(b.scale_values(), 16) * float(b.tensor_scale)
+    with softfp8.rounding("stochastic", seed=4):
+        ref = (x / d).astype(mx.element_format("e2m1").dtype)
+    assert np.array_equal(b.elements.view(np.uint8), ref.view(np.uint8))
+    assert _check_nvfp4(x[:64], "nearest_even") == 4
