@@ -648,3 +648,14 @@ def test_stochastic_tiles_and_nvfp4_use_softfp8s_cast_stream():
         ref = (x / d).astype(mx.element_format("e2m1").dtype)
     assert np.array_equal(b.elements.view(np.uint8), ref.view(np.uint8))
     assert _check_nvfp4(x[:64], "nearest_even") == 4
+
+
+def test_sticky_flags_of_the_element_casts():
+    x = np.array([511.0] + [1.0] * 31)           # floor rule: 511 / 2**0 clamps to 448
+    with softfp8.collect_flags() as fl:
+        mx.quantize(x, "mxfp8_e4m3")
+    assert fl.flags & softfp8.Flags.OVERFLOW and fl.flags & softfp8.Flags.INEXACT
+    with softfp8.collect_flags() as fl:
+        mx.quantize(np.array([1.0, 2.0, 0.5] + [0.0] * 29), "mxfp8_e4m3", scale_rule="rceil")
+        mx.quantize(np.array([math.nan] + [1.0] * 31), "mxfp4")      # NaN block: no cast flag
+    assert fl.flags == 0
