@@ -659,3 +659,20 @@ def test_sticky_flags_of_the_element_casts():
         mx.quantize(np.array([1.0, 2.0, 0.5] + [0.0] * 29), "mxfp8_e4m3", scale_rule="rceil")
         mx.quantize(np.array([math.nan] + [1.0] * 31), "mxfp4")      # NaN block: no cast flag
     assert fl.flags == 0
+
+
+def test_scale_codes_agree_with_the_scale_presets():
+    """E8M0 / UE4M3 scale codes read through the registry's presets (branch h-formats)
+    give the same values as BlockArray.scale_values()."""
+    e8m0 = getattr(softfp8, "float8_e8m0fnu", None)
+    ue4m3 = getattr(softfp8, "ue4m3", None)
+    if e8m0 is None or ue4m3 is None:
+        pytest.skip("the float8_e8m0fnu / ue4m3 presets are not in this build")
+    x = np.random.default_rng(6).standard_normal((3, 64)) * np.exp2(np.arange(64) - 32)
+    x[1, 3] = np.nan
+    b = mx.quantize(x, "mxfp6_e2m3")
+    assert np.array_equal(b.scales.view(e8m0.dtype).astype(np.float64), b.scale_values(),
+                          equal_nan=True)
+    b = mx.quantize(x, "nvfp4")
+    assert np.array_equal(b.scales.view(ue4m3.dtype).astype(np.float64), b.scale_values(),
+                          equal_nan=True)
