@@ -592,7 +592,8 @@ def test_dequantize_dtypes():
     assert np.array_equal(b.dequantize(), d64.astype(np.float32))
     h = b.dequantize(softfp8.bfloat16)
     assert h.dtype == softfp8.bfloat16.dtype
-    assert np.array_equal(h.astype(np.float64), d64.astype(softfp8.bfloat16.dtype).astype(np.float64))
+    want = d64.astype(softfp8.bfloat16.dtype).astype(np.float64)
+    assert np.array_equal(h.astype(np.float64), want)
 
 
 def test_bad_input():
@@ -637,8 +638,9 @@ def test_stochastic_tiles_and_nvfp4_use_softfp8s_cast_stream():
         ref = (x / d).astype(softfp8.e4m3.dtype)
     assert np.array_equal(b.elements.view(np.uint8), ref.view(np.uint8))
     lo = mx.quantize_tiles(x, (1, 128), rounding="toward_zero").dequantize(np.float64)
-    away = np.where(x >= 0, mx.quantize_tiles(x, (1, 128), rounding="upward").dequantize(np.float64),
-                    mx.quantize_tiles(x, (1, 128), rounding="downward").dequantize(np.float64))
+    up, down = (mx.quantize_tiles(x, (1, 128), rounding=m).dequantize(np.float64)
+                for m in ("upward", "downward"))
+    away = np.where(x >= 0, up, down)
     got = b.dequantize(np.float64)
     assert np.all((got == lo) | (got == away)) and np.any(got != lo) and np.any(got != away)
     x = rng.standard_normal(320)
