@@ -306,7 +306,7 @@ def quantize(x, kind, axis=-1, scale_rule=None, rounding=None, *, block=None, se
     d = np.ldexp(1.0, np.where(nan, 0, shared))[..., None]
     xq = np.where(nan[..., None], 0.0, xb)                   # a NaN block's elements: zero
     q = _exact_quotient(xq, np.broadcast_to(d, xq.shape))
-    q = q.reshape(q.shape[:-2] + (-1,))[..., :n]
+    q = q.reshape(q.shape[:-2] + (q.shape[-2] * q.shape[-1],))[..., :n]
     if k.elem == "int8":
         el = _cast_int8(q, rounding, seed)
     else:
@@ -347,7 +347,7 @@ def _quantize_nvfp4(x64, k, ax, bs, rounding, seed, tensor_scale):
     d = np.where(live, sval * float(ts), 1.0)[..., None]     # exact: 4 x 24 bits
     xq = np.where(live[..., None], xb, 0.0)                  # zero / NaN scale: zeros
     q = _exact_quotient(xq, np.broadcast_to(d, xq.shape))
-    q = q.reshape(q.shape[:-2] + (-1,))[..., :n]
+    q = q.reshape(q.shape[:-2] + (q.shape[-2] * q.shape[-1],))[..., :n]
     el = _cast(q, k.format(), rounding, seed)
     return BlockArray(np.moveaxis(el, -1, ax), np.moveaxis(sc, -1, ax), kind="nvfp4",
                       axes=(ax,), block=(bs,), tensor_scale=ts)
@@ -404,7 +404,7 @@ def _tiles(x, axes, blk):
     pads = [(0, 0)] * len(lead) + [(0, -(-s // b) * b - s) for s, b in zip(shape[len(lead):], blk)]
     xp = np.pad(xm, pads)
     if len(axes) == 1:
-        return xp.reshape(lead + (-1, blk[0])), shape
+        return xp.reshape(lead + (xp.shape[-1] // blk[0], blk[0])), shape
     n0, n1 = xp.shape[-2] // blk[0], xp.shape[-1] // blk[1]
     xp = xp.reshape(lead + (n0, blk[0], n1, blk[1]))
     xp = np.moveaxis(xp, -3, -2)                 # (..., n0, n1, b0, b1)
@@ -414,7 +414,7 @@ def _tiles(x, axes, blk):
 def _untile(q, axes, blk, shape):
     lead = shape[:-len(axes)]
     if len(axes) == 1:
-        out = q.reshape(lead + (-1,))[..., :shape[-1]]
+        out = q.reshape(lead + (q.shape[-2] * blk[0],))[..., :shape[-1]]
     else:
         n0, n1 = q.shape[-3], q.shape[-2]
         out = q.reshape(lead + (n0, n1, blk[0], blk[1]))

@@ -678,3 +678,18 @@ def test_scale_codes_agree_with_the_scale_presets():
     b = mx.quantize(x, "nvfp4")
     assert np.array_equal(b.scales.view(ue4m3.dtype).astype(np.float64), b.scale_values(),
                           equal_nan=True)
+
+
+def test_empty_arrays():
+    count = 0
+    for shape in [(0,), (3, 0), (0, 40), (2, 0, 5)]:
+        for kind in mx.KINDS:
+            for axis in range(len(shape)):
+                b = mx.quantize(np.zeros(shape), kind, axis=axis)
+                assert b.dequantize().shape == shape and b.elements.size == 0
+                assert mx.BlockArray.unpack(b.pack()).shape == shape
+                count += 1
+        assert mx.quantize_tiles(np.zeros(shape), (1, 128)).dequantize().shape == shape
+        if len(shape) > 1:
+            assert mx.quantize_tiles(np.zeros(shape), (128, 128)).dequantize().shape == shape
+    assert count == 7 * (1 + 2 + 2 + 3)
