@@ -218,7 +218,8 @@ def _f32_nearest(fr):
     f = float(fr)                                  # correctly rounded to float64
     if Fraction(f) != fr and (np.float64(f).view(np.int64) & 1) == 0:
         f = float(np.nextafter(f, np.inf if Fraction(f) < fr else -np.inf))   # to odd
-    return np.float32(f)
+    with np.errstate(over="ignore"):
+        return np.float32(f)                       # inf beyond float32: the caller refuses
 
 
 # ---------------------------------------------------------------------------------------
@@ -390,7 +391,11 @@ def quantize_tiles(x, tile=(1, 128), rounding=None, *, seed=None, fmt=None):
 def _f32_scale(amax, fmax):
     """float32 nearest to amax / fmax per tile, exactly (one rounding); 1.0 for amax 0."""
     q = _exact_quotient(amax, np.full(amax.shape, fmax))       # to odd at 53 bits
-    out = q.astype(np.float32)                                 # one more rounding: exact
+    with np.errstate(over="ignore"):
+        out = q.astype(np.float32)                             # one more rounding: exact
+    if np.any(np.isinf(out)):
+        bad = float(amax[np.isinf(out)].reshape(-1)[0])
+        raise ValueError(f"a tile's amax {bad!r} needs a scale beyond float32")
     out = np.where(amax == 0, np.float32(1.0), out)
     out = np.where((out == 0) & (amax > 0), np.float32(2.0 ** -149), out)
     return out.astype(np.float32)

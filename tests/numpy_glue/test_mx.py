@@ -620,6 +620,10 @@ def test_bad_input():
         mx.quantize_tiles(np.ones(5), (128, 128))
     with pytest.raises(ValueError, match="element format"):
         mx.element_format("e9m9")
+    with pytest.raises(ValueError, match="beyond float32"):
+        mx.quantize_tiles(np.array([1e300, 1.0]), (1, 128))
+    with pytest.raises(ValueError, match="beyond float32"):
+        mx.quantize(np.array([1e300, 1.0]), "nvfp4")
     with pytest.raises(ValueError, match="not exact"):
         mx.quantize(np.array([2 ** 60 + 1] * 4), "mxfp4")
 
