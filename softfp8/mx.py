@@ -19,7 +19,8 @@ import numpy as np
 
 from ._formats import NAMED, Format
 from ._formats import format as _make_format
-from ._context import get_rounding, rounding as _rounding_ctx, saturation as _saturation_ctx
+from ._context import _current, get_rounding, rounding as _rounding_ctx
+from ._context import saturation as _saturation_ctx
 from . import bits as _bits
 from . import _dtypes  # noqa: F401  (registers Format.dtype)
 
@@ -191,7 +192,8 @@ def _cast(q, fmt, rounding, seed):
     mode, saturating (OCP MX: values beyond the largest normal are clamped to it)."""
     with contextlib.ExitStack() as stack:
         if rounding is not None or seed is not None:    # else the context's mode and stream
-            stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed))
+            stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed,
+                                              sr_bits=_current().sr_bits))
         stack.enter_context(_saturation_ctx(True))
         stack.enter_context(np.errstate(over="ignore"))   # saturation is the rule here
         return q.astype(fmt.dtype)

@@ -346,6 +346,17 @@ def test_mx_stochastic_rounding_is_softfp8s_cast_of_the_exact_quotient():
         assert np.any(d != lo) and np.any(d != up)
 
 
+def test_mx_keeps_the_context_sr_bits():
+    x = np.random.default_rng(15).standard_normal((3, 64))
+    for bits in (1, 3):
+        with softfp8.rounding("stochastic", sr_bits=bits):
+            b = mx.quantize(x, "mxfp4", rounding="stochastic", seed=9)
+        q = x / np.exp2(np.repeat(b.scales.astype(np.int64) - 127, 32, axis=1))
+        with softfp8.rounding("stochastic", seed=9, sr_bits=bits):
+            ref = q.astype(b.element_format.dtype)
+        assert np.array_equal(b.elements.view(np.uint8), ref.view(np.uint8))
+
+
 def test_mx_uses_the_context_rounding_mode():
     x = np.random.default_rng(5).standard_normal(64)
     with softfp8.rounding("toward_zero"):
