@@ -545,6 +545,21 @@ def main(argv=None):
                     target=("vs_f16", 1.5)))
     del hb, ml_b
 
+    # ---- 10d: correctly rounded elementary functions (tables of the core's results) --
+    for name, fmt, limit in (("e4m3", e4m3, 0.6), ("bfloat16", softfp8.bfloat16, 2.5),
+                             ("float16", softfp8.float16, 2.5)):
+        p = x.astype(fmt)
+        peer = x.astype(ml_dtypes.bfloat16) if (ml_ok and name == "bfloat16") else None
+        for fn in ("exp", "tanh", "log"):
+            uf = getattr(np, fn)
+            add(Row(f"{name}_{fn}", f"{name} {fn} (correctly rounded)",
+                    M(lambda k, u=uf, v=p: (lambda: u(v[:k]))),
+                    ml=M(lambda k, u=uf, v=peer: (lambda: u(v[:k]))) if peer is not None else None,
+                    ref=M(lambda k, u=uf: (lambda: u(h[:k]))), ref_label=f"NumPy float16 {fn}",
+                    target=("abs", limit),
+                    notes=["ml_dtypes / NumPy float16: computed in float32, not correctly rounded"]))
+        del p, peer
+
     # ---- 10c: two threads, each on one half (the loops release the GIL) ------
     pool = ThreadPoolExecutor(2)
 
