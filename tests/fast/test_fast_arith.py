@@ -287,6 +287,73 @@ def test_matmul_paths(name):
     assert cases == 4 * 3 * 6 * 3
 
 
+# ---- matmul of any format: binary64 BLAS product, exactness certificate and
+#      Ziv's test, the exact accumulator for the rest (npy/matmul.c,
+#      matmul_blas_ziv) against the exact accumulator alone ----
+
+ZIV_FORMATS = {"bfloat16": softfp8.bfloat16, "float16": softfp8.float16, "e5m2": softfp8.e5m2,
+               "hfp16_169": softfp8.hfp16_169, "shp15": softfp8.shp(bias=15), "uhp": softfp8.uhp,
+               "e4m3": softfp8.e4m3,
+               "f16_flush": softfp8.format(exp_bits=5, man_bits=10, bias=15, subnormals="flush")}
+
+
+def _ziv_matrices(rng, fmt, m, n, p, kind):
+    scale = {"normal": 1.0, "tiny": 2.0 ** -(fmt.bias - 2), "huge": float(fmt.max) / 8 / n ** 0.5}[kind]
+    a = rng.standard_normal((m, n)) * scale
+    b = rng.standard_normal((n, p))
+    if not fmt.signed:
+        a, b = np.abs(a), np.abs(b)
+    with np.errstate(all="ignore"):
+        A, B = a.astype(fmt.dtype), b.astype(fmt.dtype)
+    if m > 3:
+        A[1] = A[2] if not fmt.signed else -A[2]   # exact cancellation against row 2's sums
+        A[3] = 0                                     # exact zeros
+    if p > 4:
+        B[:, 4] = B[:, 3]
+    B[: n // 2, 0] = 0                               # sums of fewer products: exact ties
+    if n >= 3 and kind == "normal":
+        # element (0, 0) = 1 + 2^-P + t: just above a tie of the result's format (P its
+        # precision: float32's or the format's), with t the format's smallest positive
+        # value, lost in a binary64 sum when the format's range is wide
+        for P in (24, fmt.man_bits + 1):
+            if m > 1 + (P == 24) and p > 5:
+                row = 0 if P == 24 else 5 % m
+                A[row] = 0
+                A[row, :3] = [1.0, 2.0 ** -P, 0.0]
+                A.view(fmt.storage)[row, 2] = 1          # the smallest positive code
+                B[:3, 0] = 1.0
+    return A, B
+
+
+@pytest.mark.parametrize("name", sorted(ZIV_FORMATS))
+@isolated
+def test_matmul_ziv(name):
+    fmt = ZIV_FORMATS[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    cases = 0
+    for m, n, p in ((1, 1, 1), (5, 40, 7), (33, 200, 17)):
+        for kind in ("normal", "tiny", "huge"):
+            A, B = _ziv_matrices(rng, fmt, m, n, p, kind)
+            for variant in ("plain", "nan", "inf"):
+                a = A.copy()
+                if variant != "plain":
+                    special = fmt.encode(float("nan") if variant == "nan" else float("inf"))
+                    if special is None or (variant == "inf" and fmt.classify(int(special)) != "inf"):
+                        continue
+                    a.view(fmt.storage)[-1, 0] = special
+                for mode in ("nearest_even", "upward", "toward_zero"):
+                    for out in (None, np.float32):
+                        outs = []
+                        for lv in (0, 2):
+                            with level(lv), softfp8.rounding(mode), softfp8.collect_flags() as fl, \
+                                    np.errstate(all="ignore"):
+                                r = softfp8.matmul(a, B, out_dtype=out)
+                            outs.append((np.ascontiguousarray(r).tobytes(), int(fl.flags)))
+                        assert outs[0] == outs[1], f"{name} {m}x{n}x{p} {kind} {variant} {mode} out={out}"
+                        cases += 1
+    assert cases >= 3 * 3 * 6
+
+
 # ---- the comparisons above really ran fast paths: each builds its tables ----
 
 def _path_calls():
