@@ -90,6 +90,9 @@ int sfp8_validate(const sfp8_format *f)
     /* ieee needs a NaN code (mantissa != 0); fnuz's NaN is the negative-zero code */
     if (f->specials == SFP8_SPECIALS_IEEE && f->man_bits < 1) return SFP8_EMAN_BITS;
     if (f->specials == SFP8_SPECIALS_FNUZ && !f->is_signed) return SFP8_ESIGNED;
+    /* p3109: NaN and inf codes above at least one positive finite number */
+    if (f->specials == SFP8_SPECIALS_P3109 && ((exp_ones(f) << f->man_bits) | man_mask(f)) < (f->is_signed ? 2u : 3u))
+        return SFP8_EEXP_BITS;
     /* the format must hold at least one positive finite number */
     if (max_mag(f) == 0) return SFP8_EEXP_BITS;
     return SFP8_OK;
