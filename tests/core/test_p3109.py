@@ -241,6 +241,9 @@ def test_every_code_of_every_format():
         assert int(np.isinf(arr).sum()) == ((2 if F.signed else 1) if F.extended else 0)
         info = np.finfo(f.dtype)
         assert float(info.max) == float(F.m_hi)
+    # the signed finite formats are FNUZ: Binary8p4sf is E4M3FNUZ, Binary8p3sf E5M2FNUZ
+    assert sf_format(8, 4, True, False).params == softfp8.e4m3fnuz.params
+    assert sf_format(8, 3, True, False).params == softfp8.e5m2fnuz.params
     assert n == sum(2 ** k for k, *_ in ALL) == 2 * sum((4 * k - 2) * 2 ** k for k in range(3, 9)) // 2
 
 
