@@ -277,13 +277,16 @@ def test_bad_arguments():
 # projection of a dense set of float64 values
 # ----------------------------------------------------------------------------
 
-def _points(F, parts, neighbours=True):
+def _points(F, parts, neighbours=True, gaps=None):
     """Every value of F, the points between neighbours in 1/parts steps, float64
     neighbours of the midpoints, points beyond the largest value, tiny values and
     specials; the negatives too."""
     fin = sorted({v for v in F.values if isinstance(v, Fraction) and v >= 0})
     pts = set()
-    for lo, hi in zip(fin, fin[1:]):
+    pairs = list(zip(fin, fin[1:]))
+    if gaps is not None:  # a sample of the gaps: the first and last ones and random others
+        pairs = pairs[:8] + pairs[-8:] + [pairs[i] for i in gaps.choice(len(pairs), 150)]
+    for lo, hi in pairs:
         for j in range(parts):
             pts.add(lo + (hi - lo) * j / parts)
         mid = float((lo + hi) / 2)
@@ -386,7 +389,9 @@ def test_projection_deterministic_dense(part):
     assert total > 250_000
 
 
-SR_FORMATS = [k for k in ALL if k[0] <= 4] + [(5, 2, True, True), (5, 3, False, False),
+SR_FORMATS = [k for k in ALL if k[0] <= 3] + [(4, 1, True, True), (4, 2, True, False),
+                                              (4, 3, False, True), (4, 4, False, False),
+                                              (5, 2, True, True), (5, 3, False, False),
                                               (8, 3, True, True), (8, 4, True, False),
                                               (8, 1, False, True), (8, 8, False, False)]
 
@@ -618,3 +623,37 @@ def test_gfloat_agrees_if_installed():
                     assert int(codes[i]) == gfloat.encode_float(fi, v), (key, name, sat, x, r[i])
                     n += 1
     assert n > 50_000
+
+
+WIDE = [(9, 1, True, True), (10, 4, False, True), (12, 6, True, False), (13, 12, True, True),
+        (15, 5, True, True), (15, 11, False, False), (15, 15, False, True)]
+
+
+def test_wide_formats_codes_and_projection():
+    """K = 9..15: every code's value, and the projection of a random sample of the
+    dense points in every mode and saturation mode."""
+    rng = np.random.default_rng(15)
+    n = n_pts = 0
+    for key in WIDE:
+        F, f = RefFormat(*key), sf_format(*key)
+        assert f.bits == F.k and f.storage == np.dtype(np.uint16)
+        codes = np.arange(2 ** F.k, dtype=np.uint16)
+        got, _ = sfb.to_float(codes, f)
+        for c, v in enumerate(F.values):
+            g = float(got[c])
+            ok = (math.isnan(g) if v == NAN else g == math.inf if v == PINF else
+                  g == -math.inf if v == NINF else Fraction(g) == v)
+            assert ok, (F, c, g, v)
+            n += 1
+        xs = _points(F, 4, gaps=rng)
+        combos = [(m, None, None) for m in MODES] + [(v, 5, rng.integers(0, 32, xs.shape))
+                                                     for v in "ABC"]
+        exp = _expected(F, xs, _rounded(F, xs), combos)
+        for j, (mode, bits_n, r) in enumerate(combos):
+            kw = {"rounding": mode} if bits_n is None else {"sr": mode, "sr_bits": bits_n,
+                                                              "random_bits": r}
+            for sat in SATS:
+                got = p3109.project(xs, f, saturation=sat, **kw)
+                n += _compare(F, f, xs, got, exp[j, sat], (sat, mode))
+        n_pts += len(xs)
+    assert n == sum(2 ** k[0] for k in WIDE) + 9 * 3 * n_pts and n_pts > 7 * 1000
