@@ -288,7 +288,7 @@ def _points(F, parts, neighbours=True, gaps=None):
     pts = set()
     pairs = list(zip(fin, fin[1:]))
     if gaps is not None:  # a sample of the gaps: the first and last ones and random others
-        pairs = pairs[:8] + pairs[-8:] + [pairs[i] for i in gaps.choice(len(pairs), 150)]
+        pairs = pairs[:8] + pairs[-8:] + [pairs[i] for i in gaps.choice(len(pairs), 80)]
     for lo, hi in pairs:
         for j in range(parts):
             pts.add(lo + (hi - lo) * j / parts)
@@ -395,8 +395,7 @@ def test_projection_deterministic_dense(part):
 SR_FORMATS = [k for k in ALL if k[0] <= 3] + [(4, 1, True, True), (4, 2, True, False),
                                               (4, 3, False, True), (4, 4, False, False),
                                               (5, 2, True, True), (5, 3, False, False),
-                                              (8, 3, True, True), (8, 4, True, False),
-                                              (8, 1, False, True), (8, 8, False, False)]
+                                              (8, 3, True, True), (8, 1, False, True)]
 
 
 @pytest.mark.parametrize("variant", ["A", "B", "C"])
@@ -659,7 +658,7 @@ def test_wide_formats_codes_and_projection():
                 got = p3109.project(xs, f, saturation=sat, **kw)
                 n += _compare(F, f, xs, got, exp[j, sat], (sat, mode))
         n_pts += len(xs)
-    assert n == sum(2 ** k[0] for k in WIDE) + 9 * 3 * n_pts and n_pts > 7 * 1000
+    assert n == sum(2 ** k[0] for k in WIDE) + 9 * 3 * n_pts and n_pts > 7 * 600
 
 
 @pytest.mark.parametrize("key", [(8, 4, True, True), (8, 3, False, True)],
@@ -685,21 +684,25 @@ def test_elementary_functions_against_mpref(key):
 
 
 def test_binary_elementary_functions_against_mpref():
-    """power, hypot, arctan2, logaddexp(2), fmod-like binaries of mpref: every pair of
-    binary8p4se in two modes."""
+    """The binary functions of mpref (power, hypot, arctan2, logaddexp, ...) on 16384
+    random pairs of binary8p4se plus every pair with an inf, NaN or zero operand, in two
+    modes."""
     from ..models import mpref as mp
     key = (8, 4, True, True)
     R, f = _ref_fmt(key), sf_format(*key)
+    special = np.isin(A8, [0x00, 0x7F, 0xFF, 0x80]) | np.isin(B8, [0x00, 0x7F, 0xFF, 0x80])
+    pick = special | np.isin(np.arange(65536), np.random.default_rng(2).choice(65536, 16384))
+    a, b = A8[pick], B8[pick]
     n = 0
     failures = []
     for fn in mp.BINARY:
-        rec = mp.binary_records(fn, R, A8, B8)
+        rec = mp.binary_records(fn, R, a, b)
         for mode in ("nearest_even", "upward"):
             exp, expf, cls = mp.deliver(R, rec, mode, False, "after")
-            got, gotf = getattr(sfb, fn)(f, A8, B8, rounding=mode, saturate=False)
+            got, gotf = getattr(sfb, fn)(f, a, b, rounding=mode, saturate=False)
             bad = mp.compare(R, got, gotf, exp, expf, cls)
-            failures += [(fn, mode, int(A8[i]), int(B8[i]), int(got[i]), int(exp[i]))
+            failures += [(fn, mode, int(a[i]), int(b[i]), int(got[i]), int(exp[i]))
                          for i in bad[:3]]
-            n += 65536
+            n += a.size
     assert not failures, failures[:20]
-    assert n == len(mp.BINARY) * 2 * 65536
+    assert n == len(mp.BINARY) * 2 * int(pick.sum()) and pick.sum() > 16000
