@@ -499,7 +499,7 @@ class finfo:
         self.nmant = fmt.man_bits
         self.nexp = fmt.exp_bits
         self.minexp = 1 - fmt.bias
-        top_field = (1 << fmt.exp_bits) - (2 if fmt.specials == "ieee" else 1)
+        top_field = fmt._special()["max"] >> fmt.man_bits  # the largest finite code's field
         self.maxexp = top_field - fmt.bias + 1
         self.precision = int(math.floor(fmt.man_bits * math.log10(2)))
         self.resolution = 10.0 ** -self.precision

@@ -11,13 +11,14 @@ from __future__ import annotations
 import ast
 import decimal
 import math
+import re
 
 import numpy as np
 
 from . import _ext, _registry
 from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none  # noqa: F401
 
-SPECIALS = ("ieee", "fn", "fnuz", "none")
+SPECIALS = ("ieee", "fn", "fnuz", "none", "p3109")
 SUBNORMALS = ("ieee", "tesla", "flush")
 
 # context-free options of softfp8's own exact queries (decode, printing)
@@ -119,7 +120,7 @@ class Format(FormatBase):
     exp_bits = property(lambda self: self._params[2], doc="exponent bits E")
     man_bits = property(lambda self: self._params[3], doc="trailing significand bits M")
     bias = property(lambda self: self._params[4], doc="exponent bias")
-    specials = property(lambda self: SPECIALS[self._params[5]], doc="'ieee', 'fn', 'fnuz' or 'none'")
+    specials = property(lambda self: SPECIALS[self._params[5]], doc="'ieee', 'fn', 'fnuz', 'none' or 'p3109'")
     subnormals = property(lambda self: SUBNORMALS[self._params[6]], doc="'ieee', 'tesla' or 'flush'")
     saturate = property(lambda self: bool(self._params[7]), doc="default overflow saturation")
     params = property(lambda self: self._params, doc="the C descriptor as a tuple")
@@ -373,6 +374,51 @@ def format(*, exp_bits, man_bits, bias, specials="ieee", subnormals="ieee", sign
                   bias=b, specials=specials, subnormals=subnormals, saturate=bool(saturate))
 
 
+# --------------------------------------------------------------------------
+# IEEE P3109 formats Binary{K}p{P}{s|u}{e|f} (docs/semantics.md, "IEEE P3109")
+# --------------------------------------------------------------------------
+
+_P3109: dict = {}
+_P3109_NAME = re.compile(r"binary(\d+)p(\d+)([su])([ef])", re.IGNORECASE)
+
+
+def p3109_format(k, p, signed=True, domain="finite"):
+    """The P3109 format of width k (3..15) and precision p (1..k-1 signed, 1..k
+    unsigned) as a softfp8 Format named "binary{k}p{p}{s|u}{e|f}": bias
+    2^(k-p-1) signed, 2^(k-p) unsigned; subnormals; no -0; one NaN; the
+    extended domain adds +-inf at the extreme codes (specials "p3109"), the
+    finite domain has none ("fnuz" signed, "fn" unsigned)."""
+    k = _as_int(k, "k")
+    p = _as_int(p, "p")
+    if not isinstance(signed, (bool, np.bool_)):
+        raise TypeError(f"signed must be a bool, got {signed!r}")
+    _choice(domain, ("finite", "extended"), "domain")
+    if not 3 <= k <= 15:
+        raise ValueError(f"P3109 width k must be between 3 and 15, got {k}")
+    top = k - 1 if signed else k
+    if not 1 <= p <= top:
+        raise ValueError(f"P3109 precision p must be between 1 and {top} for k={k} "
+                         f"({'signed' if signed else 'unsigned'}), got {p}")
+    key = (k, p, bool(signed), domain)
+    fmt = _P3109.get(key)
+    if fmt is None:
+        e = k - p + (0 if signed else 1)
+        specials = "p3109" if domain == "extended" else ("fnuz" if signed else "fn")
+        name = f"binary{k}p{p}{'s' if signed else 'u'}{domain[0]}"
+        fmt = format(exp_bits=e, man_bits=p - 1, bias=1 << (e - 1), specials=specials,
+                     signed=bool(signed), saturate=False, name=name)
+        _P3109[key] = fmt
+    return fmt
+
+
+def _parse_p3109(text):
+    m = _P3109_NAME.fullmatch(text.strip())
+    if m is None:
+        return None
+    return p3109_format(int(m[1]), int(m[2]), signed=m[3].lower() == "s",
+                        domain="extended" if m[4].lower() == "e" else "finite")
+
+
 def _parse_call(text):
     """The format named by a parametric name such as "cfloat8_143(bias=20)",
     "shp(bias=3, subnormals='ieee')" or the default name of softfp8.format(...);
@@ -426,7 +472,7 @@ def lookup(name, bias=None):
             raise ValueError(f"{name} has a fixed bias; --bias/bias= applies to "
                              f"{', '.join(FAMILIES)} only")
         return PRESETS[key]
-    fmt = _parse_call(name)
+    fmt = _parse_p3109(name) or _parse_call(name)
     if fmt is not None:
         if bias is not None:
             raise ValueError(f"bias= given twice: {name!r} already names its bias")

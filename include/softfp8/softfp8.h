@@ -32,7 +32,10 @@ enum sfp8_specials {
     SFP8_SPECIALS_IEEE = 0, /* all-ones exponent: inf (m == 0) or NaN (MSB set = quiet) */
     SFP8_SPECIALS_FN   = 1, /* no inf; only S.1..1.1..1 is NaN                          */
     SFP8_SPECIALS_FNUZ = 2, /* no inf, no -0; the single NaN is the "-0" code           */
-    SFP8_SPECIALS_NONE = 3  /* every code is finite                                    */
+    SFP8_SPECIALS_NONE = 3, /* every code is finite                                    */
+    SFP8_SPECIALS_P3109 = 4 /* IEEE P3109 extended domain: no -0, one NaN (signed: the
+                               "-0" code; unsigned: all ones), +-inf at the largest
+                               magnitude codes (signed: S.1..1; unsigned: all ones - 1) */
 };
 
 /* ---- subnormal conventions (exponent field 0, mantissa != 0) ---- */

@@ -63,9 +63,17 @@ static uint64_t max_mag(const sfp8_format *f)
     case SFP8_SPECIALS_FN:
         if (m == 0) return (eo - 1);
         return (eo << m) | (mm - 1);
+    case SFP8_SPECIALS_P3109: /* the top magnitude code(s) hold inf (and NaN if unsigned) */
+        return ((eo << m) | mm) - (f->is_signed ? 1 : 2);
     default: /* fnuz, none */
         return (eo << m) | mm;
     }
+}
+
+/* Schemes without -0: the "-0" code is NaN (fnuz) or NaN with inf codes (p3109). */
+static inline int no_negzero(const sfp8_format *f)
+{
+    return f->specials == SFP8_SPECIALS_FNUZ || f->specials == SFP8_SPECIALS_P3109;
 }
 
 int sfp8_validate(const sfp8_format *f)
@@ -75,13 +83,16 @@ int sfp8_validate(const sfp8_format *f)
     if (f->man_bits < 0) return SFP8_EMAN_BITS;
     if (f->bits > 16 || f->bits != f->is_signed + f->exp_bits + f->man_bits) return SFP8_EBITS;
     if (f->bias < -(1 << 20) || f->bias > (1 << 20)) return SFP8_EBIAS;
-    if (f->specials < SFP8_SPECIALS_IEEE || f->specials > SFP8_SPECIALS_NONE) return SFP8_ESPECIALS;
+    if (f->specials < SFP8_SPECIALS_IEEE || f->specials > SFP8_SPECIALS_P3109) return SFP8_ESPECIALS;
     if (f->subnormals < SFP8_SUBNORMALS_IEEE || f->subnormals > SFP8_SUBNORMALS_FLUSH)
         return SFP8_ESUBNORMALS;
     if (f->saturate != 0 && f->saturate != 1) return SFP8_ESATURATE;
     /* ieee needs a NaN code (mantissa != 0); fnuz's NaN is the negative-zero code */
     if (f->specials == SFP8_SPECIALS_IEEE && f->man_bits < 1) return SFP8_EMAN_BITS;
     if (f->specials == SFP8_SPECIALS_FNUZ && !f->is_signed) return SFP8_ESIGNED;
+    /* p3109: NaN and inf codes above at least one positive finite number */
+    if (f->specials == SFP8_SPECIALS_P3109 && ((exp_ones(f) << f->man_bits) | man_mask(f)) < (f->is_signed ? 2u : 3u))
+        return SFP8_EEXP_BITS;
     /* the format must hold at least one positive finite number */
     if (max_mag(f) == 0) return SFP8_EEXP_BITS;
     return SFP8_OK;
@@ -127,8 +138,15 @@ static inline int is_nan_code(const sfp8_format *f, uint64_t a)
     case SFP8_SPECIALS_IEEE: return e == exp_ones(f) && m != 0;
     case SFP8_SPECIALS_FN: return e == exp_ones(f) && m == man_mask(f);
     case SFP8_SPECIALS_FNUZ: return a == sign_bit(f);
+    case SFP8_SPECIALS_P3109: return a == (f->is_signed ? sign_bit(f) : code_mask(f));
     default: return 0;
     }
+}
+
+/* The magnitude code of infinity (ieee and p3109 schemes). */
+static inline uint64_t inf_mag(const sfp8_format *f)
+{
+    return f->specials == SFP8_SPECIALS_P3109 ? max_mag(f) + 1 : exp_ones(f) << f->man_bits;
 }
 
 static void unpack(const sfp8_format *f, uint64_t a, unpacked *u, uint8_t *flags)
@@ -146,10 +164,11 @@ static void unpack(const sfp8_format *f, uint64_t a, unpacked *u, uint8_t *flags
     if (is_nan_code(f, a)) {
         u->kind = K_NAN;
         if (f->specials == SFP8_SPECIALS_IEEE) u->snan = !((mant >> (m - 1)) & 1);
-        if (f->specials == SFP8_SPECIALS_FNUZ) u->sign = 0;
+        if (no_negzero(f)) u->sign = 0;
         return;
     }
-    if (f->specials == SFP8_SPECIALS_IEEE && e == exp_ones(f)) {
+    if ((f->specials == SFP8_SPECIALS_IEEE && e == exp_ones(f)) ||
+        (f->specials == SFP8_SPECIALS_P3109 && (a & ~(f->is_signed ? sign_bit(f) : 0)) == inf_mag(f))) {
         u->kind = K_INF;
         return;
     }
@@ -193,6 +212,8 @@ static uint64_t default_nan(const sfp8_format *f)
         return (exp_ones(f) << f->man_bits) | man_mask(f);
     case SFP8_SPECIALS_FNUZ:
         return sign_bit(f);
+    case SFP8_SPECIALS_P3109:
+        return f->is_signed ? sign_bit(f) : code_mask(f);
     default:
         return max_mag(f);
     }
@@ -212,7 +233,7 @@ static inline uint64_t with_sign(const sfp8_format *f, int sign, uint64_t mag)
 
 static uint64_t pack_zero(const sfp8_format *f, int sign)
 {
-    if (f->specials == SFP8_SPECIALS_FNUZ) sign = 0;
+    if (no_negzero(f)) sign = 0;
     return with_sign(f, sign, 0);
 }
 
@@ -230,6 +251,7 @@ static uint64_t pack_inf(const sfp8_format *f, const sfp8_env *env, int sign, ui
     switch (f->specials) {
     case SFP8_SPECIALS_IEEE: return with_sign(f, sign, exp_ones(f) << f->man_bits);
     case SFP8_SPECIALS_FN: return with_sign(f, sign, (exp_ones(f) << f->man_bits) | man_mask(f));
+    case SFP8_SPECIALS_P3109: return with_sign(f, sign, inf_mag(f));
     default: return sign_bit(f); /* fnuz NaN */
     }
 }
@@ -245,7 +267,8 @@ static uint64_t propagate_nan(const sfp8_format *src, const unpacked *u, const s
         *flags |= SFP8_FLAG_INVALID;
         return max_mag(dst);
     case SFP8_SPECIALS_FNUZ:
-        return sign_bit(dst);
+    case SFP8_SPECIALS_P3109:
+        return default_nan(dst);
     case SFP8_SPECIALS_FN:
         return with_sign(dst, u->sign, (exp_ones(dst) << dst->man_bits) | man_mask(dst));
     default:
@@ -829,7 +852,7 @@ uint32_t sfp8_neg(const sfp8_format *f, uint32_t a)
 {
     uint64_t c = a & code_mask(f);
     if (!f->is_signed) return (uint32_t)((is_zero_code(f, c) || is_nan_code(f, c)) ? c : default_nan(f));
-    if (f->specials == SFP8_SPECIALS_FNUZ && (c & ~sign_bit(f)) == 0) return (uint32_t)c;
+    if (no_negzero(f) && (c & ~sign_bit(f)) == 0) return (uint32_t)c;
     return (uint32_t)(c ^ sign_bit(f));
 }
 
@@ -837,7 +860,7 @@ uint32_t sfp8_abs(const sfp8_format *f, uint32_t a)
 {
     uint64_t c = a & code_mask(f);
     if (!f->is_signed) return (uint32_t)c;
-    if (f->specials == SFP8_SPECIALS_FNUZ && c == sign_bit(f)) return (uint32_t)c;
+    if (no_negzero(f) && c == sign_bit(f)) return (uint32_t)c;
     return (uint32_t)(c & ~sign_bit(f));
 }
 
@@ -845,7 +868,7 @@ int sfp8_signbit(const sfp8_format *f, uint64_t a)
 {
     a &= code_mask(f);
     if (!f->is_signed) return 0;
-    if (f->specials == SFP8_SPECIALS_FNUZ && a == sign_bit(f)) return 0;
+    if (no_negzero(f) && a == sign_bit(f)) return 0;
     return (int)((a >> (f->bits - 1)) & 1);
 }
 
@@ -854,7 +877,7 @@ uint32_t sfp8_copysign(const sfp8_format *f, uint32_t a, uint32_t b)
     uint64_t c = a & code_mask(f);
     int s = sfp8_signbit(f, b);
     if (!f->is_signed) return (uint32_t)(s ? sfp8_neg(f, (uint32_t)c) : c);
-    if (f->specials == SFP8_SPECIALS_FNUZ && (c & ~sign_bit(f)) == 0) return (uint32_t)c;
+    if (no_negzero(f) && (c & ~sign_bit(f)) == 0) return (uint32_t)c;
     return (uint32_t)(s ? (c | sign_bit(f)) : (c & ~sign_bit(f)));
 }
 
@@ -1148,7 +1171,7 @@ uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *f
     }
     sign = x.sign;
     mag = (x.kind == K_ZERO) ? 0 : (a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0));
-    if (x.kind == K_INF) mag = exp_ones(f) << f->man_bits;
+    if (x.kind == K_INF) mag = inf_mag(f);
     away = (c < 0) != (sign != 0); /* moving away from zero */
     out = away ? next_mag_up(f, mag) : next_mag_down(f, mag);
     if (away && out > max_mag(f)) {

@@ -696,7 +696,7 @@ def _round_finite(fmt, sign, sig, ex, sticky, mode, saturate, tininess, Rb, N):
         to_inf = ovf & {"upward": ~sign, "downward": sign, "toward_zero": False,
                         "to_odd": False}.get(mode, True)
         code = np.where(to_inf, _inf_code(fmt, sbit), code)
-    if fmt.specials == "fnuz" or not fmt.signed:
+    if fmt.specials in ("fnuz", "p3109") or not fmt.signed:
         code = np.where(mag == 0, 0, code)
     if not fmt.signed:
         neg = sign & ((mag != 0) | ovf)
@@ -707,7 +707,7 @@ def _round_finite(fmt, sign, sig, ex, sticky, mode, saturate, tininess, Rb, N):
 
 def _inf_code(fmt, sbit):
     """What a non-saturating format stores for an infinity of sign sbit."""
-    if fmt.specials == "ieee":
+    if fmt.specials in ("ieee", "p3109"):         # p3109: inf at the top magnitude code
         return sbit | fmt.inf_code
     if fmt.specials == "fn":
         return sbit | fmt.mag_mask                 # the NaN stand-in keeps the sign
@@ -737,7 +737,7 @@ def deliver(fmt, rec, mode="nearest_even", saturate=None, tininess="after", Rb=N
         code[F] = c
         flags[F] = f
     Z = k == "Z"
-    zsign = sbit if fmt.signed and fmt.specials != "fnuz" else 0
+    zsign = sbit if fmt.signed and fmt.specials not in ("fnuz", "p3109") else 0
     code = np.where(Z, zsign, code)
     Ii = k == "I"
     if Ii.any():

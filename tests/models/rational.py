@@ -96,7 +96,7 @@ class Fmt:
 
     def __init__(self, name, bits, signed, exp_bits, man_bits, bias, specials,
                  subnormals, saturate):
-        if specials not in ("ieee", "fn", "fnuz", "none"):
+        if specials not in ("ieee", "fn", "fnuz", "none", "p3109"):
             raise ValueError(specials)
         if subnormals not in ("ieee", "tesla", "flush"):
             raise ValueError(subnormals)
@@ -133,6 +133,17 @@ class Fmt:
             self.max_code = self.mag_mask
             self.inf_code = None
             self.nan_code = self.sign_bit                       # the "-0" code
+        elif specials == "p3109":
+            # IEEE P3109 extended domain: signed: NaN = the "-0" code, +-inf = S.1..1;
+            # unsigned: NaN = all ones, +inf = all ones - 1
+            if signed:
+                self.max_code = self.mag_mask - 1
+                self.inf_code = self.mag_mask
+                self.nan_code = self.sign_bit
+            else:
+                self.max_code = self.mag_mask - 2
+                self.inf_code = self.mag_mask - 1
+                self.nan_code = self.mag_mask
         else:
             self.max_code = self.mag_mask
             self.inf_code = None
@@ -326,6 +337,11 @@ def _operand(fmt, code):
         return ("N", sign, 0, 0, False, False)
     if sp == "fnuz" and code == fmt.sign_bit:
         return ("N", 0, 0, 0, False, False)
+    if sp == "p3109":
+        if code == fmt.nan_code:
+            return ("N", 0, 0, 0, False, False)
+        if mag == fmt.inf_code:
+            return ("I", sign, 0, 0, False, False)
     if ex == 0:
         if m == 0:
             return ("Z", sign, 0, 0, False, False)
@@ -379,8 +395,8 @@ def is_nan_array(fmt, codes):
         return ((mag >> M) == (1 << fmt.exp_bits) - 1) & ((mag & ((1 << M) - 1)) != 0)
     if fmt.specials == "fn":
         return mag == fmt.mag_mask
-    if fmt.specials == "fnuz":
-        return codes == fmt.sign_bit
+    if fmt.specials in ("fnuz", "p3109"):
+        return codes == fmt.nan_code
     return np.zeros(codes.shape, bool)
 
 
@@ -597,7 +613,7 @@ def _to_inf(mode, sign):
 def _inf_code(fmt, sign):
     """Code delivered for an infinity in a non-saturating context."""
     s = fmt.sign_bit if sign else 0
-    if fmt.specials == "ieee":
+    if fmt.specials in ("ieee", "p3109"):
         return s | fmt.inf_code
     if fmt.specials == "fn":
         return s | fmt.mag_mask          # the NaN stand-in keeps the sign
@@ -638,13 +654,13 @@ def _select(fmt, sign, A, mode, saturate, tininess, R=None, N=32):
         if not _sat(fmt, saturate) and _to_inf(mode, sign):
             return _inf_code(fmt, sign), flags
         mag = fmt.max_code
-    if mag == 0 and (fmt.specials == "fnuz" or not fmt.signed):
+    if mag == 0 and (fmt.specials in ("fnuz", "p3109") or not fmt.signed):
         return 0, flags
     return (fmt.sign_bit if sign else 0) | mag, flags
 
 
 def _zero(fmt, sign):
-    if sign and fmt.signed and fmt.specials != "fnuz":
+    if sign and fmt.signed and fmt.specials not in ("fnuz", "p3109"):
         return fmt.sign_bit
     return 0
 
@@ -1035,14 +1051,14 @@ class Table:
             mag = np.where(ovf, fmt.max_code, mag)
             code = sbit | mag
             if to_inf.any():
-                if fmt.specials == "ieee":
+                if fmt.specials in ("ieee", "p3109"):
                     infc = sbit | fmt.inf_code
                 elif fmt.specials == "fn":
                     infc = sbit | fmt.mag_mask
                 else:
                     infc = np.full(sbit.shape, fmt.nan_code)
                 code = np.where(to_inf, infc, code)
-        if fmt.specials == "fnuz" or not fmt.signed:
+        if fmt.specials in ("fnuz", "p3109") or not fmt.signed:
             code = np.where(mag == 0, 0, code)
         if not fmt.signed:
             neg = sign & ((mag != 0) | ovf)

@@ -30,7 +30,7 @@
 int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r)
 {
     if (!sfp8f_usable_env(env) || !f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE ||
-        f->specials == SFP8_SPECIALS_FNUZ || f->man_bits < 1 || f->man_bits > 23 || f->bits > 32 ||
+        f->specials == SFP8_SPECIALS_FNUZ || f->specials == SFP8_SPECIALS_P3109 || f->man_bits < 1 || f->man_bits > 23 || f->bits > 32 ||
         f->bias < -900 || f->bias > 900 || (1 << f->exp_bits) - f->bias > 900)
         return 0;
     r->M = f->man_bits;
@@ -61,7 +61,7 @@ static int arith16_ok(const sfp8_format *f)
  * takes the core.  Deterministic modes, a SIMD level, and not FNUZ. */
 static int simd_only_ok(const sfp8_format *f, const sfp8_env *env)
 {
-    return arith16_ok(f) && sfp8f_usable_env(env) && f->specials != SFP8_SPECIALS_FNUZ && f->man_bits >= 1 &&
+    return arith16_ok(f) && sfp8f_usable_env(env) && f->specials != SFP8_SPECIALS_FNUZ && f->specials != SFP8_SPECIALS_P3109 && f->man_bits >= 1 &&
            f->exp_bits >= 2 && sfp8f_simd_level() >= 1;
 }
 

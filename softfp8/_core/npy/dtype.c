@@ -387,7 +387,9 @@ static int get_constant(PyArray_Descr *descr, int id, void *data)
     case NPY_CONSTANT_finfo_smallest_subnormal: c = sfp8_min_subnormal_code(f); break;
     case NPY_CONSTANT_inf:
     case NPY_CONSTANT_ninf:
-        if (f->specials != SFP8_SPECIALS_IEEE || (id == NPY_CONSTANT_ninf && !f->is_signed)) return 0;
+        if ((f->specials != SFP8_SPECIALS_IEEE && f->specials != SFP8_SPECIALS_P3109) ||
+            (id == NPY_CONSTANT_ninf && !f->is_signed))
+            return 0;
         {
             /* the core's conversion of binary64 infinity (no saturation) */
             const sfp8_env exact = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
@@ -403,7 +405,8 @@ static int get_constant(PyArray_Descr *descr, int id, void *data)
     case NPY_CONSTANT_finfo_nmant: iv = f->man_bits; goto integer;
     case NPY_CONSTANT_finfo_min_exp: iv = 1 - (npy_intp)f->bias; goto integer;
     case NPY_CONSTANT_finfo_max_exp:
-        iv = ((npy_intp)1 << f->exp_bits) - (f->specials == SFP8_SPECIALS_IEEE ? 2 : 1) - f->bias + 1;
+        /* the exponent field of the largest finite code (p3109 and 0-bit mantissas: below the top) */
+        iv = (npy_intp)(sfp8_max_code(f) >> f->man_bits) - f->bias + 1;
         goto integer;
     case NPY_CONSTANT_finfo_decimal_digits: iv = (npy_intp)f->man_bits * 30103 / 100000; goto integer;
     default: return 0;
