@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import _ext, _registry
+from . import _cache, _ext, _registry
 from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none  # noqa: F401
 
 SPECIALS = ("ieee", "fn", "fnuz", "none")
@@ -196,11 +196,9 @@ class Format(FormatBase):
         """Shortest decimal string that reads back as this code (round to nearest
         even): '448.0', '0.13', 'nan', '-inf'."""
         code = self._check_code(code)
-        cache = _SHORTEST.setdefault(self, {})
-        s = cache.get(code)
+        s = _SHORTEST.get((self, code))
         if s is None:
-            s = _compute_shortest(self, code)
-            cache[code] = s
+            s = _SHORTEST.setdefault((self, code), _compute_shortest(self, code))
         return s
 
     def classify(self, code):
@@ -219,7 +217,8 @@ def _rebuild(name, family, params):
 # shortest round-tripping decimal of a code
 # --------------------------------------------------------------------------
 
-_SHORTEST: dict = {}
+# (format, code) -> string; 16 codes per format of the format cache's size (bounded)
+_SHORTEST = _cache.LRU("shortest strings", scale=16)
 
 
 def _round_f64(fmt, value):

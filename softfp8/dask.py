@@ -30,6 +30,7 @@ import dask.array as da
 import numpy as np
 
 from . import _context, _ext, bits
+from ._cache import LRU as _LRU
 from ._dtypes import dtype_of, format_of
 from ._dtypes import matmul as _matmul
 from ._io import _describe, _rebuild
@@ -63,14 +64,14 @@ class _Tables:
     """Per format: every code's value as an integer number of units 2**-q (q such
     that every finite value is an integer number of units) and its class."""
 
-    _cache = {}
+    _cache = _LRU("dask tables")
 
     def __new__(cls, fmt):
         t = cls._cache.get(fmt.params)
         if t is None:
             t = super().__new__(cls)
             t._build(fmt)
-            cls._cache[fmt.params] = t
+            t = cls._cache.setdefault(fmt.params, t)
         return t
 
     def _build(self, fmt):
