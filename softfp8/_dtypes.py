@@ -7,6 +7,7 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 
 import numpy as np
@@ -421,6 +422,8 @@ def _as_descr(dtype):
     if isinstance(dtype, Format):
         return dtype_of(dtype)
     d = np.dtype(dtype)
+    if format_of(d) is None:
+        raise TypeError(f"dtype must be a softfp8 format or dtype, got {dtype!r}")
     return d
 
 
@@ -624,6 +627,9 @@ def matmul(a, b, out_dtype=None, out=None):
 
 def _encode(x, fmt, **opts):
     """Format.encode: x rounded once from its float64 value (softfp8.bits options)."""
+    if not isinstance(x, (str, numbers.Real, np.number, np.bool_)) or isinstance(x, np.complexfloating):
+        # np.float64(None) would be a NaN; a sequence would fail with NumPy's message
+        raise TypeError(f"Format.encode takes a real number (or its decimal string), got {x!r}")
     codes, _ = _bits.from_float(np.float64(x), fmt, **opts)
     return int(codes)
 

@@ -19,6 +19,7 @@ from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none
 
 SPECIALS = ("ieee", "fn", "fnuz", "none")
 SUBNORMALS = ("ieee", "tesla", "flush")
+FORMAT_FAMILIES = ("preset", "tesla", "factory")
 
 # context-free options of softfp8's own exact queries (decode, printing)
 _FIXED_ENV = (0, 0, 0, 32)   # nearest_even, no saturation, tininess after, 32 bits
@@ -72,8 +73,18 @@ class Format(FormatBase):
 
     def __init__(self, *, name, family, bits, signed, exp_bits, man_bits, bias, specials,
                  subnormals, saturate):
-        params = (int(bits), int(bool(signed)), int(exp_bits), int(man_bits), int(bias),
-                  SPECIALS.index(specials), SUBNORMALS.index(subnormals), int(bool(saturate)))
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Format name must be a non-empty string, got {name!r}")
+        _choice(family, FORMAT_FAMILIES, "Format family")
+        _choice(specials, SPECIALS, "specials")
+        _choice(subnormals, SUBNORMALS, "subnormals")
+        for what, flag in (("signed", signed), ("saturate", saturate)):
+            if isinstance(flag, (bool, np.bool_)) or (type(flag) is int and flag in (0, 1)):
+                continue
+            raise TypeError(f"{what} must be a bool, got {flag!r}")
+        params = (_as_int(bits, "bits"), int(bool(signed)), _as_int(exp_bits, "exp_bits"),
+                  _as_int(man_bits, "man_bits"), _as_int(bias, "bias"), SPECIALS.index(specials),
+                  SUBNORMALS.index(subnormals), int(bool(saturate)))
         bad = _ext.validate(params)
         if bad is not None:
             value = {"bits": bits, "signed": signed, "exp_bits": exp_bits, "man_bits": man_bits,
@@ -278,6 +289,10 @@ class TeslaFamily:
     """
 
     def __init__(self, name):
+        if not isinstance(name, str) or name not in _PRESET_ROWS or not _PRESET_ROWS[name][1]:
+            known = ", ".join(n for n, (_, fam) in _PRESET_ROWS.items() if fam)
+            raise ValueError(f"TeslaFamily: {name!r} is not a family with a bias parameter "
+                             f"(known: {known})")
         self.name = name
         self._params = _PRESET_ROWS[name][0]
         self._cache = {}
