@@ -426,12 +426,14 @@ def max(x, axis=None, keepdims=False, split_every=None):
     """Maximum (NaN-propagating): exact per chunk, so Dask's own reduction is
     already softfp8's result; provided for symmetry with :func:`sum`."""
     _format_of_array(_as_dask(x))
+    _axes(axis, x.ndim)   # the message of sum's
     return da.max(x, axis=axis, keepdims=keepdims, split_every=split_every)
 
 
 def min(x, axis=None, keepdims=False, split_every=None):
     """Minimum (NaN-propagating); see :func:`max`."""
     _format_of_array(_as_dask(x))
+    _axes(axis, x.ndim)   # the message of sum's
     return da.min(x, axis=axis, keepdims=keepdims, split_every=split_every)
 
 
