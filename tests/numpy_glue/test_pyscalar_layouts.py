@@ -21,7 +21,6 @@ with the fast paths on and off.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from fractions import Fraction
 
@@ -29,8 +28,9 @@ import numpy as np
 import pytest
 
 import softfp8
-from softfp8 import _ext, bits
+from softfp8 import bits
 
+from ..fast.test_fast_arith import level as fast    # fast paths at a level for a block
 from ..models import rational as ref
 
 N = 5000            # >= 4096: the per-code table of 12-bit formats is used
@@ -53,15 +53,6 @@ SELECT = {np.maximum: "max", np.minimum: "min", np.fmax: "maxnum", np.fmin: "min
 COMPARE = {np.less: lambda t: t == -1, np.equal: lambda t: t == 0,
            np.greater_equal: lambda t: t in (0, 1), np.not_equal: None}
 LITERALS = [1.5, 0.1, -1000.0, 150000.0, math.nan, -math.inf, -0.0, 3, -(2 ** 62)]
-
-
-@contextlib.contextmanager
-def fast(level):
-    prev = _ext.set_fast(level)
-    try:
-        yield
-    finally:
-        _ext.set_fast(prev)
 
 
 def storage_codes(fmt, r, n=N):
