@@ -313,7 +313,10 @@ def dtype_of(fmt: Format):
             d = _PRESET_DESCRS.setdefault(fmt, d)
             scal = _SCALAR_TYPES[key]
             scal._default_dtype = d
-            np.finfo._finfo_cache[scal] = _np_finfo(d)
+            # presets' np.finfo objects for good, under the descriptor and the scalar type
+            # (np.finfo(softfp8.E4M3) is np.finfo(softfp8.e4m3.dtype))
+            info = _np_finfo(d)
+            np.finfo._finfo_cache[scal] = np.finfo._finfo_cache[d] = info
         else:
             d = _DESCRS.setdefault(fmt, d)
     return d
