@@ -41,7 +41,9 @@ class LRU:
         self.name = name
         self.scale = scale
         self._data = OrderedDict()
-        self._lock = threading.Lock()
+        # re-entrant: a key comparison inside a lookup (descriptors compare through cast
+        # resolution, which may consult another cache entry) must not deadlock
+        self._lock = threading.RLock()
         self._limit = scale * _SIZE[0]
         self.evictions = 0
         _CACHES.append(self)

@@ -6,6 +6,7 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 """
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 import operator
@@ -630,7 +631,9 @@ def matmul(a, b, out_dtype=None, out=None):
 
 def _encode(x, fmt, **opts):
     """Format.encode: x rounded once from its float64 value (softfp8.bits options)."""
-    if not isinstance(x, (str, numbers.Real, np.number, np.bool_)) or isinstance(x, np.complexfloating):
+    zero_d = isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "biuf"
+    if not zero_d and (not isinstance(x, (str, numbers.Real, decimal.Decimal, np.number, np.bool_))
+                       or isinstance(x, np.complexfloating)):
         # np.float64(None) would be a NaN; a sequence would fail with NumPy's message
         raise TypeError(f"Format.encode takes a real number (or its decimal string), got {x!r}")
     codes, _ = _bits.from_float(np.float64(x), fmt, **opts)
