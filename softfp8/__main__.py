@@ -348,7 +348,16 @@ def cmd_gen(args, out=None) -> int:
                 vectors.write(fh, fmt, args.op, **opts)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
     return 0
+
+
+def _os_error(exc):
+    """A file that cannot be opened, as a usage error naming it."""
+    return f"cannot open {exc.filename!r}: {exc.strerror}" if exc.filename else str(exc)
 
 
 def cmd_ver(args, out=print) -> int:
@@ -369,6 +378,8 @@ def cmd_ver(args, out=print) -> int:
         return 1
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
     for m in report.first:
         out(vectors.describe(fmt, args.op, m, args.rounding))
     if report.mismatches > len(report.first):

@@ -6,12 +6,14 @@ and ``cfloat8_143(bias=7).dtype`` are two descriptors of one DType class.
 """
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 import operator
 
 import numpy as np
 
-from . import _context, _ext, _formats, _registry
+from . import _cache, _context, _ext, _formats, _registry
 from . import bits as _bits
 from ._formats import Format
 from ._validation import as_format, format_or_none
@@ -275,7 +277,11 @@ class SoftScalar(_ext.ScalarBase):
 
 _DTYPE_CLASSES: dict = {}
 _SCALAR_TYPES: dict = {}
-_DESCRS: dict = {}
+# descriptors: the presets' for good (a fixed set; their scalar types point at them), every
+# other format's in a bounded cache (softfp8/_cache.py).  Descriptors compare and hash by
+# their format (dtype.c), so one re-created after eviction equals the evicted one.
+_PRESET_DESCRS: dict = {}
+_DESCRS = _cache.LRU("descriptors")
 _FAMILY_INDEX: list = []
 _FLOAT_RANK: dict = {}   # family key -> _float_rank(key), filled when the DTypes are made
 
@@ -298,15 +304,22 @@ def _make_families():
 
 def dtype_of(fmt: Format):
     """The NumPy dtype (descriptor) of a softfp8 format."""
-    d = _DESCRS.get(fmt)
+    d = _PRESET_DESCRS.get(fmt)
+    if d is None:
+        d = _DESCRS.get(fmt)
     if d is None:
         key = _family_key(fmt)
         d = _ext.new_descr(_DTYPE_CLASSES[key], fmt, fmt.params)
-        _DESCRS[fmt] = d
-        scal = _SCALAR_TYPES[key]
         if key not in _PARAMETRIC and fmt == _formats.PRESETS.get(key):
+            d = _PRESET_DESCRS.setdefault(fmt, d)
+            scal = _SCALAR_TYPES[key]
             scal._default_dtype = d
-        _seed_np_finfo(d, fmt)
+            # presets' np.finfo objects for good, under the descriptor and the scalar type
+            # (np.finfo(softfp8.E4M3) is np.finfo(softfp8.e4m3.dtype))
+            info = _np_finfo(d)
+            np.finfo._finfo_cache[scal] = np.finfo._finfo_cache[d] = info
+        else:
+            d = _DESCRS.setdefault(fmt, d)
     return d
 
 
@@ -316,23 +329,46 @@ def _holds(fmt, x):
     return not (int(fl) & _MASK) and float(fmt.decode(int(code))) == x
 
 
-def _seed_np_finfo(d, fmt):
-    """Make ``np.finfo(d)`` work for every descriptor, parametric ones included.
+_FINFO = _cache.LRU("np.finfo")
+
+
+class _NpFinfoCache(dict):
+    """``np.finfo._finfo_cache`` with softfp8 descriptors answered from softfp8's
+    bounded cache.
 
     NumPy 2.4's ``finfo.__new__`` (numpy/_core/getlimits.py) looks the descriptor up in
-    ``finfo._finfo_cache`` first; on a miss it replaces it by its scalar type
+    ``finfo._finfo_cache.get`` first; on a miss it replaces it by its scalar type
     (``obj2sctype``) and rebuilds a descriptor from that type (``numeric.dtype(dtype)``
     in ``_init``), which for a parametric DType can only give the DType's default
-    descriptor (no bias).  So the object is built here with NumPy's own
-    ``finfo._init`` from the descriptor itself (every attribute derived by NumPy from
-    the DType's get_constant slot) and put in that cache under the descriptor and,
-    for presets, under the scalar type as well (``np.finfo(softfp8.E4M3)``).
+    descriptor (no bias).  So ``get`` builds the object of a softfp8 descriptor itself
+    (``_np_finfo``), for every descriptor alive, evicted from softfp8's caches or not;
+    NumPy's own entries (and the preset scalar types', ``np.finfo(softfp8.E4M3)``) stay
+    plain dict entries."""
+
+    def get(self, key, default=None):
+        value = dict.get(self, key, _MISSING)
+        if value is not _MISSING:
+            return value
+        if type(key) in _DESCR_TYPES:
+            return _np_finfo(key)
+        return default
+
+
+def _np_finfo(d):
+    """The np.finfo object of softfp8 descriptor d, cached per format (bounded).
+
+    Built with NumPy's own ``finfo._init`` from the descriptor itself (every attribute
+    derived by NumPy from the DType's get_constant slot).
 
     A constant the format cannot hold exactly (eps = 2**-man_bits above the max or
     below the smallest subnormal of a Tesla format with a high or low bias, or the
     radix 2 above the max; epsneg = eps / radix below the smallest subnormal) is given as
     an exact ``np.float64`` instead, so that eps, epsneg, machep and negep always exist
     and are exact."""
+    fmt = d.format
+    info = _FINFO.get(fmt)
+    if info is not None:
+        return info
     info = object.__new__(np.finfo)._init(d)
     if getattr(info, "eps", None) is None:
         info.eps = np.float64(math.ldexp(1.0, -fmt.man_bits))
@@ -342,12 +378,10 @@ def _seed_np_finfo(d, fmt):
     if type(info.eps) is np.float64 or type(info._radix) is np.float64 or not _holds(fmt, epsneg):
         # NumPy's eps / radix would not be exact in the format
         info.epsneg = np.float64(epsneg)
-    np.finfo._finfo_cache[d] = info
-    if _family_key(fmt) not in _PARAMETRIC:
-        np.finfo._finfo_cache[_SCALAR_TYPES[_family_key(fmt)]] = info
+    return _FINFO.setdefault(fmt, info)
 
 
-_TYPE_OF: dict = {}
+_TYPE_OF = _cache.LRU("scalar types")
 
 
 def _type_of(descr):
@@ -361,9 +395,8 @@ def _type_of(descr):
         return base
     t = _TYPE_OF.get(fmt)
     if t is None:
-        t = type(base.__name__, (base,), {"__slots__": (), "__module__": "softfp8",
-                                          "_default_dtype": descr})
-        _TYPE_OF[fmt] = t
+        t = _TYPE_OF.setdefault(fmt, type(base.__name__, (base,), {
+            "__slots__": (), "__module__": "softfp8", "_default_dtype": descr}))
     return t
 
 
@@ -393,6 +426,8 @@ def _as_descr(dtype):
     if isinstance(dtype, Format):
         return dtype_of(dtype)
     d = np.dtype(dtype)
+    if format_of(d) is None:
+        raise TypeError(f"dtype must be a softfp8 format or dtype, got {dtype!r}")
     return d
 
 
@@ -401,7 +436,7 @@ def format_of(dtype):
     return format_or_none(dtype)
 
 
-_CONTAINS: dict = {}
+_CONTAINS = _cache.LRU("containment")
 _MASK = int(_context.Flags.INEXACT | _context.Flags.OVERFLOW | _context.Flags.UNDERFLOW
             | _context.Flags.INVALID)
 
@@ -419,8 +454,7 @@ def _contains(a, b):
     key = (a, b)
     r = _CONTAINS.get(key)
     if r is None:
-        r = _compute_contains(a, b)
-        _CONTAINS[key] = r
+        r = _CONTAINS.setdefault(key, _compute_contains(a, b))
     return r
 
 
@@ -513,6 +547,9 @@ class finfo:
 
 
 _FMA = _make_families()
+_DESCR_TYPES = frozenset(_DTYPE_CLASSES.values())
+if not isinstance(np.finfo._finfo_cache, _NpFinfoCache):
+    np.finfo._finfo_cache = _NpFinfoCache(np.finfo._finfo_cache)
 _MATMUL_WIDE = _ext.matmul_wide_ufunc()
 
 
@@ -594,6 +631,11 @@ def matmul(a, b, out_dtype=None, out=None):
 
 def _encode(x, fmt, **opts):
     """Format.encode: x rounded once from its float64 value (softfp8.bits options)."""
+    zero_d = isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "biuf"
+    if not zero_d and (not isinstance(x, (str, numbers.Real, decimal.Decimal, np.number, np.bool_))
+                       or isinstance(x, np.complexfloating)):
+        # np.float64(None) would be a NaN; a sequence would fail with NumPy's message
+        raise TypeError(f"Format.encode takes a real number (or its decimal string), got {x!r}")
     codes, _ = _bits.from_float(np.float64(x), fmt, **opts)
     return int(codes)
 

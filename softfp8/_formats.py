@@ -15,11 +15,12 @@ import re
 
 import numpy as np
 
-from . import _ext, _registry
+from . import _cache, _ext, _registry
 from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none  # noqa: F401
 
 SPECIALS = ("ieee", "fn", "fnuz", "none", "p3109")
 SUBNORMALS = ("ieee", "tesla", "flush")
+FORMAT_FAMILIES = ("preset", "tesla", "factory")
 
 # context-free options of softfp8's own exact queries (decode, printing)
 _FIXED_ENV = (0, 0, 0, 32)   # nearest_even, no saturation, tininess after, 32 bits
@@ -73,8 +74,18 @@ class Format(FormatBase):
 
     def __init__(self, *, name, family, bits, signed, exp_bits, man_bits, bias, specials,
                  subnormals, saturate):
-        params = (int(bits), int(bool(signed)), int(exp_bits), int(man_bits), int(bias),
-                  SPECIALS.index(specials), SUBNORMALS.index(subnormals), int(bool(saturate)))
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Format name must be a non-empty string, got {name!r}")
+        _choice(family, FORMAT_FAMILIES, "Format family")
+        _choice(specials, SPECIALS, "specials")
+        _choice(subnormals, SUBNORMALS, "subnormals")
+        for what, flag in (("signed", signed), ("saturate", saturate)):
+            if isinstance(flag, (bool, np.bool_)) or (type(flag) is int and flag in (0, 1)):
+                continue
+            raise TypeError(f"{what} must be a bool, got {flag!r}")
+        params = (_as_int(bits, "bits"), int(bool(signed)), _as_int(exp_bits, "exp_bits"),
+                  _as_int(man_bits, "man_bits"), _as_int(bias, "bias"), SPECIALS.index(specials),
+                  SUBNORMALS.index(subnormals), int(bool(saturate)))
         bad = _ext.validate(params)
         if bad is not None:
             value = {"bits": bits, "signed": signed, "exp_bits": exp_bits, "man_bits": man_bits,
@@ -197,11 +208,9 @@ class Format(FormatBase):
         """Shortest decimal string that reads back as this code (round to nearest
         even): '448.0', '0.13', 'nan', '-inf'."""
         code = self._check_code(code)
-        cache = _SHORTEST.setdefault(self, {})
-        s = cache.get(code)
+        s = _SHORTEST.get((self, code))
         if s is None:
-            s = _compute_shortest(self, code)
-            cache[code] = s
+            s = _SHORTEST.setdefault((self, code), _compute_shortest(self, code))
         return s
 
     def classify(self, code):
@@ -220,7 +229,8 @@ def _rebuild(name, family, params):
 # shortest round-tripping decimal of a code
 # --------------------------------------------------------------------------
 
-_SHORTEST: dict = {}
+# (format, code) -> string; 16 codes per format of the format cache's size (bounded)
+_SHORTEST = _cache.LRU("shortest strings", scale=16)
 
 
 def _round_f64(fmt, value):
@@ -280,6 +290,10 @@ class TeslaFamily:
     """
 
     def __init__(self, name):
+        if not isinstance(name, str) or name not in _PRESET_ROWS or not _PRESET_ROWS[name][1]:
+            known = ", ".join(n for n, (_, fam) in _PRESET_ROWS.items() if fam)
+            raise ValueError(f"TeslaFamily: {name!r} is not a family with a bias parameter "
+                             f"(known: {known})")
         self.name = name
         self._params = _PRESET_ROWS[name][0]
         self._cache = {}

@@ -36,7 +36,11 @@ def _rebuild(desc, file):
             or not all(0 <= params[i] <= 16 for i in (1, 2, 3, 7))):
         raise ValueError(f"{file!r}: corrupted softfp8 format description {desc!r}")
     if family == "factory":
-        return _formats._rebuild(name, family, tuple(params))
+        try:
+            return _formats._rebuild(name, family, tuple(params))
+        except TypeError as exc:   # e.g. a sign field of 2
+            raise ValueError(f"{file!r}: corrupted softfp8 format description {desc!r} "
+                             f"({exc})") from None
     # a preset or Tesla format: the registry's own object, and the file must agree with it
     try:
         fmt = _formats.lookup(name)

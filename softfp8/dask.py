@@ -30,10 +30,11 @@ import dask.array as da
 import numpy as np
 
 from . import _context, _ext, bits
+from ._cache import LRU as _LRU
 from ._dtypes import dtype_of, format_of
 from ._dtypes import matmul as _matmul
 from ._io import _describe, _rebuild
-from ._validation import format_or_none
+from ._validation import _as_int, as_format, format_or_none
 
 __all__ = ["sum", "mean", "max", "min", "matmul", "exact_split_k", "astype", "save", "load"]
 
@@ -63,14 +64,14 @@ class _Tables:
     """Per format: every code's value as an integer number of units 2**-q (q such
     that every finite value is an integer number of units) and its class."""
 
-    _cache = {}
+    _cache = _LRU("dask tables")
 
     def __new__(cls, fmt):
         t = cls._cache.get(fmt.params)
         if t is None:
             t = super().__new__(cls)
             t._build(fmt)
-            cls._cache[fmt.params] = t
+            t = cls._cache.setdefault(fmt.params, t)
         return t
 
     def _build(self, fmt):
@@ -285,7 +286,11 @@ def _finish(parts, fmt, tables, den, dtype, opts):
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    ax = (axis,) if isinstance(axis, Integral) else tuple(axis)
+    try:
+        ax = (axis,) if isinstance(axis, Integral) else tuple(axis)
+    except TypeError:
+        raise TypeError(f"softfp8.dask: axis must be None, an int or a tuple of ints, "
+                        f"got {axis!r}") from None
     out = []
     for a in ax:
         if not isinstance(a, Integral) or not -ndim <= a < ndim:
@@ -310,7 +315,7 @@ def _out_dtype(dtype, fmt):
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
-    if dt not in _FLOAT_OUT:
+    if dt is None or dt not in _FLOAT_OUT:   # (np.dtype(None) is float64: `None in` is True)
         raise TypeError(f"softfp8.dask: dtype must be None, the array's format, float32 or "
                         f"float64; got {dtype!r}")
     return dt
@@ -421,12 +426,14 @@ def max(x, axis=None, keepdims=False, split_every=None):
     """Maximum (NaN-propagating): exact per chunk, so Dask's own reduction is
     already softfp8's result; provided for symmetry with :func:`sum`."""
     _format_of_array(_as_dask(x))
+    _axes(axis, x.ndim)   # the message of sum's
     return da.max(x, axis=axis, keepdims=keepdims, split_every=split_every)
 
 
 def min(x, axis=None, keepdims=False, split_every=None):
     """Minimum (NaN-propagating); see :func:`max`."""
     _format_of_array(_as_dask(x))
+    _axes(axis, x.ndim)   # the message of sum's
     return da.min(x, axis=axis, keepdims=keepdims, split_every=split_every)
 
 
@@ -527,7 +534,10 @@ def exact_split_k(fmt, k):
     product) and their float64 sum are provably exact for inner dimension k:
     every product is an integer number of units 2**-2q below 2**(2*span), so a
     sum of k of them needs at most 2*span + ceil(log2(k)) <= 53 bits."""
-    t = _Tables(fmt)
+    k = _as_int(k, "softfp8.dask.exact_split_k: k")
+    if k < 1:
+        raise ValueError(f"softfp8.dask.exact_split_k: k must be >= 1, got {k!r}")
+    t = _Tables(as_format(fmt))
     return 2 * t.span + builtins.max(int(k) - 1, 0).bit_length() <= 53
 
 

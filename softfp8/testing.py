@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _context, bits
 from ._formats import lookup
-from ._validation import as_format, format_or_none
+from ._validation import _as_bool, as_format, format_or_none
 
 __all__ = ["assert_flags", "assert_no_flags", "assert_codes_equal"]
 
@@ -76,6 +76,7 @@ def assert_flags(expected, exact=True):
     raised outside.  An exception from the block propagates unchanged.
     """
     want = _to_flags(expected, "expected")
+    _as_bool(exact, "exact")
     with _context.collect_flags() as col:
         yield col
     got = col.flags
@@ -159,6 +160,8 @@ def assert_codes_equal(actual, expected, nan="class", fmt=None, err_msg=""):
     """
     if nan not in ("class", "bits"):
         raise ValueError(f"nan must be 'class' or 'bits', got {nan!r}")
+    if not isinstance(err_msg, str):
+        raise TypeError(f"err_msg must be a string, got {err_msg!r}")
     if fmt is not None:
         fmt = lookup(fmt) if isinstance(fmt, str) else as_format(fmt)
     a, fa = _codes_of(actual, fmt, "actual")

@@ -14,11 +14,13 @@ and the flag byte are described in docs/vectors.md.
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 
 import numpy as np
 
 from . import _context, _svgen, bits
+from ._validation import _as_int
 
 FLAG_NAMES = {int(f): f.name.lower() for f in _context.Flags}
 ALL_FLAGS = 0
@@ -127,10 +129,19 @@ class CaseSet:
         return self.grid + self.random
 
 
+def _count(value, what, low):
+    """value as an int >= low (TypeError / ValueError naming it)."""
+    n = _as_int(value, what)
+    if n < low:
+        raise ValueError(f"{what} must be >= {low}, got {value!r}")
+    return n
+
+
 def case_set(fmt, op, level=1, count=10000, random_only=False) -> CaseSet:
     fmt, op = _fmt(fmt), _op(op)
-    if count < 0:
-        raise ValueError(f"count must be >= 0, got {count!r}")
+    count = _count(count, "count", 0)
+    if _as_int(level, "level") not in (1, 2):
+        raise ValueError(f"level must be 1 or 2, got {level!r}")
     if random_only:
         return CaseSet(False, (), 0, int(count))
     if fmt.bits * op.arity <= EXHAUSTIVE_LIMIT:
@@ -231,13 +242,21 @@ def generate(fmt, op, *, rounding="nearest_even", saturate=None, tininess="after
     exhaustive; wider ones get the special-value grid of ``level`` then ``count``
     random cases; ``random_only`` gives just the ``count`` random cases (any format).
     Every random choice derives from ``seed``.  ``saturate=None`` is the format's
-    default."""
+    default.  The arguments are checked at the call, before the first line."""
     fmt, op = _fmt(fmt), _op(op)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)   # checks the options
     cs = case_set(fmt, op, level, count, random_only)
+    seed = _count(seed, "seed", 0)
+    chunk = _count(chunk, "chunk", 1)
+    if max_lines is not None:
+        max_lines = _count(max_lines, "max_lines", 0)
+    return _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk)
+
+
+def _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk):
     stochastic = _stochastic(op, rounding)
     widths = columns(fmt, op, rounding)
-    for operands, rnd in _chunks(fmt, op, cs, int(seed), stochastic, max_lines, int(chunk)):
+    for operands, rnd in _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
         res, flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits)
         cols = operands + ([rnd] if stochastic else []) + [res, flags.astype(np.uint64)]
         yield _hex_lines(cols, widths)
@@ -245,6 +264,8 @@ def generate(fmt, op, *, rounding="nearest_even", saturate=None, tininess="after
 
 def write(out, fmt, op, **options) -> int:
     """Write the lines of :func:`generate` to a binary file; returns the line count."""
+    if not callable(getattr(out, "write", None)):
+        raise TypeError(f"out must be a binary file (with a write method), got {out!r}")
     n = 0
     widths = columns(fmt, op, options.get("rounding", "nearest_even"))
     linelen = sum(widths) + len(widths)
@@ -257,6 +278,9 @@ def write(out, fmt, op, **options) -> int:
 # -------------------------------------------------------------- verifier ----
 
 def flag_names(flags: int) -> str:
+    if not 0 <= _as_int(flags, "flags") <= ALL_FLAGS:
+        raise ValueError(f"flags must be a mask of softfp8 flags (0..{ALL_FLAGS:#04x}), "
+                         f"got {flags!r}")
     names = [name for bit, name in sorted(FLAG_NAMES.items()) if flags & bit]
     return "|".join(names) if names else "none"
 
@@ -366,6 +390,10 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
     fmt, op = _fmt(fmt), _op(op)
     if nan not in ("bits", "class"):
         raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
+    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
+        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    max_report = _count(max_report, "max_report", 0)
+    block_lines = _count(block_lines, "block_lines", 1)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)
     keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags))
     stochastic = _stochastic(op, rounding)
@@ -412,6 +440,8 @@ def _isnan(fmt, codes):
 def describe(fmt, op, m: Mismatch, rounding="nearest_even") -> str:
     """One readable line for a mismatch: operands, expected and actual, flags by name."""
     fmt, op = _fmt(fmt), _op(op)
+    if not isinstance(m, Mismatch):
+        raise TypeError(f"m must be a softfp8.vectors.Mismatch, got {m!r}")
     widths = columns(fmt, op, rounding)
     w = widths[0]
     ops = " ".join(f"{o:0{w}X}" for o in m.operands)

@@ -33,9 +33,6 @@ EXPECTED_TESTS = 39
 
 # test id -> the defect (issue 9 item), to be removed as fixes land.
 KNOWN_FAILURES = {
-    SUITE + "test_half_coercion":
-        "np.dtype(T) == T is False for softfp8's scalar type T (np.power(a16, 2).dtype == "
-        "float16; item 5)",
     SUITE + "test_half_fpe":
         "np.spacing(inf) / np.spacing(nan) raise no 'invalid' FP error (item 5)",
 }

@@ -8,6 +8,9 @@ operation gets the same bad inputs as the others.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
+import io
 import json
 import re
 
@@ -16,7 +19,16 @@ import pytest
 
 import softfp8
 import softfp8.bits as B
+import softfp8.testing as T
+import softfp8.vectors as V
+from softfp8.__main__ import build_parser
 from softfp8.__main__ import main as cli_main
+
+try:
+    import softfp8.dask as D
+    import dask.array as da
+except ImportError:      # the optional extra
+    D = None
 
 E4 = softfp8.e4m3
 ONE = np.array([0x38], dtype=np.uint8)     # 1.0 in e4m3
@@ -235,6 +247,50 @@ for meth, arg, exc, pat in [
 row("Format.encode rounding", lambda: E4.encode(1.0, rounding="bogus"), ValueError, r"'bogus'")
 row("Format.encode saturate", lambda: E4.encode(1.0, saturate=2), TypeError, r"got 2")
 row("Format setattr", lambda: setattr(E4, "bias", 3), AttributeError, r"'bias'")
+row("Format.encode(None)", lambda: E4.encode(None), TypeError, r"got None")   # was a NaN code
+row("Format.encode([1, 2])", lambda: E4.encode([1, 2]), TypeError, r"\[1, 2\]")
+row("Format.encode(1j)", lambda: E4.encode(np.complex64(1j)), TypeError, r"1j")
+row("Format.decode()", lambda: E4.decode(), TypeError, r"code")
+row("Format.classify(nan)", lambda: E4.classify(float("nan")), TypeError, r"got nan")
+
+_FMT_ARGS = dict(name="x", family="factory", bits=8, signed=True, exp_bits=4, man_bits=3, bias=7,
+                 specials="ieee", subnormals="ieee", saturate=False)
+for kw, exc, pat in [
+    ({"bits": 99}, ValueError, r"bad bits=99"),
+    ({"bits": "8"}, TypeError, r"bits.*'8'"),
+    ({"exp_bits": 2.0}, TypeError, r"exp_bits.*2\.0"),
+    ({"man_bits": None}, TypeError, r"man_bits.*None"),
+    ({"bias": float("nan")}, TypeError, r"bias.*nan"),
+    ({"bias": "7"}, TypeError, r"bias.*'7'"),
+    ({"specials": "zzz"}, ValueError, r"specials 'zzz'"),
+    ({"subnormals": 1}, TypeError, r"subnormals.*got 1"),
+    ({"family": "evil"}, ValueError, r"family 'evil'"),
+    ({"name": 5}, TypeError, r"name.*got 5"),
+    ({"name": ""}, TypeError, r"name.*got ''"),
+    ({"signed": "yes"}, TypeError, r"signed.*'yes'"),
+    ({"saturate": 2}, TypeError, r"saturate.*got 2"),
+    ({"exp_bits": 9}, ValueError, r"bad .*exp_bits=9"),
+]:
+    row(f"Format({kw!r})", lambda kw=kw: softfp8.Format(**{**_FMT_ARGS, **kw}), exc, pat)
+row("Format() positional", lambda: softfp8.Format("x"), TypeError, r"positional")
+row("TeslaFamily('nope')", lambda: softfp8.TeslaFamily("nope"), ValueError, r"'nope'")
+row("TeslaFamily('e4m3')", lambda: softfp8.TeslaFamily("e4m3"), ValueError, r"'e4m3'")
+row("TeslaFamily(3)", lambda: softfp8.TeslaFamily(3), ValueError, r"\b3\b")
+row("Flags('x')", lambda: softfp8.Flags("x"), ValueError, r"'x'")
+row("Flags(1.5)", lambda: softfp8.Flags(1.5), ValueError, r"1\.5")
+row("SoftScalar(1.0) without dtype", lambda: softfp8.SoftScalar(1.0), TypeError, r"dtype")
+row("SoftScalar dtype=float32", lambda: softfp8.SoftScalar(1.0, dtype=np.float32), TypeError,
+    r"float32")
+row("SoftScalar dtype='bogus'", lambda: softfp8.SoftScalar(1.0, dtype="bogus"), TypeError,
+    r"'bogus'")
+row("SoftScalar('abc')", lambda: softfp8.SoftScalar("abc", E4.dtype), ValueError, r"'abc'")
+row("SoftScalar(None)", lambda: softfp8.SoftScalar(None, E4.dtype), TypeError, r"None")
+row("presets(1)", lambda: softfp8.presets(1), TypeError, r"presets\(\) takes 0")
+for _name in ("get_rounding", "get_saturation", "get_tininess", "get_flags", "clear_flags",
+              "collect_flags", "get_include", "get_library_dir", "get_libraries"):
+    # no parameters: an argument is refused by name
+    row(f"{_name}(1)", lambda _name=_name: getattr(softfp8, _name)(1), TypeError,
+        rf"{_name}\(\) takes 0")
 
 # --------------------------------------------------------------------------
 # contexts
@@ -299,6 +355,13 @@ for label, fn, exc, pat in [
     ("matmul out dtype", lambda: softfp8.matmul(A2, A2, out_dtype=np.float32,
                                                 out=np.zeros((2, 2))), TypeError, r"float64"),
     ("fma str", lambda: softfp8.fma(A2, A2, "x"), TypeError, r"fma"),
+    ("fma shapes", lambda: softfp8.fma(A2, A2, np.zeros(3, E4.dtype)), ValueError,
+     r"\(2,2\) \(2,2\) \(3,\)"),
+    ("fma arity", lambda: softfp8.fma(A2, A2), TypeError, r"2 were given"),
+    ("fma floats", lambda: softfp8.fma(A2, A2, np.zeros((2, 2))), TypeError, r"fma.*Float64"),
+    ("matmul lists", lambda: softfp8.matmul([[1]], [[2]]), TypeError, r"int64"),
+    ("matmul out_dtype nan", lambda: softfp8.matmul(A2, A2, out_dtype=float("nan")), TypeError,
+     r"got nan"),
     ("array 'abc'", lambda: np.array(["abc"], dtype=E4.dtype), ValueError, r"'abc'"),
     ("array '1.5x'", lambda: np.array(["1.5x"]).astype(E4.dtype), ValueError, r"'1\.5x'"),
     ("array ''", lambda: np.array([""], dtype=softfp8.bfloat16.dtype), ValueError, r"''"),
@@ -326,8 +389,139 @@ for label, fn, exc, pat in [
      r"float32"),
     ("from_ml_dtypes softfp8 array", lambda: softfp8.from_ml_dtypes(A2), TypeError, r"e4m3"),
     ("from_ml_dtypes str", lambda: softfp8.from_ml_dtypes("e4m3"), TypeError, r"<U4"),
+    ("to_ml_dtypes None", lambda: softfp8.to_ml_dtypes(None), TypeError, r"object"),
 ]:
     row(label, fn, exc, pat)
+
+_HAVE_TORCH = importlib.util.find_spec("torch") is not None
+for label, fn, pat in [
+    ("to_torch float64", lambda: softfp8.to_torch(np.zeros(2)), r"float64"),
+    ("to_torch list", lambda: softfp8.to_torch([1.0]), r"float64"),
+    ("from_torch ndarray", lambda: softfp8.from_torch(A2), r"ndarray|e4m3"),
+    ("from_torch int", lambda: softfp8.from_torch(1), r"int"),
+]:
+    # without PyTorch the import error names the missing module
+    row(label, fn, TypeError if _HAVE_TORCH else ImportError, pat if _HAVE_TORCH else r"'torch'")
+
+# --------------------------------------------------------------------------
+# testing helpers
+# --------------------------------------------------------------------------
+
+ZERO4 = np.zeros(4, E4.dtype)
+for label, fn, exc, pat in [
+    ("testing.assert_flags('bogus')", lambda: T.assert_flags("bogus"), ValueError, r"'bogus'"),
+    ("testing.assert_flags(999)", lambda: T.assert_flags(999), ValueError, r"999"),
+    ("testing.assert_flags(1.5)", lambda: T.assert_flags(1.5), TypeError, r"1\.5"),
+    ("testing.assert_flags(True)", lambda: T.assert_flags(True), TypeError, r"True"),
+    ("testing.assert_flags([None])", lambda: T.assert_flags([None]), TypeError, r"None"),
+    ("testing.assert_flags exact='x'", lambda: T.assert_flags(0, exact="x"), TypeError,
+     r"exact.*'x'"),
+    ("testing.assert_no_flags('bogus')", lambda: T.assert_no_flags("bogus"), ValueError,
+     r"'bogus'"),
+    ("testing.assert_no_flags(-1)", lambda: T.assert_no_flags(-1), ValueError, r"-1"),
+    ("testing.assert_no_flags(1.5)", lambda: T.assert_no_flags(1.5), TypeError, r"1\.5"),
+]:
+    row(label, _enter(fn), exc, pat)
+for label, fn, exc, pat in [
+    ("testing.assert_codes_equal floats", lambda: T.assert_codes_equal(np.zeros(2), ZERO4),
+     TypeError, r"float64"),
+    ("testing.assert_codes_equal nan='x'", lambda: T.assert_codes_equal(ZERO4, ZERO4, nan="x"),
+     ValueError, r"'x'"),
+    ("testing.assert_codes_equal fmt='x'", lambda: T.assert_codes_equal(ZERO4, ZERO4, fmt="x"),
+     ValueError, r"'x'"),
+    ("testing.assert_codes_equal fmt=5", lambda: T.assert_codes_equal(ZERO4, ZERO4, fmt=5),
+     TypeError, r"got 5"),
+    ("testing.assert_codes_equal err_msg=5",
+     lambda: T.assert_codes_equal(ZERO4, ZERO4, err_msg=5), TypeError, r"err_msg.*got 5"),
+    ("testing.assert_codes_equal code 256",
+     lambda: T.assert_codes_equal(np.array([256]), np.array([0]), fmt=E4), ValueError, r"256"),
+]:
+    row(label, fn, exc, pat)
+
+# --------------------------------------------------------------------------
+# test vectors (softfp8.vectors; the CLI's gen / ver)
+# --------------------------------------------------------------------------
+
+_NOLINES = io.BytesIO(b"")
+for label, fn, exc, pat in [
+    ("vectors.generate fmt", lambda: V.generate("nope", "add"), TypeError, r"'nope'"),
+    ("vectors.generate op", lambda: V.generate(E4, "bogus"), ValueError, r"'bogus'"),
+    ("vectors.generate op ldexp", lambda: V.generate(E4, "ldexp"), ValueError, r"'ldexp'"),
+    ("vectors.generate level", lambda: V.generate(E4, "add", level=3), ValueError, r"got 3"),
+    ("vectors.generate count", lambda: V.generate(E4, "add", count=-1), ValueError, r"got -1"),
+    ("vectors.generate count float", lambda: V.generate(E4, "add", count=1.5), TypeError,
+     r"count.*1\.5"),
+    ("vectors.generate seed", lambda: V.generate(E4, "add", seed="x"), TypeError, r"seed.*'x'"),
+    ("vectors.generate seed<0", lambda: V.generate(E4, "add", seed=-1), ValueError, r"got -1"),
+    ("vectors.generate rounding", lambda: V.generate(E4, "add", rounding="x"), ValueError,
+     r"'x'"),
+    ("vectors.generate sr_bits", lambda: V.generate(E4, "add", sr_bits=0), ValueError, r"got 0"),
+    ("vectors.generate chunk", lambda: V.generate(E4, "add", chunk=0), ValueError, r"got 0"),
+    ("vectors.generate max_lines", lambda: V.generate(E4, "add", max_lines=-5), ValueError,
+     r"got -5"),
+    ("vectors.write out", lambda: V.write(5, E4, "add"), TypeError, r"got 5"),
+    ("vectors.verify stream", lambda: V.verify(5, E4, "add"), TypeError, r"got 5"),
+    ("vectors.verify text stream", lambda: V.verify(io.StringIO(""), E4, "add"), TypeError,
+     r"StringIO"),
+    ("vectors.verify nan", lambda: V.verify(_NOLINES, E4, "add", nan="x"), ValueError, r"'x'"),
+    ("vectors.verify max_report", lambda: V.verify(_NOLINES, E4, "add", max_report=-1),
+     ValueError, r"got -1"),
+    ("vectors.verify block_lines", lambda: V.verify(_NOLINES, E4, "add", block_lines=0),
+     ValueError, r"got 0"),
+    ("vectors.verify ignore_flags", lambda: V.verify(_NOLINES, E4, "add", ignore_flags="bogus"),
+     ValueError, r"'bogus'"),
+    ("vectors.verify bad line", lambda: V.verify(io.BytesIO(b"zz yy\n"), E4, "add"),
+     V.VectorError, r"line 1"),
+    ("vectors.verify code 1FF", lambda: V.verify(io.BytesIO(b"1FF 00 00 00\n"), E4, "add"),
+     V.VectorError, r"line 1"),
+    ("vectors.describe m", lambda: V.describe(E4, "add", 5), TypeError, r"got 5"),
+    ("vectors.columns op", lambda: V.columns(E4, "bogus"), ValueError, r"'bogus'"),
+    ("vectors.case_set level", lambda: V.case_set(E4, "add", level=0), ValueError, r"got 0"),
+    ("vectors.special_codes fmt", lambda: V.special_codes("x"), TypeError, r"'x'"),
+    ("vectors.special_codes level", lambda: V.special_codes(softfp8.float16, level=9),
+     ValueError, r"got 9"),
+    ("vectors.parse_flags", lambda: V.parse_flags("bogus"), ValueError, r"'bogus'"),
+    ("vectors.parse_flags 0x40", lambda: V.parse_flags("0x40"), ValueError, r"0x40"),
+    ("vectors.flag_names str", lambda: V.flag_names("x"), TypeError, r"'x'"),
+    ("vectors.flag_names -1", lambda: V.flag_names(-1), ValueError, r"got -1"),
+    ("vectors.environments", lambda: V.environments("bogus"), ValueError, r"'bogus'"),
+    ("vectors.sv_package(1)", lambda: V.sv_package(1), TypeError, r"sv_package\(\) takes 0"),
+]:
+    row(label, fn, exc, pat)
+
+# --------------------------------------------------------------------------
+# softfp8.dask (the optional extra)
+# --------------------------------------------------------------------------
+
+if D is not None:
+    X = da.from_array(np.zeros(4, E4.dtype), chunks=2)
+    X22 = da.from_array(np.zeros((2, 2), E4.dtype), chunks=1)
+    for label, fn, exc, pat in [
+        ("dask.sum ndarray", lambda: D.sum(np.zeros(3, E4.dtype)), TypeError, r"ndarray"),
+        ("dask.sum float", lambda: D.sum(da.zeros(3)), TypeError, r"float64"),
+        ("dask.sum axis", lambda: D.sum(X, axis=5), ValueError, r"axis 5"),
+        ("dask.sum rounding", lambda: D.sum(X, rounding="x"), ValueError, r"'x'"),
+        ("dask.sum dtype", lambda: D.sum(X, dtype="bogus"), TypeError, r"'bogus'"),
+        ("dask.sum dtype int8", lambda: D.sum(X, dtype=np.int8), TypeError, r"int8"),
+        ("dask.sum seed", lambda: D.sum(X, rounding="stochastic", seed=-1), ValueError,
+         r"got -1"),
+        ("dask.mean axis", lambda: D.mean(X, axis=1.5), TypeError, r"1\.5"),
+        ("dask.mean sr_bits", lambda: D.mean(X, sr_bits=99), ValueError, r"got 99"),
+        ("dask.max axis", lambda: D.max(X, axis=7), ValueError, r"7"),
+        ("dask.min list", lambda: D.min([1, 2]), TypeError, r"list"),
+        ("dask.matmul 1-D", lambda: D.matmul(X, X22), ValueError, r"\(4,\)"),
+        ("dask.matmul out_dtype", lambda: D.matmul(X22, X22, out_dtype="x"), TypeError, r"'x'"),
+        ("dask.matmul formats", lambda: D.matmul(X22, X22.astype(softfp8.e5m2.dtype)),
+         TypeError, r"e4m3.*e5m2"),
+        ("dask.exact_split_k k=0", lambda: D.exact_split_k(E4, 0), ValueError, r"got 0"),
+        ("dask.exact_split_k k=2.5", lambda: D.exact_split_k(E4, 2.5), TypeError, r"2\.5"),
+        ("dask.exact_split_k fmt", lambda: D.exact_split_k("x", 2), TypeError, r"'x'"),
+        ("dask.astype dtype", lambda: D.astype(X, "bogus"), TypeError, r"'bogus'"),
+        ("dask.astype rounding", lambda: D.astype(X, np.float32, rounding="x"), ValueError,
+         r"'x'"),
+        ("dask.save ndarray", lambda: D.save("unused", np.zeros(3)), TypeError, r"ndarray"),
+    ]:
+        row(label, fn, exc, pat)
 
 # save/load rows need tmp_path: (label, builder(tmp_path) -> thunk, exc, regex)
 IO_ROWS = []
@@ -354,6 +548,9 @@ def _with_desc(tmp_path, desc):
 
 _DESC = {"softfp8": 1, "name": "e4m3", "family": "preset", "params": list(E4.params)}
 
+io_row("save path None", lambda t: (lambda: softfp8.save(None, np.zeros(3, E4.dtype))),
+       TypeError, r"NoneType")
+io_row("load path 5", lambda t: (lambda: softfp8.load(5.5)), TypeError, r"float")
 io_row("save float64", lambda t: (lambda: softfp8.save(t / "x.npz", np.zeros(3))), TypeError,
        r"float64")
 io_row("save list", lambda t: (lambda: softfp8.save(t / "x.npz", [1, 2])), TypeError, r"int64")
@@ -394,6 +591,8 @@ for label, desc, pat in [
     ("family", {**_DESC, "family": "evil"}, r"'evil'"),
     ("name", {**_DESC, "name": None}, r"'name': None"),
     ("inconsistent", {**_DESC, "params": [8, 1, 5, 3, 7, 1, 0, 1]}, r"bad"),
+    ("sign field 2", {**_DESC, "family": "factory", "params": [8, 2, 4, 3, 7, 1, 0, 1]},
+     r"signed.*got 2"),
 ]:
     io_row(f"load desc {label}", lambda t, desc=desc: _with_desc(t, desc) and
            (lambda: softfp8.load(t / "f.npz")), ValueError, pat)
@@ -422,6 +621,18 @@ def test_bad_input(label, fn, exc, pat):
 @pytest.mark.parametrize("label,build,exc,pat", IO_ROWS, ids=[r[0] for r in IO_ROWS])
 def test_bad_file(label, build, exc, pat, tmp_path):
     _check(build(tmp_path), exc, pat)
+
+
+if D is not None:
+    @pytest.mark.parametrize("label,build,exc,pat", [
+        ("dask.load missing", lambda t: (lambda: D.load(t / "missing")), ValueError,
+         r"missing.*not a softfp8 Dask store"),
+        ("dask.load chunks", lambda t: D.save(t / "s", X) or (lambda: D.load(t / "s", chunks="x")),
+         ValueError, r"'x'|chunks"),
+        ("dask.save path", lambda t: (lambda: D.save(None, X)), TypeError, r"None"),
+    ], ids=lambda v: v if isinstance(v, str) else "")
+    def test_bad_dask_store(label, build, exc, pat, tmp_path):
+        _check(build(tmp_path), exc, pat)
 
 
 # --------------------------------------------------------------------------
@@ -464,6 +675,36 @@ CLI_ROWS = [
     (["calc", "cfloat8_143", "add", "1", "2", "--bias", "70"], r"got 70"),
     (["formats", "extra"], r"'extra'|extra"),
     (["demo", "--bogus"], r"--bogus"),
+    (["demo", "extra"], r"extra"),
+    (["formats", "--x"], r"--x"),
+    (["config", "--bogus"], r"--bogus"),
+    (["config", "extra"], r"extra"),
+    (["config", "--static"], r"--cflags"),
+    (["gen", "nope", "add"], r"'nope'"),
+    (["gen", "e4m3", "bogus"], r"'bogus'"),
+    (["gen", "e4m3", "ldexp"], r"'ldexp'"),
+    (["gen", "e4m3", "add", "--rounding", "x"], r"'x'"),
+    (["gen", "e4m3", "add", "--sr-bits", "0"], r"got 0"),
+    (["gen", "e4m3", "add", "--sr-bits", "x"], r"'x'"),
+    (["gen", "e4m3", "add", "--level", "3"], r"invalid choice: 3"),
+    (["gen", "e4m3", "add", "-n", "-5"], r"got -5"),
+    (["gen", "e4m3", "add", "--seed", "-1"], r"got -1"),
+    (["gen", "e4m3", "add", "--max-lines", "-3"], r"got -3"),
+    (["gen", "e4m3", "add", "-o", "/nonexistent/dir/f.txt"], r"'/nonexistent/dir/f\.txt'"),
+    (["gen", "cfloat8_143", "add"], r"cfloat8_143 needs --bias"),
+    (["gen", "cfloat8_143", "add", "--bias", "99"], r"got 99"),
+    (["gen", "e4m3", "add", "--tininess", "x"], r"'x'"),
+    (["gen"], r"format, OP"),
+    (["ver", "e4m3", "add", "/nonexistent.txt"], r"'/nonexistent\.txt'"),
+    (["ver", "nope", "add", "/dev/null"], r"'nope'"),
+    (["ver", "e4m3", "add", "--nan", "x", "/dev/null"], r"'x'"),
+    (["ver", "e4m3", "add", "--ignore-flags", "bogus", "/dev/null"], r"'bogus'"),
+    (["ver", "e4m3", "add", "--errors", "-1", "/dev/null"], r"got -1"),
+    (["ver", "e4m3", "add", "--errors", "x", "/dev/null"], r"'x'"),
+    (["ver", "e4m3", "add", "/"], r"'/'"),
+    (["ver", "e4m3", "add", "--sr-bits", "40", "/dev/null"], r"got 40"),
+    (["info", "e4m3", "--bias", "nan"], r"'nan'"),
+    (["calc", "e4m3", "ldexp", "0x38", "x"], r"'x'"),
 ]
 
 
@@ -475,6 +716,55 @@ def test_cli_bad_input(argv, pat, capsys):
     assert info.value.code == 2, (info.value.code, captured.err)
     assert captured.out == ""
     assert re.search(pat, captured.err), f"stderr {captured.err!r} does not match {pat!r}"
+
+
+# record and exception types: they hold whatever they are given (no argument to refuse)
+NO_ARGUMENTS_TO_CHECK = {"bits.Operation", "vectors.Report", "vectors.Mismatch",
+                         "vectors.VectorError"}
+
+
+def _public_callables():
+    """Every public callable, derived from the package: softfp8.__all__ (formats are
+    values; their methods count as Format.<method>), the public methods of Format, and
+    the __all__ of softfp8.bits, softfp8.testing, softfp8.vectors and (when Dask is
+    installed) softfp8.dask, as 'module.name'."""
+    names = set()
+    for n in softfp8.__all__:
+        obj = getattr(softfp8, n)
+        if isinstance(obj, softfp8.Format) or inspect.ismodule(obj):
+            continue
+        assert callable(obj), n
+        names.add(n)
+    names |= {f"Format.{m}" for m in dir(softfp8.Format)
+              if not m.startswith("_") and callable(getattr(softfp8.Format, m))}
+    modules = {"bits": B, "testing": T, "vectors": V}
+    if D is not None:
+        modules["dask"] = D
+    for prefix, mod in modules.items():
+        names |= {f"{prefix}.{n}" for n in mod.__all__ if callable(getattr(mod, n))}
+    return names - NO_ARGUMENTS_TO_CHECK
+
+
+def _labels():
+    labels = [r[0] for r in ROWS] + [r[0] for r in IO_ROWS]
+    if D is not None:
+        labels += ["dask.load", "dask.save"]      # test_bad_dask_store
+    return labels
+
+
+def test_every_public_callable_has_rows():
+    """A new public function, method, class or CLI subcommand without a row fails here."""
+    labels = _labels()
+    names = _public_callables()
+    assert len(names) > 100 and "Format.decode" in names and "testing.assert_flags" in names
+    missing = sorted(n for n in names
+                     if not any(re.match(re.escape(n) + r"($|[ (.\[])", lab) for lab in labels))
+    assert not missing, f"public callables without a bad-input row: {missing}"
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    commands = set(sub.choices)
+    assert commands >= {"formats", "info", "calc", "demo", "config", "gen", "ver"}
+    assert commands <= {argv[0] for argv, _ in CLI_ROWS}, "a CLI subcommand without rows"
 
 
 def test_table_sizes():

@@ -458,6 +458,14 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
     t->tp_repr = (reprfunc)descr_repr;
     t->tp_str = (reprfunc)descr_str;
     t->tp_hash = (hashfunc)descr_hash;
+    /* CPython inherits tp_richcompare only together with tp_hash (both NULL in the
+       subtype: inherit_slots in Objects/typeobject.c); softfp8 sets tp_hash, so without
+       this line descriptors compared by identity.  NumPy's comparison is the DType's
+       value semantics: descriptor.c arraydescr_richcompare, Py_EQ ->
+       PyArray_EquivTypes (multiarraymodule.c) -> "no" cast safety, which cast_resolve
+       (casts.c) gives exactly to descr_same pairs: equal parameters and equal Format
+       (name and parameters), the same things descr_hash hashes. */
+    t->tp_richcompare = PyArrayDescr_Type.tp_richcompare;
     t->tp_getset = descr_getset;
     t->tp_methods = descr_methods;
     t->tp_base = &PyArrayDescr_Type;
