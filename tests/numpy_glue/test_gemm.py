@@ -434,3 +434,183 @@ def test_exact_kernel_equals_numpy_matmul():
         (r1, f1), (r2, f2) = run_sf(lambda: a @ b, fast), run_sf(
             lambda: softfp8.scaled_mm(a, b, 1.0, 1.0, out_dtype=softfp8.e4m3), fast)
         assert np.array_equal(raw(r1), raw(r2)) and f1 == f2
+
+
+# --------------------------------------------------------------------------
+# scaled_mm
+# --------------------------------------------------------------------------
+
+def rand_scales(rng, shape):
+    """binary32 scales: 2^e * (1 + j/8), e in -6..6 (exact float32)."""
+    return (np.ldexp(1.0 + rng.integers(0, 8, shape) / 8, rng.integers(-6, 7, shape))
+            .astype(np.float32))
+
+
+def scale_fn(arr, block):
+    """(r, c) -> binary32 code of the scale covering element (r, c) of the operand."""
+    codes = np.asarray(arr, dtype=np.float32).reshape(np.shape(arr) or (1, 1)).view(np.uint32)
+    return lambda r, c: int(codes[r // block[0], c // block[1]])
+
+
+def test_scaled_mm_against_reference():
+    rng = np.random.default_rng(21)
+    m, k, p = 3, 10, 4
+    # (scale_a shape or None for a scalar, block_a, scale_b shape, block_b, K-block)
+    grans = [
+        (None, (m, k), None, (k, p), 0),               # per tensor x per tensor
+        ((m, 1), (1, k), (1, p), (k, 1), 0),           # per row x per column
+        ((m, 3), (1, 4), (3, 2), (4, 2), 4),           # 1 x 4 tiles x 4 x 2 blocks (K = 10: a partial block)
+        ((2, 3), (2, 4), (1, p), (k, 1), 4),           # 2 x 4 blocks of a, per-column b
+        ((m, 1), (1, k), (5, 1), (2, p), 2),           # per-row a, 2 x N blocks of b
+    ]
+    models = [(None, None), ({}, Model(F32)), ({"accumulator": "float16", "promote_every": 2},
+                                              Model(F16, promote=2))]
+    outs = list(OUTS)
+    count = 0
+    for gi, (sha, blka, shb, blkb, kb) in enumerate(grans):
+        for mi, (kw, model) in enumerate(models):
+            for fa, fb in [(E4M3, E5M2), (E5M2, E4M3)]:
+                oname = outs[count % len(outs)]
+                odt, ofmt = OUTS[oname]
+                mode = ["nearest_even", "upward", "toward_zero"][count % 3]
+                A = rand_codes(rng, fa, (m, k), 0.03 if count % 4 == 0 else 0.0)
+                B = rand_codes(rng, fb, (k, p))
+                sa = rand_scales(rng, sha) if sha else np.float32(rng.choice([0.5, 3.0, 0.15625]))
+                sb = rand_scales(rng, shb) if shb else np.float32(2.0 ** int(rng.integers(-4, 4)))
+                promote = model.promote if model else None
+                if model is not None and kb:
+                    model = Model(model.acc, promote=model.promote or kb)
+                exp, eflags = ref_gemm(A, fa, B, fb, model, ofmt, mode,
+                                       make_scale(scale_fn(sa, blka), scale_fn(sb, blkb)), kb)
+                a, b = codes_array(A, fa), codes_array(B, fb)
+                acc = None if kw is None else softfp8.Accumulation(**kw)
+                explicit = gi in (2, 3)   # grids that do not divide the operand: blocks given
+
+                def call():
+                    with softfp8.rounding(mode):
+                        return softfp8.scaled_mm(
+                            a, b, sa, sb, out_dtype=odt, accumulation=acc,
+                            block_a=blka if explicit else None, block_b=blkb if explicit else None)
+                check((gi, kw, fa.name, oname, mode, promote), call, exp, eflags)
+                count += 1
+    assert count == 30
+
+
+def test_fast_equals_core():
+    """The binary64 (odd-rounded sums), binary32 (IEEE addition) and 128-bit integer
+    (exact model) kernels against the generic kernel: codes and flags, on larger random
+    matrices with specials, zero rows, overflowing and subnormal-producing values, and
+    more columns than one block (16)."""
+    rng = np.random.default_rng(31)
+    m, k, p = 4, 150, 37
+    count = 0
+    cfgs = [
+        ({}, None, None),
+        ({"promote_every": 32}, None, None),
+        ({"accumulator": "float16"}, None, None),
+        ({"accumulator": "float16", "rounding": "downward", "promote_every": 50}, None, None),
+        ({"accumulator": "bfloat16", "rounding": "to_odd"}, None, None),
+        ({"accumulator": softfp8.e5m2, "rounding": "nearest_away"}, None, None),
+        ({"product": softfp8.float16, "accumulator": "float16"}, None, None),
+        ({"product": softfp8.e4m3, "promote_every": 7}, None, None),
+        ({"rounding": "upward"}, None, None),
+        (None, None, None),                                       # exact model
+        (None, (m, 1), (1, p)),                                   # exact, scaled
+        ({}, (m, 3), (3, p)),                                     # K-blocked scales (50)
+        ({"accumulator": "float16", "promote_every": 25}, (m, 3), (3, 1)),
+    ]
+    for ci, (kw, sha, shb) in enumerate(cfgs):
+        for fa, fb in [(E4M3, E5M2), (E5M2, E5M2)]:
+            for regime in range(3):
+                A = rand_codes(rng, fa, (m, k), 0.004 if regime == 1 else 0.0)
+                B = rand_codes(rng, fb, (k, p), 0.004 if regime == 1 else 0.0)
+                if regime == 2:   # tiny and huge magnitudes: cancellation, overflow, underflow
+                    A[1] = 0
+                    A[2, ::3] = 0x7A
+                    B[:, 5] = 0x01
+                a, b = codes_array(A, fa), codes_array(B, fb)
+                acc = None if kw is None else softfp8.Accumulation(**kw)
+                if sha is None:
+                    fn = lambda: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc)
+                else:
+                    sa, sb = rand_scales(rng, sha), rand_scales(rng, shb)
+                    fn = lambda: softfp8.scaled_mm(a, b, sa, sb, accumulation=acc)
+                for mode in ("nearest_even", "downward"):
+                    def call():
+                        with softfp8.rounding(mode):
+                            return fn()
+                    (r0, f0), (r1, f1) = run_sf(call, 0), run_sf(call, 1)
+                    assert np.array_equal(raw(r0), raw(r1)), (ci, fa.name, regime, mode)
+                    assert f0 == f1, (ci, fa.name, regime, mode, f0, f1)
+                    count += 1
+    assert count == 156
+
+
+def test_bad_input():
+    a = np.zeros((2, 3), softfp8.e4m3.dtype)
+    b = np.zeros((3, 2), softfp8.e5m2.dtype)
+    with pytest.raises(ValueError, match="promote_every"):
+        softfp8.Accumulation(promote_every=0)
+    with pytest.raises(TypeError, match="promote_every"):
+        softfp8.Accumulation(promote_every=2.5)
+    with pytest.raises(ValueError, match="stochastic"):
+        softfp8.Accumulation(rounding="stochastic")
+    with pytest.raises(ValueError, match="'fastest'"):
+        softfp8.Accumulation(rounding="fastest")
+    with pytest.raises(ValueError, match="'tree'"):
+        softfp8.Accumulation(order="tree")
+    with pytest.raises(ValueError, match="'float128'"):
+        softfp8.Accumulation(accumulator="float128")
+    with pytest.raises(TypeError, match="accumulator"):
+        softfp8.Accumulation(accumulator=np.int8)
+    with pytest.raises(TypeError, match="accumulation"):
+        softfp8.matmul(a, b, accumulation="fp16")
+    with pytest.raises(TypeError, match="softfp8 arrays"):
+        softfp8.matmul(a, np.zeros((3, 2)), accumulation=softfp8.Accumulation())
+    with pytest.raises(ValueError, match="do not fit"):
+        softfp8.matmul(a, a, accumulation=softfp8.Accumulation())
+    with pytest.raises(TypeError, match="out_dtype"):
+        softfp8.matmul(a, b, out_dtype=np.int32)
+    with pytest.raises(ValueError, match="finite positive"):
+        softfp8.scaled_mm(a, b, -1.0, 1.0)
+    with pytest.raises(ValueError, match="finite positive"):
+        softfp8.scaled_mm(a, b, 1.0, np.array([[1.0, np.inf]], np.float32))
+    with pytest.raises(ValueError, match="binary32"):
+        softfp8.scaled_mm(a, b, 0.1, 1.0)
+    with pytest.raises(ValueError, match="scale_a"):
+        softfp8.scaled_mm(a, b, np.ones((3, 1), np.float32), 1.0)
+    with pytest.raises(ValueError, match="block_a"):
+        softfp8.scaled_mm(a, b, np.ones((2, 2), np.float32), 1.0)
+    with pytest.raises(ValueError, match="differently"):
+        softfp8.scaled_mm(np.zeros((2, 4), softfp8.e4m3.dtype), np.zeros((4, 2), softfp8.e4m3.dtype),
+                          np.ones((2, 2), np.float32), np.ones((4, 1), np.float32))
+    with pytest.raises(ValueError, match="divide"):
+        softfp8.scaled_mm(np.zeros((2, 4), softfp8.e4m3.dtype), np.zeros((4, 2), softfp8.e4m3.dtype),
+                          np.ones((2, 2), np.float32), 1.0,
+                          accumulation=softfp8.Accumulation(promote_every=3))
+    with pytest.raises(ValueError, match="2-D"):
+        softfp8.scaled_mm(a[0], b, 1.0, 1.0)
+    with pytest.raises(ValueError, match="stochastic"):
+        with softfp8.rounding("stochastic", seed=1):
+            softfp8.matmul(a, b, accumulation=softfp8.Accumulation())
+
+
+def test_shapes_batch_and_out():
+    """1-D operands, broadcast batch dimensions and out= as np.matmul has them."""
+    rng = np.random.default_rng(3)
+    A = rand_codes(rng, E4M3, (2, 1, 3, 5))
+    B = rand_codes(rng, E5M2, (4, 5, 2))
+    a, b = codes_array(A, E4M3), codes_array(B, E5M2)
+    acc = softfp8.Accumulation(accumulator="float16")
+    r = softfp8.matmul(a, b, accumulation=acc)
+    assert r.shape == (2, 4, 3, 2) and r.dtype == np.float32
+    for i, j in itertools.product(range(2), range(4)):
+        exp, _ = ref_gemm(A[i, 0], E4M3, B[j], E5M2, Model(F16), F32, "nearest_even")
+        assert np.array_equal(raw(r[i, j]), exp)
+    v = softfp8.matmul(a[0, 0, 0], b[0], accumulation=acc)
+    assert v.shape == (2,) and np.array_equal(raw(v), raw(r[0, 0, 0]))
+    out = np.empty((2, 4, 3, 2), np.float32)
+    assert softfp8.matmul(a, b, out=out, accumulation=acc) is out
+    assert np.array_equal(raw(out), raw(r))
+    same = softfp8.matmul(a, a[0, 0].T, accumulation=acc)   # one format: its own dtype by default
+    assert same.dtype == softfp8.e4m3.dtype
