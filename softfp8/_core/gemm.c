@@ -540,6 +540,7 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
             for (int jj = 0; jj < n; jj++) {
                 gval s = GV_ONE;
                 if (md->kblock) scale_at(md, i, l1 - 1, j0 + jj, &s, &fl8);
+                if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
                 q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
             }
             if (!fast_round(&g->rprom, g->zprom, g->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, femp, F, q,
@@ -625,6 +626,7 @@ static int exact_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const
         int64_t e = fmt_low(&md->fa) + fmt_low(&md->fb);
         uint64_t r;
         if (g->k) scale_at(md, i, 0, j0 + jj, &s, &fl8); /* as the generic kernel: computed when used */
+        if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
         if (mag == 0) { /* -0 only if every product is -0, or rounding downward after cancellation */
             int nz = 0, pz = 0, mz = 0;
             for (int64_t l = 0; l < g->k; l++) {

@@ -614,3 +614,32 @@ def test_shapes_batch_and_out():
     assert np.array_equal(raw(out), raw(r))
     same = softfp8.matmul(a, a[0, 0].T, accumulation=acc)   # one format: its own dtype by default
     assert same.dtype == softfp8.e4m3.dtype
+
+
+def test_extreme_scales():
+    """Scale products that overflow (inf) or underflow (0) binary32, and subnormal scales."""
+    rng = np.random.default_rng(41)
+    m, k, p = 2, 6, 3
+    A = rand_codes(rng, E4M3, (m, k))
+    B = rand_codes(rng, E5M2, (k, p))
+    a, b = codes_array(A, E4M3), codes_array(B, E5M2)
+    count = 0
+    for sa_v, sb_v in [(2.0 ** -100, 2.0 ** -100), (2.0 ** 100, 2.0 ** 100), (2.0 ** -140, 3.0),
+                       (2.0 ** 60, 2.0 ** 70)]:
+        sa = np.full((m, 1), sa_v, np.float32)
+        sb = np.full((1, p), sb_v, np.float32)
+        for kw, model in [(None, None), ({}, Model(F32)), ({"accumulator": "float16"}, Model(F16))]:
+            for blocked in (False, True):
+                if blocked:   # the same values as 1 x 3 tiles of a: applied per chunk
+                    sa_b, blka, kb = np.full((m, 2), sa_v, np.float32), (1, 3), 3
+                    if model is not None:
+                        model = Model(model.acc, promote=3)
+                else:
+                    sa_b, blka, kb = sa, (1, k), 0
+                exp, eflags = ref_gemm(A, E4M3, B, E5M2, model, F32, "nearest_even",
+                                       make_scale(scale_fn(sa_b, blka), scale_fn(sb, (k, 1))), kb)
+                acc = None if kw is None else softfp8.Accumulation(**kw)
+                check((sa_v, sb_v, kw, blocked),
+                      lambda: softfp8.scaled_mm(a, b, sa_b, sb, accumulation=acc), exp, eflags)
+                count += 1
+    assert count == 24
