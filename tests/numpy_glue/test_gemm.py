@@ -211,8 +211,18 @@ def ref_gemm(A, fa, B, fb, model, out, mode, scale=None, kblock=0):
 SF = {"float32": np.float32, "float64": np.float64}
 
 
+CUSTOM = {}   # reference format name -> softfp8 Format, for formats built with make_format
+
+
+def custom(exp_bits, man_bits, bias, specials, subnormals="ieee"):
+    r = ref.make_format(exp_bits, man_bits, bias, specials, subnormals)
+    CUSTOM[r.name] = softfp8.format(exp_bits=exp_bits, man_bits=man_bits, bias=bias, specials=specials,
+                                    subnormals=subnormals)
+    return r
+
+
 def sf_format(fmt):
-    return ref.to_softfp8(softfp8, fmt)
+    return CUSTOM.get(fmt.name) or ref.to_softfp8(softfp8, fmt)
 
 
 def codes_array(codes, fmt):
@@ -520,7 +530,7 @@ def test_fast_equals_core():
         ({"accumulator": "float16", "promote_every": 25}, (m, 3), (3, 1)),
     ]
     for ci, (kw, sha, shb) in enumerate(cfgs):
-        for fa, fb in [(E4M3, E5M2), (E5M2, E5M2)]:
+        for fa, fb in [(E4M3, E5M2), (E5M2, E4M3)]:   # mixed: always the gemm kernel
             for regime in range(3):
                 A = rand_codes(rng, fa, (m, k), 0.004 if regime == 1 else 0.0)
                 B = rand_codes(rng, fb, (k, p), 0.004 if regime == 1 else 0.0)
@@ -670,3 +680,35 @@ def test_layouts():
                 assert np.array_equal(raw(got), raw(want)) and gf == wf
                 count += 1
     assert count == 12
+
+
+def test_other_operand_formats():
+    """FP4 E2M1 and FP6 E3M2 (no specials, saturating), Tesla CFloat8 (gap subnormals),
+    E4M3FNUZ and flushed subnormals as operands, products and accumulators."""
+    fp4, fp6 = custom(2, 1, 1, "none"), custom(3, 2, 3, "none")
+    cf = ref.cfloat8_143(20)
+    fnuz = ref.preset("e4m3fnuz")
+    flush = custom(4, 3, 7, "ieee", "flush")
+    rng = np.random.default_rng(51)
+    count = 0
+    cases = [(fp4, fp4, {}, Model(F32)), (fp4, E4M3, {"accumulator": "bfloat16"}, Model(BF16)),
+             (fp6, fp4, {"product": CUSTOM[fp6.name], "accumulator": "float16"},
+              Model(F16, prod=fp6)),
+             (cf, E5M2, {"accumulator": "float16", "promote_every": 2}, Model(F16, promote=2)),
+             (fnuz, fnuz, {"accumulator": softfp8.e4m3fnuz}, Model(fnuz)),
+             (flush, E5M2, {"accumulator": CUSTOM[flush.name]}, Model(flush)),
+             (fp4, fp6, None, None), (cf, fnuz, None, None), (flush, E4M3, None, None)]
+    for fa, fb, kw, model in cases:
+        for mode in ("nearest_even", "toward_zero"):
+            A = rand_codes(rng, fa, (2, 7), 0.05)
+            B = rand_codes(rng, fb, (7, 3), 0.05)
+            exp, eflags = ref_gemm(A, fa, B, fb, model, F32, mode)
+            a, b = codes_array(A, fa), codes_array(B, fb)
+            acc = None if kw is None else softfp8.Accumulation(**kw)
+
+            def call():
+                with softfp8.rounding(mode):
+                    return softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc)
+            check((fa.name, fb.name, kw, mode), call, exp, eflags)
+            count += 1
+    assert count == 18
