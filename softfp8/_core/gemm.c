@@ -690,7 +690,11 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
     g.db = decode_table(&md->fb);
     if (!g.da || !g.db) goto nomem;
     if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
-    if (use_fast && m * p > 0 && (fast = md->exact ? exact_fast_init(&g) : fast_init(&g)) < 0) goto nomem;
+    /* the model kernels' tables (65,536 products, decodings) are built when the call
+       repays them, or always in eager mode (SOFTFP8_FAST=2), as the fast paths' tables */
+    if (use_fast && m * p > 0 && (md->exact || use_fast >= 2 || m * k * p >= 65536) &&
+        (fast = md->exact ? exact_fast_init(&g) : fast_init(&g)) < 0)
+        goto nomem;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j0 = 0; j0 < p; j0 += FB) {
             int n = p - j0 < FB ? (int)(p - j0) : FB;
