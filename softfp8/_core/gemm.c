@@ -8,11 +8,14 @@
  *
  * Every rounding is the core's: sfp8_round_value on the exact value (this
  * file computes exact products and exact sums of two terms in integers), and
- * sfp8_convert for NaN and infinity.  The binary64 kernel (fast_block) sums
- * by sfp8f_odd_sum (rounded to odd at 53 bits, fast.h) and rounds by
- * sfp8f_round_doubles (fast/round_f64.c), both DERIVED from the core and
- * proven there; its equality with the generic kernel is tested by
- * tests/numpy_glue/test_gemm.py::test_fast_equals_core.
+ * sfp8_convert for NaN and infinity.  Faster kernels for 8-bit operands:
+ * binary32 accumulation by IEEE binary32 addition (fast_block), 16-bit
+ * accumulators by their fma (sfp8f_run_arith16, fma16_block), other
+ * accumulators by sfp8f_odd_sum (rounded to odd at 53 bits, fast.h) and
+ * sfp8f_round_doubles (fast/round_f64.c) -- both DERIVED from the core and
+ * proven there -- and the exact model in 128-bit integers (exact_block).  Each
+ * is tested equal to the generic kernel (codes and flags) by
+ * tests/numpy_glue/test_gemm.py::test_fast_equals_core and the reference tests.
  */
 #include <math.h>
 #include <stdlib.h>
