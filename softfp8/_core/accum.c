@@ -151,7 +151,7 @@ static uint64_t acc_round_finite(SuperAcc *a, const sfp8_format *outf, const sfp
         }
     if (top < 0) {
         /* exact zero: -0 only if every term was -0 (or by downward cancellation) */
-        int zneg = a->nonzero || a->pos_zero ? env->rounding == SFP8_ROUND_DOWNWARD : a->neg_zero;
+        int zneg = a->nonzero || (a->pos_zero && a->neg_zero) ? env->rounding == SFP8_ROUND_DOWNWARD : a->neg_zero;
         return sfp8_round_value(outf, zneg, 0, 0, 0, env, flags);
     }
     {

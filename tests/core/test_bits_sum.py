@@ -94,3 +94,29 @@ def test_sum_stochastic_is_seeded():
     lo = bits.sum(fmt, codes, axis=1, rounding="downward")[0]
     hi = bits.sum(fmt, codes, axis=1, rounding="upward")[0]
     assert all(int(x) in (int(a), int(b)) for x, a, b in zip(r1, lo, hi))
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_sum_of_zeros_keeps_their_sign(name):
+    """IEEE 754 6.3: x + x keeps x's sign, zeros included; +0 + -0 is +0 except when
+    rounding downward.  Through bits.sum, np.add.reduce and matmul (the exact
+    accumulator) against the model, in every mode."""
+    fmt = getattr(softfp8, name)
+    rf = ref.preset(name)
+    pz = int(fmt.encode(0.0))
+    nz = int(fmt.encode(-0.0))
+    checked = 0
+    for codes in ([pz] * 3, [nz] * 3, [pz, nz], [nz, pz, nz], [pz]):
+        codes = np.array(codes, dtype=fmt.storage)
+        for mode in MODES:
+            want, wfl = _expected(rf, codes, mode, False)
+            got, gfl = bits.sum(fmt, codes, rounding=mode, saturate=False)
+            assert (int(got), int(gfl)) == (int(want), int(wfl)), (codes, mode)
+            with softfp8.rounding(mode):
+                red = np.add.reduce(codes.view(fmt.dtype))
+                ones = np.full((1, codes.size), fmt.encode(1.0), dtype=fmt.storage).view(fmt.dtype)
+                mm = ones @ codes.view(fmt.dtype).reshape(-1, 1)
+            assert int(np.asarray(red).view(fmt.storage)) == int(want), (codes, mode, "reduce")
+            assert int(mm.view(fmt.storage)[0, 0]) == int(want), (codes, mode, "matmul")
+            checked += 1
+    assert checked == 5 * len(MODES)
