@@ -115,6 +115,9 @@ def _ml_cast_format(dt):
     import ml_dtypes
 
     dt = np.dtype(dt)
+    for name, attr in _ML_DTYPES.items():   # a preset with this ml_dtypes type (registry)
+        if dt == np.dtype(getattr(ml_dtypes, attr)):
+            return _formats.PRESETS[name]
     info = ml_dtypes.finfo(dt)
     bits = int(info.bits)
     codes = np.arange(1 << bits, dtype=np.uint8 if bits <= 8 else np.uint16)
