@@ -79,9 +79,11 @@ class Format(FormatBase):
             value = {"bits": bits, "signed": signed, "exp_bits": exp_bits, "man_bits": man_bits,
                      "bias": bias, "specials": specials, "subnormals": subnormals,
                      "saturate": saturate}.get(bad, "?")
+            hint = ("; a format with no zero delivers its NaN for a zero result, so it needs "
+                    "specials 'ieee' or 'fn'") if bad == "subnormals" and subnormals == "nozero" else ""
             raise ValueError(f"invalid format {name!r}: bad {bad}={value!r} "
                              f"(exp_bits={exp_bits}, man_bits={man_bits}, signed={bool(signed)}, "
-                             f"specials={specials!r}, subnormals={subnormals!r})")
+                             f"specials={specials!r}, subnormals={subnormals!r}){hint}")
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_family", family)
         object.__setattr__(self, "_params", params)
