@@ -52,6 +52,15 @@ def _check(fmt, what, cfg, operands, got, exp, expf, cls, failures, dst=None):
     return exp.size
 
 
+def _expected(table, idx, rng):
+    """(config, expected codes, flags, class_only, random_bits keyword) for every
+    configuration of ALL_CONFIGS (stochastic: fresh random bits per element)."""
+    for mode, sat, tin in ALL_CONFIGS:
+        R = rng.integers(0, 1 << 32, idx.size, dtype=np.uint32) if mode == "stochastic" else None
+        exp, expf, cls = table.evaluate(idx, mode, sat, tin, R=R)
+        yield (mode, sat, tin), exp, expf, cls, ({"random_bits": R} if R is not None else {})
+
+
 def _grid(fmt, arity):
     n = 1 << fmt.bits
     g = np.indices((n,) * arity).reshape(arity, -1)
@@ -69,10 +78,7 @@ def test_small_presets_every_operand(fmt, op):
     rng = np.random.default_rng(len(op) + fmt.bits)
     failures = []
     n = 0
-    for mode, sat, tin in ALL_CONFIGS:
-        R = rng.integers(0, 1 << 32, idx.size, dtype=np.uint32) if mode == "stochastic" else None
-        exp, expf, cls = table.evaluate(idx, mode, sat, tin, R=R)
-        kw = {"random_bits": R} if R is not None else {}
+    for (mode, sat, tin), exp, expf, cls, kw in _expected(table, idx, rng):
         got = fn(sfmt, *ops, rounding=mode, saturate=sat, tininess=tin, **kw)
         n += _check(fmt, op, (mode, sat, tin), ops, got, exp, expf | opfl, cls, failures)
     assert n == (1 << (fmt.bits * len(ops))) * 28
@@ -135,10 +141,7 @@ def test_every_code_to_every_format(src):
     for d in dsts[2:]:
         table, idx, opfl = ref.build_table(d, [ref.exact_convert(s, d, int(c)) for c in codes])
         ddt = ref.to_softfp8(softfp8, d)
-        for mode, sat, tin in ALL_CONFIGS:
-            R = rng.integers(0, 1 << 32, idx.size, dtype=np.uint32) if mode == "stochastic" else None
-            exp, expf, cls = table.evaluate(idx, mode, sat, tin, R=R)
-            kw = {"random_bits": R} if R is not None else {}
+        for (mode, sat, tin), exp, expf, cls, kw in _expected(table, idx, rng):
             got = sfb.convert(codes, getattr(softfp8, src), ddt, rounding=mode, saturate=sat,
                               tininess=tin, **kw)
             n += _check(s, "->" + d.name, (mode, sat, tin), (codes,), got, exp,
@@ -178,10 +181,7 @@ def test_floats_into_new_presets(name, src):
     rng = np.random.default_rng(7)
     failures = []
     n = 0
-    for mode, sat, tin in ALL_CONFIGS:
-        R = rng.integers(0, 1 << 32, idx.size, dtype=np.uint32) if mode == "stochastic" else None
-        exp, expf, cls = table.evaluate(idx, mode, sat, tin, R=R)
-        kw = {"random_bits": R} if R is not None else {}
+    for (mode, sat, tin), exp, expf, cls, kw in _expected(table, idx, rng):
         got = sfb.from_float(x, getattr(softfp8, name), rounding=mode, saturate=sat, tininess=tin, **kw)
         bad = ref.compare(d, got[0], got[1], exp, expf | opfl, cls)
         if bad.size:
