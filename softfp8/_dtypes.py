@@ -491,7 +491,8 @@ class finfo:
         self.bits = fmt.bits
         self.eps = fmt.eps
         self.max = fmt.max
-        self.min = -fmt.max if fmt.signed else 0.0
+        # the most negative value: 0 in unsigned formats, their smallest if they have no zero
+        self.min = -fmt.max if fmt.signed else fmt.min_normal if fmt.subnormals == "nozero" else 0.0
         self.smallest_normal = fmt.min_normal
         self.tiny = fmt.min_normal
         self.smallest_subnormal = fmt.min_subnormal
