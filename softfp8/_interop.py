@@ -111,7 +111,8 @@ _ML_CAST: dict = {}
 def _ml_cast_format(dt):
     """The softfp8 format with exactly the codes and values of ml_dtypes float dtype
     `dt`, read from ml_dtypes.finfo and the dtype's own values, and checked on every
-    code; TypeError when softfp8 has none (float8_e8m0fnu: no zero, no sign)."""
+    code; the registry's preset where a row names the type (float8_e8m0fnu, which no
+    finfo-built format can express: no zero, no sign); TypeError when softfp8 has none."""
     import ml_dtypes
 
     dt = np.dtype(dt)
