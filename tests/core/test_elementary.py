@@ -135,7 +135,7 @@ def test_binary_8bit_exhaustive(fn):
         n, f = _run(fmt, fn, rec, (A8, B8), MODE_CONFIGS + EXTRA_CONFIGS, k)
         total += n
         failures += f
-    assert total == 65536 * 9 * 14
+    assert total == 65536 * 9 * 15
     assert not failures, "\n".join(failures[:60])
 
 

@@ -90,6 +90,27 @@ static int fill_entropy(void *buf, size_t n)
     return 0;
 }
 
+/* the current context's rounding mode, or -1 with a Python error */
+int sfp8_context_rounding(void)
+{
+    PyObject *res;
+    int r;
+    if (!state_getter) {
+        PyErr_SetString(PyExc_RuntimeError, "softfp8 context not initialised");
+        return -1;
+    }
+    res = PyObject_CallNoArgs(state_getter);
+    if (!res) return -1;
+    if (!PyObject_TypeCheck(res, &StateType)) {
+        Py_DECREF(res);
+        PyErr_SetString(PyExc_TypeError, "softfp8 context getter returned a non-State");
+        return -1;
+    }
+    r = ((StateObject *)res)->rounding;
+    Py_DECREF(res);
+    return r;
+}
+
 void *loopdata_alloc(size_t size)
 {
     LoopData *d;

@@ -78,6 +78,8 @@ typedef struct {
 /* A zeroed block of size >= sizeof(LoopData) bytes whose LoopData is filled
  * from the current context (GIL held); NULL with an exception set. */
 void *loopdata_alloc(size_t size);
+/* the current context's rounding mode, or -1 with a Python error */
+int sfp8_context_rounding(void);
 void loopdata_free(NpyAuxData *p);
 void loop_publish(LoopData *d, unsigned int fl);
 

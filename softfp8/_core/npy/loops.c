@@ -146,7 +146,14 @@ static int add_initial(PyArrayMethod_Context *context, npy_bool reduction_is_emp
        element (an empty sum is an error, as for a ufunc without identity) */
     if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return 0;
     z = sfp8_from_int64(f, 0, &env, &fl);
-    if (!reduction_is_empty) z = sfp8_neg(f, z); /* -0 is the identity (fnuz/unsigned keep +0) */
+    if (!reduction_is_empty) {
+        /* the identity x + z == x for every x, zeros included (IEEE 754 6.3):
+           -0, except when rounding downward, where +0 + -0 is -0 and the
+           identity is +0 (fnuz and unsigned formats have +0 only) */
+        int rounding = sfp8_context_rounding();
+        if (rounding < 0) return -1;
+        if (rounding != SFP8_ROUND_DOWNWARD) z = sfp8_neg(f, z);
+    }
     store_code(initial, f->bits <= 8 ? 1 : 2, z);
     return 1;
 }
