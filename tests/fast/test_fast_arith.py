@@ -180,11 +180,14 @@ def test_16bit_arith_configs(name):
 
 # ---- fma of 8-bit formats ----
 
+@pytest.mark.parametrize("simd", SIMD_LEVELS)
 @pytest.mark.parametrize("name", ["e4m3", "e5m2"])
 @isolated
-def test_fma_exhaustive_nearest_even(name):
-    """All 2^24 operand triples, default configuration, per-element flags."""
+def test_fma_exhaustive_nearest_even(name, simd):
+    """All 2^24 operand triples, default configuration, per-element flags, at every
+    SIMD level (AVX-512: fast_simd.c's sfp8s_fma8_avx512, else the portable loop)."""
     fmt = getattr(softfp8, name)
+    _ext.set_simd(simd)
     c = np.arange(256, dtype=np.uint32)
     a, b = np.repeat(c, 256), np.tile(c, 256)
     count = 0

@@ -145,6 +145,9 @@ typedef struct sfp8f_fma {
     double v[256];
     uint8_t fl[256];      /* flags reading the code raises (denormal) */
     uint8_t special[256]; /* NaN or infinity */
+    uint8_t info[256];    /* fl | 0x80 for NaN or infinity (the SIMD kernel's table) */
+    uint8_t hb[2][256];   /* bytes 2 and 3 of the finite values' binary32 bits (SIMD) */
+    int hb_ok;            /* 1: every finite value is a binary32 with zero low 16 bits */
     const uint16_t *fromf;
 } sfp8f_fma;
 const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);

@@ -184,6 +184,99 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
     return i;
 }
 
+/* bits of p + q rounded to odd (fast_impl.h, sfp8f_odd_sum), eight lanes; *s = p + q */
+TGT static inline __m512i odd_sum512(__m512d p, __m512d q, __m512d *s_out)
+{
+    const __m512i one = _mm512_set1_epi64(1), mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const __m512i sgn = _mm512_set1_epi64((long long)(1ULL << 63));
+    __m512d s = _mm512_add_pd(p, q), bb = _mm512_sub_pd(s, p);
+    __m512d err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(s, bb)), _mm512_sub_pd(q, bb));
+    __m512i eb = _mm512_castpd_si512(err), bits = _mm512_castpd_si512(s);
+    __mmask8 move = _mm512_test_epi64_mask(eb, mag) & _mm512_testn_epi64_mask(bits, one);
+    __mmask8 same = _mm512_testn_epi64_mask(_mm512_xor_si512(eb, bits), sgn);
+    bits = _mm512_mask_add_epi64(bits, move & same, bits, one);
+    *s_out = s;
+    return _mm512_mask_sub_epi64(bits, move & (__mmask8)~same, bits, one);
+}
+
+/* sixteen codes (the low lanes of x) -> their binary32 values, from two byte planes */
+TGT static inline __m512 fma8_vals(const tab256 *hb, __m128i x)
+{
+    __m512i w = _mm512_zextsi128_si512(x);
+    __mmask64 hi = _mm512_movepi8_mask(w);
+    __m512i b2 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(lookup(&hb[0], w, hi)));
+    __m512i b3 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(lookup(&hb[1], w, hi)));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(b2, 16), _mm512_slli_epi32(b3, 24)));
+}
+
+/* eight lanes: the key of a*b + c rounded to odd; *zero = lanes whose sum is zero */
+TGT static inline __m256i fma8_key(__m256 a, __m256 b, __m256 c, __mmask8 *zero)
+{
+    __m512d s;
+    __m512i bits = odd_sum512(_mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_cvtps_pd(b)), _mm512_cvtps_pd(c), &s);
+    *zero = _mm512_cmp_pd_mask(s, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    return key64x8(bits);
+}
+
+TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                                ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    tab256 info, hb[2];
+    const __m512i lo16 = _mm512_set1_epi32(0xffff);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    load_tab(&info, t->info);
+    load_tab(&hb[0], t->hb);
+    load_tab(&hb[1], t->hb + 256);
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i)), y = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i z = _mm_loadu_si128((const __m128i *)(c + i));
+        __m512i xw = _mm512_zextsi128_si512(x), yw = _mm512_zextsi128_si512(y), zw = _mm512_zextsi128_si512(z);
+        __m128i inf = _mm512_castsi512_si128(_mm512_or_si512(
+            _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))),
+            lookup(&info, zw, _mm512_movepi8_mask(zw))));
+        __mmask8 z0, z1;
+        __m512 vx = fma8_vals(hb, x), vy = fma8_vals(hb, y), vz = fma8_vals(hb, z);
+        __m256i k0 = fma8_key(_mm512_castps512_ps256(vx), _mm512_castps512_ps256(vy), _mm512_castps512_ps256(vz), &z0);
+        __m256i k1 = fma8_key(_mm512_extractf32x8_ps(vx, 1), _mm512_extractf32x8_ps(vy, 1),
+                              _mm512_extractf32x8_ps(vz, 1), &z1);
+        __m512i key = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
+        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->fromf, 2), lo16);
+        __m128i code = _mm512_cvtepi32_epi8(v);
+        __m128i fl = _mm_and_si128(_mm_or_si128(_mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8)), inf),
+                                   _mm_set1_epi8(0x7f));
+        unsigned slow = (unsigned)_mm_movepi8_mask(inf) | (unsigned)z0 | (unsigned)z1 << 8;
+        if (slow) { /* the core, from the operands read above (o may alias them) */
+            uint8_t xs[16], ys[16], zs[16], cs[16], fs[16];
+            _mm_storeu_si128((__m128i *)xs, x);
+            _mm_storeu_si128((__m128i *)ys, y);
+            _mm_storeu_si128((__m128i *)zs, z);
+            _mm_storeu_si128((__m128i *)cs, code);
+            _mm_storeu_si128((__m128i *)fs, fl);
+            for (unsigned m = slow; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                cs[k] = (uint8_t)sfp8_fma((const sfp8_format *)t->f, xs[k], ys[k], zs[k], (const sfp8_env *)t->env,
+                                          &f8);
+                fs[k] = f8;
+            }
+            code = _mm_loadu_si128((const __m128i *)cs);
+            fl = _mm_loadu_si128((const __m128i *)fs);
+        }
+        _mm_storeu_si128((__m128i *)(o + i), code);
+        if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
+        facc = _mm_or_si128(facc, fl);
+    }
+    {
+        uint8_t bs[16];
+        unsigned f = 0;
+        _mm_storeu_si128((__m128i *)bs, facc);
+        for (int k = 0; k < 16; k++) f |= bs[k];
+        *acc |= f;
+    }
+    return i;
+}
+
 /* ---- 16-bit arithmetic (see fast_simd.h): the lanes of round_f64.c's
  *      round_f64 whose result is normal and below overflow, where the
  *      rounding needs no tininess decision: sh = 52 - M, code = (E - emin) << M
@@ -560,6 +653,12 @@ ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, 
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     (void)tab; (void)in; (void)out; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                            ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

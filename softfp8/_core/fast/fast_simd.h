@@ -27,6 +27,22 @@ ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_
 ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 
+/* ---- fma of 8-bit formats (fast.c, sfp8f_run_fma), contiguous one-byte codes:
+ *      the lanes of the portable loop (binary64 product, TwoSum rounded to odd,
+ *      the binary64 key table); lanes with a NaN/infinity operand or a zero sum
+ *      are finished by the core (sfp8_fma with f, env) from copies of the
+ *      operands taken before the block is stored (o may be a, b or c).
+ *      info[code] = the flags reading the code raises, | 0x80 for NaN/infinity. ---- */
+typedef struct sfp8s_fma8 {
+    const uint8_t *hb;      /* 2 x 256: bytes 2 and 3 of the binary32 bits of finite
+                               values (whose low 16 bits are zero) */
+    const uint8_t *info;    /* 256 */
+    const uint16_t *fromf;  /* the binary64 key table (fast.h), padded by 64 bytes */
+    const void *f, *env;    /* const sfp8_format *, const sfp8_env * for the core */
+} sfp8s_fma8;
+ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                            ptrdiff_t n, uint8_t *flo, unsigned *acc);
+
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
  *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and
