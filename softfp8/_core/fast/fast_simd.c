@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "softfp8/softfp8.h"
+#include "rng.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -264,6 +265,131 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
             fl = _mm_loadu_si128((const __m128i *)fs);
         }
         _mm_storeu_si128((__m128i *)(o + i), code);
+        if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
+        facc = _mm_or_si128(facc, fl);
+    }
+    {
+        uint8_t bs[16];
+        unsigned f = 0;
+        _mm_storeu_si128((__m128i *)bs, facc);
+        for (int k = 0; k < 16; k++) f |= bs[k];
+        *acc |= f;
+    }
+    return i;
+}
+
+/* ---- stochastic casts (see fast_simd.h) ---- */
+
+TGT static inline __m512i mix64x8(__m512i z) /* rng.h, sfp8r_mix64 */
+{
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xff51afd7ed558ccdULL));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+}
+
+/* rng.h's sfp8r_bits of eight lanes, h = index * 0x9E3779B97F4A7C15 + stream_key */
+TGT static inline __m256i rand8(__m512i h, __m512i seed_key)
+{
+    return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8(_mm512_xor_si512(mix64x8(h), seed_key)), 32));
+}
+
+/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core lanes */
+TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
+                              __mmask16 *core)
+{
+    const __m512i e11 = _mm512_set1_epi64(0x7ff), mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
+    const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
+    __m256i k[2], f[2];
+    __mmask8 ex[2], co[2];
+    for (int h = 0; h < 2; h++) {
+        __m512i b = _mm512_loadu_si512((const void *)(p + 8 * h));
+        __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), e11);
+        k[h] = key64x8(b);
+        ex[h] = _mm512_testn_epi64_mask(b, mag) | _mm512_cmpeq_epi64_mask(e, e11);
+        co[h] = (_mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) |
+                 _mm512_cmpeq_epi64_mask(e, _mm512_setzero_si512()) |
+                 _mm512_cmpgt_epi64_mask(e, _mm512_set1_epi64(1023 + 127))) & (__mmask8)~ex[h];
+        f[h] = _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b, rmask), sh));
+    }
+    *key = _mm512_inserti64x4(_mm512_castsi256_si512(k[0]), k[1], 1);
+    *tfr = _mm512_inserti64x4(_mm512_castsi256_si512(f[0]), f[1], 1);
+    *exact = (__mmask16)(ex[0] | (unsigned)ex[1] << 8);
+    *core = (__mmask16)(co[0] | (unsigned)co[1] << 8);
+}
+
+/* sixteen binary32 lanes: as sr_f64 */
+TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
+                              __mmask16 *core)
+{
+    const int sh = 23 - t->M;
+    __m512i b = _mm512_loadu_si512((const void *)p);
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(0xff));
+    __m512i rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
+    *key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
+    *key = _mm512_mask_or_epi32(*key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), *key,
+                                _mm512_set1_epi32(1));
+    *exact = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7fffffff)) |
+             _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255));
+    *core = (_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) |
+             _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512())) & (__mmask16)~*exact;
+    *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                      : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+}
+
+TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                         uint8_t *flo, unsigned *acc)
+{
+    const __m512i lo16 = _mm512_set1_epi32(0xffff), sk = _mm512_set1_epi64((long long)t->seed_key);
+    const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
+    const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+    /* h of lane j of the block at i: (index0 + i + j) * G + stream_key, stepped by 8 G */
+    __m512i h = _mm512_add_epi64(
+        _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)t->index0), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+                           _mm512_set1_epi64((long long)G)),
+        _mm512_set1_epi64((long long)t->stream_key));
+    const __m512i step = _mm512_set1_epi64((long long)(8 * G));
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i key, tfr, R;
+        __mmask16 exact, core, pick;
+        __m256i r0 = rand8(h, sk), r1;
+        h = _mm512_add_epi64(h, step);
+        r1 = rand8(h, sk);
+        h = _mm512_add_epi64(h, step);
+        R = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), rmask);
+        if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
+        else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
+        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->rz, 2), lo16);
+        __m512i va = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->aw, 2), lo16);
+        core |= _mm512_test_epi32_mask(v, ovf) & (__mmask16)~exact;
+        /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
+        pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr)) & (__mmask16)~exact;
+        v = _mm512_mask_mov_epi32(v, pick, va);
+        __m128i code = _mm512_cvtepi32_epi8(v), fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
+        if (core) {
+            uint8_t cs[16], fs[16];
+            sfp8_env e = *(const sfp8_env *)t->env;
+            _mm_storeu_si128((__m128i *)cs, code);
+            _mm_storeu_si128((__m128i *)fs, fl);
+            for (unsigned m = core; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                uint64_t bits = 0;
+                memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
+                e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
+                cs[k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64,
+                                              (const sfp8_format *)t->dst, bits, &e, &f8);
+                fs[k] = f8;
+            }
+            code = _mm_loadu_si128((const __m128i *)cs);
+            fl = _mm_loadu_si128((const __m128i *)fs);
+        }
+        _mm_storeu_si128((__m128i *)(out + i), code);
         if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
         facc = _mm_or_si128(facc, fl);
     }
@@ -659,6 +785,12 @@ ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t
                             ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                     uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)in; (void)isize; (void)out; (void)n; (void)flo; (void)acc;
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

@@ -43,6 +43,21 @@ typedef struct sfp8s_fma8 {
 ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
                             ptrdiff_t n, uint8_t *flo, unsigned *acc);
 
+/* ---- stochastic rounding binary32 / binary64 -> 8-bit code (stochastic.c):
+ *      contiguous input of isize 4 or 8 bytes, one-byte codes out.  The lanes
+ *      of stochastic.c's portable loop, the random bits of element i being
+ *      sfp8r_bits(seed_key, stream_key, index0 + i) (rng.h, eight lanes at a
+ *      time); lanes that loop sends to the core are finished here by the core
+ *      (sfp8_convert with a copy of env whose random word is the lane's). ---- */
+typedef struct sfp8s_sr {
+    const uint16_t *rz, *aw; /* key tables: toward zero, away from zero (padded) */
+    uint64_t seed_key, stream_key, index0;
+    int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
+    const void *dst, *env;   /* const sfp8_format *, const sfp8_env * (stochastic) */
+} sfp8s_sr;
+ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                     uint8_t *flo, unsigned *acc);
+
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
  *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and

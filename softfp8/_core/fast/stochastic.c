@@ -10,17 +10,21 @@
  * (strides, zero strides, unaligned, out= buffers) by
  * tests/fast/test_fast_layouts.py::test_stochastic_layouts.
  *
- * The kernel is a scalar loop: correct for any overlap (fast.h). */
+ * The portable kernel is a scalar loop, correct for any overlap (fast.h); the
+ * AVX-512 kernel (fast_simd.c, sfp8s_from_float_sr_avx512) takes contiguous
+ * operands that sfp8f_apart allows, with the same random bits per element. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fast_impl.h"
+#include "fast_simd.h"
 #include "rng.h"
 
 static void *build_sr(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
-    sfp8f_sr *t = calloc(1, sizeof *t);
+    sfp8f_sr *t = calloc(1, sizeof *t + 65536 * sizeof(uint16_t) + 64); /* and aw[] */
+    uint16_t *aw = (uint16_t *)(void *)(t + 1);
     if (!t) return NULL;
     sfp8f_key_env(k, &env);
     env.rounding = SFP8_ROUND_TOWARD_ZERO;
@@ -33,9 +37,11 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
         free(t);
         return NULL;
     }
+    for (uint32_t key = 0; key < 65536; key++) aw[key] = (key & 0x8000u ? t->dn : t->up)[key];
+    t->aw = aw;
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
-    *bytes = sizeof *t;
+    *bytes = sizeof *t + 65536 * sizeof(uint16_t);
     return t;
 }
 
@@ -59,11 +65,18 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     const int M = t->man_bits;
     unsigned acc = 0;
     sfp8_env e2 = *env;
-    for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
+    ptrdiff_t i = 0;
+    if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
+        const sfp8s_sr p = {t->rz, t->aw, hs, base, index0, N, M, t->emin, dst, env};
+        i = sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc);
+        a += i * sa;
+        o += i;
+    }
+    for (; i < n; i++, a += sa, o += so) {
         uint64_t idx = index0 + (uint64_t)i;
         uint32_t R32 = sfp8r_bits(hs, base, idx);
         uint64_t rem, tfr;
-        int E, sh, neg;
+        int E, sh;
         uint32_t key;
         uint16_t v;
         if (isize == 4) {
@@ -71,7 +84,6 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
             memcpy(&b, a, 4);
             key = sfp8f_key32(b);
             E = (int)((b >> 23) & 0xff);
-            neg = (int)(b >> 31);
             if ((b & 0x7fffffffu) == 0 || E == 255) goto exact;
             if (E == 0 || E - 127 < t->emin) goto core;
             sh = 23 - M;
@@ -82,7 +94,6 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
             memcpy(&b, a, 8);
             key = sfp8f_key64(b);
             E = (int)((b >> 52) & 0x7ff);
-            neg = (int)(b >> 63);
             if ((b & 0x7fffffffffffffffULL) == 0 || E == 2047) goto exact;
             if (E == 0 || E - 1023 < t->emin || E - 1023 > 127) goto core;
             sh = 52 - M;
@@ -92,7 +103,7 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
         v = t->rz[key];
         if (v & (SFP8_FLAG_OVERFLOW << 8)) goto core;
         {
-            uint16_t va = (neg ? t->dn : t->up)[key];
+            uint16_t va = t->aw[key]; /* the key's sign bit picks up or dn */
             uint16_t pick = (uint16_t)-(uint16_t)(tfr + (R32 & Rmask) >= (1ULL << N)); /* branch-free */
             v = (uint16_t)((va & pick) | (v & (uint16_t)~pick));
         }
