@@ -346,3 +346,50 @@ def test_fast_path_engages(path):
     with level(2), np.errstate(all="ignore"):
         call()
     assert used()[0] > before[0], f"{path}: no fast-path table was found or built"
+
+
+# ---- binary64 keys through binary32 (fast_simd.c, key64x8f) ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2"])
+@isolated
+def test_float64_key_blocks(name):
+    """float64 -> 8-bit casts (nearest, stochastic) on blocks of 16 lanes of one kind each, so that
+    the AVX-512 kernels take their binary32-conversion key on every block of ordinary lanes
+    (exponents at the edges of binary32's normal range, every low-bit pattern class) and
+    key64x8 on the others (tiny, subnormal, huge, NaN payloads); codes and each block's flags
+    against the core."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(17)
+    blocks = []
+    for e in (1, 2, 895, 896, 897, 898, 1000, 1023, 1149, 1150, 1151, 1152, 2046):
+        for low in (0, 1, 1 << 28, 1 << 29, (1 << 46) - 1, 1 << 45, 1 << 46):
+            m = (rng.integers(0, 1 << 52, 16, dtype=np.uint64) & ~np.uint64((1 << 47) - 1)) | np.uint64(low)
+            s = rng.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)
+            blocks.append(s | (np.uint64(e) << np.uint64(52)) | (m & np.uint64((1 << 52) - 1)))
+    for special in (0, 0x7FF << 52, (0x7FF << 52) | 1, (0x7FF << 52) | (1 << 51), 1, (1 << 52) - 1):
+        blocks.append(np.full(16, special, dtype=np.uint64) | (rng.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)))
+    x = np.concatenate(blocks).view(np.float64)
+
+    def run(rounding, sat):
+        """codes of the whole array, the flags of each block's call"""
+        kw = dict(seed=5) if rounding == "stochastic" else {}
+        codes, flags = [], []
+        for k in range(0, x.size, 16):  # stochastic: each call its own stream, the same in both runs
+            with softfp8.rounding(rounding, **kw), softfp8.saturation(sat), softfp8.collect_flags() as fl, \
+                    np.errstate(all="ignore"):
+                codes.append(x[k:k + 16].astype(fmt.dtype).view(np.uint8))
+            flags.append(int(fl.flags))
+        return np.concatenate(codes), np.array(flags)
+
+    count = 0
+    for rounding in ("nearest_even", "toward_zero", "upward", "stochastic"):
+        for sat in (False, True):
+            with fast_mode(0, SIMD_LEVELS[-1]):
+                ref = run(rounding, sat)
+            for simd in SIMD_LEVELS:
+                with fast_mode(2, simd):
+                    got = run(rounding, sat)
+                assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1]), \
+                    f"{name} {rounding} sat={sat} simd={simd}"
+                count += x.size
+    assert count == 4 * 2 * len(SIMD_LEVELS) * x.size

@@ -168,14 +168,33 @@ TGT static inline __m256i key64x8(__m512i b)
     return _mm512_cvtepi64_epi32(k);
 }
 
+/* key64x8 through a conversion to binary32 toward zero, which keeps sign,
+ * exponent and the 23 leading significand bits of lanes in binary32's normal
+ * range (and of zeros and infinities): the key is then that binary32's key
+ * (sfp8f_key32) with the dropped low 29 bits added to the sticky bit.  Blocks
+ * with another lane (NaN, subnormal, beyond binary32's range) take key64x8. */
+TGT static inline __m256i key64x8f(__m512i b)
+{
+    const __m512i magm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL), mag = _mm512_and_si512(b, magm);
+    __mmask8 ok = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(mag, _mm512_set1_epi64(897LL << 52)),
+                                          _mm512_set1_epi64((1151LL - 897) << 52)) |
+                  _mm512_testn_epi64_mask(b, magm) | _mm512_cmpeq_epi64_mask(mag, _mm512_set1_epi64(0x7ffLL << 52));
+    if (ok != 0xff) return key64x8(b);
+    __m256i f = _mm256_castps_si256(_mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+    __m256i k = _mm256_and_si256(_mm256_srli_epi32(f, 16), _mm256_set1_epi32(0xfffe));
+    __mmask8 st = _mm256_test_epi32_mask(f, _mm256_set1_epi32(0x1ffff)) |
+                  _mm512_test_epi64_mask(b, _mm512_set1_epi64((1LL << 29) - 1));
+    return _mm256_mask_or_epi32(k, st, k, _mm256_set1_epi32(1));
+}
+
 TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     __m512i a = _mm512_setzero_si512();
     const __m512i lo16 = _mm512_set1_epi32(0xffff);
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m256i k0 = key64x8(_mm512_loadu_si512((const void *)(in + i)));
-        __m256i k1 = key64x8(_mm512_loadu_si512((const void *)(in + i + 8)));
+        __m256i k0 = key64x8f(_mm512_loadu_si512((const void *)(in + i)));
+        __m256i k1 = key64x8f(_mm512_loadu_si512((const void *)(in + i + 8)));
         __m512i key = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
         __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)tab, 2), lo16);
         a = _mm512_or_si512(a, v);
@@ -183,6 +202,24 @@ TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *o
     }
     *acc |= (unsigned)_mm512_reduce_or_epi32(a);
     return i;
+}
+
+/* store sixteen codes and their flags (flo may be NULL); *facc |= the flags */
+TGT static inline void store16(uint8_t *o, uint8_t *flo, __m128i code, __m128i fl, __m128i *facc)
+{
+    _mm_storeu_si128((__m128i *)o, code);
+    if (flo) _mm_storeu_si128((__m128i *)flo, fl);
+    *facc = _mm_or_si128(*facc, fl);
+}
+
+/* the OR of sixteen bytes */
+TGT static inline unsigned or16(__m128i x)
+{
+    uint8_t bs[16];
+    unsigned f = 0;
+    _mm_storeu_si128((__m128i *)bs, x);
+    for (int k = 0; k < 16; k++) f |= bs[k];
+    return f;
 }
 
 /* bits of p + q rounded to odd (fast_impl.h, sfp8f_odd_sum), eight lanes; *s = p + q */
@@ -216,7 +253,7 @@ TGT static inline __m256i fma8_key(__m256 a, __m256 b, __m256 c, __mmask8 *zero)
     __m512d s;
     __m512i bits = odd_sum512(_mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_cvtps_pd(b)), _mm512_cvtps_pd(c), &s);
     *zero = _mm512_cmp_pd_mask(s, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    return key64x8(bits);
+    return key64x8f(bits);
 }
 
 TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
@@ -264,17 +301,9 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
             code = _mm_loadu_si128((const __m128i *)cs);
             fl = _mm_loadu_si128((const __m128i *)fs);
         }
-        _mm_storeu_si128((__m128i *)(o + i), code);
-        if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
-        facc = _mm_or_si128(facc, fl);
+        store16(o + i, flo ? flo + i : NULL, code, fl, &facc);
     }
-    {
-        uint8_t bs[16];
-        unsigned f = 0;
-        _mm_storeu_si128((__m128i *)bs, facc);
-        for (int k = 0; k < 16; k++) f |= bs[k];
-        *acc |= f;
-    }
+    *acc |= or16(facc);
     return i;
 }
 
@@ -307,7 +336,7 @@ TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key
     for (int h = 0; h < 2; h++) {
         __m512i b = _mm512_loadu_si512((const void *)(p + 8 * h));
         __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), e11);
-        k[h] = key64x8(b);
+        k[h] = key64x8f(b);
         ex[h] = _mm512_testn_epi64_mask(b, mag) | _mm512_cmpeq_epi64_mask(e, e11);
         co[h] = (_mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) |
                  _mm512_cmpeq_epi64_mask(e, _mm512_setzero_si512()) |
@@ -342,7 +371,7 @@ TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
 {
-    const __m512i lo16 = _mm512_set1_epi32(0xffff), sk = _mm512_set1_epi64((long long)t->seed_key);
+    const __m512i sk = _mm512_set1_epi64((long long)t->seed_key);
     const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
     const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
     const uint64_t G = 0x9E3779B97F4A7C15ULL;
@@ -364,12 +393,11 @@ TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int 
         R = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), rmask);
         if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
         else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
-        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->rz, 2), lo16);
-        __m512i va = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->aw, 2), lo16);
+        __m512i v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
         core |= _mm512_test_epi32_mask(v, ovf) & (__mmask16)~exact;
         /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
         pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr)) & (__mmask16)~exact;
-        v = _mm512_mask_mov_epi32(v, pick, va);
+        v = _mm512_mask_srli_epi32(v, pick, v, 16);
         __m128i code = _mm512_cvtepi32_epi8(v), fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
         if (core) {
             uint8_t cs[16], fs[16];
@@ -389,17 +417,9 @@ TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int 
             code = _mm_loadu_si128((const __m128i *)cs);
             fl = _mm_loadu_si128((const __m128i *)fs);
         }
-        _mm_storeu_si128((__m128i *)(out + i), code);
-        if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
-        facc = _mm_or_si128(facc, fl);
+        store16(out + i, flo ? flo + i : NULL, code, fl, &facc);
     }
-    {
-        uint8_t bs[16];
-        unsigned f = 0;
-        _mm_storeu_si128((__m128i *)bs, facc);
-        for (int k = 0; k < 16; k++) f |= bs[k];
-        *acc |= f;
-    }
+    *acc |= or16(facc);
     return i;
 }
 

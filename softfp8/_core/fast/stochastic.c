@@ -23,8 +23,8 @@
 static void *build_sr(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
-    sfp8f_sr *t = calloc(1, sizeof *t + 65536 * sizeof(uint16_t) + 64); /* and aw[] */
-    uint16_t *aw = (uint16_t *)(void *)(t + 1);
+    sfp8f_sr *t = calloc(1, sizeof *t + 65536 * sizeof(uint32_t)); /* and rza[] */
+    uint32_t *rza = (uint32_t *)(void *)(t + 1);
     if (!t) return NULL;
     sfp8f_key_env(k, &env);
     env.rounding = SFP8_ROUND_TOWARD_ZERO;
@@ -37,11 +37,12 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
         free(t);
         return NULL;
     }
-    for (uint32_t key = 0; key < 65536; key++) aw[key] = (key & 0x8000u ? t->dn : t->up)[key];
-    t->aw = aw;
+    for (uint32_t key = 0; key < 65536; key++)
+        rza[key] = t->rz[key] | (uint32_t)(key & 0x8000u ? t->dn : t->up)[key] << 16;
+    t->rza = rza;
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
-    *bytes = sizeof *t + 65536 * sizeof(uint16_t);
+    *bytes = sizeof *t + 65536 * sizeof(uint32_t);
     return t;
 }
 
@@ -67,7 +68,7 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     sfp8_env e2 = *env;
     ptrdiff_t i = 0;
     if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
-        const sfp8s_sr p = {t->rz, t->aw, hs, base, index0, N, M, t->emin, dst, env};
+        const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin, dst, env};
         i = sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
         o += i;
@@ -103,7 +104,7 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
         v = t->rz[key];
         if (v & (SFP8_FLAG_OVERFLOW << 8)) goto core;
         {
-            uint16_t va = t->aw[key]; /* the key's sign bit picks up or dn */
+            uint16_t va = (uint16_t)(t->rza[key] >> 16); /* the key's sign bit picks up or dn */
             uint16_t pick = (uint16_t)-(uint16_t)(tfr + (R32 & Rmask) >= (1ULL << N)); /* branch-free */
             v = (uint16_t)((va & pick) | (v & (uint16_t)~pick));
         }
