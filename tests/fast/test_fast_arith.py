@@ -393,3 +393,28 @@ def test_float64_key_blocks(name):
                     f"{name} {rounding} sat={sat} simd={simd}"
                 count += x.size
     assert count == 4 * 2 * len(SIMD_LEVELS) * x.size
+
+
+# ---- add / subtract / multiply of 8-bit formats under stochastic rounding ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
+@isolated
+def test_stochastic_arith8(name):
+    """Every operand pair (NaN, infinity, zeros, subnormals included), two seeds, 32 and 3
+    random bits, both saturation settings, per-element flags, at every SIMD level
+    (stochastic.c's sfp8f_run_arith8_sr: fast_simd.c's sfp8s_arith8_f64_avx512 or its loop)."""
+    fmt = getattr(softfp8, name)
+    c = np.arange(256, dtype=np.uint32)
+    a, b = np.repeat(c, 256), np.tile(c, 256)
+    count = 0
+    for fn in (sfb.add, sfb.sub, sfb.mul):
+        for seed, nbits, sat in itertools.product((1, 2**64 - 3), (32, 3), (False, True)):
+            kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat)
+            with fast_mode(0, SIMD_LEVELS[-1]):
+                ref = fn(fmt, a, b, **kw)
+            for simd in SIMD_LEVELS:
+                with fast_mode(2, simd):
+                    got = fn(fmt, a, b, **kw)
+                count += _assert_same(ref, got, f"{name} {fn.__name__} seed={seed} sr_bits={nbits} sat={sat} "
+                                                f"simd={simd}")
+    assert count == 3 * 8 * len(SIMD_LEVELS) * 65536

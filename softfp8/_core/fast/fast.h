@@ -210,6 +210,18 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
+/* ---- add / subtract / multiply of an 8-bit format under stochastic rounding
+ *      (sfp8f_stochastic formats): the exact result in binary64 (operands from
+ *      sfp8f_fma_table's values; a sum TwoSum shows inexact, a NaN/infinity
+ *      operand or a zero result take the core), then sfp8f_run_from_float_sr's
+ *      rounding with the element's random bits, the operands' reading flags
+ *      added.  op: 0 add, 1 subtract, 2 multiply. ---- */
+const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n);
+unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
+                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
+                             uint8_t *flout);
+
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed
  *      subnormal operands take the core.  The cached table is the format's

@@ -307,6 +307,52 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
     return i;
 }
 
+/* see fast_simd.h */
+TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                      uint8_t *spec, ptrdiff_t n)
+{
+    tab256 info, hb[2];
+    ptrdiff_t i = 0;
+    load_tab(&info, t->info);
+    load_tab(&hb[0], t->hb);
+    load_tab(&hb[1], t->hb + 256);
+    for (; i + 16 <= n; i += 16) {
+        __m128i xa = _mm_loadu_si128((const __m128i *)(x + i)), yb = _mm_loadu_si128((const __m128i *)(y + i));
+        __m512i xw = _mm512_zextsi128_si512(xa), yw = _mm512_zextsi128_si512(yb);
+        __m128i inf = _mm512_castsi512_si128(
+            _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))));
+        __m512 vx = fma8_vals(hb, xa), vy = fma8_vals(hb, yb);
+        unsigned sp = (unsigned)_mm_movepi8_mask(inf);
+        for (int h = 0; h < 2; h++) {
+            __m512d p = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vx, 1) : _mm512_castps512_ps256(vx));
+            __m512d q = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vy, 1) : _mm512_castps512_ps256(vy));
+            __m512d r;
+            __mmask8 bad;
+            if (op == 2) {
+                r = _mm512_mul_pd(p, q);
+                bad = 0;
+            } else {
+                __m512d bb, err;
+                if (op == 1) q = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(q),
+                                                                      _mm512_set1_epi64((long long)(1ULL << 63))));
+                r = _mm512_add_pd(p, q);
+                bb = _mm512_sub_pd(r, p);
+                err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(r, bb)), _mm512_sub_pd(q, bb));
+                bad = _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+            }
+            bad |= _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            sp |= (unsigned)bad << (8 * h);
+            _mm512_storeu_pd(d + i + 8 * h, r);
+        }
+        sp &= 0xffffu;
+        if (sp) {
+            for (unsigned m = sp; m; m &= m - 1) d[i + __builtin_ctz(m)] = 1.0;
+        }
+        _mm_storeu_si128((__m128i *)(spec + i), _mm_maskz_mov_epi8((__mmask16)sp, _mm_set1_epi8(1)));
+    }
+    return i;
+}
+
 /* ---- stochastic casts (see fast_simd.h) ---- */
 
 TGT static inline __m512i mix64x8(__m512i z) /* rng.h, sfp8r_mix64 */
@@ -805,6 +851,12 @@ ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t
                             ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                  uint8_t *spec, ptrdiff_t n)
+{
+    (void)t; (void)op; (void)x; (void)y; (void)d; (void)spec; (void)n;
     return 0;
 }
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,

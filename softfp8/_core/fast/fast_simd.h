@@ -58,6 +58,13 @@ typedef struct sfp8s_sr {
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);
 
+/* d[i] = x[i] op y[i] in binary64 (op 0 add, 1 subtract, 2 multiply) for codes
+ * decoded through t->hb (as sfp8s_fma8_avx512; t->fromf, f, env unused);
+ * spec[i] = 1 where the core must decide: a NaN/infinity operand (t->info),
+ * a zero result, or an inexact sum (d[i] is then 1.0); returns how many it did */
+ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                  uint8_t *spec, ptrdiff_t n);
+
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
  *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and

@@ -18,6 +18,7 @@
 
 #include "fast_impl.h"
 #include "fast_simd.h"
+#include "ops.h"
 #include "rng.h"
 
 static void *build_sr(const sfp8f_key *k, size_t *bytes)
@@ -127,6 +128,70 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
         acc |= fl;
         if (flout) flout[i] = fl;
     }
+    }
+    return acc;
+}
+
+/* DERIVED from core.c round_pack (its stochastic branch), through
+ * sfp8f_run_from_float_sr: add / subtract / multiply of an 8-bit format under
+ * stochastic rounding (fast.h).  Blocks of up to 256 elements: their exact
+ * binary64 results (SIMD, or the loop below), their rounding, then the core
+ * for the lanes marked special; a block reads all its operands before
+ * writing its outputs, so blocks are single elements unless the output is
+ * apart from the inputs (fast_impl.h, sfp8f_apart).  Proven equal by
+ * tests/fast/test_fast_arith.py::test_stochastic_arith8 and under every
+ * calling convention by tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
+unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
+                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
+                             uint8_t *flout)
+{
+    enum { BLK = 256 };
+    const int xop = op == 0 ? X_ADD : op == 1 ? X_SUB : X_MUL;
+    const int blocked = sfp8f_apart(o, so, 1, a, sa, 1, n) && sfp8f_apart(o, so, 1, b, sb, 1, n);
+    const int simd = blocked && sa == 1 && sb == 1 && sfp8f_simd_level() >= 2 && val->hb_ok;
+    const sfp8s_fma8 p = {val->hb[0], val->info, NULL, NULL, NULL};
+    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream);
+    unsigned acc = 0;
+    double d[BLK];
+    uint8_t x[BLK], y[BLK], spec[BLK], code[BLK], fl[BLK];
+    for (ptrdiff_t i0 = 0; i0 < n;) {
+        ptrdiff_t m = blocked ? (n - i0 < BLK ? n - i0 : BLK) : 1, k = 0;
+        for (ptrdiff_t j = 0; j < m; j++) {
+            x[j] = *(const uint8_t *)(a + (i0 + j) * sa);
+            y[j] = *(const uint8_t *)(b + (i0 + j) * sb);
+        }
+        if (simd) k = sfp8s_arith8_f64_avx512(&p, op, x, y, d, spec, m);
+        for (; k < m; k++) {
+            double p0 = val->v[x[k]], q0 = val->v[y[k]], r;
+            int bad = val->special[x[k]] | val->special[y[k]];
+            if (op == 2) {
+                r = p0 * q0;
+            } else { /* TwoSum: the error term is zero iff the sum is exact */
+                double q = op == 1 ? -q0 : q0, bb;
+                r = p0 + q;
+                bb = r - p0;
+                bad |= ((p0 - (r - bb)) + (q - bb)) != 0;
+            }
+            bad |= r == 0;
+            spec[k] = (uint8_t)bad;
+            d[k] = bad ? 1.0 : r;
+        }
+        sfp8f_run_from_float_sr(t, f, env, seed, stream, index0 + (uint64_t)i0, (const char *)d, 8, 8, (char *)code,
+                                1, m, fl);
+        for (ptrdiff_t j = 0; j < m; j++) {
+            uint8_t c = code[j], g = (uint8_t)(fl[j] | val->fl[x[j]] | val->fl[y[j]]);
+            if (spec[j]) {
+                sfp8_env e = *env;
+                g = 0;
+                e.random = sfp8r_bits(hs, base, index0 + (uint64_t)(i0 + j));
+                c = (uint8_t)sfp8x_apply(xop, f, x[j], y[j], 0, &e, &g);
+            }
+            *(uint8_t *)(o + (i0 + j) * so) = c;
+            acc |= g;
+            if (flout) flout[i0 + j] = g;
+        }
+        i0 += m;
     }
     return acc;
 }
