@@ -309,7 +309,7 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
 
 /* see fast_simd.h */
 TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                      uint8_t *spec, ptrdiff_t n)
+                                      uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
 {
     tab256 info, hb[2];
     ptrdiff_t i = 0;
@@ -322,7 +322,8 @@ TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t
         __m128i inf = _mm512_castsi512_si128(
             _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))));
         __m512 vx = fma8_vals(hb, xa), vy = fma8_vals(hb, yb);
-        unsigned sp = (unsigned)_mm_movepi8_mask(inf);
+        unsigned sp = (unsigned)_mm_movepi8_mask(inf), z2 = 0;
+        _mm_storeu_si128((__m128i *)(opfl + i), _mm_and_si128(inf, _mm_set1_epi8(0x7f)));
         for (int h = 0; h < 2; h++) {
             __m512d p = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vx, 1) : _mm512_castps512_ps256(vx));
             __m512d q = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vy, 1) : _mm512_castps512_ps256(vy));
@@ -340,15 +341,22 @@ TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t
                 err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(r, bb)), _mm512_sub_pd(q, bb));
                 bad = _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
             }
-            bad |= _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            /* zero results: 2 for sums of non-zero operands (bad, else zero operands: 1) */
+            __mmask8 zr = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            __mmask8 zo = _mm512_cmp_pd_mask(p, _mm512_setzero_pd(), _CMP_EQ_OQ) |
+                          _mm512_cmp_pd_mask(q, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            bad |= zr & zo;
+            if (op != 2) z2 |= (unsigned)(zr & (__mmask8)~zo) << (8 * h);
             sp |= (unsigned)bad << (8 * h);
             _mm512_storeu_pd(d + i + 8 * h, r);
         }
         sp &= 0xffffu;
-        if (sp) {
-            for (unsigned m = sp; m; m &= m - 1) d[i + __builtin_ctz(m)] = 1.0;
+        z2 &= ~sp & 0xffffu;
+        if (sp | z2) {
+            for (unsigned m = sp | z2; m; m &= m - 1) d[i + __builtin_ctz(m)] = 1.0;
         }
-        _mm_storeu_si128((__m128i *)(spec + i), _mm_maskz_mov_epi8((__mmask16)sp, _mm_set1_epi8(1)));
+        _mm_storeu_si128((__m128i *)(spec + i), _mm_or_si128(_mm_maskz_mov_epi8((__mmask16)sp, _mm_set1_epi8(1)),
+                                                             _mm_maskz_mov_epi8((__mmask16)z2, _mm_set1_epi8(2))));
     }
     return i;
 }
@@ -854,9 +862,9 @@ ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t
     return 0;
 }
 ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                  uint8_t *spec, ptrdiff_t n)
+                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
 {
-    (void)t; (void)op; (void)x; (void)y; (void)d; (void)spec; (void)n;
+    (void)t; (void)op; (void)x; (void)y; (void)d; (void)spec; (void)opfl; (void)n;
     return 0;
 }
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,

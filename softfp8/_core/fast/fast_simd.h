@@ -61,9 +61,11 @@ ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isiz
 /* d[i] = x[i] op y[i] in binary64 (op 0 add, 1 subtract, 2 multiply) for codes
  * decoded through t->hb (as sfp8s_fma8_avx512; t->fromf, f, env unused);
  * spec[i] = 1 where the core must decide: a NaN/infinity operand (t->info),
- * a zero result, or an inexact sum (d[i] is then 1.0); returns how many it did */
+ * a zero result of a zero operand, or an inexact sum; 2 for an exact zero sum
+ * of non-zero operands (add, subtract); 0 else (d[i] is 1.0 unless 0); returns
+ * how many it did; opfl[i] = the flags reading the operands raises */
 ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                  uint8_t *spec, ptrdiff_t n);
+                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n);
 
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with

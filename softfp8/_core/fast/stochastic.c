@@ -132,6 +132,25 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     return acc;
 }
 
+/* The core's code of an exact zero sum x + (-x) (x - x) of non-zero normal
+ * operands, which raises no flag: the same for every such x (no rounding
+ * happens, the sign of the zero is the rounding mode's); -1 if not found. */
+static int exact_zero_sum(const sfp8f_fma *val, int xop, const sfp8_format *f, const sfp8_env *env)
+{
+    for (int c = 0; c < 256; c++) {
+        if (val->special[c] || val->fl[c] || !(val->v[c] > 0)) continue;
+        for (int c2 = 0; c2 < 256; c2++) {
+            uint8_t g = 0;
+            uint32_t r;
+            if (val->special[c2] || val->fl[c2] || val->v[c2] != (xop == X_SUB ? val->v[c] : -val->v[c])) continue;
+            r = sfp8x_apply(xop, f, (uint32_t)c, (uint32_t)c2, 0, env, &g);
+            return g ? -1 : (int)r;
+        }
+        return -1;
+    }
+    return -1;
+}
+
 /* DERIVED from core.c round_pack (its stochastic branch), through
  * sfp8f_run_from_float_sr: add / subtract / multiply of an 8-bit format under
  * stochastic rounding (fast.h).  Blocks of up to 256 elements: their exact
@@ -149,22 +168,28 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, co
     enum { BLK = 256 };
     const int xop = op == 0 ? X_ADD : op == 1 ? X_SUB : X_MUL;
     const int blocked = sfp8f_apart(o, so, 1, a, sa, 1, n) && sfp8f_apart(o, so, 1, b, sb, 1, n);
-    const int simd = blocked && sa == 1 && sb == 1 && sfp8f_simd_level() >= 2 && val->hb_ok;
+    const int simd = blocked && sfp8f_simd_level() >= 2 && val->hb_ok;
     const sfp8s_fma8 p = {val->hb[0], val->info, NULL, NULL, NULL};
     const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream);
     unsigned acc = 0;
     double d[BLK];
-    uint8_t x[BLK], y[BLK], spec[BLK], code[BLK], fl[BLK];
+    int zc = exact_zero_sum(val, xop, f, env);
+    uint8_t xb[BLK], yb[BLK], spec[BLK], code[BLK], fl[BLK], opfl[BLK];
     for (ptrdiff_t i0 = 0; i0 < n;) {
         ptrdiff_t m = blocked ? (n - i0 < BLK ? n - i0 : BLK) : 1, k = 0;
-        for (ptrdiff_t j = 0; j < m; j++) {
-            x[j] = *(const uint8_t *)(a + (i0 + j) * sa);
-            y[j] = *(const uint8_t *)(b + (i0 + j) * sb);
-        }
-        if (simd) k = sfp8s_arith8_f64_avx512(&p, op, x, y, d, spec, m);
+        const uint8_t *x = (const uint8_t *)a + i0, *y = (const uint8_t *)b + i0; /* contiguous operands in place */
+        uint8_t any = 0, g = 0;
+        if (sa != 1)
+            for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i0 + j) * sa);
+        if (sb != 1)
+            for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i0 + j) * sb);
+        if (sa != 1) x = xb;
+        if (sb != 1) y = yb;
+        if (simd) k = sfp8s_arith8_f64_avx512(&p, op, x, y, d, spec, opfl, m);
         for (; k < m; k++) {
             double p0 = val->v[x[k]], q0 = val->v[y[k]], r;
             int bad = val->special[x[k]] | val->special[y[k]];
+            opfl[k] = (uint8_t)(val->fl[x[k]] | val->fl[y[k]]);
             if (op == 2) {
                 r = p0 * q0;
             } else { /* TwoSum: the error term is zero iff the sum is exact */
@@ -173,24 +198,35 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, co
                 bb = r - p0;
                 bad |= ((p0 - (r - bb)) + (q - bb)) != 0;
             }
-            bad |= r == 0;
+            if (r == 0 && !bad) bad = op != 2 && p0 != 0 && q0 != 0 ? 2 : 1;
             spec[k] = (uint8_t)bad;
             d[k] = bad ? 1.0 : r;
         }
         sfp8f_run_from_float_sr(t, f, env, seed, stream, index0 + (uint64_t)i0, (const char *)d, 8, 8, (char *)code,
                                 1, m, fl);
-        for (ptrdiff_t j = 0; j < m; j++) {
-            uint8_t c = code[j], g = (uint8_t)(fl[j] | val->fl[x[j]] | val->fl[y[j]]);
-            if (spec[j]) {
-                sfp8_env e = *env;
-                g = 0;
-                e.random = sfp8r_bits(hs, base, index0 + (uint64_t)(i0 + j));
-                c = (uint8_t)sfp8x_apply(xop, f, x[j], y[j], 0, &e, &g);
-            }
-            *(uint8_t *)(o + (i0 + j) * so) = c;
-            acc |= g;
-            if (flout) flout[i0 + j] = g;
+        for (ptrdiff_t j = 0; j < m; j++) { /* the operands' reading flags */
+            fl[j] |= opfl[j];
+            any |= spec[j];
         }
+        if (any)
+            for (ptrdiff_t j = 0; j < m; j++) {
+                if (!spec[j]) continue;
+                if (spec[j] == 2 && zc >= 0 && !fl[j]) { /* x + (-x): the core's exact zero sum */
+                    code[j] = (uint8_t)zc;
+                    continue;
+                }
+                sfp8_env e = *env;
+                uint8_t c = 0;
+                e.random = sfp8r_bits(hs, base, index0 + (uint64_t)(i0 + j));
+                code[j] = (uint8_t)sfp8x_apply(xop, f, x[j], y[j], 0, &e, &c);
+                fl[j] = c;
+            }
+        for (ptrdiff_t j = 0; j < m; j++) g |= fl[j];
+        acc |= g;
+        if (so == 1) memcpy(o + i0, code, (size_t)m);
+        else
+            for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i0 + j) * so) = code[j];
+        if (flout) memcpy(flout + i0, fl, (size_t)m);
         i0 += m;
     }
     return acc;
