@@ -401,30 +401,23 @@ def main(argv=None):
             target=("overhead", "f32_e4m3", 0.20),
             notes=["peers have no rounding modes or flags"]))
 
-    def cast_sr(k):
-        xs = x[:k]
+    def cast_sr_of(src):
+        def mk(k):
+            xs = src[:k]
 
-        def f():
-            with softfp8.rounding("stochastic", seed=1):
-                xs.astype(e4m3)
-        return f
+            def f():
+                with softfp8.rounding("stochastic", seed=1):
+                    xs.astype(e4m3)
+            return f
+        return mk
 
+    sr_note = "issue 10: at most 2× the nearest-even cast (overhead ≤100%)"
+    cast_sr, cast64_sr = cast_sr_of(x), cast_sr_of(x64)
     add(Row("f32_e4m3_sr", "float32→E4M3 stochastic (seed=1)", M(cast_sr), sf_make=cast_sr,
             ref=r1.ref, ref_label="NumPy float32 x.copy()", target=("overhead", "f32_e4m3", 1.0),
-            notes=["no installed peer has a stochastic-rounding cast",
-                   "issue 10: at most 2× the nearest-even cast (overhead ≤100%)"]))
-
-    def cast64_sr(k):
-        xs = x64[:k]
-
-        def f():
-            with softfp8.rounding("stochastic", seed=1):
-                xs.astype(e4m3)
-        return f
-
+            notes=["no installed peer has a stochastic-rounding cast", sr_note]))
     add(Row("f64_e4m3_sr", "float64→E4M3 stochastic (seed=1)", M(cast64_sr), sf_make=cast64_sr,
-            target=("overhead", "f64_e4m3", 1.0),
-            notes=["issue 10: at most 2× the nearest-even cast (overhead ≤100%)"]))
+            target=("overhead", "f64_e4m3", 1.0), notes=[sr_note]))
 
     # ---- 5: E4M3 -> float --------------------------------------------------
     add(Row("e4m3_f32", "E4M3→float32",
