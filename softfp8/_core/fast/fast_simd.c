@@ -170,37 +170,44 @@ TGT static inline __m256i key64x8(__m512i b)
 
 /* key64x8 through a conversion to binary32 toward zero, which keeps sign,
  * exponent and the 23 leading significand bits of lanes in binary32's normal
- * range (and of zeros and infinities): the key is then that binary32's key
- * (sfp8f_key32) with the dropped low 29 bits added to the sticky bit.  Blocks
- * with another lane (NaN, subnormal, beyond binary32's range) take key64x8. */
-TGT static inline __m256i key64x8f(__m512i b)
+ * range (and of zeros and infinities), and gives the largest finite binary32
+ * (the "huge" key: its low bits are ones) beyond it: the key is then that
+ * binary32's key (sfp8f_key32) with the sticky bit taken from all 46 low
+ * binary64 bits.  Blocks with a lane that converts to a NaN, a subnormal or a
+ * zero (other than from a zero) take key64x8. */
+TGT static inline __m512i key64x16f(__m512i b0, __m512i b1)
 {
-    const __m512i magm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL), mag = _mm512_and_si512(b, magm);
-    __mmask8 ok = _mm512_cmplt_epu64_mask(_mm512_sub_epi64(mag, _mm512_set1_epi64(897LL << 52)),
-                                          _mm512_set1_epi64((1151LL - 897) << 52)) |
-                  _mm512_testn_epi64_mask(b, magm) | _mm512_cmpeq_epi64_mask(mag, _mm512_set1_epi64(0x7ffLL << 52));
-    if (ok != 0xff) return key64x8(b);
-    __m256i f = _mm256_castps_si256(_mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
-    __m256i k = _mm256_and_si256(_mm256_srli_epi32(f, 16), _mm256_set1_epi32(0xfffe));
-    __mmask8 st = _mm256_test_epi32_mask(f, _mm256_set1_epi32(0x1ffff)) |
-                  _mm512_test_epi64_mask(b, _mm512_set1_epi64((1LL << 29) - 1));
-    return _mm256_mask_or_epi32(k, st, k, _mm256_set1_epi32(1));
+    const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b0), rz)),
+                                  _mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b1), rz), 1);
+    const __m512i low46 = _mm512_set1_epi64((1LL << 46) - 1);
+    /* not covered: binary32 NaN, subnormal or zero results, except from zeros */
+    __mmask16 z = _mm512_kunpackb(_mm512_fpclass_pd_mask(_mm512_castsi512_pd(b1), 0x06),
+                                  _mm512_fpclass_pd_mask(_mm512_castsi512_pd(b0), 0x06));
+    __mmask16 bad = _mm512_fpclass_ps_mask(f, 0xA7) & (__mmask16)~z, st;
+    __m512i fi = _mm512_castps_si512(f), k;
+    if (bad)
+        return _mm512_inserti64x4(_mm512_castsi256_si512(key64x8(b0)), key64x8(b1), 1);
+    k = _mm512_and_si512(_mm512_srli_epi32(fi, 16), _mm512_set1_epi32(0xfffe));
+    /* sticky: the binary64 significand bits below the six leading ones (and the
+       ones of the largest binary32, so beyond its range the key is key64x8's) */
+    st = _mm512_kunpackb(_mm512_test_epi64_mask(b1, low46), _mm512_test_epi64_mask(b0, low46)) |
+         _mm512_test_epi32_mask(fi, _mm512_set1_epi32(0x1ffff));
+    return _mm512_mask_or_epi32(k, st, k, _mm512_set1_epi32(1));
 }
 
 TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     __m512i a = _mm512_setzero_si512();
-    const __m512i lo16 = _mm512_set1_epi32(0xffff);
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m256i k0 = key64x8f(_mm512_loadu_si512((const void *)(in + i)));
-        __m256i k1 = key64x8f(_mm512_loadu_si512((const void *)(in + i + 8)));
-        __m512i key = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
-        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)tab, 2), lo16);
+        __m512i key = key64x16f(_mm512_loadu_si512((const void *)(in + i)),
+                                _mm512_loadu_si512((const void *)(in + i + 8)));
+        __m512i v = _mm512_i32gather_epi32(key, (const void *)tab, 2); /* high halves: the next entry */
         a = _mm512_or_si512(a, v);
         _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(v));
     }
-    *acc |= (unsigned)_mm512_reduce_or_epi32(a);
+    *acc |= (unsigned)_mm512_reduce_or_epi32(a) & 0xffffu;
     return i;
 }
 
@@ -247,13 +254,13 @@ TGT static inline __m512 fma8_vals(const tab256 *hb, __m128i x)
     return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(b2, 16), _mm512_slli_epi32(b3, 24)));
 }
 
-/* eight lanes: the key of a*b + c rounded to odd; *zero = lanes whose sum is zero */
-TGT static inline __m256i fma8_key(__m256 a, __m256 b, __m256 c, __mmask8 *zero)
+/* eight lanes: the bits of a*b + c rounded to odd; *zero = lanes whose sum is zero */
+TGT static inline __m512i fma8_odd(__m256 a, __m256 b, __m256 c, __mmask8 *zero)
 {
     __m512d s;
     __m512i bits = odd_sum512(_mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_cvtps_pd(b)), _mm512_cvtps_pd(c), &s);
     *zero = _mm512_cmp_pd_mask(s, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    return key64x8f(bits);
+    return bits;
 }
 
 TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
@@ -275,10 +282,10 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
             lookup(&info, zw, _mm512_movepi8_mask(zw))));
         __mmask8 z0, z1;
         __m512 vx = fma8_vals(hb, x), vy = fma8_vals(hb, y), vz = fma8_vals(hb, z);
-        __m256i k0 = fma8_key(_mm512_castps512_ps256(vx), _mm512_castps512_ps256(vy), _mm512_castps512_ps256(vz), &z0);
-        __m256i k1 = fma8_key(_mm512_extractf32x8_ps(vx, 1), _mm512_extractf32x8_ps(vy, 1),
+        __m512i s0 = fma8_odd(_mm512_castps512_ps256(vx), _mm512_castps512_ps256(vy), _mm512_castps512_ps256(vz), &z0);
+        __m512i s1 = fma8_odd(_mm512_extractf32x8_ps(vx, 1), _mm512_extractf32x8_ps(vy, 1),
                               _mm512_extractf32x8_ps(vz, 1), &z1);
-        __m512i key = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
+        __m512i key = key64x16f(s0, s1);
         __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->fromf, 2), lo16);
         __m128i code = _mm512_cvtepi32_epi8(v);
         __m128i fl = _mm_and_si128(_mm_or_si128(_mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8)), inf),
@@ -385,19 +392,18 @@ TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key
     const __m512i e11 = _mm512_set1_epi64(0x7ff), mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
     const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
     const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
-    __m256i k[2], f[2];
+    __m256i f[2];
     __mmask8 ex[2], co[2];
+    *key = key64x16f(_mm512_loadu_si512((const void *)p), _mm512_loadu_si512((const void *)(p + 8)));
     for (int h = 0; h < 2; h++) {
         __m512i b = _mm512_loadu_si512((const void *)(p + 8 * h));
         __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), e11);
-        k[h] = key64x8f(b);
         ex[h] = _mm512_testn_epi64_mask(b, mag) | _mm512_cmpeq_epi64_mask(e, e11);
         co[h] = (_mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) |
                  _mm512_cmpeq_epi64_mask(e, _mm512_setzero_si512()) |
                  _mm512_cmpgt_epi64_mask(e, _mm512_set1_epi64(1023 + 127))) & (__mmask8)~ex[h];
         f[h] = _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b, rmask), sh));
     }
-    *key = _mm512_inserti64x4(_mm512_castsi256_si512(k[0]), k[1], 1);
     *tfr = _mm512_inserti64x4(_mm512_castsi256_si512(f[0]), f[1], 1);
     *exact = (__mmask16)(ex[0] | (unsigned)ex[1] << 8);
     *core = (__mmask16)(co[0] | (unsigned)co[1] << 8);
