@@ -240,19 +240,22 @@ def test_stochastic_cast(name):
     # the core; eager tables at every SIMD level (the AVX-512 kernel of fast_simd.c, else
     # stochastic.c's loop); the default mode
     variants = [(0, SIMD_LEVELS[-1])] + [(2, s) for s in SIMD_LEVELS] + [(1, SIMD_LEVELS[0])]
-    y = rng.standard_normal(300_000) * np.exp2(rng.integers(-14, 14, size=300_000))  # all 53 bits
+    y = rng.standard_normal(300_000) * np.exp2(rng.integers(-24, 14, size=300_000))  # all 53 bits
+    x[4::17] = y[4::17] * 1e-2  # subnormal results
     y[::9] = x[::9]
     for src in (x, x.astype(np.float64), x[::-3], y):
         for sat, nbits, seed in itertools.product((False, True), (32, 9, 1), (1, 2**63 + 5)):
             outs = []
+            tin = "before" if sat else "after"  # both tininess rules (subnormal results)
             for lv, simd in variants:
                 with fast_mode(lv, simd), softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), \
-                        softfp8.saturation(sat), softfp8.collect_flags() as fl, np.errstate(all="ignore"):
+                        softfp8.saturation(sat), softfp8.tininess(tin), softfp8.collect_flags() as fl, \
+                        np.errstate(all="ignore"):
                     r1 = src.astype(dt)
                     r2 = src[: src.size // 2].astype(dt)  # the next operation: another stream
                     # per-element flags (softfp8.bits), contiguous source
                     r3 = sfb.from_float(np.ascontiguousarray(src), fmt, rounding="stochastic", saturate=sat,
-                                        seed=seed, sr_bits=nbits)
+                                        tininess=tin, seed=seed, sr_bits=nbits)
                 outs.append((r1.view(np.uint8).tobytes(), r2.view(np.uint8).tobytes(), int(fl.flags),
                              r3[0].tobytes(), r3[1].tobytes()))
             assert all(o == outs[0] for o in outs[1:]), f"{name} {src.dtype} sat={sat} sr_bits={nbits} seed={seed}"

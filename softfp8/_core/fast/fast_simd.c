@@ -402,7 +402,23 @@ TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key
         co[h] = (_mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) |
                  _mm512_cmpeq_epi64_mask(e, _mm512_setzero_si512()) |
                  _mm512_cmpgt_epi64_mask(e, _mm512_set1_epi64(1023 + 127))) & (__mmask8)~ex[h];
-        f[h] = _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b, rmask), sh));
+        __m512i tf = _mm512_srl_epi64(_mm512_and_si512(b, rmask), sh);
+        if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
+            __mmask8 sub = _mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) &
+                           _mm512_cmpge_epi64_mask(e, _mm512_set1_epi64(1023 - 126)) &
+                           (t->tin_before ? (__mmask8)0xff : _mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1022)));
+            if (!t->is_signed) sub &= (__mmask8)~_mm512_movepi64_mask(b);
+            if (sub) {
+                __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
+                                              _mm512_set1_epi64(1LL << 52));
+                __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
+                __m512i disc = _mm512_and_si512(
+                    sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
+                tf = _mm512_mask_mov_epi64(tf, sub, _mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
+                co[h] &= (__mmask8)~sub;
+            }
+        }
+        f[h] = _mm512_cvtepi64_epi32(tf);
     }
     *tfr = _mm512_inserti64x4(_mm512_castsi256_si512(f[0]), f[1], 1);
     *exact = (__mmask16)(ex[0] | (unsigned)ex[1] << 8);
@@ -426,6 +442,24 @@ TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key
              _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512())) & (__mmask16)~*exact;
     *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
                       : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
+        __mmask16 sub = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
+                        _mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()) &
+                        (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)));
+        if (!t->is_signed) sub &= (__mmask16)~_mm512_movepi32_mask(b);
+        if (sub) {
+            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
+            __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+            __m512i disc = _mm512_and_si512(
+                sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
+            __m512i n = _mm512_set1_epi32(t->N);
+            __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
+                                               _mm512_cmpge_epi32_mask(sv, n),
+                                               _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
+            *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
+            *core &= (__mmask16)~sub;
+        }
+    }
 }
 
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,

@@ -53,6 +53,10 @@ typedef struct sfp8s_sr {
     const uint32_t *rza;     /* key table: toward zero | away from zero << 16 */
     uint64_t seed_key, stream_key, index0;
     int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
+    /* 1: subnormal results are rounded here (IEEE subnormals) when tininess needs no
+       decision of the unbounded grid: tininess before rounding, or below 2^(emin-1),
+       and not negative in an unsigned format; they round on the subnormal grid */
+    int sub_ok, tin_before, is_signed;
     const void *dst, *env;   /* const sfp8_format *, const sfp8_env * (stochastic) */
 } sfp8s_sr;
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,

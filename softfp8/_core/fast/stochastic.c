@@ -69,7 +69,9 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     sfp8_env e2 = *env;
     ptrdiff_t i = 0;
     if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
-        const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin, dst, env};
+        const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin,
+                           dst->subnormals == SFP8_SUBNORMALS_IEEE, env->tininess_before != 0, dst->is_signed != 0,
+                           dst, env};
         i = sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
         o += i;
