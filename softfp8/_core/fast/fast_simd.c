@@ -370,59 +370,64 @@ TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t
 
 /* ---- stochastic casts (see fast_simd.h) ---- */
 
-TGT static inline __m512i mix64x8(__m512i z) /* rng.h, sfp8r_mix64 */
+/* rng.h's sfp8r_mix64 without its last step z ^= z >> 33 */
+TGT static inline __m512i mix64x8_head(__m512i z)
 {
     z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
     z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xff51afd7ed558ccdULL));
     z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
-    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
-    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+    return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
 }
 
-/* rng.h's sfp8r_bits of eight lanes, h = index * 0x9E3779B97F4A7C15 + stream_key */
+/* rng.h's sfp8r_bits of eight lanes, h = index * 0x9E3779B97F4A7C15 + stream_key; the
+ * outer mix's last step leaves the high 32 bits alone ((z ^ z >> 33) >> 32 == z >> 32) */
 TGT static inline __m256i rand8(__m512i h, __m512i seed_key)
 {
-    return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8(_mm512_xor_si512(mix64x8(h), seed_key)), 32));
+    __m512i z = mix64x8_head(h);
+    z = _mm512_xor_si512(_mm512_xor_si512(z, _mm512_srli_epi64(z, 33)), seed_key);
+    return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8_head(z), 32));
 }
 
-/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core lanes */
+/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core
+ * lanes, read from the key's exponent field e32 (zero, infinity and NaN keep
+ * theirs; binary64 subnormals and tiny values have e32 <= 1, below every
+ * covered format's emin + 127; values beyond binary32 overflow in the table) */
 TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
                               __mmask16 *core)
 {
-    const __m512i e11 = _mm512_set1_epi64(0x7ff), mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
     const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
     const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
-    __m256i f[2];
-    __mmask8 ex[2], co[2];
-    *key = key64x16f(_mm512_loadu_si512((const void *)p), _mm512_loadu_si512((const void *)(p + 8)));
-    for (int h = 0; h < 2; h++) {
-        __m512i b = _mm512_loadu_si512((const void *)(p + 8 * h));
-        __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), e11);
-        ex[h] = _mm512_testn_epi64_mask(b, mag) | _mm512_cmpeq_epi64_mask(e, e11);
-        co[h] = (_mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) |
-                 _mm512_cmpeq_epi64_mask(e, _mm512_setzero_si512()) |
-                 _mm512_cmpgt_epi64_mask(e, _mm512_set1_epi64(1023 + 127))) & (__mmask8)~ex[h];
-        __m512i tf = _mm512_srl_epi64(_mm512_and_si512(b, rmask), sh);
-        if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
-            __mmask8 sub = _mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1023)) &
-                           _mm512_cmpge_epi64_mask(e, _mm512_set1_epi64(1023 - 126)) &
-                           (t->tin_before ? (__mmask8)0xff : _mm512_cmplt_epi64_mask(e, _mm512_set1_epi64(t->emin + 1022)));
-            if (!t->is_signed) sub &= (__mmask8)~_mm512_movepi64_mask(b);
-            if (sub) {
-                __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
-                                              _mm512_set1_epi64(1LL << 52));
-                __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
-                __m512i disc = _mm512_and_si512(
-                    sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
-                tf = _mm512_mask_mov_epi64(tf, sub, _mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
-                co[h] &= (__mmask8)~sub;
-            }
+    const __m512i b0 = _mm512_loadu_si512((const void *)p), b1 = _mm512_loadu_si512((const void *)(p + 8));
+    __m512i e32;
+    __mmask16 sub;
+    *key = key64x16f(b0, b1);
+    e32 = _mm512_and_si512(_mm512_srli_epi32(*key, 7), _mm512_set1_epi32(0xff));
+    *exact = _mm512_testn_epi32_mask(*key, _mm512_set1_epi32(0x7fff)) |
+             _mm512_cmpeq_epi32_mask(e32, _mm512_set1_epi32(255));
+    *core = _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 127)) & (__mmask16)~*exact;
+    *tfr = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
+        _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
+    if (!t->sub_ok) return;
+    /* subnormal results (binary64 exponents -125 and up): the fraction on the grid of 2^(emin - M) */
+    sub = *core & _mm512_cmpge_epi32_mask(e32, _mm512_set1_epi32(2)) &
+          (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)));
+    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(*key, _mm512_set1_epi32(0x8000));
+    if (sub) {
+        __m256i tt[2];
+        for (int h = 0; h < 2; h++) {
+            __m512i b = h ? b1 : b0;
+            __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
+            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
+                                          _mm512_set1_epi64(1LL << 52));
+            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
+            __m512i disc = _mm512_and_si512(
+                sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
+            tt[h] = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
         }
-        f[h] = _mm512_cvtepi64_epi32(tf);
+        *tfr = _mm512_mask_mov_epi32(*tfr, sub, _mm512_inserti64x4(_mm512_castsi256_si512(tt[0]), tt[1], 1));
+        *core &= (__mmask16)~sub;
     }
-    *tfr = _mm512_inserti64x4(_mm512_castsi256_si512(f[0]), f[1], 1);
-    *exact = (__mmask16)(ex[0] | (unsigned)ex[1] << 8);
-    *core = (__mmask16)(co[0] | (unsigned)co[1] << 8);
 }
 
 /* sixteen binary32 lanes: as sr_f64 */
