@@ -134,6 +134,28 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     return acc;
 }
 
+/* fl[j] |= add[j] unless fl is NULL; *any |= the OR of all r[j]; eight bytes at a time */
+static void or_bytes(uint8_t *fl, const uint8_t *add, const uint8_t *r, ptrdiff_t m, uint8_t *any)
+{
+    uint64_t acc = 0, u, v;
+    ptrdiff_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        if (fl) {
+            memcpy(&u, fl + j, 8);
+            memcpy(&v, add + j, 8);
+            u |= v;
+            memcpy(fl + j, &u, 8);
+        }
+        memcpy(&v, r + j, 8);
+        acc |= v;
+    }
+    for (; j < m; j++) {
+        if (fl) fl[j] |= add[j];
+        acc |= r[j];
+    }
+    for (int k = 0; k < 8; k++) *any |= (uint8_t)(acc >> (8 * k));
+}
+
 /* The core's code of an exact zero sum x + (-x) (x - x) of non-zero normal
  * operands, which raises no flag: the same for every such x (no rounding
  * happens, the sign of the zero is the rounding mode's); -1 if not found. */
@@ -206,10 +228,7 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, co
         }
         sfp8f_run_from_float_sr(t, f, env, seed, stream, index0 + (uint64_t)i0, (const char *)d, 8, 8, (char *)code,
                                 1, m, fl);
-        for (ptrdiff_t j = 0; j < m; j++) { /* the operands' reading flags */
-            fl[j] |= opfl[j];
-            any |= spec[j];
-        }
+        or_bytes(fl, opfl, spec, m, &any); /* the operands' reading flags */
         if (any)
             for (ptrdiff_t j = 0; j < m; j++) {
                 if (!spec[j]) continue;
@@ -223,7 +242,7 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, co
                 code[j] = (uint8_t)sfp8x_apply(xop, f, x[j], y[j], 0, &e, &c);
                 fl[j] = c;
             }
-        for (ptrdiff_t j = 0; j < m; j++) g |= fl[j];
+        or_bytes(NULL, NULL, fl, m, &g);
         acc |= g;
         if (so == 1) memcpy(o + i0, code, (size_t)m);
         else
