@@ -180,11 +180,14 @@ def test_16bit_arith_configs(name):
 
 # ---- fma of 8-bit formats ----
 
+@pytest.mark.parametrize("simd", SIMD_LEVELS)
 @pytest.mark.parametrize("name", ["e4m3", "e5m2"])
 @isolated
-def test_fma_exhaustive_nearest_even(name):
-    """All 2^24 operand triples, default configuration, per-element flags."""
+def test_fma_exhaustive_nearest_even(name, simd):
+    """All 2^24 operand triples, default configuration, per-element flags, at every
+    SIMD level (AVX-512: fast_simd.c's sfp8s_fma8_avx512, else the portable loop)."""
     fmt = getattr(softfp8, name)
+    _ext.set_simd(simd)
     c = np.arange(256, dtype=np.uint32)
     a, b = np.repeat(c, 256), np.tile(c, 256)
     count = 0
@@ -235,18 +238,30 @@ def test_stochastic_cast(name):
     x[2::13] = rng.integers(0, 2**32, size=x[2::13].size, dtype=np.uint32).view(np.float32)
     x[3::101] = np.float32(1e30)
     count = 0
-    for src in (x, x.astype(np.float64), x[::-3]):
+    # the core; eager tables at every SIMD level (the AVX-512 kernel of fast_simd.c, else
+    # stochastic.c's loop); the default mode
+    variants = [(0, SIMD_LEVELS[-1])] + [(2, s) for s in SIMD_LEVELS] + [(1, SIMD_LEVELS[0])]
+    y = rng.standard_normal(300_000) * np.exp2(rng.integers(-24, 14, size=300_000))  # all 53 bits
+    x[4::17] = y[4::17] * 1e-2  # subnormal results
+    y[::9] = x[::9]
+    for src in (x, x.astype(np.float64), x[::-3], y):
         for sat, nbits, seed in itertools.product((False, True), (32, 9, 1), (1, 2**63 + 5)):
             outs = []
-            for lv in (0, 2, 1):
-                with level(lv), softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), \
-                        softfp8.saturation(sat), softfp8.collect_flags() as fl, np.errstate(all="ignore"):
+            tin = "before" if sat else "after"  # both tininess rules (subnormal results)
+            for lv, simd in variants:
+                with fast_mode(lv, simd), softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), \
+                        softfp8.saturation(sat), softfp8.tininess(tin), softfp8.collect_flags() as fl, \
+                        np.errstate(all="ignore"):
                     r1 = src.astype(dt)
                     r2 = src[: src.size // 2].astype(dt)  # the next operation: another stream
-                outs.append((r1.view(np.uint8).tobytes(), r2.view(np.uint8).tobytes(), int(fl.flags)))
-            assert outs[0] == outs[1] == outs[2], f"{name} {src.dtype} sat={sat} sr_bits={nbits} seed={seed}"
+                    # per-element flags (softfp8.bits), contiguous source
+                    r3 = sfb.from_float(np.ascontiguousarray(src), fmt, rounding="stochastic", saturate=sat,
+                                        tininess=tin, seed=seed, sr_bits=nbits)
+                outs.append((r1.view(np.uint8).tobytes(), r2.view(np.uint8).tobytes(), int(fl.flags),
+                             r3[0].tobytes(), r3[1].tobytes()))
+            assert all(o == outs[0] for o in outs[1:]), f"{name} {src.dtype} sat={sat} sr_bits={nbits} seed={seed}"
             count += src.size
-    assert count == 12 * (300_000 + 300_000 + 100_000)
+    assert count == 12 * (300_000 + 300_000 + 100_000 + 300_000)
 
 
 # ---- matmul: the binary64 BLAS path ----
@@ -402,3 +417,75 @@ def test_fast_path_engages(path):
     with level(2), np.errstate(all="ignore"):
         call()
     assert used()[0] > before[0], f"{path}: no fast-path table was found or built"
+
+
+# ---- binary64 keys through binary32 (fast_simd.c, key64x8f) ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2"])
+@isolated
+def test_float64_key_blocks(name):
+    """float64 -> 8-bit casts (nearest, stochastic) on blocks of 16 lanes of one kind each, so that
+    the AVX-512 kernels take their binary32-conversion key on every block of ordinary lanes
+    (exponents at the edges of binary32's normal range, every low-bit pattern class) and
+    key64x8 on the others (tiny, subnormal, huge, NaN payloads); codes and each block's flags
+    against the core."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(17)
+    blocks = []
+    for e in (1, 2, 895, 896, 897, 898, 1000, 1023, 1149, 1150, 1151, 1152, 2046):
+        for low in (0, 1, 1 << 28, 1 << 29, (1 << 46) - 1, 1 << 45, 1 << 46):
+            m = (rng.integers(0, 1 << 52, 16, dtype=np.uint64) & ~np.uint64((1 << 47) - 1)) | np.uint64(low)
+            s = rng.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)
+            blocks.append(s | (np.uint64(e) << np.uint64(52)) | (m & np.uint64((1 << 52) - 1)))
+    for special in (0, 0x7FF << 52, (0x7FF << 52) | 1, (0x7FF << 52) | (1 << 51), 1, (1 << 52) - 1):
+        blocks.append(np.full(16, special, dtype=np.uint64) | (rng.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)))
+    x = np.concatenate(blocks).view(np.float64)
+
+    def run(rounding, sat):
+        """codes of the whole array, the flags of each block's call"""
+        kw = dict(seed=5) if rounding == "stochastic" else {}
+        codes, flags = [], []
+        for k in range(0, x.size, 16):  # stochastic: each call its own stream, the same in both runs
+            with softfp8.rounding(rounding, **kw), softfp8.saturation(sat), softfp8.collect_flags() as fl, \
+                    np.errstate(all="ignore"):
+                codes.append(x[k:k + 16].astype(fmt.dtype).view(np.uint8))
+            flags.append(int(fl.flags))
+        return np.concatenate(codes), np.array(flags)
+
+    count = 0
+    for rounding in ("nearest_even", "toward_zero", "upward", "stochastic"):
+        for sat in (False, True):
+            with fast_mode(0, SIMD_LEVELS[-1]):
+                ref = run(rounding, sat)
+            for simd in SIMD_LEVELS:
+                with fast_mode(2, simd):
+                    got = run(rounding, sat)
+                assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1]), \
+                    f"{name} {rounding} sat={sat} simd={simd}"
+                count += x.size
+    assert count == 4 * 2 * len(SIMD_LEVELS) * x.size
+
+
+# ---- add / subtract / multiply of 8-bit formats under stochastic rounding ----
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
+@isolated
+def test_stochastic_arith8(name):
+    """Every operand pair (NaN, infinity, zeros, subnormals included), two seeds, 32 and 3
+    random bits, both saturation settings, per-element flags, at every SIMD level
+    (stochastic.c's sfp8f_run_arith8_sr: fast_simd.c's sfp8s_arith8_f64_avx512 or its loop)."""
+    fmt = getattr(softfp8, name)
+    c = np.arange(256, dtype=np.uint32)
+    a, b = np.repeat(c, 256), np.tile(c, 256)
+    count = 0
+    for fn in (sfb.add, sfb.sub, sfb.mul):
+        for seed, nbits, sat in itertools.product((1, 2**64 - 3), (32, 3), (False, True)):
+            kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat)
+            with fast_mode(0, SIMD_LEVELS[-1]):
+                ref = fn(fmt, a, b, **kw)
+            for simd in SIMD_LEVELS:
+                with fast_mode(2, simd):
+                    got = fn(fmt, a, b, **kw)
+                count += _assert_same(ref, got, f"{name} {fn.__name__} seed={seed} sr_bits={nbits} sat={sat} "
+                                                f"simd={simd}")
+    assert count == 3 * 8 * len(SIMD_LEVELS) * 65536

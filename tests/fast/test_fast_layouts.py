@@ -1090,3 +1090,22 @@ def test_cache_concurrent_build_and_lookup():
     assert st1["builds"] - st0["builds"] == len(fmts), (st0, st1)  # one table per format
     lookups = (st1["hits"] + st1["misses"]) - (st0["hits"] + st0["misses"])
     assert lookups == sum(len(fmts[k::2]) + len(fmts) for k in range(4)), (st0, st1)
+
+
+@pytest.mark.parametrize("fmt", BIN8_FORMATS, ids=lambda f: f.name)
+def test_stochastic_arith_layouts(fmt):
+    """add / subtract / multiply of 8-bit formats under stochastic rounding (stochastic.c,
+    sfp8f_run_arith8_sr): same seed, same codes and flags as the core under every
+    calling convention (blocks only where the output is apart from the inputs)."""
+    x, y = _operands(fmt, "bin8")
+    n = 0
+    for name in ("add", "subtract", "multiply"):
+        uf = getattr(np, name)
+        for lab, fn in binary_cases(uf, x, y, False).items():
+            def seeded(g, fn=fn):
+                with softfp8.rounding("stochastic", seed=7, sr_bits=5):
+                    return fn(g)
+            engaged = not (name == "add" and lab.startswith("reduce"))
+            check(seeded, f"{fmt.name} {name} {lab} stochastic", engaged=engaged, seed=n)
+            n += 1
+    assert n == 3 * (21 + 11)

@@ -544,6 +544,17 @@ static void *build_fma(const sfp8f_key *k, size_t *bytes)
         memcpy(&t->v[c], &b, 8);
         t->fl[c] = fl;
         t->special[c] = cls >= SFP8_CLASS_INF;
+        t->info[c] = (uint8_t)(fl | (t->special[c] ? 0x80 : 0));
+    }
+    t->hb_ok = 1;
+    for (uint32_t c = 0; c < 256; c++) {
+        float x = (float)t->v[c];
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        if (t->special[c]) continue;
+        if ((double)x != t->v[c] || (u & 0xffffu)) t->hb_ok = 0;
+        t->hb[0][c] = (uint8_t)(u >> 16);
+        t->hb[1][c] = (uint8_t)(u >> 24);
     }
     *bytes = sizeof *t;
     return t;
@@ -555,12 +566,29 @@ const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrd
     return sfp8f_cached(T_FMA, 0, f, NULL, env, build_fma, n, 65536);
 }
 
+/* the operand values, whatever the environment (built with sfp8f_free_env) */
+const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n)
+{
+    return sfp8f_fma_table(f, &sfp8f_free_env, n);
+}
+
 unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
                        ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
                        ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     unsigned acc = 0;
-    for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, c += sc, o += so) {
+    ptrdiff_t i = 0;
+    if (sa == 1 && sb == 1 && sc == 1 && so == 1 && sfp8f_simd_level() >= 2 && t->hb_ok &&
+        sfp8f_apart(o, 1, 1, a, 1, 1, n) && sfp8f_apart(o, 1, 1, b, 1, 1, n) && sfp8f_apart(o, 1, 1, c, 1, 1, n)) {
+        const sfp8s_fma8 p = {t->hb[0], t->info, t->fromf, f, env};
+        i = sfp8s_fma8_avx512(&p, (const uint8_t *)a, (const uint8_t *)b, (const uint8_t *)c, (uint8_t *)o, n, flout,
+                              &acc);
+        a += i;
+        b += i;
+        c += i;
+        o += i;
+    }
+    for (; i < n; i++, a += sa, b += sb, c += sc, o += so) {
         uint8_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, z = *(const uint8_t *)c;
         double s;
         uint64_t bits;

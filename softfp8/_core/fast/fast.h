@@ -146,6 +146,9 @@ typedef struct sfp8f_fma {
     double v[256];
     uint8_t fl[256];      /* flags reading the code raises (denormal) */
     uint8_t special[256]; /* NaN or infinity */
+    uint8_t info[256];    /* fl | 0x80 for NaN or infinity (the SIMD kernel's table) */
+    uint8_t hb[2][256];   /* bytes 2 and 3 of the finite values' binary32 bits (SIMD) */
+    int hb_ok;            /* 1: every finite value is a binary32 with zero low 16 bits */
     const uint16_t *fromf;
 } sfp8f_fma;
 const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
@@ -199,6 +202,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
  *      random bits of the element; everything else takes the core. ---- */
 typedef struct sfp8f_sr {
     const uint16_t *rz, *up, *dn; /* key tables: toward zero, upward, downward */
+    const uint32_t *rza;          /* rz | aw << 16, aw = away from zero (up for positive keys, dn for negative) */
     int man_bits, emin;
 } sfp8f_sr;
 const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n);
@@ -206,6 +210,18 @@ const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, pt
 unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
+/* ---- add / subtract / multiply of an 8-bit format under stochastic rounding
+ *      (sfp8f_stochastic formats): the exact result in binary64 (operands from
+ *      sfp8f_fma_table's values; a sum TwoSum shows inexact, a NaN/infinity
+ *      operand or a zero result take the core), then sfp8f_run_from_float_sr's
+ *      rounding with the element's random bits, the operands' reading flags
+ *      added.  op: 0 add, 1 subtract, 2 multiply. ---- */
+const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n);
+unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
+                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
+                             uint8_t *flout);
 
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed

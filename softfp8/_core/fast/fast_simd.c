@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "softfp8/softfp8.h"
+#include "rng.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -167,20 +168,357 @@ TGT static inline __m256i key64x8(__m512i b)
     return _mm512_cvtepi64_epi32(k);
 }
 
+/* key64x8 through a conversion to binary32 toward zero, which keeps sign,
+ * exponent and the 23 leading significand bits of lanes in binary32's normal
+ * range (and of zeros and infinities), and gives the largest finite binary32
+ * (the "huge" key: its low bits are ones) beyond it: the key is then that
+ * binary32's key (sfp8f_key32) with the sticky bit taken from all 46 low
+ * binary64 bits.  Blocks with a lane that converts to a NaN, a subnormal or a
+ * zero (other than from a zero) take key64x8. */
+TGT static inline __m512i key64x16f(__m512i b0, __m512i b1)
+{
+    const int rz = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+    __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b0), rz)),
+                                  _mm512_cvt_roundpd_ps(_mm512_castsi512_pd(b1), rz), 1);
+    const __m512i low46 = _mm512_set1_epi64((1LL << 46) - 1);
+    /* not covered: binary32 NaN, subnormal or zero results, except from zeros */
+    __mmask16 z = _mm512_kunpackb(_mm512_fpclass_pd_mask(_mm512_castsi512_pd(b1), 0x06),
+                                  _mm512_fpclass_pd_mask(_mm512_castsi512_pd(b0), 0x06));
+    __mmask16 bad = _mm512_fpclass_ps_mask(f, 0xA7) & (__mmask16)~z, st;
+    __m512i fi = _mm512_castps_si512(f), k;
+    if (bad)
+        return _mm512_inserti64x4(_mm512_castsi256_si512(key64x8(b0)), key64x8(b1), 1);
+    k = _mm512_and_si512(_mm512_srli_epi32(fi, 16), _mm512_set1_epi32(0xfffe));
+    /* sticky: the binary64 significand bits below the six leading ones (and the
+       ones of the largest binary32, so beyond its range the key is key64x8's) */
+    st = _mm512_kunpackb(_mm512_test_epi64_mask(b1, low46), _mm512_test_epi64_mask(b0, low46)) |
+         _mm512_test_epi32_mask(fi, _mm512_set1_epi32(0x1ffff));
+    return _mm512_mask_or_epi32(k, st, k, _mm512_set1_epi32(1));
+}
+
 TGT ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     __m512i a = _mm512_setzero_si512();
-    const __m512i lo16 = _mm512_set1_epi32(0xffff);
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m256i k0 = key64x8(_mm512_loadu_si512((const void *)(in + i)));
-        __m256i k1 = key64x8(_mm512_loadu_si512((const void *)(in + i + 8)));
-        __m512i key = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
-        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)tab, 2), lo16);
+        __m512i key = key64x16f(_mm512_loadu_si512((const void *)(in + i)),
+                                _mm512_loadu_si512((const void *)(in + i + 8)));
+        __m512i v = _mm512_i32gather_epi32(key, (const void *)tab, 2); /* high halves: the next entry */
         a = _mm512_or_si512(a, v);
         _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(v));
     }
-    *acc |= (unsigned)_mm512_reduce_or_epi32(a);
+    *acc |= (unsigned)_mm512_reduce_or_epi32(a) & 0xffffu;
+    return i;
+}
+
+/* store sixteen codes and their flags (flo may be NULL); *facc |= the flags */
+TGT static inline void store16(uint8_t *o, uint8_t *flo, __m128i code, __m128i fl, __m128i *facc)
+{
+    _mm_storeu_si128((__m128i *)o, code);
+    if (flo) _mm_storeu_si128((__m128i *)flo, fl);
+    *facc = _mm_or_si128(*facc, fl);
+}
+
+/* the OR of sixteen bytes */
+TGT static inline unsigned or16(__m128i x)
+{
+    uint8_t bs[16];
+    unsigned f = 0;
+    _mm_storeu_si128((__m128i *)bs, x);
+    for (int k = 0; k < 16; k++) f |= bs[k];
+    return f;
+}
+
+/* bits of p + q rounded to odd (fast_impl.h, sfp8f_odd_sum), eight lanes; *s = p + q */
+TGT static inline __m512i odd_sum512(__m512d p, __m512d q, __m512d *s_out)
+{
+    const __m512i one = _mm512_set1_epi64(1), mag = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const __m512i sgn = _mm512_set1_epi64((long long)(1ULL << 63));
+    __m512d s = _mm512_add_pd(p, q), bb = _mm512_sub_pd(s, p);
+    __m512d err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(s, bb)), _mm512_sub_pd(q, bb));
+    __m512i eb = _mm512_castpd_si512(err), bits = _mm512_castpd_si512(s);
+    __mmask8 move = _mm512_test_epi64_mask(eb, mag) & _mm512_testn_epi64_mask(bits, one);
+    __mmask8 same = _mm512_testn_epi64_mask(_mm512_xor_si512(eb, bits), sgn);
+    bits = _mm512_mask_add_epi64(bits, move & same, bits, one);
+    *s_out = s;
+    return _mm512_mask_sub_epi64(bits, move & (__mmask8)~same, bits, one);
+}
+
+/* sixteen codes (the low lanes of x) -> their binary32 values, from two byte planes */
+TGT static inline __m512 fma8_vals(const tab256 *hb, __m128i x)
+{
+    __m512i w = _mm512_zextsi128_si512(x);
+    __mmask64 hi = _mm512_movepi8_mask(w);
+    __m512i b2 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(lookup(&hb[0], w, hi)));
+    __m512i b3 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(lookup(&hb[1], w, hi)));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_slli_epi32(b2, 16), _mm512_slli_epi32(b3, 24)));
+}
+
+/* eight lanes: the bits of a*b + c rounded to odd; *zero = lanes whose sum is zero */
+TGT static inline __m512i fma8_odd(__m256 a, __m256 b, __m256 c, __mmask8 *zero)
+{
+    __m512d s;
+    __m512i bits = odd_sum512(_mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_cvtps_pd(b)), _mm512_cvtps_pd(c), &s);
+    *zero = _mm512_cmp_pd_mask(s, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    return bits;
+}
+
+TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                                ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    tab256 info, hb[2];
+    const __m512i lo16 = _mm512_set1_epi32(0xffff);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    load_tab(&info, t->info);
+    load_tab(&hb[0], t->hb);
+    load_tab(&hb[1], t->hb + 256);
+    for (; i + 16 <= n; i += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(a + i)), y = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i z = _mm_loadu_si128((const __m128i *)(c + i));
+        __m512i xw = _mm512_zextsi128_si512(x), yw = _mm512_zextsi128_si512(y), zw = _mm512_zextsi128_si512(z);
+        __m128i inf = _mm512_castsi512_si128(_mm512_or_si512(
+            _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))),
+            lookup(&info, zw, _mm512_movepi8_mask(zw))));
+        __mmask8 z0, z1;
+        __m512 vx = fma8_vals(hb, x), vy = fma8_vals(hb, y), vz = fma8_vals(hb, z);
+        __m512i s0 = fma8_odd(_mm512_castps512_ps256(vx), _mm512_castps512_ps256(vy), _mm512_castps512_ps256(vz), &z0);
+        __m512i s1 = fma8_odd(_mm512_extractf32x8_ps(vx, 1), _mm512_extractf32x8_ps(vy, 1),
+                              _mm512_extractf32x8_ps(vz, 1), &z1);
+        __m512i key = key64x16f(s0, s1);
+        __m512i v = _mm512_and_si512(_mm512_i32gather_epi32(key, (const void *)t->fromf, 2), lo16);
+        __m128i code = _mm512_cvtepi32_epi8(v);
+        __m128i fl = _mm_and_si128(_mm_or_si128(_mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8)), inf),
+                                   _mm_set1_epi8(0x7f));
+        unsigned slow = (unsigned)_mm_movepi8_mask(inf) | (unsigned)z0 | (unsigned)z1 << 8;
+        if (slow) { /* the core, from the operands read above (o may alias them) */
+            uint8_t xs[16], ys[16], zs[16], cs[16], fs[16];
+            _mm_storeu_si128((__m128i *)xs, x);
+            _mm_storeu_si128((__m128i *)ys, y);
+            _mm_storeu_si128((__m128i *)zs, z);
+            _mm_storeu_si128((__m128i *)cs, code);
+            _mm_storeu_si128((__m128i *)fs, fl);
+            for (unsigned m = slow; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                cs[k] = (uint8_t)sfp8_fma((const sfp8_format *)t->f, xs[k], ys[k], zs[k], (const sfp8_env *)t->env,
+                                          &f8);
+                fs[k] = f8;
+            }
+            code = _mm_loadu_si128((const __m128i *)cs);
+            fl = _mm_loadu_si128((const __m128i *)fs);
+        }
+        store16(o + i, flo ? flo + i : NULL, code, fl, &facc);
+    }
+    *acc |= or16(facc);
+    return i;
+}
+
+/* see fast_simd.h */
+TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                      uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
+{
+    tab256 info, hb[2];
+    ptrdiff_t i = 0;
+    load_tab(&info, t->info);
+    load_tab(&hb[0], t->hb);
+    load_tab(&hb[1], t->hb + 256);
+    for (; i + 16 <= n; i += 16) {
+        __m128i xa = _mm_loadu_si128((const __m128i *)(x + i)), yb = _mm_loadu_si128((const __m128i *)(y + i));
+        __m512i xw = _mm512_zextsi128_si512(xa), yw = _mm512_zextsi128_si512(yb);
+        __m128i inf = _mm512_castsi512_si128(
+            _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))));
+        __m512 vx = fma8_vals(hb, xa), vy = fma8_vals(hb, yb);
+        unsigned sp = (unsigned)_mm_movepi8_mask(inf), z2 = 0;
+        _mm_storeu_si128((__m128i *)(opfl + i), _mm_and_si128(inf, _mm_set1_epi8(0x7f)));
+        for (int h = 0; h < 2; h++) {
+            __m512d p = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vx, 1) : _mm512_castps512_ps256(vx));
+            __m512d q = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vy, 1) : _mm512_castps512_ps256(vy));
+            __m512d r;
+            __mmask8 bad;
+            if (op == 2) {
+                r = _mm512_mul_pd(p, q);
+                bad = 0;
+            } else {
+                __m512d bb, err;
+                if (op == 1) q = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(q),
+                                                                      _mm512_set1_epi64((long long)(1ULL << 63))));
+                r = _mm512_add_pd(p, q);
+                bb = _mm512_sub_pd(r, p);
+                err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(r, bb)), _mm512_sub_pd(q, bb));
+                bad = _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+            }
+            /* zero results: 2 for sums of non-zero operands (bad, else zero operands: 1) */
+            __mmask8 zr = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            __mmask8 zo = _mm512_cmp_pd_mask(p, _mm512_setzero_pd(), _CMP_EQ_OQ) |
+                          _mm512_cmp_pd_mask(q, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            bad |= zr & zo;
+            if (op != 2) z2 |= (unsigned)(zr & (__mmask8)~zo) << (8 * h);
+            sp |= (unsigned)bad << (8 * h);
+            _mm512_storeu_pd(d + i + 8 * h, r);
+        }
+        sp &= 0xffffu;
+        z2 &= ~sp & 0xffffu;
+        if (sp | z2) {
+            for (unsigned m = sp | z2; m; m &= m - 1) d[i + __builtin_ctz(m)] = 1.0;
+        }
+        _mm_storeu_si128((__m128i *)(spec + i), _mm_or_si128(_mm_maskz_mov_epi8((__mmask16)sp, _mm_set1_epi8(1)),
+                                                             _mm_maskz_mov_epi8((__mmask16)z2, _mm_set1_epi8(2))));
+    }
+    return i;
+}
+
+/* ---- stochastic casts (see fast_simd.h) ---- */
+
+/* rng.h's sfp8r_mix64 without its last step z ^= z >> 33 */
+TGT static inline __m512i mix64x8_head(__m512i z)
+{
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xff51afd7ed558ccdULL));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
+    return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
+}
+
+/* rng.h's sfp8r_bits of eight lanes, h = index * 0x9E3779B97F4A7C15 + stream_key; the
+ * outer mix's last step leaves the high 32 bits alone ((z ^ z >> 33) >> 32 == z >> 32) */
+TGT static inline __m256i rand8(__m512i h, __m512i seed_key)
+{
+    __m512i z = mix64x8_head(h);
+    z = _mm512_xor_si512(_mm512_xor_si512(z, _mm512_srli_epi64(z, 33)), seed_key);
+    return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8_head(z), 32));
+}
+
+/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core
+ * lanes, read from the key's exponent field e32 (zero, infinity and NaN keep
+ * theirs; binary64 subnormals and tiny values have e32 <= 1, below every
+ * covered format's emin + 127; values beyond binary32 overflow in the table) */
+TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
+                              __mmask16 *core)
+{
+    const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
+    const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
+    const __m512i b0 = _mm512_loadu_si512((const void *)p), b1 = _mm512_loadu_si512((const void *)(p + 8));
+    __m512i e32;
+    __mmask16 sub;
+    *key = key64x16f(b0, b1);
+    e32 = _mm512_and_si512(_mm512_srli_epi32(*key, 7), _mm512_set1_epi32(0xff));
+    *exact = _mm512_testn_epi32_mask(*key, _mm512_set1_epi32(0x7fff)) |
+             _mm512_cmpeq_epi32_mask(e32, _mm512_set1_epi32(255));
+    *core = _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 127)) & (__mmask16)~*exact;
+    *tfr = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
+        _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
+    if (!t->sub_ok) return;
+    /* subnormal results (binary64 exponents -125 and up): the fraction on the grid of 2^(emin - M) */
+    sub = *core & _mm512_cmpge_epi32_mask(e32, _mm512_set1_epi32(2)) &
+          (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)));
+    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(*key, _mm512_set1_epi32(0x8000));
+    if (sub) {
+        __m256i tt[2];
+        for (int h = 0; h < 2; h++) {
+            __m512i b = h ? b1 : b0;
+            __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
+            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
+                                          _mm512_set1_epi64(1LL << 52));
+            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
+            __m512i disc = _mm512_and_si512(
+                sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
+            tt[h] = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
+        }
+        *tfr = _mm512_mask_mov_epi32(*tfr, sub, _mm512_inserti64x4(_mm512_castsi256_si512(tt[0]), tt[1], 1));
+        *core &= (__mmask16)~sub;
+    }
+}
+
+/* sixteen binary32 lanes: as sr_f64 */
+TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
+                              __mmask16 *core)
+{
+    const int sh = 23 - t->M;
+    __m512i b = _mm512_loadu_si512((const void *)p);
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(0xff));
+    __m512i rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
+    *key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
+    *key = _mm512_mask_or_epi32(*key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), *key,
+                                _mm512_set1_epi32(1));
+    *exact = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7fffffff)) |
+             _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255));
+    *core = (_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) |
+             _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512())) & (__mmask16)~*exact;
+    *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                      : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
+        __mmask16 sub = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
+                        _mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()) &
+                        (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)));
+        if (!t->is_signed) sub &= (__mmask16)~_mm512_movepi32_mask(b);
+        if (sub) {
+            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
+            __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+            __m512i disc = _mm512_and_si512(
+                sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
+            __m512i n = _mm512_set1_epi32(t->N);
+            __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
+                                               _mm512_cmpge_epi32_mask(sv, n),
+                                               _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
+            *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
+            *core &= (__mmask16)~sub;
+        }
+    }
+}
+
+TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                         uint8_t *flo, unsigned *acc)
+{
+    const __m512i sk = _mm512_set1_epi64((long long)t->seed_key);
+    const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
+    const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+    /* h of lane j of the block at i: (index0 + i + j) * G + stream_key, stepped by 8 G */
+    __m512i h = _mm512_add_epi64(
+        _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)t->index0), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+                           _mm512_set1_epi64((long long)G)),
+        _mm512_set1_epi64((long long)t->stream_key));
+    const __m512i step = _mm512_set1_epi64((long long)(8 * G));
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i key, tfr, R;
+        __mmask16 exact, core, pick;
+        __m256i r0 = rand8(h, sk), r1;
+        h = _mm512_add_epi64(h, step);
+        r1 = rand8(h, sk);
+        h = _mm512_add_epi64(h, step);
+        R = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), rmask);
+        if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
+        else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
+        __m512i v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
+        core |= _mm512_test_epi32_mask(v, ovf) & (__mmask16)~exact;
+        /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
+        pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr)) & (__mmask16)~exact;
+        v = _mm512_mask_srli_epi32(v, pick, v, 16);
+        __m128i code = _mm512_cvtepi32_epi8(v), fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
+        if (core) {
+            uint8_t cs[16], fs[16];
+            sfp8_env e = *(const sfp8_env *)t->env;
+            _mm_storeu_si128((__m128i *)cs, code);
+            _mm_storeu_si128((__m128i *)fs, fl);
+            for (unsigned m = core; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                uint64_t bits = 0;
+                memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
+                e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
+                cs[k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64,
+                                              (const sfp8_format *)t->dst, bits, &e, &f8);
+                fs[k] = f8;
+            }
+            code = _mm_loadu_si128((const __m128i *)cs);
+            fl = _mm_loadu_si128((const __m128i *)fs);
+        }
+        store16(out + i, flo ? flo + i : NULL, code, fl, &facc);
+    }
+    *acc |= or16(facc);
     return i;
 }
 
@@ -560,6 +898,24 @@ ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, 
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
 {
     (void)tab; (void)in; (void)out; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                            ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
+{
+    (void)t; (void)op; (void)x; (void)y; (void)d; (void)spec; (void)opfl; (void)n;
+    return 0;
+}
+ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                     uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)in; (void)isize; (void)out; (void)n; (void)flo; (void)acc;
     return 0;
 }
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

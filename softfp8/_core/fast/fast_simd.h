@@ -27,6 +27,50 @@ ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const uint8_
 ptrdiff_t sfp8s_from_f32(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_from_f64(const uint16_t *tab, const uint64_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc);
 
+/* ---- fma of 8-bit formats (fast.c, sfp8f_run_fma), contiguous one-byte codes:
+ *      the lanes of the portable loop (binary64 product, TwoSum rounded to odd,
+ *      the binary64 key table); lanes with a NaN/infinity operand or a zero sum
+ *      are finished by the core (sfp8_fma with f, env) from copies of the
+ *      operands taken before the block is stored (o may be a, b or c).
+ *      info[code] = the flags reading the code raises, | 0x80 for NaN/infinity. ---- */
+typedef struct sfp8s_fma8 {
+    const uint8_t *hb;      /* 2 x 256: bytes 2 and 3 of the binary32 bits of finite
+                               values (whose low 16 bits are zero) */
+    const uint8_t *info;    /* 256 */
+    const uint16_t *fromf;  /* the binary64 key table (fast.h), padded by 64 bytes */
+    const void *f, *env;    /* const sfp8_format *, const sfp8_env * for the core */
+} sfp8s_fma8;
+ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                            ptrdiff_t n, uint8_t *flo, unsigned *acc);
+
+/* ---- stochastic rounding binary32 / binary64 -> 8-bit code (stochastic.c):
+ *      contiguous input of isize 4 or 8 bytes, one-byte codes out.  The lanes
+ *      of stochastic.c's portable loop, the random bits of element i being
+ *      sfp8r_bits(seed_key, stream_key, index0 + i) (rng.h, eight lanes at a
+ *      time); lanes that loop sends to the core are finished here by the core
+ *      (sfp8_convert with a copy of env whose random word is the lane's). ---- */
+typedef struct sfp8s_sr {
+    const uint32_t *rza;     /* key table: toward zero | away from zero << 16 */
+    uint64_t seed_key, stream_key, index0;
+    int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
+    /* 1: subnormal results are rounded here (IEEE subnormals) when tininess needs no
+       decision of the unbounded grid: tininess before rounding, or below 2^(emin-1),
+       and not negative in an unsigned format; they round on the subnormal grid */
+    int sub_ok, tin_before, is_signed;
+    const void *dst, *env;   /* const sfp8_format *, const sfp8_env * (stochastic) */
+} sfp8s_sr;
+ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                     uint8_t *flo, unsigned *acc);
+
+/* d[i] = x[i] op y[i] in binary64 (op 0 add, 1 subtract, 2 multiply) for codes
+ * decoded through t->hb (as sfp8s_fma8_avx512; t->fromf, f, env unused);
+ * spec[i] = 1 where the core must decide: a NaN/infinity operand (t->info),
+ * a zero result of a zero operand, or an inexact sum; 2 for an exact zero sum
+ * of non-zero operands (add, subtract); 0 else (d[i] is 1.0 unless 0); returns
+ * how many it did; opfl[i] = the flags reading the operands raises */
+ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
+                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n);
+
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
  *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and
