@@ -23,6 +23,7 @@ from ._context import _current, get_rounding, rounding as _rounding_ctx
 from ._context import saturation as _saturation_ctx
 from . import bits as _bits
 from . import _dtypes  # noqa: F401  (registers Format.dtype)
+from . import gemm as _gemm
 
 __all__ = ["BlockArray", "quantize", "quantize_tiles", "element_format", "KINDS",
            "SCALE_RULES", "pack_fp4", "unpack_fp4", "pack_fp6", "unpack_fp6"]
@@ -685,3 +686,37 @@ def unpack_fp6(data, count=None):
     if count is None:
         count = 8 * np.asarray(data).size // 6
     return _unpack_bits(data, count, 6, "unpack_fp6")
+
+
+def matmul(a, b, out_dtype=np.float32, accumulation=None):
+    """The block-format dot product of two MX BlockArrays: a (M x K, blocked along K,
+    axis 1) times b (K x N, blocked along K, axis 0), same kind family and block size.
+
+    Each product is element_a * element_b * scale_a * scale_b with the blocks' E8M0
+    scales (powers of two, exact), summed under ``accumulation`` (a
+    ``softfp8.Accumulation``; None: the exact dot product rounded once into
+    ``out_dtype``, P3109's BlockDotProduct) through ``softfp8.scaled_mm`` with the block
+    scales as its per-block scales.  MXINT8 and NVFP4 are refused (their element or
+    tensor scales are not products of exact binary32 powers of two: dequantize them, or
+    call ``softfp8.scaled_mm`` directly); a block with the NaN scale (it held an infinity
+    or a NaN) is a ValueError naming it."""
+    for name, x, ax in (("a", a, 1), ("b", b, 0)):
+        if not isinstance(x, BlockArray):
+            raise TypeError(f"softfp8.mx.matmul: {name} must be a BlockArray, got {type(x).__name__}")
+        if x.kind not in KINDS or x.kind in ("mxint8", "nvfp4"):
+            raise ValueError(f"softfp8.mx.matmul: {name} has kind {x.kind!r}; only the MX float kinds "
+                             f"({', '.join(k for k in KINDS if k.startswith('mxfp'))}) are supported")
+        if x.ndim != 2 or x.axes != (ax,):
+            raise ValueError(f"softfp8.mx.matmul: {name} must be 2-D and blocked along axis {ax} "
+                             f"(the inner dimension), got shape {x.shape} blocked along {x.axis}")
+        nan = np.argwhere(x.scales == E8M0_NAN)
+        if nan.size:
+            raise ValueError(f"softfp8.mx.matmul: {name} has the NaN scale in block {tuple(map(int, nan[0]))} "
+                             "(it held an infinity or a NaN)")
+    if a.block != b.block:
+        raise ValueError(f"softfp8.mx.matmul: block sizes {a.block} and {b.block} differ")
+    k = a.block
+    sa = a.scale_values().astype(np.float32)     # powers of two 2^-127..2^127: exact
+    sb = b.scale_values().astype(np.float32)
+    return _gemm.scaled_mm(a.elements, b.elements, sa, sb, out_dtype=out_dtype,
+                           accumulation=accumulation, block_a=(1, k), block_b=(k, 1))

@@ -708,3 +708,70 @@ def test_empty_arrays():
         if len(shape) > 1:
             assert mx.quantize_tiles(np.zeros(shape), (128, 128)).dequantize().shape == shape
     assert count == 7 * (1 + 2 + 2 + 3)
+
+
+# ---- mx.matmul: the block-format dot product, against Fractions ----
+
+_MM_ELEM = {"mxfp8_e4m3": "e4m3", "mxfp8_e5m2": "e5m2", "mxfp6_e2m3": "float6_e2m3fn",
+            "mxfp6_e3m2": "float6_e3m2fn", "mxfp4": "float4_e2m1fn"}
+
+
+def _ref_block_values(ba, name):
+    """Exact values element * 2^(scale code - 127) from the codes (rational model)."""
+    from ..models import rational as rat
+    rf = rat.preset(name)
+    codes = np.asarray(ba.elements).view(ba.element_format.storage).astype(np.int64)
+    sc = np.repeat(np.asarray(ba.scales).astype(np.int64), ba.block, axis=ba.axis)
+    sc = np.take(sc, np.arange(ba.shape[ba.axis]), axis=ba.axis)
+    out = np.empty(codes.shape, object)
+    for idx in np.ndindex(codes.shape):
+        d = rat.decode(rf, int(codes[idx]) & ((1 << rf.bits) - 1))
+        out[idx] = (d.value if d.kind in ("finite", "zero") else None) * F(2) ** (int(sc[idx]) - 127)
+    return out
+
+
+@pytest.mark.parametrize("ka,kb", [("mxfp8_e4m3", "mxfp8_e5m2"), ("mxfp6_e2m3", "mxfp6_e3m2"),
+                                   ("mxfp4", "mxfp4"), ("mxfp8_e4m3", "mxfp4")])
+def test_mx_matmul_exact_against_fractions(ka, kb):
+    from ..models import rational as rat
+    f32 = rat.preset("float32")
+    rng = np.random.default_rng(len(ka) * 7 + len(kb))
+    cases = 0
+    for m, k, n in ((1, 32, 1), (3, 70, 4), (2, 100, 5)):
+        a = rng.standard_normal((m, k)) * np.exp2(rng.integers(-6, 6, (m, 1)))
+        b = rng.standard_normal((k, n))
+        A, B = mx.quantize(a, ka, axis=1), mx.quantize(b, kb, axis=0)
+        va, vb = _ref_block_values(A, _MM_ELEM[ka]), _ref_block_values(B, _MM_ELEM[kb])
+        for mode in ("nearest_even", "upward", "toward_zero"):
+            with softfp8.rounding(mode):
+                got = mx.matmul(A, B)
+            assert got.dtype == np.float32 and got.shape == (m, n)
+            for i in range(m):
+                for j in range(n):
+                    exact = sum((va[i, l] * vb[l, j] for l in range(k)), F(0))
+                    want, _ = rat.round_pack(f32, 0, exact, mode)
+                    assert int(got[i:i + 1, j].view(np.uint32)[0]) == int(want), (ka, kb, i, j, mode)
+                    cases += 1
+    assert cases == 3 * (1 + 12 + 10)
+
+
+def test_mx_matmul_accumulation_and_refusals():
+    rng = np.random.default_rng(1)
+    A = mx.quantize(rng.standard_normal((4, 64)), "mxfp8_e4m3", axis=1)
+    B = mx.quantize(rng.standard_normal((64, 3)), "mxfp8_e4m3", axis=0)
+    acc = softfp8.Accumulation(accumulator="float16")
+    # the same model through scaled_mm with the block scales spelled out
+    want = softfp8.scaled_mm(A.elements, B.elements, A.scale_values().astype(np.float32),
+                             B.scale_values().astype(np.float32), accumulation=acc,
+                             block_a=(1, 32), block_b=(32, 1))
+    assert np.array_equal(mx.matmul(A, B, accumulation=acc).view(np.uint32), want.view(np.uint32))
+    with pytest.raises(ValueError, match="nvfp4"):
+        mx.matmul(mx.quantize(rng.standard_normal((2, 32)), "nvfp4", axis=1), B)
+    with pytest.raises(ValueError, match="axis 0"):
+        mx.matmul(A, mx.quantize(rng.standard_normal((64, 3)), "mxfp8_e4m3", axis=1))
+    x = rng.standard_normal((2, 64))
+    x[1, 40] = np.inf
+    with pytest.raises(ValueError, match=r"NaN scale in block \(1, 1\)"):
+        mx.matmul(mx.quantize(x, "mxfp8_e4m3", axis=1), B)
+    with pytest.raises(TypeError, match="BlockArray"):
+        mx.matmul(np.ones((2, 2)), B)
