@@ -1,0 +1,346 @@
+"""``softfp8 demo``: train a small MLP in float32 and in low-precision training recipes.
+
+The data set is generated here (three interleaved spirals in the plane, fixed seeds, no
+download); the network is a 2-64-64-3 ReLU MLP with float32 master weights, written out
+by hand in NumPy (forward, backward, Adam).  A *recipe* decides how the three matmuls of
+each layer (forward ``x @ w``, data gradient ``g @ w.T``, weight gradient ``x.T @ g``)
+see their operands, and in which format the weights are stored after each update.  Every
+recipe is one small class below; docs/training.md ("The demo") explains each with its
+source.  Everything is seeded: two runs with one seed print the same table apart from the
+times.
+
+    from softfp8 import demo
+    results = demo.run(steps=400, seed=0)      # [Result], float32 first
+    print(demo.table(results))
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._context import rounding
+from ._dtypes import matmul
+from ._formats import NAMED
+
+E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
+FP16 = NAMED["float16"]
+
+HIDDEN = 64
+CLASSES = 3
+BATCH = 128
+LR = 0.02
+FULL_STEPS, QUICK_STEPS = 400, 150
+TRAIN_PER_CLASS, TEST_PER_CLASS = 1000, 500
+QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS = 300, 200
+DEFAULT_PNG = "softfp8-demo.png"
+
+
+# ----------------------------------------------------------------- the data ----
+
+def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = 1.5,
+            noise: float = 0.15):
+    """(x float32 (n, 2), labels int64 (n,)): ``classes`` interleaved spiral arms of
+    ``turns`` turns in the unit disc, angular noise ``noise`` (radians), shuffled."""
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for c in range(classes):
+        r = np.sqrt(rng.uniform(0.0, 1.0, n_per_class))  # uniform over the disc's area
+        t = turns * 2 * np.pi * r + 2 * np.pi * c / classes + rng.normal(0.0, noise, n_per_class)
+        xs.append(np.stack([r * np.cos(t), r * np.sin(t)], axis=1))
+        ys.append(np.full(n_per_class, c))
+    x, y = np.concatenate(xs).astype(np.float32), np.concatenate(ys)
+    order = rng.permutation(len(y))
+    return x[order], y[order]
+
+
+# -------------------------------------------------------------- the recipes ----
+
+def _cast(x, fmt):
+    """x rounded into fmt (the current context's rounding), back as float32."""
+    return np.asarray(x, dtype=fmt.dtype).astype(np.float32)
+
+
+class Recipe:
+    """float32 throughout: the baseline.  A recipe overrides the matmuls of one layer
+    (``layer`` = 0, 1, 2) and ``store``, the format the weights live in after an update.
+    ``self.errors`` collects (exact, quantised) pairs of the tensors quantised at the last
+    step, for the error histograms."""
+
+    name = "float32"
+    what = "float32 everywhere (the reference)"
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.record = False          # True during the last step
+        self.errors: dict = {}
+
+    def forward(self, x, w, layer):
+        return x @ w
+
+    def dgrad(self, g, w, layer):
+        return g @ w.T
+
+    def wgrad(self, x, g, layer):
+        return x.T @ g
+
+    def store(self, w, layer, step):
+        return w
+
+    def keep(self, label, exact, quantised):
+        if self.record:
+            self.errors[label] = (np.asarray(exact, np.float32).ravel(),
+                                  np.asarray(quantised, np.float32).ravel())
+        return quantised
+
+
+class Fp8Cast(Recipe):
+    name = "fp8-e4m3/e5m2"
+    what = "E4M3 weights and activations, E5M2 gradients, plain casts (no scaling)"
+
+    def forward(self, x, w, layer):
+        qx = self.keep(f"activations (layer {layer})", x, _cast(x, E4M3))
+        return qx @ _cast(w, E4M3)
+
+    def dgrad(self, g, w, layer):
+        qg = self.keep(f"gradients (layer {layer})", g, _cast(g, E5M2))
+        return qg @ _cast(w, E4M3).T
+
+    def wgrad(self, x, g, layer):
+        return _cast(x, E4M3).T @ _cast(g, E5M2)
+
+
+class WeightStore(Recipe):
+    """Weights held in ``fmt`` only (no float32 master copy): every Adam update is rounded
+    back into fmt, to nearest or stochastically (seeded per step and layer).  E4M3 has
+    4 significant bits: an update smaller than half a spacing is lost to round-to-nearest,
+    while stochastic rounding keeps it in expectation."""
+
+    fmt = E4M3
+    stochastic = False
+
+    def store(self, w, layer, step):
+        if self.stochastic:
+            seed = (self.seed * 1_000_003 + step * 8 + layer) % 2**64
+            with rounding("stochastic", seed=seed):
+                q = _cast(w, self.fmt)
+        else:
+            with rounding("nearest_even"):
+                q = _cast(w, self.fmt)
+        if self.record:
+            self.keep(f"weight update (layer {layer})", w, q)
+        return q
+
+
+class WeightsNearest(WeightStore):
+    name = "e4m3-weights-rne"
+    what = "weights stored in E4M3 (no float32 copy), updates rounded to nearest even"
+
+
+class WeightsStochastic(WeightStore):
+    name = "e4m3-weights-sr"
+    what = "weights stored in E4M3 (no float32 copy), updates rounded stochastically"
+    stochastic = True
+
+
+RECIPES = [Recipe, Fp8Cast, WeightsNearest, WeightsStochastic]
+
+
+# ------------------------------------------------------------- the training ----
+
+def _init(rng):
+    sizes = [2, HIDDEN, HIDDEN, CLASSES]
+    ws = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
+          for a, b in zip(sizes[:-1], sizes[1:])]
+    bs = [np.zeros(b, np.float32) for b in sizes[1:]]
+    return ws, bs
+
+
+def _forward(recipe, ws, bs, x):
+    acts = [x]
+    for i, (w, b) in enumerate(zip(ws, bs)):
+        z = recipe.forward(acts[-1], w, i) + b
+        acts.append(np.maximum(z, 0) if i < len(ws) - 1 else z)
+    return acts
+
+
+def _softmax_xent(logits, y):
+    z = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    loss = -np.log(np.maximum(p[np.arange(len(y)), y], 1e-30)).mean()
+    return float(loss), p
+
+
+@dataclass
+class Result:
+    recipe: str
+    what: str
+    loss: float            # cross entropy on the test set, the recipe's own forward pass
+    accuracy: float        # on the test set
+    seconds: float
+    curve: list = field(repr=False, default_factory=list)    # training loss per step
+    errors: dict = field(repr=False, default_factory=dict)   # label -> (exact, quantised)
+
+
+def train(recipe_cls, data, steps: int, seed: int) -> Result:
+    """Train one recipe; the batches and the initial weights depend only on seed."""
+    (x, y), (xt, yt) = data
+    recipe = recipe_cls(seed)
+    rng = np.random.default_rng(seed)
+    ws, bs = _init(rng)
+    params = ws + bs
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    ws = [recipe.store(w, i, 0) for i, w in enumerate(ws)]
+    curve = []
+    t0 = time.perf_counter()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for step in range(steps):
+            recipe.record = step == steps - 1
+            idx = rng.integers(0, len(y), BATCH)
+            acts = _forward(recipe, ws, bs, x[idx])
+            loss, p = _softmax_xent(acts[-1], y[idx])
+            curve.append(loss)
+            g = p
+            g[np.arange(BATCH), y[idx]] -= 1
+            g = (g / BATCH).astype(np.float32)
+            grads_w, grads_b = [None] * len(ws), [None] * len(ws)
+            for i in reversed(range(len(ws))):
+                grads_w[i] = recipe.wgrad(acts[i], g, i)
+                grads_b[i] = g.sum(axis=0)
+                if i > 0:
+                    g = recipe.dgrad(g, ws[i], i) * (acts[i] > 0)
+            lr = LR * 0.5 * (1 + np.cos(np.pi * step / steps))   # cosine decay to 0
+            params, grads = ws + bs, grads_w + grads_b
+            new = []
+            for k, (p_, g_) in enumerate(zip(params, grads)):
+                m[k] = b1 * m[k] + (1 - b1) * g_
+                v[k] = b2 * v[k] + (1 - b2) * g_ * g_
+                mh = m[k] / (1 - b1 ** (step + 1))
+                vh = v[k] / (1 - b2 ** (step + 1))
+                new.append((p_ - lr * mh / (np.sqrt(vh) + eps)).astype(np.float32))
+            ws = [recipe.store(w, i, step + 1) for i, w in enumerate(new[:len(ws)])]
+            bs = new[len(ws):]
+        recipe.record = False
+        loss, p = _softmax_xent(_forward(recipe, ws, bs, xt)[-1], yt)
+    seconds = time.perf_counter() - t0
+    acc = float((p.argmax(axis=1) == yt).mean())
+    return Result(recipe.name, recipe.what, loss, acc, seconds, curve, recipe.errors)
+
+
+def make_data(seed: int, quick: bool = False):
+    n, nt = ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS) if quick
+             else (TRAIN_PER_CLASS, TEST_PER_CLASS))
+    return spirals(n, seed=2 * seed + 1), spirals(nt, seed=2 * seed + 2)
+
+
+def run(steps: int | None = None, seed: int = 0, quick: bool = False, recipes=None,
+        progress=None) -> list:
+    """Train every recipe (float32 first) on one data set; [Result]."""
+    if steps is None:
+        steps = QUICK_STEPS if quick else FULL_STEPS
+    data = make_data(seed, quick)
+    out = []
+    for cls in (RECIPES if recipes is None else recipes):
+        res = train(cls, data, steps, seed)
+        if progress is not None:
+            progress(res)
+        out.append(res)
+    return out
+
+
+# ----------------------------------------------------------------- the output ----
+
+HEADER = ["recipe", "final loss", "accuracy", "gap vs float32", "time"]
+
+
+def table(results) -> str:
+    """The demo's table: recipe, test loss, test accuracy, accuracy gap vs float32
+    (percentage points; results[0] is float32), seconds."""
+    base = results[0].accuracy
+    rows = [[r.recipe, f"{r.loss:.4f}", f"{100 * r.accuracy:.1f}%",
+             "-" if i == 0 else f"{100 * (r.accuracy - base):+.1f} pt", f"{r.seconds:.1f} s"]
+            for i, r in enumerate(results)]
+    rows = [HEADER] + rows
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
+                       for j, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _rel_errors(exact, quantised):
+    """log10 |quantised - exact| / max|exact| of the elements quantisation changed."""
+    err = np.abs(quantised.astype(np.float64) - exact)
+    scale = float(np.max(np.abs(exact))) or 1.0
+    err = err[np.isfinite(err) & (err > 0)]
+    return np.log10(err / scale)
+
+
+def write_png(results, path: str) -> bool:
+    """Loss curves and quantisation-error histograms as a PNG at path; False (nothing
+    written) without matplotlib."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError:
+        return False
+    fig = Figure(figsize=(12, 4.8), dpi=100)
+    FigureCanvasAgg(fig)
+    ax1, ax2 = fig.subplots(1, 2)
+    for r in results:
+        c = np.asarray(r.curve)
+        k = max(1, len(c) // 40)                      # moving average over ~2.5% of steps
+        smooth = np.convolve(c, np.ones(k) / k, mode="valid")
+        ax1.plot(np.arange(len(smooth)) + k - 1, smooth, label=r.recipe, lw=1.2)
+    ax1.set_yscale("log")
+    ax1.set_xlabel("step")
+    ax1.set_ylabel("training loss (moving average)")
+    ax1.set_title("loss curves")
+    ax1.legend(fontsize=8)
+    bins = np.linspace(-9, 0, 91)
+    for r in results:
+        for label, (exact, quantised) in r.errors.items():
+            e = _rel_errors(exact, quantised)
+            if e.size:
+                ax2.hist(e, bins=bins, histtype="step", density=True,
+                         label=f"{r.recipe}: {label}")
+    ax2.set_xlabel("log10 |quantised - exact| / amax of the tensor")
+    ax2.set_ylabel("density")
+    ax2.set_title("quantisation error at the last step")
+    ax2.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
+
+
+def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
+    """The ``softfp8 demo`` command."""
+    steps = (QUICK_STEPS if quick else FULL_STEPS) if steps is None else steps
+    if steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in 0..2**32-1, got {seed!r}")
+    n, nt = ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS) if quick
+             else (TRAIN_PER_CLASS, TEST_PER_CLASS))
+    out(f"softfp8 demo: a 2-{HIDDEN}-{HIDDEN}-{CLASSES} ReLU MLP on {CLASSES} spirals "
+        f"({CLASSES * n} training / {CLASSES * nt} test points, generated), Adam, batch "
+        f"{BATCH}, {steps} steps, seed {seed}")
+    out("")
+    t0 = time.perf_counter()
+    results = run(steps=steps, seed=seed, quick=quick)
+    out(table(results))
+    out("")
+    for r in results:
+        out(f"  {r.recipe}: {r.what}")
+    out("")
+    out(f"total {time.perf_counter() - t0:.1f} s")
+    if png is not None:
+        if write_png(results, png):
+            out(f"loss curves and quantisation-error histograms: {png}")
+        else:
+            out("no PNG: matplotlib is not installed (pip install 'softfp8[plot]')")
+    return 0
