@@ -63,10 +63,13 @@ def _cast(x, fmt):
 
 
 class Recipe:
-    """float32 throughout: the baseline.  A recipe overrides the matmuls of one layer
-    (``layer`` = 0, 1, 2) and ``store``, the format the weights live in after an update.
-    ``self.errors`` collects (exact, quantised) pairs of the tensors quantised at the last
-    step, for the error histograms."""
+    """float32 throughout: the baseline.
+
+    A recipe sees the three matmuls of each layer (``layer`` = 0, 1, 2): ``forward``
+    (x @ w), ``dgrad`` (g @ w.T) and ``wgrad`` (x.T @ g), and ``store``, the format the
+    weights live in after an update.  At the last training step it keeps (exact,
+    quantised) pairs of layer 1's quantised activations and gradients in ``self.errors``
+    for the error histograms."""
 
     name = "float32"
     what = "float32 everywhere (the reference)"
@@ -88,27 +91,43 @@ class Recipe:
     def store(self, w, layer, step):
         return w
 
-    def keep(self, label, exact, quantised):
-        if self.record:
-            self.errors[label] = (np.asarray(exact, np.float32).ravel(),
-                                  np.asarray(quantised, np.float32).ravel())
+    def keep(self, role, layer, exact, quantised):
+        if self.record and layer == 1:
+            self.errors[role] = (np.asarray(exact, np.float32).ravel(),
+                                 np.asarray(quantised, np.float32).ravel())
         return quantised
 
 
-class Fp8Cast(Recipe):
+class Quantised(Recipe):
+    """Both operands of every matmul quantised by ``quantize`` (dequantised back to
+    float32 for a float32 matmul unless ``matmul`` is overridden).  ``role`` is "x"
+    (activations), "w" (weights) or "g" (gradients), ``axis`` the operand's reduction
+    axis in that matmul (the axis a block format's blocks run along)."""
+
+    def quantize(self, t, role, layer, axis):
+        raise NotImplementedError
+
+    def matmul(self, a, b):
+        return a @ b
+
+    def forward(self, x, w, layer):
+        qx = self.keep("activations", layer, x, self.quantize(x, "x", layer, 1))
+        return self.matmul(qx, self.quantize(w, "w", layer, 0))
+
+    def dgrad(self, g, w, layer):
+        qg = self.keep("gradients", layer, g, self.quantize(g, "g", layer, 1))
+        return self.matmul(qg, self.quantize(w, "w", layer, 1).T)
+
+    def wgrad(self, x, g, layer):
+        return self.matmul(self.quantize(x, "x", layer, 0).T, self.quantize(g, "g", layer, 0))
+
+
+class Fp8Cast(Quantised):
     name = "fp8-e4m3/e5m2"
     what = "E4M3 weights and activations, E5M2 gradients, plain casts (no scaling)"
 
-    def forward(self, x, w, layer):
-        qx = self.keep(f"activations (layer {layer})", x, _cast(x, E4M3))
-        return qx @ _cast(w, E4M3)
-
-    def dgrad(self, g, w, layer):
-        qg = self.keep(f"gradients (layer {layer})", g, _cast(g, E5M2))
-        return qg @ _cast(w, E4M3).T
-
-    def wgrad(self, x, g, layer):
-        return _cast(x, E4M3).T @ _cast(g, E5M2)
+    def quantize(self, t, role, layer, axis):
+        return _cast(t, E5M2 if role == "g" else E4M3)
 
 
 class WeightStore(Recipe):
@@ -128,8 +147,6 @@ class WeightStore(Recipe):
         else:
             with rounding("nearest_even"):
                 q = _cast(w, self.fmt)
-        if self.record:
-            self.keep(f"weight update (layer {layer})", w, q)
         return q
 
 
@@ -288,30 +305,34 @@ def write_png(results, path: str) -> bool:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
     except ImportError:
         return False
-    fig = Figure(figsize=(12, 4.8), dpi=100)
+    fig = Figure(figsize=(15, 4.6), dpi=100)
     FigureCanvasAgg(fig)
-    ax1, ax2 = fig.subplots(1, 2)
+    ax_loss, *ax_err = fig.subplots(1, 3)
+    colours = {}
     for r in results:
         c = np.asarray(r.curve)
         k = max(1, len(c) // 40)                      # moving average over ~2.5% of steps
         smooth = np.convolve(c, np.ones(k) / k, mode="valid")
-        ax1.plot(np.arange(len(smooth)) + k - 1, smooth, label=r.recipe, lw=1.2)
-    ax1.set_yscale("log")
-    ax1.set_xlabel("step")
-    ax1.set_ylabel("training loss (moving average)")
-    ax1.set_title("loss curves")
-    ax1.legend(fontsize=8)
-    bins = np.linspace(-9, 0, 91)
-    for r in results:
-        for label, (exact, quantised) in r.errors.items():
-            e = _rel_errors(exact, quantised)
-            if e.size:
-                ax2.hist(e, bins=bins, histtype="step", density=True,
-                         label=f"{r.recipe}: {label}")
-    ax2.set_xlabel("log10 |quantised - exact| / amax of the tensor")
-    ax2.set_ylabel("density")
-    ax2.set_title("quantisation error at the last step")
-    ax2.legend(fontsize=6)
+        line, = ax_loss.plot(np.arange(len(smooth)) + k - 1, smooth, label=r.recipe, lw=1.2)
+        colours[r.recipe] = line.get_color()
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("step")
+    ax_loss.set_ylabel("training loss (moving average)")
+    ax_loss.set_title("loss curves")
+    ax_loss.legend(fontsize=8)
+    bins = np.linspace(-9, 0, 73)
+    for ax, role in zip(ax_err, ("activations", "gradients")):
+        for r in results:
+            if role in r.errors:
+                e = _rel_errors(*r.errors[role])
+                if e.size:
+                    ax.hist(e, bins=bins, histtype="step", density=True, lw=1.2,
+                            color=colours[r.recipe], label=r.recipe)
+        ax.set_xlabel("log10 |quantised - exact| / amax of the tensor")
+        ax.set_ylabel("density")
+        ax.set_title(f"quantisation error: layer 1 {role}, last step")
+        if ax.has_data():
+            ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     return True
