@@ -19,6 +19,7 @@ from . import _printing  # noqa: F401  (installs NumPy array printing)
 from ._io import load, save  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
 from . import scaling  # noqa: F401
+from . import mx  # noqa: F401  (block formats: OCP MX, NVFP4, DeepSeek-V3 tiles)
 
 # every preset, alias and Tesla family (softfp8.e4m3, softfp8.float8_e4m3fn, softfp8.shp, ...)
 globals().update(_NAMED)
@@ -50,4 +51,4 @@ __all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "l
            "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "format", "presets", "lookup",
-           "get_include", "get_library_dir", "get_libraries", "scaling", *_NAMED]
+           "get_include", "get_library_dir", "get_libraries", "scaling", "mx", *_NAMED]
