@@ -23,6 +23,7 @@ import numpy as np
 from ._context import rounding
 from ._dtypes import matmul
 from ._formats import NAMED
+from . import mx, scaling
 
 E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
 FP16 = NAMED["float16"]
@@ -31,6 +32,7 @@ HIDDEN = 64
 CLASSES = 3
 BATCH = 128
 LR = 0.02
+AMAX_HISTORY = 16
 FULL_STEPS, QUICK_STEPS = 400, 150
 TRAIN_PER_CLASS, TEST_PER_CLASS = 1000, 500
 QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS = 300, 200
@@ -57,6 +59,13 @@ def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = 
 
 # -------------------------------------------------------------- the recipes ----
 
+def _mm(a, b):
+    """float32 matmul on one thread in a fixed order (NumPy's einsum loops, no BLAS): the
+    products of these small matrices are cheaper than BLAS's threads on a busy machine,
+    and the results repeat exactly run after run."""
+    return np.einsum("ik,kj->ij", a, b)
+
+
 def _cast(x, fmt):
     """x rounded into fmt (the current context's rounding), back as float32."""
     return np.asarray(x, dtype=fmt.dtype).astype(np.float32)
@@ -80,16 +89,19 @@ class Recipe:
         self.errors: dict = {}
 
     def forward(self, x, w, layer):
-        return x @ w
+        return _mm(x, w)
 
     def dgrad(self, g, w, layer):
-        return g @ w.T
+        return _mm(g, w.T)
 
     def wgrad(self, x, g, layer):
-        return x.T @ g
+        return _mm(x.T, g)
 
     def store(self, w, layer, step):
         return w
+
+    def begin_step(self, step):
+        pass
 
     def keep(self, role, layer, exact, quantised):
         if self.record and layer == 1:
@@ -99,35 +111,106 @@ class Recipe:
 
 
 class Quantised(Recipe):
-    """Both operands of every matmul quantised by ``quantize`` (dequantised back to
-    float32 for a float32 matmul unless ``matmul`` is overridden).  ``role`` is "x"
-    (activations), "w" (weights) or "g" (gradients), ``axis`` the operand's reduction
-    axis in that matmul (the axis a block format's blocks run along)."""
+    """Both operands of every matmul quantised by ``quantize`` and dequantised back to
+    float32 for the matmul (``matmul`` may do better).  ``role`` is "x" (activations), "w"
+    (weights) or "g" (gradients); ``axis`` is the operand's reduction axis in that matmul
+    (the axis a block format's blocks run along).  A tensor is quantised once per step and
+    reused (x in the forward pass and the weight gradient, w in the forward and data
+    gradient passes, g in the data and weight gradients), as FP8 training frameworks
+    do; block formats quantise once per reduction axis."""
+
+    per_tensor = True          # the quantisation does not depend on the reduction axis
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.step = 0
+        self._cache: dict = {}
+
+    def begin_step(self, step):
+        self.step = step
+        self._cache.clear()
 
     def quantize(self, t, role, layer, axis):
         raise NotImplementedError
 
+    def _q(self, t, role, layer, axis):
+        key = (role, layer, None if self.per_tensor else axis)
+        if key not in self._cache:
+            self._cache[key] = self.quantize(t, role, layer, axis)
+        return self._cache[key]
+
     def matmul(self, a, b):
-        return a @ b
+        return _mm(a, b)
 
     def forward(self, x, w, layer):
-        qx = self.keep("activations", layer, x, self.quantize(x, "x", layer, 1))
-        return self.matmul(qx, self.quantize(w, "w", layer, 0))
+        qx = self.keep("activations", layer, x, self._q(x, "x", layer, 1))
+        return self.matmul(qx, self._q(w, "w", layer, 0))
 
     def dgrad(self, g, w, layer):
-        qg = self.keep("gradients", layer, g, self.quantize(g, "g", layer, 1))
-        return self.matmul(qg, self.quantize(w, "w", layer, 1).T)
+        qg = self.keep("gradients", layer, g, self._q(g, "g", layer, 1))
+        return self.matmul(qg, self._q(w, "w", layer, 1).T)
 
     def wgrad(self, x, g, layer):
-        return self.matmul(self.quantize(x, "x", layer, 0).T, self.quantize(g, "g", layer, 0))
+        return self.matmul(self._q(x, "x", layer, 0).T, self._q(g, "g", layer, 0))
 
 
-class Fp8Cast(Quantised):
-    name = "fp8-e4m3/e5m2"
-    what = "E4M3 weights and activations, E5M2 gradients, plain casts (no scaling)"
+class Fp8Delayed(Quantised):
+    """NVIDIA's FP8 recipe (Transformer Engine's ``DelayedScaling``, "HYBRID" format):
+    per-tensor scales from an amax history, E4M3 forward, E5M2 gradients."""
+
+    name = "fp8-delayed"
+    what = ("E4M3 activations and weights, E5M2 gradients, per-tensor delayed scaling "
+            f"(amax history {AMAX_HISTORY}, max, margin 0; softfp8.scaling)")
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.scalers: dict = {}
 
     def quantize(self, t, role, layer, axis):
-        return _cast(t, E5M2 if role == "g" else E4M3)
+        key = (role, layer)
+        if key not in self.scalers:
+            self.scalers[key] = scaling.DelayedScaling(
+                margin=0, amax_history_len=AMAX_HISTORY, amax_compute_algo="max",
+                fmt=E5M2 if role == "g" else E4M3)
+        return self.scalers[key].quantize(t).dequantize(np.float32)
+
+
+class Block(Quantised):
+    """A block format (softfp8.mx) per role, blocks along each matmul's reduction axis;
+    gradients optionally rounded stochastically (seeded per step, layer and axis)."""
+
+    per_tensor = False
+    kinds = {"x": "mxfp8_e4m3", "w": "mxfp8_e4m3", "g": "mxfp8_e5m2"}
+    sr_gradients = False
+
+    def quantize(self, t, role, layer, axis):
+        opts = {}
+        if role == "g" and self.sr_gradients:
+            opts = {"rounding": "stochastic",
+                    "seed": (self.seed * 1_000_003 + self.step * 8 + layer * 2 + axis) % 2**64}
+        return mx.quantize(t, self.kinds[role], axis=axis, **opts).dequantize(np.float32)
+
+
+class MxFp8(Block):
+    name = "mxfp8"
+    what = ("OCP MXFP8: E4M3 activations and weights, E5M2 gradients, blocks of 32 along "
+            "the reduction axis, E8M0 scales (floor rule; softfp8.mx)")
+
+
+class MxFp4(Block):
+    name = "mxfp4"
+    kinds = {"x": "mxfp4", "w": "mxfp4", "g": "mxfp4"}
+    sr_gradients = True
+    what = ("OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients "
+            "rounded stochastically")
+
+
+class NvFp4(Block):
+    name = "nvfp4"
+    kinds = {"x": "nvfp4", "w": "nvfp4", "g": "nvfp4"}
+    sr_gradients = True
+    what = ("NVFP4 (E2M1, blocks of 16, UE4M3 block scales, float32 tensor scale) for every "
+            "operand, gradients rounded stochastically")
 
 
 class WeightStore(Recipe):
@@ -161,7 +244,7 @@ class WeightsStochastic(WeightStore):
     stochastic = True
 
 
-RECIPES = [Recipe, Fp8Cast, WeightsNearest, WeightsStochastic]
+RECIPES = [Recipe, Fp8Delayed, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
 
 
 # ------------------------------------------------------------- the training ----
@@ -217,6 +300,7 @@ def train(recipe_cls, data, steps: int, seed: int) -> Result:
     with np.errstate(over="ignore", invalid="ignore"):
         for step in range(steps):
             recipe.record = step == steps - 1
+            recipe.begin_step(step)
             idx = rng.integers(0, len(y), BATCH)
             acts = _forward(recipe, ws, bs, x[idx])
             loss, p = _softmax_xent(acts[-1], y[idx])
@@ -242,6 +326,7 @@ def train(recipe_cls, data, steps: int, seed: int) -> Result:
             ws = [recipe.store(w, i, step + 1) for i, w in enumerate(new[:len(ws)])]
             bs = new[len(ws):]
         recipe.record = False
+        recipe.begin_step(steps)
         loss, p = _softmax_xent(_forward(recipe, ws, bs, xt)[-1], yt)
     seconds = time.perf_counter() - t0
     acc = float((p.argmax(axis=1) == yt).mean())
