@@ -198,17 +198,13 @@ class MxFp8(Block):
 
 
 class MxFp4(Block):
-    name = "mxfp4"
-    kinds = {"x": "mxfp4", "w": "mxfp4", "g": "mxfp4"}
-    sr_gradients = True
+    name, kinds, sr_gradients = "mxfp4", dict.fromkeys("xwg", "mxfp4"), True
     what = ("OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients "
             "rounded stochastically")
 
 
 class NvFp4(Block):
-    name = "nvfp4"
-    kinds = {"x": "nvfp4", "w": "nvfp4", "g": "nvfp4"}
-    sr_gradients = True
+    name, kinds, sr_gradients = "nvfp4", dict.fromkeys("xwg", "nvfp4"), True
     what = ("NVFP4 (E2M1, blocks of 16, UE4M3 block scales, float32 tensor scale) for every "
             "operand, gradients rounded stochastically")
 
