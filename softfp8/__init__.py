@@ -20,6 +20,7 @@ from ._io import load, save  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
 from . import scaling  # noqa: F401
 from . import mx  # noqa: F401  (block formats: OCP MX, NVFP4, DeepSeek-V3 tiles)
+from .gemm import Accumulation, matmul, scaled_mm  # noqa: F401,F811  (matmul: with accumulation=)
 
 # every preset, alias and Tesla family (softfp8.e4m3, softfp8.float8_e4m3fn, softfp8.shp, ...)
 globals().update(_NAMED)
@@ -47,7 +48,7 @@ def get_libraries():
     return ["softfp8"]
 
 
-__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "save", "load",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulation", "scaled_mm", "save", "load",
            "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "format", "presets", "lookup",

@@ -524,6 +524,103 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray 
             sfp8d_from_int64(&f, &env, &rng, pa, 8, po, so, n, fp)
 
 
+
+# --------------------------------------------------------------------------
+# matrix products under an accumulation model (softfp8/_core/gemm.c)
+# --------------------------------------------------------------------------
+
+cdef extern from "gemm.h":
+    ctypedef struct sfp8g_scale:
+        const uint32_t *s
+        Py_ssize_t rs
+        Py_ssize_t cs
+        int64_t br
+        int64_t bc
+    ctypedef struct sfp8g_model:
+        sfp8_format fa
+        sfp8_format fb
+        int exact
+        int has_prod
+        sfp8_format fp
+        sfp8_env envp
+        sfp8_format facc
+        sfp8_env envacc
+        int64_t promote
+        sfp8_format fprom
+        sfp8_env envprom
+        sfp8_format fout
+        sfp8_env envout
+        sfp8g_scale sa
+        sfp8g_scale sb
+        int64_t kblock
+    unsigned SFP8G_NOMEM
+    unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
+                        Py_ssize_t bk, Py_ssize_t bp, char *O, Py_ssize_t om, Py_ssize_t op, int64_t m,
+                        int64_t k, int64_t p, int use_fast) nogil
+
+
+cdef void _gemm_scale(sfp8g_scale *sc, object s, tuple blk) except *:
+    # s: None or a C-contiguous 2-D uint32 array (binary32 bit patterns); blk: (rows, cols)
+    cdef const uint32_t[:, ::1] v
+    if s is None:
+        sc.s = NULL
+        sc.rs = sc.cs = 0
+        sc.br = sc.bc = 1
+        return
+    v = s
+    sc.s = &v[0, 0]
+    sc.rs = v.shape[1]
+    sc.cs = 1
+    sc.br, sc.bc = blk
+    if sc.br < 1 or sc.bc < 1:
+        raise ValueError("scale blocks must be at least 1 x 1")
+
+
+def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tuple envacc,
+         int64_t promote, tuple fprom, tuple envprom, tuple fout, tuple envout, cnp.ndarray A, cnp.ndarray B, cnp.ndarray O,
+         object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None):
+    """O = A @ B (2-D code arrays, any strides) under an accumulation model
+    (softfp8/_core/gemm.h); returns the flags.  fp: None or the product format;
+    sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales."""
+    cdef sfp8g_model md
+    cdef unsigned fl
+    cdef int use_fast = sfp8f_enabled() if fast is None else bool(fast)
+    md.fa = to_format(fa)
+    md.fb = to_format(fb)
+    md.exact = exact
+    md.has_prod = fp is not None
+    md.fp = to_format(fp if fp is not None else fa)
+    fill_env(&md.envp, envp)
+    md.facc = to_format(facc)
+    fill_env(&md.envacc, envacc)
+    md.promote = promote
+    md.fprom = to_format(fprom)
+    fill_env(&md.envprom, envprom)
+    md.fout = to_format(fout)
+    fill_env(&md.envout, envout)
+    md.kblock = kblock
+    if A.ndim != 2 or B.ndim != 2 or O.ndim != 2:
+        raise ValueError("gemm operands must be 2-D")
+    cdef int64_t m = A.shape[0], k = A.shape[1], p = B.shape[1]
+    if B.shape[0] != k or O.shape[0] != m or O.shape[1] != p:
+        raise ValueError("gemm shapes do not fit")
+    if A.itemsize != _elem_size(&md.fa) or B.itemsize != _elem_size(&md.fb) or O.itemsize != _elem_size(&md.fout):
+        raise ValueError("gemm arrays have the wrong item sizes")
+    if promote < 0 or kblock < 0:
+        raise ValueError("promote and kblock must be >= 0")
+    _gemm_scale(&md.sa, sa, sa_block)
+    _gemm_scale(&md.sb, sb, sb_block)
+    cdef const char *pa = _ptr(A)
+    cdef const char *pb = _ptr(B)
+    cdef char *po = _ptr(O)
+    cdef Py_ssize_t am = A.strides[0], ak = A.strides[1], bk = B.strides[0], bp = B.strides[1]
+    cdef Py_ssize_t om = O.strides[0], op = O.strides[1]
+    with nogil:
+        fl = sfp8g_gemm(&md, pa, am, ak, pb, bk, bp, po, om, op, m, k, p, use_fast)
+    if fl & SFP8G_NOMEM:
+        raise MemoryError("softfp8 gemm: out of memory")
+    return fl
+
 # --------------------------------------------------------------------------
 # NumPy DType glue (softfp8/_core/npy/*.c)
 # --------------------------------------------------------------------------

@@ -39,7 +39,7 @@ void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
 
 /* exact value sig * 2^exp (sig odd) of a finite non-zero code, read from its
    fields (any exponent range); the core's classification decides the class */
-static void finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp)
+void acc_finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp)
 {
     uint32_t c = code & sfp8_code_mask(f);
     uint32_t mag = f->is_signed ? c & ~((uint32_t)1 << (f->bits - 1)) : c;
@@ -68,7 +68,7 @@ static int decode_exact(const sfp8_format *f, uint32_t code, uint64_t *sig, int6
     if (cls == SFP8_CLASS_INF) return -2;
     if (cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH))
         return 0;
-    finite_value(f, code, sig, exp);
+    acc_finite_value(f, code, sig, exp);
     return 1;
 }
 
@@ -124,7 +124,7 @@ void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *fl
         return;
     }
     a->nonzero = 1;
-    finite_value(f, code, &sig, &exp);
+    acc_finite_value(f, code, &sig, &exp);
     acc_add_mag(a, sig, exp - a->qmin, neg);
 }
 

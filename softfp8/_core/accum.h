@@ -22,6 +22,9 @@ typedef struct {
     uint64_t limb[ACC_MAX_LIMBS];
 } SuperAcc;
 
+/* exact value sig * 2^exp (sig odd) of a finite non-zero code of f (a storage
+   format or binary32), read from its fields */
+void acc_finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp);
 /* limbs needed for format f and k (1: values, 2: products of two values) */
 int acc_limbs_needed(const sfp8_format *f, int k);
 /* 1 if every value of f is an exact binary64 and sums of them fit the

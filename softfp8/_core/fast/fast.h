@@ -30,6 +30,7 @@
 #define SOFTFP8_FAST_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "softfp8/softfp8.h"
 
 /* 1 unless disabled by SOFTFP8_FAST=0 in the environment or by sfp8f_set_enabled(0);
@@ -205,4 +206,31 @@ const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, pt
 unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, const sfp8_env *env, uint64_t seed,
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+/* ---- exact binary64 helpers (the fast paths and the gemm kernel, gemm.c) ---- */
+
+static inline uint64_t sfp8f_dbits(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    return b;
+}
+
+/* DERIVED from core.c round_pack: rounding to odd at binary64's 53 bits.
+ * p + q = s + err exactly (TwoSum); returns the bits of (p + q) rounded to odd,
+ * which keeps every rounding decision of a format with at most 51 significand
+ * bits (the final rounding then happens once, from these bits).  Proven equal,
+ * through its users, by tests/fast/test_fast_arith.py::test_fma_exhaustive_nearest_even,
+ * ::test_fma_random_all_configs, ::test_16bit_arith_random, ::test_16bit_arith_configs. */
+static inline uint64_t sfp8f_odd_sum(double p, double q, double *s_out)
+{
+    double s = p + q;
+    double bb = s - p;
+    double err = (p - (s - bb)) + (q - bb);
+    uint64_t b = sfp8f_dbits(s);
+    /* branch-free: if err != 0 and b is even, step one ulp towards err */
+    uint64_t move = (uint64_t)((err != 0) & !(b & 1));
+    uint64_t dir = (uint64_t)((err > 0) == (s > 0)); /* 1: magnitude up, 0: down */
+    *s_out = s;
+    return b + (move & dir) - (move & (dir ^ 1));
+}
 #endif

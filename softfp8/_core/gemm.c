@@ -1,0 +1,567 @@
+/*
+ * Matrix products under an accumulation model (docs/training.md,
+ * "Accumulation models"): exact products, optionally rounded into a product
+ * format; a sequential sum in an accumulator format; partial sums of N
+ * products promoted into a binary32 running sum (scaled by per-block scales);
+ * a final rounding into the output format.  Or the exact dot product with one
+ * rounding (superaccumulator, accum.c).
+ *
+ * Every rounding is the core's: sfp8_round_value on the exact value (this
+ * file computes exact products and exact sums of two terms in integers), and
+ * sfp8_convert for NaN and infinity.  The binary64 kernel (fast_block) sums
+ * by sfp8f_odd_sum (rounded to odd at 53 bits, fast.h) and rounds by
+ * sfp8f_round_doubles (fast/round_f64.c), both DERIVED from the core and
+ * proven there; its equality with the generic kernel is tested by
+ * tests/numpy_glue/test_gemm.py::test_fast_equals_core.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accum.h"
+#include "fast.h"
+#include "gemm.h"
+
+/* ---- exact values ---- */
+
+enum { GV_ZERO = 0, GV_FIN, GV_INF, GV_NAN };
+typedef struct {
+    uint8_t cls, neg, snan, fl; /* fl: denormal when read as an operand */
+    uint64_t sig;               /* GV_FIN: value (-1)^neg * sig * 2^exp */
+    int64_t exp;
+} gval;
+
+static const gval GV_ONE = {GV_FIN, 0, 0, 0, 1, 0};
+/* binary32 products of scales and the running sums: IEEE default rounding */
+static const sfp8_env ENV_RNE = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+
+static void gv_decode(const sfp8_format *f, uint64_t code, gval *v)
+{
+    int c = sfp8_classify(f, code);
+    memset(v, 0, sizeof *v);
+    v->neg = (uint8_t)sfp8_signbit(f, code);
+    if (c == SFP8_CLASS_SUBNORMAL) v->fl = SFP8_FLAG_DENORMAL;
+    if (c == SFP8_CLASS_QNAN || c == SFP8_CLASS_SNAN) {
+        v->cls = GV_NAN;
+        v->snan = c == SFP8_CLASS_SNAN;
+    } else if (c == SFP8_CLASS_INF) {
+        v->cls = GV_INF;
+    } else if (c == SFP8_CLASS_ZERO || (c == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH)) {
+        v->cls = GV_ZERO;
+    } else {
+        v->cls = GV_FIN;
+        acc_finite_value(f, (uint32_t)code, &v->sig, &v->exp);
+    }
+}
+
+/* v rounded once into f: finite values and zeros by the core's rounding
+ * routine, NaN and infinity by the core's conversion from binary64 */
+static uint64_t gv_round(const sfp8_format *f, const sfp8_env *env, const gval *v, uint8_t *fl)
+{
+    switch (v->cls) {
+    case GV_NAN: return sfp8_convert(&sfp8_binary64, f, 0x7ff8000000000000ULL, env, fl);
+    case GV_INF:
+        return sfp8_convert(&sfp8_binary64, f, v->neg ? 0xfff0000000000000ULL : 0x7ff0000000000000ULL, env, fl);
+    case GV_ZERO: return sfp8_round_value(f, v->neg, 0, 0, 0, env, fl);
+    default: return sfp8_round_value(f, v->neg, v->sig, v->exp, 0, env, fl);
+    }
+}
+
+/* the exact product, as IEEE multiplication defines the special cases */
+static void gv_mul(const gval *x, const gval *y, gval *r, uint8_t *fl)
+{
+    memset(r, 0, sizeof *r);
+    r->neg = x->neg ^ y->neg;
+    if (x->cls == GV_NAN || y->cls == GV_NAN) {
+        if (x->snan || y->snan) *fl |= SFP8_FLAG_INVALID;
+        r->cls = GV_NAN;
+    } else if (x->cls == GV_INF || y->cls == GV_INF) {
+        if (x->cls == GV_ZERO || y->cls == GV_ZERO) {
+            *fl |= SFP8_FLAG_INVALID;
+            r->cls = GV_NAN;
+        } else {
+            r->cls = GV_INF;
+        }
+    } else if (x->cls == GV_ZERO || y->cls == GV_ZERO) {
+        r->cls = GV_ZERO;
+    } else { /* significands of at most 24 bits each: the product fits */
+        r->cls = GV_FIN;
+        r->sig = x->sig * y->sig;
+        r->exp = x->exp + y->exp;
+    }
+}
+
+static int bitlen64(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+/* x + y (both finite, non-zero, significands of at most 60 bits) rounded once */
+static uint64_t sum_round(const sfp8_format *f, const sfp8_env *env, const gval *x, const gval *y, uint8_t *fl)
+{
+    const gval *h = x, *l = y;
+    unsigned __int128 H, L, S;
+    int64_t e, d;
+    int sticky = 0, neg, bl;
+    if (h->exp < l->exp) { /* h: the term with the higher lowest bit */
+        h = y;
+        l = x;
+    }
+    d = h->exp - l->exp;
+    if (d + bitlen64(h->sig) <= 126) { /* both exact in 127 bits */
+        H = (unsigned __int128)h->sig << d;
+        L = l->sig;
+        e = l->exp;
+    } else { /* l lies wholly below h's lowest bit: kept to 64 bits plus a sticky bit */
+        int sh = 126 - bitlen64(h->sig);
+        int64_t r;
+        H = (unsigned __int128)h->sig << sh; /* msb at bit 125 */
+        e = h->exp - sh;
+        r = e - l->exp; /* > 0 */
+        if (r >= 64) {
+            L = 0;
+            sticky = 1;
+        } else {
+            L = l->sig >> r;
+            sticky = (l->sig & (((uint64_t)1 << r) - 1)) != 0;
+        }
+    }
+    if (h->neg == l->neg) {
+        S = H + L;
+        neg = h->neg;
+    } else if (!sticky && H == L) { /* exact cancellation */
+        return sfp8_round_value(f, env->rounding == SFP8_ROUND_DOWNWARD, 0, 0, 0, env, fl);
+    } else if (sticky || H > L) { /* h - (L + delta) = (H - L - 1) + (1 - delta) */
+        S = H - L - (unsigned)sticky;
+        neg = h->neg;
+    } else {
+        S = L - H;
+        neg = l->neg;
+    }
+    bl = (uint64_t)(S >> 64) ? 64 + bitlen64((uint64_t)(S >> 64)) : bitlen64((uint64_t)S);
+    if (bl > 64) { /* msb to bit 63 (>= 56 as sfp8_round_value needs with sticky) */
+        int r = bl - 64;
+        sticky |= (S & (((unsigned __int128)1 << r) - 1)) != 0;
+        S >>= r;
+        e += r;
+    }
+    return sfp8_round_value(f, neg, (uint64_t)S, e, sticky, env, fl);
+}
+
+/* x + y rounded once into f, as IEEE addition defines the special cases */
+static uint64_t gv_add_round(const sfp8_format *f, const sfp8_env *env, const gval *x, const gval *y, uint8_t *fl)
+{
+    gval r;
+    memset(&r, 0, sizeof r);
+    if (x->cls == GV_NAN || y->cls == GV_NAN) {
+        if (x->snan || y->snan) *fl |= SFP8_FLAG_INVALID;
+        r.cls = GV_NAN;
+    } else if (x->cls == GV_INF || y->cls == GV_INF) {
+        if (x->cls == GV_INF && y->cls == GV_INF && x->neg != y->neg) {
+            *fl |= SFP8_FLAG_INVALID;
+            r.cls = GV_NAN;
+        } else {
+            r.cls = GV_INF;
+            r.neg = x->cls == GV_INF ? x->neg : y->neg;
+        }
+    } else if (x->cls == GV_ZERO && y->cls == GV_ZERO) {
+        r.cls = GV_ZERO;
+        r.neg = x->neg == y->neg ? x->neg : env->rounding == SFP8_ROUND_DOWNWARD;
+    } else if (x->cls == GV_ZERO) {
+        return gv_round(f, env, y, fl);
+    } else if (y->cls == GV_ZERO) {
+        return gv_round(f, env, x, fl);
+    } else {
+        return sum_round(f, env, x, y, fl);
+    }
+    return gv_round(f, env, &r, fl);
+}
+
+/* ---- the kernel's state ---- */
+
+typedef struct {
+    const sfp8g_model *md;
+    gval *da, *db;        /* decodings of every code of A's and B's formats */
+    uint32_t mask_a, mask_b;
+    int sza, szb, szo;
+    SuperAcc *sacc;       /* exact model */
+    int64_t k;
+    /* binary64 kernel */
+    double *pt;           /* 65536 products (index a << 8 | b), rounded into fp if has_prod */
+    uint8_t *pfl, *pcat;  /* their flags; 1: NaN or infinity */
+    double *accdec;       /* decodings of the accumulator's codes (NULL: binary32) */
+    double *promdec;      /* decodings of the running sum's codes (NULL: binary32) */
+    sfp8f_rnd racc, rprom;
+    uint32_t zacc[2], zprom[2];
+} gctx;
+
+static inline uint32_t ld_code(const char *p, int sz)
+{
+    if (sz == 1) return *(const uint8_t *)p;
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static void st_out(char *o, int sz, uint64_t v)
+{
+    if (sz == 1) {
+        *(uint8_t *)o = (uint8_t)v;
+    } else if (sz == 2) {
+        uint16_t w = (uint16_t)v;
+        memcpy(o, &w, 2);
+    } else if (sz == 4) {
+        uint32_t w = (uint32_t)v;
+        memcpy(o, &w, 4);
+    } else {
+        memcpy(o, &v, 8);
+    }
+}
+
+/* s(i, l, j) = sa(i, l) * sb(l, j) rounded once to binary32 (nearest even) */
+static void scale_at(const sfp8g_model *md, int64_t i, int64_t l, int64_t j, gval *s, uint8_t *fl)
+{
+    gval x = GV_ONE, y = GV_ONE, pr;
+    if (!md->sa.s && !md->sb.s) {
+        *s = GV_ONE;
+        return;
+    }
+    if (md->sa.s) gv_decode(&sfp8_binary32, md->sa.s[(i / md->sa.br) * md->sa.rs + (l / md->sa.bc) * md->sa.cs], &x);
+    if (md->sb.s) gv_decode(&sfp8_binary32, md->sb.s[(l / md->sb.br) * md->sb.rs + (j / md->sb.bc) * md->sb.cs], &y);
+    *fl |= x.fl | y.fl;
+    gv_mul(&x, &y, &pr, fl);
+    gv_decode(&sfp8_binary32, gv_round(&sfp8_binary32, &ENV_RNE, &pr, fl), s);
+    s->fl = 0;
+}
+
+/* chunk end after product l (0-based) */
+static inline int chunk_end(const sfp8g_model *md, int64_t l, int64_t k)
+{
+    return md->promote && ((l + 1) % md->promote == 0 || l + 1 == k);
+}
+
+/* lowest bit and top of a storage format's values, binary32's for scales */
+static int64_t fmt_low(const sfp8_format *f) { return (int64_t)-f->bias - f->man_bits; }
+static int64_t fmt_top(const sfp8_format *f) { return ((int64_t)1 << f->exp_bits) - f->bias + 1; }
+
+static void exact_init(gctx *g)
+{
+    const sfp8g_model *md = g->md;
+    int scaled = md->sa.s || md->sb.s;
+    int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb) + (scaled ? -149 : 0);
+    int64_t span = fmt_top(&md->fa) - fmt_low(&md->fa) + fmt_top(&md->fb) - fmt_low(&md->fb) + (scaled ? 129 + 149 : 0);
+    SuperAcc *a = g->sacc;
+    a->qmin = low;
+    a->nlimbs = (int)((span + 66 + 63) / 64);
+    a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
+    a->nan_code = a->inf_code = 0;
+    memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));
+}
+
+/* the exact model: round_out(sum over l of a_il * b_lj * s(i, l, j)) */
+static uint64_t element_exact(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B, ptrdiff_t bk,
+                              ptrdiff_t bp, int64_t i, int64_t j, uint8_t *fl)
+{
+    const sfp8g_model *md = g->md;
+    SuperAcc *sa = g->sacc;
+    gval s = GV_ONE, x, t;
+    int64_t sblk = -1;
+    exact_init(g);
+    for (int64_t l = 0; l < g->k; l++) {
+        const gval *va = &g->da[ld_code(A + i * am + l * ak, g->sza) & g->mask_a];
+        const gval *vb = &g->db[ld_code(B + l * bk + j * bp, g->szb) & g->mask_b];
+        int64_t blk = md->kblock ? l / md->kblock : 0;
+        if (blk != sblk) {
+            scale_at(md, i, l, j, &s, fl);
+            sblk = blk;
+        }
+        *fl |= va->fl | vb->fl;
+        gv_mul(va, vb, &x, fl);
+        gv_mul(&x, &s, &t, fl);
+        switch (t.cls) {
+        case GV_NAN: sa->nan = 1; break;
+        case GV_INF:
+            if (t.neg) sa->ninf = 1;
+            else sa->pinf = 1;
+            break;
+        case GV_ZERO:
+            if (t.neg) sa->neg_zero = 1;
+            else sa->pos_zero = 1;
+            break;
+        default:
+            sa->nonzero = 1;
+            acc_add_mag(sa, t.sig, t.exp - sa->qmin, t.neg);
+        }
+    }
+    if (sa->nan || (sa->pinf && sa->ninf)) {
+        gval nan = {GV_NAN, 0, 0, 0, 0, 0};
+        if (!sa->nan) *fl |= SFP8_FLAG_INVALID;
+        return gv_round(&md->fout, &md->envout, &nan, fl);
+    }
+    if (sa->pinf || sa->ninf) {
+        gval inf = {GV_INF, (uint8_t)sa->ninf, 0, 0, 0, 0};
+        return gv_round(&md->fout, &md->envout, &inf, fl);
+    }
+    if (g->k == 0) sa->pos_zero = 1; /* the empty sum is +0 */
+    return acc_round_float(sa, &md->fa, &md->fout, &md->envout, fl);
+}
+
+/* every other model, one element, in the core */
+static uint64_t element_model(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B, ptrdiff_t bk,
+                              ptrdiff_t bp, int64_t i, int64_t j, uint8_t *fl)
+{
+    const sfp8g_model *md = g->md;
+    gval acc = {GV_ZERO, 0, 0, 0, 0, 0}, F = acc, x, s, t;
+    int aemp = 1, femp = 1;
+    for (int64_t l = 0; l < g->k; l++) {
+        const gval *va = &g->da[ld_code(A + i * am + l * ak, g->sza) & g->mask_a];
+        const gval *vb = &g->db[ld_code(B + l * bk + j * bp, g->szb) & g->mask_b];
+        uint64_t c;
+        *fl |= va->fl | vb->fl;
+        gv_mul(va, vb, &x, fl);
+        if (md->has_prod) gv_decode(&md->fp, gv_round(&md->fp, &md->envp, &x, fl), &x);
+        c = aemp ? gv_round(&md->facc, &md->envacc, &x, fl) : gv_add_round(&md->facc, &md->envacc, &acc, &x, fl);
+        gv_decode(&md->facc, c, &acc);
+        aemp = 0;
+        if (chunk_end(md, l, g->k)) {
+            if (md->kblock) scale_at(md, i, l, j, &s, fl);
+            else s = GV_ONE;
+            gv_mul(&acc, &s, &t, fl);
+            c = femp ? gv_round(&md->fprom, &md->envprom, &t, fl) : gv_add_round(&md->fprom, &md->envprom, &F, &t, fl);
+            gv_decode(&md->fprom, c, &F);
+            femp = 0;
+            aemp = 1;
+            memset(&acc, 0, sizeof acc);
+        }
+    }
+    /* S: the running sum (promotion) or the accumulator; +0 if empty */
+    x = md->promote ? F : acc;
+    if (md->kblock) s = GV_ONE;
+    else scale_at(md, i, 0, j, &s, fl);
+    gv_mul(&x, &s, &t, fl);
+    return gv_round(&md->fout, &md->envout, &t, fl);
+}
+
+/* ---- the binary64 kernel: 8-bit operands, an accumulator sfp8f_rounder
+ * covers, deterministic rounding.  Products come from a table of the generic
+ * kernel's own products (exact, or rounded into fp by the core); sums are
+ * rounded to odd at 53 bits (exact decisions for <= 51-bit formats) and then
+ * rounded by sfp8f_round_doubles; a NaN or infinity anywhere sends the block
+ * to the generic kernel. ---- */
+
+#define FB 16 /* columns per block */
+
+static double gv_double(const gval *v)
+{
+    if (v->cls == GV_ZERO) return v->neg ? -0.0 : 0.0;
+    return v->neg ? -ldexp((double)v->sig, (int)v->exp) : ldexp((double)v->sig, (int)v->exp);
+}
+
+static void double_gv(double d, gval *v)
+{
+    int e;
+    double m;
+    memset(v, 0, sizeof *v);
+    v->neg = (uint8_t)signbit(d);
+    if (d == 0) return;
+    v->cls = GV_FIN;
+    m = frexp(fabs(d), &e); /* exact: d is a finite binary64 */
+    v->sig = (uint64_t)ldexp(m, 53);
+    v->exp = (int64_t)e - 53;
+}
+
+/* 1 if the values of f (and their products with binary32 scales) are normal binary64 numbers */
+static int fast_range(const sfp8_format *f)
+{
+    if (f->bits > 16) return f == &sfp8_binary32 || (f->exp_bits == 8 && f->man_bits == 23);
+    return fmt_low(f) - 149 >= -1000 && fmt_top(f) + 129 <= 1000;
+}
+
+/* binary64 values of every code of a storage format; specials as infinity (not finite) */
+static double *double_table(const sfp8_format *f)
+{
+    uint32_t n = (uint32_t)1 << f->bits;
+    double *t = malloc(n * sizeof(double));
+    if (t)
+        for (uint32_t c = 0; c < n; c++) {
+            gval v;
+            gv_decode(f, c, &v);
+            t[c] = v.cls <= GV_FIN ? gv_double(&v) : (double)INFINITY;
+        }
+    return t;
+}
+
+static int fast_init(gctx *g)
+{
+    const sfp8g_model *md = g->md;
+    const sfp8_format *pf = md->has_prod ? &md->fp : NULL;
+    if (md->exact || md->fa.bits > 8 || md->fb.bits > 8 || !sfp8f_rounder(&md->facc, &md->envacc, &g->racc) ||
+        !sfp8f_rounder(&md->fprom, &md->envprom, &g->rprom) || !fast_range(&md->facc) || !fast_range(&md->fprom) ||
+        (pf && !fast_range(pf)) || !fast_range(&md->fa) || !fast_range(&md->fb))
+        return 0;
+    g->pt = malloc(65536 * sizeof(double));
+    g->pfl = malloc(65536);
+    g->pcat = malloc(65536);
+    if (!g->pt || !g->pfl || !g->pcat) return -1;
+    for (uint32_t a = 0; a < 256; a++)
+        for (uint32_t b = 0; b < 256; b++) {
+            const gval *va = &g->da[a & g->mask_a], *vb = &g->db[b & g->mask_b];
+            uint8_t fl = va->fl | vb->fl;
+            gval x;
+            gv_mul(va, vb, &x, &fl);
+            if (pf) gv_decode(pf, gv_round(pf, &md->envp, &x, &fl), &x);
+            g->pt[a << 8 | b] = x.cls <= GV_FIN ? gv_double(&x) : 0.0;
+            g->pcat[a << 8 | b] = x.cls > GV_FIN;
+            g->pfl[a << 8 | b] = fl;
+        }
+    if ((md->facc.bits <= 16 && !(g->accdec = double_table(&md->facc))) ||
+        (md->fprom.bits <= 16 && !(g->promdec = double_table(&md->fprom))))
+        return -1;
+    for (int s = 0; s < 2; s++) {
+        uint8_t fl = 0;
+        g->zacc[s] = (uint32_t)sfp8_round_value(&md->facc, s, 0, 0, 0, &md->envacc, &fl);
+        g->zprom[s] = (uint32_t)sfp8_round_value(&md->fprom, s, 0, 0, 0, &md->envprom, &fl);
+    }
+    return 1;
+}
+
+static inline double f32_double(uint32_t c)
+{
+    float f;
+    memcpy(&f, &c, 4);
+    return (double)f;
+}
+
+/* v[jj] = (first ? q[jj] : v[jj] + q[jj]) rounded by r; zeros by IEEE's sign
+ * rule; returns 0 if a result is not finite */
+static int fast_round(const sfp8f_rnd *r, const uint32_t *z, const double *dec, int down, int first, double *v,
+                      const double *q, int n, unsigned *fl)
+{
+    double d[FB] = {0};
+    uint32_t code[FB];
+    int ok = 1;
+    for (int jj = 0; jj < n; jj++) {
+        if (first) {
+            d[jj] = q[jj];
+        } else {
+            double s;
+            uint64_t b = sfp8f_odd_sum(v[jj], q[jj], &s);
+            memcpy(&d[jj], &b, 8);
+        }
+    }
+    *fl |= sfp8f_round_doubles(r, d, n, code);
+    for (int jj = 0; jj < n; jj++) {
+        double x;
+        if (d[jj] == 0) { /* x + y = 0: the common sign of the operands, else -0 only rounding downward */
+            int neg = first ? signbit(q[jj]) != 0
+                            : (signbit(v[jj]) != 0) == (signbit(q[jj]) != 0) ? signbit(v[jj]) != 0 : down;
+            code[jj] = z[neg];
+        }
+        x = dec ? dec[code[jj]] : f32_double(code[jj]);
+        ok &= fabs(x) <= 1.7976931348623157e308;
+        v[jj] = x;
+    }
+    return ok;
+}
+
+/* row i, columns j0 .. j0 + n - 1; 0: leave the block to the generic kernel */
+static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B, ptrdiff_t bk, ptrdiff_t bp,
+                      char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n, unsigned *flout)
+{
+    const sfp8g_model *md = g->md;
+    double acc[FB], F[FB], q[FB];
+    unsigned fl = 0, cat = 0;
+    uint8_t fl8 = 0;
+    int aemp = 1, femp = 1;
+    int down = md->envacc.rounding == SFP8_ROUND_DOWNWARD;
+    for (int64_t l = 0; l < g->k; l++) {
+        uint32_t ca = (uint32_t)*(const uint8_t *)(A + i * am + l * ak) << 8;
+        const char *brow = B + l * bk + j0 * bp;
+        for (int jj = 0; jj < n; jj++) {
+            uint32_t idx = ca | *(const uint8_t *)(brow + jj * bp);
+            q[jj] = g->pt[idx];
+            fl |= g->pfl[idx];
+            cat |= g->pcat[idx];
+        }
+        if (cat) return 0;
+        if (!fast_round(&g->racc, g->zacc, g->accdec, down, aemp, acc, q, n, &fl)) return 0;
+        aemp = 0;
+        if (chunk_end(md, l, g->k)) {
+            for (int jj = 0; jj < n; jj++) {
+                gval s = GV_ONE;
+                if (md->kblock) scale_at(md, i, l, j0 + jj, &s, &fl8);
+                q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
+            }
+            if (!fast_round(&g->rprom, g->zprom, g->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, femp, F, q,
+                            n, &fl))
+                return 0;
+            femp = 0;
+            aemp = 1;
+        }
+    }
+    for (int jj = 0; jj < n; jj++) {
+        gval s = GV_ONE, x, t;
+        double S = md->promote ? (femp ? 0.0 : F[jj]) : (aemp ? 0.0 : acc[jj]);
+        double_gv(S, &x);
+        if (!md->kblock) scale_at(md, i, 0, j0 + jj, &s, &fl8);
+        gv_mul(&x, &s, &t, &fl8);
+        st_out(O + i * om + (j0 + jj) * op, g->szo, gv_round(&md->fout, &md->envout, &t, &fl8));
+    }
+    *flout |= fl | fl8;
+    return 1;
+}
+
+static gval *decode_table(const sfp8_format *f)
+{
+    uint32_t n = (uint32_t)1 << f->bits;
+    gval *t = malloc(n * sizeof *t);
+    if (t)
+        for (uint32_t c = 0; c < n; c++) gv_decode(f, c, &t[c]);
+    return t;
+}
+
+static int out_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <= 16 ? 2 : f->bits / 8; }
+
+unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                    ptrdiff_t bk, ptrdiff_t bp, char *O, ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k,
+                    int64_t p, int use_fast)
+{
+    gctx g;
+    unsigned flags = 0;
+    int fast = 0;
+    memset(&g, 0, sizeof g);
+    g.md = md;
+    g.k = k;
+    g.sza = out_size(&md->fa);
+    g.szb = out_size(&md->fb);
+    g.szo = out_size(&md->fout);
+    g.mask_a = sfp8_code_mask(&md->fa);
+    g.mask_b = sfp8_code_mask(&md->fb);
+    g.da = decode_table(&md->fa);
+    g.db = decode_table(&md->fb);
+    if (!g.da || !g.db) goto nomem;
+    if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
+    if (use_fast && m * p > 0 && (fast = fast_init(&g)) < 0) goto nomem;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j0 = 0; j0 < p; j0 += FB) {
+            int n = p - j0 < FB ? (int)(p - j0) : FB;
+            if (fast && fast_block(&g, A, am, ak, B, bk, bp, O, om, op, i, j0, n, &flags)) continue;
+            for (int64_t j = j0; j < j0 + n; j++) {
+                uint8_t fl = 0;
+                uint64_t r = md->exact ? element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl)
+                                       : element_model(&g, A, am, ak, B, bk, bp, i, j, &fl);
+                st_out(O + i * om + j * op, g.szo, r);
+                flags |= fl;
+            }
+        }
+    goto done;
+nomem:
+    flags = SFP8G_NOMEM;
+done:
+    free(g.da);
+    free(g.db);
+    free(g.sacc);
+    free(g.pt);
+    free(g.pfl);
+    free(g.pcat);
+    free(g.accdec);
+    free(g.promdec);
+    return flags;
+}
