@@ -21,27 +21,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._context import rounding
-from ._dtypes import matmul
 from ._formats import NAMED
-from . import mx, scaling
+from . import gemm, mx, scaling
 
 E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
-FP16 = NAMED["float16"]
 
 HIDDEN = 64
 CLASSES = 3
 BATCH = 128
 LR = 0.02
 AMAX_HISTORY = 16
-FULL_STEPS, QUICK_STEPS = 400, 150
+FULL_STEPS, QUICK_STEPS = 300, 60
 TRAIN_PER_CLASS, TEST_PER_CLASS = 1000, 500
+TURNS, QUICK_TURNS = 1.5, 0.75        # --quick: an easier problem, fewer steps
 QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS = 300, 200
 DEFAULT_PNG = "softfp8-demo.png"
 
 
 # ----------------------------------------------------------------- the data ----
 
-def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = 1.5,
+def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = TURNS,
             noise: float = 0.15):
     """(x float32 (n, 2), labels int64 (n,)): ``classes`` interleaved spiral arms of
     ``turns`` turns in the unit disc, angular noise ``noise`` (radians), shuffled."""
@@ -103,16 +102,21 @@ class Recipe:
     def begin_step(self, step):
         pass
 
+    def values(self, q):
+        """float32 values of a quantised operand (see Quantised.quantize)."""
+        return q
+
     def keep(self, role, layer, exact, quantised):
         if self.record and layer == 1:
             self.errors[role] = (np.asarray(exact, np.float32).ravel(),
-                                 np.asarray(quantised, np.float32).ravel())
+                                 np.asarray(self.values(quantised), np.float32).ravel())
         return quantised
 
 
 class Quantised(Recipe):
-    """Both operands of every matmul quantised by ``quantize`` and dequantised back to
-    float32 for the matmul (``matmul`` may do better).  ``role`` is "x" (activations), "w"
+    """Both operands of every matmul quantised by ``quantize``, which returns float32
+    values (then ``matmul`` is a float32 matmul) or an object ``matmul``, ``values`` and
+    ``transpose`` understand.  ``role`` is "x" (activations), "w"
     (weights) or "g" (gradients); ``axis`` is the operand's reduction axis in that matmul
     (the axis a block format's blocks run along).  A tensor is quantised once per step and
     reused (x in the forward pass and the weight gradient, w in the forward and data
@@ -120,6 +124,7 @@ class Quantised(Recipe):
     do; block formats quantise once per reduction axis."""
 
     per_tensor = True          # the quantisation does not depend on the reduction axis
+    layers = (0, 1, 2)         # the layers whose matmuls are quantised (others: float32)
 
     def __init__(self, seed: int):
         super().__init__(seed)
@@ -142,16 +147,25 @@ class Quantised(Recipe):
     def matmul(self, a, b):
         return _mm(a, b)
 
+    def transpose(self, q):
+        return q.T
+
     def forward(self, x, w, layer):
+        if layer not in self.layers:
+            return super().forward(x, w, layer)
         qx = self.keep("activations", layer, x, self._q(x, "x", layer, 1))
         return self.matmul(qx, self._q(w, "w", layer, 0))
 
     def dgrad(self, g, w, layer):
+        if layer not in self.layers:
+            return super().dgrad(g, w, layer)
         qg = self.keep("gradients", layer, g, self._q(g, "g", layer, 1))
-        return self.matmul(qg, self._q(w, "w", layer, 1).T)
+        return self.matmul(qg, self.transpose(self._q(w, "w", layer, 1)))
 
     def wgrad(self, x, g, layer):
-        return self.matmul(self._q(x, "x", layer, 0).T, self._q(g, "g", layer, 0))
+        if layer not in self.layers:
+            return super().wgrad(x, g, layer)
+        return self.matmul(self.transpose(self._q(x, "x", layer, 0)), self._q(g, "g", layer, 0))
 
 
 class Fp8Delayed(Quantised):
@@ -159,20 +173,56 @@ class Fp8Delayed(Quantised):
     per-tensor scales from an amax history, E4M3 forward, E5M2 gradients."""
 
     name = "fp8-delayed"
-    what = ("E4M3 activations and weights, E5M2 gradients, per-tensor delayed scaling "
-            f"(amax history {AMAX_HISTORY}, max, margin 0; softfp8.scaling)")
+    what = ("E4M3 activations and weights, E5M2 gradients, per-tensor delayed "
+            "scaling (softfp8.scaling)")
 
     def __init__(self, seed: int):
         super().__init__(seed)
         self.scalers: dict = {}
 
-    def quantize(self, t, role, layer, axis):
+    def scaled(self, t, role, layer):
+        """softfp8.scaling.ScaledArray of t: codes of t * scale, the scale of its history."""
         key = (role, layer)
         if key not in self.scalers:
             self.scalers[key] = scaling.DelayedScaling(
-                margin=0, amax_history_len=AMAX_HISTORY, amax_compute_algo="max",
-                fmt=E5M2 if role == "g" else E4M3)
-        return self.scalers[key].quantize(t).dequantize(np.float32)
+                margin=0, amax_history_len=AMAX_HISTORY,
+                amax_compute_algo="max", fmt=E5M2 if role == "g" else E4M3)
+        return self.scalers[key].quantize(t)
+
+    def quantize(self, t, role, layer, axis):
+        return self.scaled(t, role, layer).dequantize(np.float32)
+
+
+class Fp8Fp16Acc(Quantised):
+    """IBM's hybrid FP8 GEMM: FP8 operands (E4M3 x E5M2 mixed in the backward pass),
+    products exact, summed in a float16 accumulator rounded to nearest after every
+    addition (softfp8.scaled_mm with softfp8.Accumulation).  The operands are scaled per
+    tensor by powers of two from their own amax (current scaling) with a margin that keeps
+    every dot product inside float16's range: |codes| <= 14 (E4M3: 448 / 2**5, E5M2:
+    57344 / 2**12), so |sum| <= 14 * 14 * 128 < 65504 for the longest dot product (the
+    batch).  Only the hidden 64 x 64 layer runs this way: its GEMMs are 94% of the
+    multiply-adds, and the bit-exact accumulation model costs about a microsecond per
+    output, which the thin first and last layers would raise by half again; those two
+    stay float32."""
+
+    name = "fp8-fp16-acc"
+    what = "E4M3 x E5M2 hidden-layer GEMMs summed in float16 (softfp8.scaled_mm + Accumulation)"
+    accumulation = gemm.Accumulation(accumulator="float16", rounding="nearest_even")
+    layers = (1,)
+
+    def quantize(self, t, role, layer, axis):
+        fmt, margin = (E5M2, 12) if role == "g" else (E4M3, 5)
+        return scaling.quantize(t, fmt, margin=margin, pow2=True)
+
+    def values(self, q):
+        return q.dequantize(np.float32)
+
+    def transpose(self, q):
+        return scaling.ScaledArray(q.codes.T, q.scale, q.fmt)
+
+    def matmul(self, a, b):
+        return gemm.scaled_mm(a.codes, b.codes, a.scale_inv, b.scale_inv,
+                              out_dtype=np.float32, accumulation=self.accumulation)
 
 
 class Block(Quantised):
@@ -193,20 +243,17 @@ class Block(Quantised):
 
 class MxFp8(Block):
     name = "mxfp8"
-    what = ("OCP MXFP8: E4M3 activations and weights, E5M2 gradients, blocks of 32 along "
-            "the reduction axis, E8M0 scales (floor rule; softfp8.mx)")
+    what = "OCP MXFP8 (softfp8.mx): E4M3 activations and weights, E5M2 gradients, blocks of 32"
 
 
 class MxFp4(Block):
     name, kinds, sr_gradients = "mxfp4", dict.fromkeys("xwg", "mxfp4"), True
-    what = ("OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients "
-            "rounded stochastically")
+    what = "OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients SR"
 
 
 class NvFp4(Block):
     name, kinds, sr_gradients = "nvfp4", dict.fromkeys("xwg", "nvfp4"), True
-    what = ("NVFP4 (E2M1, blocks of 16, UE4M3 block scales, float32 tensor scale) for every "
-            "operand, gradients rounded stochastically")
+    what = "NVFP4 (E2M1, blocks of 16, UE4M3 and float32 scales) for every operand, gradients SR"
 
 
 class WeightStore(Recipe):
@@ -231,16 +278,16 @@ class WeightStore(Recipe):
 
 class WeightsNearest(WeightStore):
     name = "e4m3-weights-rne"
-    what = "weights stored in E4M3 (no float32 copy), updates rounded to nearest even"
+    what = "weights kept only in E4M3, Adam updates rounded to nearest even"
 
 
 class WeightsStochastic(WeightStore):
     name = "e4m3-weights-sr"
-    what = "weights stored in E4M3 (no float32 copy), updates rounded stochastically"
+    what = "weights kept only in E4M3, Adam updates rounded stochastically (SR)"
     stochastic = True
 
 
-RECIPES = [Recipe, Fp8Delayed, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
+RECIPES = [Recipe, Fp8Delayed, Fp8Fp16Acc, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
 
 
 # ------------------------------------------------------------- the training ----
@@ -329,10 +376,16 @@ def train(recipe_cls, data, steps: int, seed: int) -> Result:
     return Result(recipe.name, recipe.what, loss, acc, seconds, curve, recipe.errors)
 
 
+def _sizes(quick):
+    """(training points per class, test points per class, spiral turns)"""
+    return ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS, QUICK_TURNS) if quick
+            else (TRAIN_PER_CLASS, TEST_PER_CLASS, TURNS))
+
+
 def make_data(seed: int, quick: bool = False):
-    n, nt = ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS) if quick
-             else (TRAIN_PER_CLASS, TEST_PER_CLASS))
-    return spirals(n, seed=2 * seed + 1), spirals(nt, seed=2 * seed + 2)
+    n, nt, turns = _sizes(quick)
+    return (spirals(n, seed=2 * seed + 1, turns=turns),
+            spirals(nt, seed=2 * seed + 2, turns=turns))
 
 
 def run(steps: int | None = None, seed: int = 0, quick: bool = False, recipes=None,
@@ -426,11 +479,10 @@ def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
     if not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an integer in 0..2**32-1, got {seed!r}")
-    n, nt = ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS) if quick
-             else (TRAIN_PER_CLASS, TEST_PER_CLASS))
-    out(f"softfp8 demo: a 2-{HIDDEN}-{HIDDEN}-{CLASSES} ReLU MLP on {CLASSES} spirals "
-        f"({CLASSES * n} training / {CLASSES * nt} test points, generated), Adam, batch "
-        f"{BATCH}, {steps} steps, seed {seed}")
+    n, nt, turns = _sizes(quick)
+    out(f"softfp8 demo: a 2-{HIDDEN}-{HIDDEN}-{CLASSES} ReLU MLP on {CLASSES} spirals of "
+        f"{turns} turns ({CLASSES * n} training / {CLASSES * nt} test points, generated), "
+        f"Adam, batch {BATCH}, {steps} steps, seed {seed}")
     out("")
     t0 = time.perf_counter()
     results = run(steps=steps, seed=seed, quick=quick)
@@ -438,6 +490,7 @@ def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
     out("")
     for r in results:
         out(f"  {r.recipe}: {r.what}")
+    out("  (each recipe with its source: docs/training.md, \"The demo\")")
     out("")
     out(f"total {time.perf_counter() - t0:.1f} s")
     if png is not None:
