@@ -34,6 +34,8 @@ F32_MIN_SUBNORMAL = math.ldexp(1.0, -149)
 _BIAS_MIN, _BIAS_MAX = -149, 127          # power-of-two scales that float32 holds
 _RANGE_LIMIT = 960                        # quantize: formats within 2^-960 .. 2^960
 _TINY, _HUGE = math.ldexp(1.0, -1000), math.ldexp(1.0, 1000)
+_LOW24 = np.uint64((1 << 24) - 1)
+_BIG_X, _SMALL_X = math.ldexp(1.0, 800), math.ldexp(1.0, -800)
 
 
 # --------------------------------------------------------------------------
@@ -154,9 +156,35 @@ def compute_scale(amax, fmt, margin=0, pow2=False, eps=0.0):
     a = np.asarray(amax, dtype=np.float64)
     if np.any(a < 0):
         raise ValueError(f"amax must be >= 0, got {a[a < 0].flat[0]!r}")
-    out = np.array([_scale_one(float(v), target, pow2, eps, 1.0) for v in a.flat],
-                   dtype=np.float32).reshape(a.shape)
+    out = _scales_f32(a, target, pow2, eps)
     return out[()] if out.ndim == 0 else out
+
+
+def _scales_f32(a, target, pow2, eps):
+    """compute_scale's values for an array of amaxes.  Where the amax (after eps) and the
+    target max * 2**-margin are float32 values, float32 division is the one rounding of
+    the exact quotient (IEEE 754), so NumPy computes those; the others go through
+    fractions one by one."""
+    shape = a.shape
+    with np.errstate(all="ignore"):
+        a = np.where(a < eps, eps, a).reshape(-1)
+        out = np.ones(a.shape, dtype=np.float32)           # 0, inf, NaN: 1.0
+        info = np.isfinite(a) & (a > 0)
+        t32 = np.float32(float(target))
+        slow = info
+        if np.isfinite(t32) and Fraction(float(t32)) == target:
+            a32 = a.astype(np.float32)
+            fast = info & (a32.astype(np.float64) == a) & (a32 > 0)
+            q = t32 / a32
+            q = np.where(np.isinf(q), np.float32(F32_MAX), q)
+            q = np.where(q == 0, np.float32(F32_MIN_SUBNORMAL), q)
+            if pow2:
+                q = np.ldexp(np.float32(1.0), np.frexp(q)[1] - 1).astype(np.float32)
+            out[fast] = q[fast]
+            slow = info & ~fast
+    for i in np.flatnonzero(slow):
+        out[i] = _scale_one(float(a[i]), target, pow2, 0.0, 1.0)
+    return out.reshape(shape)
 
 
 # --------------------------------------------------------------------------
@@ -175,10 +203,16 @@ def _scaled_odd(x, s):
     values beyond 2^+-1000 replaced by +-2^+-1000.  Rounding this once into a format of at
     most 16 bits gives the rounding of the exact product in every mode (SPEC §3)."""
     x, s = np.broadcast_arrays(x, s)
+    shape = x.shape
+    x, s = x.reshape(-1), s.reshape(-1)
     out = x * s                               # right for zeros, infinities and NaNs
-    m = np.isfinite(x) & (x != 0)
+    # exact already where x has at most 29 significant bits (float32 and narrower inputs
+    # included: 29 + 24 <= 53 bits) and 2^-800 <= |x| <= 2^800; the rest goes the long way
+    ax = np.abs(x)
+    m = (((x.view(np.uint64) & _LOW24) != 0) | (ax > _BIG_X) | (ax < _SMALL_X)) \
+        & (ax <= np.finfo(np.float64).max) & (ax != 0)
     if not m.any():
-        return out
+        return out.reshape(shape)
     xm, xe = np.frexp(x[m])
     sm, se = np.frexp(s[m])
     c = xm * 134217729.0                      # Veltkamp split: 26 + 26 bits
@@ -195,9 +229,8 @@ def _scaled_odd(x, s):
     v = np.ldexp(p, np.clip(t, -1010, 1010))
     v = np.where(t < -990, np.copysign(_TINY, p), v)
     v = np.where(t > 990, np.copysign(_HUGE, p), v)
-    out = out.copy()
     out[m] = v
-    return out
+    return out.reshape(shape)
 
 
 def _as_scale(scale, shape):

@@ -220,7 +220,9 @@ def _hard_inputs(fmt, scale, rng):
         hi = ref.decode(rf, int(c) + 1).value
         mid = (lo + hi) / 2
         x = float(mid / Fraction(float(scale)))          # product within 2^-53 of mid
-        vals += [x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), -x]
+        m, e = math.frexp(x)
+        x30 = math.ldexp(round(m * 2 ** 30), e - 30)     # 30 significant bits: 54-bit product
+        vals += [x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), -x, x30]
     vals += list(rng.standard_normal(40) * float(fmt.max) / float(scale))
     vals += [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e300, 1e-300, 5e-324,
              3 * float(fmt.max) / float(scale), float(fmt.min_subnormal) / float(scale) / 3]
@@ -238,7 +240,7 @@ def test_quantize_exact_given_scale_all_modes(fmt):
             sa = S.quantize(xs, fmt, scale=scale, rounding=mode)
             assert sa.codes.dtype == fmt.dtype and sa.scale == scale and sa.amax is None
             n += check_codes(sa, xs, scale, fmt, mode)
-    assert n == 4 * 6 * 211
+    assert n == 4 * 6 * 251
 
 
 def test_quantize_not_saturating_and_input_dtypes():
@@ -399,12 +401,15 @@ def test_delayed_scaling_history(algo, L):
         assert float(dl.scale) == rd.scale
         assert dl.amax_history[-1] == a and dl.amax_history[0] == 0 or L == 1
         check_codes(sa, x, sa.scale, fmt, "nearest_even")
-    # NaN amax recorded by hand: "max" skips it, "most_recent" keeps the scale
-    before = float(dl.scale)
-    dl.record(float("nan"))
-    dl.update()
-    if algo == "most_recent" or L == 1:
-        assert float(dl.scale) == before
+    # NaN amaxes recorded by hand: "max" skips them, "most_recent" keeps the scale
+    for a in (float("nan"), 0.5, float("nan")):
+        before = float(dl.scale)
+        rd.step(a)
+        dl.record(a)
+        dl.update()
+        assert float(dl.scale) == rd.scale
+        if algo == "most_recent" and a != a:
+            assert rd.scale == before
 
 
 def test_delayed_scaling_record_then_update_and_bad_args():
@@ -616,3 +621,68 @@ def test_loss_scaler_defaults_and_bad_args():
             S.LossScaler(**kw)
     with pytest.raises(TypeError, match="callable"):
         ls.step(3)
+
+
+def test_delayed_scaling_docs_table():
+    """The step-by-step table of docs/training.md (L = 2, E4M3, margin 0)."""
+    dl = S.DelayedScaling(amax_history_len=2, fmt=softfp8.e4m3)
+    rows = [(2.0, 1.0, [0, 2], 224.0), (4.0, 224.0, [0, 4], 112.0),
+            (1.0, 112.0, [0, 1], 112.0), (0.0, 112.0, [0, 0], 448.0)]
+    for a, used, hist, nxt in rows:
+        sa = dl.quantize(np.array([a, -a / 2]))
+        assert (float(sa.scale), list(dl.amax_history), float(dl.scale)) == (used, hist, nxt)
+
+
+E4 = softfp8.e4m3
+BAD = [  # (label, thunk, exception, regex naming the bad value)
+    ("quantize fmt str", lambda: S.quantize([1.0], "e4m3"), TypeError, r"'e4m3'"),
+    ("quantize x str", lambda: S.quantize(["a"], E4), TypeError, r"<U1"),
+    ("quantize rounding", lambda: S.quantize([1.0], E4, rounding="bogus"), ValueError, r"'bogus'"),
+    ("quantize seed", lambda: S.quantize([1.0], E4, rounding="stochastic", seed=-1),
+     ValueError, r"-1"),
+    ("quantize saturate", lambda: S.quantize([1.0], E4, saturate="yes"), TypeError, r"'yes'"),
+    ("quantize axis float", lambda: S.quantize([[1.0]], E4, axis=1.5), TypeError, r"1\.5"),
+    ("quantize axis repeated", lambda: S.quantize([[1.0]], E4, axis=(0, -2)), ValueError,
+     r"\(0, -2\)"),
+    ("quantize scale 0", lambda: S.quantize([1.0], E4, scale=0.0), ValueError, r"0\.0"),
+    ("quantize scale inf", lambda: S.quantize([1.0], E4, scale=np.inf), ValueError, r"inf"),
+    ("quantize wide format", lambda: S.quantize([1.0], softfp8.format(
+        exp_bits=8, man_bits=3, bias=2000)), ValueError, r"bias=2000"),
+    ("amax axis", lambda: S.amax(np.ones(3), axis=4), ValueError, r"4"),
+    ("amax nan", lambda: S.amax(np.ones(3), nan=1), TypeError, r"got 1"),
+    ("compute_scale amax str", lambda: S.compute_scale("x", E4), ValueError, r"'x'"),
+    ("compute_scale amax -2", lambda: S.compute_scale([1.0, -2.0], E4), ValueError, r"-2\.0"),
+    ("compute_scale eps nan", lambda: S.compute_scale(1.0, E4, eps=np.nan), ValueError, r"nan"),
+    ("compute_scale margin inf", lambda: S.compute_scale(1.0, E4, margin=np.inf), ValueError,
+     r"inf"),
+    ("dequantize dtype", lambda: S.quantize([1.0], E4).dequantize("bogus"), TypeError,
+     r"bogus"),
+    ("DelayedScaling len", lambda: S.DelayedScaling(amax_history_len=2.5), TypeError, r"2\.5"),
+    ("DelayedScaling algo", lambda: S.DelayedScaling(amax_compute_algo=3), TypeError, r"got 3"),
+    ("DelayedScaling margin", lambda: S.DelayedScaling(margin="2"), TypeError, r"'2'"),
+    ("DelayedScaling fmt", lambda: S.DelayedScaling(fmt="e5m2"), TypeError, r"'e5m2'"),
+    ("DelayedScaling record -1", lambda: S.DelayedScaling().record(-1.0), ValueError, r"-1\.0"),
+    ("fp8_amax_bias margin", lambda: S.fp8_amax_bias(1.0, E4, margin=0.5), TypeError, r"0\.5"),
+    ("fp8_amax_bias amax -3", lambda: S.fp8_amax_bias(-3.0, E4), ValueError, r"-3\.0"),
+    ("Fp8Amax margin", lambda: S.Fp8Amax(margin="x"), TypeError, r"'x'"),
+    ("Fp8CScale bias", lambda: S.Fp8CScale(1.5), TypeError, r"1\.5"),
+    ("select_bias family", lambda: S.select_bias(1.0, 42), ValueError, r"got 42"),
+    ("select_bias amax", lambda: S.select_bias("x", "shp"), ValueError, r"'x'"),
+    ("select_bias amax -1", lambda: S.select_bias(-1.0, "shp"), ValueError, r"-1\.0"),
+    ("select_bias subnormals", lambda: S.select_bias(1.0, "shp", subnormals="x"), ValueError,
+     r"'x'"),
+    ("BiasSelection subnormals", lambda: S.BiasSelection("shp", subnormals=None), TypeError,
+     r"None"),
+    ("LossScaler init_scale", lambda: S.LossScaler(init_scale="big"), ValueError, r"'big'"),
+    ("LossScaler init_scale inf", lambda: S.LossScaler(init_scale=np.inf), ValueError, r"inf"),
+    ("LossScaler interval", lambda: S.LossScaler(growth_interval=2.0), TypeError, r"2\.0"),
+    ("LossScaler flags", lambda: S.LossScaler(flags="overflow"), ValueError, r"'overflow'"),
+    ("LossScaleStep check str", lambda: S.LossScaleStep(1.0).check(["a"]),
+     TypeError, r"<U1"),
+]
+
+
+@pytest.mark.parametrize("label,fn,exc,pattern", BAD, ids=[r[0] for r in BAD])
+def test_bad_input_names_the_value(label, fn, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        fn()
