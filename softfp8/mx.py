@@ -19,7 +19,8 @@ import numpy as np
 
 from ._formats import NAMED, Format
 from ._formats import format as _make_format
-from ._context import get_rounding, rounding as _rounding_ctx, saturation as _saturation_ctx
+from ._context import _current, get_rounding, rounding as _rounding_ctx
+from ._context import saturation as _saturation_ctx
 from . import bits as _bits
 from . import _dtypes  # noqa: F401  (registers Format.dtype)
 
@@ -173,6 +174,8 @@ def _exact_quotient(x, d):
     xn = np.ldexp(x, 1 - e)                       # exact unless it underflows (then tiny)
     tiny = (x != 0) & (np.abs(xn) < 2.0 * _TINY)
     xs = np.where(tiny, 1.0, xn)
+    if np.all(dn == 1.0):                         # a power-of-two divisor: exact already
+        return np.where(tiny, np.copysign(_TINY, x), xs)
     with np.errstate(invalid="ignore", over="ignore"):
         q = xs / dn
         p, err = _two_prod(q, dn)
@@ -189,7 +192,8 @@ def _cast(q, fmt, rounding, seed):
     mode, saturating (OCP MX: values beyond the largest normal are clamped to it)."""
     with contextlib.ExitStack() as stack:
         if rounding is not None or seed is not None:    # else the context's mode and stream
-            stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed))
+            stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed,
+                                              sr_bits=_current().sr_bits))
         stack.enter_context(_saturation_ctx(True))
         stack.enter_context(np.errstate(over="ignore"))   # saturation is the rule here
         return q.astype(fmt.dtype)
@@ -216,7 +220,8 @@ def _f32_nearest(fr):
     f = float(fr)                                  # correctly rounded to float64
     if Fraction(f) != fr and (np.float64(f).view(np.int64) & 1) == 0:
         f = float(np.nextafter(f, np.inf if Fraction(f) < fr else -np.inf))   # to odd
-    return np.float32(f)
+    with np.errstate(over="ignore"):
+        return np.float32(f)                       # inf beyond float32: the caller refuses
 
 
 # ---------------------------------------------------------------------------------------
@@ -304,7 +309,7 @@ def quantize(x, kind, axis=-1, scale_rule=None, rounding=None, *, block=None, se
     d = np.ldexp(1.0, np.where(nan, 0, shared))[..., None]
     xq = np.where(nan[..., None], 0.0, xb)                   # a NaN block's elements: zero
     q = _exact_quotient(xq, np.broadcast_to(d, xq.shape))
-    q = q.reshape(q.shape[:-2] + (-1,))[..., :n]
+    q = q.reshape(q.shape[:-2] + (q.shape[-2] * q.shape[-1],))[..., :n]
     if k.elem == "int8":
         el = _cast_int8(q, rounding, seed)
     else:
@@ -345,7 +350,7 @@ def _quantize_nvfp4(x64, k, ax, bs, rounding, seed, tensor_scale):
     d = np.where(live, sval * float(ts), 1.0)[..., None]     # exact: 4 x 24 bits
     xq = np.where(live[..., None], xb, 0.0)                  # zero / NaN scale: zeros
     q = _exact_quotient(xq, np.broadcast_to(d, xq.shape))
-    q = q.reshape(q.shape[:-2] + (-1,))[..., :n]
+    q = q.reshape(q.shape[:-2] + (q.shape[-2] * q.shape[-1],))[..., :n]
     el = _cast(q, k.format(), rounding, seed)
     return BlockArray(np.moveaxis(el, -1, ax), np.moveaxis(sc, -1, ax), kind="nvfp4",
                       axes=(ax,), block=(bs,), tensor_scale=ts)
@@ -388,7 +393,11 @@ def quantize_tiles(x, tile=(1, 128), rounding=None, *, seed=None, fmt=None):
 def _f32_scale(amax, fmax):
     """float32 nearest to amax / fmax per tile, exactly (one rounding); 1.0 for amax 0."""
     q = _exact_quotient(amax, np.full(amax.shape, fmax))       # to odd at 53 bits
-    out = q.astype(np.float32)                                 # one more rounding: exact
+    with np.errstate(over="ignore"):
+        out = q.astype(np.float32)                             # one more rounding: exact
+    if np.any(np.isinf(out)):
+        bad = float(amax[np.isinf(out)].reshape(-1)[0])
+        raise ValueError(f"a tile's amax {bad!r} needs a scale beyond float32")
     out = np.where(amax == 0, np.float32(1.0), out)
     out = np.where((out == 0) & (amax > 0), np.float32(2.0 ** -149), out)
     return out.astype(np.float32)
@@ -402,7 +411,7 @@ def _tiles(x, axes, blk):
     pads = [(0, 0)] * len(lead) + [(0, -(-s // b) * b - s) for s, b in zip(shape[len(lead):], blk)]
     xp = np.pad(xm, pads)
     if len(axes) == 1:
-        return xp.reshape(lead + (-1, blk[0])), shape
+        return xp.reshape(lead + (xp.shape[-1] // blk[0], blk[0])), shape
     n0, n1 = xp.shape[-2] // blk[0], xp.shape[-1] // blk[1]
     xp = xp.reshape(lead + (n0, blk[0], n1, blk[1]))
     xp = np.moveaxis(xp, -3, -2)                 # (..., n0, n1, b0, b1)
@@ -412,7 +421,7 @@ def _tiles(x, axes, blk):
 def _untile(q, axes, blk, shape):
     lead = shape[:-len(axes)]
     if len(axes) == 1:
-        out = q.reshape(lead + (-1,))[..., :shape[-1]]
+        out = q.reshape(lead + (q.shape[-2] * blk[0],))[..., :shape[-1]]
     else:
         n0, n1 = q.shape[-3], q.shape[-2]
         out = q.reshape(lead + (n0, n1, blk[0], blk[1]))
