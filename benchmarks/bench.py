@@ -589,6 +589,8 @@ def main(argv=None):
                 val = (Af, Bf)
             elif kind == "sf":
                 val = (Af.astype(e4m3), Bf.astype(e4m3))
+            elif kind == "sf45":
+                val = (Af.astype(e4m3), Bf.astype(e5m2))
             elif kind == "ml":
                 val = (Af.astype(ml_e4), Bf.astype(ml_e4))
             elif kind == "t":
@@ -630,6 +632,12 @@ def main(argv=None):
         A, B = mat(sz, "t")
         return lambda: A @ B
 
+    def sf_acc(acc):   # E4M3 x E5M2 under an accumulation model, float32 results
+        def make(sz):
+            A, B = mat(sz, "sf45")
+            return lambda: softfp8.matmul(A, B, out_dtype=np.float32, accumulation=acc)
+        return make
+
     def np_mm(sz):
         A, B = mat(sz, "f32")
         return lambda: A @ B
@@ -654,6 +662,18 @@ def main(argv=None):
                 notes=["ns per multiply-add", "softfp8: A @ B",
                        "ml_dtypes: (A_ml @ B_ml).astype(float8_e4m3fn) (rounds twice)",
                        "torch: A8 @ B8"])),
+        add(Row("mm_acc16", f"matmul E4M3×E5M2 {mm_n}², float16 accumulator → float32",
+                MM(sf_acc(softfp8.Accumulation(accumulator="float16")), mm_n),
+                ref=sgemm, ref_label=f"NumPy float32 sgemm {mm_n}²",
+                notes=["ns per multiply-add",
+                       'softfp8.matmul(A, B, out_dtype=np.float32, accumulation=softfp8.Accumulation('
+                       'accumulator="float16")): every addition rounded to float16 (no peer)'])),
+        add(Row("mm_acc32p", f"matmul E4M3×E5M2 {mm_n}², float32 accumulator, promotion every 128 → float32",
+                MM(sf_acc(softfp8.Accumulation(promote_every=128)), mm_n),
+                ref=sgemm, ref_label=f"NumPy float32 sgemm {mm_n}²",
+                notes=["ns per multiply-add",
+                       "softfp8.matmul(A, B, out_dtype=np.float32, accumulation=softfp8.Accumulation("
+                       "promote_every=128)): DeepSeek-V3's promotion interval (no peer)"])),
     ]
     del mat_cache
 

@@ -185,9 +185,14 @@ typedef struct {
     int64_t k;
     /* binary64 kernel */
     double *pt;           /* 65536 products (index a << 8 | b), rounded into fp if has_prod */
+    float *ptf;           /* the same as binary32 numbers, when the accumulator is binary32 rounded
+                             to nearest even and every product and sum is a normal binary32 (or 0) */
     uint8_t *pfl, *pcat;  /* their flags; 1: NaN or infinity */
     double *accdec;       /* decodings of the accumulator's codes (NULL: binary32) */
     double *promdec;      /* decodings of the running sum's codes (NULL: binary32) */
+    /* exact model: values of every code as integers (units 2^fmt_low), flags, 1 for NaN/inf */
+    int64_t *via, *vib;
+    uint8_t *fla, *flb, *cta, *ctb;
     sfp8f_rnd racc, rprom;
     uint32_t zacc[2], zprom[2];
 } gctx;
@@ -299,8 +304,13 @@ static uint64_t element_exact(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak
         gval inf = {GV_INF, (uint8_t)sa->ninf, 0, 0, 0, 0};
         return gv_round(&md->fout, &md->envout, &inf, fl);
     }
-    if (g->k == 0) sa->pos_zero = 1; /* the empty sum is +0 */
-    return acc_round_float(sa, &md->fa, &md->fout, &md->envout, fl);
+    if (!sa->nonzero) { /* only zeros: x + x = x; +0 + -0 is an exact zero sum (-0 rounding downward) */
+        gval z = {GV_ZERO, (uint8_t)(sa->pos_zero && sa->neg_zero ? md->envout.rounding == SFP8_ROUND_DOWNWARD
+                                                                 : sa->neg_zero),
+                  0, 0, 0, 0};
+        return gv_round(&md->fout, &md->envout, &z, fl);
+    }
+    return acc_round_float(sa, &md->fa, &md->fout, &md->envout, fl); /* cancellation: -0 only rounding downward */
 }
 
 /* every other model, one element, in the core */
@@ -411,6 +421,14 @@ static int fast_init(gctx *g)
             g->pcat[a << 8 | b] = x.cls > GV_FIN;
             g->pfl[a << 8 | b] = fl;
         }
+    if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
+        (pf ? fmt_low(pf) : fmt_low(&md->fa) + fmt_low(&md->fb)) >= -126 &&
+        (pf ? fmt_top(pf) : fmt_top(&md->fa) + fmt_top(&md->fb)) <= 127) {
+        /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
+           every binary32 sum of them is a normal number or zero: no underflow */
+        if (!(g->ptf = malloc(65536 * sizeof(float)))) return -1;
+        for (uint32_t c = 0; c < 65536; c++) g->ptf[c] = (float)g->pt[c];
+    }
     if ((md->facc.bits <= 16 && !(g->accdec = double_table(&md->facc))) ||
         (md->fprom.bits <= 16 && !(g->promdec = double_table(&md->fprom))))
         return -1;
@@ -471,22 +489,58 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
     uint8_t fl8 = 0;
     int aemp = 1, femp = 1;
     int down = md->envacc.rounding == SFP8_ROUND_DOWNWARD;
-    for (int64_t l = 0; l < g->k; l++) {
-        uint32_t ca = (uint32_t)*(const uint8_t *)(A + i * am + l * ak) << 8;
-        const char *brow = B + l * bk + j0 * bp;
-        for (int jj = 0; jj < n; jj++) {
-            uint32_t idx = ca | *(const uint8_t *)(brow + jj * bp);
-            q[jj] = g->pt[idx];
-            fl |= g->pfl[idx];
-            cat |= g->pcat[idx];
+    for (int64_t l0 = 0; l0 < g->k;) {
+        int64_t l1 = md->promote && g->k - l0 > md->promote ? l0 + md->promote : g->k; /* one chunk */
+        if (g->ptf) { /* binary32, nearest even: IEEE binary32 addition, inexact by TwoSum */
+            float af[FB];
+            int inex = 0;
+            for (int64_t l = l0; l < l1; l++) {
+                uint32_t ca = (uint32_t)*(const uint8_t *)(A + i * am + l * ak) << 8;
+                const char *brow = B + l * bk + j0 * bp;
+                if (l == l0) {
+                    for (int jj = 0; jj < n; jj++) { /* exact: the product is a binary32 number */
+                        uint32_t idx = ca | *(const uint8_t *)(brow + jj * bp);
+                        af[jj] = g->ptf[idx];
+                        fl |= g->pfl[idx];
+                        cat |= g->pcat[idx];
+                    }
+                    continue;
+                }
+                for (int jj = 0; jj < n; jj++) {
+                    uint32_t idx = ca | *(const uint8_t *)(brow + jj * bp);
+                    float pv = g->ptf[idx], x = af[jj], sum = x + pv, bb = sum - x;
+                    fl |= g->pfl[idx];
+                    cat |= g->pcat[idx];
+                    inex |= ((x - (sum - bb)) + (pv - bb)) != 0;
+                    af[jj] = sum;
+                }
+            }
+            if (cat) return 0;
+            for (int jj = 0; jj < n; jj++) {
+                if (!(fabsf(af[jj]) <= 3.4028234663852886e38f)) return 0; /* overflow: the core */
+                acc[jj] = af[jj];
+            }
+            if (inex) fl |= SFP8_FLAG_INEXACT;
+        } else {
+            for (int64_t l = l0; l < l1; l++) {
+                uint32_t ca = (uint32_t)*(const uint8_t *)(A + i * am + l * ak) << 8;
+                const char *brow = B + l * bk + j0 * bp;
+                for (int jj = 0; jj < n; jj++) {
+                    uint32_t idx = ca | *(const uint8_t *)(brow + jj * bp);
+                    q[jj] = g->pt[idx];
+                    fl |= g->pfl[idx];
+                    cat |= g->pcat[idx];
+                }
+                if (cat) return 0;
+                if (!fast_round(&g->racc, g->zacc, g->accdec, down, l == l0, acc, q, n, &fl)) return 0;
+            }
         }
-        if (cat) return 0;
-        if (!fast_round(&g->racc, g->zacc, g->accdec, down, aemp, acc, q, n, &fl)) return 0;
         aemp = 0;
-        if (chunk_end(md, l, g->k)) {
+        if (md->promote) {
             for (int jj = 0; jj < n; jj++) {
                 gval s = GV_ONE;
-                if (md->kblock) scale_at(md, i, l, j0 + jj, &s, &fl8);
+                if (md->kblock) scale_at(md, i, l1 - 1, j0 + jj, &s, &fl8);
+                if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
                 q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
             }
             if (!fast_round(&g->rprom, g->zprom, g->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, femp, F, q,
@@ -495,6 +549,7 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
             femp = 0;
             aemp = 1;
         }
+        l0 = l1;
     }
     for (int jj = 0; jj < n; jj++) {
         gval s = GV_ONE, x, t;
@@ -503,6 +558,103 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
         if (!md->kblock) scale_at(md, i, 0, j0 + jj, &s, &fl8);
         gv_mul(&x, &s, &t, &fl8);
         st_out(O + i * om + (j0 + jj) * op, g->szo, gv_round(&md->fout, &md->envout, &t, &fl8));
+    }
+    *flout |= fl | fl8;
+    return 1;
+}
+
+/* ---- the exact model for 8-bit operands: integer products summed in 128
+ * bits (exact), rounded once by the core ---- */
+
+static int int_table(const gctx *g, const gval *d, uint32_t mask, const sfp8_format *f, int64_t *v, uint8_t *fl,
+                     uint8_t *cat)
+{
+    (void)g;
+    if (fmt_top(f) - fmt_low(f) > 40) return 0;
+    for (uint32_t c = 0; c < 256; c++) {
+        const gval *x = &d[c & mask];
+        int64_t m = x->cls == GV_FIN ? (int64_t)(x->sig << (x->exp - fmt_low(f))) : 0;
+        v[c] = x->neg ? -m : m;
+        fl[c] = x->fl;
+        cat[c] = x->cls > GV_FIN;
+    }
+    return 1;
+}
+
+static int exact_fast_init(gctx *g)
+{
+    const sfp8g_model *md = g->md;
+    if (!md->exact || md->kblock || md->fa.bits > 8 || md->fb.bits > 8 || g->k >= ((int64_t)1 << 40)) return 0;
+    g->via = malloc(512 * sizeof(int64_t));
+    g->fla = malloc(512);
+    g->cta = malloc(512);
+    if (!g->via || !g->fla || !g->cta) return -1;
+    g->vib = g->via + 256;
+    g->flb = g->fla + 256;
+    g->ctb = g->cta + 256;
+    return int_table(g, g->da, g->mask_a, &md->fa, g->via, g->fla, g->cta) &&
+           int_table(g, g->db, g->mask_b, &md->fb, g->vib, g->flb, g->ctb);
+}
+
+/* row i, columns j0 .. j0 + n - 1 of the exact model; 0: the generic kernel */
+static int exact_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B, ptrdiff_t bk, ptrdiff_t bp,
+                       char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n, unsigned *flout)
+{
+    const sfp8g_model *md = g->md;
+    __int128 S[FB];
+    unsigned fl = 0, cat = 0;
+    uint8_t fl8 = 0;
+    memset(S, 0, sizeof S);
+    for (int64_t l = 0; l < g->k; l++) {
+        uint8_t ca = *(const uint8_t *)(A + i * am + l * ak);
+        const char *brow = B + l * bk + j0 * bp;
+        int64_t va = g->via[ca];
+        fl |= g->fla[ca];
+        cat |= g->cta[ca];
+        for (int jj = 0; jj < n; jj++) {
+            uint8_t cb = *(const uint8_t *)(brow + jj * bp);
+            S[jj] += (__int128)va * g->vib[cb];
+            fl |= g->flb[cb];
+            cat |= g->ctb[cb];
+        }
+    }
+    if (cat) return 0;
+    for (int jj = 0; jj < n; jj++) {
+        gval s = GV_ONE;
+        int neg = S[jj] < 0, sticky = 0, bl;
+        unsigned __int128 mag = neg ? -(unsigned __int128)S[jj] : (unsigned __int128)S[jj];
+        int64_t e = fmt_low(&md->fa) + fmt_low(&md->fb);
+        uint64_t r;
+        if (g->k) scale_at(md, i, 0, j0 + jj, &s, &fl8); /* as the generic kernel: computed when used */
+        if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
+        if (mag == 0) { /* -0 only if every product is -0, or rounding downward after cancellation */
+            int nz = 0, pz = 0, mz = 0;
+            for (int64_t l = 0; l < g->k; l++) {
+                uint8_t ca = *(const uint8_t *)(A + i * am + l * ak), cb = *(const uint8_t *)(B + l * bk + (j0 + jj) * bp);
+                int zneg = g->da[ca & g->mask_a].neg ^ g->db[cb & g->mask_b].neg;
+                if (g->via[ca] && g->vib[cb]) nz = 1;
+                else if (zneg) mz = 1;
+                else pz = 1;
+            }
+            neg = nz || (pz && mz) ? md->envout.rounding == SFP8_ROUND_DOWNWARD : mz;
+            r = sfp8_round_value(&md->fout, neg, 0, 0, 0, &md->envout, &fl8);
+        } else {
+            if ((uint64_t)(mag >> 64)) {
+                if (s.sig != 1) return 0; /* a scaled sum of more than 64 bits: the generic kernel */
+            } else {
+                mag *= s.sig; /* at most 64 + 24 bits */
+            }
+            e += s.exp;
+            bl = (uint64_t)(mag >> 64) ? 64 + bitlen64((uint64_t)(mag >> 64)) : bitlen64((uint64_t)mag);
+            if (bl > 64) {
+                int sh = bl - 64;
+                sticky = (mag & (((unsigned __int128)1 << sh) - 1)) != 0;
+                mag >>= sh;
+                e += sh;
+            }
+            r = sfp8_round_value(&md->fout, neg, (uint64_t)mag, e, sticky, &md->envout, &fl8);
+        }
+        st_out(O + i * om + (j0 + jj) * op, g->szo, r);
     }
     *flout |= fl | fl8;
     return 1;
@@ -538,11 +690,12 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
     g.db = decode_table(&md->fb);
     if (!g.da || !g.db) goto nomem;
     if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
-    if (use_fast && m * p > 0 && (fast = fast_init(&g)) < 0) goto nomem;
+    if (use_fast && m * p > 0 && (fast = md->exact ? exact_fast_init(&g) : fast_init(&g)) < 0) goto nomem;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j0 = 0; j0 < p; j0 += FB) {
             int n = p - j0 < FB ? (int)(p - j0) : FB;
-            if (fast && fast_block(&g, A, am, ak, B, bk, bp, O, om, op, i, j0, n, &flags)) continue;
+            if (fast && (md->exact ? exact_block : fast_block)(&g, A, am, ak, B, bk, bp, O, om, op, i, j0, n, &flags))
+                continue;
             for (int64_t j = j0; j < j0 + n; j++) {
                 uint8_t fl = 0;
                 uint64_t r = md->exact ? element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl)
@@ -559,6 +712,10 @@ done:
     free(g.db);
     free(g.sacc);
     free(g.pt);
+    free(g.ptf);
+    free(g.via);
+    free(g.fla);
+    free(g.cta);
     free(g.pfl);
     free(g.pcat);
     free(g.accdec);

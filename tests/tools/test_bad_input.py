@@ -282,8 +282,16 @@ for arg, exc, pat in [("nope", TypeError, r"'nope'"), (42, TypeError, r"got 42")
 A2 = np.zeros((2, 2), dtype=E4.dtype)
 for label, fn, exc, pat in [
     ("matmul floats", lambda: softfp8.matmul(np.zeros((2, 2)), A2), TypeError, r"float64"),
-    ("matmul mixed formats", lambda: softfp8.matmul(A2, np.zeros((2, 2), softfp8.e5m2.dtype)),
-     TypeError, r"e4m3.*e5m2"),
+    ("matmul mixed formats, bad accumulation",
+     lambda: softfp8.matmul(A2, np.zeros((2, 2), softfp8.e5m2.dtype), accumulation="fp16"),
+     TypeError, r"'fp16'"),
+    ("matmul mixed formats, bad out_dtype",
+     lambda: softfp8.matmul(A2, np.zeros((2, 2), softfp8.e5m2.dtype), out_dtype=np.int8),
+     TypeError, r"int8"),
+    ("Accumulation promote_every", lambda: softfp8.Accumulation(promote_every=-3), ValueError,
+     r"-3"),
+    ("scaled_mm negative scale", lambda: softfp8.scaled_mm(A2, A2, -2.0, 1.0), ValueError,
+     r"-2\.0"),
     ("matmul out_dtype int8", lambda: softfp8.matmul(A2, A2, out_dtype=np.int8), TypeError,
      r"int8"),
     ("matmul out_dtype str", lambda: softfp8.matmul(A2, A2, out_dtype="bogus"), TypeError,
