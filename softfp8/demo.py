@@ -25,6 +25,7 @@ from ._formats import NAMED
 from . import gemm, mx, scaling
 
 E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
+HFP8_143, HFP8_152, HFP16 = NAMED["hfp8_143"], NAMED["hfp8_152"], NAMED["hfp16_169"]
 
 HIDDEN = 64
 CLASSES = 3
@@ -193,26 +194,26 @@ class Fp8Delayed(Quantised):
         return self.scaled(t, role, layer).dequantize(np.float32)
 
 
-class Fp8Fp16Acc(Quantised):
-    """IBM's hybrid FP8 GEMM: FP8 operands (E4M3 x E5M2 mixed in the backward pass),
-    products exact, summed in a float16 accumulator rounded to nearest after every
-    addition (softfp8.scaled_mm with softfp8.Accumulation).  The operands are scaled per
-    tensor by powers of two from their own amax (current scaling) with a margin that keeps
-    every dot product inside float16's range: |codes| <= 14 (E4M3: 448 / 2**5, E5M2:
-    57344 / 2**12), so |sum| <= 14 * 14 * 128 < 65504 for the longest dot product (the
-    batch).  Only the hidden 64 x 64 layer runs this way: its GEMMs are 94% of the
-    multiply-adds, and the bit-exact accumulation model costs about a microsecond per
-    output, which the thin first and last layers would raise by half again; those two
-    stay float32."""
+class Hfp8(Quantised):
+    """IBM's hybrid FP8 (HFP8, Sun et al. 2019, appendix A): the middle layers' GEMMs take
+    FP8 1-4-3 (bias 4) weights and activations and FP8 1-5-2 gradients, multiply them
+    exactly and accumulate in chunks of 64 products in FP16 1-6-9 (softfp8.hfp16_169),
+    the chunk sums added up in 1-6-9 too; the first and last layers stay in higher
+    precision (1-6-9 there, float32 here).  softfp8.scaled_mm with softfp8.Accumulation
+    computes the GEMMs bit-exactly, 1-4-3 x 1-5-2 mixed in the backward pass.  The MLP has
+    no batch normalisation to bring activations to the range bias 4 was chosen for, so each
+    operand gets a power-of-two scale from its own amax (current scaling; a power of two is
+    what choosing the exponent bias per tensor amounts to)."""
 
-    name = "fp8-fp16-acc"
-    what = "E4M3 x E5M2 hidden-layer GEMMs summed in float16 (softfp8.scaled_mm + Accumulation)"
-    accumulation = gemm.Accumulation(accumulator="float16", rounding="nearest_even")
+    name = "hfp8-fp16-acc"
+    what = ("IBM HFP8: hidden-layer GEMMs of 1-4-3 x 1-5-2 codes, chunks of 64 summed in "
+            "FP16 1-6-9 (scaled_mm + Accumulation)")
+    accumulation = gemm.Accumulation(accumulator=HFP16, rounding="nearest_even",
+                                     promote_every=64, promoted=HFP16)
     layers = (1,)
 
     def quantize(self, t, role, layer, axis):
-        fmt, margin = (E5M2, 12) if role == "g" else (E4M3, 5)
-        return scaling.quantize(t, fmt, margin=margin, pow2=True)
+        return scaling.quantize(t, HFP8_152 if role == "g" else HFP8_143, pow2=True)
 
     def values(self, q):
         return q.dequantize(np.float32)
@@ -287,7 +288,7 @@ class WeightsStochastic(WeightStore):
     stochastic = True
 
 
-RECIPES = [Recipe, Fp8Delayed, Fp8Fp16Acc, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
+RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
 
 
 # ------------------------------------------------------------- the training ----
