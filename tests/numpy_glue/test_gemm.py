@@ -643,3 +643,30 @@ def test_extreme_scales():
                       lambda: softfp8.scaled_mm(a, b, sa_b, sb, accumulation=acc), exp, eflags)
                 count += 1
     assert count == 24
+
+
+def test_layouts():
+    """Transposed, reversed, strided and unaligned operands give the contiguous result."""
+    rng = np.random.default_rng(8)
+    A = rand_codes(rng, E4M3, (5, 33))
+    B = rand_codes(rng, F16, (33, 18))
+    a, b = codes_array(A, E4M3), codes_array(B, F16)
+    accs = [None, softfp8.Accumulation(accumulator="float16", promote_every=8)]
+    buf = np.zeros(33 * 18 * 2 + 1, np.uint8)
+    bu = buf[1:].view(softfp8.float16.dtype).reshape(33, 18)   # unaligned 2-byte codes
+    bu[...] = b
+    variants = [
+        (np.ascontiguousarray(a.T).T, np.asfortranarray(b)),
+        (a[::-1][::-1], b[:, ::-1][:, ::-1]),
+        (np.repeat(a, 2, axis=1)[:, ::2], bu),
+    ]
+    count = 0
+    for acc in accs:
+        for fast in (0, 1):
+            want, wf = run_sf(lambda: softfp8.matmul(a, b, accumulation=acc, out_dtype=np.float32), fast)
+            for va, vb in variants:
+                got, gf = run_sf(lambda: softfp8.matmul(va, vb, accumulation=acc,
+                                                        out_dtype=np.float32), fast)
+                assert np.array_equal(raw(got), raw(want)) and gf == wf
+                count += 1
+    assert count == 12
