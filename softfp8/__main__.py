@@ -134,7 +134,7 @@ def code_class(fmt, code: int) -> str:
     sign = "-" if math.copysign(1.0, v) < 0 else "+"
     if math.isinf(v):
         return sign + "inf"
-    if e == 0:
+    if e == 0 and fmt.subnormals != "nozero":
         if m == 0:
             return sign + "zero"
         return sign + ("subnormal(flushed)" if fmt.subnormals == "flush" else "subnormal")

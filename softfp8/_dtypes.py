@@ -491,15 +491,16 @@ class finfo:
         self.bits = fmt.bits
         self.eps = fmt.eps
         self.max = fmt.max
-        self.min = -fmt.max if fmt.signed else 0.0
+        # the most negative value: 0 in unsigned formats, their smallest if they have no zero
+        self.min = -fmt.max if fmt.signed else fmt.min_normal if fmt.subnormals == "nozero" else 0.0
         self.smallest_normal = fmt.min_normal
         self.tiny = fmt.min_normal
         self.smallest_subnormal = fmt.min_subnormal
         self.epsneg = math.ldexp(1.0, -fmt.man_bits - 1)
         self.nmant = fmt.man_bits
         self.nexp = fmt.exp_bits
-        self.minexp = 1 - fmt.bias
-        top_field = (1 << fmt.exp_bits) - (2 if fmt.specials == "ieee" else 1)
+        self.minexp = 1 - fmt.bias - (fmt.subnormals == "nozero")
+        top_field = fmt._special()["max"] >> fmt.man_bits   # the exponent field of max
         self.maxexp = top_field - fmt.bias + 1
         self.precision = int(math.floor(fmt.man_bits * math.log10(2)))
         self.resolution = 10.0 ** -self.precision

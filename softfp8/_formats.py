@@ -18,7 +18,7 @@ from . import _ext, _registry
 from ._validation import FormatBase, _as_int, _choice, as_format, format_or_none  # noqa: F401
 
 SPECIALS = ("ieee", "fn", "fnuz", "none")
-SUBNORMALS = ("ieee", "tesla", "flush")
+SUBNORMALS = ("ieee", "tesla", "flush", "nozero")
 
 # context-free options of softfp8's own exact queries (decode, printing)
 _FIXED_ENV = (0, 0, 0, 32)   # nearest_even, no saturation, tininess after, 32 bits
@@ -79,9 +79,11 @@ class Format(FormatBase):
             value = {"bits": bits, "signed": signed, "exp_bits": exp_bits, "man_bits": man_bits,
                      "bias": bias, "specials": specials, "subnormals": subnormals,
                      "saturate": saturate}.get(bad, "?")
+            hint = ("; a format with no zero delivers its NaN for a zero result, so it needs "
+                    "specials 'ieee' or 'fn'") if bad == "subnormals" and subnormals == "nozero" else ""
             raise ValueError(f"invalid format {name!r}: bad {bad}={value!r} "
                              f"(exp_bits={exp_bits}, man_bits={man_bits}, signed={bool(signed)}, "
-                             f"specials={specials!r}, subnormals={subnormals!r})")
+                             f"specials={specials!r}, subnormals={subnormals!r}){hint}")
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_family", family)
         object.__setattr__(self, "_params", params)
@@ -120,7 +122,8 @@ class Format(FormatBase):
     man_bits = property(lambda self: self._params[3], doc="trailing significand bits M")
     bias = property(lambda self: self._params[4], doc="exponent bias")
     specials = property(lambda self: SPECIALS[self._params[5]], doc="'ieee', 'fn', 'fnuz' or 'none'")
-    subnormals = property(lambda self: SUBNORMALS[self._params[6]], doc="'ieee', 'tesla' or 'flush'")
+    subnormals = property(lambda self: SUBNORMALS[self._params[6]], doc="'ieee', 'tesla', 'flush' or 'nozero' "
+                          "(no zero: exponent field 0 is a normal binade, as E8M0)")
     saturate = property(lambda self: bool(self._params[7]), doc="default overflow saturation")
     params = property(lambda self: self._params, doc="the C descriptor as a tuple")
 
@@ -156,14 +159,15 @@ class Format(FormatBase):
 
     @property
     def min_normal(self):
-        """Smallest positive normal value 2^(1-bias)."""
-        return math.ldexp(1.0, 1 - self.bias)
+        """Smallest positive normal value 2^(1-bias) (2^-bias for 'nozero' formats,
+        whose exponent field 0 is a normal binade)."""
+        return math.ldexp(1.0, 1 - self.bias - (self.subnormals == "nozero"))
 
     @property
     def min_subnormal(self):
         """Smallest positive subnormal (the smallest normal where the format
         has no usable subnormals: flush formats and M = 0)."""
-        if self.man_bits == 0 or self.subnormals == "flush":
+        if self.man_bits == 0 or self.subnormals in ("flush", "nozero"):
             return self.min_normal
         shift = -self.bias if self.subnormals == "tesla" else 1 - self.bias
         return math.ldexp(1.0, shift - self.man_bits)

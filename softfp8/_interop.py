@@ -111,10 +111,14 @@ _ML_CAST: dict = {}
 def _ml_cast_format(dt):
     """The softfp8 format with exactly the codes and values of ml_dtypes float dtype
     `dt`, read from ml_dtypes.finfo and the dtype's own values, and checked on every
-    code; TypeError when softfp8 has none (float8_e8m0fnu: no zero, no sign)."""
+    code; the registry's preset where a row names the type (float8_e8m0fnu, which no
+    finfo-built format can express: no zero, no sign); TypeError when softfp8 has none."""
     import ml_dtypes
 
     dt = np.dtype(dt)
+    for name, attr in _ML_DTYPES.items():   # a preset with this ml_dtypes type (registry)
+        if dt == np.dtype(getattr(ml_dtypes, attr)):
+            return _formats.PRESETS[name]
     info = ml_dtypes.finfo(dt)
     bits = int(info.bits)
     codes = np.arange(1 << bits, dtype=np.uint8 if bits <= 8 else np.uint16)

@@ -44,6 +44,12 @@ ROWS = (
     PresetRow("float8_e4m3", "Float8_E4M3DType", ml_dtypes="float8_e4m3"),
     PresetRow("float8_e3m4", "E3M4DType", ("e3m4",), "float8_e3m4"),
     PresetRow("float8_e4m3b11fnuz", "E4M3B11FNUZDType", ("e4m3b11fnuz",), "float8_e4m3b11fnuz"),
+    # OCP MX v1.0 element formats (no inf/NaN, saturating), its E8M0 scale, NVFP4's scale
+    PresetRow("float4_e2m1fn", "Float4_E2M1FNDType", ("e2m1",), "float4_e2m1fn"),
+    PresetRow("float6_e2m3fn", "Float6_E2M3FNDType", ("e2m3",), "float6_e2m3fn"),
+    PresetRow("float6_e3m2fn", "Float6_E3M2FNDType", ("e3m2",), "float6_e3m2fn"),
+    PresetRow("float8_e8m0fnu", "Float8_E8M0FNUDType", ("e8m0",), "float8_e8m0fnu", "float8_e8m0fnu"),
+    PresetRow("ue4m3", "UE4M3DType"),
 )
 
 # the DType family of formats built by softfp8.format(...)

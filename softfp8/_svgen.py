@@ -19,7 +19,7 @@ package softfp8_pkg;
   typedef struct {
     int bits; int is_signed; int exp_bits; int man_bits; int bias;
     int specials;    // 0 ieee, 1 fn, 2 fnuz, 3 none
-    int subnormals;  // 0 ieee, 1 tesla, 2 flush
+    int subnormals;  // 0 ieee, 1 tesla, 2 flush, 3 nozero
     int saturate;    // the format's default overflow behaviour
   } sfp8_format_t;
 

@@ -39,7 +39,13 @@ enum sfp8_specials {
 enum sfp8_subnormals {
     SFP8_SUBNORMALS_IEEE  = 0, /* 2^(1-bias) * 0.m                                   */
     SFP8_SUBNORMALS_TESLA = 1, /* 2^(-bias)  * 0.m  (gap below the smallest normal)  */
-    SFP8_SUBNORMALS_FLUSH = 2  /* read as zero (denormal), tiny results flush to 0   */
+    SFP8_SUBNORMALS_FLUSH = 2, /* read as zero (denormal), tiny results flush to 0   */
+    SFP8_SUBNORMALS_NOZERO = 3 /* no zero and no subnormals: exponent field 0 is a
+                                  normal binade 2^(-bias) * 1.m (E8M0); an exact zero
+                                  result is the NaN with invalid, a non-zero value
+                                  below the smallest is delivered as the smallest with
+                                  underflow (if tiny) and inexact.  Needs a NaN code:
+                                  specials ieee or fn (docs/semantics.md) */
 };
 
 /* ---- rounding modes ---- */
@@ -87,7 +93,8 @@ enum sfp8_format_error {
     SFP8_EMAN_BITS,    /* man_bits < 0, or the scheme needs more mantissa bits      */
     SFP8_EBIAS,        /* bias outside -(2^20)..2^20                                 */
     SFP8_ESPECIALS,    /* unknown special-value scheme                               */
-    SFP8_ESUBNORMALS,  /* unknown subnormal convention                               */
+    SFP8_ESUBNORMALS,  /* unknown subnormal convention, or nozero without a NaN code
+                          (specials other than ieee / fn)                             */
     SFP8_ESATURATE     /* saturate not 0/1                                           */
 };
 /* Returns SFP8_OK or the first bad field.  Accepts storage formats only
@@ -102,6 +109,7 @@ enum sfp8_preset_id {
     SFP8_CFLOAT8_143, SFP8_CFLOAT8_152, SFP8_SHP, SFP8_UHP,
     SFP8_HFP8_143, SFP8_HFP8_152, SFP8_HFP16_169, SFP8_FLOAT16, SFP8_BFLOAT16,
     SFP8_FLOAT8_E4M3, SFP8_FLOAT8_E3M4, SFP8_FLOAT8_E4M3B11FNUZ,
+    SFP8_FLOAT4_E2M1FN, SFP8_FLOAT6_E2M3FN, SFP8_FLOAT6_E3M2FN, SFP8_FLOAT8_E8M0FNU, SFP8_UE4M3,
     SFP8_NUM_PRESETS
 };
 typedef struct sfp8_preset {

@@ -45,7 +45,7 @@ void acc_finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_
     uint32_t mag = f->is_signed ? c & ~((uint32_t)1 << (f->bits - 1)) : c;
     uint32_t ef = mag >> f->man_bits, mf = mag & (((uint32_t)1 << f->man_bits) - 1);
     int tz;
-    if (ef == 0) { /* subnormal */
+    if (ef == 0 && f->subnormals != SFP8_SUBNORMALS_NOZERO) { /* subnormal */
         *sig = mf;
         *exp = (f->subnormals == SFP8_SUBNORMALS_TESLA ? (int64_t)-f->bias : (int64_t)1 - f->bias) - f->man_bits;
     } else {

@@ -41,6 +41,12 @@ const sfp8_preset sfp8_presets[SFP8_NUM_PRESETS] = {
     {"float8_e4m3", FMT(8, 1, 4, 3, 7,   SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE,  0), 0},
     {"float8_e3m4", FMT(8, 1, 3, 4, 3,   SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE,  0), 0},
     {"float8_e4m3b11fnuz", FMT(8, 1, 4, 3, 11, SFP8_SPECIALS_FNUZ, SFP8_SUBNORMALS_IEEE, 0), 0},
+    /* OCP MX v1.0 element and scale formats (ml_dtypes' names) and NVFP4's scale */
+    {"float4_e2m1fn", FMT(4, 1, 2, 1, 1, SFP8_SPECIALS_NONE, SFP8_SUBNORMALS_IEEE, 1), 0},
+    {"float6_e2m3fn", FMT(6, 1, 2, 3, 1, SFP8_SPECIALS_NONE, SFP8_SUBNORMALS_IEEE, 1), 0},
+    {"float6_e3m2fn", FMT(6, 1, 3, 2, 3, SFP8_SPECIALS_NONE, SFP8_SUBNORMALS_IEEE, 1), 0},
+    {"float8_e8m0fnu", FMT(8, 0, 8, 0, 127, SFP8_SPECIALS_FN, SFP8_SUBNORMALS_NOZERO, 0), 0},
+    {"ue4m3",       FMT(7, 0, 4, 3, 7,   SFP8_SPECIALS_FN,   SFP8_SUBNORMALS_IEEE,  0), 0},
 };
 
 const sfp8_format sfp8_binary32 = FMT(32, 1, 8, 23, 127, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0);
@@ -76,7 +82,12 @@ int sfp8_validate(const sfp8_format *f)
     if (f->bits > 16 || f->bits != f->is_signed + f->exp_bits + f->man_bits) return SFP8_EBITS;
     if (f->bias < -(1 << 20) || f->bias > (1 << 20)) return SFP8_EBIAS;
     if (f->specials < SFP8_SPECIALS_IEEE || f->specials > SFP8_SPECIALS_NONE) return SFP8_ESPECIALS;
-    if (f->subnormals < SFP8_SUBNORMALS_IEEE || f->subnormals > SFP8_SUBNORMALS_FLUSH)
+    if (f->subnormals < SFP8_SUBNORMALS_IEEE || f->subnormals > SFP8_SUBNORMALS_NOZERO)
+        return SFP8_ESUBNORMALS;
+    /* no zero: an exact zero result is delivered as the NaN, which must exist
+       apart from the codes of the normal binades (not fnuz's "-0" code) */
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO && f->specials != SFP8_SPECIALS_IEEE &&
+        f->specials != SFP8_SPECIALS_FN)
         return SFP8_ESUBNORMALS;
     if (f->saturate != 0 && f->saturate != 1) return SFP8_ESATURATE;
     /* ieee needs a NaN code (mantissa != 0); fnuz's NaN is the negative-zero code */
@@ -153,7 +164,7 @@ static void unpack(const sfp8_format *f, uint64_t a, unpacked *u, uint8_t *flags
         u->kind = K_INF;
         return;
     }
-    if (e == 0) {
+    if (e == 0 && f->subnormals != SFP8_SUBNORMALS_NOZERO) {
         if (mant == 0) {
             u->kind = K_ZERO;
             return;
@@ -210,8 +221,11 @@ static inline uint64_t with_sign(const sfp8_format *f, int sign, uint64_t mag)
     return (sign && f->is_signed) ? (mag | sign_bit(f)) : mag;
 }
 
-static uint64_t pack_zero(const sfp8_format *f, int sign)
+/* A zero result; formats with no zero (nozero) deliver their NaN with invalid:
+ * zero is outside their value set (docs/semantics.md, "Formats with no zero"). */
+static uint64_t pack_zero(const sfp8_format *f, int sign, uint8_t *flags)
 {
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return invalid_nan(f, flags);
     if (f->specials == SFP8_SPECIALS_FNUZ) sign = 0;
     return with_sign(f, sign, 0);
 }
@@ -361,9 +375,10 @@ static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, 
                            int64_t exp, int sticky, uint8_t *flags)
 {
     const int M = f->man_bits;
-    const int64_t emin = (int64_t)1 - f->bias;
     const int nbits = sr_bits_of(env);
     int sub = f->subnormals;
+    /* the smallest normal binade: exponent field 1, or field 0 with no zero */
+    const int64_t emin = (int64_t)1 - f->bias - (sub == SFP8_SUBNORMALS_NOZERO);
     int msb = msb64(sig);
     int64_t Ex = exp + msb; /* x in [2^Ex, 2^(Ex+1)) */
     int64_t s_unb = msb - M;
@@ -386,11 +401,22 @@ static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, 
     else
         tiny = Ex < emin - 1 || (Ex == emin - 1 && !carry_u);
 
+    if (sub == SFP8_SUBNORMALS_NOZERO) {
+        /* no zero: a negative value in an unsigned format is out of the domain;
+           a non-zero magnitude below the smallest value 2^emin has no lower
+           neighbour and is delivered as the smallest in every mode (inexact,
+           underflow if tiny), as overflow saturates at the top */
+        if (sign && !f->is_signed) return invalid_nan(f, flags);
+        if (Ex < emin) {
+            *flags |= (uint8_t)(SFP8_FLAG_INEXACT | (tiny ? SFP8_FLAG_UNDERFLOW : 0));
+            return with_sign(f, sign, 0);
+        }
+    }
     if (Ex >= emin || sub == SFP8_SUBNORMALS_FLUSH) {
         int64_t field;
         if (tiny) { /* flush: only reached for flush formats */
             *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
-            return pack_zero(f, sign);
+            return pack_zero(f, sign, flags);
         }
         inexact = fu.inexact;
         field = Ex + f->bias; /* >= 1 here, or Ex == emin-1 with a carry */
@@ -432,7 +458,7 @@ static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, 
     }
     if (sign && !f->is_signed && mag != 0) return invalid_nan(f, flags);
     *flags |= out;
-    if (mag == 0) return pack_zero(f, sign);
+    if (mag == 0 && sub != SFP8_SUBNORMALS_NOZERO) return pack_zero(f, sign, flags);
     return with_sign(f, sign, mag);
 }
 
@@ -468,7 +494,7 @@ static uint64_t add_finite(const sfp8_format *f, const sfp8_env *env, int sx, ui
     } else {
         sum = gx - gy - (uint64_t)sticky; /* x - (gy + delta) = (sum) + (1 - delta) */
         if (sum == 0 && !sticky)
-            return pack_zero(f, env->rounding == SFP8_ROUND_DOWNWARD);
+            return pack_zero(f, env->rounding == SFP8_ROUND_DOWNWARD, flags);
     }
     return round_pack(f, env, sx, sum, ex, sticky, flags);
 }
@@ -503,7 +529,7 @@ static uint64_t do_add(const sfp8_format *f, uint64_t a, uint64_t b, int negate_
     }
     if (x.kind == K_ZERO && y.kind == K_ZERO) {
         int s = (x.sign == y.sign) ? x.sign : (env->rounding == SFP8_ROUND_DOWNWARD);
-        return pack_zero(f, s);
+        return pack_zero(f, s, flags);
     }
     if (x.kind == K_ZERO) return round_pack(f, env, y.sign, y.sig, y.exp, 0, flags);
     if (y.kind == K_ZERO) return round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
@@ -533,7 +559,7 @@ uint32_t sfp8_mul(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *
         if (x.kind == K_ZERO || y.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
         return (uint32_t)pack_inf(f, env, s, flags);
     }
-    if (x.kind == K_ZERO || y.kind == K_ZERO) return (uint32_t)pack_zero(f, s);
+    if (x.kind == K_ZERO || y.kind == K_ZERO) return (uint32_t)pack_zero(f, s, flags);
     return (uint32_t)round_pack(f, env, s, x.sig * y.sig, x.exp + y.exp, 0, flags);
 }
 
@@ -551,13 +577,13 @@ uint32_t sfp8_div(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *
         if (y.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
         return (uint32_t)pack_inf(f, env, s, flags);
     }
-    if (y.kind == K_INF) return (uint32_t)pack_zero(f, s);
+    if (y.kind == K_INF) return (uint32_t)pack_zero(f, s, flags);
     if (y.kind == K_ZERO) {
         if (x.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
         *flags |= SFP8_FLAG_DIVBYZERO;
         return (uint32_t)pack_inf(f, env, s, flags);
     }
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s, flags);
     /* x.sig, y.sig < 2^17: normalise y to bit 15, x to bit 77 -> q in (2^61, 2^63) */
     ny = 15 - msb64(y.sig);
     nx = 77 - msb64(x.sig);
@@ -592,7 +618,7 @@ uint32_t sfp8_sqrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     int sticky;
     unpack(f, a, &x, flags);
     if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
     if (x.sign) return (uint32_t)invalid_nan(f, flags);
     if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, 0, flags);
     /* radicand sig * 2^sh with msb near bit 120 and exp - sh even */
@@ -633,7 +659,7 @@ uint32_t sfp8_fma(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, cons
     if (x.kind == K_ZERO || y.kind == K_ZERO) {
         if (z.kind == K_ZERO) {
             int s = (sp == z.sign) ? sp : (env->rounding == SFP8_ROUND_DOWNWARD);
-            return (uint32_t)pack_zero(f, s);
+            return (uint32_t)pack_zero(f, s, flags);
         }
         return (uint32_t)round_pack(f, env, z.sign, z.sig, z.exp, 0, flags);
     }
@@ -654,7 +680,7 @@ uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a
     switch (x.kind) {
     case K_NAN: return propagate_nan(src, &x, dst, flags);
     case K_INF: return pack_inf(dst, env, x.sign, flags);
-    case K_ZERO: return pack_zero(dst, x.sign);
+    case K_ZERO: return pack_zero(dst, x.sign, flags);
     default: return round_pack(dst, env, x.sign, x.sig, x.exp, 0, flags);
     }
 }
@@ -663,7 +689,7 @@ uint32_t sfp8_from_int64(const sfp8_format *f, int64_t v, const sfp8_env *env, u
 {
     int s = v < 0;
     uint64_t m = s ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    if (m == 0) return (uint32_t)pack_zero(f, 0);
+    if (m == 0) return (uint32_t)pack_zero(f, 0, flags);
     return (uint32_t)round_pack(f, env, s, m, 0, 0, flags);
 }
 
@@ -724,11 +750,11 @@ uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *e
     unpack(f, a, &x, flags);
     if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
     if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
     if (x.exp >= 0) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
     k = round_to_integer(&x, env, &inexact, &big);
     if (inexact && exact) *flags |= SFP8_FLAG_INEXACT;
-    if (k == 0) return (uint32_t)pack_zero(f, x.sign);
+    if (k == 0) return (uint32_t)pack_zero(f, x.sign, flags);
     /* k is an integer no larger than 2^(M+1): representable, or beyond max only
        when it rounded up past max (then the overflow rules apply) */
     res = round_pack(f, env, x.sign, k, 0, 0, &scratch);
@@ -777,9 +803,9 @@ int sfp8_compare(const sfp8_format *f, uint32_t a, uint32_t b, int signaling, ui
 }
 
 /* min/max helpers: pick one operand; -0 < +0 */
-static uint64_t pick(const sfp8_format *f, const unpacked *u)
+static uint64_t pick(const sfp8_format *f, const unpacked *u, uint8_t *flags)
 {
-    if (u->kind == K_ZERO) return pack_zero(f, u->sign); /* flushed subnormals read as zero */
+    if (u->kind == K_ZERO) return pack_zero(f, u->sign, flags); /* flushed subnormals read as zero */
     return u->code;
 }
 
@@ -793,14 +819,14 @@ static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_ma
     unpack(f, b, &y, flags);
     if (number && (x.kind == K_NAN) != (y.kind == K_NAN)) {
         if (x.snan || y.snan) *flags |= SFP8_FLAG_INVALID;
-        return pick(f, x.kind == K_NAN ? &y : &x);
+        return pick(f, x.kind == K_NAN ? &y : &x, flags);
     }
     if (any_nan3(f, &x, &y, NULL, &res, flags)) return res;
     c = cmp_values(&x, &y);
     if (c == 0 && x.kind == K_ZERO && y.kind == K_ZERO && x.sign != y.sign)
         c = x.sign ? -1 : 1; /* -0 < +0 */
-    if (want_max) return pick(f, c >= 0 ? &x : &y);
-    return pick(f, c <= 0 ? &x : &y);
+    if (want_max) return pick(f, c >= 0 ? &x : &y, flags);
+    return pick(f, c <= 0 ? &x : &y, flags);
 }
 
 uint32_t sfp8_min(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
@@ -822,6 +848,7 @@ uint32_t sfp8_maxnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flag
 
 static inline int is_zero_code(const sfp8_format *f, uint64_t a)
 {
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return 0;
     return (a & (code_mask(f) >> (f->is_signed ? 1 : 0))) == 0;
 }
 
@@ -876,9 +903,13 @@ int sfp8_classify(const sfp8_format *f, uint64_t a)
 /* ------------------------------------------------------------------------ */
 
 uint32_t sfp8_max_code(const sfp8_format *f) { return (uint32_t)max_mag(f); }
-uint32_t sfp8_min_normal_code(const sfp8_format *f) { return (uint32_t)1 << f->man_bits; }
+uint32_t sfp8_min_normal_code(const sfp8_format *f)
+{
+    return f->subnormals == SFP8_SUBNORMALS_NOZERO ? 0 : (uint32_t)1 << f->man_bits;
+}
 uint32_t sfp8_min_subnormal_code(const sfp8_format *f)
 {
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return 0;
     if (f->man_bits == 0 || f->subnormals == SFP8_SUBNORMALS_FLUSH) return (uint32_t)1 << f->man_bits;
     return 1;
 }
@@ -901,13 +932,13 @@ uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
 uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
                           const sfp8_env *env, uint8_t *flags)
 {
-    if (sig == 0) return pack_zero(f, sign); /* sticky needs sig != 0 (see the header) */
+    if (sig == 0) return pack_zero(f, sign, flags); /* sticky needs sig != 0 (see the header) */
     return round_pack(f, env, sign, sig, exp, sticky && msb64(sig) >= 56, flags);
 }
 
 uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t v, const sfp8_env *env, uint8_t *flags)
 {
-    if (v == 0) return (uint32_t)pack_zero(f, 0);
+    if (v == 0) return (uint32_t)pack_zero(f, 0, flags);
     return (uint32_t)round_pack(f, env, 0, v, 0, 0, flags);
 }
 
@@ -966,13 +997,13 @@ uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8
     uint64_t res, m;
     int64_t e;
     if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, y.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, y.sign, flags);
     if (y.kind == K_INF) {
         if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
         return (uint32_t)pack_inf(f, env, y.sign, flags);
     }
     fmod_exact(&x, &y, &m, &e);
-    if (m == 0) return (uint32_t)pack_zero(f, y.sign);
+    if (m == 0) return (uint32_t)pack_zero(f, y.sign, flags);
     if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, m, e, 0, flags);
     /* Python-style: fmod + b, one rounding */
     return (uint32_t)add_finite(f, env, x.sign, m, e, y.sign, y.sig, y.exp, flags);
@@ -996,9 +1027,9 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
         return (uint32_t)pack_inf(f, env, s, flags);
     }
     if (x.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s, flags);
     if (y.kind == K_INF) {
-        if (!s) return (uint32_t)pack_zero(f, 0);
+        if (!s) return (uint32_t)pack_zero(f, 0, flags);
         return (uint32_t)round_pack(f, env, 1, 1, 0, 0, flags); /* -1 */
     }
     ny = 15 - msb64(y.sig);
@@ -1012,7 +1043,7 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
     ip = (-eq >= 64) ? 0 : q >> (-eq);
     frac = sticky || ((-eq >= 64) ? q != 0 : (q & mask64((int)-eq)) != 0);
     if (s && frac) ip += 1;
-    if (ip == 0) return (uint32_t)pack_zero(f, s);
+    if (ip == 0) return (uint32_t)pack_zero(f, s, flags);
     return (uint32_t)round_pack(f, env, s, ip, 0, 0, flags);
 }
 
@@ -1025,7 +1056,7 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
 static uint64_t pack_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                            uint8_t *flags)
 {
-    if (sig == 0) return pack_zero(f, sign);
+    if (sig == 0) return pack_zero(f, sign, flags);
     return round_pack(f, env, sign, sig, exp, 0, flags);
 }
 
@@ -1035,7 +1066,7 @@ uint32_t sfp8_fmod(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env 
     uint64_t res, m;
     int64_t e;
     if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
     if (y.kind == K_INF) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
     fmod_exact(&x, &y, &m, &e);
     return (uint32_t)pack_exact(f, env, x.sign, m, e, flags);
@@ -1052,12 +1083,12 @@ uint32_t sfp8_modf(const sfp8_format *f, uint32_t a, uint32_t *integral, const s
     }
     if (x.kind == K_INF) {
         *integral = (uint32_t)pack_inf(f, env, x.sign, flags);
-        return (uint32_t)pack_zero(f, x.sign);
+        return (uint32_t)pack_zero(f, x.sign, flags);
     }
     if (x.kind == K_ZERO || x.exp >= 0) {
-        *integral = (uint32_t)(x.kind == K_ZERO ? pack_zero(f, x.sign)
+        *integral = (uint32_t)(x.kind == K_ZERO ? pack_zero(f, x.sign, flags)
                                                 : round_pack(f, env, x.sign, x.sig, x.exp, 0, flags));
-        return (uint32_t)pack_zero(f, x.sign);
+        return (uint32_t)pack_zero(f, x.sign, flags);
     }
     ip = x.exp <= -64 ? 0 : x.sig >> -x.exp;
     fr = x.exp <= -64 ? x.sig : x.sig & mask64((int)-x.exp);
@@ -1074,7 +1105,7 @@ uint32_t sfp8_frexp(const sfp8_format *f, uint32_t a, int32_t *exponent, const s
     *exponent = 0;
     if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
     if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
     /* |x| = sig * 2^exp in [2^(e-1), 2^e): mantissa sig * 2^(-msb-1) in [0.5, 1) */
     msb = msb64(x.sig);
     *exponent = (int32_t)(x.exp + msb + 1); /* |exp| < 2^21: fits */
@@ -1092,7 +1123,7 @@ uint32_t sfp8_ldexp(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env 
     unpack(f, a, &x, flags);
     if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
     if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign);
+    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
     if (n > lim) n = lim;
     if (n < -lim) n = -lim;
     return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp + n, 0, flags);
@@ -1105,7 +1136,7 @@ uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp
     unpack(f, a, &x, flags);
     if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
     if (x.kind == K_ZERO) return h0 & (uint32_t)code_mask(f); /* h0 itself, as NumPy */
-    if (x.sign) return (uint32_t)pack_zero(f, 0);
+    if (x.sign) return (uint32_t)pack_zero(f, 0, flags);
     return (uint32_t)round_pack(f, env, 0, 1, 0, 0, flags); /* 1, or its rounding (flags) */
 }
 
@@ -1140,7 +1171,7 @@ uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *f
     if (c == 0) return (uint32_t)(b & code_mask(f));
     if (x.kind == K_ZERO) {
         sign = c > 0; /* moving down from zero: negative */
-        if (sign && !f->is_signed) return (uint32_t)pack_zero(f, 0);
+        if (sign && !f->is_signed) return (uint32_t)pack_zero(f, 0, flags);
         mag = next_mag_up(f, 0);
         *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
         if (mag >= ((uint64_t)1 << f->man_bits)) *flags &= (uint8_t)~(SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT);
@@ -1150,13 +1181,21 @@ uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *f
     mag = (x.kind == K_ZERO) ? 0 : (a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0));
     if (x.kind == K_INF) mag = exp_ones(f) << f->man_bits;
     away = (c < 0) != (sign != 0); /* moving away from zero */
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) {
+        /* every code is normal (no underflow); below +-min lies -+min (signed
+           formats: b is beyond it) -- unsigned formats cannot move below min */
+        if (!away && mag == 0) return (uint32_t)with_sign(f, !sign, 0);
+        out = away ? mag + 1 : mag - 1;
+        if (away && out > max_mag(f)) *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
+        return (uint32_t)with_sign(f, sign, out);
+    }
     out = away ? next_mag_up(f, mag) : next_mag_down(f, mag);
     if (away && out > max_mag(f)) {
         *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
         return (uint32_t)with_sign(f, sign, out);
     }
     if (out < ((uint64_t)1 << f->man_bits)) *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
-    if (out == 0) return (uint32_t)pack_zero(f, sign);
+    if (out == 0) return (uint32_t)pack_zero(f, sign, flags);
     return (uint32_t)with_sign(f, sign, out);
 }
 
@@ -1230,7 +1269,10 @@ uint32_t sfp8x_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t 
     return (uint32_t)pack_inf(f, env, sign, flags);
 }
 
-uint32_t sfp8x_zero(const sfp8_format *f, int sign) { return (uint32_t)pack_zero(f, sign); }
+uint32_t sfp8x_zero(const sfp8_format *f, int sign, uint8_t *flags)
+{
+    return (uint32_t)pack_zero(f, sign, flags);
+}
 
 uint32_t sfp8x_round(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      int sticky, uint8_t *flags)

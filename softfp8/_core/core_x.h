@@ -31,8 +31,8 @@ uint32_t sfp8x_invalid(const sfp8_format *f, uint8_t *flags);
 /* An exact infinity delivered per SPEC section 4 (no flags beyond invalid for a
  * negative infinity in an unsigned format). */
 uint32_t sfp8x_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t *flags);
-/* A signed zero (fnuz: +0). */
-uint32_t sfp8x_zero(const sfp8_format *f, int sign);
+/* A signed zero (fnuz: +0); formats with no zero: their NaN, with invalid. */
+uint32_t sfp8x_zero(const sfp8_format *f, int sign, uint8_t *flags);
 /* THE rounding routine (round_pack): magnitude (sig + sticky*delta) * 2^exp,
  * sig != 0, 0 < delta < 1; with sticky, sig must carry its msb at bit 56 or
  * above (see sfp8_round_value).  Raises overflow / underflow / inexact. */

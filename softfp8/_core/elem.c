@@ -115,7 +115,7 @@ int sfp8e_unpack1(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, u
 uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      uint8_t *flags)
 {
-    if (sig == 0) return sfp8x_zero(f, sign);
+    if (sig == 0) return sfp8x_zero(f, sign, flags);
     return sfp8x_round(f, env, sign, sig, exp, 0, flags);
 }
 
@@ -170,7 +170,7 @@ uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
     uint32_t r;
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0, flags) : sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags); /* exp(+-0) = 1 */
     top = x.exp + msb64(x.sig);                                           /* |x| in [2^top, 2^(top+1)) */
     if (top < -60) return sfp8e_perturbed(f, env, 0, 1, 0, x.sign ? -1 : 1, flags); /* 1 + x + ... */

@@ -56,7 +56,7 @@ static uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big
 /* the value of v exactly (v a finite operand) */
 static uint32_t exact_val(const sfp8_format *f, const sfp8_env *env, const sfp8x_val *v, uint8_t *flags)
 {
-    if (v->kind == SFP8X_ZERO) return sfp8x_zero(f, v->sign);
+    if (v->kind == SFP8X_ZERO) return sfp8x_zero(f, v->sign, flags);
     return sfp8e_exact(f, env, v->sign, v->sig, v->exp, flags);
 }
 
@@ -101,7 +101,7 @@ uint32_t sfp8_exp2(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     int64_t top, scale, e;
     uint64_t odd;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0, flags) : sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags);
     top = x.exp + msb64(x.sig);
     if (top >= 23) return far(f, env, 0, !x.sign, flags); /* integers beyond every range */
@@ -132,7 +132,7 @@ uint32_t sfp8_expm1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8x_inf(f, env, 0, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
+    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
     /* x != 0 dyadic: e^x - 1 is transcendental */
     top = x.exp + msb64(x.sig);
     /* expm1(x) = x + x^2/2 + ...: |x| * (1 +- 2^-61); larger magnitude for x > 0, smaller for x < 0 */
@@ -222,7 +222,7 @@ static uint32_t log_any(const sfp8_format *f, uint32_t a, const sfp8_env *env, i
     if (x.sign) return sfp8x_invalid(f, flags); /* negative, -inf included */
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
     odd_parts(&x, &odd, &e);
-    if (odd == 1 && e == 0) return sfp8x_zero(f, 0); /* log(1) = +0 in every mode */
+    if (odd == 1 && e == 0) return sfp8x_zero(f, 0, flags); /* log(1) = +0 in every mode */
     if (b == B_2 && odd == 1) return sfp8e_exact(f, env, e < 0, (uint64_t)(e < 0 ? -e : e), 0, flags);
     if (b == B_10 && e >= 1 && e <= 6) { /* 10^e = 5^e 2^e */
         uint64_t p5 = 1;
@@ -252,7 +252,7 @@ uint32_t sfp8_log1p(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     uint32_t r;
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
+    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
     if (x.kind == SFP8X_INF) return x.sign ? sfp8x_invalid(f, flags) : sfp8x_inf(f, env, 0, flags);
     top = x.exp + msb64(x.sig);
     if (x.sign && top >= 0) {
@@ -290,7 +290,7 @@ uint32_t sfp8_cbrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     int64_t e, top, q;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign);
+    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
     odd_parts(&x, &odd, &e);
     if (e == 3 * floor_div3(e)) { /* exact iff odd is a cube (odd < 2^16: root < 41) */
         uint64_t c = 1;
@@ -336,7 +336,7 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
         return sfp8x_inf(f, env, 0, flags);
     if (sfp8x_nan_operand(f, &x, &y, &r, flags)) return r;
     if (x.kind == SFP8X_INF || y.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
-    if (x.kind == SFP8X_ZERO && y.kind == SFP8X_ZERO) return sfp8x_zero(f, 0);
+    if (x.kind == SFP8X_ZERO && y.kind == SFP8X_ZERO) return sfp8x_zero(f, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, y.sig, y.exp, flags);
     if (y.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, x.sig, x.exp, flags);
     p = &x;
@@ -469,8 +469,8 @@ static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     if ((x.kind == SFP8X_INF && !x.sign) || (y.kind == SFP8X_INF && !y.sign)) return sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_INF && y.kind == SFP8X_INF) return sfp8x_inf(f, env, 1, flags); /* both -inf */
     /* logaddexp(-inf, y) = y exactly (log(1) = +0 for y = +-0) */
-    if (x.kind == SFP8X_INF) return y.kind == SFP8X_ZERO ? sfp8x_zero(f, 0) : exact_val(f, env, &y, flags);
-    if (y.kind == SFP8X_INF) return x.kind == SFP8X_ZERO ? sfp8x_zero(f, 0) : exact_val(f, env, &x, flags);
+    if (x.kind == SFP8X_INF) return y.kind == SFP8X_ZERO ? sfp8x_zero(f, 0, flags) : exact_val(f, env, &y, flags);
+    if (y.kind == SFP8X_INF) return x.kind == SFP8X_ZERO ? sfp8x_zero(f, 0, flags) : exact_val(f, env, &x, flags);
     c = val_cmp(&x, &y);
     if (c == 0 && b2) return plus_one(f, env, &x, flags);
     M = c >= 0 ? &x : &y;
@@ -651,20 +651,20 @@ uint32_t sfp8_power(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     }
     if (y.kind == SFP8X_INF) {
         int gt1; /* |x| > 1 */
-        if (x.kind == SFP8X_ZERO) return y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0);
+        if (x.kind == SFP8X_ZERO) return y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0, flags);
         if (x.kind == SFP8X_INF) gt1 = 1;
         else if (top_of(&x) == 0 && x.sig == (uint64_t)1 << msb64(x.sig)) return sfp8e_exact(f, env, 0, 1, 0, flags); /* x = -1 */
         else gt1 = top_of(&x) >= 0;
-        return gt1 != y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0);
+        return gt1 != y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0, flags);
     }
     if (x.kind == SFP8X_ZERO) {
         if (y.sign) { /* pole */
             *flags |= SFP8_FLAG_DIVBYZERO;
             return sfp8x_inf(f, env, yodd ? x.sign : 0, flags);
         }
-        return sfp8x_zero(f, yodd ? x.sign : 0);
+        return sfp8x_zero(f, yodd ? x.sign : 0, flags);
     }
-    if (x.kind == SFP8X_INF) return y.sign ? sfp8x_zero(f, x.sign && yodd) : sfp8x_inf(f, env, x.sign && yodd, flags);
+    if (x.kind == SFP8X_INF) return y.sign ? sfp8x_zero(f, x.sign && yodd, flags) : sfp8x_inf(f, env, x.sign && yodd, flags);
     /* x, y finite non-zero */
     if (x.sign) {
         if (!yint) return sfp8x_invalid(f, flags); /* negative base, non-integer exponent */

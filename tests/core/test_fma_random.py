@@ -90,10 +90,12 @@ def test_fma_random(fmt):
     exp, expf, _ = table.evaluate(idx, "nearest_even", None, "after")
     ef = expf | opfl
     assert (ef & ref.INEXACT).mean() > 0.3
-    assert (ef & ref.UNDERFLOW).any()
+    if fmt.signed:   # unsigned E8M0: a*b + c >= c >= its smallest value, never tiny
+        assert (ef & ref.UNDERFLOW).any()
     if fmt.max_value >= 2:                      # else a*b+c cannot exceed max
         assert (ef & ref.OVERFLOW).any()
-    assert sum(1 for d in table.descs if d[0] == "C") == 1
+    # an exact cancellation needs a negative term (E8M0 has none)
+    assert sum(1 for d in table.descs if d[0] == "C") == (1 if fmt.signed else 0)
     assert not failures, "\n".join(failures[:80])
 
 
@@ -103,6 +105,8 @@ def _special_codes(fmt):
     mags = {0, fmt.max_code, 1, (1 << fmt.man_bits) - 1, fmt.min_normal_code}
     one = [c for c in range(fmt.max_code + 1) if ref.decode(fmt, c).value == 1]
     mags.update(one)
+    if not fmt.signed:   # E8M0 (no sign, no zero, no subnormal): the neighbours instead
+        mags.update({2, fmt.max_code - 1} | {c + d for c in one for d in (-1, 1)})
     codes = set()
     for m in mags:
         codes.update({m, m | sb})
@@ -122,7 +126,7 @@ def test_fma_special_values(fmt):
     sfmt = ref.to_softfp8(softfp8, fmt)
     S = _special_codes(fmt)
     k = len(S)
-    assert k >= 10
+    assert k >= (10 if fmt.signed else 9)
     trip = np.array([(x, y, z) for x in S for y in S for z in S], dtype=np.int64)
     a, b, c = (trip[:, i].astype(np.uint8) for i in range(3))
     items = [ref.exact_fma(fmt, int(x), int(y), int(z)) for x, y, z in trip]

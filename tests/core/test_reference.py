@@ -389,7 +389,11 @@ def _naive_round(fmt, pts, sign, x, mode, sat, tin, R=None, N=32):
     vals = [p[0] for p in pts]
     import bisect
     i = bisect.bisect_right(vals, x) - 1
-    if i == len(vals) - 1:
+    if not fmt.signed and sign:   # (8-bit unsigned: E8M0, no zero) no negative value
+        return fmt.nan_code, INVALID
+    if i < 0:   # below the smallest value of a format with no zero: that value
+        code, inexact = pts[0][1], True
+    elif i == len(vals) - 1:
         code, inexact = fmt.max_code + 1, True
     else:
         lo, hi = pts[i], pts[i + 1]
@@ -406,7 +410,7 @@ def _naive_round(fmt, pts, sign, x, mode, sat, tin, R=None, N=32):
         if fmt.specials == "ieee":
             return (0x80 if sign else 0) | fmt.inf_code, fl
         if fmt.specials == "fn":
-            return (0x80 if sign else 0) | 0x7F, fl
+            return (0x80 if sign else 0) | fmt.mag_mask, fl
         return 0x80, fl
     fl = INEXACT if inexact else 0
     if inexact and x < fmt.min_normal:

@@ -55,6 +55,15 @@ SPECS = {
     "float8_e4m3": Spec(8, True, 4, 3, 7, "ieee", "ieee", False),
     "float8_e3m4": Spec(8, True, 3, 4, 3, "ieee", "ieee", False),
     "float8_e4m3b11fnuz": Spec(8, True, 4, 3, 11, "fnuz", "ieee", False),
+    # OCP MX v1.0 element formats (ml_dtypes' names): no inf/NaN, saturating
+    "float4_e2m1fn": Spec(4, True, 2, 1, 1, "none", "ieee", True),
+    "float6_e2m3fn": Spec(6, True, 2, 3, 1, "none", "ieee", True),
+    "float6_e3m2fn": Spec(6, True, 3, 2, 3, "none", "ieee", True),
+    # OCP MX's scale: 2^(code - 127), code 0xFF NaN, no zero (exponent field 0 is the
+    # binade 2^-127: subnormals "nozero", docs/semantics.md)
+    "float8_e8m0fnu": Spec(8, False, 8, 0, 127, "fn", "nozero", False),
+    # NVFP4's block scale: the non-negative half of E4M3 (7 bits, 0x7F NaN)
+    "ue4m3": Spec(7, False, 4, 3, 7, "fn", "ieee", False),
 }
 
 TESLA_LAYOUT = {"cfloat8_143": (8, 4, 3), "cfloat8_152": (8, 5, 2), "shp": (16, 5, 10)}
@@ -94,8 +103,8 @@ def max_fields(spec: Spec):
     allm = (1 << spec.M) - 1
     if spec.specials == "ieee":
         return top - 1, allm
-    if spec.specials == "fn":
-        return top, allm - 1
+    if spec.specials == "fn":   # with no mantissa bits, the whole top binade is the NaN
+        return (top, allm - 1) if spec.M else (top - 1, 0)
     return top, allm  # fnuz, none
 
 
@@ -110,10 +119,13 @@ def max_code(spec: Spec) -> int:
 
 
 def min_normal(spec: Spec) -> Fraction:
-    return pow2(1 - spec.bias)
+    # "nozero": the exponent field 0 holds the smallest normal binade 2^-bias
+    return pow2(-spec.bias) if spec.subnormals == "nozero" else pow2(1 - spec.bias)
 
 
 def min_subnormal(spec: Spec) -> Fraction:
+    if spec.subnormals == "nozero":
+        return min_normal(spec)
     if spec.subnormals == "tesla":
         return pow2(-spec.bias - spec.M)
     return pow2(1 - spec.bias - spec.M)
@@ -123,8 +135,8 @@ def canonical_nan(spec: Spec) -> int:
     if spec.specials == "ieee":
         top = (1 << spec.E) - 1
         return (top << spec.M) | (1 << (spec.M - 1))
-    if spec.specials == "fn":
-        return (1 << (spec.bits - 1)) - 1
+    if spec.specials == "fn":   # all ones below the sign bit (all ones if unsigned)
+        return code_mask(spec) & ~sign_bit(spec)
     if spec.specials == "fnuz":
         return 1 << (spec.bits - 1)
     raise ValueError("no NaN in a 'none' format")
@@ -152,7 +164,7 @@ def classify(spec: Spec, code: int) -> str:
         return "qnan"
     if spec.specials == "fnuz" and code == sbit:
         return "qnan"
-    if ef == 0:
+    if ef == 0 and spec.subnormals != "nozero":
         return "zero" if mf == 0 else "sub"
     return "normal"
 
@@ -175,7 +187,7 @@ def decode(spec: Spec, code: int, literal_flush: bool = False):
     mag = code & ~sign_bit(spec) if spec.signed else code
     ef = mag >> spec.M
     mf = mag & ((1 << spec.M) - 1)
-    if ef == 0:
+    if ef == 0 and spec.subnormals != "nozero":
         if mf == 0:
             return ("num", sign, Fraction(0))
         if spec.subnormals == "tesla":
@@ -231,7 +243,7 @@ def _format_neighbours(spec: Spec, mag: Fraction):
     """Neighbours of mag among the real values of the format (the grid above
     max finite continues with the unbounded exponent range)."""
     mn = min_normal(spec)
-    if mag >= mn or spec.subnormals == "flush":
+    if mag >= mn or spec.subnormals in ("flush", "nozero"):
         return _unbounded_neighbours(spec, mag)
     if spec.subnormals == "ieee":
         sp = pow2(1 - spec.bias - spec.M)
@@ -280,6 +292,7 @@ def encode_finite(spec: Spec, sign: int, mag: Fraction) -> int:
     """Code of a value of the format (0 <= mag <= max), with sign."""
     mn = min_normal(spec)
     if mag == 0:
+        assert spec.subnormals != "nozero"
         c = 0
     elif mag < mn:
         if spec.subnormals == "tesla":
@@ -319,11 +332,19 @@ def round_value(spec: Spec, sign: int, mag: Fraction, mode: str = "nearest_even"
     assert mag >= 0
     sat = spec.specials == "none" or (spec.saturate if saturate is None else bool(saturate))
     flags = 0
+    nozero = spec.subnormals == "nozero"
     if mag == 0:
+        if nozero:   # zero is not in the value set: the NaN, invalid
+            return canonical_nan(spec), INVALID
         return encode_finite(spec, sign if spec.signed else 0, mag), 0
+    if nozero and sign and not spec.signed:
+        return canonical_nan(spec), INVALID
     mn = min_normal(spec)
     ub = _pick(mag, *_unbounded_neighbours(spec, mag), mode, sign, sr_bits, R)
     tiny = (mag < mn) if tininess == "before" else (ub < mn)
+    if nozero and mag < mn:
+        # below the smallest value there is no neighbour: the smallest, in every mode
+        return encode_finite(spec, sign, mn), INEXACT | (UNDERFLOW if tiny else 0)
     if spec.subnormals == "flush":
         if tiny:
             r = Fraction(0)

@@ -643,6 +643,9 @@ def _round_finite(fmt, sign, sig, ex, sticky, mode, saturate, tininess, Rb, N):
     s = (63 - M) + np.maximum(0, emin - ex)
     I, rel, exact, fsn = _frac(sig, s, sticky)
     lo = ((np.maximum(ex, emin) - emin) << M) + I
+    nozero = fmt.subnormals == "nozero"
+    if nozero:   # binade emin is exponent field 0 (code magnitudes from 0), not field 1
+        lo = lo - (1 << M)
     hi = lo + 1
     if fmt.subnormals == "tesla":
         # below 2**emin: units u = 2**(emin - M - 1); the gap between (2**M - 1)u and 2**emin
@@ -682,6 +685,9 @@ def _round_finite(fmt, sign, sig, ex, sticky, mode, saturate, tininess, Rb, N):
     mag = np.where(up, hi, lo)
     tiny = tiny_b if tininess == "before" else tiny_b & ~up_u
     flags = np.where(exact, 0, INEXACT | np.where(tiny, UNDERFLOW, 0))
+    if nozero:   # no zero, no subnormal: below 2**emin the smallest value, every mode
+        mag = np.where(tiny_b, 0, mag)
+        flags = np.where(tiny_b, INEXACT | np.where(tiny, UNDERFLOW, 0), flags)
     if fmt.subnormals == "flush":
         fz = tiny_b & tiny
         fnorm = tiny_b & ~tiny
@@ -699,7 +705,7 @@ def _round_finite(fmt, sign, sig, ex, sticky, mode, saturate, tininess, Rb, N):
     if fmt.specials == "fnuz" or not fmt.signed:
         code = np.where(mag == 0, 0, code)
     if not fmt.signed:
-        neg = sign & ((mag != 0) | ovf)
+        neg = sign & ((mag != 0) | ovf | nozero)
         code = np.where(neg, fmt.nan_code, code)
         flags = np.where(neg, INVALID, flags)
     return code, flags
@@ -739,6 +745,9 @@ def deliver(fmt, rec, mode="nearest_even", saturate=None, tininess="after", Rb=N
     Z = k == "Z"
     zsign = sbit if fmt.signed and fmt.specials != "fnuz" else 0
     code = np.where(Z, zsign, code)
+    if fmt.subnormals == "nozero":   # an exact zero is outside the value set
+        code = np.where(Z, fmt.nan_code, code)
+        flags = np.where(Z, INVALID, flags)
     Ii = k == "I"
     if Ii.any():
         if _sat(fmt, saturate):

@@ -56,6 +56,11 @@ Decisions where SPEC.md (and IEEE 754) leave room -- each is checked by the test
   (flushes) to zero is +0 with the usual flags; -0 is +0.
 * `none` formats ignore saturate=False (they always saturate).
 * A `flush` format's smallest subnormal (SPEC §6 property) is its smallest normal.
+* `nozero` formats (E8M0; docs/semantics.md "Formats with no zero"): exponent field 0
+  is the normal binade 2^-bias; there is no zero and no subnormal.  An exact zero
+  result is the canonical NaN with `invalid`; a negative result in an unsigned one is
+  the NaN with `invalid` only; a non-zero magnitude below 2^-bias is delivered as
+  2^-bias (every mode) with `inexact`, plus `underflow` if tiny.
 """
 
 from __future__ import annotations
@@ -98,7 +103,7 @@ class Fmt:
                  subnormals, saturate):
         if specials not in ("ieee", "fn", "fnuz", "none"):
             raise ValueError(specials)
-        if subnormals not in ("ieee", "tesla", "flush"):
+        if subnormals not in ("ieee", "tesla", "flush", "nozero"):
             raise ValueError(subnormals)
         if bits != exp_bits + man_bits + (1 if signed else 0):
             raise ValueError("inconsistent bit counts for %s" % name)
@@ -114,11 +119,15 @@ class Fmt:
         self.subnormals = subnormals
         self.saturate = bool(saturate)
         M, E = man_bits, exp_bits
-        self.emin = 1 - bias                       # exponent of the smallest normal
-        self.qmin = 1 - bias - M                   # quantum of binade emin (ieee subnormal quantum)
+        nozero = subnormals == "nozero"
+        if nozero and specials not in ("ieee", "fn"):
+            raise ValueError("a format with no zero needs a NaN (specials ieee or fn)")
+        # the smallest normal binade is exponent field 1, or field 0 with no zero
+        self.emin = (0 if nozero else 1) - bias    # exponent of the smallest normal
+        self.qmin = self.emin - M                  # quantum of binade emin (ieee subnormal quantum)
         self.sign_bit = (1 << (bits - 1)) if signed else 0
         self.mag_mask = (1 << (E + M)) - 1
-        self.min_normal_code = 1 << M
+        self.min_normal_code = 0 if nozero else 1 << M
         self.qnan_bit = (1 << (M - 1)) if M > 0 else 0
         all_ones_exp = ((1 << E) - 1) << M
         if specials == "ieee":
@@ -126,7 +135,8 @@ class Fmt:
             self.inf_code = all_ones_exp
             self.nan_code = all_ones_exp | self.qnan_bit       # positive quiet NaN
         elif specials == "fn":
-            self.max_code = self.mag_mask - 1
+            # S.1..1.1..1 is the NaN; with M = 0 that is the whole top binade
+            self.max_code = self.mag_mask - 1 if M else all_ones_exp - 1
             self.inf_code = None
             self.nan_code = self.mag_mask                       # S.1..1.1..1, sign 0
         elif specials == "fnuz":
@@ -169,7 +179,7 @@ class Fmt:
     def min_subnormal(self):
         # a `flush` format stores no subnormal: its smallest positive value is the
         # smallest normal (our decision; SPEC §6 does not say)
-        if self.man_bits == 0 or self.subnormals == "flush":
+        if self.man_bits == 0 or self.subnormals in ("flush", "nozero"):
             return self.min_normal
         q = self.qmin - 1 if self.subnormals == "tesla" else self.qmin
         return Fraction(2) ** q
@@ -199,6 +209,14 @@ PRESET_TABLE = {
     "float8_e4m3":        (8, True, 4, 3, 7, "ieee", "ieee", False),
     "float8_e3m4":        (8, True, 3, 4, 3, "ieee", "ieee", False),
     "float8_e4m3b11fnuz": (8, True, 4, 3, 11, "fnuz", "ieee", False),
+    # OCP MX v1.0 (ml_dtypes' names): FP4 / FP6 elements, finite only and saturating
+    "float4_e2m1fn": (4, True, 2, 1, 1, "none", "ieee", True),
+    "float6_e2m3fn": (6, True, 2, 3, 1, "none", "ieee", True),
+    "float6_e3m2fn": (6, True, 3, 2, 3, "none", "ieee", True),
+    # the MX scale E8M0: unsigned, 2^(code-127), 0xFF NaN, no zero
+    "float8_e8m0fnu": (8, False, 8, 0, 127, "fn", "nozero", False),
+    # NVFP4's scale: E4M3 without its sign bit (7 bits; 0x7F NaN)
+    "ue4m3": (7, False, 4, 3, 7, "fn", "ieee", False),
 }
 # Tesla families: (bits, signed, exp_bits, man_bits, specials, default saturate); bias 0..63
 FAMILY_TABLE = {
@@ -221,6 +239,11 @@ SPEC_MAX = {
     "float8_e4m3": Fraction(240),
     "float8_e3m4": Fraction(31, 2),
     "float8_e4m3b11fnuz": Fraction(30),
+    "float4_e2m1fn": Fraction(6),
+    "float6_e2m3fn": Fraction(15, 2),
+    "float6_e3m2fn": Fraction(28),
+    "float8_e8m0fnu": Fraction(2) ** 127,
+    "ue4m3": Fraction(448),
 }
 SPEC_FAMILY_MAX = {
     "cfloat8_143": lambda b: Fraction(15, 8) * Fraction(2) ** (15 - b),
@@ -326,7 +349,7 @@ def _operand(fmt, code):
         return ("N", sign, 0, 0, False, False)
     if sp == "fnuz" and code == fmt.sign_bit:
         return ("N", 0, 0, 0, False, False)
-    if ex == 0:
+    if ex == 0 and fmt.subnormals != "nozero":
         if m == 0:
             return ("Z", sign, 0, 0, False, False)
         if fmt.subnormals == "flush":
@@ -519,11 +542,15 @@ def analyze(fmt, mag):
     emin = fmt.emin
     k = _ilog2(mag)
     tiny_b = k < emin
-    if not tiny_b or fmt.subnormals == "ieee":
+    nozero = fmt.subnormals == "nozero"
+    if nozero and tiny_b:   # below the smallest value: delivered as it (_select)
+        lo, hi, rel, exact, lo_even, fsn = 0, 0, 0, False, True, 0
+    elif not tiny_b or fmt.subnormals == "ieee":
         q = (k if k >= emin else emin) - M
         F, ex = _floor_scaled(mag, _P - q)
         fr = F & _PMASK
-        lo = ((q - fmt.qmin) << M) + (F >> _P)
+        # binade emin starts at code magnitude 2^M (field 1), or 0 with no zero (field 0)
+        lo = ((q - fmt.qmin) << M) + (F >> _P) - ((1 << M) if nozero else 0)
         hi = lo + 1
         rel = _relf(fr, ex)
         exact = fr == 0 and ex
@@ -561,7 +588,8 @@ def analyze(fmt, mag):
             fr = F & _PMASK
             rel_u = _relf(fr, ex)
             exact_u = fr == 0 and ex
-            lo_even_u = not (((1 << M) - 1) & 1)
+            # the largest code of binade emin-1 (field 0, or -1 with no zero: odd)
+            lo_even_u = not (((1 << M) - 1) & 1) if not nozero else False
             fsn_u = fr >> (_P - 32)
     return (lo, hi, rel, exact, lo_even, fsn, tiny_b, ub_top, rel_u, exact_u, lo_even_u, fsn_u)
 
@@ -615,6 +643,13 @@ def _sat(fmt, saturate):
 def _select(fmt, sign, A, mode, saturate, tininess, R=None, N=32):
     lo, hi, rel, exact, lo_even, fsn, tiny_b, ub_top, rel_u, exact_u, lo_even_u, fsn_u = A
     ovf = False
+    if fmt.subnormals == "nozero":
+        if sign and not fmt.signed:
+            return fmt.nan_code, INVALID
+        if tiny_b:
+            tiny = tininess == "before" or not (
+                ub_top and _decide(mode, sign, rel_u, exact_u, lo_even_u, fsn_u, R, N))
+            return (fmt.sign_bit if sign else 0), INEXACT | (UNDERFLOW if tiny else 0)
     if fmt.subnormals == "flush" and tiny_b:
         if tininess == "after" and ub_top and _decide(mode, sign, rel_u, exact_u, lo_even_u,
                                                       fsn_u, R, N):
@@ -643,6 +678,13 @@ def _select(fmt, sign, A, mode, saturate, tininess, R=None, N=32):
     return (fmt.sign_bit if sign else 0) | mag, flags
 
 
+def _zero_result(fmt, sign):
+    """(code, flags) of an exact zero result: none exists in a `nozero` format."""
+    if fmt.subnormals == "nozero":
+        return fmt.nan_code, INVALID
+    return _zero(fmt, sign), 0
+
+
 def _zero(fmt, sign):
     if sign and fmt.signed and fmt.specials != "fnuz":
         return fmt.sign_bit
@@ -669,9 +711,9 @@ def deliver(fmt, desc, mode="nearest_even", saturate=None, tininess="after", R=N
     if kind == "F":
         return _select(fmt, desc[1], analyze(fmt, desc[2]), mode, saturate, tininess, R, N)
     if kind == "Z":
-        return _zero(fmt, desc[1]), 0
+        return _zero_result(fmt, desc[1])
     if kind == "C":
-        return _zero(fmt, 1 if mode == "downward" else 0), 0
+        return _zero_result(fmt, 1 if mode == "downward" else 0)
     if kind == "I":
         sign = desc[1]
         if not fmt.signed and sign:
@@ -1012,6 +1054,9 @@ class Table:
         else:
             tiny = tiny_b & ~up_u
         flags = np.where(exact, 0, INEXACT | np.where(tiny, UNDERFLOW, 0)).astype(np.int64)
+        if fmt.subnormals == "nozero":   # below the smallest: the smallest (code 0)
+            mag = np.where(tiny_b, 0, mag)
+            flags = np.where(tiny_b, INEXACT | np.where(tiny, UNDERFLOW, 0), flags)
         if fmt.subnormals == "flush":
             fl_zero = tiny_b & tiny
             fl_norm = tiny_b & ~tiny
@@ -1045,7 +1090,7 @@ class Table:
         if fmt.specials == "fnuz" or not fmt.signed:
             code = np.where(mag == 0, 0, code)
         if not fmt.signed:
-            neg = sign & ((mag != 0) | ovf)
+            neg = sign & ((mag != 0) | ovf | (fmt.subnormals == "nozero"))
             code = np.where(neg, fmt.nan_code, code)
             flags = np.where(neg, INVALID, flags)
         return code, flags.astype(np.uint8)

@@ -23,7 +23,7 @@ from softfp8.__main__ import _presets, code_class, fmt_code, main, parse_code
 def test_registry_joins_the_c_table():
     rows = [r.name for r in _registry.ROWS]
     c_names = list(_formats._PRESET_ROWS)
-    assert sorted(rows) == sorted(c_names) and len(rows) == len(set(rows)) == 16
+    assert sorted(rows) == sorted(c_names) and len(rows) == len(set(rows)) == 21
     assert set(_formats.PRESETS) | set(_formats.FAMILIES) == set(rows)
     assert set(_formats.FAMILIES) == {"cfloat8_143", "cfloat8_152", "shp"}
 
@@ -38,7 +38,7 @@ def test_every_name_is_a_module_attribute_and_exported():
             assert softfp8.lookup(alias) is obj or isinstance(obj, softfp8.TeslaFamily)
             names += 1
         names += 1
-    assert names == 16 + 6
+    assert names == 21 + 10
     # __all__ names exist and are unique
     assert len(softfp8.__all__) == len(set(softfp8.__all__))
     assert all(hasattr(softfp8, n) for n in softfp8.__all__)
@@ -56,7 +56,7 @@ def test_dtype_class_names_from_the_registry():
 def test_interop_tables_from_the_registry():
     assert _interop._ML_DTYPES == {r.name: r.ml_dtypes for r in _registry.ROWS if r.ml_dtypes}
     assert _interop._TORCH == {r.name: r.torch for r in _registry.ROWS if r.torch}
-    assert len(_interop._ML_DTYPES) == 8 and len(_interop._TORCH) == 6
+    assert len(_interop._ML_DTYPES) == 12 and len(_interop._TORCH) == 7
 
 
 def test_cli_formats_from_the_registry():
@@ -102,7 +102,7 @@ def test_promotion_ranks_are_the_value_sets():
             vals += [np.ldexp(base, -b) for b in range(64)]
         assert _dtypes._FLOAT_RANK[fam] == _independent_rank(np.concatenate(vals)), fam
         checked += 1
-    assert checked == 16
+    assert checked == 21
     assert _dtypes._FLOAT_RANK["format"] == 0
     # and they drive class-level promotion with NumPy floats
     assert np.result_type(softfp8.float8_e3m4.dtype, np.float16) == np.float16

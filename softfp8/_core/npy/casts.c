@@ -676,11 +676,10 @@ static PyArrayMethod_Spec *new_cast_spec(PyArray_DTypeMeta *from, PyArray_DTypeM
 
 /* ml_dtypes' float types (when ml_dtypes is installed; it is imported when
    the DType classes are made, since NumPy 2.4 adds casts only with a new
-   DType).  float8_e8m0fnu (no zero, no sign) has no softfp8 format; int
-   types are not floats. */
+   DType).  int types are not floats. */
 static const char *const ML_NAMES[] = {
     "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz",
-    "float8_e4m3", "float8_e3m4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+    "float8_e4m3", "float8_e3m4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e8m0fnu",
 };
 #define N_ML (sizeof(ML_NAMES) / sizeof(ML_NAMES[0]))
 static PyArray_DTypeMeta *ml_dtypes_cls[N_ML];

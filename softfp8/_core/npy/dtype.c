@@ -428,7 +428,10 @@ static int get_constant(PyArray_Descr *descr, int id, void *data)
     uint32_t c;
     npy_intp iv;
     switch (id) {
-    case NPY_CONSTANT_zero: c = 0; break;
+    case NPY_CONSTANT_zero: /* formats with no zero (E8M0) have none to give */
+        if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return 0;
+        c = 0;
+        break;
     case NPY_CONSTANT_one: if (!exact_value(f, 1, 0, &c)) return 0; break;
     case NPY_CONSTANT_finfo_radix: if (!exact_value(f, 1, 1, &c)) return 0; break;
     case NPY_CONSTANT_finfo_eps: if (!exact_value(f, 1, -(int64_t)f->man_bits, &c)) return 0; break;
@@ -452,9 +455,11 @@ static int get_constant(PyArray_Descr *descr, int id, void *data)
         c = sfp8_default_nan(f);
         break;
     case NPY_CONSTANT_finfo_nmant: iv = f->man_bits; goto integer;
-    case NPY_CONSTANT_finfo_min_exp: iv = 1 - (npy_intp)f->bias; goto integer;
-    case NPY_CONSTANT_finfo_max_exp:
-        iv = ((npy_intp)1 << f->exp_bits) - (f->specials == SFP8_SPECIALS_IEEE ? 2 : 1) - f->bias + 1;
+    case NPY_CONSTANT_finfo_min_exp: /* the exponent of the smallest normal, + 1 */
+        iv = 1 - (npy_intp)f->bias - (f->subnormals == SFP8_SUBNORMALS_NOZERO);
+        goto integer;
+    case NPY_CONSTANT_finfo_max_exp: /* the exponent field of max, unbiased, + 1 */
+        iv = (npy_intp)(sfp8_max_code(f) >> f->man_bits) - f->bias + 1;
         goto integer;
     case NPY_CONSTANT_finfo_decimal_digits: iv = (npy_intp)f->man_bits * 30103 / 100000; goto integer;
     default: return 0;

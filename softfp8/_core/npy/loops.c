@@ -141,7 +141,11 @@ static int add_initial(PyArrayMethod_Context *context, npy_bool reduction_is_emp
     const sfp8_format *f = descr_fmt(context->descriptors[0]);
     uint8_t fl = 0;
     sfp8_env env = {SFP8_ROUND_NEAREST_EVEN, 1, 0, 32, 0};
-    uint32_t z = sfp8_from_int64(f, 0, &env, &fl);
+    uint32_t z;
+    /* a format with no zero (E8M0) has no identity: NumPy starts from the first
+       element (an empty sum is an error, as for a ufunc without identity) */
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return 0;
+    z = sfp8_from_int64(f, 0, &env, &fl);
     if (!reduction_is_empty) z = sfp8_neg(f, z); /* -0 is the identity (fnuz/unsigned keep +0) */
     store_code(initial, f->bits <= 8 ? 1 : 2, z);
     return 1;
