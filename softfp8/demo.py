@@ -15,6 +15,7 @@ times.
 """
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -473,6 +474,11 @@ def write_png(results, path: str) -> bool:
     return True
 
 
+def _progress(result):
+    """A line on a terminal's stderr per trained recipe (the table comes at the end)."""
+    print(f"  trained {result.recipe} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
+
+
 def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
     """The ``softfp8 demo`` command."""
     steps = (QUICK_STEPS if quick else FULL_STEPS) if steps is None else steps
@@ -486,7 +492,8 @@ def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
         f"Adam, batch {BATCH}, {steps} steps, seed {seed}")
     out("")
     t0 = time.perf_counter()
-    results = run(steps=steps, seed=seed, quick=quick)
+    results = run(steps=steps, seed=seed, quick=quick,
+                  progress=_progress if sys.stderr.isatty() else None)
     out(table(results))
     out("")
     for r in results:
