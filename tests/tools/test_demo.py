@@ -21,10 +21,11 @@ RECIPES = [r.name for r in demo.RECIPES]
 ROW = re.compile(r"^(\S+)\s+(\d+\.\d{4})\s+(\d+\.\d)%\s+(-|[+-]\d+\.\d pt)\s+(\d+\.\d) s$")
 
 
-def run_demo(*args, cwd, ok=True):
+def run_demo(*args, cwd, ok=True, **env_vars):
     pkg_parent = str(Path(softfp8.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [pkg_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        [pkg_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        **env_vars)
     proc = subprocess.run([sys.executable, "-m", "softfp8", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
@@ -78,6 +79,15 @@ def test_same_seed_same_table(quick_runs):
     (a, b), _ = quick_runs
     strip = [[r[:4] for r in parse_table(out)] for out in (a, b)]   # all but the times
     assert strip[0] == strip[1]
+
+
+def test_fast_paths_do_not_change_the_table(tmp_path):
+    # the fast paths are bit-identical to the exact core, so every recipe trains the same
+    tables = [[r[:4] for r in parse_table(run_demo("demo", "--quick", "--steps", "15",
+                                                   "--no-png", cwd=tmp_path,
+                                                   SOFTFP8_FAST=fast).stdout)]
+              for fast in ("0", "1")]
+    assert tables[0] == tables[1]
 
 
 def test_seed_changes_the_run(tmp_path):
