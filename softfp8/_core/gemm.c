@@ -8,11 +8,14 @@
  *
  * Every rounding is the core's: sfp8_round_value on the exact value (this
  * file computes exact products and exact sums of two terms in integers), and
- * sfp8_convert for NaN and infinity.  The binary64 kernel (fast_block) sums
- * by sfp8f_odd_sum (rounded to odd at 53 bits, fast.h) and rounds by
- * sfp8f_round_doubles (fast/round_f64.c), both DERIVED from the core and
- * proven there; its equality with the generic kernel is tested by
- * tests/numpy_glue/test_gemm.py::test_fast_equals_core.
+ * sfp8_convert for NaN and infinity.  Faster kernels for 8-bit operands:
+ * binary32 accumulation by IEEE binary32 addition (fast_block), 16-bit
+ * accumulators by their fma (sfp8f_run_arith16, fma16_block), other
+ * accumulators by sfp8f_odd_sum (rounded to odd at 53 bits, fast.h) and
+ * sfp8f_round_doubles (fast/round_f64.c) -- both DERIVED from the core and
+ * proven there -- and the exact model in 128-bit integers (exact_block).  Each
+ * is tested equal to the generic kernel (codes and flags) by
+ * tests/numpy_glue/test_gemm.py::test_fast_equals_core and the reference tests.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #include "accum.h"
 #include "fast.h"
 #include "gemm.h"
+#include "ops.h"
 
 /* ---- exact values ---- */
 
@@ -193,6 +197,12 @@ typedef struct {
     /* exact model: values of every code as integers (units 2^fmt_low), flags, 1 for NaN/inf */
     int64_t *via, *vib;
     uint8_t *fla, *flb, *cta, *ctb;
+    /* 16-bit accumulators by their fma: the table, B's codes in the accumulator format
+       (k x p16), A's conversion, the denormal flags of B */
+    const sfp8f_a16 *t16;
+    uint16_t *b16, ca16[256];
+    int64_t p16;
+    unsigned flb_all;
     sfp8f_rnd racc, rprom;
     uint32_t zacc[2], zprom[2];
 } gctx;
@@ -398,6 +408,59 @@ static double *double_table(const sfp8_format *f)
     return t;
 }
 
+static int same_value(const gval *x, const gval *y)
+{
+    return x->cls == y->cls && x->neg == y->neg && x->sig == y->sig && x->exp == y->exp;
+}
+
+/* codes in facc of every 8-bit code of f (0: some finite value is not exact there) */
+static int embed(const gctx *g, const gval *d, uint32_t mask, uint16_t *to, uint8_t *fl, uint8_t *cat)
+{
+    const sfp8g_model *md = g->md;
+    for (uint32_t c = 0; c < 256; c++) {
+        const gval *v = &d[c & mask];
+        fl[c] = v->fl;
+        cat[c] = v->cls > GV_FIN;
+        to[c] = 0;
+        if (!cat[c]) {
+            uint8_t f = 0;
+            gval w;
+            uint64_t code = gv_round(&md->facc, &md->envacc, v, &f);
+            gv_decode(&md->facc, code, &w);
+            if (f || !same_value(v, &w)) return 0;
+            to[c] = (uint16_t)code;
+        }
+    }
+    return 1;
+}
+
+static int fma16_init(gctx *g, const char *B, ptrdiff_t bk, ptrdiff_t bp, int64_t p)
+{
+    const sfp8g_model *md = g->md;
+    uint16_t cb16[256];
+    unsigned ctb_all = 0;
+    if (md->has_prod || md->facc.bits <= 8 || !md->facc.is_signed || md->facc.specials == SFP8_SPECIALS_FNUZ ||
+        !(g->t16 = sfp8f_arith16(&md->facc, &md->envacc, PTRDIFF_MAX)))
+        return 0;
+    g->fla = malloc(512);
+    g->cta = malloc(512);
+    g->b16 = malloc((size_t)(g->k * p) * 2 + 2);
+    if (!g->fla || !g->cta || !g->b16) return -1;
+    g->flb = g->fla + 256;
+    g->ctb = g->cta + 256;
+    if (!embed(g, g->da, g->mask_a, g->ca16, g->fla, g->cta) || !embed(g, g->db, g->mask_b, cb16, g->flb, g->ctb))
+        return 0;
+    for (int64_t l = 0; l < g->k; l++)
+        for (int64_t j = 0; j < p; j++) {
+            uint8_t c = *(const uint8_t *)(B + l * bk + j * bp);
+            g->b16[l * p + j] = cb16[c];
+            g->flb_all |= g->flb[c];
+            ctb_all |= g->ctb[c];
+        }
+    g->p16 = p;
+    return !ctb_all; /* a NaN or infinity in B: the binary64 kernel (and the core for its blocks) */
+}
+
 static int fast_init(gctx *g)
 {
     const sfp8g_model *md = g->md;
@@ -479,6 +542,91 @@ static int fast_round(const sfp8f_rnd *r, const uint32_t *z, const double *dec, 
     return ok;
 }
 
+/* promotion of the accumulators acc[0 .. n-1] (columns j0 ..) after product l:
+ * F = round_prom(F + acc * s) (first: F = round_prom(acc * s)); 0: the generic kernel */
+static int fast_promote(gctx *g, int64_t i, int64_t l, int64_t j0, int n, const double *acc, double *F, int first,
+                        unsigned *fl, uint8_t *fl8)
+{
+    const sfp8g_model *md = g->md;
+    double q[FB];
+    for (int jj = 0; jj < n; jj++) {
+        gval s = GV_ONE;
+        if (md->kblock) scale_at(md, i, l, j0 + jj, &s, fl8);
+        if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
+        q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
+    }
+    return fast_round(&g->rprom, g->zprom, g->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, first, F, q, n,
+                      fl);
+}
+
+/* the outputs of columns j0 .. j0 + n - 1: round_out(S * s), S = sum[jj] (NULL: +0) */
+static void fast_final(gctx *g, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n, const double *sum,
+                       uint8_t *fl8)
+{
+    const sfp8g_model *md = g->md;
+    for (int jj = 0; jj < n; jj++) {
+        gval s = GV_ONE, x, t;
+        double_gv(sum ? sum[jj] : 0.0, &x);
+        if (!md->kblock) scale_at(md, i, 0, j0 + jj, &s, fl8);
+        gv_mul(&x, &s, &t, fl8);
+        st_out(O + i * om + (j0 + jj) * op, g->szo, gv_round(&md->fout, &md->envout, &t, fl8));
+    }
+}
+
+/* ---- 16-bit accumulators whose format holds every operand value exactly:
+ * acc = round_acc(acc + a * b) is the accumulator format's fma, run by the
+ * fast path of 16-bit arithmetic (sfp8f_run_arith16, SIMD lanes of a block of
+ * columns); the first product of a chunk is fma(a, b, z) with z the zero that
+ * leaves a * b's zero sign (-0, +0 when rounding downward).  Reading a
+ * subnormal accumulator raises denormal in the fma: masked (the model raises
+ * it for A and B only, from their own formats). ---- */
+
+#define FB16 256 /* columns per block of this kernel */
+
+static int fma16_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, char *O, ptrdiff_t om, ptrdiff_t op,
+                       int64_t i, int64_t j0, int n, unsigned *flout)
+{
+    const sfp8g_model *md = g->md;
+    uint16_t arow[FB16], acc16[FB16], zrow[FB16];
+    double acc[FB16], F[FB16];
+    unsigned fl = 0, afl = 0, cat = 0;
+    uint8_t fl8 = 0;
+    int aemp = 1, femp = 1;
+    uint16_t z = (uint16_t)g->zacc[md->envacc.rounding != SFP8_ROUND_DOWNWARD];
+    for (int jj = 0; jj < n; jj++) zrow[jj] = z;
+    for (int64_t l0 = 0; l0 < g->k;) {
+        int64_t l1 = md->promote && g->k - l0 > md->promote ? l0 + md->promote : g->k;
+        for (int64_t l = l0; l < l1; l++) {
+            uint8_t ca = *(const uint8_t *)(A + i * am + l * ak);
+            const uint16_t *brow = g->b16 + l * g->p16 + j0;
+            uint16_t a16 = g->ca16[ca];
+            afl |= g->fla[ca];
+            cat |= g->cta[ca];
+            for (int jj = 0; jj < n; jj++) arow[jj] = a16;
+            fl |= sfp8f_run_arith16(g->t16, X_FMA, &md->facc, &md->envacc, (const char *)arow, 2,
+                                    (const char *)brow, 2, (const char *)(l == l0 ? zrow : acc16), 2,
+                                    (char *)acc16, 2, n, NULL);
+        }
+        if (cat) return 0;
+        for (int jj = 0; jj < n; jj++) {
+            acc[jj] = g->accdec[acc16[jj]];
+            if (!(fabs(acc[jj]) <= 1.7976931348623157e308)) return 0; /* NaN or infinity: the core */
+        }
+        aemp = 0;
+        if (md->promote) {
+            for (int j = 0; j < n; j += FB)
+                if (!fast_promote(g, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, acc + j, F + j, femp, &fl, &fl8))
+                    return 0;
+            femp = 0;
+            aemp = 1;
+        }
+        l0 = l1;
+    }
+    fast_final(g, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
+    *flout |= (fl & ~SFP8_FLAG_DENORMAL) | (g->k ? afl | g->flb_all : 0) | fl8;
+    return 1;
+}
+
 /* row i, columns j0 .. j0 + n - 1; 0: leave the block to the generic kernel */
 static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B, ptrdiff_t bk, ptrdiff_t bp,
                       char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n, unsigned *flout)
@@ -489,6 +637,7 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
     uint8_t fl8 = 0;
     int aemp = 1, femp = 1;
     int down = md->envacc.rounding == SFP8_ROUND_DOWNWARD;
+    if (g->t16) return fma16_block(g, A, am, ak, O, om, op, i, j0, n, flout);
     for (int64_t l0 = 0; l0 < g->k;) {
         int64_t l1 = md->promote && g->k - l0 > md->promote ? l0 + md->promote : g->k; /* one chunk */
         if (g->ptf) { /* binary32, nearest even: IEEE binary32 addition, inexact by TwoSum */
@@ -537,28 +686,13 @@ static int fast_block(gctx *g, const char *A, ptrdiff_t am, ptrdiff_t ak, const 
         }
         aemp = 0;
         if (md->promote) {
-            for (int jj = 0; jj < n; jj++) {
-                gval s = GV_ONE;
-                if (md->kblock) scale_at(md, i, l1 - 1, j0 + jj, &s, &fl8);
-                if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
-                q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
-            }
-            if (!fast_round(&g->rprom, g->zprom, g->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, femp, F, q,
-                            n, &fl))
-                return 0;
+            if (!fast_promote(g, i, l1 - 1, j0, n, acc, F, femp, &fl, &fl8)) return 0;
             femp = 0;
             aemp = 1;
         }
         l0 = l1;
     }
-    for (int jj = 0; jj < n; jj++) {
-        gval s = GV_ONE, x, t;
-        double S = md->promote ? (femp ? 0.0 : F[jj]) : (aemp ? 0.0 : acc[jj]);
-        double_gv(S, &x);
-        if (!md->kblock) scale_at(md, i, 0, j0 + jj, &s, &fl8);
-        gv_mul(&x, &s, &t, &fl8);
-        st_out(O + i * om + (j0 + jj) * op, g->szo, gv_round(&md->fout, &md->envout, &t, &fl8));
-    }
+    fast_final(g, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
     *flout |= fl | fl8;
     return 1;
 }
@@ -676,8 +810,8 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
                     int64_t p, int use_fast)
 {
     gctx g;
-    unsigned flags = 0;
-    int fast = 0;
+    unsigned flags = 0, tok = sfp8f_read_begin(); /* cached tables (t16) live until read_end */
+    int fast = 0, bw;
     memset(&g, 0, sizeof g);
     g.md = md;
     g.k = k;
@@ -690,10 +824,20 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
     g.db = decode_table(&md->fb);
     if (!g.da || !g.db) goto nomem;
     if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
-    if (use_fast && m * p > 0 && (fast = md->exact ? exact_fast_init(&g) : fast_init(&g)) < 0) goto nomem;
+    /* the model kernels' tables (65,536 products, decodings) are built when the call
+       repays them, or always in eager mode (SOFTFP8_FAST=2), as the fast paths' tables */
+    if (use_fast && m * p > 0 && (md->exact || use_fast >= 2 || m * k * p >= 65536) &&
+        (fast = md->exact ? exact_fast_init(&g) : fast_init(&g)) < 0)
+        goto nomem;
+    if (fast && !md->exact) {
+        int r = fma16_init(&g, B, bk, bp, p);
+        if (r < 0) goto nomem;
+        if (!r) g.t16 = NULL;
+    }
+    bw = g.t16 ? FB16 : FB;
     for (int64_t i = 0; i < m; i++)
-        for (int64_t j0 = 0; j0 < p; j0 += FB) {
-            int n = p - j0 < FB ? (int)(p - j0) : FB;
+        for (int64_t j0 = 0; j0 < p; j0 += bw) {
+            int n = p - j0 < bw ? (int)(p - j0) : bw;
             if (fast && (md->exact ? exact_block : fast_block)(&g, A, am, ak, B, bk, bp, O, om, op, i, j0, n, &flags))
                 continue;
             for (int64_t j = j0; j < j0 + n; j++) {
@@ -716,6 +860,8 @@ done:
     free(g.via);
     free(g.fla);
     free(g.cta);
+    free(g.b16);
+    sfp8f_read_end(tok);
     free(g.pfl);
     free(g.pcat);
     free(g.accdec);

@@ -38,8 +38,9 @@ typedef struct sfp8g_model {
 
 /* O[i, j] (i < m, j < p) of A (m x k) times B (k x p) under model md.  Strides
  * in bytes; codes of 1 or 2 bytes (the formats' storage), outputs of fout's
- * size (1, 2, 4 or 8 bytes).  use_fast: 1 lets the binary64 kernel take the
- * cases it covers (proven equal to the generic kernel by
+ * size (1, 2, 4 or 8 bytes).  use_fast: sfp8f_enabled()'s value: 1 lets the
+ * faster kernels take the cases they cover when the call repays their tables, 2
+ * always (proven equal to the generic kernel by
  * tests/numpy_glue/test_gemm.py::test_fast_equals_core).  Returns the OR of the
  * flags (plus SFP8G_NOMEM on allocation failure). */
 unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,

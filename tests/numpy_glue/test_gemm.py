@@ -211,8 +211,18 @@ def ref_gemm(A, fa, B, fb, model, out, mode, scale=None, kblock=0):
 SF = {"float32": np.float32, "float64": np.float64}
 
 
+CUSTOM = {}   # reference format name -> softfp8 Format, for formats built with make_format
+
+
+def custom(exp_bits, man_bits, bias, specials, subnormals="ieee"):
+    r = ref.make_format(exp_bits, man_bits, bias, specials, subnormals)
+    CUSTOM[r.name] = softfp8.format(exp_bits=exp_bits, man_bits=man_bits, bias=bias, specials=specials,
+                                    subnormals=subnormals)
+    return r
+
+
 def sf_format(fmt):
-    return ref.to_softfp8(softfp8, fmt)
+    return CUSTOM.get(fmt.name) or ref.to_softfp8(softfp8, fmt)
 
 
 def codes_array(codes, fmt):
@@ -292,7 +302,7 @@ def run_sf(fn, fast):
 
 
 def check(case_id, fn, exp_codes, exp_flags):
-    for fast in (0, 1):
+    for fast in (0, 1, 2):   # off, length-gated, eager (every kernel on these small calls)
         res, flags = run_sf(fn, fast)
         got = raw(res)
         bad = np.argwhere(got != exp_codes)
@@ -430,7 +440,7 @@ def test_exact_kernel_equals_numpy_matmul():
     A = rng.integers(0, 0x50, (6, 40)) | (rng.integers(0, 2, (6, 40)) << 7)
     B = rng.integers(0, 0x50, (40, 7)) | (rng.integers(0, 2, (40, 7)) << 7)
     a, b = codes_array(A, E4M3), codes_array(B, E4M3)
-    for fast in (0, 1):
+    for fast in (0, 2):
         (r1, f1), (r2, f2) = run_sf(lambda: a @ b, fast), run_sf(
             lambda: softfp8.scaled_mm(a, b, 1.0, 1.0, out_dtype=softfp8.e4m3), fast)
         assert np.array_equal(raw(r1), raw(r2)) and f1 == f2
@@ -520,7 +530,7 @@ def test_fast_equals_core():
         ({"accumulator": "float16", "promote_every": 25}, (m, 3), (3, 1)),
     ]
     for ci, (kw, sha, shb) in enumerate(cfgs):
-        for fa, fb in [(E4M3, E5M2), (E5M2, E5M2)]:
+        for fa, fb in [(E4M3, E5M2), (E5M2, E4M3)]:   # mixed: always the gemm kernel
             for regime in range(3):
                 A = rand_codes(rng, fa, (m, k), 0.004 if regime == 1 else 0.0)
                 B = rand_codes(rng, fb, (k, p), 0.004 if regime == 1 else 0.0)
@@ -539,7 +549,7 @@ def test_fast_equals_core():
                     def call():
                         with softfp8.rounding(mode):
                             return fn()
-                    (r0, f0), (r1, f1) = run_sf(call, 0), run_sf(call, 1)
+                    (r0, f0), (r1, f1) = run_sf(call, 0), run_sf(call, 2)
                     assert np.array_equal(raw(r0), raw(r1)), (ci, fa.name, regime, mode)
                     assert f0 == f1, (ci, fa.name, regime, mode, f0, f1)
                     count += 1
@@ -662,7 +672,7 @@ def test_layouts():
     ]
     count = 0
     for acc in accs:
-        for fast in (0, 1):
+        for fast in (0, 2):
             want, wf = run_sf(lambda: softfp8.matmul(a, b, accumulation=acc, out_dtype=np.float32), fast)
             for va, vb in variants:
                 got, gf = run_sf(lambda: softfp8.matmul(va, vb, accumulation=acc,
@@ -670,3 +680,35 @@ def test_layouts():
                 assert np.array_equal(raw(got), raw(want)) and gf == wf
                 count += 1
     assert count == 12
+
+
+def test_other_operand_formats():
+    """FP4 E2M1 and FP6 E3M2 (no specials, saturating), Tesla CFloat8 (gap subnormals),
+    E4M3FNUZ and flushed subnormals as operands, products and accumulators."""
+    fp4, fp6 = custom(2, 1, 1, "none"), custom(3, 2, 3, "none")
+    cf = ref.cfloat8_143(20)
+    fnuz = ref.preset("e4m3fnuz")
+    flush = custom(4, 3, 7, "ieee", "flush")
+    rng = np.random.default_rng(51)
+    count = 0
+    cases = [(fp4, fp4, {}, Model(F32)), (fp4, E4M3, {"accumulator": "bfloat16"}, Model(BF16)),
+             (fp6, fp4, {"product": CUSTOM[fp6.name], "accumulator": "float16"},
+              Model(F16, prod=fp6)),
+             (cf, E5M2, {"accumulator": "float16", "promote_every": 2}, Model(F16, promote=2)),
+             (fnuz, fnuz, {"accumulator": softfp8.e4m3fnuz}, Model(fnuz)),
+             (flush, E5M2, {"accumulator": CUSTOM[flush.name]}, Model(flush)),
+             (fp4, fp6, None, None), (cf, fnuz, None, None), (flush, E4M3, None, None)]
+    for fa, fb, kw, model in cases:
+        for mode in ("nearest_even", "toward_zero"):
+            A = rand_codes(rng, fa, (2, 7), 0.05)
+            B = rand_codes(rng, fb, (7, 3), 0.05)
+            exp, eflags = ref_gemm(A, fa, B, fb, model, F32, mode)
+            a, b = codes_array(A, fa), codes_array(B, fb)
+            acc = None if kw is None else softfp8.Accumulation(**kw)
+
+            def call():
+                with softfp8.rounding(mode):
+                    return softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc)
+            check((fa.name, fb.name, kw, mode), call, exp, eflags)
+            count += 1
+    assert count == 18
