@@ -222,7 +222,7 @@ static inline uint64_t with_sign(const sfp8_format *f, int sign, uint64_t mag)
 }
 
 /* A zero result; formats with no zero (nozero) deliver their NaN with invalid:
- * zero is outside their value set (docs/semantics.md, "Formats with no zero"). */
+ * zero is outside their value set (docs/semantics.md, "The MX and NVFP4 presets"). */
 static uint64_t pack_zero(const sfp8_format *f, int sign, uint8_t *flags)
 {
     if (f->subnormals == SFP8_SUBNORMALS_NOZERO) return invalid_nan(f, flags);

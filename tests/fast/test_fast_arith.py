@@ -177,7 +177,8 @@ def test_fma_random_all_configs(name):
 
 # ---- stochastic float32/float64 -> 8-bit casts ----
 
-@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152",
+                                  "float4_e2m1fn", "ue4m3", "float8_e8m0fnu"])
 @isolated
 def test_stochastic_cast(name):
     fmt = getattr(softfp8, name)

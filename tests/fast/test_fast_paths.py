@@ -93,6 +93,7 @@ FORMATS8 = [
     softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.e5m2fnuz,
     softfp8.hfp8_143, softfp8.hfp8_152,
     softfp8.float8_e4m3, softfp8.float8_e3m4, softfp8.float8_e4m3b11fnuz,
+    softfp8.float8_e8m0fnu,   # unsigned, no zero (subnormals "nozero")
     softfp8.cfloat8_143(bias=CF143_BIAS), softfp8.cfloat8_143(bias=20),
     softfp8.cfloat8_143(bias=CF143_BIAS, subnormals="ieee"),
     softfp8.cfloat8_152(bias=CF152_BIAS), softfp8.cfloat8_152(bias=40),
@@ -119,10 +120,10 @@ ID16 = [fid(f) for f in FORMATS16]
 
 
 def test_format_space():
-    assert len(FORMATS8) == 17 and len(set(FORMATS8)) == 17
+    assert len(FORMATS8) == 18 and len(set(FORMATS8)) == 18
     assert all(f.bits == 8 for f in FORMATS8)
     assert len(FORMATS16) == 5 and all(f.bits == 16 for f in FORMATS16)
-    assert len(set(ID8 + ID16)) == 22
+    assert len(set(ID8 + ID16)) == 23
     # Tesla families at their default bias and at another one
     assert softfp8.cfloat8_143(bias=CF143_BIAS) in FORMATS8
     assert softfp8.cfloat8_143(bias=20) in FORMATS8
@@ -847,8 +848,9 @@ def _sum_arrays(fmt):
         out.append((f"random-finite-{n}", rng.choice(finite, n)))
         out.append((f"random-any-{n}", rng.choice(c, n)))
     for n in (1, 17, 1000):
-        out.append((f"zeros-{n}", rng.choice(zeros, n)))          # both signs when signed
-        out.append((f"pos-zeros-{n}", np.full(n, zeros.min(), fmt.storage)))
+        if zeros.size:   # (E8M0 has no zero)
+            out.append((f"zeros-{n}", rng.choice(zeros, n)))      # both signs when signed
+            out.append((f"pos-zeros-{n}", np.full(n, zeros.min(), fmt.storage)))
         out.append((f"near-overflow-{n}", rng.choice(top, n)))
         out.append((f"subnormal-{n}", rng.choice(small, n)))
         if special.size:

@@ -38,7 +38,7 @@ def test_case_count():
     from softfp8 import _formats
     assert set(_formats.PRESETS) == set(ref.PRESET_TABLE)
     assert set(_formats.FAMILIES) == set(ref.FAMILY_TABLE)
-    assert len(CASES) == len(ref.PRESET_TABLE) + 3 * 2 * 64 + len(CUSTOM) == 402
+    assert len(CASES) == len(ref.PRESET_TABLE) + 3 * 2 * 64 + len(CUSTOM) == 407
 
 
 def _holds_power_of_two(r, k):
@@ -66,7 +66,8 @@ def test_np_finfo_every_format():
         vmax = r.max_value
         expect = {
             "max": vmax,
-            "min": -vmax if r.signed else Fraction(0),
+            # unsigned: 0, or the smallest value where there is no zero (E8M0)
+            "min": -vmax if r.signed else r.min_normal if r.subnormals == "nozero" else Fraction(0),
             "smallest_normal": r.min_normal,
             "tiny": r.min_normal,
             "smallest_subnormal": r.min_subnormal,
@@ -92,7 +93,7 @@ def test_np_finfo_every_format():
         assert fi.machep == -r.man_bits and fi.negep == -r.man_bits - 1
         assert np.finfo(d) is fi                      # cached like NumPy's own
         checked += 1
-    assert checked == 402
+    assert checked == 407
 
 
 def test_np_finfo_scalar_type_of_preset():

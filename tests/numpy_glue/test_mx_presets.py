@@ -222,3 +222,26 @@ def test_bits_agree_with_the_ufuncs():
     x = _float32_set()
     codes, _ = sfb.from_float(x, softfp8.float8_e8m0fnu)
     assert np.array_equal(codes, x.astype(softfp8.float8_e8m0fnu.dtype).view(np.uint8))
+
+
+def test_e8m0_matmul_is_exact_then_rounded_once():
+    """np.matmul on E8M0 (values 2^-127..2^127: no binary64 shortcut is exact) equals the
+    exact dot product rounded once to nearest even (ties to the even code), computed
+    here with Fractions."""
+    from fractions import Fraction
+    E = softfp8.float8_e8m0fnu
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 255, (6, 9)).astype(np.uint8)
+    b = rng.integers(0, 255, (9, 5)).astype(np.uint8)
+    a[0, :] = 1                       # tiny products next to huge ones
+    got = np.matmul(a.view(E.dtype), b.view(E.dtype)).view(np.uint8)
+    for i in range(6):
+        for j in range(5):
+            x = sum(Fraction(2) ** (int(a[i, k]) + int(b[k, j]) - 254) for k in range(9))
+            k = x.numerator.bit_length() - x.denominator.bit_length()   # 2^k <= x < 2^(k+1)
+            k = k if Fraction(2) ** k <= x else k - 1
+            up = x - Fraction(2) ** k > Fraction(2) ** k / 2 or \
+                (x - Fraction(2) ** k == Fraction(2) ** k / 2 and (k + 127) % 2 == 1)
+            code = k + 127 + up
+            want = 255 if code > 254 else max(code, 0)
+            assert int(got[i, j]) == want, (i, j, int(got[i, j]), want)

@@ -41,8 +41,8 @@ COUNTS = {"pairs": 0, "calls": 0}
 
 
 def test_case_space():
-    assert len(FORMATS) == 17
-    assert len(set(FORMATS)) == 17
+    assert len(FORMATS) == 18
+    assert len(set(FORMATS)) == 18
     assert A.size == B.size == 65536
     # every ordered pair exactly once
     assert np.unique(A.astype(np.uint32) * 256 + B).size == 65536

@@ -88,4 +88,4 @@ def test_every_float_ufunc_has_a_loop_for_every_format(uf):
             elif r.dtype == np.float64:
                 pytest.fail(f"{uf.__name__} on {fmt.name} left the format for float64")
         n += 1
-    assert n == len(FORMATS) == 19
+    assert n == len(FORMATS) == 24
