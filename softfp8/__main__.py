@@ -4,7 +4,10 @@
     softfp8 info e4m3                        properties (+ every code of an 8-bit format)
     softfp8 info cfloat8_143 --bias 20       Tesla families need --bias 0..63
     softfp8 calc e4m3 mul 0x5c 0x7e --rounding toward_zero
-    softfp8 demo                             a short tour of the above
+    softfp8 demo                             train a small MLP in float32 and FP8 / FP4
+                                             recipes (softfp8.demo; --quick, --seed, --steps,
+                                             --png PATH / --no-png)
+    softfp8 tour                             a short tour of the commands above (= demo --tour)
     softfp8 config --cflags --libs           compile and link flags for libsoftfp8
     softfp8 gen e4m3 add --rounding upward   TestFloat-style test vectors (docs/vectors.md)
     softfp8 ver e4m3 add < device.txt        check a device's results against the model
@@ -24,6 +27,7 @@ import sys
 import softfp8
 import softfp8.bits
 from softfp8 import _formats, vectors
+from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
 FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
@@ -256,6 +260,19 @@ def cmd_calc(args, out=print) -> int:
 
 
 def cmd_demo(args, out=print) -> int:
+    """Train the demo MLP in every recipe and print the table (softfp8/demo.py)."""
+    if args.tour:
+        return cmd_tour(args, out=out)
+    if args.steps is not None and args.steps < 1:
+        raise UsageError(f"--steps must be a positive integer (got {args.steps})")
+    if not 0 <= args.seed < 2**32:
+        raise UsageError(f"--seed must be an integer 0..2**32-1 (got {args.seed})")
+    png = None if args.no_png else (args.png or training_demo.DEFAULT_PNG)
+    return training_demo.main(quick=args.quick, seed=args.seed, steps=args.steps, png=png,
+                              out=out)
+
+
+def cmd_tour(args, out=print) -> int:
     def show(argv, **kw):
         out(f"$ softfp8 {' '.join(argv)}")
         ns = build_parser().parse_args(argv)
@@ -430,8 +447,31 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, help="seed for --rounding stochastic")
     sp.set_defaults(func=cmd_calc)
 
-    sp = sub.add_parser("demo", help="a short tour: formats, info, calc")
+    sp = sub.add_parser("demo", help="train a small MLP in float32 and in FP8 / MX / "
+                        "stochastic-rounding recipes; print a table (and a PNG)",
+                        description="Train a 2-64-64-3 MLP on generated spirals in float32 "
+                        "and in low-precision recipes simulated by softfp8; print final "
+                        "loss, accuracy, gap vs float32 and time per recipe "
+                        "(docs/training.md, 'The demo').")
+    sp.add_argument("--quick", action="store_true",
+                    help="an easier, smaller data set and %d steps (seconds; for tests)"
+                    % training_demo.QUICK_STEPS)
+    sp.add_argument("--seed", type=int, default=0, help="seed of data, weights, batches "
+                    "and stochastic rounding (default 0)")
+    sp.add_argument("--steps", type=int, metavar="N",
+                    help="training steps (default %d, %d with --quick)"
+                    % (training_demo.FULL_STEPS, training_demo.QUICK_STEPS))
+    png = sp.add_mutually_exclusive_group()
+    png.add_argument("--png", metavar="PATH", help="write the loss curves and error "
+                     "histograms there (needs matplotlib; default ./%s)"
+                     % training_demo.DEFAULT_PNG)
+    png.add_argument("--no-png", action="store_true", help="print the table only")
+    sp.add_argument("--tour", action="store_true",
+                    help="instead: the short tour of the commands (softfp8 tour)")
     sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser("tour", help="a short tour: formats, info, calc")
+    sp.set_defaults(func=cmd_tour)
 
     sp = sub.add_parser("config", help="compile/link flags for libsoftfp8 (C, C++, DPI-C)")
     for flag, text in (("cflags", "the include flag"), ("libs", "the link flags"),

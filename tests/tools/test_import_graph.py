@@ -16,7 +16,7 @@ import softfp8
 
 PKG = Path(softfp8.__file__).resolve().parent
 ORDER = ["_svgen", "_cache", "_validation", "_registry", "_formats", "_context", "bits", "_dtypes",
-         "_printing", "_io", "_interop", "gemm", "p3109", "scaling", "mx", "dask", "testing",
+         "_printing", "_io", "_interop", "gemm", "p3109", "scaling", "mx", "demo", "dask", "testing",
          "pytest_plugin", "vectors", "__main__"]
 # modules of optional extras: imported at run time only when their dependency is installed
 OPTIONAL = {"dask": "dask.array"}

@@ -1,0 +1,509 @@
+"""``softfp8 demo``: train a small MLP in float32 and in low-precision training recipes.
+
+The data set is generated here (three interleaved spirals in the plane, fixed seeds, no
+download); the network is a 2-64-64-3 ReLU MLP with float32 master weights, written out
+by hand in NumPy (forward, backward, Adam).  A *recipe* decides how the three matmuls of
+each layer (forward ``x @ w``, data gradient ``g @ w.T``, weight gradient ``x.T @ g``)
+see their operands, and in which format the weights are stored after each update.  Every
+recipe is one small class below; docs/training.md ("The demo") explains each with its
+source.  Everything is seeded: two runs with one seed print the same table apart from the
+times.
+
+    from softfp8 import demo
+    results = demo.run(seed=0)      # [Result], float32 first (300 steps, ~10 s of CPU)
+    print(demo.table(results))
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._context import rounding
+from ._formats import NAMED
+from . import gemm, mx, scaling
+
+E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
+HFP8_143, HFP8_152, HFP16 = NAMED["hfp8_143"], NAMED["hfp8_152"], NAMED["hfp16_169"]
+
+HIDDEN = 64
+CLASSES = 3
+BATCH = 128
+LR = 0.02
+AMAX_HISTORY = 16
+FULL_STEPS, QUICK_STEPS = 300, 60
+TRAIN_PER_CLASS, TEST_PER_CLASS = 1000, 500
+TURNS, QUICK_TURNS = 1.5, 0.75        # --quick: an easier problem, fewer steps
+QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS = 300, 200
+DEFAULT_PNG = "softfp8-demo.png"
+
+
+# ----------------------------------------------------------------- the data ----
+
+def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = TURNS,
+            noise: float = 0.15):
+    """(x float32 (n, 2), labels int64 (n,)): ``classes`` interleaved spiral arms of
+    ``turns`` turns in the unit disc, angular noise ``noise`` (radians), shuffled."""
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    for c in range(classes):
+        r = np.sqrt(rng.uniform(0.0, 1.0, n_per_class))  # uniform over the disc's area
+        t = turns * 2 * np.pi * r + 2 * np.pi * c / classes + rng.normal(0.0, noise, n_per_class)
+        xs.append(np.stack([r * np.cos(t), r * np.sin(t)], axis=1))
+        ys.append(np.full(n_per_class, c))
+    x, y = np.concatenate(xs).astype(np.float32), np.concatenate(ys)
+    order = rng.permutation(len(y))
+    return x[order], y[order]
+
+
+# -------------------------------------------------------------- the recipes ----
+
+def _mm(a, b):
+    """float32 matmul on one thread in a fixed order (NumPy's einsum loops, no BLAS): the
+    products of these small matrices are cheaper than BLAS's threads on a busy machine,
+    and the results repeat exactly run after run."""
+    return np.einsum("ik,kj->ij", a, b)
+
+
+def _cast(x, fmt):
+    """x rounded into fmt (the current context's rounding), back as float32."""
+    return np.asarray(x, dtype=fmt.dtype).astype(np.float32)
+
+
+class Recipe:
+    """float32 throughout: the baseline.
+
+    A recipe sees the three matmuls of each layer (``layer`` = 0, 1, 2): ``forward``
+    (x @ w), ``dgrad`` (g @ w.T) and ``wgrad`` (x.T @ g), and ``store``, the format the
+    weights live in after an update.  At the last training step it keeps (exact,
+    quantised) pairs of layer 1's quantised activations and gradients in ``self.errors``
+    for the error histograms."""
+
+    name = "float32"
+    what = "float32 everywhere (the reference)"
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.record = False          # True during the last step
+        self.errors: dict = {}
+
+    def forward(self, x, w, layer):
+        return _mm(x, w)
+
+    def dgrad(self, g, w, layer):
+        return _mm(g, w.T)
+
+    def wgrad(self, x, g, layer):
+        return _mm(x.T, g)
+
+    def store(self, w, layer, step):
+        return w
+
+    def begin_step(self, step):
+        pass
+
+    def values(self, q):
+        """float32 values of a quantised operand (see Quantised.quantize)."""
+        return q
+
+    def keep(self, role, layer, exact, quantised):
+        if self.record and layer == 1:
+            self.errors[role] = (np.asarray(exact, np.float32).ravel(),
+                                 np.asarray(self.values(quantised), np.float32).ravel())
+        return quantised
+
+
+class Quantised(Recipe):
+    """Both operands of every matmul quantised by ``quantize``, which returns float32
+    values (then ``matmul`` is a float32 matmul) or an object ``matmul``, ``values`` and
+    ``transpose`` understand.  ``role`` is "x" (activations), "w"
+    (weights) or "g" (gradients); ``axis`` is the operand's reduction axis in that matmul
+    (the axis a block format's blocks run along).  A tensor is quantised once per step and
+    reused (x in the forward pass and the weight gradient, w in the forward and data
+    gradient passes, g in the data and weight gradients), as FP8 training frameworks
+    do; block formats quantise once per reduction axis."""
+
+    per_tensor = True          # the quantisation does not depend on the reduction axis
+    layers = (0, 1, 2)         # the layers whose matmuls are quantised (others: float32)
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.step = 0
+        self._cache: dict = {}
+
+    def begin_step(self, step):
+        self.step = step
+        self._cache.clear()
+
+    def quantize(self, t, role, layer, axis):
+        raise NotImplementedError
+
+    def _q(self, t, role, layer, axis):
+        key = (role, layer, None if self.per_tensor else axis)
+        if key not in self._cache:
+            self._cache[key] = self.quantize(t, role, layer, axis)
+        return self._cache[key]
+
+    def matmul(self, a, b):
+        return _mm(a, b)
+
+    def transpose(self, q):
+        return q.T
+
+    def forward(self, x, w, layer):
+        if layer not in self.layers:
+            return super().forward(x, w, layer)
+        qx = self.keep("activations", layer, x, self._q(x, "x", layer, 1))
+        return self.matmul(qx, self._q(w, "w", layer, 0))
+
+    def dgrad(self, g, w, layer):
+        if layer not in self.layers:
+            return super().dgrad(g, w, layer)
+        qg = self.keep("gradients", layer, g, self._q(g, "g", layer, 1))
+        return self.matmul(qg, self.transpose(self._q(w, "w", layer, 1)))
+
+    def wgrad(self, x, g, layer):
+        if layer not in self.layers:
+            return super().wgrad(x, g, layer)
+        return self.matmul(self.transpose(self._q(x, "x", layer, 0)), self._q(g, "g", layer, 0))
+
+
+class Fp8Delayed(Quantised):
+    """NVIDIA's FP8 recipe (Transformer Engine's ``DelayedScaling``, "HYBRID" format):
+    per-tensor scales from an amax history, E4M3 forward, E5M2 gradients."""
+
+    name = "fp8-delayed"
+    what = ("E4M3 activations and weights, E5M2 gradients, per-tensor delayed "
+            "scaling (softfp8.scaling)")
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.scalers: dict = {}
+
+    def scaled(self, t, role, layer):
+        """softfp8.scaling.ScaledArray of t: codes of t * scale, the scale of its history."""
+        key = (role, layer)
+        if key not in self.scalers:
+            self.scalers[key] = scaling.DelayedScaling(
+                margin=0, amax_history_len=AMAX_HISTORY,
+                amax_compute_algo="max", fmt=E5M2 if role == "g" else E4M3)
+        return self.scalers[key].quantize(t)
+
+    def quantize(self, t, role, layer, axis):
+        return self.scaled(t, role, layer).dequantize(np.float32)
+
+
+class Hfp8(Quantised):
+    """IBM's hybrid FP8 (HFP8, Sun et al. 2019, appendix A): the middle layers' GEMMs take
+    FP8 1-4-3 (bias 4) weights and activations and FP8 1-5-2 gradients, multiply them
+    exactly and accumulate in chunks of 64 products in FP16 1-6-9 (softfp8.hfp16_169),
+    the chunk sums added up in 1-6-9 too; the first and last layers stay in higher
+    precision (1-6-9 there, float32 here).  softfp8.scaled_mm with softfp8.Accumulation
+    computes the GEMMs bit-exactly, 1-4-3 x 1-5-2 mixed in the backward pass.  The MLP has
+    no batch normalisation to bring activations to the range bias 4 was chosen for, so each
+    operand gets a power-of-two scale from its own amax (current scaling; a power of two is
+    what choosing the exponent bias per tensor amounts to)."""
+
+    name = "hfp8-fp16-acc"
+    what = ("IBM HFP8: hidden-layer GEMMs of 1-4-3 x 1-5-2 codes, chunks of 64 summed in "
+            "FP16 1-6-9 (scaled_mm + Accumulation)")
+    accumulation = gemm.Accumulation(accumulator=HFP16, rounding="nearest_even",
+                                     promote_every=64, promoted=HFP16)
+    layers = (1,)
+
+    def quantize(self, t, role, layer, axis):
+        return scaling.quantize(t, HFP8_152 if role == "g" else HFP8_143, pow2=True)
+
+    def values(self, q):
+        return q.dequantize(np.float32)
+
+    def transpose(self, q):
+        return scaling.ScaledArray(q.codes.T, q.scale, q.fmt)
+
+    def matmul(self, a, b):
+        return gemm.scaled_mm(a.codes, b.codes, a.scale_inv, b.scale_inv,
+                              out_dtype=np.float32, accumulation=self.accumulation)
+
+
+class Block(Quantised):
+    """A block format (softfp8.mx) per role, blocks along each matmul's reduction axis;
+    gradients optionally rounded stochastically (seeded per step, layer and axis)."""
+
+    per_tensor = False
+    kinds = {"x": "mxfp8_e4m3", "w": "mxfp8_e4m3", "g": "mxfp8_e5m2"}
+    sr_gradients = False
+
+    def quantize(self, t, role, layer, axis):
+        opts = {}
+        if role == "g" and self.sr_gradients:
+            opts = {"rounding": "stochastic",
+                    "seed": (self.seed * 1_000_003 + self.step * 8 + layer * 2 + axis) % 2**64}
+        return mx.quantize(t, self.kinds[role], axis=axis, **opts).dequantize(np.float32)
+
+
+class MxFp8(Block):
+    name = "mxfp8"
+    what = "OCP MXFP8 (softfp8.mx): E4M3 activations and weights, E5M2 gradients, blocks of 32"
+
+
+class MxFp4(Block):
+    name, kinds, sr_gradients = "mxfp4", dict.fromkeys("xwg", "mxfp4"), True
+    what = "OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients SR"
+
+
+class NvFp4(Block):
+    name, kinds, sr_gradients = "nvfp4", dict.fromkeys("xwg", "nvfp4"), True
+    what = "NVFP4 (E2M1, blocks of 16, UE4M3 and float32 scales) for every operand, gradients SR"
+
+
+class WeightStore(Recipe):
+    """Weights held in ``fmt`` only (no float32 master copy): every Adam update is rounded
+    back into fmt, to nearest or stochastically (seeded per step and layer).  E4M3 has
+    4 significant bits: an update smaller than half a spacing is lost to round-to-nearest,
+    while stochastic rounding keeps it in expectation."""
+
+    fmt = E4M3
+    stochastic = False
+
+    def store(self, w, layer, step):
+        if self.stochastic:
+            seed = (self.seed * 1_000_003 + step * 8 + layer) % 2**64
+            with rounding("stochastic", seed=seed):
+                q = _cast(w, self.fmt)
+        else:
+            with rounding("nearest_even"):
+                q = _cast(w, self.fmt)
+        return q
+
+
+class WeightsNearest(WeightStore):
+    name = "e4m3-weights-rne"
+    what = "weights kept only in E4M3, Adam updates rounded to nearest even"
+
+
+class WeightsStochastic(WeightStore):
+    name = "e4m3-weights-sr"
+    what = "weights kept only in E4M3, Adam updates rounded stochastically (SR)"
+    stochastic = True
+
+
+RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
+
+
+# ------------------------------------------------------------- the training ----
+
+def _init(rng):
+    sizes = [2, HIDDEN, HIDDEN, CLASSES]
+    ws = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
+          for a, b in zip(sizes[:-1], sizes[1:])]
+    bs = [np.zeros(b, np.float32) for b in sizes[1:]]
+    return ws, bs
+
+
+def _forward(recipe, ws, bs, x):
+    acts = [x]
+    for i, (w, b) in enumerate(zip(ws, bs)):
+        z = recipe.forward(acts[-1], w, i) + b
+        acts.append(np.maximum(z, 0) if i < len(ws) - 1 else z)
+    return acts
+
+
+def _softmax_xent(logits, y):
+    z = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    loss = -np.log(np.maximum(p[np.arange(len(y)), y], 1e-30)).mean()
+    return float(loss), p
+
+
+@dataclass
+class Result:
+    recipe: str
+    what: str
+    loss: float            # cross entropy on the test set, the recipe's own forward pass
+    accuracy: float        # on the test set
+    seconds: float
+    curve: list = field(repr=False, default_factory=list)    # training loss per step
+    errors: dict = field(repr=False, default_factory=dict)   # label -> (exact, quantised)
+
+
+def train(recipe_cls, data, steps: int, seed: int) -> Result:
+    """Train one recipe; the batches and the initial weights depend only on seed."""
+    (x, y), (xt, yt) = data
+    recipe = recipe_cls(seed)
+    rng = np.random.default_rng(seed)
+    ws, bs = _init(rng)
+    params = ws + bs
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    ws = [recipe.store(w, i, 0) for i, w in enumerate(ws)]
+    curve = []
+    t0 = time.perf_counter()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for step in range(steps):
+            recipe.record = step == steps - 1
+            recipe.begin_step(step)
+            idx = rng.integers(0, len(y), BATCH)
+            acts = _forward(recipe, ws, bs, x[idx])
+            loss, p = _softmax_xent(acts[-1], y[idx])
+            curve.append(loss)
+            g = p
+            g[np.arange(BATCH), y[idx]] -= 1
+            g = (g / BATCH).astype(np.float32)
+            grads_w, grads_b = [None] * len(ws), [None] * len(ws)
+            for i in reversed(range(len(ws))):
+                grads_w[i] = recipe.wgrad(acts[i], g, i)
+                grads_b[i] = g.sum(axis=0)
+                if i > 0:
+                    g = recipe.dgrad(g, ws[i], i) * (acts[i] > 0)
+            lr = LR * 0.5 * (1 + np.cos(np.pi * step / steps))   # cosine decay to 0
+            params, grads = ws + bs, grads_w + grads_b
+            new = []
+            for k, (p_, g_) in enumerate(zip(params, grads)):
+                m[k] = b1 * m[k] + (1 - b1) * g_
+                v[k] = b2 * v[k] + (1 - b2) * g_ * g_
+                mh = m[k] / (1 - b1 ** (step + 1))
+                vh = v[k] / (1 - b2 ** (step + 1))
+                new.append((p_ - lr * mh / (np.sqrt(vh) + eps)).astype(np.float32))
+            ws = [recipe.store(w, i, step + 1) for i, w in enumerate(new[:len(ws)])]
+            bs = new[len(ws):]
+        recipe.record = False
+        recipe.begin_step(steps)
+        loss, p = _softmax_xent(_forward(recipe, ws, bs, xt)[-1], yt)
+    seconds = time.perf_counter() - t0
+    acc = float((p.argmax(axis=1) == yt).mean())
+    return Result(recipe.name, recipe.what, loss, acc, seconds, curve, recipe.errors)
+
+
+def _sizes(quick):
+    """(training points per class, test points per class, spiral turns)"""
+    return ((QUICK_TRAIN_PER_CLASS, QUICK_TEST_PER_CLASS, QUICK_TURNS) if quick
+            else (TRAIN_PER_CLASS, TEST_PER_CLASS, TURNS))
+
+
+def make_data(seed: int, quick: bool = False):
+    n, nt, turns = _sizes(quick)
+    return (spirals(n, seed=2 * seed + 1, turns=turns),
+            spirals(nt, seed=2 * seed + 2, turns=turns))
+
+
+def run(steps: int | None = None, seed: int = 0, quick: bool = False, recipes=None,
+        progress=None) -> list:
+    """Train every recipe (float32 first) on one data set; [Result]."""
+    if steps is None:
+        steps = QUICK_STEPS if quick else FULL_STEPS
+    data = make_data(seed, quick)
+    out = []
+    for cls in (RECIPES if recipes is None else recipes):
+        res = train(cls, data, steps, seed)
+        if progress is not None:
+            progress(res)
+        out.append(res)
+    return out
+
+
+# ----------------------------------------------------------------- the output ----
+
+HEADER = ["recipe", "final loss", "accuracy", "gap vs float32", "time"]
+
+
+def table(results) -> str:
+    """The demo's table: recipe, test loss, test accuracy, accuracy gap vs float32
+    (percentage points; results[0] is float32), seconds."""
+    base = results[0].accuracy
+    rows = [[r.recipe, f"{r.loss:.4f}", f"{100 * r.accuracy:.1f}%",
+             "-" if i == 0 else f"{100 * (r.accuracy - base):+.1f} pt", f"{r.seconds:.1f} s"]
+            for i, r in enumerate(results)]
+    rows = [HEADER] + rows
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) if j == 0 else c.rjust(w)
+                       for j, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _rel_errors(exact, quantised):
+    """log10 |quantised - exact| / max|exact| of the elements quantisation changed."""
+    err = np.abs(quantised.astype(np.float64) - exact)
+    scale = float(np.max(np.abs(exact))) or 1.0
+    err = err[np.isfinite(err) & (err > 0)]
+    return np.log10(err / scale)
+
+
+def write_png(results, path: str) -> bool:
+    """Loss curves and quantisation-error histograms as a PNG at path; False (nothing
+    written) without matplotlib."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError:
+        return False
+    fig = Figure(figsize=(15, 4.6), dpi=100)
+    FigureCanvasAgg(fig)
+    ax_loss, *ax_err = fig.subplots(1, 3)
+    colours = {}
+    for r in results:
+        c = np.asarray(r.curve)
+        k = max(1, len(c) // 40)                      # moving average over ~2.5% of steps
+        smooth = np.convolve(c, np.ones(k) / k, mode="valid")
+        line, = ax_loss.plot(np.arange(len(smooth)) + k - 1, smooth, label=r.recipe, lw=1.2)
+        colours[r.recipe] = line.get_color()
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("step")
+    ax_loss.set_ylabel("training loss (moving average)")
+    ax_loss.set_title("loss curves")
+    ax_loss.legend(fontsize=8)
+    bins = np.linspace(-9, 0, 73)
+    for ax, role in zip(ax_err, ("activations", "gradients")):
+        for r in results:
+            if role in r.errors:
+                e = _rel_errors(*r.errors[role])
+                if e.size:
+                    ax.hist(e, bins=bins, histtype="step", density=True, lw=1.2,
+                            color=colours[r.recipe], label=r.recipe)
+        ax.set_xlabel("log10 |quantised - exact| / amax of the tensor")
+        ax.set_ylabel("density")
+        ax.set_title(f"quantisation error: layer 1 {role}, last step")
+        if ax.has_data():
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
+
+
+def _progress(result):
+    """A line on a terminal's stderr per trained recipe (the table comes at the end)."""
+    print(f"  trained {result.recipe} in {result.seconds:.1f} s", file=sys.stderr, flush=True)
+
+
+def main(quick=False, seed=0, steps=None, png=DEFAULT_PNG, out=print) -> int:
+    """The ``softfp8 demo`` command."""
+    steps = (QUICK_STEPS if quick else FULL_STEPS) if steps is None else steps
+    if steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in 0..2**32-1, got {seed!r}")
+    n, nt, turns = _sizes(quick)
+    out(f"softfp8 demo: a 2-{HIDDEN}-{HIDDEN}-{CLASSES} ReLU MLP on {CLASSES} spirals of "
+        f"{turns} turns ({CLASSES * n} training / {CLASSES * nt} test points, generated), "
+        f"Adam, batch {BATCH}, {steps} steps, seed {seed}")
+    out("")
+    t0 = time.perf_counter()
+    results = run(steps=steps, seed=seed, quick=quick,
+                  progress=_progress if sys.stderr.isatty() else None)
+    out(table(results))
+    out("")
+    for r in results:
+        out(f"  {r.recipe}: {r.what}")
+    out("  (each recipe with its source: docs/training.md, \"The demo\")")
+    out("")
+    out(f"total {time.perf_counter() - t0:.1f} s")
+    if png is not None:
+        if write_png(results, png):
+            out(f"loss curves and quantisation-error histograms: {png}")
+        else:
+            out("no PNG: matplotlib is not installed (pip install 'softfp8[plot]')")
+    return 0
