@@ -3,8 +3,6 @@
  * one rounding per output element; a binary64 BLAS path when every partial
  * sum is exact) and the matmul_wide gufunc with float32 / float64 results.
  */
-#include <math.h>
-
 #include "glue.h"
 #include "accum.h"
 #include "fast.h"
@@ -142,255 +140,6 @@ fail:
     return -1;
 }
 
-/* Rounding of binary64 values into the result's format, for matmul_blas_ziv:
- * through the fast paths' tables or rounder when they cover the format and
- * mode, else the core (codes only: the flags of accepted results are derived,
- * see below). */
-typedef struct {
-    const sfp8_format *dst;
-    const uint16_t *fromf;  /* 8-bit results: the binary64 key table */
-    sfp8f_rnd rnd;          /* or the fast rounder */
-    int use_rnd;
-    const sfp8f_conv *dec;  /* format results: code -> binary64 */
-    double min_normal, max_finite;
-} ZivRound;
-
-/* out[k] = d[k] rounded; returns the OR of the flags */
-static unsigned ziv_round(const ZivRound *z, const sfp8_env *env, const double *d, npy_intp n, uint32_t *out)
-{
-    unsigned fl = 0;
-    if (z->use_rnd) return sfp8f_round_doubles(&z->rnd, d, n, out);
-    for (npy_intp k = 0; k < n; k++) {
-        uint64_t b;
-        memcpy(&b, &d[k], 8);
-        if (z->fromf) {
-            uint16_t v = z->fromf[sfp8f_key64(b)];
-            out[k] = v & 0xFF;
-            fl |= (unsigned)(v >> 8);
-        } else {
-            uint8_t f0 = 0;
-            out[k] = (uint32_t)sfp8_convert(&sfp8_binary64, z->dst, b, env, &f0);
-            fl |= f0;
-        }
-    }
-    return fl;
-}
-
-/* the exponent of the last significant bit of a non-zero finite binary64 */
-static inline int lsb_exp(double v)
-{
-    uint64_t b, sig;
-    int ef;
-    memcpy(&b, &v, 8);
-    ef = (int)((b >> 52) & 0x7ff);
-    sig = b & (((uint64_t)1 << 52) - 1);
-    if (ef) sig |= (uint64_t)1 << 52;
-    else ef = 1;
-    return ef - 1075 + __builtin_ctzll(sig);
-}
-
-static double ziv_value(const ZivRound *z, uint32_t code)
-{
-    if (z->dec) {
-        double v;
-        memcpy(&v, &z->dec->val[code & (uint32_t)(z->dec->n - 1)], 8);
-        return v;
-    } else {
-        float v;
-        memcpy(&v, &code, 4);
-        return (double)v;
-    }
-}
-
-/* Exact matmul of any format whose values and products are binary64 numbers,
- * with a float64 BLAS product and Ziv's test (as the elementary functions do):
- * c = the binary64 product, |c - exact| <= e with e = gamma_{n+4} * S + tiny,
- * S >= sum |a_l b_l| (the smallest of three cheap bounds: row sum times column
- * max, row max times column sum, the product of the Euclidean norms).  An
- * element is accepted when c - e and c + e round to the same code r, the value
- * of r lies outside [c - e, c + e] (so the exact sum is not representable: the
- * flags are inexact alone), the interval does not contain 0, and r is neither
- * near the underflow range nor near overflow (where tininess or overflow could
- * differ between the ends); every other element, and every element of a row of
- * A or column of B holding a NaN or infinity, takes the exact accumulator.
- * Returns 1 when done, 0 when not applicable, -1 on a Python error. */
-static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
-                           npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp, npy_intp om,
-                           npy_intp op, unsigned *accf)
-{
-    const sfp8_format *f = &md->f;
-    int sz = f->bits <= 8 ? 1 : 2;
-    const sfp8f_conv *dec;
-    ZivRound z;
-    PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
-    double *pa, *pb, *buf = NULL, *ra, *rb, gamma;
-    const double *pd;
-    uint32_t *clo = NULL, *chi = NULL;
-    unsigned char *bad_row = NULL, *bad_col = NULL;
-    unsigned fl = 0;
-    npy_intp dims[2], mp = m * p;
-    int64_t qmin = (int64_t)-f->bias - f->man_bits, top = ((int64_t)1 << f->exp_bits) - f->bias + 2;
-    if (!md->blas || md->out_kind == 2 || m == 0 || n == 0 || p == 0) return 0;
-    /* products and sums far from binary64's underflow and overflow */
-    if (2 * qmin < -1000 || 2 * top > 900 || n > ((npy_intp)1 << 40)) return 0;
-    memset(&z, 0, sizeof z);
-    dec = sfp8f_convert(f, &sfp8_binary64, env, m * n + n * p);
-    if (!dec) return 0;
-    if (md->out_kind == 1) {
-        z.dst = &sfp8_binary32;
-        if (!sfp8f_rounder(&sfp8_binary32, env, &z.rnd)) return 0;
-        z.use_rnd = 1;
-        z.min_normal = 0x1p-126;
-        z.max_finite = 0x1.fffffep127;
-    } else {
-        uint64_t b;
-        uint8_t f0 = 0;
-        sfp8_env ex = *env;
-        z.dst = f;
-        z.dec = dec;
-        if (f->bits <= 8) z.fromf = sfp8f_from_float(f, env, mp);
-        if (!z.fromf) z.use_rnd = sfp8f_rounder(f, env, &z.rnd);
-        ex.rounding = SFP8_ROUND_NEAREST_EVEN;
-        b = sfp8_convert(f, &sfp8_binary64, sfp8_min_normal_code(f), &ex, &f0);
-        memcpy(&z.min_normal, &b, 8);
-        b = sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &ex, &f0);
-        memcpy(&z.max_finite, &b, 8);
-    }
-    dims[0] = m; dims[1] = n;
-    Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    dims[0] = n; dims[1] = p;
-    Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    buf = PyMem_Malloc((size_t)(3 * mp + 4 * m + 4 * p) * sizeof(double));
-    clo = PyMem_Malloc((size_t)mp * 4);
-    chi = PyMem_Malloc((size_t)mp * 4);
-    bad_row = PyMem_Calloc((size_t)m, 1);
-    bad_col = PyMem_Calloc((size_t)p, 1);
-    if (!Ad || !Bd || !buf || !clo || !chi || !bad_row || !bad_col) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        goto fail;
-    }
-    pa = (double *)PyArray_DATA(Ad);
-    pb = (double *)PyArray_DATA(Bd);
-    ra = buf + 3 * mp;  /* per row of A: sum |a|, max |a|, sum a^2, lowest bit exponent */
-    rb = ra + 4 * m;    /* per column of B: the same */
-    memset(ra, 0, (size_t)(4 * m + 4 * p) * sizeof(double));
-    for (npy_intp i = 0; i < m; i++) ra[4 * i + 3] = 4096;
-    for (npy_intp j = 0; j < p; j++) rb[4 * j + 3] = 4096;
-    for (npy_intp i = 0; i < m; i++)
-        for (npy_intp l = 0; l < n; l++) {
-            uint32_t c = load_code(A + i * am + l * an, sz) & (uint32_t)(dec->n - 1);
-            double v;
-            memcpy(&v, &dec->val[c], 8);
-            fl |= dec->fl[c];
-            if (!isfinite(v)) {
-                bad_row[i] = 1;
-                v = 0;
-            }
-            pa[i * n + l] = v;
-            ra[4 * i] += fabs(v);
-            if (fabs(v) > ra[4 * i + 1]) ra[4 * i + 1] = fabs(v);
-            ra[4 * i + 2] += v * v;
-            if (v != 0 && lsb_exp(v) < ra[4 * i + 3]) ra[4 * i + 3] = lsb_exp(v);
-        }
-    for (npy_intp l = 0; l < n; l++)
-        for (npy_intp j = 0; j < p; j++) {
-            uint32_t c = load_code(B + l * bn + j * bp, sz) & (uint32_t)(dec->n - 1);
-            double v;
-            memcpy(&v, &dec->val[c], 8);
-            fl |= dec->fl[c];
-            if (!isfinite(v)) {
-                bad_col[j] = 1;
-                v = 0;
-            }
-            pb[l * p + j] = v;
-            rb[4 * j] += fabs(v);
-            if (fabs(v) > rb[4 * j + 1]) rb[4 * j + 1] = fabs(v);
-            rb[4 * j + 2] += v * v;
-            if (v != 0 && lsb_exp(v) < rb[4 * j + 3]) rb[4 * j + 3] = lsb_exp(v);
-        }
-    Dd = (PyArrayObject *)PyObject_CallFunctionObjArgs(np_matmul_fn, (PyObject *)Ad, (PyObject *)Bd, NULL);
-    if (!Dd) goto fail;
-    if (!PyArray_Check(Dd) || PyArray_TYPE(Dd) != NPY_DOUBLE || !PyArray_IS_C_CONTIGUOUS(Dd)) {
-        PyErr_SetString(PyExc_RuntimeError, "softfp8 matmul: unexpected binary64 product");
-        goto fail;
-    }
-    pd = (const double *)PyArray_DATA(Dd);
-    /* gamma_{n+4} with u = 2^-53, inflated for the rounding of the bounds themselves */
-    gamma = (double)(n + 4) * 0x1p-53 / (1 - (double)(n + 4) * 0x1p-53) * (1 + 0x1p-20);
-    {
-        double *lo = buf, *hi = buf + mp, *ex = buf + 2 * mp;
-        npy_intp nex = 0;
-        for (npy_intp i = 0; i < m; i++)
-            for (npy_intp j = 0; j < p; j++) {
-                const double *x = &ra[4 * i], *y = &rb[4 * j];
-                double s = x[0] * y[1], t = x[1] * y[0], q = sqrt(x[2] * y[2]), e, c = pd[i * p + j];
-                npy_intp k = i * p + j;
-                if (t < s) s = t;
-                if (q < s) s = q;
-                s *= 1 + 0x1p-20;
-                if (c != 0 && !bad_row[i] && !bad_col[j] && s < ldexp(1.0, (int)(x[3] + y[3]) + 53)) {
-                    ex[nex++] = c; /* exact: rounded below, in this order */
-                    lo[k] = hi[k] = NAN;
-                    continue;
-                }
-                e = gamma * s + (double)(n + 4) * 0x1p-1070;
-                lo[k] = c - e;
-                hi[k] = c + e;
-            }
-        /* the exact ones: rounded once, codes into clo in element order */
-        fl |= ziv_round(&z, env, ex, nex, chi);
-        nex = 0;
-        for (npy_intp k = 0; k < mp; k++)
-            if (isnan(lo[k])) clo[k] = chi[nex++];
-        for (npy_intp i = 0; i < m; i++)
-            for (npy_intp j = 0; j < p; j++) {
-                npy_intp k = i * p + j;
-                char *o = O + i * om + j * op;
-                uint32_t r;
-                double v, av;
-                if (isnan(lo[k])) {
-                    r = clo[k];
-                } else {
-                    uint32_t r2;
-                    ziv_round(&z, env, &lo[k], 1, &r);
-                    ziv_round(&z, env, &hi[k], 1, &r2);
-                    v = ziv_value(&z, r);
-                    av = fabs(v);
-                    if (bad_row[i] || bad_col[j] || r != r2 || !(lo[k] > 0 || hi[k] < 0) ||
-                        (v >= lo[k] && v <= hi[k]) || !(av >= 2 * z.min_normal) || !(av <= 0.5 * z.max_finite)) {
-                        uint8_t f0 = 0;
-                        matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, &f0);
-                        fl |= f0;
-                        continue;
-                    }
-                    fl |= SFP8_FLAG_INEXACT;
-                }
-                if (md->out_kind == 1) memcpy(o, &r, 4);
-                else store_code(o, sz, r);
-            }
-    }
-    Py_DECREF(Ad);
-    Py_DECREF(Bd);
-    Py_DECREF(Dd);
-    PyMem_Free(buf);
-    PyMem_Free(clo);
-    PyMem_Free(chi);
-    PyMem_Free(bad_row);
-    PyMem_Free(bad_col);
-    *accf |= fl;
-    return 1;
-fail:
-    Py_XDECREF(Ad);
-    Py_XDECREF(Bd);
-    Py_XDECREF(Dd);
-    PyMem_Free(buf);
-    PyMem_Free(clo);
-    PyMem_Free(chi);
-    PyMem_Free(bad_row);
-    PyMem_Free(bad_col);
-    return -1;
-}
-
 /* matmul_blas inside a read section of the table cache (fast/cache.c): the
  * tables it looks up stay alive until it returns. */
 static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, char *O, npy_intp m, npy_intp n,
@@ -398,8 +147,7 @@ static int matmul_blas(MatmulData *md, const sfp8_env *env, char *A, char *B, ch
                        unsigned *accf)
 {
     unsigned tok = sfp8f_read_begin();
-    int r = md->f.bits <= 8 ? matmul_blas_tables(md, env, A, B, O, m, n, p, am, an, bn, bp, om, op, accf) : 0;
-    if (r == 0) r = matmul_blas_ziv(md, env, A, B, O, m, n, p, am, an, bn, bp, om, op, accf);
+    int r = matmul_blas_tables(md, env, A, B, O, m, n, p, am, an, bn, bp, om, op, accf);
     sfp8f_read_end(tok);
     return r;
 }
@@ -485,7 +233,7 @@ static int dot_get_loop(PyArrayMethod_StridedLoop *loop, PyArrayMethod_Context *
     }
     /* the binary64 BLAS path calls numpy.matmul: the loop then holds the GIL;
        it needs every value of the format to be an exact binary64 */
-    md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && acc_binary64_exact(&md->f);
+    md->blas = np_matmul_fn && sfp8f_enabled() && !md->ld.stoch && md->f.bits <= 8 && acc_binary64_exact(&md->f);
     *out_loop = md->loop;
     *out_transferdata = (NpyAuxData *)md;
     *flags = md->blas ? NPY_METH_REQUIRES_PYAPI : 0;
