@@ -206,18 +206,10 @@ def evaluate(row, rows_by_key):
             ok = ratio <= 1 + limit
         else:
             ok = False
-    elif kind == "vs_u8":  # issue 10: float64 casts within 1.5x NumPy's uint8 <-> float64 astype
+    elif kind in ("vs_ref", "vs_f16", "vs_u8"):  # a ratio to the row's reference
         factor = t[1]
-        row.target_text = f"≤{factor:g}× NumPy uint8↔float64 astype"
-        if sf is not None and row.ref.ok:
-            ratio = sf / row.ref.ns
-            row.detail = f"{ratio:.3g}×"
-            ok = ratio <= factor
-        else:
-            ok = False
-    elif kind in ("vs_ref", "vs_f16"):
-        factor = t[1]
-        row.target_text = f"≤{factor:g}× " + ("sgemm" if kind == "vs_ref" else "NumPy float16")
+        row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
+                                             "vs_u8": "NumPy uint8↔float64 astype"}[kind]
         if sf is not None and row.ref.ok:
             ratio = sf / row.ref.ns
             row.detail = f"{ratio:.3g}×"

@@ -342,6 +342,20 @@ def _compare(F, f, xs, got, exp, what):
     return len(xs)
 
 
+
+def _project_all(F, f, x, vals, combos, label):
+    """project(x) under every (mode, sr_bits, random bits) of combos and every saturation
+    mode against the reference values of vals; returns the number of elements compared."""
+    exp = _expected(F, vals, _rounded(F, vals), combos)
+    total = 0
+    for j, (mode, bits_n, r) in enumerate(combos):
+        kw = {"rounding": mode} if bits_n is None else {"sr": mode, "sr_bits": bits_n,
+                                                          "random_bits": r}
+        for sat in SATS:
+            got = p3109.project(x, f, saturation=sat, **kw)
+            total += _compare(F, f, vals, got, exp[j, sat], (label, sat, mode))
+    return total
+
 def _check(F, f, xs, got, sat, mode, n=None, r=None, rounded=None, what=""):
     bad = []
     g = got.view(f.storage)
@@ -490,13 +504,7 @@ def test_projection_from_other_formats():
             arr = codes.view(src.dtype)
             combos = [(m, None, None) for m in MODES] + [
                 (m, 2, rng.integers(0, 4, codes.shape)) for m in "AC"]
-            exp = _expected(F, vals, _rounded(F, vals), combos)
-            for j, (mode, n, r) in enumerate(combos):
-                kw = {"rounding": mode} if n is None else {"sr": mode, "sr_bits": n,
-                                                             "random_bits": r}
-                for sat in SATS:
-                    got = p3109.project(arr, f, saturation=sat, **kw)
-                    total += _compare(F, f, vals, got, exp[j, sat], (src.name, sat, mode))
+            total += _project_all(F, f, arr, vals, combos, src.name)
         # float32 input: the same as its float64 value
         x32 = _points(F, 8).astype(np.float32)
         for mode in MODES:
@@ -650,13 +658,7 @@ def test_wide_formats_codes_and_projection():
         xs = _points(F, 4, gaps=rng)
         combos = [(m, None, None) for m in MODES] + [(v, 5, rng.integers(0, 32, xs.shape))
                                                      for v in "ABC"]
-        exp = _expected(F, xs, _rounded(F, xs), combos)
-        for j, (mode, bits_n, r) in enumerate(combos):
-            kw = {"rounding": mode} if bits_n is None else {"sr": mode, "sr_bits": bits_n,
-                                                              "random_bits": r}
-            for sat in SATS:
-                got = p3109.project(xs, f, saturation=sat, **kw)
-                n += _compare(F, f, xs, got, exp[j, sat], (sat, mode))
+        n += _project_all(F, f, xs, xs, combos, "float64")
         n_pts += len(xs)
     assert n == sum(2 ** k[0] for k in WIDE) + 9 * 3 * n_pts and n_pts > 7 * 600
 
