@@ -568,6 +568,18 @@ def main(argv=None):
                     ml=M(lambda k, c=call, v=peer: (lambda: c(v[:k]))) if peer is not None else None,
                     ref=M(lambda k, c=call: (lambda: c(h[:k]))), ref_label=f"NumPy float16 {op}",
                     target=("vs_f16", 1.5)))
+
+    def searchsorted_of(v):  # the first k elements sorted (untimed), then k queries
+        def make(k):
+            hay = np.sort(v[:k])
+            return lambda: np.searchsorted(hay, v[:k][::-1])
+        return make
+
+    add(Row("bfloat16_searchsorted", "bfloat16 searchsorted (n queries into n sorted)",
+            M(searchsorted_of(hb)),
+            ml=M(searchsorted_of(ml_b)) if ml_b is not None else None,
+            ref=M(searchsorted_of(h)), ref_label="NumPy float16 searchsorted",
+            target=("vs_f16", 1.5)))
     del hb, ml_b
 
     # ---- 10d: correctly rounded elementary functions (tables of the core's results) --
