@@ -1016,9 +1016,126 @@ TGT2 ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const u
     return i;
 }
 
+/* a16f_512 with AVX2: eight binary32 lanes, masks as vectors, the arithmetic
+ * decoding for every format (binary16 too), MXCSR's rounding (round to nearest,
+ * as a16_256 assumes) */
+TGT2 static inline AINL __m256 a16_load8f(const sfp8s_a16 *p, const uint16_t *x, __m256i *slow)
+{
+    const int bias = 1023 - (int)(p->off >> 52);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i i = _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)),
+                                       _mm256_set1_epi32((int)p->mask));
+    const __m256i mag = _mm256_and_si256(i, _mm256_set1_epi32((int)p->magmask));
+    const __m256i e = _mm256_srl_epi32(mag, _mm_cvtsi32_si128(p->M)), isz = _mm256_cmpeq_epi32(mag, zero);
+    __m256i v = _mm256_andnot_si256(isz, _mm256_add_epi32(_mm256_sll_epi32(mag, _mm_cvtsi32_si128(23 - p->M)),
+                                                          _mm256_set1_epi32((127 - bias) << 23)));
+    *slow = _mm256_or_si256(*slow, _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_set1_epi32((int)p->emax_field)),
+                                                   _mm256_andnot_si256(isz, _mm256_cmpeq_epi32(e, zero))));
+    v = _mm256_or_si256(v, _mm256_sll_epi32(_mm256_and_si256(i, _mm256_set1_epi32((int)p->signbit)),
+                                            _mm_cvtsi32_si128(p->sshift - 32)));
+    return _mm256_castsi256_ps(v);
+}
+
+TGT2 static inline AINL ptrdiff_t a16f_256(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
+                                           const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
+                                           uint8_t *flo, unsigned *acc)
+{
+    const int M = p->M, e32min = p->ebase - 1023 + 127;
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi32(-1), one = _mm256_set1_epi32(1);
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff), sgn = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i e8 = _mm256_set1_epi32(0xff), lim = _mm256_set1_epi32(22 - M), nlim = _mm256_set1_epi32(M - 22);
+    const __m128i shc = _mm_cvtsi32_si128(23 - M);
+    const __m256i rmask = _mm256_set1_epi32((1 << (23 - M)) - 1), half = _mm256_set1_epi32(1 << (22 - M));
+    const __m256i base = _mm256_set1_epi32(e32min << 23), cbase = _mm256_set1_epi32((e32min - 1) << M);
+    const __m256i maxmag = _mm256_set1_epi32((int)p->maxmag), signb = _mm256_set1_epi32((int)p->signbit);
+    const int tiny_err = e32min - 127 - M < -126; /* as a16f_512 */
+    const __m256i tiny_lim = _mm256_set1_epi32((M + 1) << 23);
+    __m256i inex = zero;
+    ptrdiff_t i = 0;
+    (void)c;
+    if (OP == SFP8S_FMA) return 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i slow = zero, bits, mag, neg, K, rem, rnz, inc, code;
+        __m256 vx = a16_load8f(p, a + i, &slow), vy = a16_load8f(p, b + i, &slow);
+        if (OP == SFP8S_SUB) vy = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_castps_si256(vy), sgn));
+        if (OP == SFP8S_MUL) {
+            bits = _mm256_castps_si256(_mm256_mul_ps(vx, vy));
+        } else if (OP == SFP8S_DIV) {
+            bits = _mm256_castps_si256(_mm256_div_ps(vx, vy));
+            slow = _mm256_or_si256(slow, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(vy), absm), zero));
+        } else {
+            const __m256 r = _mm256_add_ps(vx, vy);
+            const __m256i ex = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(vx), 23), e8);
+            const __m256i ey = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(vy), 23), e8);
+            const __m256i d = _mm256_sub_epi32(ex, ey);
+            __m256i far = _mm256_or_si256(_mm256_cmpgt_epi32(d, lim), _mm256_cmpgt_epi32(nlim, d));
+            far = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(ex, zero), _mm256_cmpeq_epi32(ey, zero)), far);
+            bits = _mm256_castps_si256(r);
+            if (_mm256_movemask_ps(_mm256_castsi256_ps(far))) { /* TwoSum, rounded to odd */
+                __m256 bb = _mm256_sub_ps(r, vx);
+                __m256 err = _mm256_add_ps(_mm256_sub_ps(vx, _mm256_sub_ps(r, bb)), _mm256_sub_ps(vy, bb));
+                __m256i eb = _mm256_castps_si256(err), move, same;
+                move = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(eb, absm), zero),
+                                           _mm256_cmpeq_epi32(_mm256_and_si256(bits, one), zero));
+                same = _mm256_cmpgt_epi32(_mm256_xor_si256(eb, bits), ones); /* sign bits equal */
+                slow = _mm256_or_si256(slow, _mm256_cmpeq_epi32(_mm256_and_si256(bits, absm),
+                                                                _mm256_set1_epi32(0x7f800000))); /* infinite */
+                if (tiny_err) {
+                    __m256i mn = _mm256_min_epi32(_mm256_and_si256(_mm256_castps_si256(vx), absm),
+                                                  _mm256_and_si256(_mm256_castps_si256(vy), absm));
+                    slow = _mm256_or_si256(slow, _mm256_andnot_si256(_mm256_cmpeq_epi32(mn, zero),
+                                                                     _mm256_cmpgt_epi32(tiny_lim, mn)));
+                }
+                bits = _mm256_sub_epi32(bits, _mm256_and_si256(move, same));    /* +1 */
+                bits = _mm256_add_epi32(bits, _mm256_andnot_si256(same, move)); /* -1 */
+            }
+        }
+        mag = _mm256_and_si256(bits, absm);
+        neg = _mm256_srai_epi32(bits, 31);
+        slow = _mm256_or_si256(slow, _mm256_cmpgt_epi32(base, mag)); /* zero, or below 2^emin */
+        K = _mm256_srl_epi32(mag, shc);
+        rem = _mm256_and_si256(mag, rmask);
+        rnz = _mm256_xor_si256(_mm256_cmpeq_epi32(rem, zero), ones);
+        code = _mm256_sub_epi32(K, cbase);
+        switch (MODE) {
+        case SFP8_ROUND_NEAREST_EVEN:
+            inc = _mm256_or_si256(_mm256_cmpgt_epi32(rem, half),
+                                  _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), _mm256_cmpeq_epi32(_mm256_and_si256(K, one), one)));
+            break;
+        case SFP8_ROUND_NEAREST_AWAY: inc = _mm256_cmpgt_epi32(rem, _mm256_sub_epi32(half, one)); break;
+        case SFP8_ROUND_UPWARD: inc = _mm256_andnot_si256(neg, rnz); break;
+        case SFP8_ROUND_DOWNWARD: inc = _mm256_and_si256(neg, rnz); break;
+        case SFP8_ROUND_TO_ODD: code = _mm256_or_si256(code, _mm256_and_si256(rnz, one)); inc = zero; break;
+        default: inc = zero; break;
+        }
+        code = _mm256_sub_epi32(code, inc); /* inc: -1 or 0 */
+        slow = _mm256_or_si256(slow, _mm256_cmpgt_epi32(code, maxmag));
+        if (!p->signbit) slow = _mm256_or_si256(slow, neg);
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(slow))) break;
+        code = _mm256_or_si256(code, _mm256_and_si256(neg, signb));
+        _mm_storeu_si128((__m128i *)(o + i), _mm_packus_epi32(_mm256_castsi256_si128(code),
+                                                               _mm256_extracti128_si256(code, 1)));
+        if (flo) {
+            __m128i r16 = _mm_packs_epi32(_mm256_castsi256_si128(rnz), _mm256_extracti128_si256(rnz, 1));
+            _mm_storel_epi64((__m128i *)(flo + i),
+                             _mm_and_si128(_mm_packs_epi16(r16, r16), _mm_set1_epi8(SFP8_FLAG_INEXACT)));
+        }
+        inex = _mm256_or_si256(inex, rnz);
+    }
+    *acc |= _mm256_movemask_ps(_mm256_castsi256_ps(inex)) ? SFP8_FLAG_INEXACT : 0u;
+    return i;
+}
+
+TGT2 static ptrdiff_t arith16f_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                                    const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    A16_DISPATCH(a16f_256)
+}
+
 TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                   const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
+    if (a16_f32_ok(p, op)) return arith16f_avx2(p, op, a, b, c, o, n, flo, acc);
     A16_DISPATCH(a16_256)
 }
 
