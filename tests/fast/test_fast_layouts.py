@@ -311,8 +311,8 @@ def test_binary8_layouts(fmt):
     assert n == 7 * (21 + 11) + 2 * (1 + 11)
 
 
-@pytest.mark.parametrize("fmt", [softfp8.float16, softfp8.bfloat16, softfp8.shp(bias=15), softfp8.uhp],
-                         ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", [softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169, softfp8.shp(bias=15),
+                                 softfp8.uhp], ids=lambda f: f.name)
 def test_arith16_layouts(fmt):
     """16-bit add/sub/mul/div (round_f64.c, the SIMD kernels of fast_simd.c) under every
     convention, two rounding modes, at every SIMD level (FAST_RUNS).  SHP and UHP have
@@ -1026,14 +1026,38 @@ def test_direct_fma():
     assert n == 2 * 15 * len(SIMD_LEVELS) * 2
 
 
+def _fill_mid16(buf, ins, n, g, fmt):
+    """Codes of values in [2^-4, 2^5) at the inputs' elements (19 in 20; the rest
+    random), with random bits above the format's width: whole SIMD blocks of
+    covered lanes, so the kernels (not only the portable loop) meet every layout."""
+    M, bias, emaxf = fmt.man_bits, fmt.bias, (1 << fmt.exp_bits) - 1
+    for off, st in ins:
+        for i in range(n):
+            if g.random() < 0.95:
+                e = int(np.clip(bias + g.integers(-4, 5), 1, emaxf - 1))
+                c = (e << M) | int(g.integers(0, 1 << M)) | (int(g.integers(0, 2)) << (fmt.bits - 1))
+                c |= int(g.integers(0, 1 << 16)) & ~((1 << fmt.bits) - 1) & 0xffff
+            else:
+                c = int(g.integers(0, 1 << 16))
+            p = off + i * st
+            buf[p:p + 2] = np.frombuffer(c.to_bytes(2, "little"), np.uint8)
+
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_direct_arith16(op):
+    """Random storage, and mostly mid-range codes (with bits above the width of the
+    12-bit e5m6) that the SIMD kernels take, under every layout."""
     n = 0
-    for fmt in (softfp8.float16, softfp8.bfloat16):
+    fmts = (softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169,
+            softfp8.format(exp_bits=5, man_bits=6, bias=15, name="e5m6_layouts"))
+    for fmt in fmts:
         elem = CoreElement("arith16", fmt, CFG_B, op=op)
         c, nl = _direct("arith16", fmt, CFG_B, elem, 2, 2, 2, op=op)
         n += c
-    assert n == 2 * 15 * len(SIMD_LEVELS) * 2
+        c, nl = _direct("arith16", fmt, CFG_B, elem, 2, 2, 2, op=op,
+                        fill=lambda buf, ins, n, g, f=fmt: _fill_mid16(buf, ins, n, g, f))
+        n += c
+    assert n == 2 * len(fmts) * 15 * len(SIMD_LEVELS) * 2
 
 
 def test_fast_kernel_rejects_bad_layouts():

@@ -692,9 +692,156 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
     return i;
 }
 
+/* ---- 16-bit add / subtract / multiply / divide through binary32, sixteen lanes
+ *      (the formats of a16_f32_ok: M <= 10, i.e. p <= 11 significant bits, and a
+ *      normal range inside binary32's).  The same lanes as a16_512, with binary32
+ *      in place of binary64 (docs/performance.md, "16-bit arithmetic through
+ *      binary32"): a product has 2p <= 22 <= 24 bits (exact), a quotient is
+ *      correctly rounded to 24 >= 2p + 1 bits (decisive), a sum is exact when
+ *      the operands' binary exponents differ by at most 23 - p, else rounded to
+ *      odd by TwoSum at 24 >= p + 2 bits.  The arithmetic uses embedded
+ *      round-to-nearest, so MXCSR's rounding mode does not matter. ---- */
+
+static int a16_f32_ok(const sfp8s_a16 *p, int op)
+{
+    const int bias = 1023 - (int)(p->off >> 52), emin = p->ebase - 1023;
+    return op != SFP8S_FMA && p->arith && p->M >= 1 && p->M <= 10 && emin >= -126 &&
+           (int)p->emax_field - 1 - bias <= 127;
+}
+
+#define RNE_SAE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
+/* sixteen codes -> binary32 values; *slow |= the lanes a16_load512 marks */
+TGT static inline AINL __m512 a16_load16f(const sfp8s_a16 *p, const uint16_t *x, __mmask16 *slow)
+{
+    const __m256i c = _mm256_loadu_si256((const __m256i *)x);
+    if (p->hw) {
+        const __m256i expm = _mm256_set1_epi16((short)(p->emax_field << p->M)), ex = _mm256_and_si256(c, expm);
+        *slow |= _mm256_cmpeq_epi16_mask(ex, expm) |
+                 (_mm256_cmpeq_epi16_mask(ex, _mm256_setzero_si256()) &
+                  _mm256_test_epi16_mask(c, _mm256_set1_epi16((short)((1 << p->M) - 1))));
+        return p->hw == 1 ? _mm512_cvtph_ps(c) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(c), 16));
+    }
+    {
+        const int bias = 1023 - (int)(p->off >> 52);
+        const __m512i i = _mm512_and_si512(_mm512_cvtepu16_epi32(c), _mm512_set1_epi32((int)p->mask));
+        const __m512i mag = _mm512_and_si512(i, _mm512_set1_epi32((int)p->magmask));
+        const __m512i e = _mm512_srl_epi32(mag, _mm_cvtsi32_si128(p->M));
+        const __mmask16 zero = _mm512_testn_epi32_mask(mag, mag);
+        __m512i v = _mm512_maskz_add_epi32((__mmask16)~zero, _mm512_sll_epi32(mag, _mm_cvtsi32_si128(23 - p->M)),
+                                           _mm512_set1_epi32((127 - bias) << 23));
+        *slow |= _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32((int)p->emax_field)) |
+                 (_mm512_testn_epi32_mask(e, e) & (__mmask16)~zero);
+        v = _mm512_or_si512(v, _mm512_sll_epi32(_mm512_and_si512(i, _mm512_set1_epi32((int)p->signbit)),
+                                                _mm_cvtsi32_si128(p->sshift - 32)));
+        return _mm512_castsi512_ps(v);
+    }
+}
+
+TGT static inline AINL ptrdiff_t a16f_512(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
+                                          const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
+                                          uint8_t *flo, unsigned *acc)
+{
+    const int M = p->M, e32min = p->ebase - 1023 + 127; /* biased binary32 exponent of 2^emin */
+    const __m512i one = _mm512_set1_epi32(1), absm = _mm512_set1_epi32(0x7fffffff);
+    const __m512i sgn = _mm512_set1_epi32((int)0x80000000u);
+    const __m128i shc = _mm_cvtsi32_si128(23 - M);
+    const __m512i rmask = _mm512_set1_epi32((1 << (23 - M)) - 1), half = _mm512_set1_epi32(1 << (22 - M));
+    const __m512i base = _mm512_set1_epi32(e32min << 23), cbase = _mm512_set1_epi32((e32min - 1) << M);
+    const __m512i maxmag = _mm512_set1_epi32((int)p->maxmag), signb = _mm512_set1_epi32((int)p->signbit);
+    const __m512 farlim = _mm512_set1_ps((float)(22 - M));
+    /* TwoSum's error is a multiple of 2^(Ey - M) (Ey: the smaller operand's
+       exponent); below 2^-126 it would be a binary32 subnormal, which a
+       flush-to-zero MXCSR would lose: those lanes take the core */
+    const int tiny_err = e32min - 127 - M < -126;
+    const __m512 tiny_lim = _mm512_castsi512_ps(_mm512_set1_epi32((M + 1) << 23)); /* 2^(M - 126) */
+    __mmask16 inex = 0;
+    ptrdiff_t i = 0;
+    (void)c;
+    if (OP == SFP8S_FMA) return 0; /* not these kernels (a16_f32_ok) */
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 slow = 0, neg, rnz, inc, ok;
+        __m512 vx = a16_load16f(p, a + i, &slow), vy = a16_load16f(p, b + i, &slow), r;
+        __m512i bits, mag, K, rem, code;
+        if (OP == SFP8S_SUB) vy = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(vy), sgn));
+        if (OP == SFP8S_MUL) {
+            bits = _mm512_castps_si512(_mm512_mul_round_ps(vx, vy, RNE_SAE)); /* exact */
+        } else if (OP == SFP8S_DIV) {
+            bits = _mm512_castps_si512(_mm512_div_round_ps(vx, vy, RNE_SAE));
+            slow |= _mm512_testn_epi32_mask(_mm512_castps_si512(vy), absm); /* divisor zero */
+        } else {
+            r = _mm512_add_round_ps(vx, vy, RNE_SAE);
+            bits = _mm512_castps_si512(r);
+            if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(_mm512_getexp_ps(vx), _mm512_getexp_ps(vy))), farlim,
+                                   _CMP_GT_OQ)) { /* TwoSum, rounded to odd (as odd_sum512) */
+                __m512 bb = _mm512_sub_round_ps(r, vx, RNE_SAE);
+                __m512 err = _mm512_add_round_ps(_mm512_sub_round_ps(vx, _mm512_sub_round_ps(r, bb, RNE_SAE), RNE_SAE),
+                                                 _mm512_sub_round_ps(vy, bb, RNE_SAE), RNE_SAE);
+                __m512i eb = _mm512_castps_si512(err);
+                __mmask16 move = _mm512_test_epi32_mask(eb, absm) & _mm512_testn_epi32_mask(bits, one);
+                __mmask16 same = _mm512_testn_epi32_mask(_mm512_xor_si512(eb, bits), sgn);
+                slow |= _mm512_fpclass_ps_mask(r, 0x18); /* an infinite sum (beyond every covered result) */
+                if (tiny_err) {
+                    __m512 mn = _mm512_min_ps(_mm512_abs_ps(vx), _mm512_abs_ps(vy));
+                    slow |= _mm512_cmp_ps_mask(mn, tiny_lim, _CMP_LT_OQ) &
+                            _mm512_cmp_ps_mask(mn, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+                }
+                bits = _mm512_mask_add_epi32(bits, move & same, bits, one);
+                bits = _mm512_mask_sub_epi32(bits, move & (__mmask16)~same, bits, one);
+            }
+        }
+        mag = _mm512_and_si512(bits, absm);
+        neg = _mm512_movepi32_mask(bits);
+        slow |= _mm512_cmplt_epu32_mask(mag, base); /* zero, or below 2^emin */
+        K = _mm512_srl_epi32(mag, shc);
+        rem = _mm512_and_si512(mag, rmask);
+        rnz = _mm512_test_epi32_mask(rem, rem);
+        code = _mm512_sub_epi32(K, cbase);
+        switch (MODE) {
+        case SFP8_ROUND_NEAREST_EVEN:
+            inc = _mm512_cmpgt_epu32_mask(rem, half) | (_mm512_cmpeq_epi32_mask(rem, half) & _mm512_test_epi32_mask(K, one));
+            break;
+        case SFP8_ROUND_NEAREST_AWAY: inc = _mm512_cmpge_epu32_mask(rem, half); break;
+        case SFP8_ROUND_UPWARD: inc = (__mmask16)~neg & rnz; break;
+        case SFP8_ROUND_DOWNWARD: inc = neg & rnz; break;
+        case SFP8_ROUND_TO_ODD: code = _mm512_mask_or_epi32(code, rnz, code, one); inc = 0; break;
+        default: inc = 0; break;
+        }
+        code = _mm512_mask_add_epi32(code, inc, code, one);
+        slow |= _mm512_cmpgt_epu32_mask(code, maxmag); /* overflow (and infinite results) */
+        if (!p->signbit) slow |= neg;                  /* unsigned formats: the core */
+        code = _mm512_mask_or_epi32(code, neg, code, signb);
+        if (__builtin_expect(slow == 0, 1)) {
+            _mm256_storeu_si256((__m256i *)(o + i), _mm512_cvtepi32_epi16(code));
+            if (flo) _mm_storeu_si128((__m128i *)(flo + i), _mm_maskz_mov_epi8(rnz, _mm_set1_epi8(SFP8_FLAG_INEXACT)));
+            inex |= rnz;
+            continue;
+        }
+        /* a lane the kernel does not cover: keep the first eight lanes if they are all covered */
+        ok = (slow & 0xff) ? 0 : 0xff;
+        if (ok) {
+            _mm256_mask_storeu_epi16((void *)(o + i), ok, _mm512_cvtepi32_epi16(code));
+            if (flo)
+                _mm_mask_storeu_epi8((void *)(flo + i), ok, _mm_maskz_mov_epi8(rnz, _mm_set1_epi8(SFP8_FLAG_INEXACT)));
+            inex |= rnz & ok;
+            i += 8;
+        }
+        break;
+    }
+    *acc |= inex ? SFP8_FLAG_INEXACT : 0u;
+    return i;
+}
+
+TGT static ptrdiff_t arith16f_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                                     const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    A16_DISPATCH(a16f_512)
+}
+
 TGT ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                    const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
+    if (a16_f32_ok(p, op)) return arith16f_avx512(p, op, a, b, c, o, n, flo, acc);
     A16_DISPATCH(a16_512)
 }
 
@@ -869,9 +1016,126 @@ TGT2 ptrdiff_t sfp8s_binary8_avx2(const uint16_t *tab, const uint8_t *x, const u
     return i;
 }
 
+/* a16f_512 with AVX2: eight binary32 lanes, masks as vectors, the arithmetic
+ * decoding for every format (binary16 too), MXCSR's rounding (round to nearest,
+ * as a16_256 assumes) */
+TGT2 static inline AINL __m256 a16_load8f(const sfp8s_a16 *p, const uint16_t *x, __m256i *slow)
+{
+    const int bias = 1023 - (int)(p->off >> 52);
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i i = _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)),
+                                       _mm256_set1_epi32((int)p->mask));
+    const __m256i mag = _mm256_and_si256(i, _mm256_set1_epi32((int)p->magmask));
+    const __m256i e = _mm256_srl_epi32(mag, _mm_cvtsi32_si128(p->M)), isz = _mm256_cmpeq_epi32(mag, zero);
+    __m256i v = _mm256_andnot_si256(isz, _mm256_add_epi32(_mm256_sll_epi32(mag, _mm_cvtsi32_si128(23 - p->M)),
+                                                          _mm256_set1_epi32((127 - bias) << 23)));
+    *slow = _mm256_or_si256(*slow, _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_set1_epi32((int)p->emax_field)),
+                                                   _mm256_andnot_si256(isz, _mm256_cmpeq_epi32(e, zero))));
+    v = _mm256_or_si256(v, _mm256_sll_epi32(_mm256_and_si256(i, _mm256_set1_epi32((int)p->signbit)),
+                                            _mm_cvtsi32_si128(p->sshift - 32)));
+    return _mm256_castsi256_ps(v);
+}
+
+TGT2 static inline AINL ptrdiff_t a16f_256(int OP, int MODE, const sfp8s_a16 *p, const uint16_t *a,
+                                           const uint16_t *b, const uint16_t *c, uint16_t *o, ptrdiff_t n,
+                                           uint8_t *flo, unsigned *acc)
+{
+    const int M = p->M, e32min = p->ebase - 1023 + 127;
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi32(-1), one = _mm256_set1_epi32(1);
+    const __m256i absm = _mm256_set1_epi32(0x7fffffff), sgn = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i e8 = _mm256_set1_epi32(0xff), lim = _mm256_set1_epi32(22 - M), nlim = _mm256_set1_epi32(M - 22);
+    const __m128i shc = _mm_cvtsi32_si128(23 - M);
+    const __m256i rmask = _mm256_set1_epi32((1 << (23 - M)) - 1), half = _mm256_set1_epi32(1 << (22 - M));
+    const __m256i base = _mm256_set1_epi32(e32min << 23), cbase = _mm256_set1_epi32((e32min - 1) << M);
+    const __m256i maxmag = _mm256_set1_epi32((int)p->maxmag), signb = _mm256_set1_epi32((int)p->signbit);
+    const int tiny_err = e32min - 127 - M < -126; /* as a16f_512 */
+    const __m256i tiny_lim = _mm256_set1_epi32((M + 1) << 23);
+    __m256i inex = zero;
+    ptrdiff_t i = 0;
+    (void)c;
+    if (OP == SFP8S_FMA) return 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i slow = zero, bits, mag, neg, K, rem, rnz, inc, code;
+        __m256 vx = a16_load8f(p, a + i, &slow), vy = a16_load8f(p, b + i, &slow);
+        if (OP == SFP8S_SUB) vy = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_castps_si256(vy), sgn));
+        if (OP == SFP8S_MUL) {
+            bits = _mm256_castps_si256(_mm256_mul_ps(vx, vy));
+        } else if (OP == SFP8S_DIV) {
+            bits = _mm256_castps_si256(_mm256_div_ps(vx, vy));
+            slow = _mm256_or_si256(slow, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(vy), absm), zero));
+        } else {
+            const __m256 r = _mm256_add_ps(vx, vy);
+            const __m256i ex = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(vx), 23), e8);
+            const __m256i ey = _mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(vy), 23), e8);
+            const __m256i d = _mm256_sub_epi32(ex, ey);
+            __m256i far = _mm256_or_si256(_mm256_cmpgt_epi32(d, lim), _mm256_cmpgt_epi32(nlim, d));
+            far = _mm256_andnot_si256(_mm256_or_si256(_mm256_cmpeq_epi32(ex, zero), _mm256_cmpeq_epi32(ey, zero)), far);
+            bits = _mm256_castps_si256(r);
+            if (_mm256_movemask_ps(_mm256_castsi256_ps(far))) { /* TwoSum, rounded to odd */
+                __m256 bb = _mm256_sub_ps(r, vx);
+                __m256 err = _mm256_add_ps(_mm256_sub_ps(vx, _mm256_sub_ps(r, bb)), _mm256_sub_ps(vy, bb));
+                __m256i eb = _mm256_castps_si256(err), move, same;
+                move = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(eb, absm), zero),
+                                           _mm256_cmpeq_epi32(_mm256_and_si256(bits, one), zero));
+                same = _mm256_cmpgt_epi32(_mm256_xor_si256(eb, bits), ones); /* sign bits equal */
+                slow = _mm256_or_si256(slow, _mm256_cmpeq_epi32(_mm256_and_si256(bits, absm),
+                                                                _mm256_set1_epi32(0x7f800000))); /* infinite */
+                if (tiny_err) {
+                    __m256i mn = _mm256_min_epi32(_mm256_and_si256(_mm256_castps_si256(vx), absm),
+                                                  _mm256_and_si256(_mm256_castps_si256(vy), absm));
+                    slow = _mm256_or_si256(slow, _mm256_andnot_si256(_mm256_cmpeq_epi32(mn, zero),
+                                                                     _mm256_cmpgt_epi32(tiny_lim, mn)));
+                }
+                bits = _mm256_sub_epi32(bits, _mm256_and_si256(move, same));    /* +1 */
+                bits = _mm256_add_epi32(bits, _mm256_andnot_si256(same, move)); /* -1 */
+            }
+        }
+        mag = _mm256_and_si256(bits, absm);
+        neg = _mm256_srai_epi32(bits, 31);
+        slow = _mm256_or_si256(slow, _mm256_cmpgt_epi32(base, mag)); /* zero, or below 2^emin */
+        K = _mm256_srl_epi32(mag, shc);
+        rem = _mm256_and_si256(mag, rmask);
+        rnz = _mm256_xor_si256(_mm256_cmpeq_epi32(rem, zero), ones);
+        code = _mm256_sub_epi32(K, cbase);
+        switch (MODE) {
+        case SFP8_ROUND_NEAREST_EVEN:
+            inc = _mm256_or_si256(_mm256_cmpgt_epi32(rem, half),
+                                  _mm256_and_si256(_mm256_cmpeq_epi32(rem, half), _mm256_cmpeq_epi32(_mm256_and_si256(K, one), one)));
+            break;
+        case SFP8_ROUND_NEAREST_AWAY: inc = _mm256_cmpgt_epi32(rem, _mm256_sub_epi32(half, one)); break;
+        case SFP8_ROUND_UPWARD: inc = _mm256_andnot_si256(neg, rnz); break;
+        case SFP8_ROUND_DOWNWARD: inc = _mm256_and_si256(neg, rnz); break;
+        case SFP8_ROUND_TO_ODD: code = _mm256_or_si256(code, _mm256_and_si256(rnz, one)); inc = zero; break;
+        default: inc = zero; break;
+        }
+        code = _mm256_sub_epi32(code, inc); /* inc: -1 or 0 */
+        slow = _mm256_or_si256(slow, _mm256_cmpgt_epi32(code, maxmag));
+        if (!p->signbit) slow = _mm256_or_si256(slow, neg);
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(slow))) break;
+        code = _mm256_or_si256(code, _mm256_and_si256(neg, signb));
+        _mm_storeu_si128((__m128i *)(o + i), _mm_packus_epi32(_mm256_castsi256_si128(code),
+                                                               _mm256_extracti128_si256(code, 1)));
+        if (flo) {
+            __m128i r16 = _mm_packs_epi32(_mm256_castsi256_si128(rnz), _mm256_extracti128_si256(rnz, 1));
+            _mm_storel_epi64((__m128i *)(flo + i),
+                             _mm_and_si128(_mm_packs_epi16(r16, r16), _mm_set1_epi8(SFP8_FLAG_INEXACT)));
+        }
+        inex = _mm256_or_si256(inex, rnz);
+    }
+    *acc |= _mm256_movemask_ps(_mm256_castsi256_ps(inex)) ? SFP8_FLAG_INEXACT : 0u;
+    return i;
+}
+
+TGT2 static ptrdiff_t arith16f_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
+                                    const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    A16_DISPATCH(a16f_256)
+}
+
 TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                   const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
+    if (a16_f32_ok(p, op)) return arith16f_avx2(p, op, a, b, c, o, n, flo, acc);
     A16_DISPATCH(a16_256)
 }
 
