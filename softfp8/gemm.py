@@ -245,7 +245,7 @@ def _blas_table(fmt):
             v = convert_codes(fmt.params, _ext.BINARY64, np.arange(n, dtype=np.uint64))[0]
             v = v.view(np.float64)
             fin = np.isfinite(v)
-            lsb = np.full(n, 4096, dtype=np.int64)
+            lsb = np.full(n, 4096, dtype=np.int16)
             for c in np.flatnonzero(fin & (v != 0)):
                 mant, e = math.frexp(abs(float(v[c])))
                 i = int(mant * 2.0 ** 53)
@@ -311,26 +311,36 @@ def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
     la = np.ldexp(1.0, np.minimum(np.take(ta[2], ca).min(axis=1) + 26, 500))
     lb = np.ldexp(1.0, np.minimum(np.take(tb[2], cb).min(axis=0) + 26, 500))
     absa, absb = np.abs(A), np.abs(B)
-    zero = D == 0
-    S = None
-    # cheap sufficient test: k max|a_i| max|b_j| < 2^(qa_i + qb_j + 52) for every i, j
-    if zero.any() or not ((absa.max(axis=1) * k / la).max() * (absb.max(axis=0) / lb).max()
-                          < 0.5):
-        S = absa @ absb                               # the per-element test
-        bad = ~(S < np.multiply.outer(la, lb))       # S~ < 2^(qa + qb + 52)
-    else:
-        bad = np.zeros(D.shape, dtype=bool)
+    # cheap sufficient test: k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51); the elements that
+    # fail it get the per-element test on S (a dgemm on their rows and columns only)
+    ra, rb = absa.max(axis=1) * k / la, absb.max(axis=0) / lb
+    bad = np.zeros(D.shape, dtype=bool)
+    if ra.max() * rb.max() >= 0.5:
+        cand = np.multiply.outer(ra, rb) >= 0.5
+        r, c = np.flatnonzero(cand.any(axis=1)), np.flatnonzero(cand.any(axis=0))
+        S = absa[r] @ absb[:, c]
+        bad[np.ix_(r, c)] = cand[np.ix_(r, c)] & ~(S < np.multiply.outer(la[r], lb[c]))
     env = _env(out, None)
-    if S is not None and zero.any():   # the sign of an exact zero sum, as the accumulator gives it
+    zero = (D == 0) & ~bad
+    if zero.any():   # the sign of an exact zero sum, as the accumulator gives it
         neg = np.full(D.shape, env[0] == _DOWNWARD)   # cancellation: -0 only downward
-        if (S == 0).any():                            # only zero products: their signs
-            na, nb = np.signbit(A).astype(np.float64), np.signbit(B).astype(np.float64)
+        r, c = np.flatnonzero(zero.any(axis=1)), np.flatnonzero(zero.any(axis=0))
+        only = np.zeros(D.shape, dtype=bool)          # every product a zero (S = 0)
+        only[np.ix_(r, c)] = (absa[r] @ absb[:, c]) == 0
+        only &= zero
+        if only.any():                                # then the zero signs decide
+            r, c = np.flatnonzero(only.any(axis=1)), np.flatnonzero(only.any(axis=0))
+            na, nb = np.signbit(A[r]).astype(np.float64), np.signbit(B[:, c]).astype(np.float64)
             nneg = na @ (1.0 - nb) + (1.0 - na) @ nb  # products of sign -: exact counts
-            only = S == 0
-            neg[only] = np.where(nneg[only] == k, True, np.where(nneg[only] == 0, False,
-                                                                 neg[only]))
+            sub = np.where(nneg == k, True, np.where(nneg == 0, False, env[0] == _DOWNWARD))
+            blk = only[np.ix_(r, c)]
+            neg[np.ix_(r, c)] = np.where(blk, sub, neg[np.ix_(r, c)])
         D[zero] = np.where(neg[zero], -0.0, 0.0)
-    y = _scaled_odd(D, s).reshape(-1)
+    y = D * s                                         # exact where D has <= 29 bits
+    odd = (D.view(np.uint64) & _LOW24) != 0
+    if odd.any():
+        y[odd] = _scaled_odd(D[odd], s)
+    y = y.reshape(-1)
     res, fl = _round_f64(y, out, env)
     fl[bad.reshape(-1)] = 0
     flags = int(np.bitwise_or.reduce(fl)) | sfl
