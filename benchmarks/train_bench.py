@@ -29,6 +29,7 @@ if __name__ == "__main__":   # one BLAS thread, before numpy is imported (as ben
 
 import argparse  # noqa: E402
 import math  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -139,18 +140,34 @@ def run(backend, epochs=EPOCHS, seed=0, data=None, n=SAMPLES):
                       batch=BATCH, lr=LR)
 
 
+def compare(epochs=EPOCHS, repeats=3, backends=None):
+    """Side by side: each repeat trains every backend once, in turn (so that machine load
+    drifts hit all alike); {name: (median seconds, demo.Result of the last run)}."""
+    names = list(BACKENDS) if backends is None else list(backends)
+    if ml_dtypes is None and "ml_dtypes" in names:
+        names.remove("ml_dtypes")
+    data = make_data()
+    times = {n: [] for n in names}
+    last = {}
+    for _ in range(repeats):
+        for n in names:
+            last[n] = run(n, epochs, data=data)
+            times[n].append(last[n].seconds)
+    return {n: (statistics.median(times[n]), last[n]) for n in names}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("--backends", default=",".join(BACKENDS),
                    help="comma-separated subset of " + ", ".join(BACKENDS))
+    p.add_argument("--repeats", type=int, default=3, help="runs per backend (median)")
     args = p.parse_args(argv)
-    data = make_data()
     print(f"MLP {'-'.join(map(str, SIZES))}, {SAMPLES} x {FEATURES} inputs, {args.epochs} "
-          f"epochs = {steps_for(args.epochs)} steps of batches of {BATCH}")
-    for name in args.backends.split(","):
-        r = run(name, args.epochs, data=data)
-        print(f"{name:10s} {r.seconds:7.3f} s  test loss {r.loss:.4f}  accuracy "
+          f"epochs = {steps_for(args.epochs)} steps of batches of {BATCH}, median of "
+          f"{args.repeats} runs per backend, backends in turn")
+    for name, (sec, r) in compare(args.epochs, args.repeats, args.backends.split(",")).items():
+        print(f"{name:10s} {sec:7.3f} s  test loss {r.loss:.4f}  accuracy "
               f"{100 * r.accuracy:.1f}%  (final training loss {r.curve[-1]:.4f})")
     return 0
 
