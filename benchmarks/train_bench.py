@@ -58,8 +58,8 @@ def digits_like(n=SAMPLES, seed=0, noise=9.0):
     protos = np.random.default_rng(0).uniform(0.0, 16.0, (CLASSES, FEATURES))
     rng = np.random.default_rng(seed + 1)
     y = rng.permutation(np.arange(n) % CLASSES)
-    x = np.clip(np.rint(protos[y] + rng.normal(0.0, noise, (n, FEATURES))), 0, 16)
-    return x.astype(np.float32), y
+    x = np.clip(np.rint(protos[y] + rng.normal(0.0, noise, (n, FEATURES))), 0, 16) + 0.0
+    return x.astype(np.float32), y                 # + 0.0: no -0 from rint (-0.4)
 
 
 def make_data(n=SAMPLES):

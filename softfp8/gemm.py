@@ -258,6 +258,8 @@ def _blas_table(fmt):
 
 _DOWNWARD = _context.ROUNDING_MODES.index("downward")
 _F32_TINY = 2.0 ** -126
+_F32_MAX = float(np.finfo(np.float32).max)
+assert Flags.INEXACT == 1
 
 
 def _round_f64(y, out, env):
@@ -267,8 +269,9 @@ def _round_f64(y, out, env):
     if out.params == _ext.BINARY32 and env[0] == 0:
         with np.errstate(over="ignore"):
             r = y.astype(np.float32)
-        fl = np.where(r.astype(np.float64) != y, np.uint8(Flags.INEXACT), np.uint8(0))
-        hard = ~((np.abs(y) >= _F32_TINY) & np.isfinite(r))
+        fl = (r.astype(np.float64) != y).view(np.uint8)    # Flags.INEXACT == 1
+        ar = np.abs(r)
+        hard = ~((ar > _F32_TINY) & (ar <= _F32_MAX))     # |r| > 2^-126: |y| > 2^-126 too
         if hard.any():
             codes, fl[hard] = convert_codes(_ext.BINARY64, out.params, y[hard].view(np.uint64),
                                             env=env)
@@ -297,7 +300,9 @@ def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
     ca = a2.view(np.uint8 if fa.bits <= 8 else np.uint16)
     cb = b2.view(np.uint8 if fb.bits <= 8 else np.uint16)
     A, B = np.take(ta[0], ca), np.take(tb[0], cb)
-    if not (np.isfinite(A).all() and np.isfinite(B).all()):
+    absa, absb = np.abs(A), np.abs(B)
+    ma, mb = absa.max(axis=1), absb.max(axis=0)
+    if not (np.isfinite(ma).all() and np.isfinite(mb).all()):
         return None                                   # NaN or infinity: the accumulator
     if min(s_a, s_b) < _F32_TINY:
         return None                                   # a subnormal scale (denormal flag)
@@ -310,10 +315,9 @@ def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
     # 2^(qa + 26) per row of a, 2^(qb + 26) per column of b: their product is the bound
     la = np.ldexp(1.0, np.minimum(np.take(ta[2], ca).min(axis=1) + 26, 500))
     lb = np.ldexp(1.0, np.minimum(np.take(tb[2], cb).min(axis=0) + 26, 500))
-    absa, absb = np.abs(A), np.abs(B)
     # cheap sufficient test: k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51); the elements that
     # fail it get the per-element test on S (a dgemm on their rows and columns only)
-    ra, rb = absa.max(axis=1) * k / la, absb.max(axis=0) / lb
+    ra, rb = ma * k / la, mb / lb
     bad = np.zeros(D.shape, dtype=bool)
     if ra.max() * rb.max() >= 0.5:
         cand = np.multiply.outer(ra, rb) >= 0.5
@@ -323,18 +327,29 @@ def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
     env = _env(out, None)
     zero = (D == 0) & ~bad
     if zero.any():   # the sign of an exact zero sum, as the accumulator gives it
-        neg = np.full(D.shape, env[0] == _DOWNWARD)   # cancellation: -0 only downward
-        r, c = np.flatnonzero(zero.any(axis=1)), np.flatnonzero(zero.any(axis=0))
-        only = np.zeros(D.shape, dtype=bool)          # every product a zero (S = 0)
-        only[np.ix_(r, c)] = (absa[r] @ absb[:, c]) == 0
-        only &= zero
-        if only.any():                                # then the zero signs decide
-            r, c = np.flatnonzero(only.any(axis=1)), np.flatnonzero(only.any(axis=0))
-            na, nb = np.signbit(A[r]).astype(np.float64), np.signbit(B[:, c]).astype(np.float64)
-            nneg = na @ (1.0 - nb) + (1.0 - na) @ nb  # products of sign -: exact counts
-            sub = np.where(nneg == k, True, np.where(nneg == 0, False, env[0] == _DOWNWARD))
-            blk = only[np.ix_(r, c)]
-            neg[np.ix_(r, c)] = np.where(blk, sub, neg[np.ix_(r, c)])
+        down = env[0] == _DOWNWARD
+        neg = np.full(D.shape, down)                  # cancellation: -0 only downward
+        # every product a zero (S = 0): in a zero row of a or a zero column of b, or found
+        # by a dgemm of |a| and |b| on the other zero sums' rows and columns
+        only = zero & ((ma == 0)[:, None] | (mb == 0)[None, :])
+        rest = zero & ~only
+        if rest.any():
+            r, c = np.flatnonzero(rest.any(axis=1)), np.flatnonzero(rest.any(axis=0))
+            only[np.ix_(r, c)] |= rest[np.ix_(r, c)] & ((absa[r] @ absb[:, c]) == 0)
+        ii, jj = np.nonzero(only)
+        if len(ii):   # then the zero signs decide: -0 if every product is -0
+            na, nb = np.signbit(A), np.signbit(B)
+            rn, cn = na.sum(axis=1)[ii], nb.sum(axis=0)[jj]
+            # products of sign -: sum over l of (a_il < 0) xor (b_lj < 0), read off the
+            # row's and column's sign counts when either has one sign only
+            cnt = np.select([rn == 0, rn == k, cn == 0, cn == k], [cn, k - cn, rn, k - rn], -1)
+            g = np.flatnonzero(cnt < 0)
+            if len(g):   # the others by a dgemm of sign bits on their rows and columns
+                r, ir = np.unique(ii[g], return_inverse=True)
+                c, ic = np.unique(jj[g], return_inverse=True)
+                ar, bc = na[r].astype(np.float64), nb[:, c].astype(np.float64)
+                cnt[g] = (ar @ (1.0 - bc) + (1.0 - ar) @ bc)[ir, ic]
+            neg[ii, jj] = np.where(cnt == k, True, np.where(cnt == 0, False, down))
         D[zero] = np.where(neg[zero], -0.0, 0.0)
     y = D * s                                         # exact where D has <= 29 bits
     odd = (D.view(np.uint64) & _LOW24) != 0
@@ -344,7 +359,7 @@ def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
     res, fl = _round_f64(y, out, env)
     fl[bad.reshape(-1)] = 0
     flags = int(np.bitwise_or.reduce(fl)) | sfl
-    if ta[3][ca].any() or tb[3][cb].any():
+    if np.take(ta[3], ca).any() or np.take(tb[3], cb).any():
         flags |= int(Flags.DENORMAL)
     res = res.reshape(m, p)
     if bad.any():

@@ -301,11 +301,15 @@ def quantize(x, fmt, scale=None, *, axis=None, margin=0, pow2=False, eps=0.0,
         s = compute_scale(a, fmt, margin=margin, pow2=pow2, eps=eps)
     else:
         s = _as_scale(scale, xf.shape)
-    return _cast(xf, fmt, s, rounding, seed, saturate, axis=axis, amax=a)
+    narrow = getattr(x, "dtype", None) in (np.float32, np.float16)
+    return _cast(xf, fmt, s, rounding, seed, saturate, axis=axis, amax=a, narrow=narrow)
 
 
-def _cast(xf, fmt, s, rounding, seed, saturate, axis=None, amax=None, bias=None):
-    y = _scaled_odd(xf, np.asarray(s, dtype=np.float64))
+def _cast(xf, fmt, s, rounding, seed, saturate, axis=None, amax=None, bias=None, narrow=False):
+    # narrow: xf holds float32 / float16 values, whose products with a float32 scale are
+    # exact binary64 numbers (at most 48 bits, within 2^-298 .. 2^256)
+    s64 = np.asarray(s, dtype=np.float64)
+    y = xf * s64 if narrow else _scaled_odd(xf, s64)
     with _rounding_env(rounding, seed, saturate):
         codes = y.astype(fmt.dtype)
     s = np.float32(s) if np.ndim(s) == 0 else s
