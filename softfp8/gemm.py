@@ -8,61 +8,18 @@ specified in docs/training.md, section "Accumulation models".
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import _context, _ext
 from . import bits as _bits
 from ._dtypes import _matmul_shape, dtype_of, format_of
 from ._dtypes import matmul as _exact_matmul
-from ._context import Flags
 from ._formats import convert_codes, lookup
 from ._validation import _as_int, format_or_none
 
 _STOCHASTIC = _context.ROUNDING_MODES.index("stochastic")
 _NUMPY_FLOATS = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
                  "float16": np.dtype(np.float16)}
-
-
-_LOW24 = np.uint64((1 << 24) - 1)
-_BIG_X, _SMALL_X = math.ldexp(1.0, 800), math.ldexp(1.0, -800)
-_TINY, _HUGE = math.ldexp(1.0, -1000), math.ldexp(1.0, 1000)
-
-
-def _scaled_odd(x, s):
-    """x * s (float64 arrays, s positive finite float32 values) rounded to odd at 53 bits,
-    values beyond 2^+-1000 replaced by +-2^+-1000.  Rounding this once into a format of at
-    most 16 bits gives the rounding of the exact product in every mode (SPEC §3)."""
-    x, s = np.broadcast_arrays(x, s)
-    shape = x.shape
-    x, s = x.reshape(-1), s.reshape(-1)
-    out = x * s                               # right for zeros, infinities and NaNs
-    # exact already where x has at most 29 significant bits (float32 and narrower inputs
-    # included: 29 + 24 <= 53 bits) and 2^-800 <= |x| <= 2^800; the rest goes the long way
-    ax = np.abs(x)
-    m = (((x.view(np.uint64) & _LOW24) != 0) | (ax > _BIG_X) | (ax < _SMALL_X)) \
-        & (ax <= np.finfo(np.float64).max) & (ax != 0)
-    if not m.any():
-        return out.reshape(shape)
-    xm, xe = np.frexp(x[m])
-    sm, se = np.frexp(s[m])
-    c = xm * 134217729.0                      # Veltkamp split: 26 + 26 bits
-    hi = c - (c - xm)
-    lo = xm - hi
-    p1, p2 = hi * sm, lo * sm                 # exact (<= 50-bit products)
-    p = p1 + p2                               # TwoSum: p + err == p1 + p2 exactly
-    bb = p - p1
-    err = (p1 - (p - bb)) + (p2 - bb)
-    even = (p.view(np.uint64) & 1) == 0
-    fix = (err != 0) & even
-    p[fix] = np.nextafter(p[fix], np.copysign(np.inf, err[fix]))
-    t = xe.astype(np.int64) + se              # |p| in [1/4, 1): value p * 2^t
-    v = np.ldexp(p, np.clip(t, -1010, 1010))
-    v = np.where(t < -990, np.copysign(_TINY, p), v)
-    v = np.where(t > 990, np.copysign(_HUGE, p), v)
-    out[m] = v
-    return out.reshape(shape)
 
 
 class _Target:
@@ -196,7 +153,7 @@ def _publish(fl):
 
 
 def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=None,
-         sb_block=(1, 1), kblock=0):
+         sb_block=(1, 1), kblock=0, D=None):
     """res[...] = a2 @ b2 (2-D) under model (None: exact); returns the flags."""
     out_env = _env(out, None)
     if model is None:
@@ -211,163 +168,47 @@ def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=
         fprom = model._prom.params
         envprom = _env(model._prom, "nearest_even")
     return _ext.gemm(fa.params, fb.params, exact, fp, envp, facc, envacc, promote, fprom, envprom,
-                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock)
+                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock, D=D)
 
 
 # ---- the BLAS path of the exact model (docs/training.md, "Scaled matmul on BLAS") ----
-#
-# Every value of a format of at most 16 bits with IEEE subnormals, and every product of
-# two such values, is exact in binary64 (significands of at most 26 bits, exponents far
-# inside binary64's range).  If S = sum |a_l b_l| < 2^(qa + qb + 53), where 2^qa and 2^qb
-# are the least significant bits present in a's row and b's column, every partial sum of
-# the products is an integer multiple of 2^(qa + qb) below 2^53 of them: exact in binary64
-# whatever the order, blocking or FMA use of the float64 GEMM (np.matmul, BLAS dgemm).
-# S itself is computed by a second dgemm, whose relative error is below K * 2^-53: the
-# test S~ < 2^(qa + qb + 52) proves S < 2^(qa + qb + 53).  The exact sum D is then scaled
-# by s = RN_f32(sa * sb) and rounded to odd at 53 bits (_scaled_odd), which one rounding
-# into a format of at most 24 significant bits (p >= q + 2) cannot tell from D * s; that
-# rounding is the core's binary64 conversion, in the output's environment.  Elements that
-# fail the test or sum to zero (the sign of an exact zero sum follows the products' zero
-# signs) are recomputed by the exact accumulator; inputs holding NaN or infinity go to it
-# whole.
+# Operands of at most 16 bits with IEEE subnormals decode exactly into binary64 and their
+# products are exact binary64 numbers; np.matmul of the decoded operands (BLAS dgemm) then
+# gives the exact dot product wherever k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51), and the C
+# kernel (sfp8g_gemm_f64) finishes from it: one rounding of the exact sum times the scale
+# product, the exact accumulator for the other elements.
 
 _BLAS_TABLES: dict = {}
 
 
 def _blas_table(fmt):
-    """(binary64 values, non-finite mask, exponent of the least significant bit (4096 for
-    zeros), subnormal mask) per code of fmt; None if fmt does not qualify."""
-    t = _BLAS_TABLES.get(fmt.params)
-    if t is None and fmt.params not in _BLAS_TABLES:
+    """binary64 values of every code of fmt, or None if fmt does not qualify."""
+    if fmt.params not in _BLAS_TABLES:
+        t = None
         if (fmt.bits <= 16 and fmt.subnormals == "ieee" and fmt.man_bits <= 25
                 and fmt.min_subnormal >= 2.0 ** -400 and fmt.max <= 2.0 ** 400):
-            n = 1 << fmt.bits
-            v = convert_codes(fmt.params, _ext.BINARY64, np.arange(n, dtype=np.uint64))[0]
-            v = v.view(np.float64)
-            fin = np.isfinite(v)
-            lsb = np.full(n, 4096, dtype=np.int16)
-            for c in np.flatnonzero(fin & (v != 0)):
-                mant, e = math.frexp(abs(float(v[c])))
-                i = int(mant * 2.0 ** 53)
-                lsb[c] = e - 53 + (i & -i).bit_length() - 1
-            sub = fin & (v != 0) & (np.abs(v) < fmt.min_normal)
-            t = (v, ~fin, lsb, sub)
+            t = convert_codes(fmt.params, _ext.BINARY64,
+                              np.arange(1 << fmt.bits, dtype=np.uint64))[0].view(np.float64)
         _BLAS_TABLES[fmt.params] = t
-    return t
+    return _BLAS_TABLES[fmt.params]
 
 
-_DOWNWARD = _context.ROUNDING_MODES.index("downward")
-_F32_TINY = 2.0 ** -126
-_F32_MAX = float(np.finfo(np.float32).max)
-assert Flags.INEXACT == 1
-
-
-def _round_f64(y, out, env):
-    """(y rounded once into out, uint8 flags per element): the core's conversion from
-    binary64 in env; binary32 results in nearest-even mode that are normal numbers by the
-    hardware's conversion (the same rounding; inexact is the only flag it can raise)."""
-    if out.params == _ext.BINARY32 and env[0] == 0:
-        with np.errstate(over="ignore"):
-            r = y.astype(np.float32)
-        fl = (r.astype(np.float64) != y).view(np.uint8)    # Flags.INEXACT == 1
-        ar = np.abs(r)
-        hard = ~((ar > _F32_TINY) & (ar <= _F32_MAX))     # |r| > 2^-126: |y| > 2^-126 too
-        if hard.any():
-            codes, fl[hard] = convert_codes(_ext.BINARY64, out.params, y[hard].view(np.uint64),
-                                            env=env)
-            r[hard] = codes.astype(np.uint32).view(np.float32)
-        return r, fl
-    codes, fl = convert_codes(_ext.BINARY64, out.params, y.view(np.uint64), env=env)
-    edt = np.uint32 if out.params == _ext.BINARY32 else np.uint8 if out.fmt.bits <= 8 \
-        else np.uint16
-    return codes.astype(edt).view(out.dtype), fl
-
-
-def _blas_exact(a2, b2, fa, fb, s_a, s_b, out, fallback):
-    """(result, flags) of the exact model with per-tensor binary32 scales s_a, s_b (floats)
-    by the float64 GEMM, or None where the BLAS path does not apply (then the caller runs
-    the exact accumulator).  fallback(rows, cols) -> (result, flags) runs the exact
-    accumulator on a[rows] @ b[:, cols]."""
+def _blas_exact(a2, b2, res, fa, fb, out, sa=None, sa_block=(1, 1), sb=None, sb_block=(1, 1)):
+    """res[...] = a2 @ b2 under the exact model (scales per tensor or None) by the float64
+    GEMM and the C finisher; the flags, or None where this path does not apply (then nothing
+    is written and the caller runs the exact accumulator)."""
     m, k = a2.shape
     p = b2.shape[1]
     if not _ext.fast_enabled() or m * p == 0 or k == 0:
         return None
-    if out.params != _ext.BINARY32 and (out.fmt is None or out.fmt.man_bits > 23):
-        return None                                   # float64 output: no double rounding
     ta, tb = _blas_table(fa), _blas_table(fb)
     if ta is None or tb is None:
         return None
-    ca = a2.view(np.uint8 if fa.bits <= 8 else np.uint16)
-    cb = b2.view(np.uint8 if fb.bits <= 8 else np.uint16)
-    A, B = np.take(ta[0], ca), np.take(tb[0], cb)
-    absa, absb = np.abs(A), np.abs(B)
-    ma, mb = absa.max(axis=1), absb.max(axis=0)
-    if not (np.isfinite(ma).all() and np.isfinite(mb).all()):
-        return None                                   # NaN or infinity: the accumulator
-    if min(s_a, s_b) < _F32_TINY:
-        return None                                   # a subnormal scale (denormal flag)
-    s64 = s_a * s_b                                   # exact; RN_f32 by the hardware
-    s = float(np.float32(s64)) if s64 < 2.0 ** 128 else math.inf
-    if not _F32_TINY <= s < math.inf:
-        return None                                   # underflow / overflow: the accumulator
-    sfl = int(Flags.INEXACT) if s != s64 else 0
-    D = A @ B
-    # 2^(qa + 26) per row of a, 2^(qb + 26) per column of b: their product is the bound
-    la = np.ldexp(1.0, np.minimum(np.take(ta[2], ca).min(axis=1) + 26, 500))
-    lb = np.ldexp(1.0, np.minimum(np.take(tb[2], cb).min(axis=0) + 26, 500))
-    # cheap sufficient test: k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51); the elements that
-    # fail it get the per-element test on S (a dgemm on their rows and columns only)
-    ra, rb = ma * k / la, mb / lb
-    bad = np.zeros(D.shape, dtype=bool)
-    if ra.max() * rb.max() >= 0.5:
-        cand = np.multiply.outer(ra, rb) >= 0.5
-        r, c = np.flatnonzero(cand.any(axis=1)), np.flatnonzero(cand.any(axis=0))
-        S = absa[r] @ absb[:, c]
-        bad[np.ix_(r, c)] = cand[np.ix_(r, c)] & ~(S < np.multiply.outer(la[r], lb[c]))
-    env = _env(out, None)
-    zero = (D == 0) & ~bad
-    if zero.any():   # the sign of an exact zero sum, as the accumulator gives it
-        down = env[0] == _DOWNWARD
-        neg = np.full(D.shape, down)                  # cancellation: -0 only downward
-        # every product a zero (S = 0): in a zero row of a or a zero column of b, or found
-        # by a dgemm of |a| and |b| on the other zero sums' rows and columns
-        only = zero & ((ma == 0)[:, None] | (mb == 0)[None, :])
-        rest = zero & ~only
-        if rest.any():
-            r, c = np.flatnonzero(rest.any(axis=1)), np.flatnonzero(rest.any(axis=0))
-            only[np.ix_(r, c)] |= rest[np.ix_(r, c)] & ((absa[r] @ absb[:, c]) == 0)
-        ii, jj = np.nonzero(only)
-        if len(ii):   # then the zero signs decide: -0 if every product is -0
-            na, nb = np.signbit(A), np.signbit(B)
-            rn, cn = na.sum(axis=1)[ii], nb.sum(axis=0)[jj]
-            # products of sign -: sum over l of (a_il < 0) xor (b_lj < 0), read off the
-            # row's and column's sign counts when either has one sign only
-            cnt = np.select([rn == 0, rn == k, cn == 0, cn == k], [cn, k - cn, rn, k - rn], -1)
-            g = np.flatnonzero(cnt < 0)
-            if len(g):   # the others by a dgemm of sign bits on their rows and columns
-                r, ir = np.unique(ii[g], return_inverse=True)
-                c, ic = np.unique(jj[g], return_inverse=True)
-                ar, bc = na[r].astype(np.float64), nb[:, c].astype(np.float64)
-                cnt[g] = (ar @ (1.0 - bc) + (1.0 - ar) @ bc)[ir, ic]
-            neg[ii, jj] = np.where(cnt == k, True, np.where(cnt == 0, False, down))
-        D[zero] = np.where(neg[zero], -0.0, 0.0)
-    y = D * s                                         # exact where D has <= 29 bits
-    odd = (D.view(np.uint64) & _LOW24) != 0
-    if odd.any():
-        y[odd] = _scaled_odd(D[odd], s)
-    y = y.reshape(-1)
-    res, fl = _round_f64(y, out, env)
-    fl[bad.reshape(-1)] = 0
-    flags = int(np.bitwise_or.reduce(fl)) | sfl
-    if np.take(ta[3], ca).any() or np.take(tb[3], cb).any():
-        flags |= int(Flags.DENORMAL)
-    res = res.reshape(m, p)
-    if bad.any():
-        rows, cols = np.flatnonzero(bad.any(axis=1)), np.flatnonzero(bad.any(axis=0))
-        sub, fl2 = fallback(rows, cols)
-        res[np.ix_(rows, cols)] = sub
-        flags |= fl2
-    return res, flags
+    with np.errstate(invalid="ignore"):               # NaN / inf: the C kernel declines
+        D = np.take(ta, a2.view(np.uint8 if fa.bits <= 8 else np.uint16)) @ \
+            np.take(tb, b2.view(np.uint8 if fb.bits <= 8 else np.uint16))
+    fl = _run(a2, b2, res, fa, fb, None, out, 0, sa, sa_block, sb, sb_block, 0, D=D)
+    return None if fl & _ext.GEMM_NOTDONE else fl
 
 
 def _operands(a, b, what):
@@ -417,15 +258,9 @@ def matmul(a, b, out_dtype=None, out=None, accumulation=None):
     fl = 0
     for idx in np.ndindex(*batch):
         ai, bi = A[idx], B[idx]
-        fast = None
-        if model is None:
-            def exact_part(rows, cols, ai=ai, bi=bi):
-                part = np.empty((len(rows), len(cols)), dtype=tgt.dtype)
-                return part, _run(ai[rows], bi[:, cols], part, fa, fb, None, tgt, 0)
-            fast = _blas_exact(ai, bi, fa, fb, 1.0, 1.0, tgt, exact_part)
+        fast = _blas_exact(ai, bi, res[idx], fa, fb, tgt) if model is None else None
         if fast is not None:
-            res[idx] = fast[0]
-            fl |= fast[1]
+            fl |= fast
         else:
             fl |= _run(ai, bi, res[idx], fa, fb, model, tgt, promote)
     _publish(fl)
@@ -525,16 +360,12 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=None, *
             elif kblock % promote:
                 raise ValueError(f"promote_every={promote} must divide the scales' K-block "
                                  f"of {kblock} products")
+    res = np.empty((m, p), dtype=tgt.dtype)
     if model is None and sa.size == 1 and sb.size == 1 and not kblock:
-        def exact_part(rows, cols):
-            part = np.empty((len(rows), len(cols)), dtype=tgt.dtype)
-            return part, _run(a[rows], b[:, cols], part, fa, fb, None, tgt, 0, sa, (len(rows), k),
-                              sb, (k, len(cols)), 0)
-        fast = _blas_exact(a, b, fa, fb, float(sa.view(np.float32)[0, 0]),
-                           float(sb.view(np.float32)[0, 0]), tgt, exact_part)
-        if fast is not None:
-            _publish(fast[1])
-            return fast[0]
+        fl = _blas_exact(a, b, res, fa, fb, tgt, sa, blka, sb, blkb)
+        if fl is not None:
+            _publish(fl)
+            return res
     res = np.empty((m, p), dtype=tgt.dtype)
     fl = _run(a, b, res, fa, fb, model, tgt, promote, sa, blka, sb, blkb, kblock)
     _publish(fl)

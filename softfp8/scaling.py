@@ -23,7 +23,6 @@ import numpy as np
 from . import _context, _dtypes, _formats  # noqa: F401  (_dtypes: Format.dtype hooks)
 from ._context import Flags
 from ._formats import TeslaFamily
-from .gemm import _scaled_odd
 from ._validation import _as_int, _choice, as_format
 
 __all__ = ["amax", "compute_scale", "quantize", "ScaledArray", "CurrentScaling",
@@ -34,6 +33,9 @@ F32_MAX = float(np.finfo(np.float32).max)
 F32_MIN_SUBNORMAL = math.ldexp(1.0, -149)
 _BIAS_MIN, _BIAS_MAX = -149, 127          # power-of-two scales that float32 holds
 _RANGE_LIMIT = 960                        # quantize: formats within 2^-960 .. 2^960
+_TINY, _HUGE = math.ldexp(1.0, -1000), math.ldexp(1.0, 1000)
+_LOW24 = np.uint64((1 << 24) - 1)
+_BIG_X, _SMALL_X = math.ldexp(1.0, 800), math.ldexp(1.0, -800)
 
 
 # --------------------------------------------------------------------------
@@ -194,6 +196,41 @@ def _check_range(fmt):
     if not (fmt.min_subnormal >= 1.0 / lim and fmt.max <= lim):
         raise ValueError(f"quantize supports formats whose values lie within 2^-{_RANGE_LIMIT}"
                          f" .. 2^{_RANGE_LIMIT}; {fmt.name} does not")
+
+
+def _scaled_odd(x, s):
+    """x * s (float64 arrays, s positive finite float32 values) rounded to odd at 53 bits,
+    values beyond 2^+-1000 replaced by +-2^+-1000.  Rounding this once into a format of at
+    most 16 bits gives the rounding of the exact product in every mode (SPEC §3)."""
+    x, s = np.broadcast_arrays(x, s)
+    shape = x.shape
+    x, s = x.reshape(-1), s.reshape(-1)
+    out = x * s                               # right for zeros, infinities and NaNs
+    # exact already where x has at most 29 significant bits (float32 and narrower inputs
+    # included: 29 + 24 <= 53 bits) and 2^-800 <= |x| <= 2^800; the rest goes the long way
+    ax = np.abs(x)
+    m = (((x.view(np.uint64) & _LOW24) != 0) | (ax > _BIG_X) | (ax < _SMALL_X)) \
+        & (ax <= np.finfo(np.float64).max) & (ax != 0)
+    if not m.any():
+        return out.reshape(shape)
+    xm, xe = np.frexp(x[m])
+    sm, se = np.frexp(s[m])
+    c = xm * 134217729.0                      # Veltkamp split: 26 + 26 bits
+    hi = c - (c - xm)
+    lo = xm - hi
+    p1, p2 = hi * sm, lo * sm                 # exact (<= 50-bit products)
+    p = p1 + p2                               # TwoSum: p + err == p1 + p2 exactly
+    bb = p - p1
+    err = (p1 - (p - bb)) + (p2 - bb)
+    even = (p.view(np.uint64) & 1) == 0
+    fix = (err != 0) & even
+    p[fix] = np.nextafter(p[fix], np.copysign(np.inf, err[fix]))
+    t = xe.astype(np.int64) + se              # |p| in [1/4, 1): value p * 2^t
+    v = np.ldexp(p, np.clip(t, -1010, 1010))
+    v = np.where(t < -990, np.copysign(_TINY, p), v)
+    v = np.where(t > 990, np.copysign(_HUGE, p), v)
+    out[m] = v
+    return out.reshape(shape)
 
 
 def _as_scale(scale, shape):

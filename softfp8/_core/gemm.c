@@ -805,6 +805,21 @@ static gval *decode_table(const sfp8_format *f)
 
 static int out_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <= 16 ? 2 : f->bits / 8; }
 
+/* the state shared by the kernels: sizes, masks and decoding tables (NULL: no memory) */
+static void gctx_init(gctx *g, const sfp8g_model *md, int64_t k)
+{
+    memset(g, 0, sizeof *g);
+    g->md = md;
+    g->k = k;
+    g->sza = out_size(&md->fa);
+    g->szb = out_size(&md->fb);
+    g->szo = out_size(&md->fout);
+    g->mask_a = sfp8_code_mask(&md->fa);
+    g->mask_b = sfp8_code_mask(&md->fb);
+    g->da = decode_table(&md->fa);
+    g->db = decode_table(&md->fb);
+}
+
 unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                     ptrdiff_t bk, ptrdiff_t bp, char *O, ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k,
                     int64_t p, int use_fast)
@@ -812,16 +827,7 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
     gctx g;
     unsigned flags = 0, tok = sfp8f_read_begin(); /* cached tables (t16) live until read_end */
     int fast = 0, bw;
-    memset(&g, 0, sizeof g);
-    g.md = md;
-    g.k = k;
-    g.sza = out_size(&md->fa);
-    g.szb = out_size(&md->fb);
-    g.szo = out_size(&md->fout);
-    g.mask_a = sfp8_code_mask(&md->fa);
-    g.mask_b = sfp8_code_mask(&md->fb);
-    g.da = decode_table(&md->fa);
-    g.db = decode_table(&md->fb);
+    gctx_init(&g, md, k);
     if (!g.da || !g.db) goto nomem;
     if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
     /* the model kernels' tables (65,536 products, decodings) are built when the call
@@ -866,5 +872,174 @@ done:
     free(g.pcat);
     free(g.accdec);
     free(g.promdec);
+    return flags;
+}
+
+/* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
+ * "Scaled matmul on BLAS") ----
+ * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
+ * k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51) (2^qa_i, 2^qb_j: the lowest bits present in
+ * row i of A and column j of B), every partial sum of any order was an integer multiple of
+ * 2^(qa_i + qb_j) below 2^53 of them, so D[i, j] is the exact dot product: it is scaled by
+ * the per-tensor scale product and rounded once as exact_block rounds its sums; an exact
+ * zero sum takes the products' zero signs (when a row or column is all zeros) or, with
+ * every element failing the test, goes to element_exact.  Returns the flags,
+ * SFP8G_NOMEM, or SFP8G_NOTDONE (nothing written: NaN or infinity in an operand, or a
+ * scale product that is not a finite non-zero binary32). */
+unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                        ptrdiff_t bk, ptrdiff_t bp, const double *D, ptrdiff_t dm, char *O, ptrdiff_t om,
+                        ptrdiff_t op, int64_t m, int64_t k, int64_t p)
+{
+    gctx g;
+    unsigned flags = 0;
+    uint8_t fl8 = 0;
+    gval s = GV_ONE;
+    int64_t *qa, *qb, *rneg, *cneg, *btop;
+    double *ma, *mb;
+    const gval **best; /* the largest |value| of each row of A, then each column of B */
+    double *ybuf = NULL; /* one row of D * s rounded to odd (0: an element done otherwise) */
+    uint64_t *rsp;
+    uint32_t *cbuf;
+    uint8_t *special;
+    int down = md->envout.rounding == SFP8_ROUND_DOWNWARD;
+    sfp8f_rnd rnd;
+    int use_rnd = sfp8f_rounder(&md->fout, &md->envout, &rnd);
+    gctx_init(&g, md, k);
+    g.sacc = malloc(sizeof(SuperAcc));
+    qa = malloc((size_t)(m + p) * 3 * sizeof(int64_t) + 1);
+    ma = malloc((size_t)(m + p) * sizeof(double) + 1);
+    best = calloc((size_t)(m + p) + 1, sizeof *best);
+    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + 1) + 8);
+    if (!g.da || !g.db || !g.sacc || !qa || !ma || !best || !ybuf) {
+        flags = SFP8G_NOMEM;
+        goto done;
+    }
+    qb = qa + m;
+    rneg = qb + p;
+    cneg = rneg + m;
+    btop = cneg + p; /* the top bit's exponent of best[t] (m + p entries) */
+    rsp = (uint64_t *)(ybuf + p); /* one row: results of the elements not rounded by rnd */
+    cbuf = (uint32_t *)(rsp + p); /* codes from rnd */
+    special = (uint8_t *)(cbuf + p);
+    mb = ma + m;
+    if (md->kblock || m * p == 0 || k == 0) {
+        flags = SFP8G_NOTDONE;
+        goto done;
+    }
+    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
+        int64_t *q = t < m ? &qa[t] : &qb[t - m], *ng = t < m ? &rneg[t] : &cneg[t - m];
+        double *mx = t < m ? &ma[t] : &mb[t - m];
+        *q = INT64_MAX / 4;
+        *ng = 0;
+        *mx = 0.0;
+        for (int64_t l = 0; l < k; l++) {
+            const gval *v = t < m ? &g.da[ld_code(A + t * am + l * ak, g.sza) & g.mask_a]
+                                  : &g.db[ld_code(B + l * bk + (t - m) * bp, g.szb) & g.mask_b];
+            flags |= v->fl;
+            *ng += v->neg;
+            if (v->cls > GV_FIN) {
+                flags = SFP8G_NOTDONE;
+                goto done;
+            }
+            if (v->cls == GV_FIN) {
+                /* compare |v| with the row's max by exponent and significand (no libm call):
+                   *mx holds ldexp(sig, exp) only once the row is done */
+                int64_t lo = v->exp + __builtin_ctzll(v->sig);
+                int64_t top = v->exp + bitlen64(v->sig);
+                if (lo < *q) *q = lo;
+                if (!best[t] || top > btop[t] ||
+                    (top == btop[t] && (v->sig << (64 - bitlen64(v->sig))) > (best[t]->sig << (64 - bitlen64(best[t]->sig))))) {
+                    best[t] = v;
+                    btop[t] = top;
+                }
+            }
+        }
+    }
+    for (int64_t t = 0; t < m + p; t++)
+        if (best[t]) (t < m ? ma : mb - m)[t] = ldexp((double)best[t]->sig, (int)best[t]->exp);
+    /* ma[i] = k max|a_i| / 2^qa_i, mb[j] = max|b_j| / 2^qb_j: the test is ma[i] mb[j] < 2^51
+       (a zero row or column keeps 0) */
+    for (int64_t i = 0; i < m; i++)
+        if (ma[i] != 0) ma[i] = ldexp(ma[i] * (double)k, (int)-qa[i]);
+    for (int64_t j = 0; j < p; j++)
+        if (mb[j] != 0) mb[j] = ldexp(mb[j], (int)-qb[j]);
+    scale_at(md, 0, 0, 0, &s, &fl8); /* per tensor: every element's scale product */
+    if (s.cls != GV_FIN) {
+        flags = SFP8G_NOTDONE;
+        goto done;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < p; j++) {
+            double d = D[i * dm + j];
+            int zrow = ma[i] == 0 || mb[j] == 0;
+            uint64_t r;
+            if (!zrow && !(d != 0 && ma[i] * mb[j] < 0x1p51)) {
+                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8); /* failed test, or a zero sum */
+            } else if (zrow) { /* every product a zero: -0 if every one is -0 */
+                int64_t cnt = 0;
+                if (rneg[i] == 0 || rneg[i] == k)
+                    cnt = rneg[i] ? k - cneg[j] : cneg[j];
+                else if (cneg[j] == 0 || cneg[j] == k)
+                    cnt = cneg[j] ? k - rneg[i] : rneg[i];
+                else
+                    for (int64_t l = 0; l < k; l++)
+                        cnt += g.da[ld_code(A + i * am + l * ak, g.sza) & g.mask_a].neg ^
+                               g.db[ld_code(B + l * bk + j * bp, g.szb) & g.mask_b].neg;
+                r = sfp8_round_value(&md->fout, cnt == k ? 1 : cnt == 0 ? 0 : down, 0, 0, 0, &md->envout, &fl8);
+            } else { /* d is the exact sum: d * s rounded once */
+                gval v;
+                unsigned __int128 mag;
+                int64_t e;
+                int sticky = 0, bl;
+                { /* d: a normal binary64 (a multiple of 2^(qa + qb) >= 2^-1000) */
+                    uint64_t db;
+                    memcpy(&db, &d, 8);
+                    v.neg = (uint8_t)(db >> 63);
+                    v.sig = (db & 0xFFFFFFFFFFFFFULL) | (1ULL << 52);
+                    v.exp = (int64_t)((db >> 52) & 0x7FF) - 1075;
+                }
+                mag = (unsigned __int128)v.sig * s.sig; /* 53 + at most 24 bits */
+                e = v.exp + s.exp;
+                bl = (uint64_t)(mag >> 64) ? 64 + bitlen64((uint64_t)(mag >> 64)) : bitlen64((uint64_t)mag);
+                if (use_rnd) { /* rounded to odd at 53 bits, a normal binary64: then the fast rounder */
+                    double y;
+                    uint64_t yb;
+                    int sh = bl - 53; /* bl >= 53: v.sig has 53 bits */
+                    sticky = (mag & (((unsigned __int128)1 << sh) - 1)) != 0;
+                    mag = (mag >> sh) | (unsigned)sticky;
+                    e += sh;
+                    yb = ((uint64_t)v.neg << 63) | ((uint64_t)(e + 52 + 1023) << 52) |
+                         ((uint64_t)mag & 0xFFFFFFFFFFFFFULL);
+                    memcpy(&y, &yb, 8);
+                    ybuf[j] = y; /* rounded below, with the row */
+                    special[j] = 0;
+                    continue;
+                } else {
+                    if (bl > 64) {
+                        int sh = bl - 64;
+                        sticky = (mag & (((unsigned __int128)1 << sh) - 1)) != 0;
+                        mag >>= sh;
+                        e += sh;
+                    }
+                    r = sfp8_round_value(&md->fout, v.neg, (uint64_t)mag, e, sticky, &md->envout, &fl8);
+                }
+            }
+            ybuf[j] = 0.0;
+            special[j] = 1;
+            rsp[j] = r;
+        }
+        if (use_rnd) flags |= sfp8f_round_doubles(&rnd, ybuf, p, cbuf);
+        for (int64_t j = 0; j < p; j++)
+            st_out(O + i * om + j * op, g.szo, special[j] ? rsp[j] : cbuf[j]);
+    }
+    flags |= fl8;
+done:
+    free(g.da);
+    free(g.db);
+    free(g.sacc);
+    free(qa);
+    free(ma);
+    free(best);
+    free(ybuf);
     return flags;
 }

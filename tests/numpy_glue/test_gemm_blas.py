@@ -173,26 +173,29 @@ def test_equals_fractions():
 
 
 def test_blas_path_is_taken(monkeypatch):
-    """Where every element passes the test, the exact accumulator is not called at all;
-    where a few fail, it runs on their rows and columns only."""
+    """The exact accumulator runs (as a second call) only for operands holding NaN or
+    infinity; elements failing the exactness test are finished inside the one call."""
     rng = np.random.default_rng(5)
     a, b = _codes(rng, (64, 128), softfp8.e4m3, 2), _codes(rng, (128, 48), softfp8.e5m2, 2)
     calls = []
     real = gemm._run
 
-    def spy(a2, b2, *args, **kw):
-        calls.append(a2.shape + b2.shape[1:])
-        return real(a2, b2, *args, **kw)
+    def spy(*args, D=None, **kw):
+        fl = real(*args, D=D, **kw)
+        calls.append((D is not None, bool(fl & _ext.GEMM_NOTDONE)))
+        return fl
 
     monkeypatch.setattr(gemm, "_run", spy)
     softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
-    assert calls == []
     a[3, 5:15] = softfp8.e4m3.max        # element (3, 7): ten products 448 * 57344
-    a[3, 15] = softfp8.e4m3.min_subnormal   # next to 2^-9 * 2^-16: S >= 2^(-25 + 52)
+    a[3, 15] = softfp8.e4m3.min_subnormal   # next to 2^-9 * 2^-16: fails the test
     b[5:15, 7] = softfp8.e5m2.max
     b[15, 7] = softfp8.e5m2.min_subnormal
     softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
-    assert calls == [(1, 128, 1)]
+    assert calls == [(True, False), (True, False)]
+    a[0, 0] = np.nan
+    softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
+    assert calls[2:] == [(True, True), (False, False)]
 
 
 def test_mixed_matmul_uses_it():
