@@ -14,6 +14,7 @@ are computed exactly and rounded once to float32.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 from fractions import Fraction
@@ -89,6 +90,7 @@ def _margin(margin):
     return Fraction(2.0 ** -float(margin))
 
 
+@functools.lru_cache(maxsize=256)     # Format objects are immutable and hashable
 def _fmt_max(fmt):
     m = fmt.max
     if not math.isfinite(m):
@@ -191,6 +193,7 @@ def _scales_f32(a, target, pow2, eps):
 # the scaled cast
 # --------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)
 def _check_range(fmt):
     lim = math.ldexp(1.0, _RANGE_LIMIT)
     if not (fmt.min_subnormal >= 1.0 / lim and fmt.max <= lim):
