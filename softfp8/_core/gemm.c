@@ -875,6 +875,14 @@ done:
     return flags;
 }
 
+/* the low 24 bits of d's significand (0: d has at most 29 significant bits) */
+static inline uint64_t d_lowbits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b & 0xFFFFFFu;
+}
+
 /* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
  * "Scaled matmul on BLAS") ----
  * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
@@ -904,6 +912,9 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     int down = md->envout.rounding == SFP8_ROUND_DOWNWARD;
     sfp8f_rnd rnd;
     int use_rnd = sfp8f_rounder(&md->fout, &md->envout, &rnd);
+    /* binary32 output, nearest even: the hardware conversion where the result is normal */
+    int f32rne = use_rnd && md->fout.bits == 32 && md->envout.rounding == SFP8_ROUND_NEAREST_EVEN;
+    double sd = 0;
     gctx_init(&g, md, k);
     g.sacc = malloc(sizeof(SuperAcc));
     qa = malloc((size_t)(m + p) * 3 * sizeof(int64_t) + 1);
@@ -968,6 +979,7 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         flags = SFP8G_NOTDONE;
         goto done;
     }
+    sd = gv_double(&s);
     for (int64_t i = 0; i < m; i++) {
         for (int64_t j = 0; j < p; j++) {
             double d = D[i * dm + j];
@@ -986,6 +998,21 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                         cnt += g.da[ld_code(A + i * am + l * ak, g.sza) & g.mask_a].neg ^
                                g.db[ld_code(B + l * bk + j * bp, g.szb) & g.mask_b].neg;
                 r = sfp8_round_value(&md->fout, cnt == k ? 1 : cnt == 0 ? 0 : down, 0, 0, 0, &md->envout, &fl8);
+            } else if (f32rne && (d_lowbits(d) == 0)) { /* d * s exact in binary64 (<= 29 + 24 bits) */
+                double y = d * sd;
+                float f = (float)y; /* the hardware's rounding: nearest even */
+                if (fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f) { /* |y| > 2^-126, normal: only inexact */
+                    uint32_t c;
+                    memcpy(&c, &f, 4);
+                    flags |= (double)f != y ? SFP8_FLAG_INEXACT : 0;
+                    ybuf[j] = 0.0;
+                    special[j] = 1;
+                    rsp[j] = c;
+                    continue;
+                }
+                ybuf[j] = y; /* subnormal or overflow: the rounder */
+                special[j] = 0;
+                continue;
             } else { /* d is the exact sum: d * s rounded once */
                 gval v;
                 unsigned __int128 mag;

@@ -211,3 +211,56 @@ def test_mixed_matmul_uses_it():
                 ref.append(r)
                 fl |= f
         assert np.array_equal(_bits(got), _bits(np.stack(ref))) and int(c1.flags) == fl
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_tininess_and_saturation_near_the_limits(case):
+    """Results around binary32's smallest normal and largest finite numbers (and E4M3's),
+    with tininess detected before and after rounding and saturation on and off."""
+    rng = np.random.default_rng(2000 + case)
+    a, b = _operands(rng, case)
+    # scale products putting typical sums near 2^-126 (float32 underflow) / near the max
+    for sa, sb in ((2.0 ** -63, 2.0 ** -62), (2.0 ** -64, 1.5 * 2.0 ** -62),
+                   (2.0 ** 60, 2.0 ** 62), (2.0 ** -8, 2.0 ** -9)):
+        for tin in ("before", "after"):
+            for sat in (True, False):
+                with softfp8.tininess(tin), softfp8.saturation(sat):
+                    for out in (np.float32, softfp8.e4m3.dtype, np.float16):
+                        for mode in ("nearest_even", "upward", "toward_zero"):
+                            _same(a, b, np.float32(sa), np.float32(sb), out, mode)
+
+
+def test_rounds_up_to_the_smallest_normal():
+    """Sums whose scaled value lies just below 2^-126 and rounds up to it in binary32:
+    tiny before rounding (underflow with tininess "before"), not after.  The operands are
+    searched for (two products each, the scale chosen from the sum) so that the case
+    really occurs; checked in both tininess modes against the accumulator."""
+    rng = np.random.default_rng(42)
+    e4, e5 = softfp8.e4m3, softfp8.e5m2
+    tiny = Fraction(2) ** -126
+    found = 0
+    for _ in range(4000):
+        a = _codes(rng, (1, 2), e4, 4)
+        b = _codes(rng, (2, 1), e5, 8)
+        d = sum(Fraction(float(a[0, l])) * Fraction(float(b[l, 0])) for l in range(2))
+        if d <= 0:
+            continue
+        s = np.float32(float(tiny / d))
+        for _ in range(3):
+            y = d * Fraction(float(s))
+            if tiny - Fraction(2) ** -151 < y < tiny:     # rounds up even at 24 bits
+                break
+            s = np.nextafter(s, np.float32(np.inf) if y < tiny else np.float32(0))
+        else:
+            continue
+        sa = np.float32(2.0 ** -63)
+        sb = np.float32(float(s) * 2.0 ** 63)      # sa * sb == s exactly
+        for tin in ("before", "after"):
+            with softfp8.tininess(tin):
+                _same(a, b, sa, sb, np.float32, "nearest_even")
+                with softfp8.rounding("nearest_even"), softfp8.collect_flags() as col:
+                    r = softfp8.scaled_mm(a, b, sa, sb)
+            assert r[0, 0] == np.float32(2.0 ** -126)
+            assert bool(col.flags & softfp8.Flags.UNDERFLOW) == (tin == "before")
+        found += 1
+    assert found >= 5
