@@ -277,6 +277,11 @@ def matmul(a, b, out_dtype=None, out=None, accumulation=None):
 def _scale(s, what, rows, cols, kdim, block):
     """(uint32 C array of binary32 scales, (block rows, block cols)) for an operand of
     shape (rows, cols); kdim: 1 if the operand's inner dimension is its columns (a), 0 (b)."""
+    if block is None and isinstance(s, (float, np.float32, np.float64)) \
+            and not isinstance(s, bool) and 0 < s < np.inf and float(np.float32(s)) == float(s):
+        # a valid per-tensor scale, the common case: no array checks
+        return (np.full((1, 1), s, dtype=np.float32).view(np.uint32),
+                (max(rows, 1), max(cols, 1)), 0)
     arr = np.asarray(s)
     if format_of(arr.dtype) is None and arr.dtype.kind not in "fiu":
         raise TypeError(f"{what} must be a float array or a softfp8 array, got dtype {arr.dtype}")
