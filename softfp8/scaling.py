@@ -158,8 +158,24 @@ def compute_scale(amax, fmt, margin=0, pow2=False, eps=0.0):
     a = np.asarray(amax, dtype=np.float64)
     if np.any(a < 0):
         raise ValueError(f"amax must be >= 0, got {a[a < 0].flat[0]!r}")
+    if a.ndim == 0 and not pow2:   # one amax: _scales_f32's float32 division, on scalars
+        t32 = _target_f32(target)
+        av = max(float(a), eps)
+        a32 = np.float32(av)
+        if t32 is not None and math.isfinite(av) and av > 0 and float(a32) == av and a32 > 0:
+            with np.errstate(over="ignore"):
+                q = t32 / a32
+            return (np.float32(F32_MAX) if q == np.inf else
+                    np.float32(F32_MIN_SUBNORMAL) if q == 0 else q)
     out = _scales_f32(a, target, pow2, eps)
     return out[()] if out.ndim == 0 else out
+
+
+@functools.lru_cache(maxsize=256)
+def _target_f32(target):
+    """target (a Fraction) as a float32 if it is one exactly, else None."""
+    t32 = np.float32(float(target))
+    return t32 if np.isfinite(t32) and Fraction(float(t32)) == target else None
 
 
 def _scales_f32(a, target, pow2, eps):
@@ -172,9 +188,9 @@ def _scales_f32(a, target, pow2, eps):
         a = np.where(a < eps, eps, a).reshape(-1)
         out = np.ones(a.shape, dtype=np.float32)           # 0, inf, NaN: 1.0
         info = np.isfinite(a) & (a > 0)
-        t32 = np.float32(float(target))
+        t32 = _target_f32(target)
         slow = info
-        if np.isfinite(t32) and Fraction(float(t32)) == target:
+        if t32 is not None:
             a32 = a.astype(np.float32)
             fast = info & (a32.astype(np.float64) == a) & (a32 > 0)
             q = t32 / a32
