@@ -883,6 +883,31 @@ static inline uint64_t d_lowbits(double d)
     return b & 0xFFFFFFu;
 }
 
+/* one code of an operand format, for sfp8g_gemm_f64's scan of rows and columns */
+typedef struct {
+    double mag;        /* |value| (0 for zeros) */
+    int64_t lo;        /* exponent of the lowest set bit (INT64_MAX / 4 for zeros) */
+    uint8_t neg, fl;   /* sign bit; denormal flag when read */
+    uint8_t bad;       /* NaN or infinity */
+} f64code;
+
+static int f64_table(const gval *d, int bits, f64code **out)
+{
+    uint32_t n = (uint32_t)1 << bits;
+    f64code *t = malloc(n * sizeof *t);
+    if (!t) return 0;
+    for (uint32_t c = 0; c < n; c++) {
+        const gval *v = &d[c];
+        t[c].neg = v->neg;
+        t[c].fl = v->fl;
+        t[c].bad = v->cls > GV_FIN;
+        t[c].mag = v->cls == GV_FIN ? ldexp((double)v->sig, (int)v->exp) : 0.0;
+        t[c].lo = v->cls == GV_FIN ? v->exp + __builtin_ctzll(v->sig) : INT64_MAX / 4;
+    }
+    *out = t;
+    return 1;
+}
+
 /* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
  * "Scaled matmul on BLAS") ----
  * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
@@ -902,9 +927,9 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     unsigned flags = 0;
     uint8_t fl8 = 0;
     gval s = GV_ONE;
-    int64_t *qa, *qb, *rneg, *cneg, *btop;
+    int64_t *qa, *qb, *rneg, *cneg;
     double *ma, *mb;
-    const gval **best; /* the largest |value| of each row of A, then each column of B */
+    f64code *ta = NULL, *tb = NULL; /* per code: |value|, lowest bit, sign, flags */
     double *ybuf = NULL; /* one row of D * s rounded to odd (0: an element done otherwise) */
     uint64_t *rsp;
     uint32_t *cbuf;
@@ -917,18 +942,16 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     double sd = 0;
     gctx_init(&g, md, k);
     g.sacc = malloc(sizeof(SuperAcc));
-    qa = malloc((size_t)(m + p) * 3 * sizeof(int64_t) + 1);
+    qa = malloc((size_t)(m + p) * 2 * sizeof(int64_t) + 1);
     ma = malloc((size_t)(m + p) * sizeof(double) + 1);
-    best = calloc((size_t)(m + p) + 1, sizeof *best);
     ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + 1) + 8);
-    if (!g.da || !g.db || !g.sacc || !qa || !ma || !best || !ybuf) {
+    if (!g.da || !g.db || !g.sacc || !qa || !ma || !ybuf) {
         flags = SFP8G_NOMEM;
         goto done;
     }
     qb = qa + m;
     rneg = qb + p;
     cneg = rneg + m;
-    btop = cneg + p; /* the top bit's exponent of best[t] (m + p entries) */
     rsp = (uint64_t *)(ybuf + p); /* one row: results of the elements not rounded by rnd */
     cbuf = (uint32_t *)(rsp + p); /* codes from rnd */
     special = (uint8_t *)(cbuf + p);
@@ -937,37 +960,36 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         flags = SFP8G_NOTDONE;
         goto done;
     }
-    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
-        int64_t *q = t < m ? &qa[t] : &qb[t - m], *ng = t < m ? &rneg[t] : &cneg[t - m];
-        double *mx = t < m ? &ma[t] : &mb[t - m];
-        *q = INT64_MAX / 4;
-        *ng = 0;
-        *mx = 0.0;
-        for (int64_t l = 0; l < k; l++) {
-            const gval *v = t < m ? &g.da[ld_code(A + t * am + l * ak, g.sza) & g.mask_a]
-                                  : &g.db[ld_code(B + l * bk + (t - m) * bp, g.szb) & g.mask_b];
-            flags |= v->fl;
-            *ng += v->neg;
-            if (v->cls > GV_FIN) {
-                flags = SFP8G_NOTDONE;
-                goto done;
-            }
-            if (v->cls == GV_FIN) {
-                /* compare |v| with the row's max by exponent and significand (no libm call):
-                   *mx holds ldexp(sig, exp) only once the row is done */
-                int64_t lo = v->exp + __builtin_ctzll(v->sig);
-                int64_t top = v->exp + bitlen64(v->sig);
-                if (lo < *q) *q = lo;
-                if (!best[t] || top > btop[t] ||
-                    (top == btop[t] && (v->sig << (64 - bitlen64(v->sig))) > (best[t]->sig << (64 - bitlen64(best[t]->sig))))) {
-                    best[t] = v;
-                    btop[t] = top;
-                }
-            }
-        }
+    if (!f64_table(g.da, md->fa.bits, &ta) || !f64_table(g.db, md->fb.bits, &tb)) {
+        flags = SFP8G_NOMEM;
+        goto done;
     }
-    for (int64_t t = 0; t < m + p; t++)
-        if (best[t]) (t < m ? ma : mb - m)[t] = ldexp((double)best[t]->sig, (int)best[t]->exp);
+    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
+        const f64code *tab = t < m ? ta : tb;
+        const char *base = t < m ? A + t * am : B + (t - m) * bp;
+        ptrdiff_t step = t < m ? ak : bk;
+        int sz = t < m ? g.sza : g.szb;
+        uint32_t mask = t < m ? g.mask_a : g.mask_b;
+        int64_t q = INT64_MAX / 4, ng = 0;
+        double mx = 0.0;
+        unsigned fl = 0, bad = 0;
+        for (int64_t l = 0; l < k; l++) {
+            const f64code *c = &tab[ld_code(base + l * step, sz) & mask];
+            q = c->lo < q ? c->lo : q;
+            mx = c->mag > mx ? c->mag : mx;
+            ng += c->neg;
+            fl |= c->fl;
+            bad |= c->bad;
+        }
+        if (bad) {
+            flags = SFP8G_NOTDONE;
+            goto done;
+        }
+        flags |= fl;
+        (t < m ? qa : qb - m)[t] = q;
+        (t < m ? rneg : cneg - m)[t] = ng;
+        ma[t] = mx; /* ma then mb: one array */
+    }
     /* ma[i] = k max|a_i| / 2^qa_i, mb[j] = max|b_j| / 2^qb_j: the test is ma[i] mb[j] < 2^51
        (a zero row or column keeps 0) */
     for (int64_t i = 0; i < m; i++)
@@ -1066,7 +1088,8 @@ done:
     free(g.sacc);
     free(qa);
     free(ma);
-    free(best);
+    free(ta);
+    free(tb);
     free(ybuf);
     return flags;
 }
