@@ -40,6 +40,8 @@ except ImportError:
     sys.path.insert(0, REPO)
     import softfp8  # noqa: E402
 
+import train_bench  # noqa: E402  (benchmarks/train_bench.py, next to this file)
+
 try:
     import ml_dtypes  # noqa: E402
 except ImportError:  # pragma: no cover - optional peer
@@ -204,6 +206,14 @@ def evaluate(row, rows_by_key):
             ratio = row.overhead if row.overhead is not None else sf / base.sf.ns
             row.detail = f"{ratio - 1:+.0%}"
             ok = ratio <= 1 + limit
+        else:
+            ok = False
+    elif kind == "vs_ml":  # at most factor x ml_dtypes' time, measured side by side
+        factor = t[1]
+        row.target_text = "≤ ml_dtypes time" if factor == 1 else f"≤{factor:g}× ml_dtypes"
+        if sf is not None and row.ml.ok:
+            row.detail = f"{sf / row.ml.ns:.3g}×"
+            ok = sf <= factor * row.ml.ns
         else:
             ok = False
     elif kind in ("vs_ref", "vs_f16", "vs_u8"):  # a ratio to the row's reference
@@ -764,6 +774,24 @@ def main(argv=None):
                        "promote_every=128)): DeepSeek-V3's promotion interval (no peer)"])),
     ]
     del mat_cache
+
+    # ---- 12b: issue 10's FP8 training run (benchmarks/train_bench.py) -------
+    # Times in seconds per run (not ns): the three backends trained in turn, median.
+    epochs = train_bench.QUICK_EPOCHS if quick else train_bench.EPOCHS
+    try:
+        runs = train_bench.compare(epochs, repeats=3)
+        secs = {k: Meas(v[0], reps=3) for k, v in runs.items()}
+        acc = "; ".join(f"{k} {v[0]:.3f} s, test accuracy {100 * v[1].accuracy:.1f}%, loss "
+                        f"{v[1].loss:.4f}" for k, v in runs.items())
+    except Exception as exc:  # noqa: BLE001 - a failing run prints n/a
+        secs, acc = {}, f"failed: {type(exc).__name__}: {exc}"
+    add(Row("train_mlp", f"FP8 MLP training run, {epochs} epochs (s per run, not ns)",
+            secs.get("softfp8", NA), ml=secs.get("ml_dtypes"), ref=secs.get("float32"),
+            ref_label="the same run in float32", target=("vs_ml", 1.0),
+            notes=["MLP 64-256-10 on 1797x64 generated digits-like inputs, batches of 128, "
+                   "E4M3 x/w, E5M2 gradients, per-tensor current scaling, float32 matmul "
+                   "outputs (benchmarks/train_bench.py); softfp8: softfp8.scaled_mm, every "
+                   "matmul exact; ml_dtypes: float32 matmuls of the upcast codes", acc]))
 
     # ---- reference-only rows ----------------------------------------------
     refs = [

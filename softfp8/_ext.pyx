@@ -335,6 +335,7 @@ cdef tuple from_format(const sfp8_format *f):
 
 
 BINARY32 = from_format(&sfp8_binary32)
+GEMM_NOTDONE = SFP8G_NOTDONE
 BINARY64 = from_format(&sfp8_binary64)
 
 
@@ -554,6 +555,10 @@ cdef extern from "gemm.h":
         sfp8g_scale sb
         int64_t kblock
     unsigned SFP8G_NOMEM
+    unsigned SFP8G_NOTDONE
+    unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
+                            Py_ssize_t bk, Py_ssize_t bp, const double *D, Py_ssize_t dm, char *O,
+                            Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p) nogil
     unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
                         Py_ssize_t bk, Py_ssize_t bp, char *O, Py_ssize_t om, Py_ssize_t op, int64_t m,
                         int64_t k, int64_t p, int use_fast) nogil
@@ -578,10 +583,13 @@ cdef void _gemm_scale(sfp8g_scale *sc, object s, tuple blk) except *:
 
 def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tuple envacc,
          int64_t promote, tuple fprom, tuple envprom, tuple fout, tuple envout, cnp.ndarray A, cnp.ndarray B, cnp.ndarray O,
-         object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None):
+         object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None,
+         object D=None):
     """O = A @ B (2-D code arrays, any strides) under an accumulation model
     (softfp8/_core/gemm.h); returns the flags.  fp: None or the product format;
-    sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales."""
+    sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales.  D: None, or the
+    exact model with per-tensor scales finished from D, the C-contiguous float64 GEMM of
+    the decoded operands (sfp8g_gemm_f64; SFP8G_NOTDONE in the result: nothing written)."""
     cdef sfp8g_model md
     cdef unsigned fl
     cdef int use_fast = sfp8f_enabled() if fast is None else bool(fast)
@@ -615,8 +623,18 @@ def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tupl
     cdef char *po = _ptr(O)
     cdef Py_ssize_t am = A.strides[0], ak = A.strides[1], bk = B.strides[0], bp = B.strides[1]
     cdef Py_ssize_t om = O.strides[0], op = O.strides[1]
-    with nogil:
-        fl = sfp8g_gemm(&md, pa, am, ak, pb, bk, bp, po, om, op, m, k, p, use_fast)
+    cdef const double[:, ::1] dv
+    cdef const double *pd
+    if D is not None:
+        dv = D
+        if dv.shape[0] != m or dv.shape[1] != p:
+            raise ValueError("gemm: D does not fit the result")
+        pd = &dv[0, 0] if m * p else NULL
+        with nogil:
+            fl = sfp8g_gemm_f64(&md, pa, am, ak, pb, bk, bp, pd, p, po, om, op, m, k, p)
+    else:
+        with nogil:
+            fl = sfp8g_gemm(&md, pa, am, ak, pb, bk, bp, po, om, op, m, k, p, use_fast)
     if fl & SFP8G_NOMEM:
         raise MemoryError("softfp8 gemm: out of memory")
     return fl

@@ -195,7 +195,25 @@ class Fp8Delayed(Quantised):
         return self.scaled(t, role, layer).dequantize(np.float32)
 
 
-class Hfp8(Quantised):
+class ScaledGemm(Quantised):
+    """Operands quantised into ``scaling.ScaledArray`` s (codes and a scale); every matmul is
+    ``softfp8.scaled_mm`` of the codes with the inverse scales, under ``accumulation``
+    (None: the exact dot product rounded once to float32)."""
+
+    accumulation = None
+
+    def values(self, q):
+        return q.dequantize(np.float32)
+
+    def transpose(self, q):
+        return scaling.ScaledArray(q.codes.T, q.scale, q.fmt)
+
+    def matmul(self, a, b):
+        return gemm.scaled_mm(a.codes, b.codes, a.scale_inv, b.scale_inv,
+                              out_dtype=np.float32, accumulation=self.accumulation)
+
+
+class Hfp8(ScaledGemm):
     """IBM's hybrid FP8 (HFP8, Sun et al. 2019, appendix A): the middle layers' GEMMs take
     FP8 1-4-3 (bias 4) weights and activations and FP8 1-5-2 gradients, multiply them
     exactly and accumulate in chunks of 64 products in FP16 1-6-9 (softfp8.hfp16_169),
@@ -215,16 +233,6 @@ class Hfp8(Quantised):
 
     def quantize(self, t, role, layer, axis):
         return scaling.quantize(t, HFP8_152 if role == "g" else HFP8_143, pow2=True)
-
-    def values(self, q):
-        return q.dequantize(np.float32)
-
-    def transpose(self, q):
-        return scaling.ScaledArray(q.codes.T, q.scale, q.fmt)
-
-    def matmul(self, a, b):
-        return gemm.scaled_mm(a.codes, b.codes, a.scale_inv, b.scale_inv,
-                              out_dtype=np.float32, accumulation=self.accumulation)
 
 
 class Block(Quantised):
@@ -294,8 +302,7 @@ RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, Weight
 
 # ------------------------------------------------------------- the training ----
 
-def _init(rng):
-    sizes = [2, HIDDEN, HIDDEN, CLASSES]
+def _init(rng, sizes):
     ws = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
           for a, b in zip(sizes[:-1], sizes[1:])]
     bs = [np.zeros(b, np.float32) for b in sizes[1:]]
@@ -329,12 +336,15 @@ class Result:
     errors: dict = field(repr=False, default_factory=dict)   # label -> (exact, quantised)
 
 
-def train(recipe_cls, data, steps: int, seed: int) -> Result:
-    """Train one recipe; the batches and the initial weights depend only on seed."""
+def train(recipe_cls, data, steps: int, seed: int, *, sizes=(2, HIDDEN, HIDDEN, CLASSES),
+          batch: int = BATCH, lr: float = LR) -> Result:
+    """Train one recipe (an MLP of layer widths ``sizes``, Adam with a cosine decay from
+    ``lr``, ``steps`` batches of ``batch`` points drawn with replacement); the batches and
+    the initial weights depend only on seed."""
     (x, y), (xt, yt) = data
     recipe = recipe_cls(seed)
     rng = np.random.default_rng(seed)
-    ws, bs = _init(rng)
+    ws, bs = _init(rng, sizes)
     params = ws + bs
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
@@ -346,20 +356,20 @@ def train(recipe_cls, data, steps: int, seed: int) -> Result:
         for step in range(steps):
             recipe.record = step == steps - 1
             recipe.begin_step(step)
-            idx = rng.integers(0, len(y), BATCH)
+            idx = rng.integers(0, len(y), batch)
             acts = _forward(recipe, ws, bs, x[idx])
             loss, p = _softmax_xent(acts[-1], y[idx])
             curve.append(loss)
             g = p
-            g[np.arange(BATCH), y[idx]] -= 1
-            g = (g / BATCH).astype(np.float32)
+            g[np.arange(batch), y[idx]] -= 1
+            g = (g / batch).astype(np.float32)
             grads_w, grads_b = [None] * len(ws), [None] * len(ws)
             for i in reversed(range(len(ws))):
                 grads_w[i] = recipe.wgrad(acts[i], g, i)
                 grads_b[i] = g.sum(axis=0)
                 if i > 0:
                     g = recipe.dgrad(g, ws[i], i) * (acts[i] > 0)
-            lr = LR * 0.5 * (1 + np.cos(np.pi * step / steps))   # cosine decay to 0
+            rate = lr * 0.5 * (1 + np.cos(np.pi * step / steps))   # cosine decay to 0
             params, grads = ws + bs, grads_w + grads_b
             new = []
             for k, (p_, g_) in enumerate(zip(params, grads)):
@@ -367,7 +377,7 @@ def train(recipe_cls, data, steps: int, seed: int) -> Result:
                 v[k] = b2 * v[k] + (1 - b2) * g_ * g_
                 mh = m[k] / (1 - b1 ** (step + 1))
                 vh = v[k] / (1 - b2 ** (step + 1))
-                new.append((p_ - lr * mh / (np.sqrt(vh) + eps)).astype(np.float32))
+                new.append((p_ - rate * mh / (np.sqrt(vh) + eps)).astype(np.float32))
             ws = [recipe.store(w, i, step + 1) for i, w in enumerate(new[:len(ws)])]
             bs = new[len(ws):]
         recipe.record = False

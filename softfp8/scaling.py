@@ -14,6 +14,7 @@ are computed exactly and rounded once to float32.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import numbers
 from fractions import Fraction
@@ -89,6 +90,7 @@ def _margin(margin):
     return Fraction(2.0 ** -float(margin))
 
 
+@functools.lru_cache(maxsize=256)     # Format objects are immutable and hashable
 def _fmt_max(fmt):
     m = fmt.max
     if not math.isfinite(m):
@@ -156,8 +158,24 @@ def compute_scale(amax, fmt, margin=0, pow2=False, eps=0.0):
     a = np.asarray(amax, dtype=np.float64)
     if np.any(a < 0):
         raise ValueError(f"amax must be >= 0, got {a[a < 0].flat[0]!r}")
+    if a.ndim == 0 and not pow2:   # one amax: _scales_f32's float32 division, on scalars
+        t32 = _target_f32(target)
+        av = max(float(a), eps)
+        a32 = np.float32(av)
+        if t32 is not None and math.isfinite(av) and av > 0 and float(a32) == av and a32 > 0:
+            with np.errstate(over="ignore"):
+                q = t32 / a32
+            return (np.float32(F32_MAX) if q == np.inf else
+                    np.float32(F32_MIN_SUBNORMAL) if q == 0 else q)
     out = _scales_f32(a, target, pow2, eps)
     return out[()] if out.ndim == 0 else out
+
+
+@functools.lru_cache(maxsize=256)
+def _target_f32(target):
+    """target (a Fraction) as a float32 if it is one exactly, else None."""
+    t32 = np.float32(float(target))
+    return t32 if np.isfinite(t32) and Fraction(float(t32)) == target else None
 
 
 def _scales_f32(a, target, pow2, eps):
@@ -170,9 +188,9 @@ def _scales_f32(a, target, pow2, eps):
         a = np.where(a < eps, eps, a).reshape(-1)
         out = np.ones(a.shape, dtype=np.float32)           # 0, inf, NaN: 1.0
         info = np.isfinite(a) & (a > 0)
-        t32 = np.float32(float(target))
+        t32 = _target_f32(target)
         slow = info
-        if np.isfinite(t32) and Fraction(float(t32)) == target:
+        if t32 is not None:
             a32 = a.astype(np.float32)
             fast = info & (a32.astype(np.float64) == a) & (a32 > 0)
             q = t32 / a32
@@ -191,6 +209,7 @@ def _scales_f32(a, target, pow2, eps):
 # the scaled cast
 # --------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)
 def _check_range(fmt):
     lim = math.ldexp(1.0, _RANGE_LIMIT)
     if not (fmt.min_subnormal >= 1.0 / lim and fmt.max <= lim):
@@ -338,11 +357,15 @@ def quantize(x, fmt, scale=None, *, axis=None, margin=0, pow2=False, eps=0.0,
         s = compute_scale(a, fmt, margin=margin, pow2=pow2, eps=eps)
     else:
         s = _as_scale(scale, xf.shape)
-    return _cast(xf, fmt, s, rounding, seed, saturate, axis=axis, amax=a)
+    narrow = getattr(x, "dtype", None) in (np.float32, np.float16)
+    return _cast(xf, fmt, s, rounding, seed, saturate, axis=axis, amax=a, narrow=narrow)
 
 
-def _cast(xf, fmt, s, rounding, seed, saturate, axis=None, amax=None, bias=None):
-    y = _scaled_odd(xf, np.asarray(s, dtype=np.float64))
+def _cast(xf, fmt, s, rounding, seed, saturate, axis=None, amax=None, bias=None, narrow=False):
+    # narrow: xf holds float32 / float16 values, whose products with a float32 scale are
+    # exact binary64 numbers (at most 48 bits, within 2^-298 .. 2^256)
+    s64 = np.asarray(s, dtype=np.float64)
+    y = xf * s64 if narrow else _scaled_odd(xf, s64)
     with _rounding_env(rounding, seed, saturate):
         codes = y.astype(fmt.dtype)
     s = np.float32(s) if np.ndim(s) == 0 else s

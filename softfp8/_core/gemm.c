@@ -805,6 +805,21 @@ static gval *decode_table(const sfp8_format *f)
 
 static int out_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <= 16 ? 2 : f->bits / 8; }
 
+/* the state shared by the kernels: sizes, masks and decoding tables (NULL: no memory) */
+static void gctx_init(gctx *g, const sfp8g_model *md, int64_t k)
+{
+    memset(g, 0, sizeof *g);
+    g->md = md;
+    g->k = k;
+    g->sza = out_size(&md->fa);
+    g->szb = out_size(&md->fb);
+    g->szo = out_size(&md->fout);
+    g->mask_a = sfp8_code_mask(&md->fa);
+    g->mask_b = sfp8_code_mask(&md->fb);
+    g->da = decode_table(&md->fa);
+    g->db = decode_table(&md->fb);
+}
+
 unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                     ptrdiff_t bk, ptrdiff_t bp, char *O, ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k,
                     int64_t p, int use_fast)
@@ -812,16 +827,7 @@ unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_
     gctx g;
     unsigned flags = 0, tok = sfp8f_read_begin(); /* cached tables (t16) live until read_end */
     int fast = 0, bw;
-    memset(&g, 0, sizeof g);
-    g.md = md;
-    g.k = k;
-    g.sza = out_size(&md->fa);
-    g.szb = out_size(&md->fb);
-    g.szo = out_size(&md->fout);
-    g.mask_a = sfp8_code_mask(&md->fa);
-    g.mask_b = sfp8_code_mask(&md->fb);
-    g.da = decode_table(&md->fa);
-    g.db = decode_table(&md->fb);
+    gctx_init(&g, md, k);
     if (!g.da || !g.db) goto nomem;
     if (md->exact && !(g.sacc = malloc(sizeof(SuperAcc)))) goto nomem;
     /* the model kernels' tables (65,536 products, decodings) are built when the call
@@ -866,5 +872,224 @@ done:
     free(g.pcat);
     free(g.accdec);
     free(g.promdec);
+    return flags;
+}
+
+/* the low 24 bits of d's significand (0: d has at most 29 significant bits) */
+static inline uint64_t d_lowbits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b & 0xFFFFFFu;
+}
+
+/* one code of an operand format, for sfp8g_gemm_f64's scan of rows and columns */
+typedef struct {
+    double mag;        /* |value| (0 for zeros) */
+    int64_t lo;        /* exponent of the lowest set bit (INT64_MAX / 4 for zeros) */
+    uint8_t neg, fl;   /* sign bit; denormal flag when read */
+    uint8_t bad;       /* NaN or infinity */
+} f64code;
+
+static int f64_table(const gval *d, int bits, f64code **out)
+{
+    uint32_t n = (uint32_t)1 << bits;
+    f64code *t = malloc(n * sizeof *t);
+    if (!t) return 0;
+    for (uint32_t c = 0; c < n; c++) {
+        const gval *v = &d[c];
+        t[c].neg = v->neg;
+        t[c].fl = v->fl;
+        t[c].bad = v->cls > GV_FIN;
+        t[c].mag = v->cls == GV_FIN ? ldexp((double)v->sig, (int)v->exp) : 0.0;
+        t[c].lo = v->cls == GV_FIN ? v->exp + __builtin_ctzll(v->sig) : INT64_MAX / 4;
+    }
+    *out = t;
+    return 1;
+}
+
+/* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
+ * "Scaled matmul on BLAS") ----
+ * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
+ * k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51) (2^qa_i, 2^qb_j: the lowest bits present in
+ * row i of A and column j of B), every partial sum of any order was an integer multiple of
+ * 2^(qa_i + qb_j) below 2^53 of them, so D[i, j] is the exact dot product: it is scaled by
+ * the per-tensor scale product and rounded once as exact_block rounds its sums; an exact
+ * zero sum takes the products' zero signs (when a row or column is all zeros) or, with
+ * every element failing the test, goes to element_exact.  Returns the flags,
+ * SFP8G_NOMEM, or SFP8G_NOTDONE (nothing written: NaN or infinity in an operand, or a
+ * scale product that is not a finite non-zero binary32). */
+unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                        ptrdiff_t bk, ptrdiff_t bp, const double *D, ptrdiff_t dm, char *O, ptrdiff_t om,
+                        ptrdiff_t op, int64_t m, int64_t k, int64_t p)
+{
+    gctx g;
+    unsigned flags = 0;
+    uint8_t fl8 = 0;
+    gval s = GV_ONE;
+    int64_t *qa, *qb, *rneg, *cneg;
+    double *ma, *mb;
+    f64code *ta = NULL, *tb = NULL; /* per code: |value|, lowest bit, sign, flags */
+    double *ybuf = NULL; /* one row of D * s rounded to odd (0: an element done otherwise) */
+    uint64_t *rsp;
+    uint32_t *cbuf;
+    uint8_t *special;
+    int down = md->envout.rounding == SFP8_ROUND_DOWNWARD;
+    sfp8f_rnd rnd;
+    int use_rnd = sfp8f_rounder(&md->fout, &md->envout, &rnd);
+    /* binary32 output, nearest even: the hardware conversion where the result is normal */
+    int f32rne = use_rnd && md->fout.bits == 32 && md->envout.rounding == SFP8_ROUND_NEAREST_EVEN;
+    double sd = 0;
+    gctx_init(&g, md, k);
+    g.sacc = malloc(sizeof(SuperAcc));
+    qa = malloc((size_t)(m + p) * 2 * sizeof(int64_t) + 1);
+    ma = malloc((size_t)(m + p) * sizeof(double) + 1);
+    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + 1) + 8);
+    if (!g.da || !g.db || !g.sacc || !qa || !ma || !ybuf) {
+        flags = SFP8G_NOMEM;
+        goto done;
+    }
+    qb = qa + m;
+    rneg = qb + p;
+    cneg = rneg + m;
+    rsp = (uint64_t *)(ybuf + p); /* one row: results of the elements not rounded by rnd */
+    cbuf = (uint32_t *)(rsp + p); /* codes from rnd */
+    special = (uint8_t *)(cbuf + p);
+    mb = ma + m;
+    if (md->kblock || m * p == 0 || k == 0) {
+        flags = SFP8G_NOTDONE;
+        goto done;
+    }
+    if (!f64_table(g.da, md->fa.bits, &ta) || !f64_table(g.db, md->fb.bits, &tb)) {
+        flags = SFP8G_NOMEM;
+        goto done;
+    }
+    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
+        const f64code *tab = t < m ? ta : tb;
+        const char *base = t < m ? A + t * am : B + (t - m) * bp;
+        ptrdiff_t step = t < m ? ak : bk;
+        int sz = t < m ? g.sza : g.szb;
+        uint32_t mask = t < m ? g.mask_a : g.mask_b;
+        int64_t q = INT64_MAX / 4, ng = 0;
+        double mx = 0.0;
+        unsigned fl = 0, bad = 0;
+        for (int64_t l = 0; l < k; l++) {
+            const f64code *c = &tab[ld_code(base + l * step, sz) & mask];
+            q = c->lo < q ? c->lo : q;
+            mx = c->mag > mx ? c->mag : mx;
+            ng += c->neg;
+            fl |= c->fl;
+            bad |= c->bad;
+        }
+        if (bad) {
+            flags = SFP8G_NOTDONE;
+            goto done;
+        }
+        flags |= fl;
+        (t < m ? qa : qb - m)[t] = q;
+        (t < m ? rneg : cneg - m)[t] = ng;
+        ma[t] = mx; /* ma then mb: one array */
+    }
+    /* ma[i] = k max|a_i| / 2^qa_i, mb[j] = max|b_j| / 2^qb_j: the test is ma[i] mb[j] < 2^51
+       (a zero row or column keeps 0) */
+    for (int64_t i = 0; i < m; i++)
+        if (ma[i] != 0) ma[i] = ldexp(ma[i] * (double)k, (int)-qa[i]);
+    for (int64_t j = 0; j < p; j++)
+        if (mb[j] != 0) mb[j] = ldexp(mb[j], (int)-qb[j]);
+    scale_at(md, 0, 0, 0, &s, &fl8); /* per tensor: every element's scale product */
+    if (s.cls != GV_FIN) {
+        flags = SFP8G_NOTDONE;
+        goto done;
+    }
+    sd = gv_double(&s);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < p; j++) {
+            double d = D[i * dm + j];
+            int zrow = ma[i] == 0 || mb[j] == 0;
+            uint64_t r;
+            if (!zrow && !(d != 0 && ma[i] * mb[j] < 0x1p51)) {
+                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8); /* failed test, or a zero sum */
+            } else if (zrow) { /* every product a zero: -0 if every one is -0 */
+                int64_t cnt = 0;
+                if (rneg[i] == 0 || rneg[i] == k)
+                    cnt = rneg[i] ? k - cneg[j] : cneg[j];
+                else if (cneg[j] == 0 || cneg[j] == k)
+                    cnt = cneg[j] ? k - rneg[i] : rneg[i];
+                else
+                    for (int64_t l = 0; l < k; l++)
+                        cnt += g.da[ld_code(A + i * am + l * ak, g.sza) & g.mask_a].neg ^
+                               g.db[ld_code(B + l * bk + j * bp, g.szb) & g.mask_b].neg;
+                r = sfp8_round_value(&md->fout, cnt == k ? 1 : cnt == 0 ? 0 : down, 0, 0, 0, &md->envout, &fl8);
+            } else if (f32rne && (d_lowbits(d) == 0)) { /* d * s exact in binary64 (<= 29 + 24 bits) */
+                double y = d * sd;
+                float f = (float)y; /* the hardware's rounding: nearest even */
+                if (fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f) { /* |y| > 2^-126, normal: only inexact */
+                    uint32_t c;
+                    memcpy(&c, &f, 4);
+                    flags |= (double)f != y ? SFP8_FLAG_INEXACT : 0;
+                    ybuf[j] = 0.0;
+                    special[j] = 1;
+                    rsp[j] = c;
+                    continue;
+                }
+                ybuf[j] = y; /* subnormal or overflow: the rounder */
+                special[j] = 0;
+                continue;
+            } else { /* d is the exact sum: d * s rounded once */
+                gval v;
+                unsigned __int128 mag;
+                int64_t e;
+                int sticky = 0, bl;
+                { /* d: a normal binary64 (a multiple of 2^(qa + qb) >= 2^-1000) */
+                    uint64_t db;
+                    memcpy(&db, &d, 8);
+                    v.neg = (uint8_t)(db >> 63);
+                    v.sig = (db & 0xFFFFFFFFFFFFFULL) | (1ULL << 52);
+                    v.exp = (int64_t)((db >> 52) & 0x7FF) - 1075;
+                }
+                mag = (unsigned __int128)v.sig * s.sig; /* 53 + at most 24 bits */
+                e = v.exp + s.exp;
+                bl = (uint64_t)(mag >> 64) ? 64 + bitlen64((uint64_t)(mag >> 64)) : bitlen64((uint64_t)mag);
+                if (use_rnd) { /* rounded to odd at 53 bits, a normal binary64: then the fast rounder */
+                    double y;
+                    uint64_t yb;
+                    int sh = bl - 53; /* bl >= 53: v.sig has 53 bits */
+                    sticky = (mag & (((unsigned __int128)1 << sh) - 1)) != 0;
+                    mag = (mag >> sh) | (unsigned)sticky;
+                    e += sh;
+                    yb = ((uint64_t)v.neg << 63) | ((uint64_t)(e + 52 + 1023) << 52) |
+                         ((uint64_t)mag & 0xFFFFFFFFFFFFFULL);
+                    memcpy(&y, &yb, 8);
+                    ybuf[j] = y; /* rounded below, with the row */
+                    special[j] = 0;
+                    continue;
+                } else {
+                    if (bl > 64) {
+                        int sh = bl - 64;
+                        sticky = (mag & (((unsigned __int128)1 << sh) - 1)) != 0;
+                        mag >>= sh;
+                        e += sh;
+                    }
+                    r = sfp8_round_value(&md->fout, v.neg, (uint64_t)mag, e, sticky, &md->envout, &fl8);
+                }
+            }
+            ybuf[j] = 0.0;
+            special[j] = 1;
+            rsp[j] = r;
+        }
+        if (use_rnd) flags |= sfp8f_round_doubles(&rnd, ybuf, p, cbuf);
+        for (int64_t j = 0; j < p; j++)
+            st_out(O + i * om + j * op, g.szo, special[j] ? rsp[j] : cbuf[j]);
+    }
+    flags |= fl8;
+done:
+    free(g.da);
+    free(g.db);
+    free(g.sacc);
+    free(qa);
+    free(ma);
+    free(ta);
+    free(tb);
+    free(ybuf);
     return flags;
 }

@@ -35,6 +35,7 @@ typedef struct sfp8g_model {
 } sfp8g_model;
 
 #define SFP8G_NOMEM 0x100u /* in sfp8g_gemm's result: out of memory, nothing written */
+#define SFP8G_NOTDONE 0x200u /* in sfp8g_gemm_f64's result: not applicable, nothing written */
 
 /* O[i, j] (i < m, j < p) of A (m x k) times B (k x p) under model md.  Strides
  * in bytes; codes of 1 or 2 bytes (the formats' storage), outputs of fout's
@@ -46,4 +47,9 @@ typedef struct sfp8g_model {
 unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                     ptrdiff_t bk, ptrdiff_t bp, char *O, ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k,
                     int64_t p, int use_fast);
+/* the exact model, per-tensor scales, from D = the float64 GEMM of the decoded operands
+   (row stride dm elements): gemm.c, "the exact model from a float64 GEMM" */
+unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                        ptrdiff_t bk, ptrdiff_t bp, const double *D, ptrdiff_t dm, char *O, ptrdiff_t om,
+                        ptrdiff_t op, int64_t m, int64_t k, int64_t p);
 #endif

@@ -686,3 +686,19 @@ BAD = [  # (label, thunk, exception, regex naming the bad value)
 def test_bad_input_names_the_value(label, fn, exc, pattern):
     with pytest.raises(exc, match=pattern):
         fn()
+
+
+def test_compute_scale_scalar_path_equals_array_path():
+    """compute_scale of one amax (a scalar fast path) equals the array path's element,
+    bit for bit, including 0 / inf / NaN / eps / overflowing and underflowing quotients."""
+    n = 0
+    for fmt in (softfp8.e4m3, softfp8.e5m2):
+        for a in (0.0, np.inf, np.nan, 1e-40, 2.5e-45, 3e38, 448.0, 1.0000001, 0.1, 7.0):
+            for m in (0, 3, 200, -100):
+                for eps in (0.0, 1e-3):
+                    s1 = S.compute_scale(a, fmt, margin=m, eps=eps)
+                    s2 = S.compute_scale(np.array([a]), fmt, margin=m, eps=eps)[0]
+                    assert isinstance(s1, np.float32)
+                    assert s1.view(np.uint32) == s2.view(np.uint32), (fmt.name, a, m, eps)
+                    n += 1
+    assert n == 2 * 10 * 4 * 2
