@@ -64,60 +64,81 @@ static const sfp8f_conv *dec_table(const sfp8_format *f, const sfp8_env *env, pt
     return sfp8f_convert(f, &sfp8_binary64, &e, n);
 }
 
-/* Rows of A and columns of B into row-major binary64 matrices pa (m x n) and
- * pb (n x p); NaN and infinity operands are stored as 0 and mark their row /
- * column in bad_row / bad_col (may be NULL when the caller knows there are
- * none); with rb, per row / column statistics for matmul_blas_ziv (sum |v|,
- * max |v|, sum v^2, lowest bit exponent).  Returns the OR of the flags of the
- * finite operands. */
+/* Per row of A / column of B statistics for matmul_blas_ziv: st = {sum |v|,
+ * max |v|, sum v^2 (then its square root)}, *q = the lowest exponent of a
+ * significant bit of the non-zero values (4096 if none). */
+static inline void stat_add(double *st, int *q, uint64_t b)
+{
+    double v, av;
+    uint64_t sig = b & (((uint64_t)1 << 52) - 1);
+    int ef = (int)((b >> 52) & 0x7ff);
+    memcpy(&v, &b, 8);
+    av = fabs(v);
+    st[0] += av;
+    st[1] = av > st[1] ? av : st[1];
+    st[2] += v * v;
+    if (ef) sig |= (uint64_t)1 << 52;
+    else ef = 1;
+    if (sig) {
+        int e = ef - 1075 + __builtin_ctzll(sig);
+        *q = e < *q ? e : *q;
+    }
+}
+
+/* one operand code decoded: the binary64 value, or 0 with *bad set for a NaN
+ * or an infinity; *fl collects the flags of the finite operands */
+static inline uint64_t decode_one(const sfp8f_conv *dec, uint32_t c, unsigned char *bad, unsigned *fl)
+{
+    uint64_t b = dec->val[c];
+    if (((b >> 52) & 0x7ff) == 0x7ff) {
+        *bad = 1;
+        return 0;
+    }
+    *fl |= dec->fl[c];
+    return b;
+}
+
+/* cnt codes at src (stride st) decoded into dst; bad[k * bs] marks a NaN or
+ * an infinity at k, the statistics go to st3[3 k * ss] / q[k * ss] (st3 may
+ * be NULL) */
+static void decode_line(const sfp8f_conv *dec, int sz, const char *src, npy_intp st, npy_intp cnt, uint64_t *dst,
+                        unsigned char *bad, npy_intp bs, double *st3, int *q, npy_intp ss, unsigned *fl)
+{
+    uint32_t mask = (uint32_t)(dec->n - 1);
+    if (sz == 1)
+        for (npy_intp k = 0; k < cnt; k++) dst[k] = decode_one(dec, *(const uint8_t *)(src + k * st), &bad[k * bs], fl);
+    else
+        for (npy_intp k = 0; k < cnt; k++) dst[k] = decode_one(dec, load_code(src + k * st, 2) & mask, &bad[k * bs], fl);
+    if (st3)
+        for (npy_intp k = 0; k < cnt; k++) stat_add(st3 + 3 * k * ss, q + k * ss, dst[k]);
+}
+
+/* A (m x n) and B (n x p) into row-major binary64 matrices pa and pb, both
+ * read in row order (B's columns gathered through per-column arrays); NaN and
+ * infinity operands are stored as 0 and mark their row / column in bad_row /
+ * bad_col; with ra, the statistics of stat_add per row of A (ra[3 i..], qa[i])
+ * and per column of B (rb[3 j..], qb[j]), the sums of squares replaced by
+ * their square roots.  Returns the OR of the flags of the finite operands. */
 static unsigned decode_operands(const sfp8f_conv *dec, int sz, const char *A, const char *B, npy_intp m,
                                 npy_intp n, npy_intp p, npy_intp am, npy_intp an, npy_intp bn, npy_intp bp,
                                 double *pa, double *pb, unsigned char *bad_row, unsigned char *bad_col,
-                                double *ra, double *rb)
+                                double *ra, double *rb, int *qa, int *qb)
 {
     unsigned fl = 0;
-    uint32_t mask = (uint32_t)(dec->n - 1);
-    for (int side = 0; side < 2; side++) {
-        npy_intp rows = side ? p : m, cols = n;
-        for (npy_intp i = 0; i < rows; i++) {
-            double *st = side ? (rb ? rb + 4 * i : NULL) : (ra ? ra + 4 * i : NULL);
-            double s1 = 0, mx = 0, s2 = 0;
-            int lsb = 4096, bad = 0;
-            for (npy_intp l = 0; l < cols; l++) {
-                const char *src = side ? B + l * bn + i * bp : A + i * am + l * an;
-                uint32_t c = load_code(src, sz) & mask;
-                uint64_t b = dec->val[c];
-                double v;
-                if (((b >> 52) & 0x7ff) == 0x7ff) {
-                    bad = 1;
-                    b = 0;
-                } else {
-                    fl |= dec->fl[c];
-                }
-                memcpy(&v, &b, 8);
-                if (side) pb[l * p + i] = v;
-                else pa[i * n + l] = v;
-                if (st && b << 1) {
-                    double av = fabs(v);
-                    uint64_t sig = b & (((uint64_t)1 << 52) - 1);
-                    int ef = (int)((b >> 52) & 0x7ff), q;
-                    if (ef) sig |= (uint64_t)1 << 52;
-                    else ef = 1;
-                    q = ef - 1075 + __builtin_ctzll(sig);
-                    s1 += av;
-                    if (av > mx) mx = av;
-                    s2 += v * v;
-                    if (q < lsb) lsb = q;
-                }
-            }
-            if (bad) (side ? bad_col : bad_row)[i] = 1;
-            if (st) {
-                st[0] = s1;
-                st[1] = mx;
-                st[2] = s2;
-                st[3] = lsb;
-            }
-        }
+    if (ra) {
+        for (npy_intp i = 0; i < 3 * m; i++) ra[i] = 0;
+        for (npy_intp j = 0; j < 3 * p; j++) rb[j] = 0;
+        for (npy_intp i = 0; i < m; i++) qa[i] = 4096;
+        for (npy_intp j = 0; j < p; j++) qb[j] = 4096;
+    }
+    for (npy_intp i = 0; i < m; i++) /* row i of A: one bad flag, one set of statistics */
+        decode_line(dec, sz, A + i * am, an, n, (uint64_t *)(pa + i * n), &bad_row[i], 0,
+                    ra ? ra + 3 * i : NULL, ra ? qa + i : NULL, 0, &fl);
+    for (npy_intp l = 0; l < n; l++) /* row l of B: one per column */
+        decode_line(dec, sz, B + l * bn, bp, p, (uint64_t *)(pb + l * p), bad_col, 1, rb, qb, 1, &fl);
+    if (ra) {
+        for (npy_intp i = 0; i < m; i++) ra[3 * i + 2] = sqrt(ra[3 * i + 2]);
+        for (npy_intp j = 0; j < p; j++) rb[3 * j + 2] = sqrt(rb[3 * j + 2]);
     }
     return fl;
 }
@@ -174,7 +195,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     bad_col = PyMem_Calloc((size_t)p, 1);
     if (!Ad || !Bd || !bad_row || !bad_col) goto nomem;
     fl |= decode_operands(dec, 1, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
-                          (double *)PyArray_DATA(Bd), bad_row, bad_col, NULL, NULL);
+                          (double *)PyArray_DATA(Bd), bad_row, bad_col, NULL, NULL, NULL, NULL);
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
     if (md->out_kind == 1) { /* binary32 results of the regular outputs, rounded in one pass */
@@ -302,6 +323,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     ZivRound z;
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     double *buf = NULL, *ra, *rb, *xs, *lo, *hi, gamma, tiny;
+    int *qa = NULL, *qb;
     const double *pd;
     uint32_t *cx = NULL, *clo = NULL, *chi = NULL;
     unsigned char *bad_row = NULL, *bad_col = NULL, *state = NULL;
@@ -339,24 +361,26 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     dims[0] = n; dims[1] = p;
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    buf = PyMem_Malloc((size_t)(3 * mp + 4 * m + 4 * p) * sizeof(double));
+    buf = PyMem_Malloc((size_t)(3 * mp + 3 * m + 3 * p) * sizeof(double));
+    qa = PyMem_Malloc((size_t)(m + p) * sizeof(int));
     cx = PyMem_Malloc((size_t)mp * 4);
     clo = PyMem_Malloc((size_t)mp * 4);
     chi = PyMem_Malloc((size_t)mp * 4);
     state = PyMem_Malloc((size_t)mp);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
-    if (!Ad || !Bd || !buf || !cx || !clo || !chi || !state || !bad_row || !bad_col) {
+    if (!Ad || !Bd || !buf || !qa || !cx || !clo || !chi || !state || !bad_row || !bad_col) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto fail;
     }
     xs = buf;
     lo = buf + mp;
     hi = buf + 2 * mp;
-    ra = buf + 3 * mp; /* per row of A: sum |a|, max |a|, sum a^2, lowest bit exponent */
-    rb = ra + 4 * m;   /* per column of B: the same */
+    ra = buf + 3 * mp; /* per row of A: sum |a|, max |a|, sqrt(sum a^2), and qa: lowest bit exponent */
+    rb = ra + 3 * m;   /* per column of B: the same */
+    qb = qa + m;
     fl |= decode_operands(dec, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
-                          (double *)PyArray_DATA(Bd), bad_row, bad_col, ra, rb);
+                          (double *)PyArray_DATA(Bd), bad_row, bad_col, ra, rb, qa, qb);
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
     /* gamma_{n+4} with u = 2^-53, inflated for the rounding of the bounds themselves */
@@ -364,10 +388,10 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     tiny = (double)(n + 4) * 0x1p-1070;
     for (npy_intp i = 0; i < m; i++)
         for (npy_intp j = 0; j < p; j++) {
-            const double *x = &ra[4 * i], *y = &rb[4 * j];
-            double s = x[0] * y[1], t = x[1] * y[0], q = sqrt(x[2] * y[2]), e, c = pd[i * p + j];
+            const double *x = &ra[3 * i], *y = &rb[3 * j];
+            double s = x[0] * y[1], t = x[1] * y[0], q = x[2] * y[2], e, c = pd[i * p + j];
             npy_intp k = i * p + j;
-            int ex = (int)(x[3] + y[3]) + 53;
+            uint64_t sb;
             if (bad_row[i] || bad_col[j]) {
                 state[k] = SPECIAL;
                 continue;
@@ -376,11 +400,14 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
                 state[k] = EXACT;
                 continue;
             }
-            if (t < s) s = t;
-            if (q < s) s = q;
+            /* S: the smallest bound, inflated for the rounding errors of the
+               bounds (n terms: relative error below 2^-20 for n < 2^30) */
+            s = t < s ? t : s;
+            s = q < s ? q : s;
             s *= 1 + 0x1p-20;
-            if (ex > 1023) ex = 1023; /* no overflow exception (an all-zero row or column) */
-            if (s < ldexp(1.0, ex)) {
+            memcpy(&sb, &s, 8);
+            /* s > 0 normal (c != 0): s < 2^(qa + qb + 53) iff its exponent is below */
+            if ((int)(sb >> 52) - 1023 < qa[i] + qb[j] + 53) {
                 state[k] = CERT;
                 xs[nx++] = c;
                 continue;
@@ -435,6 +462,7 @@ fail:
     Py_XDECREF(Bd);
     Py_XDECREF(Dd);
     PyMem_Free(buf);
+    PyMem_Free(qa);
     PyMem_Free(cx);
     PyMem_Free(clo);
     PyMem_Free(chi);
