@@ -65,8 +65,12 @@ class Ref:
         """(codes, flags, kinds) of A @ B (code arrays); out: None (the format) or
         np.float32; saturate: the context's (None: the format's default)"""
         A, B = A.astype(np.int64), B.astype(np.int64)
-        self.decode(np.concatenate([A.ravel(), B.ravel()]))
-        S = self.ints(A).dot(self.ints(B)) if A.shape[1] else np.zeros((A.shape[0], B.shape[1]), object)
+        key = (A.shape, B.shape, A.tobytes(), B.tobytes())
+        if getattr(self, "key", None) != key:  # the same operands in every mode: one exact product
+            self.decode(np.concatenate([A.ravel(), B.ravel()]))
+            self.S = self.ints(A).dot(self.ints(B)) if A.shape[1] else np.zeros((A.shape[0], B.shape[1]), object)
+            self.key = key
+        S = self.S
         dst = F32 if out is np.float32 else self.rf
         sat = None if out is np.float32 else (self.fmt.saturate if saturate is None else saturate)
         codes = np.zeros(S.shape, np.int64)
@@ -229,7 +233,7 @@ def test_matmul_blas_paths_exact(name):
     rng = np.random.default_rng(sum(map(ord, name)))
     cases = specials = 0
     plan = [((1, 1, 1), "normal"), ((6, 40, 5), "normal"), ((7, 33, 6), "wide"), ((5, 24, 4), "tiny"),
-            ((4, 20, 5), "huge")]
+            ((4, 20, 5), "huge"), ((16, 256, 12), "normal")]
     for (m, n, p), kind in plan:
         A, B = _codes(rng, fmt, (m, n), kind), _codes(rng, fmt, (n, p), kind)
         if kind == "normal":
@@ -245,8 +249,8 @@ def test_matmul_blas_paths_exact(name):
                 layout = ("c", "f", "strided")[(k + cases) % 3]
                 cases += _check(fmt, model, a, b, mode, out, layout,
                                 f"{name} {m}x{n}x{p} {kind} {vname} {mode} out={out} {layout}")
-    assert cases == (5 + specials) * 6
-    assert specials == (0 if fmt.specials == "none" else 5)
+    assert cases == (len(plan) + specials) * 6
+    assert specials == (0 if fmt.specials == "none" else len(plan))
 
 
 @isolated
