@@ -85,30 +85,27 @@ static inline void stat_add(double *st, int *q, uint64_t b)
     }
 }
 
-/* one operand code decoded: the binary64 value, or 0 with *bad set for a NaN
- * or an infinity; *fl collects the flags of the finite operands */
-static inline uint64_t decode_one(const sfp8f_conv *dec, uint32_t c, unsigned char *bad, unsigned *fl)
-{
-    uint64_t b = dec->val[c];
-    if (((b >> 52) & 0x7ff) == 0x7ff) {
-        *bad = 1;
-        return 0;
-    }
-    *fl |= dec->fl[c];
-    return b;
-}
-
-/* cnt codes at src (stride st) decoded into dst; bad[k * bs] marks a NaN or
- * an infinity at k, the statistics go to st3[3 k * ss] / q[k * ss] (st3 may
- * be NULL) */
+/* cnt codes at src (stride st) decoded into dst (NaN and infinity as 0);
+ * bad[k * bs] marks a NaN or an infinity at k, the statistics go to
+ * st3[3 k * ss] / q[k * ss] (st3 may be NULL); *fl collects the flags of the
+ * finite operands.  Table pointers and flags in locals: the byte stores into
+ * bad may alias anything. */
 static void decode_line(const sfp8f_conv *dec, int sz, const char *src, npy_intp st, npy_intp cnt, uint64_t *dst,
                         unsigned char *bad, npy_intp bs, double *st3, int *q, npy_intp ss, unsigned *fl)
 {
+    const uint64_t *val = dec->val;
+    const uint8_t *dfl = dec->fl;
     uint32_t mask = (uint32_t)(dec->n - 1);
-    if (sz == 1)
-        for (npy_intp k = 0; k < cnt; k++) dst[k] = decode_one(dec, *(const uint8_t *)(src + k * st), &bad[k * bs], fl);
-    else
-        for (npy_intp k = 0; k < cnt; k++) dst[k] = decode_one(dec, load_code(src + k * st, 2) & mask, &bad[k * bs], fl);
+    unsigned f = 0;
+    for (npy_intp k = 0; k < cnt; k++) {
+        uint32_t c = sz == 1 ? *(const uint8_t *)(src + k * st) : load_code(src + k * st, 2) & mask;
+        uint64_t b = val[c];
+        unsigned special = ((b >> 52) & 0x7ff) == 0x7ff;
+        dst[k] = special ? 0 : b;
+        f |= special ? 0 : dfl[c];
+        if (special) bad[k * bs] = 1;
+    }
+    *fl |= f;
     if (st3)
         for (npy_intp k = 0; k < cnt; k++) stat_add(st3 + 3 * k * ss, q + k * ss, dst[k]);
 }
