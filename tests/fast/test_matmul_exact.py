@@ -233,7 +233,8 @@ def test_matmul_blas_paths_exact(name):
     rng = np.random.default_rng(sum(map(ord, name)))
     cases = specials = 0
     plan = [((1, 1, 1), "normal"), ((6, 40, 5), "normal"), ((7, 33, 6), "wide"), ((5, 24, 4), "tiny"),
-            ((4, 20, 5), "huge"), ((16, 256, 12), "normal")]
+            ((4, 20, 5), "huge"), ((16, 256, 12), "normal"),
+            ((9, 3, 7), "wide")]  # n < p, 2 n < m: matmul_blas_ziv's own scratch buffers
     for (m, n, p), kind in plan:
         A, B = _codes(rng, fmt, (m, n), kind), _codes(rng, fmt, (n, p), kind)
         if kind == "normal":

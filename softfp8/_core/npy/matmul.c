@@ -322,7 +322,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     double *buf = NULL, *ra, *rb, *xs, *lo, *hi, gamma, tiny;
     int *qa = NULL, *qb;
     const double *pd;
-    uint32_t *cx = NULL, *clo = NULL, *chi = NULL;
+    uint32_t *cx, *cx_own = NULL, *clo = NULL, *chi = NULL;
     unsigned char *bad_row = NULL, *bad_col = NULL, *state = NULL;
     unsigned fl = 0;
     int ret = -1;
@@ -358,31 +358,37 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     dims[0] = n; dims[1] = p;
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    buf = PyMem_Malloc((size_t)(3 * mp + 3 * m + 3 * p) * sizeof(double));
+    /* the certified sums (xs) and their codes (cx) go to the binary64 copies of
+       A and B once the product is done when those are large enough (fresh
+       memory costs a page fault per 4 KiB) */
+    buf = PyMem_Malloc((size_t)((n >= p ? 2 : 3) * mp + 3 * m + 3 * p) * sizeof(double));
     qa = PyMem_Malloc((size_t)(m + p) * sizeof(int));
-    cx = PyMem_Malloc((size_t)mp * 4);
+    if (2 * n < m) cx_own = PyMem_Malloc((size_t)mp * 4);
     clo = PyMem_Malloc((size_t)mp * 4);
     chi = PyMem_Malloc((size_t)mp * 4);
     state = PyMem_Malloc((size_t)mp);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
-    if (!Ad || !Bd || !buf || !qa || !cx || !clo || !chi || !state || !bad_row || !bad_col) {
+    if (!Ad || !Bd || !buf || !qa || (2 * n < m && !cx_own) || !clo || !chi || !state || !bad_row || !bad_col) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto fail;
     }
-    xs = buf;
-    lo = buf + mp;
-    hi = buf + 2 * mp;
-    ra = buf + 3 * mp; /* per row of A: sum |a|, max |a|, sqrt(sum a^2), and qa: lowest bit exponent */
+    lo = buf;
+    hi = buf + mp;
+    ra = buf + 2 * mp; /* per row of A: sum |a|, max |a|, sqrt(sum a^2), and qa: lowest bit exponent */
     rb = ra + 3 * m;   /* per column of B: the same */
+    xs = n >= p ? (double *)PyArray_DATA(Ad) : rb + 3 * p;
     qb = qa + m;
     fl |= decode_operands(dec, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, ra, rb, qa, qb);
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
+    cx = cx_own ? cx_own : (uint32_t *)PyArray_DATA(Bd);
     /* gamma_{n+4} with u = 2^-53, inflated for the rounding of the bounds themselves */
     gamma = (double)(n + 4) * 0x1p-53 / (1 - (double)(n + 4) * 0x1p-53) * (1 + 0x1p-20);
-    tiny = (double)(n + 4) * 0x1p-1070;
+    /* an absolute term for underflow (none can occur here: every partial sum is 0 or
+       at least 2^(2 qmin) >= 2^-1000), kept normal: subnormal operands are slow */
+    tiny = (double)(n + 4) * 0x1p-1022;
     for (npy_intp i = 0; i < m; i++)
         for (npy_intp j = 0; j < p; j++) {
             const double *x = &ra[3 * i], *y = &rb[3 * j];
@@ -460,7 +466,7 @@ fail:
     Py_XDECREF(Dd);
     PyMem_Free(buf);
     PyMem_Free(qa);
-    PyMem_Free(cx);
+    PyMem_Free(cx_own);
     PyMem_Free(clo);
     PyMem_Free(chi);
     PyMem_Free(state);
