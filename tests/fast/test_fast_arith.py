@@ -360,6 +360,7 @@ def _path_calls():
     x32 = np.linspace(-500, 500, 70_000, dtype=np.float32)
     f16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(softfp8.float16.dtype)
     m = np.full((8, 8), 0x38, dtype=np.uint8).view(e4)  # 1.0
+    m16 = np.full((8, 8), 0x3C00, dtype=np.uint16).view(softfp8.float16.dtype)  # 1.0
     return {
         "binary8 ufunc": lambda: np.add(np.repeat(c8, 256), np.tile(c8, 256)),
         "unary": lambda: np.sqrt(c8),
@@ -371,6 +372,7 @@ def _path_calls():
         "16-bit add": lambda: f16 + f16,
         "stochastic cast": lambda: _stochastic(x32, e4),
         "matmul (binary64 BLAS)": lambda: softfp8.matmul(m, m, out_dtype=np.float32),
+        "matmul 16-bit (dgemm + Ziv)": lambda: np.matmul(m16, m16),
         "bits.add": lambda: sfb.add(softfp8.e4m3, np.arange(256) % 256, np.arange(256)[::-1]),
     }
 
