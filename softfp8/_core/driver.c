@@ -159,16 +159,14 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
 static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const d[],
                           const ptrdiff_t s[], ptrdiff_t n, uint8_t *flout, unsigned *acc)
 {
-    int k = op == X_ADD ? 0 : op == X_SUB ? 1 : op == X_MUL ? 2 : -1, ran = 0;
-    const sfp8f_sr *t;
-    const sfp8f_fma *v;
+    int ran = 0;
+    const sfp8f_sr8 *t;
     unsigned tok;
-    if (k < 0 || f->bits > 8 || rng->random) return 0;
+    if (f->bits > 8 || rng->random) return 0;
     tok = sfp8f_read_begin();
-    t = sfp8f_stochastic(f, env, n);
-    v = t ? sfp8f_values8(f, n) : NULL;
-    if (v) {
-        *acc = sfp8f_run_arith8_sr(t, v, k, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2],
+    t = sfp8f_stochastic8(op, f, env, n);
+    if (t) {
+        *acc = sfp8f_run_arith8_sr(t, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2],
                                    s[2], n, flout);
         ran = 1;
     }

@@ -211,17 +211,22 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
-/* ---- add / subtract / multiply of an 8-bit format under stochastic rounding
- *      (sfp8f_stochastic formats): the exact result in binary64 (operands from
- *      sfp8f_fma_table's values; a sum TwoSum shows inexact, a NaN/infinity
- *      operand or a zero result take the core), then sfp8f_run_from_float_sr's
- *      rounding with the element's random bits, the operands' reading flags
- *      added.  op: 0 add, 1 subtract, 2 multiply. ---- */
-const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n);
-unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
-                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
-                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
-                             uint8_t *flout);
+/* ---- add / subtract / multiply (op X_ADD, X_SUB, X_MUL) of an 8-bit format
+ *      (sfp8f_stochastic formats) under stochastic rounding: a table of the
+ *      core's two candidate results per operand pair and the fraction t32
+ *      deciding between them (stochastic.c, build_sr8); pairs it cannot
+ *      state take the core.  Random bits of element i as
+ *      sfp8f_run_from_float_sr. ---- */
+typedef struct sfp8f_sr8 {
+    uint64_t e[65536]; /* ts | rz << 32 | rz flags << 40 | ra << 48 | ra flags << 56; flags 0x80: the core,
+                          0x40: ra's flags depend on tu (stochastic.c) */
+    uint32_t tu[65536];
+    uint8_t nf[65536];
+} sfp8f_sr8;
+const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, const sfp8_env *env,
+                             uint64_t seed, uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa,
+                             const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed
