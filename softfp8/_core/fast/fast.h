@@ -222,6 +222,8 @@ typedef struct sfp8f_sr8 {
                           0x40: ra's flags depend on tu (stochastic.c) */
     uint32_t tu[65536];
     uint8_t nf[65536];
+    uint32_t q[65536];  /* the SIMD kernel's compact table (stochastic.c, sr8_compact) */
+    uint32_t pal[16];   /* its flag palette: rz flags << 8 | ra flags << 24 */
 } sfp8f_sr8;
 const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, const sfp8_env *env,

@@ -500,33 +500,60 @@ TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int 
     return i;
 }
 
-/* see fast_simd.h: sixteen lanes at a time, the tail under masks */
+/* the constants of sfp8s_arith8_sr_avx512: the top min(N, 12) bits of R
+ * against t12 (stochastic.c, sr8_compact) */
+typedef struct {
+    __m512i rmask, top, pal;
+    __m128i rsh, tsh;
+    int wide;
+} sr8c;
+
+/* sixteen lanes (live: the lanes to read and write; full: all of them, unmasked
+ * loads and stores, which AMD's AVX-512 runs much faster); returns their flags */
+TGT static inline __attribute__((always_inline)) __m128i sr8_16(const sfp8s_sr8 *p, const sr8c *k, rng16 *g,
+                                                               const uint8_t *x, const uint8_t *y, uint8_t *out,
+                                                               uint8_t *fl, __mmask16 live, int full)
+{
+    __m128i xa = full ? _mm_loadu_si128((const __m128i *)x) : _mm_maskz_loadu_epi8(live, x);
+    __m128i yb = full ? _mm_loadu_si128((const __m128i *)y) : _mm_maskz_loadu_epi8(live, y);
+    __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(xa), 8), _mm512_cvtepu8_epi32(yb));
+    __m512i q = _mm512_i32gather_epi32(idx, (const void *)p->q, 4);
+    __m512i Rt = _mm512_srl_epi32(_mm512_and_si512(rng16_next(g), k->rmask), k->rsh);
+    __m512i lim = _mm512_sub_epi32(k->top, _mm512_srl_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xfff)), k->tsh));
+    /* w = rz | rz flags << 8 | ra << 16 | ra flags << 24 */
+    __m512i w = _mm512_or_si512(_mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), k->pal),
+                                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 16), _mm512_set1_epi32(0xff)),
+                                                          _mm512_srli_epi32(q, 8), _mm512_set1_epi32(0xff0000),
+                                                          0xf8)); /* A | (B & C) */
+    __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim), amb = k->wide ? _mm512_cmpeq_epi32_mask(Rt, lim) : 0;
+    w = _mm512_mask_srli_epi32(w, pick, w, 16);
+    w = _mm512_mask_or_epi32(w, amb, w, _mm512_set1_epi32(0x8000));
+    __m128i code = _mm512_cvtepi32_epi8(w), f8 = _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 8));
+    if (full) {
+        _mm_storeu_si128((__m128i *)out, code);
+        _mm_storeu_si128((__m128i *)fl, f8);
+        return f8;
+    }
+    _mm_mask_storeu_epi8(out, live, code);
+    _mm_mask_storeu_epi8(fl, live, f8);
+    return _mm_maskz_mov_epi8(live, f8);
+}
+
+/* see fast_simd.h */
 TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                     ptrdiff_t n)
 {
-    const __m512i rmask = _mm512_set1_epi32((int)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
-    const __m128i tsh = _mm_cvtsi32_si128(32 - p->N);
+    const int N = p->N, wide = N > 12;
+    const sr8c k = {_mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1)),
+                    _mm512_set1_epi32(wide ? 0xfff : (1 << N) - 1), _mm512_loadu_si512((const void *)p->pal),
+                    _mm_cvtsi32_si128(wide ? N - 12 : 0), _mm_cvtsi32_si128(wide ? 0 : 12 - N), wide};
     rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
     __m128i facc = _mm_setzero_si128();
-    for (ptrdiff_t i = 0; i < n; i += 16) {
-        __mmask16 live = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512i xi = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(live, x + i));
-        __m512i idx = _mm512_or_si512(_mm512_slli_epi32(xi, 8), _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(live, y + i)));
-        __m512i e0 = _mm512_i32gather_epi64(_mm512_castsi512_si256(idx), (const void *)p->tab, 8);
-        __m512i e1 = _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(idx, 1), (const void *)p->tab, 8);
-        __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(e0)), _mm512_cvtepi64_epi32(e1), 1);
-        __m512i hi = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(e0, 32))),
-                                        _mm512_cvtepi64_epi32(_mm512_srli_epi64(e1, 32)), 1);
-        __m512i R = _mm512_and_si512(rng16_next(&g), rmask);
-        __mmask16 pick;
-        /* t + R >= 2^N  <=>  R > (2^N - 1) - t, t = t32 >> (32 - N) */
-        pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, _mm512_srl_epi32(t, tsh)));
-        hi = _mm512_mask_srli_epi32(hi, pick, hi, 16);
-        __m128i code = _mm512_cvtepi32_epi8(hi), f8 = _mm512_cvtepi32_epi8(_mm512_srli_epi32(hi, 8));
-        _mm_mask_storeu_epi8(out + i, live, code);
-        _mm_mask_storeu_epi8(fl + i, live, f8);
-        facc = _mm_or_si128(facc, _mm_maskz_mov_epi8(live, f8));
-    }
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, 0xffff, 1));
+    if (i < n)
+        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, (__mmask16)((1u << (n - i)) - 1), 0));
     return or16(facc);
 }
 

@@ -64,10 +64,10 @@ ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isiz
 
 /* stochastic.c's sfp8f_run_arith8_sr on n <= 256 contiguous operand pairs:
  * out[i], fl[i] = the code and flags of element i (random bits as sfp8s_sr,
- * index0 + i), fl[i] = 0x80 for the lanes the caller finishes with the core;
+ * index0 + i), fl[i] = 0x80 for the lanes the caller finishes (stochastic.c);
  * returns the OR of all fl[i] */
 typedef struct sfp8s_sr8 {
-    const uint64_t *tab; /* fast.h, sfp8f_sr8 */
+    const uint32_t *q, *pal; /* fast.h, sfp8f_sr8 */
     uint64_t seed_key, stream_key, index0;
     int N;
 } sfp8s_sr8;

@@ -172,6 +172,28 @@ static int core_gives(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y,
     return sfp8x_apply(k->op, &k->a, x, y, 0, env, &g) == code && g == fl;
 }
 
+/* The SIMD kernel's table q (fast.h): t12 = ts >> 20 | class << 12 | rz << 16 |
+ * ra << 24, the class indexing a palette of (rz flags, ra flags); class 15
+ * (entries of the unbounded grid's rule or of the core, or more flag pairs
+ * than the palette holds) sends the lane to sr8_one.  With t12 the kernel
+ * decides every lane but those whose top 12 random bits (of N > 12) equal
+ * 2^12 - 1 - t12, which sr8_one decides with ts. */
+static void sr8_compact(sfp8f_sr8 *t)
+{
+    int np = 0;
+    for (int c = 0; c < 16; c++) t->pal[c] = 0x80u << 8 | 0x80u << 24;
+    for (uint32_t p = 0; p < 65536; p++) {
+        uint64_t ent = t->e[p];
+        uint32_t zf = (uint32_t)(ent >> 40) & 0xff, af = (uint32_t)(ent >> 56), pv = zf << 8 | af << 24, c = 15;
+        if (!((zf | af) & 0xc0)) {
+            for (c = 0; c < (uint32_t)np && t->pal[c] != pv; c++) continue;
+            if (c == (uint32_t)np && np < 15) t->pal[np++] = pv;
+            if (c >= 15) c = 15;
+        }
+        t->q[p] = (uint32_t)ent >> 20 | c << 12 | (uint32_t)(ent >> 32 & 0xff) << 16 | (uint32_t)(ent >> 48 & 0xff) << 24;
+    }
+}
+
 static void *build_sr8(const sfp8f_key *k, size_t *bytes)
 {
     const sfp8_format *f = &k->a;
@@ -246,6 +268,7 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
                 }
             }
         }
+    sr8_compact(t);
     *bytes = sizeof *t;
     return t;
 }
@@ -301,7 +324,7 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, c
             const uint8_t *x = (const uint8_t *)a + i, *y = (const uint8_t *)b + i;
             /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
             uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = flout ? flout + i : fl;
-            const sfp8s_sr8 p = {t->e, hs, base, index0 + (uint64_t)i, N};
+            const sfp8s_sr8 p = {t->q, t->pal, hs, base, index0 + (uint64_t)i, N};
             unsigned g;
             if (sa != 1) {
                 for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * sa);
@@ -312,10 +335,10 @@ unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, c
                 y = yb;
             }
             g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
-            if (g & 0xc0) { /* lanes for the unbounded grid's rule, or for the core */
+            if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
                 g = 0;
                 for (ptrdiff_t j = 0; j < m; j++) {
-                    if (of[j] & 0xc0) {
+                    if (of[j] & 0x80) {
                         uint32_t R = sfp8r_bits(hs, base, index0 + (uint64_t)(i + j));
                         of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j], R & Rmask, Rmask, N, &oc[j]);
                         if (of[j] & 0x80) {
