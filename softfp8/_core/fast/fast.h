@@ -226,9 +226,21 @@ typedef struct sfp8f_sr8 {
     uint32_t pal[16];   /* its flag palette: rz flags << 8 | ra flags << 24 */
 } sfp8f_sr8;
 const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
-unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, const sfp8_env *env,
-                             uint64_t seed, uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa,
-                             const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
+/* ---- add / subtract / multiply (X_ADD, X_SUB, X_MUL) of a 16-bit format
+ *      covered by sfp8f_rounder under stochastic rounding: results normal in
+ *      the format from exact binary64 values (stochastic.c); the rest takes
+ *      the core.  Random bits of element i as sfp8f_run_from_float_sr. ---- */
+typedef struct sfp8f_sr16 {
+    uint64_t vf[65536]; /* code & mask -> binary64 bits | the flags reading it raises | 0x80 NaN / infinity */
+    uint32_t mask;
+    sfp8f_rnd r;        /* M, emin, maxmag, signbit */
+} sfp8f_sr16;
+const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* x op y for the 8-bit table t (sfp8f_stochastic8) or the 16-bit one (sfp8f_stochastic16), by f->bits */
+unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                            uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
+                            ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed

@@ -557,6 +557,65 @@ TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const 
     return or16(facc);
 }
 
+/* see fast_simd.h: eight lanes at a time (stochastic.c, sr16_one) */
+TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                     uint8_t *fl, ptrdiff_t n)
+{
+    const int sh = 52 - p->M;
+    const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
+    const __m512i rmask = _mm512_set1_epi64((long long)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
+    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), e11 = _mm512_set1_epi64(0x7ff);
+    const __m512i ebase = _mm512_set1_epi64(p->ebase), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N), mc = _mm_cvtsi32_si128(p->M);
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+    __m512i h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)p->index0),
+                                                                     _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+                                                    _mm512_set1_epi64((long long)G)),
+                                 _mm512_set1_epi64((long long)p->stream_key));
+    const __m512i step = _mm512_set1_epi64((long long)(8 * G)), sk = _mm512_set1_epi64((long long)p->seed_key);
+    __m512i facc = _mm512_setzero_si512();
+    for (ptrdiff_t i = 0; i + 8 <= n; i += 8) {
+        __m512i ix = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(x + i))), msk);
+        __m512i iy = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(y + i))), msk);
+        __m512i bx = _mm512_i64gather_epi64(ix, (const void *)p->vf, 8), by = _mm512_i64gather_epi64(iy, (const void *)p->vf, 8);
+        __m512i fo = _mm512_or_si512(bx, by), bits, e, rem, mag, R, f8;
+        __m512d a = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bx)), b = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, by));
+        __mmask8 slow = _mm512_test_epi64_mask(fo, _mm512_set1_epi64(0x80)), neg;
+        if (p->op == 2) {
+            bits = _mm512_castpd_si512(_mm512_mul_pd(a, b));
+        } else {
+            __m512d d, bb, err;
+            if (p->op == 1) b = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(b), _mm512_set1_epi64((long long)(1ULL << 63))));
+            d = _mm512_add_pd(a, b);
+            bb = _mm512_sub_pd(d, a);
+            err = _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(d, bb)), _mm512_sub_pd(b, bb));
+            slow |= _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+            bits = _mm512_castpd_si512(d);
+        }
+        e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), e11);
+        slow |= _mm512_cmplt_epi64_mask(e, ebase); /* zero or tiny */
+        rem = _mm512_and_si512(bits, remm);
+        mag = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1)), ebase), mc),
+                               _mm512_srl_epi64(_mm512_and_si512(bits, m52), shc));
+        R = _mm512_and_si512(_mm512_cvtepu32_epi64(rand8(h, sk)), rmask);
+        h = _mm512_add_epi64(h, step);
+        mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
+                                    mag, _mm512_set1_epi64(1));
+        slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
+        neg = _mm512_movepi64_mask(bits);
+        if (!p->signbit) slow |= neg;
+        mag = _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
+        f8 = _mm512_and_si512(fo, _mm512_set1_epi64(0x7f));
+        f8 = _mm512_mask_or_epi64(f8, _mm512_test_epi64_mask(rem, rem), f8, _mm512_set1_epi64(SFP8_FLAG_INEXACT));
+        f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
+        _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(mag));
+        _mm_storel_epi64((__m128i *)(fl + i), _mm512_cvtepi64_epi8(f8));
+        facc = _mm512_or_si512(facc, f8);
+    }
+    return (unsigned)_mm512_reduce_or_epi64(facc) & 0xffu;
+}
+
 /* ---- 16-bit arithmetic (see fast_simd.h): the lanes of round_f64.c's
  *      round_f64 whose result is normal and below overflow, where the
  *      rounding needs no tininess decision: sh = 52 - M, code = (E - emin) << M
@@ -946,6 +1005,12 @@ unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint
 {
     (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
     return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached */
 }
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc)

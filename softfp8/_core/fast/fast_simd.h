@@ -74,6 +74,20 @@ typedef struct sfp8s_sr8 {
 unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                 ptrdiff_t n);
 
+/* stochastic.c's sfp8f_run_arith16_sr on n (a multiple of 8) contiguous operand
+ * pairs: codes out[i], flags fl[i] (0x80: the caller finishes the lane with the
+ * core); returns the OR of all fl[i] */
+typedef struct sfp8s_sr16 {
+    const uint64_t *vf;      /* fast.h, sfp8f_sr16 */
+    uint32_t mask;
+    uint64_t seed_key, stream_key, index0;
+    int N, op;               /* op 0 add, 1 subtract, 2 multiply */
+    int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
+    uint32_t maxmag, signbit;
+} sfp8s_sr16;
+unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n);
+
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
  *      the flags reading it raises in bits 0..6 and bit 7 set for NaN and

@@ -296,6 +296,61 @@ const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env 
     return sfp8f_cached(T_SR8, op, f, NULL, env, build_sr8, n, 4 * 65536);
 }
 
+/* the random bits used (N), their mask, and the generator's keys (rng.h) */
+typedef struct {
+    int N;
+    uint32_t Rmask;
+    uint64_t hs, base;
+} sr_keys;
+
+static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
+{
+    sr_keys k;
+    k.N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
+    k.Rmask = k.N == 32 ? 0xffffffffu : (1u << k.N) - 1;
+    k.hs = sfp8r_seed_key(seed);
+    k.base = sfp8r_stream_key(stream);
+    return k;
+}
+
+enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
+
+/* one call of sfp8f_run_arith_sr */
+typedef struct {
+    int op;
+    const sfp8_format *f;
+    const sfp8_env *env;
+    sr_keys k;
+    uint64_t index0;
+    const char *a, *b;
+    char *o;
+    ptrdiff_t sa, sb, so, n;
+    uint8_t *flout;
+} sr_call;
+
+/* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
+ * codes of size bytes (possibly unaligned) at x, y, out, the random bits of
+ * element c->index0 + i + j; returns the OR of all fl[j] */
+static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
+                            uint8_t *fl, ptrdiff_t m)
+{
+    sfp8_env e = *c->env;
+    unsigned g = 0;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        if (fl[j] & 0x80) {
+            uint8_t got = 0;
+            e.random = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j));
+            sfp8f_st(out + j * size,
+                     sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
+                                 (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
+                     size);
+            fl[j] = got;
+        }
+        g |= fl[j];
+    }
+    return g;
+}
+
 /* DERIVED from core.c round_pack (its stochastic branch), through
  * build_sr8's table: add / subtract / multiply of an 8-bit format under
  * stochastic rounding (fast.h).  The AVX-512 kernel (fast_simd.c,
@@ -305,69 +360,187 @@ const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env 
  * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
  * and under every calling convention by
  * tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
-unsigned sfp8f_run_arith8_sr(const sfp8f_sr8 *t, int op, const sfp8_format *f, const sfp8_env *env,
-                             uint64_t seed, uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa,
-                             const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
 {
-    enum { BLK = 256 };
-    const int N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
-    const uint32_t Rmask = N == 32 ? 0xffffffffu : (1u << N) - 1;
-    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream);
+    const char *a = c->a, *b = c->b;
+    char *o = c->o;
     unsigned acc = 0;
-    sfp8_env e = *env;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, so, 1, a, sa, 1, n) && sfp8f_apart(o, so, 1, b, sb, 1, n)) {
-        uint8_t xb[BLK], yb[BLK], code[BLK], fl[BLK];
-        const int direct = so == 1 && o != a && o != b;
-        for (; i < n; i += BLK) {
-            ptrdiff_t m = n - i < BLK ? n - i : BLK;
+    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
+        uint8_t xb[SR_BLK], yb[SR_BLK], code[SR_BLK], fl[SR_BLK];
+        const int direct = c->so == 1 && o != a && o != b;
+        for (; i < c->n; i += SR_BLK) {
+            ptrdiff_t m = c->n - i < SR_BLK ? c->n - i : SR_BLK;
             const uint8_t *x = (const uint8_t *)a + i, *y = (const uint8_t *)b + i;
             /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
-            uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = flout ? flout + i : fl;
-            const sfp8s_sr8 p = {t->q, t->pal, hs, base, index0 + (uint64_t)i, N};
+            uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
+            const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
             unsigned g;
-            if (sa != 1) {
-                for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * sa);
+            if (c->sa != 1) {
+                for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
                 x = xb;
             }
-            if (sb != 1) {
-                for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * sb);
+            if (c->sb != 1) {
+                for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
                 y = yb;
             }
             g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
             if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
-                g = 0;
-                for (ptrdiff_t j = 0; j < m; j++) {
-                    if (of[j] & 0x80) {
-                        uint32_t R = sfp8r_bits(hs, base, index0 + (uint64_t)(i + j));
-                        of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j], R & Rmask, Rmask, N, &oc[j]);
-                        if (of[j] & 0x80) {
-                            uint8_t c = 0;
-                            e.random = R;
-                            oc[j] = (uint8_t)sfp8x_apply(op, f, x[j], y[j], 0, &e, &c);
-                            of[j] = c;
-                        }
-                    }
-                    g |= of[j];
-                }
+                for (ptrdiff_t j = 0; j < m; j++)
+                    if (of[j] & 0x80)
+                        of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j],
+                                        sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j)) & c->k.Rmask, c->k.Rmask, c->k.N, &oc[j]);
+                g = finish_core(c, i, (const char *)x, (const char *)y,
+                                (char *)oc, 1, of, m);
             }
             acc |= g;
             if (!direct)
-                for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * so) = code[j];
+                for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
         }
         return acc;
     }
-    for (; i < n; i++, a += sa, b += sb, o += so) { /* any overlap: element i read before output i is written */
-        uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(hs, base, index0 + (uint64_t)i);
-        uint8_t code, fl = sr8_one(t, x << 8 | y, R & Rmask, Rmask, N, &code);
-        if (fl & 0x80) {
-            fl = 0;
-            e.random = R;
-            code = (uint8_t)sfp8x_apply(op, f, x, y, 0, &e, &fl);
-        }
-        *(uint8_t *)o = code;
+    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
+        uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
+        uint8_t code, fl = sr8_one(t, x << 8 | y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
+        if (fl & 0x80) finish_core(c, i, a, b, o, 1, &fl, 1);
+        else *(uint8_t *)o = code;
         acc |= fl;
-        if (flout) flout[i] = fl;
+        if (c->flout) c->flout[i] = fl;
     }
     return acc;
+}
+
+/* ---- add / subtract / multiply of 16-bit formats (fast.h, sfp8f_stochastic16) ----
+ *
+ * DERIVED from core.c round_pack (its stochastic branch): the exact result d in
+ * binary64 (a product of two values of at most 21 significant bits, or a sum
+ * that TwoSum shows exact), normal in the format: with K the M fraction bits of
+ * d kept and rem the 52 - M dropped, the core's t = floor(rem / 2^(52-M) * 2^N)
+ * = rem >> (52 - M - N), the result is the code of K, plus one iff
+ * (R & (2^N - 1)) > (2^N - 1) - t, inexact iff rem != 0, with the operands'
+ * flags (subnormal operands).  Zero, tiny or overflowing results, NaN or
+ * infinite operands and inexact sums take the core.  Proven equal by
+ * tests/fast/test_fast_arith.py::test_stochastic_arith16 and, under the NumPy
+ * calling conventions, tests/fast/test_fast_layouts.py::test_stochastic_arith16_layouts. */
+static void *build_sr16(const sfp8f_key *k, size_t *bytes)
+{
+    const sfp8_format *f = &k->a;
+    sfp8_env env;
+    const sfp8f_conv *dec;
+    sfp8f_sr16 *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env);
+    env.rounding = SFP8_ROUND_NEAREST_EVEN; /* sfp8f_rounder's constants of the format only */
+    dec = sfp8f_cached_nested(T_CONV, 0, f, &sfp8_binary64, &sfp8f_free_env, sfp8f_build_conv);
+    if (!dec || dec->n != 65536 >> (16 - f->bits) || !sfp8f_rounder(f, &env, &t->r)) {
+        free(t);
+        return NULL;
+    }
+    t->mask = (uint32_t)dec->n - 1;
+    for (int c = 0; c < dec->n; c++) {
+        uint64_t v = dec->val[c];
+        if ((v & 0xff) || (dec->fl[c] & 0x80)) { /* every value's low byte is zero (at most 20 fraction bits) */
+            free(t);
+            return NULL;
+        }
+        t->vf[c] = v | dec->fl[c] | (((v >> 52) & 0x7ff) == 0x7ff ? 0x80u : 0u);
+    }
+    *bytes = sizeof *t;
+    return t;
+}
+
+const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits <= 8 || f->bits > 16 ||
+        f->exp_bits > 8 || f->bias < -100 || f->bias > 300 || f->man_bits > 20 ||
+        (op != X_ADD && op != X_SUB && op != X_MUL))
+        return NULL;
+    return sfp8f_cached(T_SR16, 0, f, NULL, env, build_sr16, n, 65536);
+}
+
+/* code and flags of x op y for the random bits Rn = R & Rmask (flags 0x80: the core) */
+static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t y, uint32_t Rn, uint32_t Rmask,
+                               int N, uint16_t *code)
+{
+    const int M = t->r.M, sh = 52 - M;
+    uint64_t bx = t->vf[x & t->mask], by = t->vf[y & t->mask], bits, rem;
+    double a, b, d;
+    uint32_t mag;
+    int E;
+    const uint8_t opfl = (uint8_t)((bx | by) & 0x7f); /* the operands' reading flags */
+    if ((bx | by) & 0x80) return 0x80;
+    bx &= ~(uint64_t)0xff;
+    by &= ~(uint64_t)0xff;
+    memcpy(&a, &bx, 8);
+    memcpy(&b, &by, 8);
+    if (op == X_MUL) {
+        d = a * b;
+    } else {
+        double bb;
+        if (op == X_SUB) b = -b;
+        d = a + b;
+        bb = d - a;
+        if ((a - (d - bb)) + (b - bb) != 0) return 0x80;
+    }
+    memcpy(&bits, &d, 8);
+    E = (int)((bits >> 52) & 0x7ff) - 1023;
+    if (E < t->r.emin) return 0x80; /* zero or tiny */
+    rem = bits & (((uint64_t)1 << sh) - 1);
+    mag = (uint32_t)((uint64_t)(E - t->r.emin + 1) << M) + (uint32_t)((bits & 0xFFFFFFFFFFFFFULL) >> sh);
+    mag += Rn > Rmask - (uint32_t)(rem >> (sh - N));
+    if (mag > t->r.maxmag || ((bits >> 63) && !t->r.signbit)) return 0x80;
+    *code = (uint16_t)(mag | ((bits >> 63) ? t->r.signbit : 0));
+    return (uint8_t)(opfl | (rem ? SFP8_FLAG_INEXACT : 0));
+}
+
+/* see fast.h; the AVX-512 kernel (fast_simd.c, sfp8s_arith16_sr_avx512) takes
+ * contiguous operands apart from the output (fast_impl.h, sfp8f_apart), blocks
+ * of 256; otherwise, and below AVX-512, the loop, element by element in order */
+static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
+{
+    const char *a = c->a, *b = c->b;
+    char *o = c->o;
+    unsigned acc = 0;
+    ptrdiff_t i = 0;
+    if (sfp8f_simd_level() >= 2 && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
+        sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
+        uint8_t fl[SR_BLK];
+        for (; i + 8 <= c->n; i += SR_BLK) {
+            ptrdiff_t m = c->n - i < SR_BLK ? (c->n - i) & ~(ptrdiff_t)7 : SR_BLK;
+            const uint16_t *x = (const uint16_t *)(const void *)(a + 2 * i), *y = (const uint16_t *)(const void *)(b + 2 * i);
+            uint16_t *oc = (uint16_t *)(void *)(o + 2 * i);
+            uint8_t *of = c->flout ? c->flout + i : fl;
+            const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N, c->op == X_MUL ? 2 : c->op == X_SUB,
+                                  t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit};
+            unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
+            if (g & 0x80) /* lanes for the core */
+                g = finish_core(c, i, a + 2 * i, b + 2 * i, o + 2 * i, 2, of, m);
+            acc |= g;
+            if (m < SR_BLK) {
+                i += m;
+                break;
+            }
+        }
+        a += i * c->sa;
+        b += i * c->sb;
+        o += i * c->so;
+    }
+    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
+        uint32_t x = sfp8f_ld16(a), y = sfp8f_ld16(b), R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
+        uint16_t code = 0;
+        uint8_t fl = sr16_one(t, c->op, x, y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
+        if (fl & 0x80) finish_core(c, i, a, b, o, 2, &fl, 1);
+        else memcpy(o, &code, 2);
+        acc |= fl;
+        if (c->flout) c->flout[i] = fl;
+    }
+    return acc;
+}
+
+unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                            uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
+                            ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    const sr_call c = {op, f, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout};
+    return f->bits <= 8 ? run_arith8_sr(t, &c) : run_arith16_sr(t, &c);
 }
