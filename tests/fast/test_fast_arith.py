@@ -407,7 +407,7 @@ def test_stochastic_arith8(name):
     """Every operand pair (NaN, infinity, zeros, subnormals included), two seeds, 32, 17, 12
     and 3 random bits (the AVX-512 kernel decides on the top 12 and leaves ties to the
     full table), both saturation settings, per-element flags, at every SIMD level
-    (stochastic.c's sfp8f_run_arith8_sr: fast_simd.c's sfp8s_arith8_sr_avx512 or its loop)."""
+    (stochastic.c's sfp8f_run_arith_sr (run_arith8_sr): fast_simd.c's sfp8s_arith8_sr_avx512 or its loop)."""
     c = np.arange(256, dtype=np.uint32)
     count = _stochastic_arith_versus_core(getattr(softfp8, name), np.repeat(c, 256), np.tile(c, 256),
                                           (32, 17, 12, 3), False)
@@ -442,7 +442,7 @@ def test_stochastic_arith16(name):
     """Random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
     max and min normal; narrow codes whose results are normal), two seeds, 32, 17 and 3
     random bits, both saturation and tininess settings, per-element flags, at every SIMD
-    level (stochastic.c's sfp8f_run_arith16_sr: fast_simd.c's sfp8s_arith16_sr_avx512
+    level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr): fast_simd.c's sfp8s_arith16_sr_avx512
     or its loop), against the core with the same seed and element indices."""
     fmt = getattr(softfp8, name)
     rng = np.random.default_rng(11)

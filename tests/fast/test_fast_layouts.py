@@ -1095,7 +1095,7 @@ def test_cache_concurrent_build_and_lookup():
 @pytest.mark.parametrize("fmt", BIN8_FORMATS + [softfp8.float16, softfp8.bfloat16], ids=lambda f: f.name)
 def test_stochastic_arith_layouts(fmt):
     """add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
-    (stochastic.c, sfp8f_run_arith8_sr, sfp8f_run_arith16_sr): same seed, same codes and
+    (stochastic.c, sfp8f_run_arith_sr): same seed, same codes and
     flags as the core under every calling convention (blocks only where the output is
     apart from the inputs)."""
     x, y = _operands(fmt, "bin8")
