@@ -545,8 +545,8 @@ def main(argv=None):
                        "divide": lambda p, q: p / q, "sqrt": lambda p, q: p.sqrt()}
         for uf, call in calls.items():
             ml_call = (lambda p, q, r: np.add(np.multiply(p, q), r)) if uf == "fma" else call
-            add(Row(f"{name}_{uf}", f"{name} {uf}",
-                    M(lambda k, c=call, p=p16, q=q16, r=r16: (lambda: c(p[:k], q[:k], r[:k]))),
+            mk16 = (lambda k, c=call, p=p16, q=q16, r=r16: (lambda: c(p[:k], q[:k], r[:k])))
+            add(Row(f"{name}_{uf}", f"{name} {uf}", M(mk16), sf_make=mk16,
                     ml=(M(lambda k, c=ml_call, p=ml16, q=mlq16, r=mlr16: (lambda: c(p[:k], q[:k], r[:k])))
                         if ml16 is not None else None),
                     tc=(M(lambda k, c=torch_calls[uf], p=t16, q=tq16: (lambda: c(p[:k], q[:k])))
@@ -554,6 +554,15 @@ def main(argv=None):
                     ref=np16[uf], ref_label=f"NumPy float16 {uf}" + (" (multiply, add)" if uf == "fma" else ""),
                     target=("peer16", limits16[uf]),
                     notes=notes + (["ml_dtypes / NumPy: multiply then add"] if uf == "fma" else [])))
+        if peer is not None:  # stochastic add: at most 2x the nearest-even call (issue 10)
+            def sr_add16(k, p=p16, q=q16):
+                def f():
+                    with softfp8.rounding("stochastic", seed=1):
+                        np.add(p[:k], q[:k])
+                return f
+            add(Row(f"{name}_add_sr", f"{name} add, rounding('stochastic', seed=1)", M(sr_add16), sf_make=sr_add16,
+                    ref=np16["add"], ref_label="NumPy float16 add", target=("overhead", f"{name}_add", 1.0),
+                    notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
         if name == "float16":  # a directed mode with the flags collected
             def dn_flags(k, p=p16, q=q16):
                 def f():
@@ -563,6 +572,26 @@ def main(argv=None):
             add(Row("float16_add_down_flags", "float16 add, downward, collect_flags()", M(dn_flags),
                     ref=np16["add"], ref_label="NumPy float16 add", target=("peer16", 1.2)))
         del p16, q16, r16, ml16, mlq16, mlr16, t16, tq16
+
+    # float32 -> bfloat16, nearest-even and stochastic (issue 10: at most 2x)
+    def cast_bf16(mode):
+        def mk(k):
+            xs = x[:k]
+
+            def f():
+                with softfp8.rounding(mode, **({"seed": 1} if mode == "stochastic" else {})):
+                    xs.astype(softfp8.bfloat16)
+            return f
+        return mk
+
+    for mode, key, label in (("nearest_even", "f32_bf16", "float32→bfloat16 (nearest-even)"),
+                             ("stochastic", "f32_bf16_sr", "float32→bfloat16 stochastic (seed=1)")):
+        mk = cast_bf16(mode)
+        add(Row(key, label, M(mk), sf_make=mk,
+                ml=M(lambda k: (lambda: x[:k].astype(ml_dtypes.bfloat16))) if ml_ok else None,
+                ref=M(lambda k: (lambda: x[:k].astype(np.float16))), ref_label="NumPy float32→float16 astype",
+                target=("overhead", "f32_bf16", 1.0) if mode == "stochastic" else None,
+                notes=["issue 10: at most 2× the nearest-even cast (overhead ≤100%)"] if mode == "stochastic" else []))
 
     # ---- 10b: ordering (argmax, sort, argsort, unique), 8- and 16-bit ---------
     hb = x.astype(softfp8.bfloat16)

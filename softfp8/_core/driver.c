@@ -153,23 +153,21 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
     return acc;
 }
 
-/* add / subtract / multiply of 8-bit formats under stochastic rounding with
- * generated random bits (fast.h, sfp8f_run_arith8_sr); returns 1 with *acc set
+/* add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
+ * with generated random bits (fast.h, sfp8f_run_arith_sr); returns 1 with *acc set
  * (and the generator advanced) if it ran */
 static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const d[],
                           const ptrdiff_t s[], ptrdiff_t n, uint8_t *flout, unsigned *acc)
 {
-    int k = op == X_ADD ? 0 : op == X_SUB ? 1 : op == X_MUL ? 2 : -1, ran = 0;
-    const sfp8f_sr *t;
-    const sfp8f_fma *v;
+    int ran = 0;
+    const void *t;
     unsigned tok;
-    if (k < 0 || f->bits > 8 || rng->random) return 0;
+    if (rng->random) return 0;
     tok = sfp8f_read_begin();
-    t = sfp8f_stochastic(f, env, n);
-    v = t ? sfp8f_values8(f, n) : NULL;
-    if (v) {
-        *acc = sfp8f_run_arith8_sr(t, v, k, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2],
-                                   s[2], n, flout);
+    t = f->bits <= 8 ? (const void *)sfp8f_stochastic8(op, f, env, n) : (const void *)sfp8f_stochastic16(op, f, env, n);
+    if (t) {
+        *acc = sfp8f_run_arith_sr(t, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2], s[2],
+                                  n, flout);
         ran = 1;
     }
     sfp8f_read_end(tok);

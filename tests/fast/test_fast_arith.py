@@ -455,21 +455,50 @@ def test_float64_key_blocks(name):
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
 @isolated
 def test_stochastic_arith8(name):
-    """Every operand pair (NaN, infinity, zeros, subnormals included), two seeds, 32 and 3
-    random bits, both saturation settings, per-element flags, at every SIMD level
-    (stochastic.c's sfp8f_run_arith8_sr: fast_simd.c's sfp8s_arith8_f64_avx512 or its loop)."""
-    fmt = getattr(softfp8, name)
+    """Every operand pair (NaN, infinity, zeros, subnormals included), two seeds, 32, 17, 12
+    and 3 random bits (the AVX-512 kernel decides on the top 12 and leaves ties to the
+    full table), both saturation settings, per-element flags, at every SIMD level
+    (stochastic.c's sfp8f_run_arith_sr (run_arith8_sr): fast_simd.c's sfp8s_arith8_sr_avx512 or its loop)."""
     c = np.arange(256, dtype=np.uint32)
-    a, b = np.repeat(c, 256), np.tile(c, 256)
+    count = _stochastic_arith_versus_core(getattr(softfp8, name), np.repeat(c, 256), np.tile(c, 256),
+                                          (32, 17, 12, 3), False)
+    assert count == 3 * 16 * len(SIMD_LEVELS) * 65536
+
+
+def _stochastic_arith_versus_core(fmt, a, b, nbits_list, both_tininess):
+    """add / sub / mul of codes a, b under stochastic rounding, two seeds, the given
+    random bits, both saturation settings (and tininess rules): every SIMD level against
+    the core with the same seed; returns the number of elements compared."""
     count = 0
     for fn in (sfb.add, sfb.sub, sfb.mul):
-        for seed, nbits, sat in itertools.product((1, 2**64 - 3), (32, 3), (False, True)):
+        for seed, nbits, sat in itertools.product((1, 2**64 - 3), nbits_list, (False, True)):
             kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat)
+            if both_tininess:
+                kw["tininess"] = "before" if sat else "after"
             with fast_mode(0, SIMD_LEVELS[-1]):
                 ref = fn(fmt, a, b, **kw)
             for simd in SIMD_LEVELS:
                 with fast_mode(2, simd):
                     got = fn(fmt, a, b, **kw)
-                count += _assert_same(ref, got, f"{name} {fn.__name__} seed={seed} sr_bits={nbits} sat={sat} "
+                count += _assert_same(ref, got, f"{fmt.name} {fn.__name__} seed={seed} sr_bits={nbits} sat={sat} "
                                                 f"simd={simd}")
-    assert count == 3 * 8 * len(SIMD_LEVELS) * 65536
+    return count
+
+
+# ---- add / subtract / multiply of 16-bit formats under stochastic rounding ----
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
+@isolated
+def test_stochastic_arith16(name):
+    """Random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
+    max and min normal; narrow codes whose results are normal), two seeds, 32, 17 and 3
+    random bits, both saturation and tininess settings, per-element flags, at every SIMD
+    level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr): fast_simd.c's sfp8s_arith16_sr_avx512
+    or its loop), against the core with the same seed and element indices."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(11)
+    n = 40_000
+    a = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n)])
+    b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n)])
+    count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True)
+    assert count == 3 * 12 * len(SIMD_LEVELS) * 2 * n

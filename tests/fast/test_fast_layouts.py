@@ -1116,20 +1116,23 @@ def test_cache_concurrent_build_and_lookup():
     assert lookups == sum(len(fmts[k::2]) + len(fmts) for k in range(4)), (st0, st1)
 
 
-@pytest.mark.parametrize("fmt", BIN8_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", BIN8_FORMATS + [softfp8.float16, softfp8.bfloat16], ids=lambda f: f.name)
 def test_stochastic_arith_layouts(fmt):
-    """add / subtract / multiply of 8-bit formats under stochastic rounding (stochastic.c,
-    sfp8f_run_arith8_sr): same seed, same codes and flags as the core under every
-    calling convention (blocks only where the output is apart from the inputs)."""
+    """add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
+    (stochastic.c, sfp8f_run_arith_sr): same seed, same codes and
+    flags as the core under every calling convention (blocks only where the output is
+    apart from the inputs)."""
     x, y = _operands(fmt, "bin8")
+    nbits = 5 if fmt.bits <= 8 else 20
     n = 0
     for name in ("add", "subtract", "multiply"):
         uf = getattr(np, name)
         for lab, fn in binary_cases(uf, x, y, False).items():
             def seeded(g, fn=fn):
-                with softfp8.rounding("stochastic", seed=7, sr_bits=5):
+                with softfp8.rounding("stochastic", seed=7, sr_bits=nbits):
                     return fn(g)
             engaged = not (name == "add" and lab.startswith("reduce"))
             check(seeded, f"{fmt.name} {name} {lab} stochastic", engaged=engaged, seed=n)
             n += 1
-    assert n == 3 * (21 + 11)
+    assert n == 3 * (21 + 11 + (fmt.bits > 8))  # binary_cases adds unaligned operands for two-byte codes
+

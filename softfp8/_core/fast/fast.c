@@ -566,12 +566,6 @@ const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrd
     return sfp8f_cached(T_FMA, 0, f, NULL, env, build_fma, n, 65536);
 }
 
-/* the operand values, whatever the environment (built with sfp8f_free_env) */
-const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n)
-{
-    return sfp8f_fma_table(f, &sfp8f_free_env, n);
-}
-
 unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
                        ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
                        ptrdiff_t so, ptrdiff_t n, uint8_t *flout)

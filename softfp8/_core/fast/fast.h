@@ -211,17 +211,36 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
                                  uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, int isize, char *o,
                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
-/* ---- add / subtract / multiply of an 8-bit format under stochastic rounding
- *      (sfp8f_stochastic formats): the exact result in binary64 (operands from
- *      sfp8f_fma_table's values; a sum TwoSum shows inexact, a NaN/infinity
- *      operand or a zero result take the core), then sfp8f_run_from_float_sr's
- *      rounding with the element's random bits, the operands' reading flags
- *      added.  op: 0 add, 1 subtract, 2 multiply. ---- */
-const sfp8f_fma *sfp8f_values8(const sfp8_format *f, ptrdiff_t n);
-unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
-                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
-                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
-                             uint8_t *flout);
+/* ---- add / subtract / multiply (op X_ADD, X_SUB, X_MUL) of an 8-bit format
+ *      (sfp8f_stochastic formats) under stochastic rounding: a table of the
+ *      core's two candidate results per operand pair and the fraction t32
+ *      deciding between them (stochastic.c, build_sr8); pairs it cannot
+ *      state take the core.  Random bits of element i as
+ *      sfp8f_run_from_float_sr. ---- */
+typedef struct sfp8f_sr8 {
+    uint64_t e[65536]; /* ts | rz << 32 | rz flags << 40 | ra << 48 | ra flags << 56; flags 0x80: the core,
+                          0x40: ra's flags depend on tu (stochastic.c) */
+    uint32_t tu[65536];
+    uint8_t nf[65536];
+    uint32_t q[65536];  /* the SIMD kernel's compact table (stochastic.c, sr8_compact) */
+    uint32_t pal[16];   /* its flag palette: rz flags << 8 | ra flags << 24 */
+} sfp8f_sr8;
+const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+
+/* ---- add / subtract / multiply (X_ADD, X_SUB, X_MUL) of a 16-bit format
+ *      covered by sfp8f_rounder under stochastic rounding: results normal in
+ *      the format from exact binary64 values (stochastic.c); the rest takes
+ *      the core.  Random bits of element i as sfp8f_run_from_float_sr. ---- */
+typedef struct sfp8f_sr16 {
+    uint64_t vf[65536]; /* code & mask -> binary64 bits | the flags reading it raises | 0x80 NaN / infinity */
+    uint32_t mask;
+    sfp8f_rnd r;        /* M, emin, maxmag, signbit */
+} sfp8f_sr16;
+const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* x op y for the 8-bit table t (sfp8f_stochastic8) or the 16-bit one (sfp8f_stochastic16), by f->bits */
+unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                            uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
+                            ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed

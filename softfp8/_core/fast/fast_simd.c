@@ -314,60 +314,6 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
     return i;
 }
 
-/* see fast_simd.h */
-TGT ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                      uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
-{
-    tab256 info, hb[2];
-    ptrdiff_t i = 0;
-    load_tab(&info, t->info);
-    load_tab(&hb[0], t->hb);
-    load_tab(&hb[1], t->hb + 256);
-    for (; i + 16 <= n; i += 16) {
-        __m128i xa = _mm_loadu_si128((const __m128i *)(x + i)), yb = _mm_loadu_si128((const __m128i *)(y + i));
-        __m512i xw = _mm512_zextsi128_si512(xa), yw = _mm512_zextsi128_si512(yb);
-        __m128i inf = _mm512_castsi512_si128(
-            _mm512_or_si512(lookup(&info, xw, _mm512_movepi8_mask(xw)), lookup(&info, yw, _mm512_movepi8_mask(yw))));
-        __m512 vx = fma8_vals(hb, xa), vy = fma8_vals(hb, yb);
-        unsigned sp = (unsigned)_mm_movepi8_mask(inf), z2 = 0;
-        _mm_storeu_si128((__m128i *)(opfl + i), _mm_and_si128(inf, _mm_set1_epi8(0x7f)));
-        for (int h = 0; h < 2; h++) {
-            __m512d p = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vx, 1) : _mm512_castps512_ps256(vx));
-            __m512d q = _mm512_cvtps_pd(h ? _mm512_extractf32x8_ps(vy, 1) : _mm512_castps512_ps256(vy));
-            __m512d r;
-            __mmask8 bad;
-            if (op == 2) {
-                r = _mm512_mul_pd(p, q);
-                bad = 0;
-            } else {
-                __m512d bb, err;
-                if (op == 1) q = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(q),
-                                                                      _mm512_set1_epi64((long long)(1ULL << 63))));
-                r = _mm512_add_pd(p, q);
-                bb = _mm512_sub_pd(r, p);
-                err = _mm512_add_pd(_mm512_sub_pd(p, _mm512_sub_pd(r, bb)), _mm512_sub_pd(q, bb));
-                bad = _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
-            }
-            /* zero results: 2 for sums of non-zero operands (bad, else zero operands: 1) */
-            __mmask8 zr = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_EQ_OQ);
-            __mmask8 zo = _mm512_cmp_pd_mask(p, _mm512_setzero_pd(), _CMP_EQ_OQ) |
-                          _mm512_cmp_pd_mask(q, _mm512_setzero_pd(), _CMP_EQ_OQ);
-            bad |= zr & zo;
-            if (op != 2) z2 |= (unsigned)(zr & (__mmask8)~zo) << (8 * h);
-            sp |= (unsigned)bad << (8 * h);
-            _mm512_storeu_pd(d + i + 8 * h, r);
-        }
-        sp &= 0xffffu;
-        z2 &= ~sp & 0xffffu;
-        if (sp | z2) {
-            for (unsigned m = sp | z2; m; m &= m - 1) d[i + __builtin_ctz(m)] = 1.0;
-        }
-        _mm_storeu_si128((__m128i *)(spec + i), _mm_or_si128(_mm_maskz_mov_epi8((__mmask16)sp, _mm_set1_epi8(1)),
-                                                             _mm_maskz_mov_epi8((__mmask16)z2, _mm_set1_epi8(2))));
-    }
-    return i;
-}
-
 /* ---- stochastic casts (see fast_simd.h) ---- */
 
 /* rng.h's sfp8r_mix64 without its last step z ^= z >> 33 */
@@ -386,6 +332,48 @@ TGT static inline __m256i rand8(__m512i h, __m512i seed_key)
     __m512i z = mix64x8_head(h);
     z = _mm512_xor_si512(_mm512_xor_si512(z, _mm512_srli_epi64(z, 33)), seed_key);
     return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8_head(z), 32));
+}
+
+/* The generator of sixteen consecutive elements at a time: h of lane j of the
+ * block at i is (index0 + i + j) * G + stream_key, stepped by 8 G */
+typedef struct {
+    __m512i h, step, sk;
+} rng16;
+
+TGT static inline rng16 rng16_init(uint64_t seed_key, uint64_t stream_key, uint64_t index0)
+{
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+    rng16 g;
+    g.h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)index0),
+                                                               _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+                                              _mm512_set1_epi64((long long)G)),
+                           _mm512_set1_epi64((long long)stream_key));
+    g.step = _mm512_set1_epi64((long long)(8 * G));
+    g.sk = _mm512_set1_epi64((long long)seed_key);
+    return g;
+}
+
+/* the 32 random bits of the next sixteen elements */
+TGT static inline __m512i rng16_next(rng16 *g)
+{
+    __m256i r0 = rand8(g->h, g->sk), r1;
+    g->h = _mm512_add_epi64(g->h, g->step);
+    r1 = rand8(g->h, g->sk);
+    g->h = _mm512_add_epi64(g->h, g->step);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+}
+
+/* Tininess after rounding: the lanes of the binade below 2^emin (binary32
+ * exponent field e == emin + 126) whose rounding on the unbounded grid cannot
+ * reach 2^emin, so that they are tiny whatever the random word: the top M bits
+ * of the significand (key bits 6..1) not all ones.  The others take the core. */
+TGT static inline __mmask16 tiny_sure(const sfp8s_sr *t, __m512i key, __m512i e)
+{
+    __m512i km;
+    if (t->M > 6) return 0;
+    km = _mm512_set1_epi32(((1 << t->M) - 1) << (7 - t->M));
+    return _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) &
+           _mm512_cmpneq_epi32_mask(_mm512_and_si512(key, km), km);
 }
 
 /* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core
@@ -411,7 +399,8 @@ TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key
     if (!t->sub_ok) return;
     /* subnormal results (binary64 exponents -125 and up): the fraction on the grid of 2^(emin - M) */
     sub = *core & _mm512_cmpge_epi32_mask(e32, _mm512_set1_epi32(2)) &
-          (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)));
+          (t->tin_before ? (__mmask16)0xffff
+                         : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e32));
     if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(*key, _mm512_set1_epi32(0x8000));
     if (sub) {
         __m256i tt[2];
@@ -450,7 +439,8 @@ TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key
     if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
         __mmask16 sub = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
                         _mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()) &
-                        (t->tin_before ? (__mmask16)0xffff : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)));
+                        (t->tin_before ? (__mmask16)0xffff
+                                       : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e));
         if (!t->is_signed) sub &= (__mmask16)~_mm512_movepi32_mask(b);
         if (sub) {
             __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
@@ -470,26 +460,14 @@ TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
 {
-    const __m512i sk = _mm512_set1_epi64((long long)t->seed_key);
     const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
     const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
-    const uint64_t G = 0x9E3779B97F4A7C15ULL;
-    /* h of lane j of the block at i: (index0 + i + j) * G + stream_key, stepped by 8 G */
-    __m512i h = _mm512_add_epi64(
-        _mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)t->index0), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
-                           _mm512_set1_epi64((long long)G)),
-        _mm512_set1_epi64((long long)t->stream_key));
-    const __m512i step = _mm512_set1_epi64((long long)(8 * G));
+    rng16 g = rng16_init(t->seed_key, t->stream_key, t->index0);
     __m128i facc = _mm_setzero_si128();
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512i key, tfr, R;
+        __m512i key, tfr, R = _mm512_and_si512(rng16_next(&g), rmask);
         __mmask16 exact, core, pick;
-        __m256i r0 = rand8(h, sk), r1;
-        h = _mm512_add_epi64(h, step);
-        r1 = rand8(h, sk);
-        h = _mm512_add_epi64(h, step);
-        R = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1), rmask);
         if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
         else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
         __m512i v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
@@ -520,6 +498,122 @@ TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int 
     }
     *acc |= or16(facc);
     return i;
+}
+
+/* the constants of sfp8s_arith8_sr_avx512: the top min(N, 12) bits of R
+ * against t12 (stochastic.c, sr8_compact) */
+typedef struct {
+    __m512i rmask, top, pal;
+    __m128i rsh, tsh;
+    int wide;
+} sr8c;
+
+/* sixteen lanes (live: the lanes to read and write; full: all of them, unmasked
+ * loads and stores, which AMD's AVX-512 runs much faster); returns their flags */
+TGT static inline __attribute__((always_inline)) __m128i sr8_16(const sfp8s_sr8 *p, const sr8c *k, rng16 *g,
+                                                               const uint8_t *x, const uint8_t *y, uint8_t *out,
+                                                               uint8_t *fl, __mmask16 live, int full)
+{
+    __m128i xa = full ? _mm_loadu_si128((const __m128i *)x) : _mm_maskz_loadu_epi8(live, x);
+    __m128i yb = full ? _mm_loadu_si128((const __m128i *)y) : _mm_maskz_loadu_epi8(live, y);
+    __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(xa), 8), _mm512_cvtepu8_epi32(yb));
+    __m512i q = _mm512_i32gather_epi32(idx, (const void *)p->q, 4);
+    __m512i Rt = _mm512_srl_epi32(_mm512_and_si512(rng16_next(g), k->rmask), k->rsh);
+    __m512i lim = _mm512_sub_epi32(k->top, _mm512_srl_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xfff)), k->tsh));
+    /* w = rz | rz flags << 8 | ra << 16 | ra flags << 24 */
+    __m512i w = _mm512_or_si512(_mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), k->pal),
+                                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 16), _mm512_set1_epi32(0xff)),
+                                                          _mm512_srli_epi32(q, 8), _mm512_set1_epi32(0xff0000),
+                                                          0xf8)); /* A | (B & C) */
+    __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim), amb = k->wide ? _mm512_cmpeq_epi32_mask(Rt, lim) : 0;
+    w = _mm512_mask_srli_epi32(w, pick, w, 16);
+    w = _mm512_mask_or_epi32(w, amb, w, _mm512_set1_epi32(0x8000));
+    __m128i code = _mm512_cvtepi32_epi8(w), f8 = _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 8));
+    if (full) {
+        _mm_storeu_si128((__m128i *)out, code);
+        _mm_storeu_si128((__m128i *)fl, f8);
+        return f8;
+    }
+    _mm_mask_storeu_epi8(out, live, code);
+    _mm_mask_storeu_epi8(fl, live, f8);
+    return _mm_maskz_mov_epi8(live, f8);
+}
+
+/* see fast_simd.h */
+TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                    ptrdiff_t n)
+{
+    const int N = p->N, wide = N > 12;
+    const sr8c k = {_mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1)),
+                    _mm512_set1_epi32(wide ? 0xfff : (1 << N) - 1), _mm512_loadu_si512((const void *)p->pal),
+                    _mm_cvtsi32_si128(wide ? N - 12 : 0), _mm_cvtsi32_si128(wide ? 0 : 12 - N), wide};
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, 0xffff, 1));
+    if (i < n)
+        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, (__mmask16)((1u << (n - i)) - 1), 0));
+    return or16(facc);
+}
+
+/* see fast_simd.h: eight lanes at a time (stochastic.c, sr16_one) */
+TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                     uint8_t *fl, ptrdiff_t n)
+{
+    const int sh = 52 - p->M;
+    const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
+    const __m512i rmask = _mm512_set1_epi64((long long)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
+    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), e11 = _mm512_set1_epi64(0x7ff);
+    const __m512i ebase = _mm512_set1_epi64(p->ebase), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N), mc = _mm_cvtsi32_si128(p->M);
+    const uint64_t G = 0x9E3779B97F4A7C15ULL;
+    __m512i h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)p->index0),
+                                                                     _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
+                                                    _mm512_set1_epi64((long long)G)),
+                                 _mm512_set1_epi64((long long)p->stream_key));
+    const __m512i step = _mm512_set1_epi64((long long)(8 * G)), sk = _mm512_set1_epi64((long long)p->seed_key);
+    __m512i facc = _mm512_setzero_si512();
+    for (ptrdiff_t i = 0; i + 8 <= n; i += 8) {
+        __m512i ix = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(x + i))), msk);
+        __m512i iy = _mm512_and_si512(_mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(y + i))), msk);
+        __m512i bx = _mm512_i64gather_epi64(ix, (const void *)p->vf, 8), by = _mm512_i64gather_epi64(iy, (const void *)p->vf, 8);
+        __m512i fo = _mm512_or_si512(bx, by), bits, e, rem, mag, R, f8;
+        __m512d a = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bx)), b = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, by));
+        __mmask8 slow = _mm512_test_epi64_mask(fo, _mm512_set1_epi64(0x80)), neg;
+        if (p->op == 2) {
+            bits = _mm512_castpd_si512(_mm512_mul_pd(a, b));
+        } else {
+            __m512d d, bb, err;
+            if (p->op == 1) b = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(b), _mm512_set1_epi64((long long)(1ULL << 63))));
+            d = _mm512_add_pd(a, b);
+            bb = _mm512_sub_pd(d, a);
+            err = _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(d, bb)), _mm512_sub_pd(b, bb));
+            slow |= _mm512_cmp_pd_mask(err, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+            bits = _mm512_castpd_si512(d);
+        }
+        e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), e11);
+        slow |= _mm512_cmplt_epi64_mask(e, ebase); /* zero or tiny */
+        rem = _mm512_and_si512(bits, remm);
+        mag = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1)), ebase), mc),
+                               _mm512_srl_epi64(_mm512_and_si512(bits, m52), shc));
+        R = _mm512_and_si512(_mm512_cvtepu32_epi64(rand8(h, sk)), rmask);
+        h = _mm512_add_epi64(h, step);
+        mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
+                                    mag, _mm512_set1_epi64(1));
+        slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
+        neg = _mm512_movepi64_mask(bits);
+        if (!p->signbit) slow |= neg;
+        mag = _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
+        f8 = _mm512_and_si512(fo, _mm512_set1_epi64(0x7f));
+        f8 = _mm512_mask_or_epi64(f8, _mm512_test_epi64_mask(rem, rem), f8, _mm512_set1_epi64(SFP8_FLAG_INEXACT));
+        f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
+        _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(mag));
+        _mm_storel_epi64((__m128i *)(fl + i), _mm512_cvtepi64_epi8(f8));
+        facc = _mm512_or_si512(facc, f8);
+    }
+    return (unsigned)_mm512_reduce_or_epi64(facc) & 0xffu;
 }
 
 /* ---- 16-bit arithmetic (see fast_simd.h): the lanes of round_f64.c's
@@ -1170,11 +1264,17 @@ ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t
     (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
     return 0;
 }
-ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n)
+unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                ptrdiff_t n)
 {
-    (void)t; (void)op; (void)x; (void)y; (void)d; (void)spec; (void)opfl; (void)n;
-    return 0;
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached */
 }
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc)

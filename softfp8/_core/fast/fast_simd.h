@@ -55,21 +55,38 @@ typedef struct sfp8s_sr {
     int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
     /* 1: subnormal results are rounded here (IEEE subnormals) when tininess needs no
        decision of the unbounded grid: tininess before rounding, or below 2^(emin-1),
-       and not negative in an unsigned format; they round on the subnormal grid */
+       or below 2^emin with the top M significand bits not all ones, and not negative in an unsigned format; they round on the subnormal grid */
     int sub_ok, tin_before, is_signed;
     const void *dst, *env;   /* const sfp8_format *, const sfp8_env * (stochastic) */
 } sfp8s_sr;
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);
 
-/* d[i] = x[i] op y[i] in binary64 (op 0 add, 1 subtract, 2 multiply) for codes
- * decoded through t->hb (as sfp8s_fma8_avx512; t->fromf, f, env unused);
- * spec[i] = 1 where the core must decide: a NaN/infinity operand (t->info),
- * a zero result of a zero operand, or an inexact sum; 2 for an exact zero sum
- * of non-zero operands (add, subtract); 0 else (d[i] is 1.0 unless 0); returns
- * how many it did; opfl[i] = the flags reading the operands raises */
-ptrdiff_t sfp8s_arith8_f64_avx512(const sfp8s_fma8 *t, int op, const uint8_t *x, const uint8_t *y, double *d,
-                                  uint8_t *spec, uint8_t *opfl, ptrdiff_t n);
+/* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n <= 256 contiguous operand pairs:
+ * out[i], fl[i] = the code and flags of element i (random bits as sfp8s_sr,
+ * index0 + i), fl[i] = 0x80 for the lanes the caller finishes (stochastic.c);
+ * returns the OR of all fl[i] */
+typedef struct sfp8s_sr8 {
+    const uint32_t *q, *pal; /* fast.h, sfp8f_sr8 */
+    uint64_t seed_key, stream_key, index0;
+    int N;
+} sfp8s_sr8;
+unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                ptrdiff_t n);
+
+/* stochastic.c's sfp8f_run_arith_sr (run_arith16_sr) on n (a multiple of 8) contiguous operand
+ * pairs: codes out[i], flags fl[i] (0x80: the caller finishes the lane with the
+ * core); returns the OR of all fl[i] */
+typedef struct sfp8s_sr16 {
+    const uint64_t *vf;      /* fast.h, sfp8f_sr16 */
+    uint32_t mask;
+    uint64_t seed_key, stream_key, index0;
+    int N, op;               /* op 0 add, 1 subtract, 2 multiply */
+    int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
+    uint32_t maxmag, signbit;
+} sfp8s_sr16;
+unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n);
 
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with

@@ -13,6 +13,7 @@
  * The portable kernel is a scalar loop, correct for any overlap (fast.h); the
  * AVX-512 kernel (fast_simd.c, sfp8s_from_float_sr_avx512) takes contiguous
  * operands that sfp8f_apart allows, with the same random bits per element. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,121 +135,412 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     return acc;
 }
 
-/* fl[j] |= add[j] unless fl is NULL; *any |= the OR of all r[j]; eight bytes at a time */
-static void or_bytes(uint8_t *fl, const uint8_t *add, const uint8_t *r, ptrdiff_t m, uint8_t *any)
+/* ---- add / subtract / multiply of 8-bit formats (fast.h, sfp8f_stochastic8) ----
+ *
+ * One 64-bit entry per operand pair p = x << 8 | y: ts | rz << 32 | rzfl << 40 |
+ * ra << 48 | rafl << 56, where rz / ra are the core's codes for the lowest and
+ * the highest random word (R = 0: toward zero; R = 2^32 - 1: away from zero
+ * when inexact) and ts = floor(fraction * 2^32) of the exact result between
+ * them.  The core rounds away iff t + R >= 2^N with t = floor(fraction * 2^N)
+ * = ts >> (32 - N): element i is ra iff (R_i & (2^N - 1)) > (2^N - 1) - t.
+ *
+ * Tininess after rounding has a threshold of its own: a result in the top ulp
+ * of the unbounded grid below 2^emin, [2^emin - 2^(emin-1-M), 2^emin), is not
+ * tiny iff it rounds up on that grid (tu = floor(fraction there * 2^32), the
+ * same rule); such a result rounds away whenever it rounds up there (tu <= ts).
+ * Those entries carry 0x40 in rafl: ra's flags are rafl & 0x3f when it rounds
+ * up on the unbounded grid, else nf[p] (with the underflow flag).
+ *
+ * Every entry is checked against the core at the words where its answer
+ * changes (the last and first words of each threshold); a pair the rule cannot
+ * state (the result not between two finite neighbours, an inexact binary64
+ * sum, a failed check) has 0x80 in both flag bytes and takes the core. */
+#define SR8_CORE ((0x80ULL << 40) | (0x80ULL << 56))
+
+static uint64_t sr8_entry(uint32_t ts, uint32_t rz, unsigned rzfl, uint32_t ra, unsigned rafl)
 {
-    uint64_t acc = 0, u, v;
-    ptrdiff_t j = 0;
-    for (; j + 8 <= m; j += 8) {
-        if (fl) {
-            memcpy(&u, fl + j, 8);
-            memcpy(&v, add + j, 8);
-            u |= v;
-            memcpy(fl + j, &u, 8);
-        }
-        memcpy(&v, r + j, 8);
-        acc |= v;
-    }
-    for (; j < m; j++) {
-        if (fl) fl[j] |= add[j];
-        acc |= r[j];
-    }
-    for (int k = 0; k < 8; k++) *any |= (uint8_t)(acc >> (8 * k));
+    return ts | (uint64_t)(rz & 0xff) << 32 | (uint64_t)rzfl << 40 | (uint64_t)(ra & 0xff) << 48 |
+           (uint64_t)rafl << 56;
 }
 
-/* The core's code of an exact zero sum x + (-x) (x - x) of non-zero normal
- * operands, which raises no flag: the same for every such x (no rounding
- * happens, the sign of the zero is the rounding mode's); -1 if not found. */
-static int exact_zero_sum(const sfp8f_fma *val, int xop, const sfp8_format *f, const sfp8_env *env)
+/* 1 if the core gives (code, fl) for x op y with random word R */
+static int core_gives(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t R, uint32_t code,
+                      unsigned fl)
 {
-    for (int c = 0; c < 256; c++) {
-        if (val->special[c] || val->fl[c] || !(val->v[c] > 0)) continue;
-        for (int c2 = 0; c2 < 256; c2++) {
-            uint8_t g = 0;
-            uint32_t r;
-            if (val->special[c2] || val->fl[c2] || val->v[c2] != (xop == X_SUB ? val->v[c] : -val->v[c])) continue;
-            r = sfp8x_apply(xop, f, (uint32_t)c, (uint32_t)c2, 0, env, &g);
-            return g ? -1 : (int)r;
+    uint8_t g = 0;
+    env->random = R;
+    return sfp8x_apply(k->op, &k->a, x, y, 0, env, &g) == code && g == fl;
+}
+
+/* The SIMD kernel's table q (fast.h): t12 = ts >> 20 | class << 12 | rz << 16 |
+ * ra << 24, the class indexing a palette of (rz flags, ra flags); class 15
+ * (entries of the unbounded grid's rule or of the core, or more flag pairs
+ * than the palette holds) sends the lane to sr8_one.  With t12 the kernel
+ * decides every lane but those whose top 12 random bits (of N > 12) equal
+ * 2^12 - 1 - t12, which sr8_one decides with ts. */
+static void sr8_compact(sfp8f_sr8 *t)
+{
+    int np = 0;
+    for (int c = 0; c < 16; c++) t->pal[c] = 0x80u << 8 | 0x80u << 24;
+    for (uint32_t p = 0; p < 65536; p++) {
+        uint64_t ent = t->e[p];
+        uint32_t zf = (uint32_t)(ent >> 40) & 0xff, af = (uint32_t)(ent >> 56), pv = zf << 8 | af << 24, c = 15;
+        if (!((zf | af) & 0xc0)) {
+            for (c = 0; c < (uint32_t)np && t->pal[c] != pv; c++) continue;
+            if (c == (uint32_t)np && np < 15) t->pal[np++] = pv;
+            if (c >= 15) c = 15;
         }
-        return -1;
+        t->q[p] = (uint32_t)ent >> 20 | c << 12 | (uint32_t)(ent >> 32 & 0xff) << 16 | (uint32_t)(ent >> 48 & 0xff) << 24;
     }
-    return -1;
+}
+
+static void *build_sr8(const sfp8f_key *k, size_t *bytes)
+{
+    const sfp8_format *f = &k->a;
+    sfp8_env env;
+    double v[256], minnorm = INFINITY, base_u, ulp_u;
+    int fin[256];
+    sfp8f_sr8 *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env); /* stochastic, sr_bits 32 */
+    for (uint32_t c = 0; c < 256; c++) {
+        uint8_t fl = 0;
+        uint64_t b = sfp8_convert(f, &sfp8_binary64, c, &sfp8f_free_env, &fl);
+        int cls = sfp8_classify(f, c);
+        memcpy(&v[c], &b, 8);
+        fin[c] = cls < SFP8_CLASS_INF;
+        if (cls == SFP8_CLASS_NORMAL && v[c] > 0 && v[c] < minnorm) minnorm = v[c];
+    }
+    ulp_u = ldexp(minnorm, -f->man_bits - 1); /* the unbounded grid's ulp below 2^emin */
+    base_u = minnorm - ulp_u;
+    for (uint32_t x = 0; x < 256; x++)
+        for (uint32_t y = 0; y < 256; y++) {
+            const uint32_t p = x << 8 | y;
+            uint8_t f0 = 0, f1 = 0;
+            uint32_t r0, r1;
+            t->e[p] = SR8_CORE;
+            t->tu[p] = 0;
+            t->nf[p] = 0;
+            env.random = 0;
+            r0 = sfp8x_apply(k->op, f, x, y, 0, &env, &f0);
+            env.random = 0xffffffffu;
+            r1 = sfp8x_apply(k->op, f, x, y, 0, &env, &f1);
+            if (r0 == r1 && f0 == f1) {
+                t->e[p] = sr8_entry(0, r0, f0, r1, f1); /* the same for every R */
+            } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
+                double a = v[x], b = k->op == X_SUB ? -v[y] : v[y], d, err = 0, lo, hi, u;
+                int ex;
+                if (k->op == X_MUL) {
+                    d = a * b; /* exact: at most 2 x 8 significant bits */
+                } else { /* TwoSum: the error term is zero iff the sum is exact */
+                    double bb;
+                    d = a + b;
+                    bb = d - a;
+                    err = (a - (d - bb)) + (b - bb);
+                }
+                d = fabs(d);
+                lo = fabs(v[r0]);
+                hi = fabs(v[r1]);
+                if (err != 0 || !(lo <= d && d < hi) || frexp(hi - lo, &ex) != 0.5) continue;
+                /* d - lo is exact (d's grid is finer than lo's); hi - lo = 2^(ex-1) */
+                u = ldexp(d - lo, 33 - ex);
+                if (u >= 1 && u < 4294967296.0) {
+                    uint32_t ts = (uint32_t)u, tu = ts;
+                    uint8_t fc = f1, fn = f1, g = 0;
+                    if (!env.tininess_before && d >= base_u && d < minnorm) {
+                        tu = (uint32_t)ldexp((d - base_u) / ulp_u, 32); /* d - base_u exact (Sterbenz) */
+                        if (tu > ts) continue;
+                    }
+                    if (tu < ts) { /* ra without rounding up on the unbounded grid */
+                        env.random = 0u - ts;
+                        if (sfp8x_apply(k->op, f, x, y, 0, &env, &g) != r1) continue;
+                        fn = g;
+                        if (tu == 0) fc = fn; /* never rounds up there */
+                    }
+                    if (core_gives(k, &env, x, y, 0xffffffffu - ts, r0, f0) &&
+                        core_gives(k, &env, x, y, 0u - ts, r1, tu >= ts ? fc : fn) &&
+                        (tu >= ts || core_gives(k, &env, x, y, 0xffffffffu - tu, r1, fn)) &&
+                        (tu == 0 || core_gives(k, &env, x, y, 0u - tu, r1, fc))) {
+                        t->e[p] = sr8_entry(ts, r0, f0, r1, fc | (fc != fn ? 0x40u : 0u));
+                        t->tu[p] = tu;
+                        t->nf[p] = fn;
+                    }
+                }
+            }
+        }
+    sr8_compact(t);
+    *bytes = sizeof *t;
+    return t;
+}
+
+/* code and flags of pair p for the random bits Rn = R & Rmask (flags 0x80: the core) */
+static inline uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint32_t Rmask, int N, uint8_t *code)
+{
+    uint64_t ent = t->e[p];
+    uint32_t h = (uint32_t)(ent >> 32);
+    uint8_t fl;
+    if (Rn > Rmask - ((uint32_t)ent >> (32 - N))) h >>= 16;
+    *code = (uint8_t)h;
+    fl = (uint8_t)(h >> 8);
+    if ((fl & 0xc0) == 0x40) fl = Rn > Rmask - (t->tu[p] >> (32 - N)) ? (uint8_t)(fl & 0x3f) : t->nf[p];
+    return fl;
+}
+
+const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits > 8 || !sfp8f_from_float_ok(f) ||
+        f->subnormals == SFP8_SUBNORMALS_TESLA || (op != X_ADD && op != X_SUB && op != X_MUL))
+        return NULL;
+    /* one table for every sr_bits and random word: the key holds saturation and tininess;
+       about four core calls per entry to build */
+    return sfp8f_cached(T_SR8, op, f, NULL, env, build_sr8, n, 4 * 65536);
+}
+
+/* the random bits used (N), their mask, and the generator's keys (rng.h) */
+typedef struct {
+    int N;
+    uint32_t Rmask;
+    uint64_t hs, base;
+} sr_keys;
+
+static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
+{
+    sr_keys k;
+    k.N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
+    k.Rmask = k.N == 32 ? 0xffffffffu : (1u << k.N) - 1;
+    k.hs = sfp8r_seed_key(seed);
+    k.base = sfp8r_stream_key(stream);
+    return k;
+}
+
+enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
+
+/* one call of sfp8f_run_arith_sr */
+typedef struct {
+    int op;
+    const sfp8_format *f;
+    const sfp8_env *env;
+    sr_keys k;
+    uint64_t index0;
+    const char *a, *b;
+    char *o;
+    ptrdiff_t sa, sb, so, n;
+    uint8_t *flout;
+} sr_call;
+
+/* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
+ * codes of size bytes (possibly unaligned) at x, y, out, the random bits of
+ * element c->index0 + i + j; returns the OR of all fl[j] */
+static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
+                            uint8_t *fl, ptrdiff_t m)
+{
+    sfp8_env e = *c->env;
+    unsigned g = 0;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        if (fl[j] & 0x80) {
+            uint8_t got = 0;
+            e.random = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j));
+            sfp8f_st(out + j * size,
+                     sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
+                                 (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
+                     size);
+            fl[j] = got;
+        }
+        g |= fl[j];
+    }
+    return g;
 }
 
 /* DERIVED from core.c round_pack (its stochastic branch), through
- * sfp8f_run_from_float_sr: add / subtract / multiply of an 8-bit format under
- * stochastic rounding (fast.h).  Blocks of up to 256 elements: their exact
- * binary64 results (SIMD, or the loop below), their rounding, then the core
- * for the lanes marked special; a block reads all its operands before
- * writing its outputs, so blocks are single elements unless the output is
- * apart from the inputs (fast_impl.h, sfp8f_apart).  Proven equal by
- * tests/fast/test_fast_arith.py::test_stochastic_arith8 and under every
- * calling convention by tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
-unsigned sfp8f_run_arith8_sr(const sfp8f_sr *t, const sfp8f_fma *val, int op, const sfp8_format *f,
-                             const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
-                             ptrdiff_t sa, const char *b, ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n,
-                             uint8_t *flout)
+ * build_sr8's table: add / subtract / multiply of an 8-bit format under
+ * stochastic rounding (fast.h).  The AVX-512 kernel (fast_simd.c,
+ * sfp8s_arith8_sr_avx512) takes blocks of up to 256 elements when the output is
+ * apart from the inputs (fast_impl.h, sfp8f_apart; strided operands through
+ * buffers); otherwise, and below AVX-512, the loop below, element by element
+ * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
+ * and under every calling convention by
+ * tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
+static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
 {
-    enum { BLK = 256 };
-    const int xop = op == 0 ? X_ADD : op == 1 ? X_SUB : X_MUL;
-    const int blocked = sfp8f_apart(o, so, 1, a, sa, 1, n) && sfp8f_apart(o, so, 1, b, sb, 1, n);
-    const int simd = blocked && sfp8f_simd_level() >= 2 && val->hb_ok;
-    const sfp8s_fma8 p = {val->hb[0], val->info, NULL, NULL, NULL};
-    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream);
+    const char *a = c->a, *b = c->b;
+    char *o = c->o;
     unsigned acc = 0;
-    double d[BLK];
-    int zc = exact_zero_sum(val, xop, f, env);
-    uint8_t xb[BLK], yb[BLK], spec[BLK], code[BLK], fl[BLK], opfl[BLK];
-    for (ptrdiff_t i0 = 0; i0 < n;) {
-        ptrdiff_t m = blocked ? (n - i0 < BLK ? n - i0 : BLK) : 1, k = 0;
-        const uint8_t *x = (const uint8_t *)a + i0, *y = (const uint8_t *)b + i0; /* contiguous operands in place */
-        uint8_t any = 0, g = 0;
-        if (sa != 1)
-            for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i0 + j) * sa);
-        if (sb != 1)
-            for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i0 + j) * sb);
-        if (sa != 1) x = xb;
-        if (sb != 1) y = yb;
-        if (simd) k = sfp8s_arith8_f64_avx512(&p, op, x, y, d, spec, opfl, m);
-        for (; k < m; k++) {
-            double p0 = val->v[x[k]], q0 = val->v[y[k]], r;
-            int bad = val->special[x[k]] | val->special[y[k]];
-            opfl[k] = (uint8_t)(val->fl[x[k]] | val->fl[y[k]]);
-            if (op == 2) {
-                r = p0 * q0;
-            } else { /* TwoSum: the error term is zero iff the sum is exact */
-                double q = op == 1 ? -q0 : q0, bb;
-                r = p0 + q;
-                bb = r - p0;
-                bad |= ((p0 - (r - bb)) + (q - bb)) != 0;
+    ptrdiff_t i = 0;
+    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
+        uint8_t xb[SR_BLK], yb[SR_BLK], code[SR_BLK], fl[SR_BLK];
+        const int direct = c->so == 1 && o != a && o != b;
+        for (; i < c->n; i += SR_BLK) {
+            ptrdiff_t m = c->n - i < SR_BLK ? c->n - i : SR_BLK;
+            const uint8_t *x = (const uint8_t *)a + i, *y = (const uint8_t *)b + i;
+            /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
+            uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
+            const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
+            unsigned g;
+            if (c->sa != 1) {
+                for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
+                x = xb;
             }
-            if (r == 0 && !bad) bad = op != 2 && p0 != 0 && q0 != 0 ? 2 : 1;
-            spec[k] = (uint8_t)bad;
-            d[k] = bad ? 1.0 : r;
+            if (c->sb != 1) {
+                for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
+                y = yb;
+            }
+            g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
+            if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
+                for (ptrdiff_t j = 0; j < m; j++)
+                    if (of[j] & 0x80)
+                        of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j],
+                                        sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j)) & c->k.Rmask, c->k.Rmask, c->k.N, &oc[j]);
+                g = finish_core(c, i, (const char *)x, (const char *)y,
+                                (char *)oc, 1, of, m);
+            }
+            acc |= g;
+            if (!direct)
+                for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
         }
-        sfp8f_run_from_float_sr(t, f, env, seed, stream, index0 + (uint64_t)i0, (const char *)d, 8, 8, (char *)code,
-                                1, m, fl);
-        or_bytes(fl, opfl, spec, m, &any); /* the operands' reading flags */
-        if (any)
-            for (ptrdiff_t j = 0; j < m; j++) {
-                if (!spec[j]) continue;
-                if (spec[j] == 2 && zc >= 0 && !fl[j]) { /* x + (-x): the core's exact zero sum */
-                    code[j] = (uint8_t)zc;
-                    continue;
-                }
-                sfp8_env e = *env;
-                uint8_t c = 0;
-                e.random = sfp8r_bits(hs, base, index0 + (uint64_t)(i0 + j));
-                code[j] = (uint8_t)sfp8x_apply(xop, f, x[j], y[j], 0, &e, &c);
-                fl[j] = c;
-            }
-        or_bytes(NULL, NULL, fl, m, &g);
-        acc |= g;
-        if (so == 1) memcpy(o + i0, code, (size_t)m);
-        else
-            for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i0 + j) * so) = code[j];
-        if (flout) memcpy(flout + i0, fl, (size_t)m);
-        i0 += m;
+        return acc;
+    }
+    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
+        uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
+        uint8_t code, fl = sr8_one(t, x << 8 | y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
+        if (fl & 0x80) finish_core(c, i, a, b, o, 1, &fl, 1);
+        else *(uint8_t *)o = code;
+        acc |= fl;
+        if (c->flout) c->flout[i] = fl;
     }
     return acc;
+}
+
+/* ---- add / subtract / multiply of 16-bit formats (fast.h, sfp8f_stochastic16) ----
+ *
+ * DERIVED from core.c round_pack (its stochastic branch): the exact result d in
+ * binary64 (a product of two values of at most 21 significant bits, or a sum
+ * that TwoSum shows exact), normal in the format: with K the M fraction bits of
+ * d kept and rem the 52 - M dropped, the core's t = floor(rem / 2^(52-M) * 2^N)
+ * = rem >> (52 - M - N), the result is the code of K, plus one iff
+ * (R & (2^N - 1)) > (2^N - 1) - t, inexact iff rem != 0, with the operands'
+ * flags (subnormal operands).  Zero, tiny or overflowing results, NaN or
+ * infinite operands and inexact sums take the core.  Proven equal by
+ * tests/fast/test_fast_arith.py::test_stochastic_arith16 and, under the NumPy
+ * calling conventions, tests/fast/test_fast_layouts.py::test_stochastic_arith16_layouts. */
+static void *build_sr16(const sfp8f_key *k, size_t *bytes)
+{
+    const sfp8_format *f = &k->a;
+    sfp8_env env;
+    const sfp8f_conv *dec;
+    sfp8f_sr16 *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env);
+    env.rounding = SFP8_ROUND_NEAREST_EVEN; /* sfp8f_rounder's constants of the format only */
+    dec = sfp8f_cached_nested(T_CONV, 0, f, &sfp8_binary64, &sfp8f_free_env, sfp8f_build_conv);
+    if (!dec || dec->n != 65536 >> (16 - f->bits) || !sfp8f_rounder(f, &env, &t->r)) {
+        free(t);
+        return NULL;
+    }
+    t->mask = (uint32_t)dec->n - 1;
+    for (int c = 0; c < dec->n; c++) {
+        uint64_t v = dec->val[c];
+        if ((v & 0xff) || (dec->fl[c] & 0x80)) { /* every value's low byte is zero (at most 20 fraction bits) */
+            free(t);
+            return NULL;
+        }
+        t->vf[c] = v | dec->fl[c] | (((v >> 52) & 0x7ff) == 0x7ff ? 0x80u : 0u);
+    }
+    *bytes = sizeof *t;
+    return t;
+}
+
+const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits <= 8 || f->bits > 16 ||
+        f->exp_bits > 8 || f->bias < -100 || f->bias > 300 || f->man_bits > 20 ||
+        (op != X_ADD && op != X_SUB && op != X_MUL))
+        return NULL;
+    return sfp8f_cached(T_SR16, 0, f, NULL, env, build_sr16, n, 65536);
+}
+
+/* code and flags of x op y for the random bits Rn = R & Rmask (flags 0x80: the core) */
+static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t y, uint32_t Rn, uint32_t Rmask,
+                               int N, uint16_t *code)
+{
+    const int M = t->r.M, sh = 52 - M;
+    uint64_t bx = t->vf[x & t->mask], by = t->vf[y & t->mask], bits, rem;
+    double a, b, d;
+    uint32_t mag;
+    int E;
+    const uint8_t opfl = (uint8_t)((bx | by) & 0x7f); /* the operands' reading flags */
+    if ((bx | by) & 0x80) return 0x80;
+    bx &= ~(uint64_t)0xff;
+    by &= ~(uint64_t)0xff;
+    memcpy(&a, &bx, 8);
+    memcpy(&b, &by, 8);
+    if (op == X_MUL) {
+        d = a * b;
+    } else {
+        double bb;
+        if (op == X_SUB) b = -b;
+        d = a + b;
+        bb = d - a;
+        if ((a - (d - bb)) + (b - bb) != 0) return 0x80;
+    }
+    memcpy(&bits, &d, 8);
+    E = (int)((bits >> 52) & 0x7ff) - 1023;
+    if (E < t->r.emin) return 0x80; /* zero or tiny */
+    rem = bits & (((uint64_t)1 << sh) - 1);
+    mag = (uint32_t)((uint64_t)(E - t->r.emin + 1) << M) + (uint32_t)((bits & 0xFFFFFFFFFFFFFULL) >> sh);
+    mag += Rn > Rmask - (uint32_t)(rem >> (sh - N));
+    if (mag > t->r.maxmag || ((bits >> 63) && !t->r.signbit)) return 0x80;
+    *code = (uint16_t)(mag | ((bits >> 63) ? t->r.signbit : 0));
+    return (uint8_t)(opfl | (rem ? SFP8_FLAG_INEXACT : 0));
+}
+
+/* see fast.h; the AVX-512 kernel (fast_simd.c, sfp8s_arith16_sr_avx512) takes
+ * contiguous operands apart from the output (fast_impl.h, sfp8f_apart), blocks
+ * of 256; otherwise, and below AVX-512, the loop, element by element in order */
+static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
+{
+    const char *a = c->a, *b = c->b;
+    char *o = c->o;
+    unsigned acc = 0;
+    ptrdiff_t i = 0;
+    if (sfp8f_simd_level() >= 2 && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
+        sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
+        uint8_t fl[SR_BLK];
+        for (; i + 8 <= c->n; i += SR_BLK) {
+            ptrdiff_t m = c->n - i < SR_BLK ? (c->n - i) & ~(ptrdiff_t)7 : SR_BLK;
+            const uint16_t *x = (const uint16_t *)(const void *)(a + 2 * i), *y = (const uint16_t *)(const void *)(b + 2 * i);
+            uint16_t *oc = (uint16_t *)(void *)(o + 2 * i);
+            uint8_t *of = c->flout ? c->flout + i : fl;
+            const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N, c->op == X_MUL ? 2 : c->op == X_SUB,
+                                  t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit};
+            unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
+            if (g & 0x80) /* lanes for the core */
+                g = finish_core(c, i, a + 2 * i, b + 2 * i, o + 2 * i, 2, of, m);
+            acc |= g;
+            if (m < SR_BLK) {
+                i += m;
+                break;
+            }
+        }
+        a += i * c->sa;
+        b += i * c->sb;
+        o += i * c->so;
+    }
+    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
+        uint32_t x = sfp8f_ld16(a), y = sfp8f_ld16(b), R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
+        uint16_t code = 0;
+        uint8_t fl = sr16_one(t, c->op, x, y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
+        if (fl & 0x80) finish_core(c, i, a, b, o, 2, &fl, 1);
+        else memcpy(o, &code, 2);
+        acc |= fl;
+        if (c->flout) c->flout[i] = fl;
+    }
+    return acc;
+}
+
+unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                            uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
+                            ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    const sr_call c = {op, f, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout};
+    return f->bits <= 8 ? run_arith8_sr(t, &c) : run_arith16_sr(t, &c);
 }
