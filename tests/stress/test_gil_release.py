@@ -93,22 +93,25 @@ def _cases():
     e4a, e4b = (v[:8000, None].astype(softfp8.e4m3.dtype) for v in (x, y))
     bfa, bfb = x.astype(softfp8.bfloat16.dtype), y.astype(softfp8.bfloat16.dtype)
     bf4a, bf4b = np.concatenate([bfa] * 4), np.concatenate([bfb] * 4)
+    bf16a, bf16b = np.concatenate([bf4a] * 3), np.concatenate([bf4b] * 3)
     sh = softfp8.shp(bias=15)
     sha, shb = x.astype(sh.dtype), y.astype(sh.dtype)
     m = rng.standard_normal((800, 800)).astype(np.float32).astype(softfp8.e4m3.dtype)
     m2 = rng.standard_normal((120, 120)).astype(np.float32).astype(softfp8.e5m2.dtype)
+    mb = rng.standard_normal((700, 700)).astype(np.float32).astype(softfp8.bfloat16.dtype)
     return {
         # fast-path level, call
         "core add (fast off)": (0, lambda: np.add(bfa, bfb)),
         "core SHP multiply (fast off)": (0, lambda: np.multiply(sha, shb)),
         "8-bit table add": (1, lambda: np.add(e4a, e4b.T)),   # 8000 x 8000
-        "16-bit add kernel": (1, lambda: np.add(bf4a, bf4b)),
+        "16-bit add kernel": (1, lambda: np.add(bf16a, bf16b)),   # fast: a longer array
         "cast float32 -> e4m3": (1, lambda: np.broadcast_to(x4, (2, x4.size)).astype(softfp8.e4m3.dtype)),
         "cast bfloat16 -> float64": (1, lambda: bf4a.astype(np.float64)),
         "exact sum": (1, lambda: bf4a.sum()),
         "sort": (1, lambda: np.sort(bf4a)),
         "matmul e4m3 (binary64 BLAS)": (1, lambda: softfp8.matmul(m, m)),
         "matmul e5m2 (exact accumulator, fast off)": (0, lambda: softfp8.matmul(m2, m2)),
+        "matmul bfloat16 (binary64 BLAS, certificate / Ziv)": (1, lambda: softfp8.matmul(mb, mb)),
         "exp (core)": (0, lambda: np.exp(bfa[:400_000])),
     }
 

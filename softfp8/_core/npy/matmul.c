@@ -191,8 +191,10 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
     if (!Ad || !Bd || !bad_row || !bad_col) goto nomem;
+    Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     fl |= decode_operands(dec, 1, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, NULL, NULL, NULL, NULL);
+    Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
     if (md->out_kind == 1) { /* binary32 results of the regular outputs, rounded in one pass */
@@ -202,6 +204,9 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
         for (npy_intp i = 0; i < m; i++)
             for (npy_intp j = 0; j < p; j++)
                 if (!bad_row[i] && !bad_col[j] && pd[i * p + j] != 0) good[ng++] = pd[i * p + j];
+    }
+    Py_BEGIN_ALLOW_THREADS /* the finishing passes: C only */
+    if (md->out_kind == 1) {
         fl |= sfp8f_round_doubles(&r32, good, ng, r32buf);
         ng = 0;
     }
@@ -228,6 +233,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
                 memcpy(o, &d, 8);
             }
         }
+    Py_END_ALLOW_THREADS
     *accf |= fl;
     ret = 1;
     goto done;
@@ -379,11 +385,14 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     rb = ra + 3 * m;   /* per column of B: the same */
     xs = n >= p ? (double *)PyArray_DATA(Ad) : rb + 3 * p;
     qb = qa + m;
+    Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     fl |= decode_operands(dec, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, ra, rb, qa, qb);
+    Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
     cx = cx_own ? cx_own : (uint32_t *)PyArray_DATA(Bd);
+    Py_BEGIN_ALLOW_THREADS /* the certificate, Ziv's test and the finishing passes: C only */
     /* gamma_{n+4} with u = 2^-53, inflated for the rounding of the bounds themselves */
     gamma = (double)(n + 4) * 0x1p-53 / (1 - (double)(n + 4) * 0x1p-53) * (1 + 0x1p-20);
     /* an absolute term for underflow (none can occur here: every partial sum is 0 or
@@ -458,6 +467,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
             if (md->out_kind == 1) memcpy(o, &r, 4);
             else store_code(o, sz, r);
         }
+    Py_END_ALLOW_THREADS
     *accf |= fl;
     ret = 1;
 fail:
