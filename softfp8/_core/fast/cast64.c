@@ -26,9 +26,10 @@
  * see no subnormal operand or result, so MXCSR (its flags, DAZ, FTZ) neither
  * changes nor matters.
  *
- * Proven equal to the core by tests/fast/test_fast_paths.py::test_cast_float64_boundaries
- * (every rounding boundary of the presets and its neighbours, every mode,
- * saturation and tininess setting, each SIMD level), ::test_cast_float64_random
+ * Proven equal to the core by tests/fast/test_fast_paths.py::test_cast_float64_presets
+ * (every rounding boundary of the presets of <= 8 bits and its neighbours under
+ * all 24 environments, random values, at each SIMD level), ::test_cast_float64_random,
+ * ::test_cast_float_structured
  * and tests/fast/test_fast_layouts.py::test_cast_layouts. */
 #include "fast.h"
 #include "fast_simd.h"
