@@ -381,6 +381,16 @@ def main(argv=None):
             ref=M(lambda k: (lambda: x64_u8[:k].astype(np.uint8))),
             ref_label="NumPy float64→uint8 astype", target=("vs_u8", 1.5)))
 
+    def cast64_e5(k):
+        xs = x64[:k]
+        return lambda: xs.astype(e5m2)
+
+    add(Row("f64_e5m2", "float64→E5M2 (nearest-even)", M(cast64_e5), sf_make=cast64_e5,
+            ml=M(lambda k: (lambda: x64[:k].astype(ml_e5))) if ml_ok else None,
+            tc=M(lambda k: (lambda: tx64[:k].to(torch.float8_e5m2))) if t_ok else None,
+            ref=M(lambda k: (lambda: x64_u8[:k].astype(np.uint8))),
+            ref_label="NumPy float64→uint8 astype", target=("vs_u8", 1.5)))
+
     def cast_tz_flags(k):
         xs = x[:k]
 
@@ -423,6 +433,12 @@ def main(argv=None):
             M(lambda k: (lambda: a[:k].astype(np.float64))),
             ml=M(lambda k: (lambda: a_ml[:k].astype(np.float64))) if ml_ok else None,
             tc=M(lambda k: (lambda: a_t[:k].to(torch.float64))) if t_ok else None,
+            ref=M(lambda k: (lambda: u8[:k].astype(np.float64))),
+            ref_label="NumPy uint8→float64 astype", target=("vs_u8", 1.5)))
+    add(Row("e5m2_f64", "E5M2→float64",
+            M(lambda k: (lambda: a5[:k].astype(np.float64))),
+            ml=M(lambda k: (lambda: a5_ml[:k].astype(np.float64))) if ml_ok else None,
+            tc=M(lambda k: (lambda: a5_t[:k].to(torch.float64))) if t_ok else None,
             ref=M(lambda k: (lambda: u8[:k].astype(np.float64))),
             ref_label="NumPy uint8→float64 astype", target=("vs_u8", 1.5)))
 
