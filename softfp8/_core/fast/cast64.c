@@ -4,7 +4,7 @@
  *
  * DERIVED from core.c round_pack, for signed formats with IEEE subnormals
  * and 1..4 mantissa bits whose values lie well inside binary64 (fast.c,
- * sfp8f_cast64_params): for a finite normal binary64 x of exponent e (getexp),
+ * cast64_params): for a finite normal binary64 x of exponent e (getexp),
  * em = max(e, emin) and z = x * 2^(M - em) (exact: scalef of a normal value
  * by a small power of two) put the format's quantum at x on 1, so the
  * rounded magnitude is K = |z| rounded to an integer in the environment's
@@ -17,11 +17,13 @@
  * the largest finite one) delivers the core's overflow result of the sign
  * with its flags; zeros (and results rounded to zero) get the sign bit
  * unless the format has no negative zero.  Tininess before rounding is
- * e < emin; after rounding it is "no carry to 2^emin on the unbounded grid":
- * a result below 2^emin on the subnormal grid is tiny (a carry to 2^emin on
- * the finer grid implies one on the coarser grid in every mode), a result of
- * x >= 2^emin is not, and the inexact results 2^emin of x < 2^emin, like
- * NaN, infinity and binary64 subnormal lanes, take the key table (exactly the core: fast.c,
+ * x < 2^emin: true for a result below 2^emin (magnitude < 2^M), false for one
+ * above, and for an inexact result 2^emin asked of x itself.  After rounding
+ * it is "no carry to 2^emin on the unbounded grid": a result below 2^emin on
+ * the subnormal grid is tiny (a carry to 2^emin on the finer grid implies one
+ * on the coarser grid in every mode), a result of x >= 2^emin is not, and the
+ * inexact results 2^emin of x < 2^emin, like NaN, infinity and binary64
+ * subnormal lanes, take the key table (exactly the core: fast.c,
  * sfp8f_build_fromf).  All operations use suppress-all-exceptions forms and
  * see no subnormal operand or result, so MXCSR (its flags, DAZ, FTZ) neither
  * changes nor matters.
@@ -79,29 +81,37 @@ TGT512 static inline AINL __m512d round512(int MODE, __m512d z)
     }
 }
 
-/* one half: K (signed), em as integers; inexact, e < emin, sign, uncovered */
+/* one half: K (signed), em as integers; inexact, sign, uncovered */
 TGT512 static inline AINL void half512(int MODE, __m512d x, __m512d eminv, __m512d Mv, __m256i *k, __m256i *em,
-                                       unsigned *ix, unsigned *tiny, unsigned *sg, unsigned *bad)
+                                       unsigned *ix, unsigned *sg, unsigned *bad)
 {
     const int RN = _MM_FROUND_TO_NEAREST_INT | SAE;
-    __m512d e = _mm512_getexp_round_pd(x, SAE);
-    __m512d m = _mm512_max_round_pd(e, eminv, SAE);
+    __m512d m = _mm512_max_round_pd(_mm512_getexp_round_pd(x, SAE), eminv, SAE);
     __m512d z = _mm512_scalef_round_pd(x, _mm512_sub_round_pd(Mv, m, RN), RN);
     __m512d r = round512(MODE, z);
     *ix = _mm512_cmp_round_pd_mask(r, z, _CMP_NEQ_OQ, SAE);
     *k = _mm512_cvtt_roundpd_epi32(r, SAE);
     *em = _mm512_cvtt_roundpd_epi32(m, SAE);
-    *tiny = _mm512_cmp_round_pd_mask(e, eminv, _CMP_LT_OQ, SAE);
     *sg = _mm512_movepi64_mask(_mm512_castpd_si512(x));
     /* QNaN, +inf, -inf, denormal, SNaN */
     *bad = _mm512_fpclass_pd_mask(x, 0xB9);
 }
 
-TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, const sfp8s_cast64 *p, const uint16_t *tab,
+/* lanes below 2^emin */
+TGT512 static inline AINL unsigned below512(__m512d x0, __m512d x1, __m512d pmin)
+{
+    const __m512d mag = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
+    return _mm512_cmp_round_pd_mask(_mm512_and_pd(x0, mag), pmin, _CMP_LT_OQ, SAE) |
+           (unsigned)_mm512_cmp_round_pd_mask(_mm512_and_pd(x1, mag), pmin, _CMP_LT_OQ, SAE) << 8;
+}
+
+TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, const sfp8s_cast64 *p, const uint16_t *tab,
                                             const uint64_t *in, uint8_t *out, uint8_t *flo, ptrdiff_t n,
                                             unsigned *acc)
 {
     const __m512d eminv = _mm512_set1_pd(p->emin), Mv = _mm512_set1_pd(p->M);
+    const __m512d pmin = _mm512_scalef_pd(_mm512_set1_pd(1.0), eminv); /* 2^emin */
+    const int negzero = p->negzero != 0;
     const __m512i maxmag = _mm512_set1_epi32((int)p->maxmag), signbit = _mm512_set1_epi32((int)p->signbit);
     const __m512i ebase = _mm512_set1_epi32(p->emin * (1 << p->M)), top = _mm512_set1_epi32(1 << p->M);
     const __m512i ovf0 = _mm512_set1_epi32((int)p->ovf0), ovf1 = _mm512_set1_epi32((int)p->ovf1);
@@ -114,27 +124,34 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, const sfp8s_cast64
     ptrdiff_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m256i k0, k1, e0, e1;
-        unsigned ix0, ix1, t0, t1, s0, s1, b0, b1, ix, tiny, s, bad, ovf;
+        unsigned ix0, ix1, s0, s1, b0, b1, ix, tiny, s, bad, ovf, edge;
         __m512i k, em, mag, code, fl;
-        half512(MODE, _mm512_loadu_pd((const void *)(in + i)), eminv, Mv, &k0, &e0, &ix0, &t0, &s0, &b0);
-        half512(MODE, _mm512_loadu_pd((const void *)(in + i + 8)), eminv, Mv, &k1, &e1, &ix1, &t1, &s1, &b1);
+        const __m512d x0 = _mm512_loadu_pd((const void *)(in + i)), x1 = _mm512_loadu_pd((const void *)(in + i + 8));
+        half512(MODE, x0, eminv, Mv, &k0, &e0, &ix0, &s0, &b0);
+        half512(MODE, x1, eminv, Mv, &k1, &e1, &ix1, &s1, &b1);
         ix = ix0 | ix1 << 8;
-        tiny = t0 | t1 << 8;
         s = s0 | s1 << 8;
         bad = b0 | b1 << 8;
         k = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
         em = _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1);
         mag = _mm512_add_epi32(_mm512_abs_epi32(k), _mm512_sub_epi32(_mm512_sll_epi32(em, Mc), ebase));
         if (MODE == SFP8_ROUND_TO_ODD) mag = _mm512_mask_or_epi32(mag, (__mmask16)ix, mag, _mm512_set1_epi32(1));
-        if (!TB) { /* tiny after rounding: below 2^emin on the subnormal grid; an inexact
-                      result 2^emin from below takes the table */
-            bad |= tiny & ix & _mm512_cmpeq_epi32_mask(mag, top);
-            tiny = _mm512_cmplt_epu32_mask(mag, top);
+        /* tiny: x < 2^emin, which a result below 2^emin on the subnormal grid is and
+           one above is not; for an inexact result 2^emin ask x itself.  After rounding:
+           a result below 2^emin is tiny (a carry to 2^emin on the finer unbounded grid
+           implies one on the subnormal grid in every mode), one of x >= 2^emin is not,
+           and the inexact results 2^emin of x < 2^emin take the table. */
+        tiny = _mm512_cmplt_epu32_mask(mag, top);
+        edge = _mm512_mask_cmpeq_epi32_mask((__mmask16)ix, mag, top);
+        if (edge) {
+            edge &= below512(x0, x1, pmin);
+            if (TB) tiny |= edge;
+            else bad |= edge;
         }
-        if (!p->negzero) s &= _mm512_test_epi32_mask(mag, mag);
+        if (!negzero) s &= _mm512_test_epi32_mask(mag, mag);
         code = _mm512_mask_or_epi32(mag, (__mmask16)s, mag, signbit);
         ovf = _mm512_cmpgt_epu32_mask(mag, maxmag);
-        /* the lanes' flags: inexact, underflow if tiny, the overflow results' */
+        /* each lane's flags: inexact, underflow if tiny, the overflow results' */
         fl = _mm512_maskz_mov_epi32((__mmask16)ix, fix);
         fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ix & tiny), fuf);
         if (ovf) {
@@ -144,10 +161,10 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, const sfp8s_cast64
             fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ovf & s), fo1);
         }
         _mm_storeu_si128((__m128i *)(void *)(out + i), _mm512_cvtepi32_epi8(code));
-        if (flo) _mm_storeu_si128((__m128i *)(void *)(flo + i), _mm512_cvtepi32_epi8(fl));
+        if (FL) _mm_storeu_si128((__m128i *)(void *)(flo + i), _mm512_cvtepi32_epi8(fl));
         if (bad) {
             fl = _mm512_maskz_mov_epi32((__mmask16)~bad, fl);
-            by_table(tab, in + i, out + i, flo ? flo + i : NULL, bad, &a);
+            by_table(tab, in + i, out + i, FL ? flo + i : NULL, bad, &a);
         }
         facc = _mm512_or_si512(facc, fl);
     }
@@ -156,23 +173,24 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, const sfp8s_cast64
 }
 
 /* one instance per rounding mode and tininess rule */
-#define CAST64_CASE(fn, MODE)                                                                                  \
-    case MODE: return p->tb ? fn(MODE, 1, p, tab, in, out, flo, n, acc) : fn(MODE, 0, p, tab, in, out, flo, n, acc);
-#define CAST64_MODES(fn)                                                                                       \
+#define CAST64_CASE(fn, FL, MODE)                                                                              \
+    case MODE: return p->tb ? fn(MODE, 1, FL, p, tab, in, out, flo, n, acc) : fn(MODE, 0, FL, p, tab, in, out, flo, n, acc);
+#define CAST64_MODES(fn, FL)                                                                                   \
     switch (p->rounding) {                                                                                     \
-        CAST64_CASE(fn, SFP8_ROUND_NEAREST_EVEN)                                                               \
-        CAST64_CASE(fn, SFP8_ROUND_NEAREST_AWAY)                                                               \
-        CAST64_CASE(fn, SFP8_ROUND_TOWARD_ZERO)                                                                \
-        CAST64_CASE(fn, SFP8_ROUND_UPWARD)                                                                     \
-        CAST64_CASE(fn, SFP8_ROUND_DOWNWARD)                                                                   \
-        CAST64_CASE(fn, SFP8_ROUND_TO_ODD)                                                                     \
+        CAST64_CASE(fn, FL, SFP8_ROUND_NEAREST_EVEN)                                                           \
+        CAST64_CASE(fn, FL, SFP8_ROUND_NEAREST_AWAY)                                                           \
+        CAST64_CASE(fn, FL, SFP8_ROUND_TOWARD_ZERO)                                                            \
+        CAST64_CASE(fn, FL, SFP8_ROUND_UPWARD)                                                                 \
+        CAST64_CASE(fn, FL, SFP8_ROUND_DOWNWARD)                                                               \
+        CAST64_CASE(fn, FL, SFP8_ROUND_TO_ODD)                                                                 \
     default: return 0;                                                                                         \
     }
 
 TGT512 ptrdiff_t sfp8s_cast64_avx512(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
                                      uint8_t *flo, ptrdiff_t n, unsigned *acc)
 {
-    CAST64_MODES(cast512)
+    if (flo) CAST64_MODES(cast512, 1)
+    CAST64_MODES(cast512, 0)
 }
 
 ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
