@@ -342,18 +342,22 @@ def versus_core(fn, what, variants=FAST_VARIANTS, inputs=None):
 
 
 def bits_versus_core(fn, what, inputs=None):
-    """softfp8.bits call (codes, per-element flags): eager tables vs the core."""
+    """softfp8.bits call (codes, per-element flags): eager tables at every SIMD level vs
+    the core."""
     with fast_mode(0):
         ref = fn()
-    with fast_mode(2):
-        got = fn()
     if not isinstance(ref, tuple):
-        ref, got = (ref,), (got,)
-    assert len(got) == len(ref)
-    n = 0
-    for k, (g, r) in enumerate(zip(got, ref)):
-        n = assert_same_array(g, r, f"{what} [bits part {k}: {'flags' if k else 'codes'}]",
-                              inputs)
+        ref = (ref,)
+    for simd in SIMD_LEVELS:
+        with fast_mode(2, simd):
+            got = fn()
+        if not isinstance(got, tuple):
+            got = (got,)
+        assert len(got) == len(ref)
+        n = 0
+        for k, (g, r) in enumerate(zip(got, ref)):
+            n = assert_same_array(g, r, f"{what} [simd={simd}] [bits part {k}: "
+                                        f"{'flags' if k else 'codes'}]", inputs)
     return ref, n
 
 

@@ -193,11 +193,135 @@ TGT512 ptrdiff_t sfp8s_cast64_avx512(const sfp8s_cast64 *p, const uint16_t *tab,
     CAST64_MODES(cast512, 0)
 }
 
-ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
-                            uint8_t *flo, ptrdiff_t n, unsigned *acc)
+/* ---- AVX2: the same lanes four binary64 at a time, sixteen per block.  Without
+ *      getexp / scalef / roundscale: the exponent field read as an integer, the
+ *      scale 2^(M - em) built as binary64 bits and multiplied in (exact: normal
+ *      operands, a normal result), _mm256_round_pd in the mode (nearest-away:
+ *      trunc, then one more where the exact |z - trunc z| >= 1/2), K read from
+ *      |K| + 2^52.  Uncovered lanes (zeroed before the product) as above. ---- */
+
+TGT256 static inline AINL __m256d round256(int MODE, __m256d z)
 {
-    (void)p; (void)tab; (void)in; (void)out; (void)flo; (void)n; (void)acc;
-    return 0;
+    const int X = _MM_FROUND_NO_EXC;
+    switch (MODE) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm256_round_pd(z, _MM_FROUND_TO_NEAREST_INT | X);
+    case SFP8_ROUND_UPWARD: return _mm256_round_pd(z, _MM_FROUND_TO_POS_INF | X);
+    case SFP8_ROUND_DOWNWARD: return _mm256_round_pd(z, _MM_FROUND_TO_NEG_INF | X);
+    case SFP8_ROUND_NEAREST_AWAY: {
+        const __m256d sign = _mm256_set1_pd(-0.0);
+        __m256d t = _mm256_round_pd(z, _MM_FROUND_TO_ZERO | X);
+        __m256d up = _mm256_cmp_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(z, t)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
+        __m256d one = _mm256_or_pd(_mm256_and_pd(z, sign), _mm256_set1_pd(1.0)); /* copysign(1, z) */
+        return _mm256_add_pd(t, _mm256_and_pd(up, one));
+    }
+    default: return _mm256_round_pd(z, _MM_FROUND_TO_ZERO | X);
+    }
+}
+
+typedef struct {
+    __m256i absm, minn, span, ebmin, c2046m, two52, pmin, top, maxmag, signbit, ovf0, ovf1, fix, fuf, fo0, fo1,
+        low8;
+    __m128i Mc;
+    int negzero;
+} k256;
+
+/* four lanes: code (low byte), flags; returns the uncovered lanes (all ones) */
+TGT256 static inline AINL __m256i lane4(int MODE, int TB, const k256 *c, __m256i b, __m256i *code, __m256i *fl)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i abs = _mm256_and_si256(b, c->absm), t = _mm256_sub_epi64(abs, c->minn);
+    __m256i ok = _mm256_or_si256(_mm256_andnot_si256(_mm256_cmpgt_epi64(zero, t), _mm256_cmpgt_epi64(c->span, t)),
+                                 _mm256_cmpeq_epi64(abs, zero)); /* normal or zero */
+    __m256i em = _mm256_max_epi32(_mm256_srli_epi64(abs, 52), c->ebmin);
+    __m256d scale = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(c->c2046m, em), 52));
+    __m256d z = _mm256_mul_pd(_mm256_castsi256_pd(_mm256_and_si256(b, ok)), scale);
+    __m256d r = round256(MODE, z);
+    __m256i ix = _mm256_castpd_si256(_mm256_cmp_pd(r, z, _CMP_NEQ_OQ));
+    __m256i k = _mm256_sub_epi64(
+        _mm256_castpd_si256(_mm256_add_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), r), _mm256_castsi256_pd(c->two52))),
+        c->two52);
+    __m256i mag = _mm256_add_epi64(_mm256_sll_epi64(_mm256_sub_epi64(em, c->ebmin), c->Mc), k);
+    __m256i sg = _mm256_cmpgt_epi64(zero, b), tiny, edge, ovf, bad = _mm256_xor_si256(ok, _mm256_cmpeq_epi64(ok, ok));
+    if (MODE == SFP8_ROUND_TO_ODD) mag = _mm256_or_si256(mag, _mm256_srli_epi64(ix, 63));
+    tiny = _mm256_cmpgt_epi64(c->top, mag);
+    edge = _mm256_and_si256(_mm256_and_si256(ix, _mm256_cmpeq_epi64(mag, c->top)), _mm256_cmpgt_epi64(c->pmin, abs));
+    if (TB) tiny = _mm256_or_si256(tiny, edge);
+    else bad = _mm256_or_si256(bad, edge);
+    if (!c->negzero) sg = _mm256_andnot_si256(_mm256_cmpeq_epi64(mag, zero), sg);
+    ovf = _mm256_cmpgt_epi64(mag, c->maxmag);
+    *code = _mm256_or_si256(mag, _mm256_and_si256(sg, c->signbit));
+    *code = _mm256_blendv_epi8(*code, _mm256_blendv_epi8(c->ovf0, c->ovf1, sg), ovf);
+    *code = _mm256_and_si256(*code, c->low8);
+    *fl = _mm256_and_si256(ix, _mm256_blendv_epi8(c->fix, c->fuf, tiny));
+    *fl = _mm256_blendv_epi8(*fl, _mm256_blendv_epi8(c->fo0, c->fo1, sg), ovf);
+    *fl = _mm256_andnot_si256(bad, *fl);
+    return bad;
+}
+
+/* the low bytes of four vectors of four 64-bit lanes, in order */
+TGT256 static inline AINL __m128i pack16(const __m256i v[4])
+{
+    const __m128i order = _mm_setr_epi8(0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15);
+    __m256i a = _mm256_or_si256(v[0], _mm256_slli_epi64(v[1], 32));
+    __m256i b = _mm256_or_si256(v[2], _mm256_slli_epi64(v[3], 32));
+    __m256i w = _mm256_packus_epi32(a, b);
+    __m256i q = _mm256_permute4x64_epi64(_mm256_packus_epi16(w, w), 0x08);
+    return _mm_shuffle_epi8(_mm256_castsi256_si128(q), order);
+}
+
+TGT256 static inline AINL ptrdiff_t cast256(int MODE, int TB, int FL, const sfp8s_cast64 *p, const uint16_t *tab,
+                                            const uint64_t *in, uint8_t *out, uint8_t *flo, ptrdiff_t n,
+                                            unsigned *acc)
+{
+    k256 c;
+    __m256i facc = _mm256_setzero_si256();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    c.absm = _mm256_set1_epi64x(0x7fffffffffffffffLL);
+    c.minn = _mm256_set1_epi64x(0x0010000000000000LL);
+    c.span = _mm256_set1_epi64x(0x7fe0000000000000LL);
+    c.ebmin = _mm256_set1_epi64x(p->emin + 1023);
+    c.c2046m = _mm256_set1_epi64x(2046 + p->M);
+    c.two52 = _mm256_set1_epi64x(0x4330000000000000LL);
+    c.pmin = _mm256_set1_epi64x((long long)(p->emin + 1023) << 52);
+    c.top = _mm256_set1_epi64x(1 << p->M);
+    c.maxmag = _mm256_set1_epi64x(p->maxmag);
+    c.signbit = _mm256_set1_epi64x(p->signbit);
+    c.ovf0 = _mm256_set1_epi64x(p->ovf0);
+    c.ovf1 = _mm256_set1_epi64x(p->ovf1);
+    c.fix = _mm256_set1_epi64x(SFP8_FLAG_INEXACT);
+    c.fuf = _mm256_set1_epi64x(SFP8_FLAG_INEXACT | SFP8_FLAG_UNDERFLOW);
+    c.fo0 = _mm256_set1_epi64x(p->ovf_fl0);
+    c.fo1 = _mm256_set1_epi64x(p->ovf_fl1);
+    c.low8 = _mm256_set1_epi64x(0xff);
+    c.Mc = _mm_cvtsi32_si128(p->M);
+    c.negzero = p->negzero != 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i code[4], fl[4];
+        unsigned bad = 0;
+        for (int q = 0; q < 4; q++) {
+            __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 4 * q));
+            bad |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(lane4(MODE, TB, &c, b, &code[q], &fl[q])))
+                   << (4 * q);
+        }
+        _mm_storeu_si128((__m128i *)(void *)(out + i), pack16(code));
+        if (FL) _mm_storeu_si128((__m128i *)(void *)(flo + i), pack16(fl));
+        facc = _mm256_or_si256(facc, _mm256_or_si256(_mm256_or_si256(fl[0], fl[1]), _mm256_or_si256(fl[2], fl[3])));
+        if (bad) by_table(tab, in + i, out + i, FL ? flo + i : NULL, bad, &a);
+    }
+    {
+        uint64_t f[4];
+        _mm256_storeu_si256((__m256i *)(void *)f, facc);
+        *acc |= a | (unsigned)(f[0] | f[1] | f[2] | f[3]) << 8;
+    }
+    return i;
+}
+
+TGT256 ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
+                                   uint8_t *flo, ptrdiff_t n, unsigned *acc)
+{
+    if (flo) CAST64_MODES(cast256, 1)
+    CAST64_MODES(cast256, 0)
 }
 
 #else /* no x86-64 SIMD: the portable loop of fast.c */
