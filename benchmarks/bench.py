@@ -381,16 +381,20 @@ def main(argv=None):
                  tc=M(lambda k: (lambda: tx[:k].to(torch.float8_e4m3fn))) if t_ok else None,
                  ref=M(lambda k: (lambda: x[:k].copy())), ref_label="NumPy float32 x.copy()",
                  target=("abs", 0.5)))
-    def cast64_rne(k):
-        xs = x64[:k]
-        return lambda: xs.astype(e4m3)
-
     x64_u8 = u8.astype(np.float64)  # the same count of float64 values for NumPy's own cast
-    add(Row("f64_e4m3", "float64→E4M3 (nearest-even)", M(cast64_rne), sf_make=cast64_rne,
-            ml=M(lambda k: (lambda: x64[:k].astype(ml_e4))) if ml_ok else None,
-            tc=M(lambda k: (lambda: tx64[:k].to(torch.float8_e4m3fn))) if t_ok else None,
-            ref=M(lambda k: (lambda: x64_u8[:k].astype(np.uint8))),
-            ref_label="NumPy float64→uint8 astype", target=("vs_u8", 1.5)))
+
+    def from_f64_row(key, name, fmt, ml_t, t_t):
+        def mk(k):
+            xs = x64[:k]
+            return lambda: xs.astype(fmt)
+        return add(Row(key, f"float64→{name} (nearest-even)", M(mk), sf_make=mk,
+                       ml=M(lambda k: (lambda: x64[:k].astype(ml_t))) if ml_ok else None,
+                       tc=M(lambda k: (lambda: tx64[:k].to(t_t))) if t_ok else None,
+                       ref=M(lambda k: (lambda: x64_u8[:k].astype(np.uint8))),
+                       ref_label="NumPy float64→uint8 astype", target=("vs_u8", 1.5)))
+
+    from_f64_row("f64_e4m3", "E4M3", e4m3, ml_e4, torch.float8_e4m3fn if t_ok else None)
+    from_f64_row("f64_e5m2", "E5M2", e5m2, ml_e5, torch.float8_e5m2 if t_ok else None)
 
     def cast_tz_flags(k):
         xs = x[:k]
@@ -430,12 +434,16 @@ def main(argv=None):
             tc=M(lambda k: (lambda: a_t[:k].to(torch.float32))) if t_ok else None,
             ref=M(lambda k: (lambda: h[:k].astype(np.float32))),
             ref_label="NumPy float16→float32 astype", target=("abs", 0.5)))
-    add(Row("e4m3_f64", "E4M3→float64",
-            M(lambda k: (lambda: a[:k].astype(np.float64))),
-            ml=M(lambda k: (lambda: a_ml[:k].astype(np.float64))) if ml_ok else None,
-            tc=M(lambda k: (lambda: a_t[:k].to(torch.float64))) if t_ok else None,
-            ref=M(lambda k: (lambda: u8[:k].astype(np.float64))),
-            ref_label="NumPy uint8→float64 astype", target=("vs_u8", 1.5)))
+    def to_f64_row(key, name, arr, arr_ml, arr_t):
+        return add(Row(key, f"{name}→float64",
+                       M(lambda k: (lambda: arr[:k].astype(np.float64))),
+                       ml=M(lambda k: (lambda: arr_ml[:k].astype(np.float64))) if ml_ok else None,
+                       tc=M(lambda k: (lambda: arr_t[:k].to(torch.float64))) if t_ok else None,
+                       ref=M(lambda k: (lambda: u8[:k].astype(np.float64))),
+                       ref_label="NumPy uint8→float64 astype", target=("vs_u8", 1.5)))
+
+    to_f64_row("e4m3_f64", "E4M3", a, a_ml if ml_ok else None, a_t if t_ok else None)
+    to_f64_row("e5m2_f64", "E5M2", a5, a5_ml if ml_ok else None, a5_t if t_ok else None)
 
     # ---- 6: E4M3 binary ufuncs --------------------------------------------
     torch_ops = {

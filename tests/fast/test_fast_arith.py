@@ -403,9 +403,10 @@ def test_fast_path_engages(path):
     assert used()[0] > before[0], f"{path}: no fast-path table was found or built"
 
 
-# ---- binary64 keys through binary32 (fast_simd.c, key64x8f) ----
+# ---- binary64 keys through binary32 (fast_simd.c, key64x8f); casts into E4M3 and
+#      E5M2 take fast/cast64.c's arithmetic kernel, those into the unsigned UE4M3 the keys ----
 
-@pytest.mark.parametrize("name", ["e4m3", "e5m2"])
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "ue4m3"])
 @isolated
 def test_float64_key_blocks(name):
     """float64 -> 8-bit casts (nearest, stochastic) on blocks of 16 lanes of one kind each, so that

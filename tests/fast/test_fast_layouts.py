@@ -492,6 +492,13 @@ def cast_cases(x, dst):
         "copyto-where": copyto_where,
         "overlapping-buffer": overlapping,
     }
+    if dt.type in (np.float16, np.float32, np.float64):
+        def ufunc_out(g):
+            # a NumPy ufunc whose out= is the destination: NumPy casts its buffered results
+            out = garbage(g, N, dst)
+            np.positive(x, out=out, casting="unsafe")
+            return out
+        cases["ufunc-out"] = ufunc_out
     if dt.itemsize > 1:
         def unaligned(g):
             b = np.zeros(N * dt.itemsize + 1, np.uint8)
@@ -545,7 +552,7 @@ def test_cast_layouts(fmt):
             n += 1
     per = 8
     ndst = sum(np.dtype(d) != x.dtype for d in dsts)
-    assert n == ndst * (per + (1 if x.dtype.itemsize > 1 else 0)) + 2 * (per + 1) + (per + 1)
+    assert n == ndst * (per + (1 if x.dtype.itemsize > 1 else 0)) + 3 * (per + 2)
 
 
 # --------------------------------------------------------------------------
@@ -614,7 +621,7 @@ def test_stochastic_layouts(src):
     v = _float_values(fmt, src, "sr")
     n = 0
     for lab, fn in cast_cases(v, fmt.dtype).items():
-        if lab in ("copyto-where", "overlapping-buffer"):
+        if lab in ("copyto-where", "overlapping-buffer", "ufunc-out"):
             continue  # element indices of the random stream depend on NumPy's buffering
 
         def seeded(g, fn=fn):

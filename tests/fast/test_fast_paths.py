@@ -342,18 +342,22 @@ def versus_core(fn, what, variants=FAST_VARIANTS, inputs=None):
 
 
 def bits_versus_core(fn, what, inputs=None):
-    """softfp8.bits call (codes, per-element flags): eager tables vs the core."""
+    """softfp8.bits call (codes, per-element flags): eager tables at every SIMD level vs
+    the core."""
     with fast_mode(0):
         ref = fn()
-    with fast_mode(2):
-        got = fn()
     if not isinstance(ref, tuple):
-        ref, got = (ref,), (got,)
-    assert len(got) == len(ref)
-    n = 0
-    for k, (g, r) in enumerate(zip(got, ref)):
-        n = assert_same_array(g, r, f"{what} [bits part {k}: {'flags' if k else 'codes'}]",
-                              inputs)
+        ref = (ref,)
+    for simd in SIMD_LEVELS:
+        with fast_mode(2, simd):
+            got = fn()
+        if not isinstance(got, tuple):
+            got = (got,)
+        assert len(got) == len(ref)
+        n = 0
+        for k, (g, r) in enumerate(zip(got, ref)):
+            n = assert_same_array(g, r, f"{what} [simd={simd}] [bits part {k}: "
+                                        f"{'flags' if k else 'codes'}]", inputs)
     return ref, n
 
 
@@ -803,21 +807,65 @@ def structured_f64(fmt):
     return np.unique(np.concatenate([vals, F64_SPECIALS]))
 
 
+def random_f64(rng, fmt, n_any, n_range):
+    """n_any random float64 bit patterns, then n_range values around fmt's range
+    (random_in_range_f32 with random low bits below binary32's precision in half)."""
+    f32 = random_in_range_f32(rng, fmt, n_range).view(np.float32)
+    low = rng.integers(0, 1 << 29, f32.size, dtype=np.uint64)
+    low = np.where(rng.random(f32.size) < 0.5, low, 0).astype(np.uint64)
+    in_range = f32.astype(np.float64).view(np.uint64) | low   # extra low bits
+    anybits = rng.integers(0, np.iinfo(np.uint64).max, n_any, dtype=np.uint64, endpoint=True)
+    return np.concatenate([anybits, in_range]).view(np.float64)
+
+
 @pytest.mark.parametrize("dst", FORMATS8, ids=ID8)
 @isolated
 def test_cast_float64_random(dst):
     rng = rng_for("f64", dst.name)
     n = 0
     for cfg in _random_configs(dst):
-        f32 = random_in_range_f32(rng, dst, RANDOM_PER_CONFIG // 2).view(np.float32)
-        low = rng.integers(0, 1 << 29, f32.size, dtype=np.uint64)
-        low = np.where(rng.random(f32.size) < 0.5, low, 0).astype(np.uint64)
-        in_range = f32.astype(np.float64).view(np.uint64) | low   # extra low bits
-        anybits = rng.integers(0, np.iinfo(np.uint64).max, RANDOM_PER_CONFIG, dtype=np.uint64,
-                               endpoint=True)
-        x = np.concatenate([anybits, in_range]).view(np.float64)
+        x = random_f64(rng, dst, RANDOM_PER_CONFIG, RANDOM_PER_CONFIG // 2)
         n += _from_float_compare(dst, x, cfg, f"cast float64 (random) -> {dst.name} {cfg_id(cfg)}")
     assert n == RANDOM_CONFIGS_PER_FORMAT * (RANDOM_PER_CONFIG + RANDOM_PER_CONFIG // 2)
+
+
+# ---- float64 -> every preset of at most 8 bits (fast/cast64.c's arithmetic kernel
+#      and the key table it leaves NaN / infinity / subnormal / tininess-edge lanes to) ----
+
+PRESETS_LE8 = sorted((p for p in softfp8.presets().values() if p.bits <= 8), key=lambda p: p.name)
+# random float64 per rounding mode and preset (spread over the four saturation x
+# tininess settings); SOFTFP8_CAST64_RANDOM=10000000 for the large run
+CAST64_RANDOM = int(os.environ.get("SOFTFP8_CAST64_RANDOM") or 40_000)
+
+
+def test_presets_le8_space():
+    names = {p.name for p in PRESETS_LE8}
+    assert {"e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "float8_e4m3", "float8_e3m4",
+            "float8_e4m3b11fnuz", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"} <= names
+    assert len(PRESETS_LE8) >= 14
+
+
+@pytest.mark.parametrize("dst", PRESETS_LE8, ids=[p.name for p in PRESETS_LE8])
+@isolated
+def test_cast_float64_presets(dst):
+    """Every rounding boundary of dst (values, midpoints, the overflow and underflow
+    thresholds), its binary64 neighbours and specials (structured_f64) under all 24
+    environments, then CAST64_RANDOM random float64 per rounding mode; codes and
+    per-element flags (softfp8.bits) and OR-flags (astype) equal to the core's at every
+    SIMD level."""
+    x = structured_f64(dst).view(np.float64)
+    assert x.size > 500
+    n = 0
+    for cfg in CONFIGS:
+        n += _from_float_compare(dst, x, cfg, f"cast float64 (boundaries) -> {dst.name} {cfg_id(cfg)}")
+    assert n == 24 * x.size
+    rng = rng_for("f64-presets", dst.name)
+    per_cfg = CAST64_RANDOM // 4
+    n = 0
+    for cfg in CONFIGS:
+        x = random_f64(rng, dst, per_cfg // 4, per_cfg - per_cfg // 4)
+        n += _from_float_compare(dst, x, cfg, f"cast float64 (random) -> {dst.name} {cfg_id(cfg)}")
+    assert n == 24 * per_cfg
 
 
 # ==========================================================================

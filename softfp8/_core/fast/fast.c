@@ -250,10 +250,47 @@ int sfp8f_from_float_ok(const sfp8_format *f)
     return vb < 0x1p100 && vs > 0x1p-100;
 }
 
+/* The arithmetic binary64 kernels' parameters (fast_simd.h, sfp8s_cast64;
+ * cast64.c): signed formats with IEEE subnormals and 1..4 mantissa bits (the
+ * rest of sfp8f_from_float_ok's conditions hold), zeros packed without flags,
+ * overflow results from the core. */
+static void cast64_params(const sfp8_format *f, const sfp8_env *env, sfp8s_cast64 *p)
+{
+    uint8_t fl = 0;
+    uint32_t z0, z1;
+    memset(p, 0, sizeof *p);
+    if (!f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE || f->man_bits < 1 || f->man_bits > 4 ||
+        f->bits > 8 || env->rounding == SFP8_ROUND_STOCHASTIC)
+        return;
+    p->M = f->man_bits;
+    p->emin = 1 - f->bias;
+    p->tb = env->tininess_before != 0;
+    p->rounding = env->rounding;
+    p->maxmag = sfp8_max_code(f);
+    p->signbit = 1u << (f->bits - 1);
+    z0 = (uint32_t)sfp8_round_value(f, 0, 0, 0, 0, env, &fl);
+    z1 = (uint32_t)sfp8_round_value(f, 1, 0, 0, 0, env, &fl);
+    if (fl || z0 != 0 || (z1 != 0 && z1 != p->signbit) || p->maxmag >= p->signbit) return;
+    p->negzero = z1 != 0;
+    for (int s = 0; s < 2; s++) {
+        uint8_t of = 0;
+        uint32_t c = (uint32_t)sfp8_round_value(f, s, 1, 4000, 0, env, &of);
+        if (s) p->ovf1 = c, p->ovf_fl1 = of;
+        else p->ovf0 = c, p->ovf_fl0 = of;
+    }
+    p->ok = 1;
+}
+
+/* the parameters stored after a key table's entries and padding */
+static const sfp8s_cast64 *cast64_of(const uint16_t *tab)
+{
+    return (const sfp8s_cast64 *)(const void *)((const char *)tab + 65536 * sizeof(uint16_t) + 64);
+}
+
 void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes)
 {
     sfp8_env env;
-    uint16_t *t = malloc(65536 * sizeof(uint16_t) + 64);
+    uint16_t *t = malloc(65536 * sizeof(uint16_t) + 64 + sizeof(sfp8s_cast64));
     if (!t) return NULL;
     sfp8f_key_env(k, &env);
     for (uint32_t key = 0; key < 65536; key++) {
@@ -263,6 +300,8 @@ void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes)
         t[key] = (uint16_t)((r & 0xffu) | (uint32_t)fl << 8);
     }
     memset(t + 65536, 0, 64);
+    cast64_params(&k->a, &env, (sfp8s_cast64 *)(void *)((char *)t + 65536 * sizeof(uint16_t) + 64));
+    cast64_params(&k->a, &env, (sfp8s_cast64 *)(void *)((char *)t + 65536 * sizeof(uint16_t) + 64));
     *bytes = 65536 * sizeof(uint16_t);
     return t;
 }
@@ -474,12 +513,20 @@ unsigned sfp8f_run_from_float(const uint16_t *tab, const char *a, ptrdiff_t sa, 
 {
     unsigned acc = 0;
     ptrdiff_t i = 0;
+    if (isize == 8 && sa == 8 && so == 1 && sfp8f_simd_level() >= 1 && cast64_of(tab)->ok &&
+        sfp8f_apart(o, 1, 1, a, 8, 8, n)) { /* arithmetic (cast64.c) */
+        const uint64_t *in = (const uint64_t *)(const void *)a;
+        i = sfp8f_simd_level() >= 2 ? sfp8s_cast64_avx512(cast64_of(tab), tab, in, (uint8_t *)o, flout, n, &acc)
+                                    : sfp8s_cast64_avx2(cast64_of(tab), tab, in, (uint8_t *)o, flout, n, &acc);
+        a += i * sa;
+        o += i;
+    }
     if (flout) {
-        acc = isize == 4 ? from_float_loop(1, tab, a, sa, 4, o, so, 0, n, flout)
-                         : from_float_loop(1, tab, a, sa, 8, o, so, 0, n, flout);
+        acc |= isize == 4 ? from_float_loop(1, tab, a, sa, 4, o, so, i, n, flout)
+                          : from_float_loop(1, tab, a, sa, 8, o, so, i, n, flout);
         return acc >> 8;
     }
-    if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
+    if (i == 0 && sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
         if (isize == 4) i = sfp8s_from_f32(tab, (const uint32_t *)(const void *)a, (uint8_t *)o, n, &acc);
         else i = sfp8s_from_f64(tab, (const uint64_t *)(const void *)a, (uint8_t *)o, n, &acc);
         a += i * sa;

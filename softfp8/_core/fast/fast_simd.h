@@ -122,4 +122,25 @@ ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, co
                                const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                              const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
+/* ---- binary64 -> 8-bit code by arithmetic (cast64.c): the core's round_pack
+ *      for signed formats with IEEE subnormals and 1..4 mantissa bits, done
+ *      with the hardware's exact scaling and integer rounding of binary64
+ *      (x scaled so that the format's quantum at x is 1, rounded to an integer
+ *      in the environment's mode).  Lanes it does not decide (NaN, infinity,
+ *      binary64 subnormals, and with tininess after rounding an inexact result
+ *      2^emin from the binade below it) take the key table tab (fast.h,
+ *      sfp8f_key64).  flo (or NULL) receives each element's flags; *acc |= the
+ *      flags << 8 (the key table's entry layout). ---- */
+typedef struct sfp8s_cast64 {
+    int ok;                  /* 1: the format and environment are covered (fast.c sets it) */
+    int M, emin, tb, rounding;
+    uint32_t maxmag, signbit;   /* largest finite magnitude code, sign bit */
+    uint32_t negzero;           /* 1: a negative zero result keeps its sign bit (0: FNUZ, P3109) */
+    uint32_t ovf0, ovf1;        /* overflow results of each sign, and their flags (from the core) */
+    uint32_t ovf_fl0, ovf_fl1;
+} sfp8s_cast64;
+ptrdiff_t sfp8s_cast64_avx512(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
+                              uint8_t *flo, ptrdiff_t n, unsigned *acc);
+ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
+                            uint8_t *flo, ptrdiff_t n, unsigned *acc);
 #endif
