@@ -557,9 +557,9 @@ TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const 
     return or16(facc);
 }
 
-/* see fast_simd.h: eight lanes at a time (stochastic.c, sr16_one) */
-TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
-                                     uint8_t *fl, ptrdiff_t n)
+/* through binary64, eight lanes at a time (stochastic.c, sr16_one) */
+TGT static unsigned sr16d_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n)
 {
     const int sh = 52 - p->M;
     const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
@@ -924,6 +924,82 @@ TGT static inline AINL ptrdiff_t a16f_512(int OP, int MODE, const sfp8s_a16 *p, 
     }
     *acc |= inex ? SFP8_FLAG_INEXACT : 0u;
     return i;
+}
+
+/* ---- 16-bit stochastic add / subtract / multiply through binary32, sixteen
+ *      lanes (the formats of a16_f32_ok): the lanes of sr16d_avx512 whose
+ *      binary32 result is exact (every product; a sum whose operands' binary
+ *      exponents differ by at most 22 - M, as a16f_512), then sr16_one's rule on
+ *      binary32 bits: K the top M fraction bits, rem the 23 - M dropped ones,
+ *      t = floor(rem * 2^N / 2^(23 - M)) (the binary64 rem is rem << 29), one
+ *      up iff R > (2^N - 1) - t.  Operands the arithmetic decoding does not
+ *      cover (subnormal, NaN, infinity: they may raise flags) take the core;
+ *      a block with a far sum takes sr16d_avx512. ---- */
+TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                 uint8_t *fl, ptrdiff_t n)
+{
+    const sfp8s_a16 *d = p->a16;
+    const int M = d->M, e32min = d->ebase - 1023 + 127, sh = 23 - M;
+    const __m512i absm = _mm512_set1_epi32(0x7fffffff), sgn = _mm512_set1_epi32((int)0x80000000u);
+    const __m512i rmask = _mm512_set1_epi32((int)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i remm = _mm512_set1_epi32((1 << sh) - 1), base = _mm512_set1_epi32(e32min << 23);
+    const __m512i cbase = _mm512_set1_epi32((e32min - 1) << M), maxmag = _mm512_set1_epi32((int)d->maxmag);
+    const __m512i signb = _mm512_set1_epi32((int)d->signbit);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tl = _mm_cvtsi32_si128(p->N > sh ? p->N - sh : 0),
+                  tr = _mm_cvtsi32_si128(p->N < sh ? sh - p->N : 0);
+    const __m512 farlim = _mm512_set1_ps((float)(22 - M));
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
+    __m512i facc = _mm512_setzero_si512();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 slow = 0, neg, rnz;
+        __m512 vx = a16_load16f(d, x + i, &slow), vy = a16_load16f(d, y + i, &slow);
+        __m512i bits, mag, rem, code, t, R = _mm512_and_si512(rng16_next(&g), rmask), f8;
+        if (p->op == 1) vy = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(vy), sgn));
+        if (p->op == 2) {
+            bits = _mm512_castps_si512(_mm512_mul_round_ps(vx, vy, RNE_SAE)); /* exact */
+        } else {
+            if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(_mm512_getexp_ps(vx), _mm512_getexp_ps(vy))), farlim,
+                                   _CMP_GT_OQ)) { /* a sum binary32 may round (or a zero operand) */
+                sfp8s_sr16 q = *p;
+                q.index0 = p->index0 + (uint64_t)i;
+                facc = _mm512_or_si512(facc, _mm512_set1_epi32((int)sr16d_avx512(&q, x + i, y + i, out + i, fl + i, 16)));
+                continue;
+            }
+            bits = _mm512_castps_si512(_mm512_add_round_ps(vx, vy, RNE_SAE)); /* exact */
+        }
+        mag = _mm512_and_si512(bits, absm);
+        neg = _mm512_movepi32_mask(bits);
+        slow |= _mm512_cmplt_epu32_mask(mag, base); /* zero, or below 2^emin */
+        rem = _mm512_and_si512(mag, remm);
+        rnz = _mm512_test_epi32_mask(rem, rem);
+        code = _mm512_sub_epi32(_mm512_srl_epi32(mag, shc), cbase);
+        t = _mm512_srl_epi32(_mm512_sll_epi32(rem, tl), tr);
+        code = _mm512_mask_add_epi32(code, _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, t)), code,
+                                     _mm512_set1_epi32(1));
+        slow |= _mm512_cmpgt_epu32_mask(code, maxmag); /* overflow (and infinite results) */
+        if (!d->signbit) slow |= neg;                  /* unsigned formats: the core */
+        code = _mm512_mask_or_epi32(code, neg, code, signb);
+        f8 = _mm512_maskz_mov_epi32(rnz, _mm512_set1_epi32(SFP8_FLAG_INEXACT));
+        f8 = _mm512_mask_mov_epi32(f8, slow, _mm512_set1_epi32(0x80));
+        _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtepi32_epi16(code));
+        _mm_storeu_si128((__m128i *)(fl + i), _mm512_cvtepi32_epi8(f8));
+        facc = _mm512_or_si512(facc, f8);
+    }
+    if (i < n) { /* the last eight */
+        sfp8s_sr16 q = *p;
+        q.index0 = p->index0 + (uint64_t)i;
+        facc = _mm512_or_si512(facc, _mm512_set1_epi32((int)sr16d_avx512(&q, x + i, y + i, out + i, fl + i, n - i)));
+    }
+    return (unsigned)_mm512_reduce_or_epi32(facc) & 0xffu;
+}
+
+/* see fast_simd.h */
+TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                     uint8_t *fl, ptrdiff_t n)
+{
+    if (p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD)) return sr16f_avx512(p, x, y, out, fl, n);
+    return sr16d_avx512(p, x, y, out, fl, n);
 }
 
 TGT static ptrdiff_t arith16f_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

@@ -84,6 +84,9 @@ typedef struct sfp8s_sr16 {
     int N, op;               /* op 0 add, 1 subtract, 2 multiply */
     int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
     uint32_t maxmag, signbit;
+    /* or NULL: the format's arithmetic decoding (round_f64.c); the binary32
+       kernel when it covers the format (fast_simd.c, sr16f_avx512) */
+    const struct sfp8s_a16 *a16;
 } sfp8s_sr16;
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n);
@@ -118,6 +121,10 @@ typedef struct sfp8s_a16 {
        2 bfloat16 (code << 16); covered codes as for arith */
     int hw;
 } sfp8s_a16;
+/* round_f64.c: the parameters of its table t (fast.h, sfp8f_a16) for format f */
+struct sfp8f_a16;
+struct sfp8_format;
+sfp8s_a16 sfp8f_a16_params(const struct sfp8f_a16 *t, const struct sfp8_format *f);
 ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,
                                const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc);
 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, const uint16_t *b,

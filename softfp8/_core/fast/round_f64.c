@@ -324,6 +324,15 @@ static int hw_decode(const sfp8_format *f)
     return 0;
 }
 
+sfp8s_a16 sfp8f_a16_params(const sfp8f_a16 *t, const sfp8_format *f)
+{
+    const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
+                          t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
+                          ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field,
+                          exact_sum(f), t->arith ? hw_decode(f) : 0};
+    return sp;
+}
+
 int sfp8f_arith16_op(int op)
 {
     return op == X_ADD || op == X_SUB || op == X_MUL || op == X_DIV || op == X_FMA;
@@ -341,10 +350,7 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
            portable loop, and on */
         const int sop = op == X_SUB ? SFP8S_SUB : op == X_MUL ? SFP8S_MUL : op == X_DIV ? SFP8S_DIV
                       : fma ? SFP8S_FMA : SFP8S_ADD;
-        const sfp8s_a16 sp = {t->vf, (uint64_t)t->dec->n - 1, t->r.maxmag, t->r.signbit,
-                              t->r.M, t->r.emin + 1023, t->r.rounding, t->arith, 64 - f->bits,
-                              ((uint64_t)1 << (f->bits - f->is_signed)) - 1, t->off, (uint64_t)t->emax_field,
-                              exact_sum(f), t->arith ? hw_decode(f) : 0};
+        const sfp8s_a16 sp = sfp8f_a16_params(t, f);
         unsigned acc = 0;
         ptrdiff_t i = 0;
         while (i < n) {

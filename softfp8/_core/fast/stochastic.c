@@ -505,13 +505,21 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
     if (sfp8f_simd_level() >= 2 && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
         sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
         uint8_t fl[SR_BLK];
+        /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the binary32 kernel */
+        sfp8_env ne = *c->env;
+        const sfp8f_a16 *d16;
+        sfp8s_a16 sa16;
+        ne.rounding = SFP8_ROUND_NEAREST_EVEN;
+        d16 = c->n >= 16 ? sfp8f_arith16(c->f, &ne, c->n) : NULL;
+        if (d16 && d16->arith) sa16 = sfp8f_a16_params(d16, c->f);
         for (; i + 8 <= c->n; i += SR_BLK) {
             ptrdiff_t m = c->n - i < SR_BLK ? (c->n - i) & ~(ptrdiff_t)7 : SR_BLK;
             const uint16_t *x = (const uint16_t *)(const void *)(a + 2 * i), *y = (const uint16_t *)(const void *)(b + 2 * i);
             uint16_t *oc = (uint16_t *)(void *)(o + 2 * i);
             uint8_t *of = c->flout ? c->flout + i : fl;
             const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N, c->op == X_MUL ? 2 : c->op == X_SUB,
-                                  t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit};
+                                  t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit,
+                                  d16 && d16->arith ? &sa16 : NULL};
             unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
             if (g & 0x80) /* lanes for the core */
                 g = finish_core(c, i, a + 2 * i, b + 2 * i, o + 2 * i, 2, of, m);
