@@ -488,18 +488,47 @@ def _stochastic_arith_versus_core(fmt, a, b, nbits_list, both_tininess):
 
 # ---- add / subtract / multiply of 16-bit formats under stochastic rounding ----
 
+def _close_pairs(rng, fmt, n):
+    """Operand pairs whose binary exponents differ by at most 3 (whole blocks of the
+    binary32 kernel, fast_simd.c's sr16f_avx512: exact sums and products), centred per
+    pair on 1, on the square roots of the smallest normal and of the largest finite
+    value (products near 2^emin and near overflow), or near the top and the bottom
+    exponent fields (sums that overflow or cancel below 2^emin); 0.5% of the operands
+    replaced by uniform codes (NaN, infinity, zeros, subnormals inside such blocks)."""
+    M, bias, top = fmt.man_bits, fmt.bias, (1 << fmt.exp_bits) - 2
+    centres = np.array([bias, (bias + 1) // 2, bias + (top - bias) // 2, top - 3, 4])
+    c = centres[rng.integers(0, len(centres), size=n)]
+    pair = []
+    for _ in range(2):
+        e = np.clip(c + rng.integers(-3, 4, size=n), 1, top).astype(np.uint32)
+        u = (e << M) | rng.integers(0, 1 << M, size=n, dtype=np.uint32)
+        if fmt.signed:
+            u |= (rng.random(n) < 0.5).astype(np.uint32) << (fmt.bits - 1)
+        hit = rng.random(n) < 0.005
+        u[hit] = rng.integers(0, 1 << fmt.bits, size=int(hit.sum()), dtype=np.uint32)
+        pair.append(u)
+    return pair
+
+
+# SOFTFP8_SR16_RANDOM=k: k operand pairs of each of the three kinds per setting
+# (default 40_000; 350_000 gives >= 10^6 elements per format, operation and setting)
+SR16_RANDOM = int(os.environ.get("SOFTFP8_SR16_RANDOM") or 40_000)
+
+
 @pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
 @isolated
 def test_stochastic_arith16(name):
     """Random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
-    max and min normal; narrow codes whose results are normal), two seeds, 32, 17 and 3
-    random bits, both saturation and tininess settings, per-element flags, at every SIMD
-    level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr): fast_simd.c's sfp8s_arith16_sr_avx512
-    or its loop), against the core with the same seed and element indices."""
+    max and min normal; narrow codes whose results are normal; close pairs, _close_pairs),
+    two seeds, 32, 17 and 3 random bits, both saturation and tininess settings, per-element
+    flags, at every SIMD level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr):
+    fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16d_avx512) or its loop),
+    against the core with the same seed and element indices."""
     fmt = getattr(softfp8, name)
     rng = np.random.default_rng(11)
-    n = 40_000
-    a = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n)])
-    b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n)])
+    n = SR16_RANDOM
+    ca, cb = _close_pairs(rng, fmt, n)
+    a = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), ca])
+    b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), cb])
     count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True)
-    assert count == 3 * 12 * len(SIMD_LEVELS) * 2 * n
+    assert count == 3 * 12 * len(SIMD_LEVELS) * 3 * n
