@@ -515,7 +515,7 @@ def _close_pairs(rng, fmt, n):
 SR16_RANDOM = int(os.environ.get("SOFTFP8_SR16_RANDOM") or 40_000)
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "hfp16_169"])
+@pytest.mark.parametrize("name", A16_NAMES)
 @isolated
 def test_stochastic_arith16(name):
     """Random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
@@ -524,7 +524,7 @@ def test_stochastic_arith16(name):
     flags, at every SIMD level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr):
     fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16d_avx512) or its loop),
     against the core with the same seed and element indices."""
-    fmt = getattr(softfp8, name)
+    fmt = _fmt16(name)
     rng = np.random.default_rng(11)
     n = SR16_RANDOM
     ca, cb = _close_pairs(rng, fmt, n)

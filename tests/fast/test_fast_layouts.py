@@ -1123,8 +1123,8 @@ def test_cache_concurrent_build_and_lookup():
     assert lookups == sum(len(fmts[k::2]) + len(fmts) for k in range(4)), (st0, st1)
 
 
-@pytest.mark.parametrize("fmt", BIN8_FORMATS + [softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169],
-                         ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", BIN8_FORMATS + [softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169,
+                                                softfp8.shp(bias=15), softfp8.uhp], ids=lambda f: f.name)
 def test_stochastic_arith_layouts(fmt):
     """add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
     (stochastic.c, sfp8f_run_arith_sr): same seed, same codes and

@@ -432,9 +432,23 @@ static void *build_sr16(const sfp8f_key *k, size_t *bytes)
     sfp8f_key_env(k, &env);
     env.rounding = SFP8_ROUND_NEAREST_EVEN; /* sfp8f_rounder's constants of the format only */
     dec = sfp8f_cached_nested(T_CONV, 0, f, &sfp8_binary64, &sfp8f_free_env, sfp8f_build_conv);
-    if (!dec || dec->n != 65536 >> (16 - f->bits) || !sfp8f_rounder(f, &env, &t->r)) {
+    if (!dec || dec->n != 65536 >> (16 - f->bits)) {
         free(t);
         return NULL;
+    }
+    if (!sfp8f_rounder(f, &env, &t->r)) {
+        /* Tesla or flushed subnormals, no sign bit (SHP, UHP): results normal
+           in the format (E >= 1 - bias) round as above; every other lane
+           takes the core (round_f64.c, simd_only_ok) */
+        if (f->specials == SFP8_SPECIALS_FNUZ || f->specials == SFP8_SPECIALS_P3109 ||
+            f->subnormals == SFP8_SUBNORMALS_NOZERO || f->man_bits < 1 || f->exp_bits < 2) {
+            free(t);
+            return NULL;
+        }
+        t->r.M = f->man_bits;
+        t->r.emin = 1 - f->bias;
+        t->r.maxmag = sfp8_max_code(f);
+        t->r.signbit = f->is_signed ? (uint32_t)1 << (f->bits - 1) : 0;
     }
     t->mask = (uint32_t)dec->n - 1;
     for (int c = 0; c < dec->n; c++) {
