@@ -908,6 +908,68 @@ static int f64_table(const gval *d, int bits, f64code **out)
     return 1;
 }
 
+/* binary32 results of one row of sfp8g_gemm_f64 (nearest even, per-tensor scale product sd)
+ * straight from D: y = d * sd and its exact error e = fma(d, sd, -y) (exact: |y| >= 2^-127
+ * keeps the error far above binary64's subnormals), so d * sd = y + e exactly.  (float)y is
+ * the nearest-even rounding of y + e unless y is a binary32 midpoint and e != 0 (y and
+ * y + e lie on the same side of every other midpoint, and a binary32 number y is the
+ * rounding of y + e as |e| <= ulp64(y) / 2): then the neighbour on e's side, 2y - (float)y.
+ * Inexact iff e != 0 or (float)y != y.  Only results in binary32's normal range,
+ * 2^-126 < |r| <= max, are written (no underflow or overflow flag can arise); every other
+ * element (zero rows, a failed exactness test, d = 0, out of range) is listed in left[]
+ * for the general code.  Returns the number listed; *fl gets INEXACT. */
+static inline __attribute__((always_inline)) int64_t f32_row_body(const double *D, const double *mb, double mai,
+                                                                   double sd, int64_t p, char *o, ptrdiff_t op,
+                                                                   int64_t *left, unsigned *fl)
+{
+    int64_t nl = 0;
+    unsigned inx = 0;
+    for (int64_t j = 0; j < p; j++) {
+        double d = D[j], y, e, fd;
+        float f;
+        uint64_t yb;
+        if (!(d != 0 && mb[j] != 0 && mai * mb[j] < 0x1p51)) { /* mai != 0: the caller's test */
+            left[nl++] = j;
+            continue;
+        }
+        y = d * sd;
+        e = fma(d, sd, -y);
+        f = (float)y;
+        if (!(fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f)) {
+            left[nl++] = j;
+            continue;
+        }
+        fd = (double)f;
+        memcpy(&yb, &y, 8);
+        if (e != 0 && (yb & 0x1FFFFFFFu) == 0x10000000u && (e > 0) != (fd > y)) { /* a midpoint, e decides */
+            f = (float)(2 * y - fd);
+            if (!(fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f)) {
+                left[nl++] = j;
+                continue;
+            }
+        }
+        inx |= (e != 0) | (fd != y);
+        memcpy(o + j * op, &f, 4);
+    }
+    if (inx) *fl |= SFP8_FLAG_INEXACT;
+    return nl;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static int64_t f32_row_fma(const double *D, const double *mb, double mai, double sd,
+                                                          int64_t p, char *o, ptrdiff_t op, int64_t *left,
+                                                          unsigned *fl)
+{
+    return f32_row_body(D, mb, mai, sd, p, o, op, left, fl);
+}
+#endif
+
+static int64_t f32_row_c(const double *D, const double *mb, double mai, double sd, int64_t p, char *o, ptrdiff_t op,
+                         int64_t *left, unsigned *fl)
+{
+    return f32_row_body(D, mb, mai, sd, p, o, op, left, fl); /* libm's fma: correctly rounded, slower */
+}
+
 /* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
  * "Scaled matmul on BLAS") ----
  * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
@@ -939,12 +1001,16 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     int use_rnd = sfp8f_rounder(&md->fout, &md->envout, &rnd);
     /* binary32 output, nearest even: the hardware conversion where the result is normal */
     int f32rne = use_rnd && md->fout.bits == 32 && md->envout.rounding == SFP8_ROUND_NEAREST_EVEN;
+    /* ... and binary32 results written straight from D by f32_row_* where they are normal */
+    int f32row = f32rne && md->fout.exp_bits == 8 && md->fout.man_bits == 23 && out_size(&md->fout) == 4;
+    int64_t *left;
+    int hw_fma = 0;
     double sd = 0;
     gctx_init(&g, md, k);
     g.sacc = malloc(sizeof(SuperAcc));
     qa = malloc((size_t)(m + p) * 2 * sizeof(int64_t) + 1);
     ma = malloc((size_t)(m + p) * sizeof(double) + 1);
-    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + 1) + 8);
+    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + sizeof(int64_t) + 1) + 8);
     if (!g.da || !g.db || !g.sacc || !qa || !ma || !ybuf) {
         flags = SFP8G_NOMEM;
         goto done;
@@ -953,7 +1019,9 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     rneg = qb + p;
     cneg = rneg + m;
     rsp = (uint64_t *)(ybuf + p); /* one row: results of the elements not rounded by rnd */
-    cbuf = (uint32_t *)(rsp + p); /* codes from rnd */
+    /* codes from rnd: below */
+    left = (int64_t *)(rsp + p); /* the row's elements left to the general code */
+    cbuf = (uint32_t *)(left + p);
     special = (uint8_t *)(cbuf + p);
     mb = ma + m;
     if (md->kblock || m * p == 0 || k == 0) {
@@ -1002,8 +1070,23 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         goto done;
     }
     sd = gv_double(&s);
+#if defined(__x86_64__) && defined(__GNUC__)
+    hw_fma = __builtin_cpu_supports("fma") && sfp8f_simd_level() >= 1; /* SOFTFP8_SIMD=0: libm's fma */
+#endif
     for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < p; j++) {
+        int64_t nl = p;
+        if (f32row && ma[i] != 0) {
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (hw_fma)
+                nl = f32_row_fma(D + i * dm, mb, ma[i], sd, p, O + i * om, op, left, &flags);
+            else
+#endif
+                nl = f32_row_c(D + i * dm, mb, ma[i], sd, p, O + i * om, op, left, &flags);
+        } else {
+            for (int64_t j = 0; j < p; j++) left[j] = j;
+        }
+        for (int64_t t = 0; t < nl; t++) {
+            int64_t j = left[t];
             double d = D[i * dm + j];
             int zrow = ma[i] == 0 || mb[j] == 0;
             uint64_t r;
@@ -1027,13 +1110,13 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     uint32_t c;
                     memcpy(&c, &f, 4);
                     flags |= (double)f != y ? SFP8_FLAG_INEXACT : 0;
-                    ybuf[j] = 0.0;
-                    special[j] = 1;
-                    rsp[j] = c;
+                    ybuf[t] = 0.0;
+                    special[t] = 1;
+                    rsp[t] = c;
                     continue;
                 }
-                ybuf[j] = y; /* subnormal or overflow: the rounder */
-                special[j] = 0;
+                ybuf[t] = y; /* subnormal or overflow: the rounder */
+                special[t] = 0;
                 continue;
             } else { /* d is the exact sum: d * s rounded once */
                 gval v;
@@ -1060,8 +1143,8 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     yb = ((uint64_t)v.neg << 63) | ((uint64_t)(e + 52 + 1023) << 52) |
                          ((uint64_t)mag & 0xFFFFFFFFFFFFFULL);
                     memcpy(&y, &yb, 8);
-                    ybuf[j] = y; /* rounded below, with the row */
-                    special[j] = 0;
+                    ybuf[t] = y; /* rounded below, with the row */
+                    special[t] = 0;
                     continue;
                 } else {
                     if (bl > 64) {
@@ -1073,13 +1156,13 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     r = sfp8_round_value(&md->fout, v.neg, (uint64_t)mag, e, sticky, &md->envout, &fl8);
                 }
             }
-            ybuf[j] = 0.0;
-            special[j] = 1;
-            rsp[j] = r;
+            ybuf[t] = 0.0;
+            special[t] = 1;
+            rsp[t] = r;
         }
-        if (use_rnd) flags |= sfp8f_round_doubles(&rnd, ybuf, p, cbuf);
-        for (int64_t j = 0; j < p; j++)
-            st_out(O + i * om + j * op, g.szo, special[j] ? rsp[j] : cbuf[j]);
+        if (use_rnd && nl) flags |= sfp8f_round_doubles(&rnd, ybuf, nl, cbuf);
+        for (int64_t t = 0; t < nl; t++)
+            st_out(O + i * om + left[t] * op, g.szo, special[t] ? rsp[t] : cbuf[t]);
     }
     flags |= fl8;
 done:
