@@ -1052,7 +1052,7 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     /* ... and binary32 results written straight from D by f32_row_* where they are normal */
     int f32row = f32rne && md->fout.exp_bits == 8 && md->fout.man_bits == 23 && out_size(&md->fout) == 4;
     int64_t *left;
-    int hw_fma = 0;
+    int hw_fma = 0, ex8 = 0; /* ex8: 0 exact_block's tables not built yet, 1 built, 2 not applicable */
     double sd = 0;
     gctx_init(&g, md, k);
     g.sacc = malloc(sizeof(SuperAcc));
@@ -1140,7 +1140,22 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
             int zrow = ma[i] == 0 || mb[j] == 0;
             uint64_t r;
             if (!zrow && !(d != 0 && ma[i] * mb[j] < 0x1p51)) {
-                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8); /* failed test, or a zero sum */
+                /* failed test, or a zero sum: 8-bit operands by exact_block's integer sums (built
+                   on first use), else (or where it declines) the superaccumulator */
+                if (!ex8) {
+                    int rr = exact_fast_init(&g);
+                    if (rr < 0) {
+                        flags = SFP8G_NOMEM;
+                        goto done;
+                    }
+                    ex8 = rr ? 1 : 2;
+                }
+                if (ex8 == 1 && exact_block(&g, A, am, ak, B, bk, bp, O, om, op, i, j, 1, &flags)) {
+                    ybuf[t] = 0.0;
+                    special[t] = 2; /* written */
+                    continue;
+                }
+                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8);
             } else if (zrow) { /* every product a zero: -0 if every one is -0 */
                 int64_t cnt = 0;
                 if (rneg[i] == 0 || rneg[i] == k)
@@ -1211,7 +1226,7 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         }
         if (use_rnd && nl) flags |= sfp8f_round_doubles(&rnd, ybuf, nl, cbuf);
         for (int64_t t = 0; t < nl; t++)
-            st_out(O + i * om + left[t] * op, g.szo, special[t] ? rsp[t] : cbuf[t]);
+            if (special[t] != 2) st_out(O + i * om + left[t] * op, g.szo, special[t] ? rsp[t] : cbuf[t]);
     }
     flags |= fl8;
 done:
@@ -1223,5 +1238,8 @@ done:
     free(ta);
     free(tb);
     free(ybuf);
+    free(g.via);
+    free(g.fla);
+    free(g.cta);
     return flags;
 }
