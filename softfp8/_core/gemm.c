@@ -1018,6 +1018,69 @@ static int64_t f32_row_c(const double *D, const double *mb, double mai, double s
     return f32_row_body(D, mb, mai, sd, p, o, op, left, fl); /* libm's fma: correctly rounded */
 }
 
+/* f64code's fields as separate arrays indexed by the raw byte (the format's mask applied),
+ * for the scan of 8-bit operands */
+typedef struct {
+    int64_t lo[256];
+    double mag[256];
+    uint8_t neg[256], fl[256], bad[256];
+} scan8tab;
+
+static void scan8_fill(const f64code *t, uint32_t mask, scan8tab *s)
+{
+    for (uint32_t c = 0; c < 256; c++) {
+        const f64code *v = &t[c & mask];
+        s->lo[c] = v->lo;
+        s->mag[c] = v->mag;
+        s->neg[c] = v->neg;
+        s->fl[c] = v->fl;
+        s->bad[c] = v->bad;
+    }
+}
+
+/* sfp8g_gemm_f64's scan for 8-bit operands: rows of A, then B row by row updating every
+ * column's lowest bit, max and count of sign bits (contiguous reads); returns the OR of
+ * the denormal flags, or SFP8G_NOTDONE for a NaN or infinity */
+static unsigned scan8(const scan8tab *ta, const scan8tab *tb, const char *A, ptrdiff_t am, ptrdiff_t ak,
+                      const char *B, ptrdiff_t bk, ptrdiff_t bp, int64_t m, int64_t k, int64_t p, int64_t *qa,
+                      int64_t *qb, int64_t *rneg, int64_t *cneg, double *ma, double *mb)
+{
+    unsigned fl = 0, bad = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const uint8_t *base = (const uint8_t *)(A + i * am);
+        int64_t q = INT64_MAX / 4, ng = 0;
+        double mx = 0.0;
+        for (int64_t l = 0; l < k; l++) {
+            uint8_t c = base[l * ak];
+            q = ta->lo[c] < q ? ta->lo[c] : q;
+            mx = ta->mag[c] > mx ? ta->mag[c] : mx;
+            ng += ta->neg[c];
+            fl |= ta->fl[c];
+            bad |= ta->bad[c];
+        }
+        qa[i] = q;
+        rneg[i] = ng;
+        ma[i] = mx;
+    }
+    for (int64_t j = 0; j < p; j++) {
+        qb[j] = INT64_MAX / 4;
+        cneg[j] = 0;
+        mb[j] = 0.0;
+    }
+    for (int64_t l = 0; l < k; l++) {
+        const uint8_t *row = (const uint8_t *)(B + l * bk);
+        for (int64_t j = 0; j < p; j++) {
+            uint8_t c = row[j * bp];
+            qb[j] = tb->lo[c] < qb[j] ? tb->lo[c] : qb[j];
+            mb[j] = tb->mag[c] > mb[j] ? tb->mag[c] : mb[j];
+            cneg[j] += tb->neg[c];
+            fl |= tb->fl[c];
+            bad |= tb->bad[c];
+        }
+    }
+    return bad ? SFP8G_NOTDONE : fl;
+}
+
 /* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
  * "Scaled matmul on BLAS") ----
  * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
@@ -1052,6 +1115,7 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     /* ... and binary32 results written straight from D by f32_row_* where they are normal */
     int f32row = f32rne && md->fout.exp_bits == 8 && md->fout.man_bits == 23 && out_size(&md->fout) == 4;
     int64_t *left;
+    scan8tab *s8 = NULL; /* 8-bit operands: the scan's tables */
     int hw_fma = 0, ex8 = 0; /* ex8: 0 exact_block's tables not built yet, 1 built, 2 not applicable */
     double sd = 0;
     gctx_init(&g, md, k);
@@ -1080,7 +1144,22 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         flags = SFP8G_NOMEM;
         goto done;
     }
-    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
+    if (g.sza == 1 && g.szb == 1) {
+        unsigned r;
+        if (!(s8 = malloc(2 * sizeof *s8))) {
+            flags = SFP8G_NOMEM;
+            goto done;
+        }
+        scan8_fill(ta, g.mask_a, &s8[0]);
+        scan8_fill(tb, g.mask_b, &s8[1]);
+        r = scan8(&s8[0], &s8[1], A, am, ak, B, bk, bp, m, k, p, qa, qb, rneg, cneg, ma, mb);
+        if (r & SFP8G_NOTDONE) {
+            flags = SFP8G_NOTDONE;
+            goto done;
+        }
+        flags |= r;
+    }
+    for (int64_t t = s8 ? m + p : 0; t < m + p; t++) { /* rows of A, then columns of B */
         const f64code *tab = t < m ? ta : tb;
         const char *base = t < m ? A + t * am : B + (t - m) * bp;
         ptrdiff_t step = t < m ? ak : bk;
@@ -1241,5 +1320,6 @@ done:
     free(g.via);
     free(g.fla);
     free(g.cta);
+    free(s8);
     return flags;
 }
