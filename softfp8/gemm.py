@@ -193,6 +193,16 @@ def _blas_table(fmt):
     return _BLAS_TABLES[fmt.params]
 
 
+def _decode64(x, fmt, table):
+    """x's values as float64.  8-bit formats by softfp8's own cast (its fast kernel, several
+    times np.take's speed; exact, and the only flags it can raise -- denormal for subnormal
+    codes, invalid for signalling NaNs -- are ones the product raises for the same codes
+    whichever kernel finishes it); 16-bit ones by a lookup in the table of every code."""
+    if fmt.bits <= 8:
+        return x.astype(np.float64)
+    return np.take(table, x.view(np.uint16))
+
+
 def _blas_exact(a2, b2, res, fa, fb, out, sa=None, sa_block=(1, 1), sb=None, sb_block=(1, 1)):
     """res[...] = a2 @ b2 under the exact model (scales per tensor or None) by the float64
     GEMM and the C finisher; the flags, or None where this path does not apply (then nothing
@@ -204,9 +214,8 @@ def _blas_exact(a2, b2, res, fa, fb, out, sa=None, sa_block=(1, 1), sb=None, sb_
     ta, tb = _blas_table(fa), _blas_table(fb)
     if ta is None or tb is None:
         return None
-    with np.errstate(invalid="ignore"):               # NaN / inf: the C kernel declines
-        D = np.take(ta, a2.view(np.uint8 if fa.bits <= 8 else np.uint16)) @ \
-            np.take(tb, b2.view(np.uint8 if fb.bits <= 8 else np.uint16))
+    with np.errstate(invalid="ignore", over="ignore"):   # NaN / inf: the C kernel declines
+        D = _decode64(a2, fa, ta) @ _decode64(b2, fb, tb)
     fl = _run(a2, b2, res, fa, fb, None, out, 0, sa, sa_block, sb, sb_block, 0, D=D)
     return None if fl & _ext.GEMM_NOTDONE else fl
 

@@ -347,6 +347,13 @@ def quantize(x, fmt, scale=None, *, axis=None, margin=0, pow2=False, eps=0.0,
     (default True, as FP8 training casts saturate; None: the format's default).  The cast
     raises softfp8's sticky flags as any cast does.
     """
+    if (scale is None and axis is None and type(margin) is int and margin == 0 and pow2 is False
+            and rounding is None and seed is None and saturate is True and isinstance(eps, float)
+            and eps == 0.0
+            and type(x) is np.ndarray and x.dtype in _NARROW):
+        out = _quantize_tensor(x, fmt)
+        if out is not None:
+            return out
     fmt = as_format(fmt)
     _check_range(fmt)
     xf = _as_float64(x)
@@ -359,6 +366,43 @@ def quantize(x, fmt, scale=None, *, axis=None, margin=0, pow2=False, eps=0.0,
         s = _as_scale(scale, xf.shape)
     narrow = getattr(x, "dtype", None) in (np.float32, np.float16)
     return _cast(xf, fmt, s, rounding, seed, saturate, axis=axis, amax=a, narrow=narrow)
+
+
+_NARROW = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+@functools.lru_cache(maxsize=256)
+def _tensor_target(fmt):
+    """(the Format, fmt.max as a float32 if it is one exactly, else None) for
+    _quantize_tensor (fmt as quantize accepts it; Format objects and dtypes hash)."""
+    f = as_format(fmt)
+    _check_range(f)
+    return f, _target_f32(_fmt_max(f))
+
+
+def _quantize_tensor(x, fmt):
+    """quantize(x, fmt) with every option at its default, x a float32 / float16 array: the
+    same amax (|x|'s max, NaNs ignored, exact in x's own type), compute_scale's scalar
+    float32 division and _cast's exact product and saturating cast, without the general
+    path's float64 copies and option handling.  None where that path must decide (fmt not
+    hashable, fmt.max not a float32, an amax of 0, inf or NaN)."""
+    try:
+        f, t32 = _tensor_target(fmt)
+    except TypeError:                          # unhashable fmt: the general path
+        return None
+    if t32 is None:
+        return None
+    a32 = np.fmax.reduce(np.abs(x), axis=None, initial=0).astype(np.float32)
+    if not (np.isfinite(a32) and a32 > 0):
+        return None
+    with np.errstate(over="ignore"):
+        q = t32 / a32
+    s = (np.float32(F32_MAX) if q == np.inf else
+         np.float32(F32_MIN_SUBNORMAL) if q == 0 else q)
+    y = np.multiply(x, np.float64(s), dtype=np.float64)   # exact: <= 24 + 24 bits
+    with _context.saturation(True), np.errstate(all="ignore"):
+        codes = y.astype(f.dtype)
+    return ScaledArray(codes, s, f, axis=None, amax=np.float64(a32))
 
 
 def _cast(xf, fmt, s, rounding, seed, saturate, axis=None, amax=None, bias=None, narrow=False):

@@ -908,6 +908,179 @@ static int f64_table(const gval *d, int bits, f64code **out)
     return 1;
 }
 
+/* binary32 results of one row of sfp8g_gemm_f64 (nearest even, per-tensor scale product sd)
+ * straight from D: y = d * sd and its exact error e = fma(d, sd, -y) (exact: |y| >= 2^-127
+ * keeps the error far above binary64's subnormals), so d * sd = y + e exactly.  (float)y is
+ * the nearest-even rounding of y + e unless y is a binary32 midpoint and e != 0 (y and
+ * y + e lie on the same side of every other midpoint, and a binary32 number y is the
+ * rounding of y + e as |e| <= ulp64(y) / 2): then the neighbour on e's side, 2y - (float)y.
+ * Inexact iff e != 0 or (float)y != y.  Only results in binary32's normal range,
+ * 2^-126 < |r| <= max, are written (no underflow or overflow flag can arise); every other
+ * element (zero rows, a failed exactness test, d = 0, out of range) is listed in left[]
+ * for the general code.  Returns the number listed; *fl gets INEXACT. */
+static inline __attribute__((always_inline)) int64_t f32_row_body(const double *D, const double *mb, double mai,
+                                                                   double sd, int64_t p, char *o, ptrdiff_t op,
+                                                                   int64_t *left, unsigned *fl)
+{
+    int64_t nl = 0;
+    unsigned inx = 0;
+    for (int64_t j = 0; j < p; j++) {
+        double d = D[j], y, e, fd;
+        float f;
+        uint64_t yb;
+        if (!(d != 0 && mb[j] != 0 && mai * mb[j] < 0x1p51)) { /* mai != 0: the caller's test */
+            left[nl++] = j;
+            continue;
+        }
+        y = d * sd;
+        e = fma(d, sd, -y);
+        f = (float)y;
+        if (!(fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f)) {
+            left[nl++] = j;
+            continue;
+        }
+        fd = (double)f;
+        memcpy(&yb, &y, 8);
+        if (e != 0 && (yb & 0x1FFFFFFFu) == 0x10000000u && (e > 0) != (fd > y)) { /* a midpoint, e decides */
+            f = (float)(2 * y - fd);
+            if (!(fabsf(f) > 0x1p-126f && fabsf(f) <= 3.4028234663852886e38f)) {
+                left[nl++] = j;
+                continue;
+            }
+        }
+        inx |= (e != 0) | (fd != y);
+        memcpy(o + j * op, &f, 4);
+    }
+    if (inx) *fl |= SFP8_FLAG_INEXACT;
+    return nl;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* f32_row_body four elements at a time (AVX2 + FMA): the same tests, decided per lane
+ * without branches (the adjusted neighbour r is checked for the normal range; a rounding
+ * that is normal is not tiny before rounding either, and a finite one did not overflow);
+ * lanes that fail go to left[] in order, as the scalar body lists them. */
+__attribute__((target("avx2,fma"))) static int64_t f32_row_avx2(const double *D, const double *mb, double mai,
+                                                                double sd, int64_t p, char *o, ptrdiff_t op,
+                                                                int64_t *left, unsigned *fl)
+{
+    int64_t nl = 0, j = 0;
+    const __m256d vsd = _mm256_set1_pd(sd), vmai = _mm256_set1_pd(mai), zero = _mm256_setzero_pd();
+    const __m256d lim = _mm256_set1_pd(0x1p51), tiny = _mm256_set1_pd(0x1p-126);
+    const __m256d big = _mm256_set1_pd(3.4028234663852886e38), absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+    const __m256i lowm = _mm256_set1_epi64x(0x1FFFFFFF), midb = _mm256_set1_epi64x(0x10000000);
+    __m256d inx = zero;
+    for (; j + 4 <= p; j += 4) {
+        __m256d d = _mm256_loadu_pd(D + j), b = _mm256_loadu_pd(mb + j);
+        __m256d ok = _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(d, zero, _CMP_NEQ_OQ), _mm256_cmp_pd(b, zero, _CMP_NEQ_OQ)),
+                                   _mm256_cmp_pd(_mm256_mul_pd(vmai, b), lim, _CMP_LT_OQ));
+        __m256d y = _mm256_mul_pd(d, vsd);
+        __m256d e = _mm256_fmsub_pd(d, vsd, y);
+        __m256d fd = _mm256_cvtps_pd(_mm256_cvtpd_ps(y));
+        __m256d mid = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(y), lowm), midb));
+        __m256d ne = _mm256_cmp_pd(e, zero, _CMP_NEQ_OQ);
+        __m256d side = _mm256_xor_pd(_mm256_cmp_pd(e, zero, _CMP_GT_OQ), _mm256_cmp_pd(fd, y, _CMP_GT_OQ));
+        __m256d adj = _mm256_and_pd(_mm256_and_pd(mid, ne), side);
+        __m256d r = _mm256_blendv_pd(fd, _mm256_sub_pd(_mm256_add_pd(y, y), fd), adj);
+        __m256d ar = _mm256_and_pd(r, absm);
+        __m128 rf;
+        int okm;
+        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(ar, tiny, _CMP_GT_OQ), _mm256_cmp_pd(ar, big, _CMP_LE_OQ)));
+        inx = _mm256_or_pd(inx, _mm256_and_pd(ok, _mm256_or_pd(ne, _mm256_cmp_pd(r, y, _CMP_NEQ_OQ))));
+        rf = _mm256_cvtpd_ps(r); /* exact: r is a binary32 number (or a lane not written) */
+        okm = _mm256_movemask_pd(ok);
+        if (okm == 0xF && op == 4) {
+            _mm_storeu_ps((float *)(void *)(o + j * 4), rf);
+        } else {
+            float t[4];
+            _mm_storeu_ps(t, rf);
+            for (int q = 0; q < 4; q++) {
+                if (okm >> q & 1) memcpy(o + (j + q) * op, &t[q], 4);
+                else left[nl++] = j + q;
+            }
+        }
+    }
+    if (_mm256_movemask_pd(inx)) *fl |= SFP8_FLAG_INEXACT;
+    if (j < p) {
+        int64_t n2 = f32_row_body(D + j, mb + j, mai, sd, p - j, o + j * op, op, left + nl, fl);
+        for (int64_t t = nl; t < nl + n2; t++) left[t] += j;
+        nl += n2;
+    }
+    return nl;
+}
+
+#endif
+
+static int64_t f32_row_c(const double *D, const double *mb, double mai, double sd, int64_t p, char *o, ptrdiff_t op,
+                         int64_t *left, unsigned *fl)
+{
+    return f32_row_body(D, mb, mai, sd, p, o, op, left, fl); /* libm's fma: correctly rounded */
+}
+
+/* f64code's fields as separate arrays indexed by the raw byte (the format's mask applied),
+ * for the scan of 8-bit operands */
+typedef struct {
+    int64_t lo[256];
+    double mag[256];
+    uint8_t neg[256], fl[256], bad[256];
+} scan8tab;
+
+static void scan8_fill(const f64code *t, uint32_t mask, scan8tab *s)
+{
+    for (uint32_t c = 0; c < 256; c++) {
+        const f64code *v = &t[c & mask];
+        s->lo[c] = v->lo;
+        s->mag[c] = v->mag;
+        s->neg[c] = v->neg;
+        s->fl[c] = v->fl;
+        s->bad[c] = v->bad;
+    }
+}
+
+/* sfp8g_gemm_f64's scan for 8-bit operands: rows of A, then B row by row updating every
+ * column's lowest bit, max and count of sign bits (contiguous reads); returns the OR of
+ * the denormal flags, or SFP8G_NOTDONE for a NaN or infinity */
+static unsigned scan8(const scan8tab *ta, const scan8tab *tb, const char *A, ptrdiff_t am, ptrdiff_t ak,
+                      const char *B, ptrdiff_t bk, ptrdiff_t bp, int64_t m, int64_t k, int64_t p, int64_t *qa,
+                      int64_t *qb, int64_t *rneg, int64_t *cneg, double *ma, double *mb)
+{
+    unsigned fl = 0, bad = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const uint8_t *base = (const uint8_t *)(A + i * am);
+        int64_t q = INT64_MAX / 4, ng = 0;
+        double mx = 0.0;
+        for (int64_t l = 0; l < k; l++) {
+            uint8_t c = base[l * ak];
+            q = ta->lo[c] < q ? ta->lo[c] : q;
+            mx = ta->mag[c] > mx ? ta->mag[c] : mx;
+            ng += ta->neg[c];
+            fl |= ta->fl[c];
+            bad |= ta->bad[c];
+        }
+        qa[i] = q;
+        rneg[i] = ng;
+        ma[i] = mx;
+    }
+    for (int64_t j = 0; j < p; j++) {
+        qb[j] = INT64_MAX / 4;
+        cneg[j] = 0;
+        mb[j] = 0.0;
+    }
+    for (int64_t l = 0; l < k; l++) {
+        const uint8_t *row = (const uint8_t *)(B + l * bk);
+        for (int64_t j = 0; j < p; j++) {
+            uint8_t c = row[j * bp];
+            qb[j] = tb->lo[c] < qb[j] ? tb->lo[c] : qb[j];
+            mb[j] = tb->mag[c] > mb[j] ? tb->mag[c] : mb[j];
+            cneg[j] += tb->neg[c];
+            fl |= tb->fl[c];
+            bad |= tb->bad[c];
+        }
+    }
+    return bad ? SFP8G_NOTDONE : fl;
+}
+
 /* ---- the exact model from a float64 GEMM (softfp8/gemm.py, _blas_exact; docs/training.md,
  * "Scaled matmul on BLAS") ----
  * D[i * dm + j]: the binary64 GEMM of the decoded operands.  Where
@@ -939,12 +1112,17 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     int use_rnd = sfp8f_rounder(&md->fout, &md->envout, &rnd);
     /* binary32 output, nearest even: the hardware conversion where the result is normal */
     int f32rne = use_rnd && md->fout.bits == 32 && md->envout.rounding == SFP8_ROUND_NEAREST_EVEN;
+    /* ... and binary32 results written straight from D by f32_row_* where they are normal */
+    int f32row = f32rne && md->fout.exp_bits == 8 && md->fout.man_bits == 23 && out_size(&md->fout) == 4;
+    int64_t *left;
+    scan8tab *s8 = NULL; /* 8-bit operands: the scan's tables */
+    int hw_fma = 0, ex8 = 0; /* ex8: 0 exact_block's tables not built yet, 1 built, 2 not applicable */
     double sd = 0;
     gctx_init(&g, md, k);
     g.sacc = malloc(sizeof(SuperAcc));
     qa = malloc((size_t)(m + p) * 2 * sizeof(int64_t) + 1);
     ma = malloc((size_t)(m + p) * sizeof(double) + 1);
-    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + 1) + 8);
+    ybuf = malloc((size_t)p * (sizeof(double) + sizeof(uint64_t) + sizeof(uint32_t) + sizeof(int64_t) + 1) + 8);
     if (!g.da || !g.db || !g.sacc || !qa || !ma || !ybuf) {
         flags = SFP8G_NOMEM;
         goto done;
@@ -953,7 +1131,9 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
     rneg = qb + p;
     cneg = rneg + m;
     rsp = (uint64_t *)(ybuf + p); /* one row: results of the elements not rounded by rnd */
-    cbuf = (uint32_t *)(rsp + p); /* codes from rnd */
+    /* codes from rnd: below */
+    left = (int64_t *)(rsp + p); /* the row's elements left to the general code */
+    cbuf = (uint32_t *)(left + p);
     special = (uint8_t *)(cbuf + p);
     mb = ma + m;
     if (md->kblock || m * p == 0 || k == 0) {
@@ -964,7 +1144,22 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         flags = SFP8G_NOMEM;
         goto done;
     }
-    for (int64_t t = 0; t < m + p; t++) { /* rows of A, then columns of B */
+    if (g.sza == 1 && g.szb == 1) {
+        unsigned r;
+        if (!(s8 = malloc(2 * sizeof *s8))) {
+            flags = SFP8G_NOMEM;
+            goto done;
+        }
+        scan8_fill(ta, g.mask_a, &s8[0]);
+        scan8_fill(tb, g.mask_b, &s8[1]);
+        r = scan8(&s8[0], &s8[1], A, am, ak, B, bk, bp, m, k, p, qa, qb, rneg, cneg, ma, mb);
+        if (r & SFP8G_NOTDONE) {
+            flags = SFP8G_NOTDONE;
+            goto done;
+        }
+        flags |= r;
+    }
+    for (int64_t t = s8 ? m + p : 0; t < m + p; t++) { /* rows of A, then columns of B */
         const f64code *tab = t < m ? ta : tb;
         const char *base = t < m ? A + t * am : B + (t - m) * bp;
         ptrdiff_t step = t < m ? ak : bk;
@@ -1002,13 +1197,44 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
         goto done;
     }
     sd = gv_double(&s);
+#if defined(__x86_64__) && defined(__GNUC__)
+    /* AVX2 + FMA lanes; SOFTFP8_SIMD=0 (or an older CPU): the portable body (libm's fma) */
+    hw_fma = sfp8f_simd_level() >= 1 && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx2");
+#endif
     for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < p; j++) {
+        int64_t nl = p;
+        if (f32row && ma[i] != 0) {
+#if defined(__x86_64__) && defined(__GNUC__)
+            if (hw_fma)
+                nl = f32_row_avx2(D + i * dm, mb, ma[i], sd, p, O + i * om, op, left, &flags);
+            else
+#endif
+                nl = f32_row_c(D + i * dm, mb, ma[i], sd, p, O + i * om, op, left, &flags);
+        } else {
+            for (int64_t j = 0; j < p; j++) left[j] = j;
+        }
+        for (int64_t t = 0; t < nl; t++) {
+            int64_t j = left[t];
             double d = D[i * dm + j];
             int zrow = ma[i] == 0 || mb[j] == 0;
             uint64_t r;
             if (!zrow && !(d != 0 && ma[i] * mb[j] < 0x1p51)) {
-                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8); /* failed test, or a zero sum */
+                /* failed test, or a zero sum: 8-bit operands by exact_block's integer sums (built
+                   on first use), else (or where it declines) the superaccumulator */
+                if (!ex8) {
+                    int rr = exact_fast_init(&g);
+                    if (rr < 0) {
+                        flags = SFP8G_NOMEM;
+                        goto done;
+                    }
+                    ex8 = rr ? 1 : 2;
+                }
+                if (ex8 == 1 && exact_block(&g, A, am, ak, B, bk, bp, O, om, op, i, j, 1, &flags)) {
+                    ybuf[t] = 0.0;
+                    special[t] = 2; /* written */
+                    continue;
+                }
+                r = element_exact(&g, A, am, ak, B, bk, bp, i, j, &fl8);
             } else if (zrow) { /* every product a zero: -0 if every one is -0 */
                 int64_t cnt = 0;
                 if (rneg[i] == 0 || rneg[i] == k)
@@ -1027,13 +1253,13 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     uint32_t c;
                     memcpy(&c, &f, 4);
                     flags |= (double)f != y ? SFP8_FLAG_INEXACT : 0;
-                    ybuf[j] = 0.0;
-                    special[j] = 1;
-                    rsp[j] = c;
+                    ybuf[t] = 0.0;
+                    special[t] = 1;
+                    rsp[t] = c;
                     continue;
                 }
-                ybuf[j] = y; /* subnormal or overflow: the rounder */
-                special[j] = 0;
+                ybuf[t] = y; /* subnormal or overflow: the rounder */
+                special[t] = 0;
                 continue;
             } else { /* d is the exact sum: d * s rounded once */
                 gval v;
@@ -1060,8 +1286,8 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     yb = ((uint64_t)v.neg << 63) | ((uint64_t)(e + 52 + 1023) << 52) |
                          ((uint64_t)mag & 0xFFFFFFFFFFFFFULL);
                     memcpy(&y, &yb, 8);
-                    ybuf[j] = y; /* rounded below, with the row */
-                    special[j] = 0;
+                    ybuf[t] = y; /* rounded below, with the row */
+                    special[t] = 0;
                     continue;
                 } else {
                     if (bl > 64) {
@@ -1073,13 +1299,13 @@ unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, ptrdiff_t am, ptrd
                     r = sfp8_round_value(&md->fout, v.neg, (uint64_t)mag, e, sticky, &md->envout, &fl8);
                 }
             }
-            ybuf[j] = 0.0;
-            special[j] = 1;
-            rsp[j] = r;
+            ybuf[t] = 0.0;
+            special[t] = 1;
+            rsp[t] = r;
         }
-        if (use_rnd) flags |= sfp8f_round_doubles(&rnd, ybuf, p, cbuf);
-        for (int64_t j = 0; j < p; j++)
-            st_out(O + i * om + j * op, g.szo, special[j] ? rsp[j] : cbuf[j]);
+        if (use_rnd && nl) flags |= sfp8f_round_doubles(&rnd, ybuf, nl, cbuf);
+        for (int64_t t = 0; t < nl; t++)
+            if (special[t] != 2) st_out(O + i * om + left[t] * op, g.szo, special[t] ? rsp[t] : cbuf[t]);
     }
     flags |= fl8;
 done:
@@ -1091,5 +1317,9 @@ done:
     free(ta);
     free(tb);
     free(ybuf);
+    free(g.via);
+    free(g.fla);
+    free(g.cta);
+    free(s8);
     return flags;
 }

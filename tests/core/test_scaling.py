@@ -702,3 +702,41 @@ def test_compute_scale_scalar_path_equals_array_path():
                     assert s1.view(np.uint32) == s2.view(np.uint32), (fmt.name, a, m, eps)
                     n += 1
     assert n == 2 * 10 * 4 * 2
+
+
+def test_per_tensor_defaults_shortcut_equals_general_path():
+    """quantize(x, fmt) of a float32 / float16 array with every option at its default takes
+    a shortcut (scaling._quantize_tensor): codes, scale, amax and flags equal to the general
+    path's (the same values as float64, which the shortcut never takes), for random, tiny,
+    huge, NaN / inf-holding and all-zero arrays, in several context rounding modes."""
+    import softfp8
+    from softfp8 import scaling as sc
+    rng = np.random.default_rng(77)
+    base = rng.standard_normal((33, 17)) * np.exp2(rng.uniform(-30, 30, (33, 17)))
+    arrays = [base, base * 2.0 ** -100, base * 2.0 ** 90, np.zeros((4, 5)), -np.zeros(3),
+              np.where(rng.random((33, 17)) < 0.1, np.nan, base),
+              np.where(rng.random((33, 17)) < 0.1, np.inf, base), np.array(3.0)]
+    # one element: amax * scale lands on fmt.max, just past it when the scale rounded up
+    # (saturation then decides the code in the upward mode)
+    arrays += [np.array([v]) for v in rng.uniform(1.0, 2.0, 24)]
+    cases = 0
+    for arr in arrays:
+        for dt in (np.float32, np.float16):
+            with np.errstate(all="ignore"):
+                x = arr.astype(dt)
+            for fmt in (softfp8.e4m3, softfp8.e5m2, softfp8.e4m3.dtype):
+                for mode in ("nearest_even", "toward_zero", "upward"):
+                    with softfp8.rounding(mode):
+                        with softfp8.collect_flags() as c1:
+                            got = sc.quantize(x, fmt)
+                        with softfp8.collect_flags() as c2:
+                            want = sc.quantize(x.astype(np.float64), fmt)
+                    assert np.array_equal(got.codes.view(np.uint8), want.codes.view(np.uint8))
+                    assert got.codes.dtype == want.codes.dtype and got.fmt == want.fmt
+                    assert type(got.scale) is type(want.scale) and got.scale == want.scale
+                    assert got.scale_inv == want.scale_inv and got.axis is want.axis
+                    assert (got.amax is None) == (want.amax is None)
+                    assert got.amax is None or float(got.amax) == float(want.amax)
+                    assert int(c1.flags) == int(c2.flags), (mode, fmt, dt)
+                    cases += 1
+    assert cases == len(arrays) * 2 * 3 * 3

@@ -264,3 +264,81 @@ def test_rounds_up_to_the_smallest_normal():
             assert bool(col.flags & softfp8.Flags.UNDERFLOW) == (tin == "before")
         found += 1
     assert found >= 5
+
+
+def _mid_operands(u, v, neg):
+    """One dot product of three E4M3 x E5M2 products: 2^23 + u/2 + v 2^-24 (a 48-bit sum),
+    negated if neg (sb = -b)."""
+    a = np.array([[256.0, u, v * 2.0 ** -9]]).astype(softfp8.e4m3.dtype)
+    b = np.array([[2.0 ** 15], [0.5], [2.0 ** -15]]) * (-1.0 if neg else 1.0)
+    return a, _lanes(b.astype(softfp8.e5m2.dtype))
+
+
+def _lanes(b):
+    """b's column in 7 of 9 columns, zero columns at 2 and 7: the finisher's vector lanes
+    (4 at a time) with and without a lane left to the general code, and a scalar tail."""
+    cols = [b[:, :1]] * 9
+    cols[2] = cols[7] = np.zeros_like(b[:, :1])
+    return np.concatenate(cols, axis=1)
+
+
+def _is_f32_midpoint(y):
+    m, e = np.frexp(abs(y))          # |y| = m 2^e, m in [0.5, 1): binary32 keeps 24 bits
+    t = Fraction(float(m)) * 2 ** 25
+    return t.denominator == 1 and t.numerator % 2 == 1
+
+
+def test_binary32_midpoints_decided_by_the_product_error():
+    """sum * scale whose binary64 rounding y is exactly a binary32 midpoint while the exact
+    value is not (the finisher's fma error decides the direction), positive and negative,
+    scaled to 2^23, to binary32's top binade and next to its smallest normal, in every
+    mode: codes and flags equal to the accumulator and to Fractions rounded once."""
+    found = {}
+    for u in [u for u in range(-8, 9) if u]:
+        for v in range(-7, 8):
+            for w in range(-30, 30):
+                s1 = 1.0 + w * 2.0 ** (-23 if w > 0 else -24)    # binary32 numbers near 1
+                for neg in (False, True):
+                    a, b = _mid_operands(u, v, neg)
+                    x = sum(Fraction(float(a[0, l])) * Fraction(float(b[l, 0])) for l in range(3))
+                    xs = x * Fraction(s1)
+                    y = float(xs)
+                    if xs == y or not _is_f32_midpoint(y):
+                        continue
+                    even = Fraction(float(np.float32(y)))     # ties-to-even of y
+                    f = np.float32(y)
+                    other = np.nextafter(f, np.float32(np.inf if float(f) < y else -np.inf))
+                    lo, hi = sorted((Fraction(float(f)), Fraction(float(other))))
+                    exact = hi if xs > y else lo            # y is a midpoint: xs's side decides
+                    key = (neg, xs > y, even == exact)
+                    found[key] = found.get(key, 0) + 1
+                    if found[key] > 4:
+                        continue
+                    for t, (pa, pb) in enumerate(((0, 0), (100, -26), (-120, -28))):
+                        sa = np.float32(s1 * 2.0 ** pa)
+                        sb = np.float32(2.0 ** pb)
+                        r, _ = _fast(a, b, sa, sb, np.float32)
+                        want = exact * Fraction(2) ** (pa + pb)
+                        if t < 2:                       # normal results: exactly `want`
+                            for col in (0, 1, 3, 4, 5, 6, 8):
+                                assert Fraction(float(r[0, col])) == want, (u, v, w, neg, t, col)
+                        for mode in MODES:
+                            _same(a, b, sa, sb, np.float32, mode)
+    # both signs, both sides of the midpoint, the tie's even neighbour right and wrong
+    assert len(found) == 8 and min(found.values()) >= 1, found
+
+
+def test_binary32_limits_exactly():
+    """Sums scaled exactly onto binary32's largest finite number and smallest normal, and
+    one ulp either side, in every mode and both signs."""
+    a = np.array([[256.0, 1.0]]).astype(softfp8.e4m3.dtype)
+    cases = 0
+    for sign in (1.0, -1.0):
+        for lowb in (-0.5, 0.5, -0.25):
+            b = _lanes((sign * np.array([[2.0 ** 15], [lowb]])).astype(softfp8.e5m2.dtype))
+            for sa, sb in ((2.0 ** 60, 2.0 ** 45), (2.0 ** 60, 2.0 ** 44), (2.0 ** -60, 2.0 ** -89),
+                           (2.0 ** -60, 2.0 ** -88), (2.0 ** -60, 2.0 ** -90)):
+                for mode in MODES:
+                    _same(a, b, np.float32(sa), np.float32(sb), np.float32, mode)
+                    cases += 1
+    assert cases == 2 * 3 * 5 * len(MODES)
