@@ -242,6 +242,8 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, int ISZ, i
         unsigned ix0, ix1, s0, s1, ix, tiny, s, bad, ovf, edge, below;
         __m512i k, em, mag, code, fl;
         __m512d x0, x1;
+        _mm_prefetch(in + ISZ * i + 4096, _MM_HINT_T0); /* 4 KiB ahead, as cast64.c */
+        if (ISZ == 8) _mm_prefetch(in + ISZ * i + 4096 + 64, _MM_HINT_T0);
         if (ISZ == 4) {
             const __m512 xf = _mm512_loadu_ps((const void *)(in + 4 * i));
             bad = _mm512_fpclass_ps_mask(xf, 0xB9); /* QNaN, +-inf, denormal, SNaN */
@@ -506,7 +508,10 @@ unsigned sfp8f_run_cast16(const sfp8f_c16 *p, const char *a, ptrdiff_t sa, int i
     unsigned acc = 0;
     if (!sfp8f_apart(o, so, 2, a, sa, isize, n) || (level == 0 && (flout || !p->full)))
         return elementwise(p, a, sa, isize, o, so, n, flout);
-    for (ptrdiff_t i = 0; i < n; i += BLK) {
+    ptrdiff_t i0 = 0;
+    if (level >= 1 && sa == isize && so == 2) /* contiguous: one kernel call, the tail below */
+        i0 = kernel(level, p, a, isize, (uint16_t *)(void *)o, flout, n, &acc);
+    for (ptrdiff_t i = i0; i < n; i += BLK) {
         const ptrdiff_t m = n - i < BLK ? n - i : BLK;
         _Alignas(64) char ibuf[BLK * 8];
         uint16_t obuf[BLK];
