@@ -272,7 +272,13 @@ static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sf
         }
     } else if (src->bits == 32 || src->bits == 64) { /* into 9..16 bits (fast/cast16.c) */
         sfp8f_c16 c16;
-        if (sfp8f_cast16(src, dst, env, &c16)) {
+        if (env->rounding == SFP8_ROUND_STOCHASTIC) {
+            if (!rng->random && sfp8f_cast16_sr(src, dst, env, &c16)) {
+                *acc = sfp8f_run_cast16_sr(&c16, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n, flout);
+                rng_advance(rng, env, n);
+                ran = 1;
+            }
+        } else if (sfp8f_cast16(src, dst, env, &c16)) {
             *acc = sfp8f_run_cast16(&c16, a, sa, isz, o, so, n, flout);
             ran = 1;
         }

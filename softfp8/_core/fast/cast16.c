@@ -33,6 +33,7 @@
 #include "cast16.h"
 #include "fast_impl.h"
 #include "fast_simd.h"
+#include "rng.h"
 
 #include "softfp8/softfp8.h"
 
@@ -537,6 +538,81 @@ unsigned sfp8f_run_cast16(const sfp8f_c16 *p, const char *a, ptrdiff_t sa, int i
         }
         if (out == obuf)
             for (ptrdiff_t q = 0; q < m; q++) memcpy(o + (i + q) * so, &obuf[q], 2);
+    }
+    return acc;
+}
+
+/* ---- stochastic rounding (DERIVED from core.c round_pack's stochastic branch,
+ *      as stochastic.c for 8-bit formats): for a binary32 / binary64 x of
+ *      exponent e >= emin whose result does not overflow, the result is the
+ *      truncated magnitude ((e - emin + 1) << M) + (mantissa >> sh) plus one
+ *      if t + R >= 2^N, t = floor(fraction * 2^N) of the sh discarded bits and
+ *      R the element's counter-based random bits (rng.h: the core's generator,
+ *      keyed on seed, stream and element index); inexact iff the fraction is
+ *      not zero (a normal result is never tiny).  Everything else (zeros,
+ *      NaN, infinity, e < emin, overflow, negative values of unsigned formats)
+ *      takes the core with the same random bits. ---- */
+
+int sfp8f_cast16_sr(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8f_c16 *p)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || dst->bits <= 8 || dst->bits > 16 ||
+        !((src->bits == 32 && src->man_bits == 23) || (src->bits == 64 && src->man_bits == 52)) ||
+        dst->specials == SFP8_SPECIALS_FNUZ || dst->specials == SFP8_SPECIALS_P3109 || dst->man_bits < 1 ||
+        dst->man_bits > 15 || dst->exp_bits < 2 ||
+        (dst->subnormals != SFP8_SUBNORMALS_IEEE && dst->subnormals != SFP8_SUBNORMALS_TESLA &&
+         dst->subnormals != SFP8_SUBNORMALS_FLUSH))
+        return 0;
+    memset(p, 0, sizeof *p);
+    p->src = src;
+    p->dst = dst;
+    p->env = env;
+    p->r.M = dst->man_bits;
+    p->r.emin = 1 - dst->bias;
+    p->r.maxmag = sfp8_max_code(dst);
+    p->r.signbit = dst->is_signed ? (uint32_t)1 << (dst->bits - 1) : 0;
+    p->unsig = !dst->is_signed;
+    return 1;
+}
+
+unsigned sfp8f_run_cast16_sr(const sfp8f_c16 *p, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                             ptrdiff_t sa, int isize, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    const int N = p->env->sr_bits >= 1 && p->env->sr_bits <= 32 ? p->env->sr_bits : 32;
+    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream);
+    const uint64_t Rmask = N == 32 ? 0xffffffffULL : ((1ULL << N) - 1);
+    const int M = p->r.M, emin = p->r.emin;
+    const int sh = (isize == 4 ? 23 : 52) - M, ebias = isize == 4 ? 127 : 1023, emaxf = isize == 4 ? 255 : 2047;
+    const uint64_t manmask = isize == 4 ? 0x7fffffULL : 0xFFFFFFFFFFFFFULL;
+    sfp8_env e2 = *p->env;
+    unsigned acc = 0;
+    for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) {
+        const uint32_t R = sfp8r_bits(hs, base, index0 + (uint64_t)i);
+        const uint64_t b = load_bits(a, isize);
+        const int s = (int)(b >> (8 * isize - 1));
+        const int E = (int)((b >> (isize == 4 ? 23 : 52)) & (uint64_t)emaxf);
+        uint16_t c;
+        unsigned fl;
+        if (E != 0 && E != emaxf && E - ebias >= emin && !(s && p->unsig)) {
+            const uint64_t mant = b & manmask, rem = mant & ((1ULL << sh) - 1);
+            const uint64_t t = N >= sh ? rem << (N - sh) : rem >> (sh - N);
+            const uint64_t code = ((uint64_t)(E - ebias - emin + 1) << M) + (mant >> sh) +
+                                  (uint64_t)(t + (R & Rmask) >= (1ULL << N));
+            if (code <= p->r.maxmag) {
+                c = (uint16_t)(code | (s ? p->r.signbit : 0));
+                fl = rem ? SFP8_FLAG_INEXACT : 0;
+                goto store;
+            }
+        }
+        {
+            uint8_t f8 = 0;
+            e2.random = R;
+            c = (uint16_t)sfp8_convert(p->src, p->dst, b, &e2, &f8);
+            fl = f8;
+        }
+    store:
+        memcpy(o, &c, 2);
+        acc |= fl;
+        if (flout) flout[i] = (uint8_t)fl;
     }
     return acc;
 }

@@ -22,4 +22,10 @@ int sfp8f_cast16(const sfp8_format *src, const sfp8_format *dst, const sfp8_env 
 unsigned sfp8f_run_cast16(const sfp8f_c16 *p, const char *a, ptrdiff_t sa, int isize, char *o, ptrdiff_t so,
                           ptrdiff_t n, uint8_t *flout);
 
+/* stochastic rounding (any sr_bits): 1 and *p filled if covered; random bits of
+ * element i: sfp8_random_u32(seed, stream, index0 + i), as the core's */
+int sfp8f_cast16_sr(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8f_c16 *p);
+unsigned sfp8f_run_cast16_sr(const sfp8f_c16 *p, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                             ptrdiff_t sa, int isize, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
 #endif
