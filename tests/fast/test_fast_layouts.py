@@ -615,10 +615,11 @@ def test_fma_layouts(fmt):
     assert n == 2 * 11
 
 
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.bfloat16], ids=lambda f: f.name)
 @pytest.mark.parametrize("src", [np.float32, np.float64])
-def test_stochastic_layouts(src):
-    """Stochastic float -> e4m3 casts (stochastic.c): same seed, same codes and flags."""
-    fmt = softfp8.e4m3
+def test_stochastic_layouts(src, fmt):
+    """Stochastic float -> e4m3 (stochastic.c) and bfloat16 (cast16.c) casts: same seed,
+    same codes and flags."""
     v = _float_values(fmt, src, "sr")
     n = 0
     for lab, fn in cast_cases(v, fmt.dtype).items():
@@ -628,7 +629,7 @@ def test_stochastic_layouts(src):
         def seeded(g, fn=fn):
             with softfp8.rounding("stochastic", seed=11, sr_bits=7):
                 return fn(g)
-        check(seeded, f"{np.dtype(src)} -> e4m3 stochastic {lab}", seed=n)
+        check(seeded, f"{np.dtype(src)} -> {fmt.name} stochastic {lab}", seed=n, engaged=fmt.bits == 8)
         n += 1
     assert n == 7
 
