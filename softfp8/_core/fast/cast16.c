@@ -64,6 +64,7 @@ int sfp8f_cast16(const sfp8_format *src, const sfp8_format *dst, const sfp8_env 
     }
     /* z = x * 2^(M - em) stays normal, codes fit 32-bit lanes */
     p->simd = sfp8f_simd_level() >= 1 && p->r.M <= 15 && p->r.emin >= -300 && p->r.emin <= 300;
+    p->f32 = p->r.emin >= -126 && p->r.emin <= p->r.M; /* binary32 arithmetic exact (cast512f) */
     return p->full || p->simd;
 }
 
@@ -221,6 +222,66 @@ TGT512 static inline AINL void half512(int MODE, __m512d x, __m512d eminv, __m51
     *sg = _mm512_movepi64_mask(_mm512_castpd_si512(x));
 }
 
+typedef struct {
+    __m512i maxmag, signbit, ebase, top, ovf0, ovf1, fix, fuf, fo0, fo1;
+    __m128i Mc;
+} k512;
+
+TGT512 static inline AINL void consts512(const sfp8f_c16 *p, k512 *c)
+{
+    c->maxmag = _mm512_set1_epi32((int)p->r.maxmag);
+    c->signbit = _mm512_set1_epi32((int)p->r.signbit);
+    c->ebase = _mm512_set1_epi32(p->r.emin * (1 << p->r.M));
+    c->top = _mm512_set1_epi32(1 << p->r.M);
+    c->ovf0 = _mm512_set1_epi32((int)p->r.ovf0);
+    c->ovf1 = _mm512_set1_epi32((int)p->r.ovf1);
+    c->Mc = _mm_cvtsi32_si128(p->r.M);
+    c->fix = _mm512_set1_epi32(SFP8_FLAG_INEXACT);
+    c->fuf = _mm512_set1_epi32(SFP8_FLAG_INEXACT | SFP8_FLAG_UNDERFLOW);
+    c->fo0 = _mm512_set1_epi32((int)p->r.ovf_fl0);
+    c->fo1 = _mm512_set1_epi32((int)p->r.ovf_fl1);
+}
+
+/* sixteen lanes from K (signed), em, inexact, sign, |x| < 2^emin: code and flags
+   (see cast64.c for tininess); stores them, sends the uncovered lanes to the core
+   and ORs the flags into *facc */
+TGT512 static inline AINL void lanes512(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
+                                        const k512 *c, __m512i k, __m512i em, unsigned ix, unsigned s,
+                                        unsigned below, unsigned bad, const char *in, uint16_t *out, uint8_t *flo,
+                                        __m512i *facc, unsigned *a)
+{
+    __m512i mag = _mm512_add_epi32(_mm512_abs_epi32(k), _mm512_sub_epi32(_mm512_sll_epi32(em, c->Mc), c->ebase));
+    __m512i code, fl;
+    unsigned ovf, tiny, edge;
+    if (MODE == SFP8_ROUND_TO_ODD) mag = _mm512_mask_or_epi32(mag, (__mmask16)ix, mag, _mm512_set1_epi32(1));
+    ovf = _mm512_cmpgt_epu32_mask(mag, c->maxmag);
+    fl = _mm512_maskz_mov_epi32((__mmask16)ix, c->fix);
+    code = _mm512_mask_or_epi32(mag, (__mmask16)s, mag, c->signbit);
+    if (FULL) {
+        tiny = _mm512_cmplt_epu32_mask(mag, c->top);
+        edge = _mm512_mask_cmpeq_epi32_mask((__mmask16)ix, mag, c->top) & below;
+        if (TB) tiny |= edge;
+        else bad |= edge;
+        fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ix & tiny), c->fuf);
+        if (ovf) {
+            code = _mm512_mask_mov_epi32(code, (__mmask16)(ovf & ~s), c->ovf0);
+            code = _mm512_mask_mov_epi32(code, (__mmask16)(ovf & s), c->ovf1);
+            fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ovf & ~s), c->fo0);
+            fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ovf & s), c->fo1);
+        }
+    } else {
+        /* normal results only: |x| >= 2^emin (zeros included below), no overflow, a sign bit for x < 0 */
+        bad |= below | ovf | (p->unsig ? s : 0);
+    }
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm512_cvtepi32_epi16(code));
+    if (FL) _mm_storeu_si128((__m128i *)(void *)flo, _mm512_cvtepi32_epi8(fl));
+    if (bad) {
+        fl = _mm512_maskz_mov_epi32((__mmask16)~bad, fl);
+        fix_lanes(p, in, ISZ, out, FL ? flo : NULL, bad & 0xffff, a);
+    }
+    *facc = _mm512_or_si512(*facc, fl);
+}
+
 TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
                                             const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
                                             unsigned *acc)
@@ -228,20 +289,14 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, int ISZ, i
     const __m512d eminv = _mm512_set1_pd(p->r.emin), Mv = _mm512_set1_pd(p->r.M);
     const __m512d pmin = _mm512_scalef_pd(_mm512_set1_pd(1.0), eminv); /* 2^emin */
     const __m512d mag64 = _mm512_castsi512_pd(_mm512_set1_epi64(0x7fffffffffffffffLL));
-    const __m512i maxmag = _mm512_set1_epi32((int)p->r.maxmag), signbit = _mm512_set1_epi32((int)p->r.signbit);
-    const __m512i ebase = _mm512_set1_epi32(p->r.emin * (1 << p->r.M)), top = _mm512_set1_epi32(1 << p->r.M);
-    const __m512i ovf0 = _mm512_set1_epi32((int)p->r.ovf0), ovf1 = _mm512_set1_epi32((int)p->r.ovf1);
-    const __m128i Mc = _mm_cvtsi32_si128(p->r.M);
-    const __m512i fix = _mm512_set1_epi32(SFP8_FLAG_INEXACT);
-    const __m512i fuf = _mm512_set1_epi32(SFP8_FLAG_INEXACT | SFP8_FLAG_UNDERFLOW);
-    const __m512i fo0 = _mm512_set1_epi32((int)p->r.ovf_fl0), fo1 = _mm512_set1_epi32((int)p->r.ovf_fl1);
+    k512 c;
     __m512i facc = _mm512_setzero_si512();
     unsigned a = 0;
     ptrdiff_t i = 0;
+    consts512(p, &c);
     for (; i + 16 <= n; i += 16) {
         __m256i k0, k1, e0, e1;
-        unsigned ix0, ix1, s0, s1, ix, tiny, s, bad, ovf, edge, below;
-        __m512i k, em, mag, code, fl;
+        unsigned ix0, ix1, s0, s1, bad, below;
         __m512d x0, x1;
         _mm_prefetch(in + ISZ * i + 4096, _MM_HINT_T0); /* 4 KiB ahead, as cast64.c */
         if (ISZ == 8) _mm_prefetch(in + ISZ * i + 4096 + 64, _MM_HINT_T0);
@@ -257,47 +312,62 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, int ISZ, i
         }
         half512(MODE, x0, eminv, Mv, &k0, &e0, &ix0, &s0);
         half512(MODE, x1, eminv, Mv, &k1, &e1, &ix1, &s1);
-        ix = ix0 | ix1 << 8;
-        s = s0 | s1 << 8;
-        k = _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1);
-        em = _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1);
-        mag = _mm512_add_epi32(_mm512_abs_epi32(k), _mm512_sub_epi32(_mm512_sll_epi32(em, Mc), ebase));
-        if (MODE == SFP8_ROUND_TO_ODD) mag = _mm512_mask_or_epi32(mag, (__mmask16)ix, mag, _mm512_set1_epi32(1));
-        ovf = _mm512_cmpgt_epu32_mask(mag, maxmag);
-        fl = _mm512_maskz_mov_epi32((__mmask16)ix, fix);
-        if (FULL) {
-            /* tininess as cast64.c */
-            tiny = _mm512_cmplt_epu32_mask(mag, top);
-            edge = _mm512_mask_cmpeq_epi32_mask((__mmask16)ix, mag, top);
-            if (edge) {
-                below = _mm512_cmp_round_pd_mask(_mm512_and_pd(x0, mag64), pmin, _CMP_LT_OQ, SAE) |
-                        (unsigned)_mm512_cmp_round_pd_mask(_mm512_and_pd(x1, mag64), pmin, _CMP_LT_OQ, SAE) << 8;
-                edge &= below;
-                if (TB) tiny |= edge;
-                else bad |= edge;
-            }
-            code = _mm512_mask_or_epi32(mag, (__mmask16)s, mag, signbit);
-            fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ix & tiny), fuf);
-            if (ovf) {
-                code = _mm512_mask_mov_epi32(code, (__mmask16)(ovf & ~s), ovf0);
-                code = _mm512_mask_mov_epi32(code, (__mmask16)(ovf & s), ovf1);
-                fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ovf & ~s), fo0);
-                fl = _mm512_mask_mov_epi32(fl, (__mmask16)(ovf & s), fo1);
-            }
-        } else {
-            /* normal results only: |x| >= 2^emin (zeros included below), no overflow, a sign bit for x < 0 */
-            below = _mm512_cmp_round_pd_mask(_mm512_and_pd(x0, mag64), pmin, _CMP_LT_OQ, SAE) |
-                    (unsigned)_mm512_cmp_round_pd_mask(_mm512_and_pd(x1, mag64), pmin, _CMP_LT_OQ, SAE) << 8;
-            bad |= below | ovf | (p->unsig ? s : 0);
-            code = _mm512_mask_or_epi32(mag, (__mmask16)s, mag, signbit);
-        }
-        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm512_cvtepi32_epi16(code));
-        if (FL) _mm_storeu_si128((__m128i *)(void *)(flo + i), _mm512_cvtepi32_epi8(fl));
-        if (bad) {
-            fl = _mm512_maskz_mov_epi32((__mmask16)~bad, fl);
-            fix_lanes(p, in + (ptrdiff_t)ISZ * i, ISZ, out + i, FL ? flo + i : NULL, bad & 0xffff, &a);
-        }
-        facc = _mm512_or_si512(facc, fl);
+        below = _mm512_cmp_round_pd_mask(_mm512_and_pd(x0, mag64), pmin, _CMP_LT_OQ, SAE) |
+                (unsigned)_mm512_cmp_round_pd_mask(_mm512_and_pd(x1, mag64), pmin, _CMP_LT_OQ, SAE) << 8;
+        lanes512(MODE, TB, FL, ISZ, FULL, p, &c, _mm512_inserti64x4(_mm512_castsi256_si512(k0), k1, 1),
+                 _mm512_inserti64x4(_mm512_castsi256_si512(e0), e1, 1), ix0 | ix1 << 8, s0 | s1 << 8, below, bad,
+                 in + (ptrdiff_t)ISZ * i, out + i, FL ? flo + i : NULL, &facc, &a);
+    }
+    *acc |= a | (unsigned)_mm512_reduce_or_epi32(facc);
+    return i;
+}
+
+/* binary32 input in binary32 arithmetic, sixteen lanes at once (p->f32): exact
+   when -126 <= emin <= M, since then z = x * 2^(M - em) of a normal binary32 x is a
+   normal binary32 below 2^(M + 1) (the same steps as above in the narrower type) */
+TGT512 static inline AINL __m512 round512f(int MODE, __m512 z)
+{
+    switch (MODE) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm512_roundscale_round_ps(z, _MM_FROUND_TO_NEAREST_INT, SAE);
+    case SFP8_ROUND_UPWARD: return _mm512_roundscale_round_ps(z, _MM_FROUND_TO_POS_INF, SAE);
+    case SFP8_ROUND_DOWNWARD: return _mm512_roundscale_round_ps(z, _MM_FROUND_TO_NEG_INF, SAE);
+    case SFP8_ROUND_NEAREST_AWAY: {
+        const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
+        const __m512i half = _mm512_set1_epi32(0x3f000000);
+        __m512 h = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(z), sign, half, 0xEA));
+        return _mm512_roundscale_round_ps(_mm512_add_round_ps(z, h, _MM_FROUND_TO_ZERO | SAE),
+                                          _MM_FROUND_TO_ZERO, SAE);
+    }
+    default: return _mm512_roundscale_round_ps(z, _MM_FROUND_TO_ZERO, SAE);
+    }
+}
+
+TGT512 static inline AINL ptrdiff_t cast512f(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
+                                             const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                             unsigned *acc)
+{
+    const int RN = _MM_FROUND_TO_NEAREST_INT | SAE;
+    const __m512 eminv = _mm512_set1_ps((float)p->r.emin), Mv = _mm512_set1_ps((float)p->r.M);
+    const __m512 pmin = _mm512_scalef_ps(_mm512_set1_ps(1.0f), eminv); /* 2^emin */
+    const __m512 mag32 = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    k512 c;
+    __m512i facc = _mm512_setzero_si512();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    (void)ISZ;
+    consts512(p, &c);
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps((const void *)(in + 4 * i));
+        __m512 m, z, r;
+        _mm_prefetch(in + 4 * i + 4096, _MM_HINT_T0);
+        m = _mm512_max_round_ps(_mm512_getexp_round_ps(x, SAE), eminv, SAE);
+        z = _mm512_scalef_round_ps(x, _mm512_sub_round_ps(Mv, m, RN), RN);
+        r = round512f(MODE, z);
+        lanes512(MODE, TB, FL, 4, FULL, p, &c, _mm512_cvtt_roundps_epi32(r, SAE), _mm512_cvtt_roundps_epi32(m, SAE),
+                 _mm512_cmp_round_ps_mask(r, z, _CMP_NEQ_OQ, SAE), _mm512_movepi32_mask(_mm512_castps_si512(x)),
+                 _mm512_cmp_round_ps_mask(_mm512_and_ps(x, mag32), pmin, _CMP_LT_OQ, SAE),
+                 _mm512_fpclass_ps_mask(x, 0xB9) /* QNaN, +-inf, denormal, SNaN */, in + 4 * i, out + i,
+                 FL ? flo + i : NULL, &facc, &a);
     }
     *acc |= a | (unsigned)_mm512_reduce_or_epi32(facc);
     return i;
@@ -334,9 +404,19 @@ TGT512 static inline AINL ptrdiff_t cast512(int MODE, int TB, int FL, int ISZ, i
     }                                                                                                          \
     C16_FL(fn, 8, 0)
 
+TGT512 static ptrdiff_t kernel512f(const sfp8f_c16 *p, const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                   unsigned *acc)
+{
+    if (p->full) {
+        C16_FL(cast512f, 4, 1)
+    }
+    C16_FL(cast512f, 4, 0)
+}
+
 TGT512 static ptrdiff_t kernel512(const sfp8f_c16 *p, const char *in, int isize, uint16_t *out, uint8_t *flo,
                                   ptrdiff_t n, unsigned *acc)
 {
+    if (isize == 4 && p->f32) return kernel512f(p, in, out, flo, n, acc);
     C16_ALL(cast512)
 }
 

@@ -14,6 +14,7 @@ typedef struct sfp8f_c16 {
     int full;             /* 1: sfp8f_rounder covers the format; 0: normal range only (SHP, UHP) */
     int simd;             /* 1: the SIMD kernels may run (exponent range, a SIMD level) */
     int unsig;            /* 1: no sign bit */
+    int f32;              /* 1: binary32 inputs may run in binary32 arithmetic (AVX-512) */
 } sfp8f_c16;
 
 /* 1 and *p filled if src (binary32 / binary64) -> dst (9..16 bits) under env has
