@@ -19,7 +19,8 @@
  * format; every other lane takes the core.
  *
  * Levels (SOFTFP8_SIMD): AVX-512 (sixteen lanes: getexp / scalef /
- * roundscale), AVX2 (four binary64 at a time, the exponent read as an
+ * roundscale; binary32 inputs in binary32 arithmetic when -126 <= emin <= M,
+ * where every step is exact as in binary64), AVX2 (four binary64 at a time, the exponent read as an
  * integer), portable C (sfp8f_round_doubles, the rounder of round_f64.c, in
  * blocks; formats it does not cover take the core).  Strided inputs are
  * gathered block by block into a contiguous buffer in their own type (the
