@@ -598,8 +598,17 @@ def main(argv=None):
         add(Row(key, label, M(mk), sf_make=mk,
                 ml=M(lambda k: (lambda: x[:k].astype(ml_dtypes.bfloat16))) if ml_ok else None,
                 ref=M(lambda k: (lambda: x[:k].astype(np.float16))), ref_label="NumPy float32→float16 astype",
-                target=("overhead", "f32_bf16", 1.0) if mode == "stochastic" else None,
+                target=("overhead", "f32_bf16", 1.0) if mode == "stochastic" else ("vs_ml", 1),
                 notes=["issue 10: at most 2× the nearest-even cast (overhead ≤100%)"] if mode == "stochastic" else []))
+
+    # float32 -> float16 (fast/cast16.c): at most NumPy's own float32 -> float16 astype
+    def cast_f16(k):
+        xs = x[:k]
+        return lambda: xs.astype(softfp8.float16)
+
+    add(Row("f32_f16", "float32→float16 (nearest-even)", M(cast_f16), sf_make=cast_f16,
+            ref=M(lambda k: (lambda: x[:k].astype(np.float16))), ref_label="NumPy float32→float16 astype",
+            target=("vs_f16", 1)))
 
     # ---- 10b: ordering (argmax, sort, argsort, unique), 8- and 16-bit ---------
     hb = x.astype(softfp8.bfloat16)

@@ -7,6 +7,7 @@
 #include "accum.h"
 #include "codes.h"
 #include "fast.h"
+#include "cast16.h"
 
 static inline uint32_t random_bits(const sfp8_rng *rng, ptrdiff_t i)
 {
@@ -267,6 +268,18 @@ static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sf
             ran = 1;
         } else if ((tab = sfp8f_from_float(dst, env, n))) {
             *acc = sfp8f_run_from_float(tab, a, sa, isz, o, so, n, flout);
+            ran = 1;
+        }
+    } else if (src->bits == 32 || src->bits == 64) { /* into 9..16 bits (fast/cast16.c) */
+        sfp8f_c16 c16;
+        if (env->rounding == SFP8_ROUND_STOCHASTIC) {
+            if (!rng->random && sfp8f_cast16_sr(src, dst, env, &c16)) {
+                *acc = sfp8f_run_cast16_sr(&c16, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n, flout);
+                rng_advance(rng, env, n);
+                ran = 1;
+            }
+        } else if (sfp8f_cast16(src, dst, env, &c16)) {
+            *acc = sfp8f_run_cast16(&c16, a, sa, isz, o, so, n, flout);
             ran = 1;
         }
     }

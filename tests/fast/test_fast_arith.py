@@ -272,13 +272,14 @@ def test_fma_random_all_configs(name):
     assert count == 24 * 200_000
 
 
-# ---- stochastic float32/float64 -> 8-bit casts ----
+# ---- stochastic float32/float64 -> 8-bit casts (stochastic.c) and 16-bit casts (cast16.c) ----
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152",
-                                  "float4_e2m1fn", "ue4m3", "float8_e8m0fnu"])
+                                  "float4_e2m1fn", "ue4m3", "float8_e8m0fnu",
+                                  "float16", "bfloat16", "hfp16_169", "uhp", "shp20"])
 @isolated
 def test_stochastic_cast(name):
-    fmt = getattr(softfp8, name)
+    fmt = softfp8.shp(bias=20) if name == "shp20" else getattr(softfp8, name)
     dt = fmt.dtype
     rng = np.random.default_rng(3)
     x = (rng.standard_normal(300_000) * 8).astype(np.float32)

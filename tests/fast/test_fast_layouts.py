@@ -528,7 +528,7 @@ def _float_values(fmt, dtype, key):
 
 CAST_SRC = [softfp8.e4m3, softfp8.e5m2, softfp8.format(exp_bits=3, man_bits=2, bias=3,
                                                        name="e3m2_layouts"),
-            softfp8.bfloat16]
+            softfp8.bfloat16, softfp8.float16, softfp8.uhp]
 
 
 @pytest.mark.parametrize("fmt", CAST_SRC, ids=lambda f: f.name)
@@ -545,7 +545,8 @@ def test_cast_layouts(fmt):
             n += 1
     for src in (np.float32, np.float64, np.float16):
         v = _float_values(fmt, src, "cast")
-        # float32/64 -> formats with <= 4 mantissa bits (key tables); float16 -> any (conv table)
+        # float32/64 -> formats with <= 4 mantissa bits (key tables); float16 -> any (conv table);
+        # float32/64 -> 16-bit formats (fast/cast16.c) use no cached table: not counted
         engaged = src == np.float16 or (fmt.bits <= 8 and fmt.man_bits <= 4)
         for lab, fn in cast_cases(v, fmt.dtype).items():
             check(fn, f"{np.dtype(src)} -> {fmt.name} {lab}", engaged=engaged, seed=n)
@@ -614,10 +615,11 @@ def test_fma_layouts(fmt):
     assert n == 2 * 11
 
 
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.bfloat16], ids=lambda f: f.name)
 @pytest.mark.parametrize("src", [np.float32, np.float64])
-def test_stochastic_layouts(src):
-    """Stochastic float -> e4m3 casts (stochastic.c): same seed, same codes and flags."""
-    fmt = softfp8.e4m3
+def test_stochastic_layouts(src, fmt):
+    """Stochastic float -> e4m3 (stochastic.c) and bfloat16 (cast16.c) casts: same seed,
+    same codes and flags."""
     v = _float_values(fmt, src, "sr")
     n = 0
     for lab, fn in cast_cases(v, fmt.dtype).items():
@@ -627,7 +629,7 @@ def test_stochastic_layouts(src):
         def seeded(g, fn=fn):
             with softfp8.rounding("stochastic", seed=11, sr_bits=7):
                 return fn(g)
-        check(seeded, f"{np.dtype(src)} -> e4m3 stochastic {lab}", seed=n)
+        check(seeded, f"{np.dtype(src)} -> {fmt.name} stochastic {lab}", seed=n, engaged=fmt.bits == 8)
         n += 1
     assert n == 7
 

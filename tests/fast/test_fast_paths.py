@@ -868,6 +868,83 @@ def test_cast_float64_presets(dst):
     assert n == 24 * per_cfg
 
 
+# ---- float32 / float64 -> formats of 9..16 bits (fast/cast16.c: the arithmetic
+#      kernels at each SIMD level, the rounder of round_f64.c in portable C, and the
+#      core for NaN / infinity / subnormal inputs, tininess edges and, for SHP / UHP,
+#      everything outside the normal range) ----
+
+FORMATS16_CAST = FORMATS16 + [
+    softfp8.shp(bias=20),                                         # SHP at another bias
+    softfp8.format(exp_bits=4, man_bits=11, bias=7, name="e4m11"),   # 11 mantissa bits
+    softfp8.format(exp_bits=7, man_bits=8, bias=63, specials="fn", saturate=True,
+                   name="e7m8fn"),                                # no infinity
+    softfp8.format(exp_bits=5, man_bits=6, bias=15, name="e5m6"),  # 12 bits
+    softfp8.format(exp_bits=6, man_bits=9, bias=31, signed=False, subnormals="tesla",
+                   name="u6m9_tesla"),                            # unsigned, Tesla subnormals
+]
+ID16_CAST = [fid(f) for f in FORMATS16_CAST]
+# random inputs per rounding mode and format (half float32, half float64), the
+# saturation x tininess settings rotating; SOFTFP8_CAST16_RANDOM=10000000 for the large run
+CAST16_RANDOM = int(os.environ.get("SOFTFP8_CAST16_RANDOM") or 1_000_000)
+
+
+def test_cast16_space():
+    assert len(FORMATS16_CAST) == 10 and len(set(ID16_CAST)) == 10
+    assert {f.bits for f in FORMATS16_CAST} == {12, 15, 16}
+    assert {p.name for p in softfp8.presets().values() if p.bits == 16} <= {f.name for f in FORMATS16_CAST}
+
+
+def structured_f32_near(fmt):
+    """Every value of fmt, midpoint and boundary (_format_grid) rounded to float32, and
+    its float32 neighbours (nextafter both ways), both signs, plus specials and the
+    float32 subnormals: float32 bit patterns."""
+    g = _format_grid(fmt).astype(np.float32)
+    b = g.view(np.uint32).astype(np.int64)
+    steps = (b[:, None] + np.arange(-1, 2)[None, :]).reshape(-1)
+    steps = steps[(steps >= 0) & (steps <= 0x7F800000)].astype(np.uint32)
+    both = np.concatenate([steps, steps | np.uint32(0x80000000), F32_SPECIALS,
+                           np.arange(1, 1 << 23, 4099, dtype=np.uint32)])
+    return np.unique(both)
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("dst", FORMATS16_CAST, ids=ID16_CAST)
+@isolated
+def test_cast16_structured(dst, width):
+    """float32: every rounding boundary of dst and its float32 neighbours under all 24
+    environments; float64: boundaries +-2 ulps and values just beside them (sticky bits
+    below binary32's precision), binary64 specials and subnormals, every rounding mode
+    once (SOME_CONFIGS).  Codes, per-element and OR-flags equal to the core's at every
+    SIMD level."""
+    if width == 32:
+        x, cfgs = structured_f32_near(dst).view(np.float32), CONFIGS
+    else:
+        x, cfgs = structured_f64(dst).view(np.float64), SOME_CONFIGS
+    assert x.size > (1 << (dst.bits - 1))
+    n = 0
+    for cfg in cfgs:
+        n += _from_float_compare(dst, x, cfg, f"cast float{width} (structured) -> {dst.name} "
+                                              f"{cfg_id(cfg)}")
+    assert n == len(cfgs) * x.size
+
+
+@pytest.mark.parametrize("dst", FORMATS16_CAST, ids=ID16_CAST)
+@isolated
+def test_cast16_random(dst):
+    """CAST16_RANDOM random inputs per rounding mode: float32 (any bits, and around
+    dst's range) and float64 (any bits, and around the range with random low bits)."""
+    rng = rng_for("cast16", dst.name)
+    half = CAST16_RANDOM // 2
+    n = 0
+    for cfg in SOME_CONFIGS:
+        x32 = np.concatenate([rng.integers(0, 1 << 32, half // 4, dtype=np.uint32),
+                              random_in_range_f32(rng, dst, half - half // 4)]).view(np.float32)
+        n += _from_float_compare(dst, x32, cfg, f"cast float32 (random) -> {dst.name} {cfg_id(cfg)}")
+        x64 = random_f64(rng, dst, half // 4, half - half // 4)
+        n += _from_float_compare(dst, x64, cfg, f"cast float64 (random) -> {dst.name} {cfg_id(cfg)}")
+    assert n == len(MODES) * 2 * half
+
+
 # ==========================================================================
 # 5. sums
 # ==========================================================================
