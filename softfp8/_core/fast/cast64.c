@@ -33,6 +33,8 @@
  * all 24 environments, random values, at each SIMD level), ::test_cast_float64_random,
  * ::test_cast_float_structured
  * and tests/fast/test_fast_layouts.py::test_cast_layouts. */
+#include <string.h>
+
 #include "fast.h"
 #include "fast_simd.h"
 
@@ -51,7 +53,10 @@ static void by_table(const uint16_t *tab, const uint64_t *in, uint8_t *out, uint
 {
     while (m) {
         int j = __builtin_ctz(m);
-        uint16_t v = tab[sfp8f_key64(in[j])];
+        uint64_t b;
+        uint16_t v;
+        memcpy(&b, in + j, 8); /* the input may be unaligned (NumPy's contiguous casts) */
+        v = tab[sfp8f_key64(b)];
         out[j] = (uint8_t)v;
         if (flo) flo[j] = (uint8_t)(v >> 8);
         *acc |= v & 0xff00u;
