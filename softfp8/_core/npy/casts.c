@@ -560,6 +560,15 @@ static NPY_CASTING cast_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *co
                                 PyArray_Descr *const given[2], PyArray_Descr *loop[2], npy_intp *view_offset)
 {
     (void)self;
+    if (is_unset_descr(given[0]) || is_unset_descr(given[1])) {
+        /* the family's own "needs parameters" error (dtype.c unset_descr) */
+        PyArray_Descr *d = default_descr(NPY_DTYPE(is_unset_descr(given[0]) ? given[0] : given[1]));
+        if (d) {
+            Py_DECREF(d);
+            PyErr_SetString(PyExc_TypeError, "softfp8: a dtype without parameters");
+        }
+        return -1;
+    }
     if (family_of(dtypes[0]) >= 0) {
         Py_INCREF(given[0]);
         loop[0] = given[0];
@@ -578,6 +587,14 @@ static NPY_CASTING cast_resolve(PyArrayMethodObject *self, PyArray_DTypeMeta *co
         if (dtypes[0] == dtypes[1]) {
             Py_INCREF(given[0]);
             loop[1] = given[0];
+        } else if (families[family_of(dtypes[1])].parametric) {
+            /* dtype.c: a ufunc's out= of another dtype; NumPy keeps only loop[1] */
+            loop[1] = unset_descr(family_of(dtypes[1]));
+            if (!loop[1]) {
+                Py_DECREF(loop[0]);
+                return -1;
+            }
+            return NPY_UNSAFE_CASTING;
         } else {
             loop[1] = default_descr(dtypes[1]);
         }

@@ -41,6 +41,7 @@ static PyObject *descr_repr(SFP8Descr *self)
 
 static PyObject *descr_str(SFP8Descr *self)
 {
+    if (PyUnicode_Check(self->format)) return Py_NewRef(self->format); /* unset_descr */
     return PyObject_GetAttrString(self->format, "name");
 }
 
@@ -173,6 +174,36 @@ static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 PyArray_Descr *default_descr(PyArray_DTypeMeta *cls)
 {
     return (PyArray_Descr *)descr_default_for(cls);
+}
+
+/* The "no parameters" descriptor of a parametric family (SoftFloatDType, the
+   Tesla families).  NumPy asks for a descriptor of the loop's DType class
+   without a target instance when it adapts a ufunc's out= operand of another
+   dtype (PyArray_CastDescrToDType: `given_descrs[2] = {descr, NULL}`, then
+   "cannot cast dtype %S to %S" on failure), e.g. np.positive(x, out=<float32>,
+   casting="unsafe").  cast_resolve answers with this descriptor; the ufunc
+   resolvers take the operands' format for any out= descriptor not equal to
+   theirs, so the result is computed in the operands' format and NumPy casts it
+   into out=.  Any cast to or from it raises (casts.c), so an array never gets
+   it (x.astype(softfp8.SoftFloatDType) still asks for parameters). */
+static PyObject *unset_descrs[MAX_FAMILIES];
+
+PyArray_Descr *unset_descr(int fam)
+{
+    if (!unset_descrs[fam]) {
+        /* any valid format fills the C fields (never read: casts refuse it and
+           descr_same compares the Format objects too) */
+        PyObject *name = PyUnicode_FromFormat("%s (no parameters)", ((PyTypeObject *)families[fam].cls)->tp_name);
+        unset_descrs[fam] = name ? make_descr(fam, name, &sfp8_presets[0].format) : NULL;
+        Py_XDECREF(name);
+        if (!unset_descrs[fam]) return NULL;
+    }
+    return (PyArray_Descr *)Py_NewRef(unset_descrs[fam]);
+}
+
+int is_unset_descr(PyArray_Descr *d)
+{
+    return d && is_sfp8_descr(d) && PyUnicode_Check(((SFP8Descr *)d)->format);
 }
 
 static PyArray_Descr *ensure_canonical(PyArray_Descr *d)

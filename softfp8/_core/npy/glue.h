@@ -126,6 +126,8 @@ int family_of(PyArray_DTypeMeta *cls);
 int is_sfp8_descr(PyArray_Descr *d);
 int descr_same(PyArray_Descr *a, PyArray_Descr *b);
 PyArray_Descr *default_descr(PyArray_DTypeMeta *cls);
+PyArray_Descr *unset_descr(int fam);
+int is_unset_descr(PyArray_Descr *d);
 
 static inline const sfp8_format *descr_fmt(PyArray_Descr *d) { return &((SFP8Descr *)d)->fmt; }
 
