@@ -496,8 +496,8 @@ def main(argv=None):
             ref=ref_add,
             ref_label="NumPy float32 add", target=("overhead", "e4m3_add", 0.20)))
 
-    # stochastic add / multiply: at most 2x the nearest-even call (issue 10)
-    for uf in ("add", "multiply"):
+    # stochastic add / multiply / divide: at most 2x the nearest-even call (issue 10)
+    for uf in ("add", "multiply", "true_divide"):
         def sr_mk(k, u=getattr(np, uf)):
             p, q = a[:k], b[:k]
 

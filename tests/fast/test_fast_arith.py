@@ -463,16 +463,17 @@ def test_stochastic_arith8(name):
     (stochastic.c's sfp8f_run_arith_sr (run_arith8_sr): fast_simd.c's sfp8s_arith8_sr_avx512 or its loop)."""
     c = np.arange(256, dtype=np.uint32)
     count = _stochastic_arith_versus_core(getattr(softfp8, name), np.repeat(c, 256), np.tile(c, 256),
-                                          (32, 17, 12, 3), False)
-    assert count == 3 * 16 * len(SIMD_LEVELS) * 65536
+                                          (32, 17, 12, 3), False, (sfb.add, sfb.sub, sfb.mul, sfb.div))
+    assert count == 4 * 16 * len(SIMD_LEVELS) * 65536
 
 
-def _stochastic_arith_versus_core(fmt, a, b, nbits_list, both_tininess):
-    """add / sub / mul of codes a, b under stochastic rounding, two seeds, the given
-    random bits, both saturation settings (and tininess rules): every SIMD level against
-    the core with the same seed; returns the number of elements compared."""
+def _stochastic_arith_versus_core(fmt, a, b, nbits_list, both_tininess, fns=(sfb.add, sfb.sub, sfb.mul)):
+    """fns (add / sub / mul, for 8-bit formats div too) of codes a, b under stochastic
+    rounding, two seeds, the given random bits, both saturation settings (and tininess
+    rules): every SIMD level against the core with the same seed; returns the number of
+    elements compared."""
     count = 0
-    for fn in (sfb.add, sfb.sub, sfb.mul):
+    for fn in fns:
         for seed, nbits, sat in itertools.product((1, 2**64 - 3), nbits_list, (False, True)):
             kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat)
             if both_tininess:

@@ -1128,14 +1128,15 @@ def test_cache_concurrent_build_and_lookup():
 @pytest.mark.parametrize("fmt", BIN8_FORMATS + [softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169,
                                                 softfp8.shp(bias=15), softfp8.uhp], ids=lambda f: f.name)
 def test_stochastic_arith_layouts(fmt):
-    """add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
-    (stochastic.c, sfp8f_run_arith_sr): same seed, same codes and
+    """add / subtract / multiply of 8- and 16-bit formats (and divide of 8-bit ones)
+    under stochastic rounding (stochastic.c, sfp8f_run_arith_sr): same seed, same codes and
     flags as the core under every calling convention (blocks only where the output is
     apart from the inputs)."""
     x, y = _operands(fmt, "bin8")
     nbits = 5 if fmt.bits <= 8 else 20
+    names = ("add", "subtract", "multiply") + (("true_divide",) if fmt.bits <= 8 else ())
     n = 0
-    for name in ("add", "subtract", "multiply"):
+    for name in names:
         uf = getattr(np, name)
         for lab, fn in binary_cases(uf, x, y, False).items():
             def seeded(g, fn=fn):
@@ -1144,5 +1145,5 @@ def test_stochastic_arith_layouts(fmt):
             engaged = not (name == "add" and lab.startswith("reduce"))
             check(seeded, f"{fmt.name} {name} {lab} stochastic", engaged=engaged, seed=n)
             n += 1
-    assert n == 3 * (21 + 11 + (fmt.bits > 8))  # binary_cases adds unaligned operands for two-byte codes
+    assert n == len(names) * (21 + 11 + (fmt.bits > 8))  # binary_cases adds unaligned operands for two-byte codes
 

@@ -230,6 +230,36 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
             } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
                 double a = v[x], b = k->op == X_SUB ? -v[y] : v[y], d, err = 0, lo, hi, u;
                 int ex;
+                if (k->op == X_DIV) {
+                    /* the quotient is not exact in binary64: ts from the core itself, the
+                       least R that rounds away (the rule t + R >= 2^32 is monotone in R),
+                       checked below like every entry; a quotient near 2^emin (the
+                       unbounded grid's tininess threshold) takes the core */
+                    uint32_t lo_r = 1, hi_r = 0xffffffffu; /* core(lo_r - 1) = r0, core(hi_r) = r1 */
+                    lo = fabs(v[r0]);
+                    hi = fabs(v[r1]);
+                    d = fabs(a / b);
+                    if (frexp(hi - lo, &ex) != 0.5 || !(lo < d && d < hi) ||
+                        (!env.tininess_before && d >= base_u * (1 - 0x1p-40) && d <= minnorm * (1 + 0x1p-40)))
+                        continue;
+                    while (lo_r < hi_r) {
+                        uint32_t mid = lo_r + (hi_r - lo_r) / 2;
+                        uint8_t g = 0;
+                        env.random = mid;
+                        if (sfp8x_apply(k->op, f, x, y, 0, &env, &g) == r1) hi_r = mid;
+                        else lo_r = mid + 1;
+                    }
+                    {
+                        const uint32_t ts = 0u - lo_r; /* 2^32 - R_min */
+                        if (core_gives(k, &env, x, y, 0xffffffffu - ts, r0, f0) &&
+                            core_gives(k, &env, x, y, 0u - ts, r1, f1)) {
+                            t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
+                            t->tu[p] = ts;
+                            t->nf[p] = f1;
+                        }
+                    }
+                    continue;
+                }
                 if (k->op == X_MUL) {
                     d = a * b; /* exact: at most 2 x 8 significant bits */
                 } else { /* TwoSum: the error term is zero iff the sum is exact */
@@ -289,11 +319,11 @@ static inline uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint3
 const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
 {
     if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits > 8 || !sfp8f_from_float_ok(f) ||
-        f->subnormals == SFP8_SUBNORMALS_TESLA || (op != X_ADD && op != X_SUB && op != X_MUL))
+        f->subnormals == SFP8_SUBNORMALS_TESLA || (op != X_ADD && op != X_SUB && op != X_MUL && op != X_DIV))
         return NULL;
     /* one table for every sr_bits and random word: the key holds saturation and tininess;
-       about four core calls per entry to build */
-    return sfp8f_cached(T_SR8, op, f, NULL, env, build_sr8, n, 4 * 65536);
+       about four core calls per entry to build (about 36 for divide: a binary search) */
+    return sfp8f_cached(T_SR8, op, f, NULL, env, build_sr8, n, (op == X_DIV ? 36 : 4) * 65536);
 }
 
 /* the random bits used (N), their mask, and the generator's keys (rng.h) */
