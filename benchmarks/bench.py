@@ -562,15 +562,17 @@ def main(argv=None):
                     ref=np16[uf], ref_label=f"NumPy float16 {uf}" + (" (multiply, add)" if uf == "fma" else ""),
                     target=("peer16", limits16[uf]),
                     notes=notes + (["ml_dtypes / NumPy: multiply then add"] if uf == "fma" else [])))
-        if peer is not None:  # stochastic add: at most 2x the nearest-even call (issue 10)
-            def sr_add16(k, p=p16, q=q16):
-                def f():
-                    with softfp8.rounding("stochastic", seed=1):
-                        np.add(p[:k], q[:k])
-                return f
-            add(Row(f"{name}_add_sr", f"{name} add, rounding('stochastic', seed=1)", M(sr_add16), sf_make=sr_add16,
-                    ref=np16["add"], ref_label="NumPy float16 add", target=("overhead", f"{name}_add", 1.0),
-                    notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
+        if peer is not None:  # stochastic add / multiply / divide: at most 2x the nearest-even call (issue 10)
+            for uf in ("add", "multiply", "divide"):
+                def sr16(k, p=p16, q=q16, u=getattr(np, uf)):
+                    def f():
+                        with softfp8.rounding("stochastic", seed=1):
+                            u(p[:k], q[:k])
+                    return f
+                add(Row(f"{name}_{uf}_sr" if uf != "add" else f"{name}_add_sr",
+                        f"{name} {uf}, rounding('stochastic', seed=1)", M(sr16), sf_make=sr16,
+                        ref=np16[uf], ref_label=f"NumPy float16 {uf}", target=("overhead", f"{name}_{uf}", 1.0),
+                        notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
         if name == "float16":  # a directed mode with the flags collected
             def dn_flags(k, p=p16, q=q16):
                 def f():

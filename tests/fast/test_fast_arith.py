@@ -520,7 +520,7 @@ SR16_RANDOM = int(os.environ.get("SOFTFP8_SR16_RANDOM") or 40_000)
 @pytest.mark.parametrize("name", A16_NAMES)
 @isolated
 def test_stochastic_arith16(name):
-    """Random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
+    """add / sub / mul / div of random operand pairs (uniform codes with NaN, infinity, subnormals and pairs near
     max and min normal; narrow codes whose results are normal; close pairs, _close_pairs),
     two seeds, 32, 17 and 3 random bits, both saturation and tininess settings, per-element
     flags, at every SIMD level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr):
@@ -532,5 +532,5 @@ def test_stochastic_arith16(name):
     ca, cb = _close_pairs(rng, fmt, n)
     a = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), ca])
     b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), cb])
-    count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True)
-    assert count == 3 * 12 * len(SIMD_LEVELS) * 3 * n
+    count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True, (sfb.add, sfb.sub, sfb.mul, sfb.div))
+    assert count == 4 * 12 * len(SIMD_LEVELS) * 3 * n

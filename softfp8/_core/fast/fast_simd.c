@@ -584,6 +584,9 @@ TGT static unsigned sr16d_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
         __mmask8 slow = _mm512_test_epi64_mask(fo, _mm512_set1_epi64(0x80)), neg;
         if (p->op == 2) {
             bits = _mm512_castpd_si512(_mm512_mul_pd(a, b));
+        } else if (p->op == 3) { /* the quotient rounded in binary64: stochastic.c, sr16_one */
+            slow |= _mm512_cmp_pd_mask(b, _mm512_setzero_pd(), _CMP_EQ_OQ);
+            bits = _mm512_castpd_si512(_mm512_div_pd(a, b));
         } else {
             __m512d d, bb, err;
             if (p->op == 1) b = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(b), _mm512_set1_epi64((long long)(1ULL << 63))));
@@ -998,7 +1001,8 @@ TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
 TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                      uint8_t *fl, ptrdiff_t n)
 {
-    if (p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD)) return sr16f_avx512(p, x, y, out, fl, n);
+    if (p->op != 3 && p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD))
+        return sr16f_avx512(p, x, y, out, fl, n);
     return sr16d_avx512(p, x, y, out, fl, n);
 }
 

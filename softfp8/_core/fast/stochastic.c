@@ -440,11 +440,12 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
     return acc;
 }
 
-/* ---- add / subtract / multiply of 16-bit formats (fast.h, sfp8f_stochastic16) ----
+/* ---- add / subtract / multiply / divide of 16-bit formats (fast.h, sfp8f_stochastic16) ----
  *
  * DERIVED from core.c round_pack (its stochastic branch): the exact result d in
  * binary64 (a product of two values of at most 21 significant bits, or a sum
- * that TwoSum shows exact), normal in the format: with K the M fraction bits of
+ * that TwoSum shows exact; for divide the binary64 quotient, see sr16_one),
+ * normal in the format: with K the M fraction bits of
  * d kept and rem the 52 - M dropped, the core's t = floor(rem / 2^(52-M) * 2^N)
  * = rem >> (52 - M - N), the result is the code of K, plus one iff
  * (R & (2^N - 1)) > (2^N - 1) - t, inexact iff rem != 0, with the operands'
@@ -497,7 +498,7 @@ const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_en
 {
     if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits <= 8 || f->bits > 16 ||
         f->exp_bits > 8 || f->bias < -100 || f->bias > 300 || f->man_bits > 20 ||
-        (op != X_ADD && op != X_SUB && op != X_MUL))
+        (op != X_ADD && op != X_SUB && op != X_MUL && op != X_DIV))
         return NULL;
     return sfp8f_cached(T_SR16, 0, f, NULL, env, build_sr16, n, 65536);
 }
@@ -519,6 +520,16 @@ static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t
     memcpy(&b, &by, 8);
     if (op == X_MUL) {
         d = a * b;
+    } else if (op == X_DIV) {
+        /* d = RN(a / b), |Q - d| < 2^(Ed-53) for the quotient Q (no binary64
+           midpoint is a quotient of binary64 numbers).  Q and d have the same K and
+           t unless a multiple of 2^(Ed-M-N) lies between them; being a binary64
+           number nearer to Q than d, it can only be d itself.  Then the remainder
+           r = a - d*b is a multiple of 2^min(Ea-M, Ed-M-N+Eb-M) (a, b have at most
+           M+1 significant bits) with |r| = |Q - d|*|b| < 2^(Ed+Eb-52): zero when
+           2M + N <= 52, so Q = d.  Larger M + N (custom formats only): the core. */
+        if (b == 0 || 2 * M + N > 52) return 0x80;
+        d = a / b;
     } else {
         double bb;
         if (op == X_SUB) b = -b;
@@ -546,7 +557,7 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
     char *o = c->o;
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
+    if (sfp8f_simd_level() >= 2 && (c->op != X_DIV || 2 * t->r.M + c->k.N <= 52) && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
         sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
         uint8_t fl[SR_BLK];
         /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the binary32 kernel */
@@ -561,7 +572,8 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
             const uint16_t *x = (const uint16_t *)(const void *)(a + 2 * i), *y = (const uint16_t *)(const void *)(b + 2 * i);
             uint16_t *oc = (uint16_t *)(void *)(o + 2 * i);
             uint8_t *of = c->flout ? c->flout + i : fl;
-            const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N, c->op == X_MUL ? 2 : c->op == X_SUB,
+            const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N,
+                                  c->op == X_DIV ? 3 : c->op == X_MUL ? 2 : c->op == X_SUB,
                                   t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit,
                                   d16 && d16->arith ? &sa16 : NULL};
             unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
