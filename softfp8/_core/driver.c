@@ -253,8 +253,13 @@ static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sf
     int isz = sfp8d_size(src), osz = sfp8d_size(dst), ran = 0;
     unsigned tok = sfp8f_read_begin();
     if (src->bits <= 16) {
-        const sfp8f_conv *c = sfp8f_convert(src, dst, env, n);
-        if (c) {
+        const sfp8f_conv *c;
+        const sfp8f_sr8 *t;
+        if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic_conv(src, dst, env, n))) {
+            *acc = sfp8f_run_conv_sr(t, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n, flout);
+            rng_advance(rng, env, n);
+            ran = 1;
+        } else if ((c = sfp8f_convert(src, dst, env, n))) {
             *acc = sfp8f_run_convert(c, a, sa, isz, o, so, osz, n, flout);
             ran = 1;
         }

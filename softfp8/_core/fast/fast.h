@@ -226,6 +226,14 @@ typedef struct sfp8f_sr8 {
     uint32_t pal[16];   /* its flag palette: rz flags << 8 | ra flags << 24 */
 } sfp8f_sr8;
 const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* the same table for the conversion src -> dst of codes (src of at most 16
+   bits, dst of at most 8; entry = source code) and its run, random bits of
+   element i: sfp8_random_u32(seed, stream, index0 + i) (stochastic.c) */
+const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                       ptrdiff_t n);
+unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, const sfp8_format *src, const sfp8_format *dst,
+                           const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- add / subtract / multiply (X_ADD, X_SUB, X_MUL) of a 16-bit format
  *      covered by sfp8f_rounder under stochastic rounding: results normal in

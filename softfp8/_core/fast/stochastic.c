@@ -163,13 +163,39 @@ static uint64_t sr8_entry(uint32_t ts, uint32_t rz, unsigned rzfl, uint32_t ra, 
            (uint64_t)rafl << 56;
 }
 
+/* the core's x op y with random word R; for a conversion table (kind T_SRCV)
+   the conversion k->a -> k->b of the code x << 8 | y */
+static uint32_t core_sr(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t R, uint8_t *g)
+{
+    env->random = R;
+    if (k->kind == T_SRCV) return sfp8_convert(&k->a, &k->b, x << 8 | y, env, g);
+    return sfp8x_apply(k->op, &k->a, x, y, 0, env, g);
+}
+
 /* 1 if the core gives (code, fl) for x op y with random word R */
 static int core_gives(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t R, uint32_t code,
                       unsigned fl)
 {
     uint8_t g = 0;
-    env->random = R;
-    return sfp8x_apply(k->op, &k->a, x, y, 0, env, &g) == code && g == fl;
+    return core_sr(k, env, x, y, R, &g) == code && g == fl;
+}
+
+/* ts of a pair whose exact result is not a binary64 number at hand (divide,
+   conversions): 2^32 minus the least random word for which the core rounds
+   away (the rule t + R >= 2^32 is monotone in R), checked at both words; 0 if
+   the check fails (the entry then stays with the core) */
+static uint32_t ts_by_search(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t r0, unsigned f0,
+                             uint32_t r1, unsigned f1)
+{
+    uint32_t lo_r = 1, hi_r = 0xffffffffu; /* core(lo_r - 1) = r0, core(hi_r) = r1 */
+    while (lo_r < hi_r) {
+        uint32_t mid = lo_r + (hi_r - lo_r) / 2;
+        uint8_t g = 0;
+        if (core_sr(k, env, x, y, mid, &g) == r1) hi_r = mid;
+        else lo_r = mid + 1;
+    }
+    if (!core_gives(k, env, x, y, lo_r - 1, r0, f0) || !core_gives(k, env, x, y, lo_r, r1, f1)) return 0;
+    return 0u - lo_r;
 }
 
 /* The SIMD kernel's table q (fast.h): t12 = ts >> 20 | class << 12 | rz << 16 |
@@ -196,7 +222,10 @@ static void sr8_compact(sfp8f_sr8 *t)
 
 static void *build_sr8(const sfp8f_key *k, size_t *bytes)
 {
-    const sfp8_format *f = &k->a;
+    /* the results' format: the arithmetic's own, or a conversion's destination */
+    const int conv = k->kind == T_SRCV;
+    const sfp8_format *f = conv ? &k->b : &k->a;
+    const uint32_t nsrc = conv ? (uint32_t)1 << k->a.bits : 65536;
     sfp8_env env;
     double v[256], minnorm = INFINITY, base_u, ulp_u;
     int fin[256];
@@ -221,12 +250,31 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
             t->e[p] = SR8_CORE;
             t->tu[p] = 0;
             t->nf[p] = 0;
-            env.random = 0;
-            r0 = sfp8x_apply(k->op, f, x, y, 0, &env, &f0);
-            env.random = 0xffffffffu;
-            r1 = sfp8x_apply(k->op, f, x, y, 0, &env, &f1);
+            if (p >= nsrc) continue;
+            r0 = core_sr(k, &env, x, y, 0, &f0);
+            r1 = core_sr(k, &env, x, y, 0xffffffffu, &f1);
             if (r0 == r1 && f0 == f1) {
                 t->e[p] = sr8_entry(0, r0, f0, r1, f1); /* the same for every R */
+            } else if (conv) {
+                /* the source value (exact in binary64 for sources of <= 16 bits
+                   with exponents inside binary64's; else the core) */
+                uint8_t fl = 0;
+                uint64_t b = sfp8_convert(&k->a, &sfp8_binary64, p, &sfp8f_free_env, &fl);
+                double d;
+                memcpy(&d, &b, 8);
+                d = fabs(d);
+                if ((fl & (SFP8_FLAG_INEXACT | SFP8_FLAG_OVERFLOW | SFP8_FLAG_UNDERFLOW)) || r0 >= 256 ||
+                    r1 >= 256 || !fin[r0] || !fin[r1] ||
+                    (!env.tininess_before && d >= base_u && d < minnorm)) /* the unbounded grid's flags: core */
+                    continue;
+                {
+                    const uint32_t ts = ts_by_search(k, &env, x, y, r0, f0, r1, f1);
+                    if (ts) {
+                        t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
+                        t->tu[p] = ts;
+                        t->nf[p] = f1;
+                    }
+                }
             } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
                 double a = v[x], b = k->op == X_SUB ? -v[y] : v[y], d, err = 0, lo, hi, u;
                 int ex;
@@ -235,24 +283,15 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
                        least R that rounds away (the rule t + R >= 2^32 is monotone in R),
                        checked below like every entry; a quotient near 2^emin (the
                        unbounded grid's tininess threshold) takes the core */
-                    uint32_t lo_r = 1, hi_r = 0xffffffffu; /* core(lo_r - 1) = r0, core(hi_r) = r1 */
                     lo = fabs(v[r0]);
                     hi = fabs(v[r1]);
                     d = fabs(a / b);
                     if (frexp(hi - lo, &ex) != 0.5 || !(lo < d && d < hi) ||
                         (!env.tininess_before && d >= base_u * (1 - 0x1p-40) && d <= minnorm * (1 + 0x1p-40)))
                         continue;
-                    while (lo_r < hi_r) {
-                        uint32_t mid = lo_r + (hi_r - lo_r) / 2;
-                        uint8_t g = 0;
-                        env.random = mid;
-                        if (sfp8x_apply(k->op, f, x, y, 0, &env, &g) == r1) hi_r = mid;
-                        else lo_r = mid + 1;
-                    }
                     {
-                        const uint32_t ts = 0u - lo_r; /* 2^32 - R_min */
-                        if (core_gives(k, &env, x, y, 0xffffffffu - ts, r0, f0) &&
-                            core_gives(k, &env, x, y, 0u - ts, r1, f1)) {
+                        const uint32_t ts = ts_by_search(k, &env, x, y, r0, f0, r1, f1);
+                        if (ts) {
                             t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
                             t->tu[p] = ts;
                             t->nf[p] = f1;
@@ -326,6 +365,16 @@ const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env 
     return sfp8f_cached(T_SR8, op, f, NULL, env, build_sr8, n, (op == X_DIV ? 36 : 4) * 65536);
 }
 
+const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                       ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || src->bits > 16 || dst->bits > 8 ||
+        !sfp8f_from_float_ok(dst) || dst->subnormals == SFP8_SUBNORMALS_TESLA)
+        return NULL;
+    /* about 36 core calls per source code whose result depends on R (a binary search) */
+    return sfp8f_cached(T_SRCV, 0, src, dst, env, build_sr8, n, 36 << src->bits);
+}
+
 /* the random bits used (N), their mask, and the generator's keys (rng.h) */
 typedef struct {
     int N;
@@ -345,10 +394,11 @@ static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
 
 enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
 
-/* one call of sfp8f_run_arith_sr */
+/* one call of sfp8f_run_arith_sr, or of sfp8f_run_conv_sr (src set: the
+   codes at a, of src's size, converted into f; b unused) */
 typedef struct {
     int op;
-    const sfp8_format *f;
+    const sfp8_format *f, *src;
     const sfp8_env *env;
     sr_keys k;
     uint64_t index0;
@@ -370,10 +420,14 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
         if (fl[j] & 0x80) {
             uint8_t got = 0;
             e.random = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j));
-            sfp8f_st(out + j * size,
-                     sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
-                                 (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
-                     size);
+            if (c->src) /* x, y: the source code's high and low bytes */
+                sfp8f_st(out + j * size,
+                         sfp8_convert(c->src, c->f, (uint32_t)(uint8_t)x[j] << 8 | (uint8_t)y[j], &e, &got), size);
+            else
+                sfp8f_st(out + j * size,
+                         sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
+                                     (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
+                         size);
             fl[j] = got;
         }
         g |= fl[j];
@@ -392,27 +446,42 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
  * tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
 static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
 {
+    /* a conversion: the source codes (isz bytes, masked to src's width) split
+       into the table index's bytes x, y */
+    const int isz = c->src ? (c->src->bits <= 8 ? 1 : 2) : 1;
+    const uint32_t smask = c->src ? sfp8_code_mask(c->src) : 0;
     const char *a = c->a, *b = c->b;
     char *o = c->o;
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
+    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, isz, c->n) &&
+        (c->src || sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n))) {
         uint8_t xb[SR_BLK], yb[SR_BLK], code[SR_BLK], fl[SR_BLK];
-        const int direct = c->so == 1 && o != a && o != b;
+        const int direct = c->so == 1 && o != a && (c->src || o != b);
         for (; i < c->n; i += SR_BLK) {
             ptrdiff_t m = c->n - i < SR_BLK ? c->n - i : SR_BLK;
-            const uint8_t *x = (const uint8_t *)a + i, *y = (const uint8_t *)b + i;
+            const uint8_t *x = (const uint8_t *)a + i, *y = c->src ? NULL : (const uint8_t *)b + i;
             /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
             uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
             const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
             unsigned g;
-            if (c->sa != 1) {
-                for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
+            if (c->src) {
+                for (ptrdiff_t j = 0; j < m; j++) {
+                    uint32_t v = (uint32_t)sfp8f_ld(a + (i + j) * c->sa, isz) & smask;
+                    xb[j] = (uint8_t)(v >> 8);
+                    yb[j] = (uint8_t)v;
+                }
                 x = xb;
-            }
-            if (c->sb != 1) {
-                for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
                 y = yb;
+            } else {
+                if (c->sa != 1) {
+                    for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
+                    x = xb;
+                }
+                if (c->sb != 1) {
+                    for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
+                    y = yb;
+                }
             }
             g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
             if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
@@ -430,9 +499,19 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
         return acc;
     }
     for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
-        uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
-        uint8_t code, fl = sr8_one(t, x << 8 | y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
-        if (fl & 0x80) finish_core(c, i, a, b, o, 1, &fl, 1);
+        uint8_t xy[2];
+        uint32_t R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i), v;
+        uint8_t code, fl;
+        if (c->src) {
+            v = (uint32_t)sfp8f_ld(a, isz) & smask;
+            xy[0] = (uint8_t)(v >> 8);
+            xy[1] = (uint8_t)v;
+        } else {
+            xy[0] = *(const uint8_t *)a;
+            xy[1] = *(const uint8_t *)b;
+        }
+        fl = sr8_one(t, (uint32_t)xy[0] << 8 | xy[1], R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
+        if (fl & 0x80) finish_core(c, i, (const char *)xy, (const char *)xy + 1, o, 1, &fl, 1);
         else *(uint8_t *)o = code;
         acc |= fl;
         if (c->flout) c->flout[i] = fl;
@@ -605,6 +684,19 @@ unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const s
                             uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
                             ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
-    const sr_call c = {op, f, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout};
+    const sr_call c = {op, f, NULL, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout};
     return f->bits <= 8 ? run_arith8_sr(t, &c) : run_arith16_sr(t, &c);
+}
+
+/* DERIVED from core.c round_pack (its stochastic branch) through build_sr8's
+ * table of the conversion (one entry per source code, ts by ts_by_search):
+ * the run of the 8-bit arithmetic above, the source code's bytes as the
+ * table index.  Proven equal by tests/fast/test_sr_convert.py. */
+unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, const sfp8_format *src, const sfp8_format *dst,
+                           const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    /* b: never read (a, stride 0, keeps the loops' pointer steps defined) */
+    const sr_call c = {-1, dst, src, env, sr_keys_of(env, seed, stream), index0, a, a, o, sa, 0, so, n, flout};
+    return run_arith8_sr(t, &c);
 }
