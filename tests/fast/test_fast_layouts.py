@@ -620,18 +620,24 @@ def test_fma_layouts(fmt):
 def test_stochastic_layouts(src, fmt):
     """Stochastic float -> e4m3 (stochastic.c) and bfloat16 (cast16.c) casts: same seed,
     same codes and flags."""
-    v = _float_values(fmt, src, "sr")
+    assert check_stochastic_casts(_float_values(fmt, src, "sr"), fmt, engaged=fmt.bits == 8) == 7
+
+
+def check_stochastic_casts(x, fmt, engaged=True):
+    """x.astype(fmt) under a seeded stochastic rounding through every calling
+    convention of cast_cases (but those whose element indices of the random stream
+    depend on NumPy's buffering), against the core; returns the number of cases."""
     n = 0
-    for lab, fn in cast_cases(v, fmt.dtype).items():
+    for lab, fn in cast_cases(x, fmt.dtype).items():
         if lab in ("copyto-where", "overlapping-buffer", "ufunc-out"):
-            continue  # element indices of the random stream depend on NumPy's buffering
+            continue
 
         def seeded(g, fn=fn):
             with softfp8.rounding("stochastic", seed=11, sr_bits=7):
                 return fn(g)
-        check(seeded, f"{np.dtype(src)} -> {fmt.name} stochastic {lab}", seed=n, engaged=fmt.bits == 8)
+        check(seeded, f"{x.dtype} -> {fmt.name} stochastic {lab}", seed=n, engaged=engaged)
         n += 1
-    assert n == 7
+    return n
 
 
 # --------------------------------------------------------------------------

@@ -180,13 +180,14 @@ static int core_gives(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y,
     return core_sr(k, env, x, y, R, &g) == code && g == fl;
 }
 
-/* ts of a pair whose exact result is not a binary64 number at hand (divide,
-   conversions): 2^32 minus the least random word for which the core rounds
-   away (the rule t + R >= 2^32 is monotone in R), checked at both words; 0 if
-   the check fails (the entry then stays with the core) */
-static uint32_t ts_by_search(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t r0, unsigned f0,
-                             uint32_t r1, unsigned f1)
+/* The entry of pair p = x << 8 | y whose exact result is not a binary64 number
+   at hand (divide, conversions): ts = 2^32 minus the least random word for
+   which the core rounds away (the rule t + R >= 2^32 is monotone in R),
+   checked at both words; if the check fails the entry stays with the core */
+static void entry_by_search(sfp8f_sr8 *t, const sfp8f_key *k, sfp8_env *env, uint32_t p, uint32_t r0, unsigned f0,
+                            uint32_t r1, unsigned f1)
 {
+    const uint32_t x = p >> 8, y = p & 0xff;
     uint32_t lo_r = 1, hi_r = 0xffffffffu; /* core(lo_r - 1) = r0, core(hi_r) = r1 */
     while (lo_r < hi_r) {
         uint32_t mid = lo_r + (hi_r - lo_r) / 2;
@@ -194,8 +195,10 @@ static uint32_t ts_by_search(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint
         if (core_sr(k, env, x, y, mid, &g) == r1) hi_r = mid;
         else lo_r = mid + 1;
     }
-    if (!core_gives(k, env, x, y, lo_r - 1, r0, f0) || !core_gives(k, env, x, y, lo_r, r1, f1)) return 0;
-    return 0u - lo_r;
+    if (!core_gives(k, env, x, y, lo_r - 1, r0, f0) || !core_gives(k, env, x, y, lo_r, r1, f1)) return;
+    t->e[p] = sr8_entry(0u - lo_r, r0, f0, r1, f1);
+    t->tu[p] = 0u - lo_r;
+    t->nf[p] = (uint8_t)f1;
 }
 
 /* The SIMD kernel's table q (fast.h): t12 = ts >> 20 | class << 12 | rz << 16 |
@@ -267,14 +270,7 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
                     r1 >= 256 || !fin[r0] || !fin[r1] ||
                     (!env.tininess_before && d >= base_u && d < minnorm)) /* the unbounded grid's flags: core */
                     continue;
-                {
-                    const uint32_t ts = ts_by_search(k, &env, x, y, r0, f0, r1, f1);
-                    if (ts) {
-                        t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
-                        t->tu[p] = ts;
-                        t->nf[p] = f1;
-                    }
-                }
+                entry_by_search(t, k, &env, p, r0, f0, r1, f1);
             } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
                 double a = v[x], b = k->op == X_SUB ? -v[y] : v[y], d, err = 0, lo, hi, u;
                 int ex;
@@ -289,14 +285,7 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
                     if (frexp(hi - lo, &ex) != 0.5 || !(lo < d && d < hi) ||
                         (!env.tininess_before && d >= base_u * (1 - 0x1p-40) && d <= minnorm * (1 + 0x1p-40)))
                         continue;
-                    {
-                        const uint32_t ts = ts_by_search(k, &env, x, y, r0, f0, r1, f1);
-                        if (ts) {
-                            t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
-                            t->tu[p] = ts;
-                            t->nf[p] = f1;
-                        }
-                    }
+                    entry_by_search(t, k, &env, p, r0, f0, r1, f1);
                     continue;
                 }
                 if (k->op == X_MUL) {
