@@ -154,8 +154,9 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
     return acc;
 }
 
-/* add / subtract / multiply of 8- and 16-bit formats under stochastic rounding
- * with generated random bits (fast.h, sfp8f_run_arith_sr); returns 1 with *acc set
+/* add / subtract / multiply / divide of 8- and 16-bit formats and unary
+ * operations of 8-bit ones under stochastic rounding with generated random
+ * bits (fast.h, sfp8f_run_arith_sr, sfp8f_run_conv_sr); returns 1 with *acc set
  * (and the generator advanced) if it ran */
 static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const d[],
                           const ptrdiff_t s[], ptrdiff_t n, uint8_t *flout, unsigned *acc)
@@ -165,6 +166,17 @@ static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp
     unsigned tok;
     if (rng->random) return 0;
     tok = sfp8f_read_begin();
+    if (X_IS_UNARY(op)) { /* 8-bit unary operations: a table per source code */
+        const sfp8f_sr8 *u = f->bits <= 8 ? sfp8f_stochastic_unary(op, f, env, n) : NULL;
+        if (u) {
+            *acc = sfp8f_run_conv_sr(u, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
+                                     flout);
+            ran = 1;
+        }
+        sfp8f_read_end(tok);
+        if (ran) rng_advance(rng, env, n);
+        return ran;
+    }
     t = f->bits <= 8 ? (const void *)sfp8f_stochastic8(op, f, env, n) : (const void *)sfp8f_stochastic16(op, f, env, n);
     if (t) {
         *acc = sfp8f_run_arith_sr(t, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2], s[2],
@@ -256,7 +268,8 @@ static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sf
         const sfp8f_conv *c;
         const sfp8f_sr8 *t;
         if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic_conv(src, dst, env, n))) {
-            *acc = sfp8f_run_conv_sr(t, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n, flout);
+            *acc = sfp8f_run_conv_sr(t, -1, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n,
+                                     flout);
             rng_advance(rng, env, n);
             ran = 1;
         } else if ((c = sfp8f_convert(src, dst, env, n))) {

@@ -96,3 +96,53 @@ def test_stochastic_convert_codes_above_width():
             assert np.array_equal(run(codes), ref), simd
         count += codes.size
     assert count == 256 * 64 * len(SIMD_LEVELS)
+
+
+# ---- unary operations of 8-bit formats under stochastic rounding (T_SRUN tables) ----
+
+UNARY = ["sqrt", "exp", "log", "tanh", "reciprocal", "square", "floor", "sin", "exp2", "cbrt", "arctan", "degrees"]
+
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152"])
+@isolated
+def test_stochastic_unary8_every_code(name):
+    """Every code of the format through each unary operation: two seeds, 32 / 17 / 12 / 3
+    random bits, both saturation and tininess settings, per-element flags, every SIMD
+    level, against the core with the same seed."""
+    f = _fmt(name)
+    codes = np.arange(256, dtype=np.uint8)
+    count = 0
+    for op in UNARY:
+        fn = getattr(sfb, op)
+        for seed, nbits, sat, tin in itertools.product((1, 2**64 - 3), (32, 17, 12, 3), (False, True),
+                                                       ("after", "before")):
+            kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat, tininess=tin)
+            with fast_mode(0, SIMD_LEVELS[-1]):
+                ref = fn(f, codes, **kw)
+            for simd in SIMD_LEVELS:
+                with fast_mode(2, simd):
+                    got = fn(f, codes, **kw)
+                bad = np.flatnonzero((ref[0] != got[0]) | (ref[1] != got[1]))
+                assert bad.size == 0, (f"{name} {op} seed={seed} sr_bits={nbits} sat={sat} tininess={tin} "
+                                       f"simd={simd}: code {bad[0]:#x} core {ref[0][bad[0]]}/{ref[1][bad[0]]} "
+                                       f"fast {got[0][bad[0]]}/{got[1][bad[0]]}")
+                count += codes.size
+    assert count == len(UNARY) * 2 * 4 * 2 * 2 * len(SIMD_LEVELS) * 256
+
+
+@pytest.mark.parametrize("op", ["sqrt", "exp", "tanh"])
+def test_stochastic_unary8_layouts(op):
+    """np.sqrt / np.exp / np.tanh of E4M3 under a seeded stochastic rounding: every calling
+    convention of a unary ufunc (strided, reversed, zero-stride, in place, out= aliasing,
+    where=) against the core."""
+    from .test_fast_layouts import check, unary_cases
+    f = softfp8.e4m3
+    x = np.random.default_rng(4).integers(0, 256, size=N, dtype=np.uint8).view(f.dtype)
+    n = 0
+    for lab, fn in unary_cases(getattr(np, op), x, False).items():
+        def seeded(g, fn=fn):
+            with softfp8.rounding("stochastic", seed=3, sr_bits=6), np.errstate(all="ignore"):
+                return fn(g)
+        check(seeded, f"e4m3 {op} stochastic {lab}", seed=n)
+        n += 1
+    assert n == 11

@@ -227,11 +227,14 @@ typedef struct sfp8f_sr8 {
 } sfp8f_sr8;
 const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 /* the same table for the conversion src -> dst of codes (src of at most 16
-   bits, dst of at most 8; entry = source code) and its run, random bits of
-   element i: sfp8_random_u32(seed, stream, index0 + i) (stochastic.c) */
+   bits, dst of at most 8), or for a unary operation (ops.def K_UNARY) of an
+   8-bit format (src = dst = f), one entry per source code; and its run (op -1:
+   the conversion), random bits of element i: sfp8_random_u32(seed, stream,
+   index0 + i) (stochastic.c) */
 const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                                        ptrdiff_t n);
-unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, const sfp8_format *src, const sfp8_format *dst,
+const sfp8f_sr8 *sfp8f_stochastic_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, const sfp8_format *dst,
                            const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
                            ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 

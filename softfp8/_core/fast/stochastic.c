@@ -164,11 +164,13 @@ static uint64_t sr8_entry(uint32_t ts, uint32_t rz, unsigned rzfl, uint32_t ra, 
 }
 
 /* the core's x op y with random word R; for a conversion table (kind T_SRCV)
-   the conversion k->a -> k->b of the code x << 8 | y */
+   the conversion k->a -> k->b of the code x << 8 | y, for a unary one
+   (T_SRUN) op of that code */
 static uint32_t core_sr(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t R, uint8_t *g)
 {
     env->random = R;
     if (k->kind == T_SRCV) return sfp8_convert(&k->a, &k->b, x << 8 | y, env, g);
+    if (k->kind == T_SRUN) return sfp8x_apply(k->op, &k->a, x << 8 | y, 0, 0, env, g);
     return sfp8x_apply(k->op, &k->a, x, y, 0, env, g);
 }
 
@@ -226,8 +228,8 @@ static void sr8_compact(sfp8f_sr8 *t)
 static void *build_sr8(const sfp8f_key *k, size_t *bytes)
 {
     /* the results' format: the arithmetic's own, or a conversion's destination */
-    const int conv = k->kind == T_SRCV;
-    const sfp8_format *f = conv ? &k->b : &k->a;
+    const int conv = k->kind == T_SRCV || k->kind == T_SRUN; /* one entry per source code */
+    const sfp8_format *f = k->kind == T_SRCV ? &k->b : &k->a;
     const uint32_t nsrc = conv ? (uint32_t)1 << k->a.bits : 65536;
     sfp8_env env;
     double v[256], minnorm = INFINITY, base_u, ulp_u;
@@ -259,16 +261,10 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
             if (r0 == r1 && f0 == f1) {
                 t->e[p] = sr8_entry(0, r0, f0, r1, f1); /* the same for every R */
             } else if (conv) {
-                /* the source value (exact in binary64 for sources of <= 16 bits
-                   with exponents inside binary64's; else the core) */
-                uint8_t fl = 0;
-                uint64_t b = sfp8_convert(&k->a, &sfp8_binary64, p, &sfp8f_free_env, &fl);
-                double d;
-                memcpy(&d, &b, 8);
-                d = fabs(d);
-                if ((fl & (SFP8_FLAG_INEXACT | SFP8_FLAG_OVERFLOW | SFP8_FLAG_UNDERFLOW)) || r0 >= 256 ||
-                    r1 >= 256 || !fin[r0] || !fin[r1] ||
-                    (!env.tininess_before && d >= base_u && d < minnorm)) /* the unbounded grid's flags: core */
+                /* both neighbours finite; a result rounding up to 2^emin under tininess
+                   after rounding (its flags depend on the unbounded grid) takes the core */
+                if (r0 == r1 || r0 >= 256 || r1 >= 256 || !fin[r0] || !fin[r1] ||
+                    (!env.tininess_before && fabs(v[r1]) == minnorm))
                     continue;
                 entry_by_search(t, k, &env, p, r0, f0, r1, f1);
             } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
@@ -364,6 +360,16 @@ const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format
     return sfp8f_cached(T_SRCV, 0, src, dst, env, build_sr8, n, 36 << src->bits);
 }
 
+const sfp8f_sr8 *sfp8f_stochastic_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits > 8 || !sfp8f_from_float_ok(f) ||
+        f->subnormals == SFP8_SUBNORMALS_TESLA || sfp8x_ops[op].kind != K_UNARY)
+        return NULL;
+    /* elementary functions cost the core far more than a conversion: a table of
+       256 entries repays itself from about 1,000 elements */
+    return sfp8f_cached(T_SRUN, op, f, NULL, env, build_sr8, n, 16 * 1024);
+}
+
 /* the random bits used (N), their mask, and the generator's keys (rng.h) */
 typedef struct {
     int N;
@@ -384,7 +390,7 @@ static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
 enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
 
 /* one call of sfp8f_run_arith_sr, or of sfp8f_run_conv_sr (src set: the
-   codes at a, of src's size, converted into f; b unused) */
+   codes at a, of src's size, converted into f (op -1) or op of them; b unused) */
 typedef struct {
     int op;
     const sfp8_format *f, *src;
@@ -409,10 +415,13 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
         if (fl[j] & 0x80) {
             uint8_t got = 0;
             e.random = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j));
-            if (c->src) /* x, y: the source code's high and low bytes */
+            if (c->src) { /* x, y: the source code's high and low bytes */
+                const uint32_t code = (uint32_t)(uint8_t)x[j] << 8 | (uint8_t)y[j];
                 sfp8f_st(out + j * size,
-                         sfp8_convert(c->src, c->f, (uint32_t)(uint8_t)x[j] << 8 | (uint8_t)y[j], &e, &got), size);
-            else
+                         c->op < 0 ? sfp8_convert(c->src, c->f, code, &e, &got)
+                                   : sfp8x_apply(c->op, c->f, code, 0, 0, &e, &got),
+                         size);
+            } else
                 sfp8f_st(out + j * size,
                          sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
                                      (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
@@ -454,11 +463,19 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
             uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
             const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
             unsigned g;
-            if (c->src) {
+            if (c->src && isz == 1 && c->sa == 1 && smask == 0xff) { /* 8-bit codes: the low byte in place */
+                static const uint8_t zeros[SR_BLK];
+                x = zeros;
+                y = (const uint8_t *)a + i;
+            } else if (c->src) {
+                uint16_t cb[SR_BLK];
+                if (isz == 2 && c->sa == 2)
+                    memcpy(cb, a + 2 * i, (size_t)(2 * m));
+                else
+                    for (ptrdiff_t j = 0; j < m; j++) cb[j] = (uint16_t)sfp8f_ld(a + (i + j) * c->sa, isz);
                 for (ptrdiff_t j = 0; j < m; j++) {
-                    uint32_t v = (uint32_t)sfp8f_ld(a + (i + j) * c->sa, isz) & smask;
-                    xb[j] = (uint8_t)(v >> 8);
-                    yb[j] = (uint8_t)v;
+                    xb[j] = (uint8_t)((cb[j] & smask) >> 8);
+                    yb[j] = (uint8_t)(cb[j] & smask);
                 }
                 x = xb;
                 y = yb;
@@ -681,11 +698,11 @@ unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const s
  * table of the conversion (one entry per source code, ts by ts_by_search):
  * the run of the 8-bit arithmetic above, the source code's bytes as the
  * table index.  Proven equal by tests/fast/test_sr_convert.py. */
-unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, const sfp8_format *src, const sfp8_format *dst,
+unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, const sfp8_format *dst,
                            const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
                            ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     /* b: never read (a, stride 0, keeps the loops' pointer steps defined) */
-    const sr_call c = {-1, dst, src, env, sr_keys_of(env, seed, stream), index0, a, a, o, sa, 0, so, n, flout};
+    const sr_call c = {op, dst, src, env, sr_keys_of(env, seed, stream), index0, a, a, o, sa, 0, so, n, flout};
     return run_arith8_sr(t, &c);
 }
