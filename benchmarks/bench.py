@@ -648,13 +648,45 @@ def main(argv=None):
         peer = x.astype(ml_dtypes.bfloat16) if (ml_ok and name == "bfloat16") else None
         for fn in ("exp", "tanh", "log"):
             uf = getattr(np, fn)
-            add(Row(f"{name}_{fn}", f"{name} {fn} (correctly rounded)",
-                    M(lambda k, u=uf, v=p: (lambda: u(v[:k]))),
+            mk_fn = (lambda k, u=uf, v=p: (lambda: u(v[:k])))
+            add(Row(f"{name}_{fn}", f"{name} {fn} (correctly rounded)", M(mk_fn), sf_make=mk_fn,
                     ml=M(lambda k, u=uf, v=peer: (lambda: u(v[:k]))) if peer is not None else None,
                     ref=M(lambda k, u=uf: (lambda: u(h[:k]))), ref_label=f"NumPy float16 {fn}",
                     target=("abs", limit),
                     notes=["ml_dtypes / NumPy float16: computed in float32, not correctly rounded"]))
+        if name == "e4m3":  # a unary operation under stochastic rounding (issue 10: <= 2x)
+            def exp_sr(k, v=p):
+                def f():
+                    with softfp8.rounding("stochastic", seed=1):
+                        np.exp(v[:k])
+                return f
+            add(Row("e4m3_exp_sr", "e4m3 exp, rounding('stochastic', seed=1)", M(exp_sr), sf_make=exp_sr,
+                    ref=M(lambda k: (lambda: np.exp(h[:k]))), ref_label="NumPy float16 exp",
+                    target=("overhead", "e4m3_exp", 1.0),
+                    notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
         del p, peer
+
+    # ---- 10e: casts between formats: bfloat16 → E4M3, nearest and stochastic ----
+    bq = x.astype(softfp8.bfloat16)
+    ml_bq = x.astype(ml_dtypes.bfloat16) if ml_ok else None
+
+    def bf_e4m3(k):
+        return lambda: bq[:k].astype(e4m3)
+
+    def bf_e4m3_sr(k):
+        def f():
+            with softfp8.rounding("stochastic", seed=1):
+                bq[:k].astype(e4m3)
+        return f
+    add(Row("bf16_e4m3", "bfloat16→E4M3 (nearest-even)", M(bf_e4m3), sf_make=bf_e4m3,
+            ml=M(lambda k: (lambda: ml_bq[:k].astype(ml_dtypes.float8_e4m3fn))) if ml_bq is not None else None,
+            ref=M(lambda k: (lambda: h[:k].astype(np.float32))), ref_label="NumPy float16→float32 astype",
+            target=("vs_ml", 1), notes=["ml_dtypes: float8_e4m3fn (saturating E4M3 of OCP)"]))
+    add(Row("bf16_e4m3_sr", "bfloat16→E4M3 stochastic (seed=1)", M(bf_e4m3_sr), sf_make=bf_e4m3_sr,
+            ref=M(lambda k: (lambda: h[:k].astype(np.float32))), ref_label="NumPy float16→float32 astype",
+            target=("overhead", "bf16_e4m3", 1.0),
+            notes=["issue 10: at most 2× the nearest-even cast (overhead ≤100%)"]))
+    del bq, ml_bq
 
     # ---- 10c: two threads, each on one half (the loops release the GIL) ------
     pool = ThreadPoolExecutor(2)
