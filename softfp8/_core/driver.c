@@ -166,11 +166,16 @@ static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp
     unsigned tok;
     if (rng->random) return 0;
     tok = sfp8f_read_begin();
-    if (X_IS_UNARY(op)) { /* 8-bit unary operations: a table per source code */
+    if (X_IS_UNARY(op)) { /* 8-bit unary operations: a table per source code; 16-bit sqrt */
         const sfp8f_sr8 *u = f->bits <= 8 ? sfp8f_stochastic_unary(op, f, env, n) : NULL;
+        const sfp8f_sr16 *u16 = f->bits > 8 && op == X_SQRT ? sfp8f_stochastic16(op, f, env, n) : NULL;
         if (u) {
             *acc = sfp8f_run_conv_sr(u, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
                                      flout);
+            ran = 1;
+        } else if (u16) { /* the operand twice: the kernels read y and ignore it */
+            *acc = sfp8f_run_arith_sr(u16, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[0], s[0],
+                                      d[1], s[1], n, flout);
             ran = 1;
         }
         sfp8f_read_end(tok);

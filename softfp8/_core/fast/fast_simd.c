@@ -587,6 +587,12 @@ TGT static unsigned sr16d_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
         } else if (p->op == 3) { /* the quotient rounded in binary64: stochastic.c, sr16_one */
             slow |= _mm512_cmp_pd_mask(b, _mm512_setzero_pd(), _CMP_EQ_OQ);
             bits = _mm512_castpd_si512(_mm512_div_pd(a, b));
+        } else if (p->op == 4) { /* the root rounded in binary64; inexact on the grid of 2^(E-M-N): the core */
+            const __m512d d = _mm512_sqrt_pd(a);
+            slow |= _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_LE_OQ);
+            bits = _mm512_castpd_si512(d);
+            slow |= _mm512_testn_epi64_mask(bits, _mm512_set1_epi64((long long)(((uint64_t)1 << (sh - p->N)) - 1))) &
+                    _mm512_cmp_pd_mask(_mm512_fnmadd_pd(d, d, a), _mm512_setzero_pd(), _CMP_NEQ_UQ);
         } else {
             __m512d d, bb, err;
             if (p->op == 1) b = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(b), _mm512_set1_epi64((long long)(1ULL << 63))));
@@ -1001,7 +1007,7 @@ TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
 TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                      uint8_t *fl, ptrdiff_t n)
 {
-    if (p->op != 3 && p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD))
+    if (p->op < 3 && p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD))
         return sr16f_avx512(p, x, y, out, fl, n);
     return sr16d_avx512(p, x, y, out, fl, n);
 }

@@ -81,7 +81,7 @@ typedef struct sfp8s_sr16 {
     const uint64_t *vf;      /* fast.h, sfp8f_sr16 */
     uint32_t mask;
     uint64_t seed_key, stream_key, index0;
-    int N, op;               /* op 0 add, 1 subtract, 2 multiply, 3 divide (2M + N <= 52) */
+    int N, op;               /* op 0 add, 1 subtract, 2 multiply, 3 divide (2M + N <= 52), 4 sqrt (x: y unused) */
     int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
     uint32_t maxmag, signbit;
     /* or NULL: the format's arithmetic decoding (round_f64.c); the binary32

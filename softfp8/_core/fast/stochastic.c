@@ -583,7 +583,7 @@ const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_en
 {
     if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits <= 8 || f->bits > 16 ||
         f->exp_bits > 8 || f->bias < -100 || f->bias > 300 || f->man_bits > 20 ||
-        (op != X_ADD && op != X_SUB && op != X_MUL && op != X_DIV))
+        (op != X_ADD && op != X_SUB && op != X_MUL && op != X_DIV && op != X_SQRT))
         return NULL;
     return sfp8f_cached(T_SR16, 0, f, NULL, env, build_sr16, n, 65536);
 }
@@ -615,6 +615,15 @@ static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t
            2M + N <= 52, so Q = d.  Larger M + N (custom formats only): the core. */
         if (b == 0 || 2 * M + N > 52) return 0x80;
         d = a / b;
+    } else if (op == X_SQRT) {
+        /* d = RN(sqrt(a)) (never a binary64 midpoint): as for divide, only d itself
+           can lie on the grid of 2^(Ed-M-N) between d and the root, but here
+           r = a - d*d (exact by fma) need not vanish: such d (low sh - N bits
+           zero) with r != 0 take the core; exact roots (r = 0) are d */
+        if (!(a > 0)) return 0x80;
+        d = sqrt(a);
+        memcpy(&bits, &d, 8);
+        if (!(bits & (((uint64_t)1 << (sh - N)) - 1)) && fma(-d, d, a) != 0) return 0x80;
     } else {
         double bb;
         if (op == X_SUB) b = -b;
@@ -658,7 +667,7 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
             uint16_t *oc = (uint16_t *)(void *)(o + 2 * i);
             uint8_t *of = c->flout ? c->flout + i : fl;
             const sfp8s_sr16 p = {t->vf, t->mask, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N,
-                                  c->op == X_DIV ? 3 : c->op == X_MUL ? 2 : c->op == X_SUB,
+                                  c->op == X_SQRT ? 4 : c->op == X_DIV ? 3 : c->op == X_MUL ? 2 : c->op == X_SUB,
                                   t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit,
                                   d16 && d16->arith ? &sa16 : NULL};
             unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
