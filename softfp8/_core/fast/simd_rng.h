@@ -57,14 +57,25 @@ SFP8_RNG512 static inline rng16 rng16_init(uint64_t seed_key, uint64_t stream_ke
     return g;
 }
 
-/* the 32 random bits of the next sixteen elements */
+/* rand8's words in the high halves of the 64-bit lanes (the low halves are not the
+ * generator's) */
+SFP8_RNG512 static inline __m512i rand8_high(__m512i h, __m512i seed_key)
+{
+    __m512i z = mix64x8_head(h);
+    z = _mm512_xor_si512(_mm512_xor_si512(z, _mm512_srli_epi64(z, 33)), seed_key);
+    return mix64x8_head(z);
+}
+
+/* the 32 random bits of the next sixteen elements (the high halves of two rand8_high
+ * gathered by one two-source permute) */
 SFP8_RNG512 static inline __m512i rng16_next(rng16 *g)
 {
-    __m256i r0 = rand8(g->h, g->sk), r1;
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    __m512i r0 = rand8_high(g->h, g->sk), r1;
     g->h = _mm512_add_epi64(g->h, g->step);
-    r1 = rand8(g->h, g->sk);
+    r1 = rand8_high(g->h, g->sk);
     g->h = _mm512_add_epi64(g->h, g->step);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+    return _mm512_permutex2var_epi32(r0, odd, r1);
 }
 
 /* ---- AVX2 ---- */
