@@ -779,8 +779,12 @@ TGT512 static inline AINL ptrdiff_t sr512(int ISZ, int FL, const srctx *c, uint6
                                           uint16_t *out, uint8_t *flo, ptrdiff_t n, unsigned *acc)
 {
     const sfp8f_c16 *p = c->p;
-    const __m128i shc = _mm_cvtsi32_si128(c->sh);
-    const __m128i tl = _mm_cvtsi32_si128(c->tl), tr = _mm_cvtsi32_si128(c->tr);
+    /* binary32: q = |b| >> sh, t = (b << (32 - sh)) >> (32 - N); binary64: w = |b| >> (sh - 32)
+       holds q in its high half and the top 32 discarded bits in its low half */
+    const __m128i shc = _mm_cvtsi32_si128(ISZ == 4 ? c->sh : c->sh - 32);
+    const __m128i dsh = _mm_cvtsi32_si128(32 - c->sh), nsh = _mm_cvtsi32_si128(32 - c->N);
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     const __m512i rmask = _mm512_set1_epi32((int)c->Rmask), off = _mm512_set1_epi32(c->off);
     const __m512i qlo = _mm512_set1_epi32((int)c->qlo), qhi = _mm512_set1_epi32((int)c->qhi);
     const __m512i maxmag = _mm512_set1_epi32((int)p->r.maxmag), signbit = _mm512_set1_epi32((int)p->r.signbit);
@@ -800,21 +804,20 @@ TGT512 static inline AINL ptrdiff_t sr512(int ISZ, int FL, const srctx *c, uint6
         if (ISZ == 4) {
             const __m512i b = _mm512_loadu_si512((const void *)(in + 4 * i));
             q = _mm512_srl_epi32(_mm512_and_si512(b, absm), shc);
-            t = _mm512_srl_epi32(_mm512_sll_epi32(_mm512_and_si512(b, remm), tl), tr);
+            t = _mm512_srl_epi32(_mm512_sll_epi32(b, dsh), nsh);
             ix = _mm512_test_epi32_mask(b, remm);
             s = _mm512_movepi32_mask(b);
         } else {
-            /* N <= 32 < sh: t is the top N of the sh discarded bits */
+            /* sh >= 37: q has at most 26 bits, t is the top N of the sh discarded bits */
             const __m512i b0 = _mm512_loadu_si512((const void *)(in + 8 * i));
             const __m512i b1 = _mm512_loadu_si512((const void *)(in + 8 * i + 64));
+            __m512i w0, w1;
             _mm_prefetch(in + 8 * i + 4096, _MM_HINT_T0);
             _mm_prefetch(in + 8 * i + 4096 + 64, _MM_HINT_T0);
-            q = _mm512_inserti64x4(
-                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, absm), shc))),
-                _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, absm), shc)), 1);
-            t = _mm512_inserti64x4(
-                _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, remm), tr))),
-                _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, remm), tr)), 1);
+            w0 = _mm512_srl_epi64(_mm512_and_si512(b0, absm), shc);
+            w1 = _mm512_srl_epi64(_mm512_and_si512(b1, absm), shc);
+            q = _mm512_permutex2var_epi32(w0, odd, w1);
+            t = _mm512_srl_epi32(_mm512_permutex2var_epi32(w0, even, w1), nsh);
             ix = _mm512_test_epi64_mask(b0, remm) | (unsigned)_mm512_test_epi64_mask(b1, remm) << 8;
             s = _mm512_movepi64_mask(b0) | (unsigned)_mm512_movepi64_mask(b1) << 8;
         }
