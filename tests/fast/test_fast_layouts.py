@@ -18,8 +18,9 @@ unaligned 16-bit data (a view of a uint8 buffer at offset 1).
 Kernels: 8-bit binary tables (arithmetic, min/max, comparisons), unary tables,
 casts (to/from float16/32/64 and between formats), fma, 16-bit add/sub/mul,
 stochastic casts (and, for 16-bit formats, random bits keyed on the global element
-index: split, reversed, strided and Fortran-ordered calls equal one flat call).  Then out-of-width codes: formats of 2 to 15 bits fed random
-raw storage bytes.  Then the table cache: counters, the cap, growth.
+index: split, reversed, strided and Fortran-ordered calls equal one flat call).  Then
+out-of-width codes: formats of 2 to 15 bits fed random raw storage bytes.  Then the
+table cache: counters, the cap, growth.
 """
 
 from __future__ import annotations
