@@ -17,8 +17,10 @@ unaligned 16-bit data (a view of a uint8 buffer at offset 1).
 
 Kernels: 8-bit binary tables (arithmetic, min/max, comparisons), unary tables,
 casts (to/from float16/32/64 and between formats), fma, 16-bit add/sub/mul,
-stochastic casts.  Then out-of-width codes: formats of 2 to 15 bits fed random
-raw storage bytes.  Then the table cache: counters, the cap, growth.
+stochastic casts (and, for 16-bit formats, random bits keyed on the global element
+index: split, reversed, strided and Fortran-ordered calls equal one flat call).  Then
+out-of-width codes: formats of 2 to 15 bits fed random raw storage bytes.  Then the
+table cache: counters, the cap, growth.
 """
 
 from __future__ import annotations
@@ -615,21 +617,31 @@ def test_fma_layouts(fmt):
     assert n == 2 * 11
 
 
-@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.bfloat16], ids=lambda f: f.name)
+SR16_LAYOUT_FORMATS = [softfp8.bfloat16, softfp8.float16, softfp8.uhp,
+                       softfp8.format(exp_bits=7, man_bits=8, bias=63, specials="fn", saturate=True,
+                                      name="e7m8fn_layouts")]
+
+
+@pytest.mark.parametrize("fmt", [softfp8.e4m3] + SR16_LAYOUT_FORMATS, ids=lambda f: f.name)
 @pytest.mark.parametrize("src", [np.float32, np.float64])
 def test_stochastic_layouts(src, fmt):
-    """Stochastic float -> e4m3 (stochastic.c) and bfloat16 (cast16.c) casts: same seed,
-    same codes and flags."""
-    assert check_stochastic_casts(_float_values(fmt, src, "sr"), fmt, engaged=fmt.bits == 8) == 7
+    """Stochastic float -> e4m3 (stochastic.c) and 16-bit formats (cast16.c) casts: same
+    seed, same codes and flags.  The 16-bit casts also under where=, a destination
+    overlapping the source and a ufunc's out= (NumPy buffers these the same way for the
+    core and the fast paths)."""
+    n = check_stochastic_casts(_float_values(fmt, src, "sr"), fmt, engaged=fmt.bits == 8,
+                               buffered=fmt.bits > 8)
+    assert n == (7 if fmt.bits == 8 else 10)
 
 
-def check_stochastic_casts(x, fmt, engaged=True):
+def check_stochastic_casts(x, fmt, engaged=True, buffered=False):
     """x.astype(fmt) under a seeded stochastic rounding through every calling
-    convention of cast_cases (but those whose element indices of the random stream
-    depend on NumPy's buffering), against the core; returns the number of cases."""
+    convention of cast_cases against the core; returns the number of cases.  Without
+    buffered, not the conventions whose element indices of the random stream depend
+    on NumPy's buffering (where=, overlapping destination, ufunc out=)."""
     n = 0
     for lab, fn in cast_cases(x, fmt.dtype).items():
-        if lab in ("copyto-where", "overlapping-buffer", "ufunc-out"):
+        if not buffered and lab in ("copyto-where", "overlapping-buffer", "ufunc-out"):
             continue
 
         def seeded(g, fn=fn):
@@ -638,6 +650,94 @@ def check_stochastic_casts(x, fmt, engaged=True):
         check(seeded, f"{x.dtype} -> {fmt.name} stochastic {lab}", seed=n, engaged=engaged)
         n += 1
     return n
+
+
+def _sr16_calls(fmt, x, seed, nbits):
+    """(label, fn() -> (codes, per-element flags)) of calls that must all equal the one
+    flat softfp8.bits.from_float(x, seed=seed) of the contiguous 1-D x: the random word of
+    flat element i is random_u32(seed, 0, i) whatever the layout or the splitting."""
+    n = x.size
+    sp, _, _, _ = sfb._endpoint(x.dtype.type, "src")
+    dp, dstor, _, _ = sfb._endpoint(fmt, "dst")
+    env = sfb._env(fmt, "stochastic", False, "after", nbits)
+    opts = {"rounding": "stochastic", "saturate": False, "tininess": "after", "seed": seed,
+            "sr_bits": nbits}
+
+    def pieces(cuts):
+        # the driver called on consecutive pieces, each with its first element's index
+        out, fl = np.empty(n, dstor), np.zeros(n, np.uint8)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            _ext.convert(sp, dp, env, (1, seed, 0, int(a)), None, x[a:b].view(f"u{x.itemsize}"),
+                         out[a:b], fl[a:b])
+        return out, fl
+
+    def bits_of(view, back):
+        c, f = sfb.from_float(view, fmt, **opts)
+        return back(c).reshape(-1), back(f).reshape(-1)
+
+    rows = 50 if n % 50 == 0 else 1
+    xr = x[::-1].copy()
+    xf = np.asfortranarray(x.reshape(rows, -1))
+    return {
+        "one call": lambda: bits_of(x, lambda a: a),
+        "pieces 1/15/17/255/256/1000": lambda: pieces([0, 1, 16, 33, 288, 544, 1544, n]),
+        "pieces of 16": lambda: pieces(list(range(0, n, 16)) + [n]),
+        "pieces at odd offsets": lambda: pieces([0, 7, 300, 301, 2003, n - 5, n]),
+        # a reversed view: its flat element i is x[::-1][i], fed from a reversed copy
+        "reversed view": lambda: bits_of(xr[::-1], lambda a: a),
+        # a Fortran-ordered 2-D array: flat C order index, whatever the memory order
+        "fortran 2-D": lambda: bits_of(xf, lambda a: a),
+        # a strided view of a wider buffer
+        "strided view": lambda: bits_of(np.repeat(x, 3)[::3], lambda a: a),
+    }
+
+
+@pytest.mark.parametrize("fmt", SR16_LAYOUT_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("src", [np.float32, np.float64])
+def test_stochastic16_index_offsets(src, fmt):
+    """The random bits are keyed on the global element index: split calls (the driver
+    given each piece's first index, pieces not multiples of the SIMD blocks), reversed,
+    strided and Fortran-ordered inputs give the codes and per-element flags of one flat
+    call, at every SIMD level and with the fast paths off."""
+    g = np.random.default_rng(seed_of("sr16-offsets", fmt.name, np.dtype(src).name))
+    v = np.concatenate([_float_values(fmt, src, "sr-offsets")] * 10)  # 3000
+    x = np.ascontiguousarray(g.permutation(v))
+    assert x.size == 3000
+    n = 0
+    for seed, nbits in ((5, 32), (2**64 - 3, 3)):
+        with switches(0, SIMD_LEVELS[-1]):
+            want = _sr16_calls(fmt, x, seed, nbits)["one call"]()
+        for level, simd in [(0, SIMD_LEVELS[-1])] + FAST_RUNS:
+            with switches(level, simd), np.errstate(all="ignore"):
+                for lab, fn in _sr16_calls(fmt, x, seed, nbits).items():
+                    got = fn()
+                    for part, a, b in zip(("codes", "flags"), got, want):
+                        assert np.array_equal(a, b), (f"{np.dtype(src)} -> {fmt.name} seed={seed} "
+                                                      f"sr_bits={nbits} fast={level} simd={simd} "
+                                                      f"{lab}: {part} differ at "
+                                                      f"{np.nonzero(a != b)[0][:5]}")
+                    n += 1
+    assert n == 2 * (1 + len(FAST_RUNS)) * 7
+
+
+def test_stochastic16_dask_chunkings():
+    """softfp8.dask.astype into bfloat16 / float16 under several chunkings and both
+    schedulers: the one-call softfp8.bits.from_float codes, at every SIMD level."""
+    da = pytest.importorskip("dask.array")
+    sd = pytest.importorskip("softfp8.dask")
+    n = 0
+    for fmt in (softfp8.bfloat16, softfp8.float16):
+        x = _float_values(fmt, np.float32, "sr-dask").reshape(20, 15)
+        want, _ = sfb.from_float(x, fmt, rounding="stochastic", seed=21)
+        for simd in SIMD_LEVELS:
+            with switches(2, simd), np.errstate(all="ignore"):
+                for ch, sched in (((20, 15), "sync"), ((7, 15), "threads"), ((20, 4), "sync"),
+                                  ((3, 7), "threads")):
+                    got = sd.astype(da.from_array(x, chunks=ch), fmt, rounding="stochastic",
+                                    seed=21).compute(scheduler=sched)
+                    assert np.array_equal(raw(got), raw(want)), f"{fmt.name} chunks={ch} {sched} simd={simd}"
+                    n += 1
+    assert n == 2 * len(SIMD_LEVELS) * 4
 
 
 # --------------------------------------------------------------------------

@@ -928,6 +928,14 @@ def test_cast16_structured(dst, width):
     assert n == len(cfgs) * x.size
 
 
+def _random16_inputs(rng, dst, k):
+    """k random float32 (a quarter any bits, the rest around dst's range), then k
+    random float64 (the same, with random low bits below binary32's precision)."""
+    x32 = np.concatenate([rng.integers(0, 1 << 32, k // 4, dtype=np.uint32),
+                          random_in_range_f32(rng, dst, k - k // 4)]).view(np.float32)
+    return x32, random_f64(rng, dst, k // 4, k - k // 4)
+
+
 @pytest.mark.parametrize("dst", FORMATS16_CAST, ids=ID16_CAST)
 @isolated
 def test_cast16_random(dst):
@@ -937,12 +945,82 @@ def test_cast16_random(dst):
     half = CAST16_RANDOM // 2
     n = 0
     for cfg in SOME_CONFIGS:
-        x32 = np.concatenate([rng.integers(0, 1 << 32, half // 4, dtype=np.uint32),
-                              random_in_range_f32(rng, dst, half - half // 4)]).view(np.float32)
-        n += _from_float_compare(dst, x32, cfg, f"cast float32 (random) -> {dst.name} {cfg_id(cfg)}")
-        x64 = random_f64(rng, dst, half // 4, half - half // 4)
-        n += _from_float_compare(dst, x64, cfg, f"cast float64 (random) -> {dst.name} {cfg_id(cfg)}")
+        for x in _random16_inputs(rng, dst, half):
+            n += _from_float_compare(dst, x, cfg, f"cast {x.dtype} (random) -> {dst.name} {cfg_id(cfg)}")
     assert n == len(MODES) * 2 * half
+
+
+# ---- stochastic rounding into the same 16-bit formats (fast/cast16.c's SR kernels:
+#      AVX-512, AVX2 and the portable loop, the core for the lanes they leave) ----
+
+# (saturate, tininess, sr_bits (None: the default 32), seed): sr_bits on both sides of
+# the discarded-bit counts of float32 inputs (8..22 bits for these formats)
+SR16_CONFIGS = [(False, "after", None, 1), (True, "before", None, 2**63 + 5),
+                (False, "before", 1, 7), (True, "after", 7, 12345),
+                (False, "after", 13, 2**64 - 1), (True, "before", 16, 99)]
+# random inputs per format (half float32, half float64, spread over SR16_CONFIGS);
+# SOFTFP8_CAST16_RANDOM=10000000 for the large run (as for the nearest casts above)
+CAST16_SR_RANDOM = int(os.environ.get("SOFTFP8_CAST16_RANDOM") or 120_000)
+
+
+def _sr_id(sat, tin, nbits, seed):
+    return f"stochastic/sr_bits={nbits or 32}/seed={seed}/{'sat' if sat else 'nosat'}/{tin}"
+
+
+def _sr16_compare(fmt, x, sr_cfg, what):
+    """float32/float64 array x -> fmt under stochastic rounding: softfp8.bits.from_float
+    (codes, per-element flags) at every SIMD level and the ufunc cast inside a seeded
+    context (codes, OR-flags) at every fast variant, each equal to the core's; the
+    cast's first stream is the one from_float(seed=) uses, so their codes agree too."""
+    sat, tin, nbits, seed = sr_cfg
+    xb = raw(x)
+    opts = {} if nbits is None else {"sr_bits": nbits}
+
+    def cast():
+        with softfp8.rounding("stochastic", seed=seed, **opts), softfp8.saturation(sat), \
+                softfp8.tininess(tin), np.errstate(all="ignore"):
+            return x.astype(fmt.dtype)
+    cast_codes, uf = versus_core(cast, what, inputs=(xb,))
+    (codes, fl), n = bits_versus_core(
+        lambda: sfb.from_float(x, fmt, rounding="stochastic", saturate=sat, tininess=tin,
+                               seed=seed, **opts), what, (xb,))
+    assert np.array_equal(raw(cast_codes), raw(codes)), f"{what}: cast and bits.from_float differ"
+    assert int(np.bitwise_or.reduce(fl)) == uf if fl.size else uf == 0, what
+    return n
+
+
+@pytest.mark.parametrize("width", [32, 64])
+@pytest.mark.parametrize("dst", FORMATS16_CAST, ids=ID16_CAST)
+@isolated
+def test_cast16_stochastic_structured(dst, width):
+    """Every rounding boundary of dst and its float32 / float64 neighbours (the subnormal
+    threshold, the largest finite value and the overflow threshold, both signs: negative
+    values into the unsigned formats), zeros, infinities, NaNs and subnormal inputs, under
+    each SR16_CONFIGS setting (float64: three of them)."""
+    if width == 32:
+        x, cfgs = structured_f32_near(dst).view(np.float32), SR16_CONFIGS
+    else:  # (sr_bits is below the 37..51 discarded bits of every float64 input)
+        x, cfgs = structured_f64(dst).view(np.float64), SR16_CONFIGS[1:4]
+    assert x.size > (1 << (dst.bits - 1))
+    n = 0
+    for cfg in cfgs:
+        n += _sr16_compare(dst, x, cfg, f"cast float{width} (structured) -> {dst.name} {_sr_id(*cfg)}")
+    assert n == len(cfgs) * x.size
+
+
+@pytest.mark.parametrize("dst", FORMATS16_CAST, ids=ID16_CAST)
+@isolated
+def test_cast16_stochastic_random(dst):
+    """CAST16_SR_RANDOM random inputs per format: float32 (any bits, and around dst's
+    range) and float64 (any bits, and around the range with random low bits)."""
+    rng = rng_for("cast16-sr", dst.name)
+    per = CAST16_SR_RANDOM // (2 * len(SR16_CONFIGS))
+    n = 0
+    for cfg in SR16_CONFIGS:
+        for x in _random16_inputs(rng, dst, per):
+            n += _sr16_compare(dst, x, cfg, f"cast {x.dtype} (random) -> {dst.name} {_sr_id(*cfg)}")
+    assert n == len(SR16_CONFIGS) * 2 * per
+    assert n >= min(CAST16_SR_RANDOM, 10**5) - 2 * len(SR16_CONFIGS)
 
 
 # ==========================================================================

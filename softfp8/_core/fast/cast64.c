@@ -43,6 +43,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "simd_round.h"
+
 #define AINL __attribute__((always_inline))
 #define TGT512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define TGT256 __attribute__((target("avx2")))
@@ -67,24 +69,6 @@ static void by_table(const uint16_t *tab, const uint64_t *in, uint8_t *out, uint
 /* ---- AVX-512: sixteen lanes, two halves of eight binary64 ---- */
 
 #define SAE _MM_FROUND_NO_EXC
-
-TGT512 static inline AINL __m512d round512(int MODE, __m512d z)
-{
-    switch (MODE) {
-    case SFP8_ROUND_NEAREST_EVEN: return _mm512_roundscale_round_pd(z, _MM_FROUND_TO_NEAREST_INT, SAE);
-    case SFP8_ROUND_UPWARD: return _mm512_roundscale_round_pd(z, _MM_FROUND_TO_POS_INF, SAE);
-    case SFP8_ROUND_DOWNWARD: return _mm512_roundscale_round_pd(z, _MM_FROUND_TO_NEG_INF, SAE);
-    case SFP8_ROUND_NEAREST_AWAY: {
-        const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ULL);
-        const __m512i half = _mm512_set1_epi64(0x3fe0000000000000LL);
-        __m512d h = _mm512_castsi512_pd(_mm512_ternarylogic_epi64(_mm512_castpd_si512(z), sign, half, 0xEA));
-        return _mm512_roundscale_round_pd(_mm512_add_round_pd(z, h, _MM_FROUND_TO_ZERO | SAE),
-                                          _MM_FROUND_TO_ZERO, SAE);
-    }
-    default: /* toward zero; to odd (then | inexact) */
-        return _mm512_roundscale_round_pd(z, _MM_FROUND_TO_ZERO, SAE);
-    }
-}
 
 /* one half: K (signed), em as integers; inexact, sign, uncovered */
 TGT512 static inline AINL void half512(int MODE, __m512d x, __m512d eminv, __m512d Mv, __m256i *k, __m256i *em,
@@ -206,24 +190,6 @@ TGT512 ptrdiff_t sfp8s_cast64_avx512(const sfp8s_cast64 *p, const uint16_t *tab,
  *      operands, a normal result), _mm256_round_pd in the mode (nearest-away:
  *      trunc, then one more where the exact |z - trunc z| >= 1/2), K read from
  *      |K| + 2^52.  Uncovered lanes (zeroed before the product) as above. ---- */
-
-TGT256 static inline AINL __m256d round256(int MODE, __m256d z)
-{
-    const int X = _MM_FROUND_NO_EXC;
-    switch (MODE) {
-    case SFP8_ROUND_NEAREST_EVEN: return _mm256_round_pd(z, _MM_FROUND_TO_NEAREST_INT | X);
-    case SFP8_ROUND_UPWARD: return _mm256_round_pd(z, _MM_FROUND_TO_POS_INF | X);
-    case SFP8_ROUND_DOWNWARD: return _mm256_round_pd(z, _MM_FROUND_TO_NEG_INF | X);
-    case SFP8_ROUND_NEAREST_AWAY: {
-        const __m256d sign = _mm256_set1_pd(-0.0);
-        __m256d t = _mm256_round_pd(z, _MM_FROUND_TO_ZERO | X);
-        __m256d up = _mm256_cmp_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(z, t)), _mm256_set1_pd(0.5), _CMP_GE_OQ);
-        __m256d one = _mm256_or_pd(_mm256_and_pd(z, sign), _mm256_set1_pd(1.0)); /* copysign(1, z) */
-        return _mm256_add_pd(t, _mm256_and_pd(up, one));
-    }
-    default: return _mm256_round_pd(z, _MM_FROUND_TO_ZERO | X);
-    }
-}
 
 typedef struct {
     __m256i absm, minn, span, ebmin, c2046m, two52, pmin, top, maxmag, signbit, ovf0, ovf1, fix, fuf, fo0, fo1,

@@ -24,6 +24,8 @@ int sfp8s_cpu_level(void)
 
 #define TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
 
+#include "simd_rng.h" /* the counter-based generator, sixteen elements at a time */
+
 /* One 256-entry byte table in four registers. */
 typedef struct {
     __m512i q[4];
@@ -315,53 +317,6 @@ TGT ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uin
 }
 
 /* ---- stochastic casts (see fast_simd.h) ---- */
-
-/* rng.h's sfp8r_mix64 without its last step z ^= z >> 33 */
-TGT static inline __m512i mix64x8_head(__m512i z)
-{
-    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
-    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xff51afd7ed558ccdULL));
-    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 33));
-    return _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xc4ceb9fe1a85ec53ULL));
-}
-
-/* rng.h's sfp8r_bits of eight lanes, h = index * 0x9E3779B97F4A7C15 + stream_key; the
- * outer mix's last step leaves the high 32 bits alone ((z ^ z >> 33) >> 32 == z >> 32) */
-TGT static inline __m256i rand8(__m512i h, __m512i seed_key)
-{
-    __m512i z = mix64x8_head(h);
-    z = _mm512_xor_si512(_mm512_xor_si512(z, _mm512_srli_epi64(z, 33)), seed_key);
-    return _mm512_cvtepi64_epi32(_mm512_srli_epi64(mix64x8_head(z), 32));
-}
-
-/* The generator of sixteen consecutive elements at a time: h of lane j of the
- * block at i is (index0 + i + j) * G + stream_key, stepped by 8 G */
-typedef struct {
-    __m512i h, step, sk;
-} rng16;
-
-TGT static inline rng16 rng16_init(uint64_t seed_key, uint64_t stream_key, uint64_t index0)
-{
-    const uint64_t G = 0x9E3779B97F4A7C15ULL;
-    rng16 g;
-    g.h = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)index0),
-                                                               _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0)),
-                                              _mm512_set1_epi64((long long)G)),
-                           _mm512_set1_epi64((long long)stream_key));
-    g.step = _mm512_set1_epi64((long long)(8 * G));
-    g.sk = _mm512_set1_epi64((long long)seed_key);
-    return g;
-}
-
-/* the 32 random bits of the next sixteen elements */
-TGT static inline __m512i rng16_next(rng16 *g)
-{
-    __m256i r0 = rand8(g->h, g->sk), r1;
-    g->h = _mm512_add_epi64(g->h, g->step);
-    r1 = rand8(g->h, g->sk);
-    g->h = _mm512_add_epi64(g->h, g->step);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
-}
 
 /* Tininess after rounding: the lanes of the binade below 2^emin (binary32
  * exponent field e == emin + 126) whose rounding on the unbounded grid cannot
