@@ -73,8 +73,8 @@ def test_stochastic_convert_layouts(src, dst):
     s, d = _fmt(src), _fmt(dst)
     rng = np.random.default_rng(3)
     x = rng.integers(0, 1 << s.bits, size=N, dtype=np.uint32).astype(s.storage).view(s.dtype)
-    n = check_stochastic_casts(x, d)
-    assert n == (7 if s.bits > 8 else 6)  # cast_cases adds an unaligned source for two-byte codes
+    n = check_stochastic_casts(x, d, buffered=True)
+    assert n == (9 if s.bits > 8 else 8)  # cast_cases: ufunc out= only from float types, unaligned from two-byte codes
 
 
 @isolated
