@@ -169,6 +169,7 @@ static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp
     if (X_IS_UNARY(op)) { /* 8-bit unary operations: a table per source code; 16-bit sqrt */
         const sfp8f_sr8 *u = f->bits <= 8 ? sfp8f_stochastic_unary(op, f, env, n) : NULL;
         const sfp8f_sr16 *u16 = f->bits > 8 && op == X_SQRT ? sfp8f_stochastic16(op, f, env, n) : NULL;
+        const sfp8f_srw *w = f->bits > 8 && !u16 ? sfp8f_stochastic_wide_unary(op, f, env, n) : NULL;
         if (u) {
             *acc = sfp8f_run_conv_sr(u, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
                                      flout);
@@ -176,6 +177,10 @@ static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp
         } else if (u16) { /* the operand twice: the kernels read y and ignore it */
             *acc = sfp8f_run_arith_sr(u16, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[0], s[0],
                                       d[1], s[1], n, flout);
+            ran = 1;
+        } else if (w) {
+            *acc = sfp8f_run_wide_sr(w, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
+                                     flout);
             ran = 1;
         }
         sfp8f_read_end(tok);
@@ -272,8 +277,15 @@ static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sf
     if (src->bits <= 16) {
         const sfp8f_conv *c;
         const sfp8f_sr8 *t;
+        const sfp8f_srw *w;
         if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic_conv(src, dst, env, n))) {
             *acc = sfp8f_run_conv_sr(t, -1, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n,
+                                     flout);
+            rng_advance(rng, env, n);
+            ran = 1;
+        } else if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random &&
+                   (w = sfp8f_stochastic_wide(src, dst, env, n))) {
+            *acc = sfp8f_run_wide_sr(w, -1, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n,
                                      flout);
             rng_advance(rng, env, n);
             ran = 1;

@@ -98,6 +98,21 @@ def test_stochastic_convert_codes_above_width():
     assert count == 256 * 64 * len(SIMD_LEVELS)
 
 
+def _unary_layouts(uf, x, what, seed, nbits):
+    """uf(x) under a seeded stochastic rounding through every calling convention of a
+    unary ufunc (tests/fast/test_fast_layouts.py unary_cases), against the core;
+    returns the number of cases."""
+    from .test_fast_layouts import check, unary_cases
+    n = 0
+    for lab, fn in unary_cases(uf, x, False).items():
+        def seeded(g, fn=fn):
+            with softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), np.errstate(all="ignore"):
+                return fn(g)
+        check(seeded, f"{what} stochastic {lab}", seed=n)
+        n += 1
+    return n
+
+
 # ---- unary operations of 8-bit formats under stochastic rounding (T_SRUN tables) ----
 
 UNARY = ["sqrt", "exp", "log", "tanh", "reciprocal", "square", "floor", "sin", "exp2", "cbrt", "arctan", "degrees"]
@@ -135,17 +150,8 @@ def test_stochastic_unary8_layouts(op):
     """np.sqrt / np.exp / np.tanh of E4M3 under a seeded stochastic rounding: every calling
     convention of a unary ufunc (strided, reversed, zero-stride, in place, out= aliasing,
     where=) against the core."""
-    from .test_fast_layouts import check, unary_cases
-    f = softfp8.e4m3
-    x = np.random.default_rng(4).integers(0, 256, size=N, dtype=np.uint8).view(f.dtype)
-    n = 0
-    for lab, fn in unary_cases(getattr(np, op), x, False).items():
-        def seeded(g, fn=fn):
-            with softfp8.rounding("stochastic", seed=3, sr_bits=6), np.errstate(all="ignore"):
-                return fn(g)
-        check(seeded, f"e4m3 {op} stochastic {lab}", seed=n)
-        n += 1
-    assert n == 11
+    x = np.random.default_rng(4).integers(0, 256, size=N, dtype=np.uint8).view(softfp8.e4m3.dtype)
+    assert _unary_layouts(getattr(np, op), x, f"e4m3 {op}", 3, 6) == 11
 
 
 # ---- sqrt of 16-bit formats under stochastic rounding (stochastic.c sr16_one, sr16d_avx512 op 4) ----
@@ -182,14 +188,51 @@ def test_stochastic_sqrt16_every_code(name):
 def test_stochastic_sqrt16_layouts():
     """np.sqrt of bfloat16 under a seeded stochastic rounding, every calling convention of
     a unary ufunc, against the core."""
-    from .test_fast_layouts import check, unary_cases
-    f = softfp8.bfloat16
-    x = np.abs(np.random.default_rng(8).standard_normal(N)).astype(f.dtype)
-    n = 0
-    for lab, fn in unary_cases(np.sqrt, x, False).items():
-        def seeded(g, fn=fn):
-            with softfp8.rounding("stochastic", seed=3, sr_bits=20), np.errstate(all="ignore"):
-                return fn(g)
-        check(seeded, f"bfloat16 sqrt stochastic {lab}", seed=n)
-        n += 1
+    x = np.abs(np.random.default_rng(8).standard_normal(N)).astype(softfp8.bfloat16.dtype)
+    n = _unary_layouts(np.sqrt, x, "bfloat16 sqrt", 3, 20)
     assert n == 12  # unary_cases adds an unaligned operand for two-byte codes
+
+
+# ---- into 16-bit formats: conversions and unary operations (stochastic.c sfp8f_srw tables) ----
+
+WIDE = [("convert", "float16", "bfloat16"), ("convert", "bfloat16", "float16"), ("convert", "e5m2", "hfp16_169"),
+        ("exp", "bfloat16", None), ("tanh", "float16", None), ("log", "hfp16_169", None)]
+
+
+@pytest.mark.parametrize("what,src,dst", WIDE, ids=[f"{w}-{s}-{d}" for w, s, d in WIDE])
+@isolated
+def test_stochastic_wide_every_code(what, src, dst):
+    """Every source code: two seeds, 32 / 17 / 3 random bits, two saturation / tininess
+    settings, per-element flags, against the core with the same seed (the run is one
+    portable loop: the lowest and the highest SIMD level)."""
+    s = _fmt(src)
+    codes = np.arange(1 << s.bits, dtype=np.uint32).astype(s.storage)
+    count = 0
+    for seed, nbits, (sat, tin) in itertools.product((1, 2**64 - 3), (32, 17, 3),
+                                                     ((False, "after"), (True, "before"))):
+        kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, saturate=sat, tininess=tin)
+
+        def run():
+            if what == "convert":
+                return sfb.convert(codes, s, _fmt(dst), **kw)
+            return getattr(sfb, what)(s, codes, **kw)
+        with fast_mode(0, SIMD_LEVELS[-1]):
+            ref = run()
+        for simd in (SIMD_LEVELS[0], SIMD_LEVELS[-1]):
+            with fast_mode(2, simd):
+                got = run()
+            bad = np.flatnonzero((ref[0] != got[0]) | (ref[1] != got[1]))
+            assert bad.size == 0, (f"{what} {src}->{dst} seed={seed} sr_bits={nbits} sat={sat} simd={simd}: "
+                                   f"code {codes[bad[0]]:#x} core {ref[0][bad[0]]}/{ref[1][bad[0]]} "
+                                   f"fast {got[0][bad[0]]}/{got[1][bad[0]]}")
+            count += codes.size
+    assert count == 2 * 3 * 2 * 2 * (1 << s.bits)
+
+
+def test_stochastic_wide_layouts():
+    """float16 -> bfloat16 casts and np.exp of bfloat16 under a seeded stochastic rounding,
+    through NumPy's calling conventions, against the core."""
+    rng = np.random.default_rng(12)
+    h = rng.standard_normal(N).astype(np.float32).astype(softfp8.float16.dtype)
+    assert check_stochastic_casts(h, softfp8.bfloat16, buffered=True) == 9
+    assert _unary_layouts(np.exp, h.astype(softfp8.bfloat16.dtype), "bfloat16 exp", 4, 9) == 12

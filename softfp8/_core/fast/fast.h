@@ -234,6 +234,19 @@ const sfp8f_sr8 *sfp8f_stochastic8(int op, const sfp8_format *f, const sfp8_env 
 const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                                        ptrdiff_t n);
 const sfp8f_sr8 *sfp8f_stochastic_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+/* conversions (src of at most 16 bits) into formats of 9..16 bits and unary
+   operations of those formats under stochastic rounding, one entry per source
+   code; run element by element (op -1: the conversion) (stochastic.c) */
+typedef struct sfp8f_srw {
+    uint64_t e[65536];  /* ts | rz << 32 | ra << 48 */
+    uint16_t fl[65536]; /* rz flags | ra flags << 8; 0x80 in the one chosen: the core */
+} sfp8f_srw;
+const sfp8f_srw *sfp8f_stochastic_wide(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                       ptrdiff_t n);
+const sfp8f_srw *sfp8f_stochastic_wide_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, const sfp8_format *dst,
+                           const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, const sfp8_format *dst,
                            const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
                            ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);

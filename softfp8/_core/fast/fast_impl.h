@@ -12,7 +12,7 @@
 /* ---- the table cache (cache.c) ---- */
 
 /* kinds of cached tables */
-enum { T_BIN8 = 1, T_UNARY, T_CONV, T_FROMF, T_SUM, T_FMA, T_A16, T_SR, T_ORD, T_SR8, T_SR16, T_SRCV, T_SRUN };
+enum { T_BIN8 = 1, T_UNARY, T_CONV, T_FROMF, T_SUM, T_FMA, T_A16, T_SR, T_ORD, T_SR8, T_SR16, T_SRCV, T_SRUN, T_SRWC, T_SRWU };
 
 /* What identifies a table.  Only int members (no padding): keys are built
  * with memset and compared and hashed as bytes. */

@@ -163,14 +163,14 @@ static uint64_t sr8_entry(uint32_t ts, uint32_t rz, unsigned rzfl, uint32_t ra, 
            (uint64_t)rafl << 56;
 }
 
-/* the core's x op y with random word R; for a conversion table (kind T_SRCV)
-   the conversion k->a -> k->b of the code x << 8 | y, for a unary one
-   (T_SRUN) op of that code */
+/* the core's x op y with random word R; for a conversion table (kinds T_SRCV,
+   T_SRWC) the conversion k->a -> k->b of the code x << 8 | y, for a unary one
+   (T_SRUN, T_SRWU) op of that code */
 static uint32_t core_sr(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y, uint32_t R, uint8_t *g)
 {
     env->random = R;
-    if (k->kind == T_SRCV) return sfp8_convert(&k->a, &k->b, x << 8 | y, env, g);
-    if (k->kind == T_SRUN) return sfp8x_apply(k->op, &k->a, x << 8 | y, 0, 0, env, g);
+    if (k->kind == T_SRCV || k->kind == T_SRWC) return sfp8_convert(&k->a, &k->b, x << 8 | y, env, g);
+    if (k->kind == T_SRUN || k->kind == T_SRWU) return sfp8x_apply(k->op, &k->a, x << 8 | y, 0, 0, env, g);
     return sfp8x_apply(k->op, &k->a, x, y, 0, env, g);
 }
 
@@ -186,8 +186,8 @@ static int core_gives(const sfp8f_key *k, sfp8_env *env, uint32_t x, uint32_t y,
    at hand (divide, conversions): ts = 2^32 minus the least random word for
    which the core rounds away (the rule t + R >= 2^32 is monotone in R),
    checked at both words; if the check fails the entry stays with the core */
-static void entry_by_search(sfp8f_sr8 *t, const sfp8f_key *k, sfp8_env *env, uint32_t p, uint32_t r0, unsigned f0,
-                            uint32_t r1, unsigned f1)
+static int search_ts(const sfp8f_key *k, sfp8_env *env, uint32_t p, uint32_t r0, unsigned f0, uint32_t r1,
+                     unsigned f1, uint32_t *ts)
 {
     const uint32_t x = p >> 8, y = p & 0xff;
     uint32_t lo_r = 1, hi_r = 0xffffffffu; /* core(lo_r - 1) = r0, core(hi_r) = r1 */
@@ -197,9 +197,18 @@ static void entry_by_search(sfp8f_sr8 *t, const sfp8f_key *k, sfp8_env *env, uin
         if (core_sr(k, env, x, y, mid, &g) == r1) hi_r = mid;
         else lo_r = mid + 1;
     }
-    if (!core_gives(k, env, x, y, lo_r - 1, r0, f0) || !core_gives(k, env, x, y, lo_r, r1, f1)) return;
-    t->e[p] = sr8_entry(0u - lo_r, r0, f0, r1, f1);
-    t->tu[p] = 0u - lo_r;
+    if (!core_gives(k, env, x, y, lo_r - 1, r0, f0) || !core_gives(k, env, x, y, lo_r, r1, f1)) return 0;
+    *ts = 0u - lo_r;
+    return 1;
+}
+
+static void entry_by_search(sfp8f_sr8 *t, const sfp8f_key *k, sfp8_env *env, uint32_t p, uint32_t r0, unsigned f0,
+                            uint32_t r1, unsigned f1)
+{
+    uint32_t ts;
+    if (!search_ts(k, env, p, r0, f0, r1, f1, &ts)) return;
+    t->e[p] = sr8_entry(ts, r0, f0, r1, f1);
+    t->tu[p] = ts;
     t->nf[p] = (uint8_t)f1;
 }
 
@@ -714,4 +723,104 @@ unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, c
     /* b: never read (a, stride 0, keeps the loops' pointer steps defined) */
     const sr_call c = {op, dst, src, env, sr_keys_of(env, seed, stream), index0, a, a, o, sa, 0, so, n, flout};
     return run_arith8_sr(t, &c);
+}
+
+/* ---- conversions into formats of 9..16 bits and unary operations of them
+ *      under stochastic rounding (fast.h, sfp8f_srw): one entry per source
+ *      code, the core's results for the lowest and the highest random word and
+ *      ts found by search_ts; the element is ra iff (R mod 2^N) > 2^N - 1 -
+ *      (ts >> (32 - N)).  Entries the rule does not state (a non-finite
+ *      neighbour, the tininess-after window below 2^emin, a failed check) take
+ *      the core.  DERIVED from core.c round_pack through the core itself;
+ *      proven equal by tests/fast/test_sr_convert.py. ---- */
+static void *build_srw(const sfp8f_key *k, size_t *bytes)
+{
+    const sfp8_format *f = k->kind == T_SRWC ? &k->b : &k->a; /* the results' format */
+    const uint32_t nsrc = (uint32_t)1 << k->a.bits;
+    sfp8_env env;
+    double minnorm;
+    uint8_t fl = 0;
+    sfp8f_srw *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env); /* stochastic, sr_bits 32 */
+    {
+        uint64_t b = sfp8_convert(f, &sfp8_binary64, (uint32_t)1 << f->man_bits, &sfp8f_free_env, &fl);
+        memcpy(&minnorm, &b, 8);
+    }
+    for (uint32_t p = 0; p < 65536; p++) {
+        uint8_t f0 = 0, f1 = 0;
+        uint32_t r0, r1, ts;
+        t->e[p] = 0;
+        t->fl[p] = 0x8080; /* the core */
+        if (p >= nsrc) continue;
+        r0 = core_sr(k, &env, p >> 8, p & 0xff, 0, &f0);
+        r1 = core_sr(k, &env, p >> 8, p & 0xff, 0xffffffffu, &f1);
+        if (r0 == r1 && f0 == f1) {
+            t->e[p] = (uint64_t)r0 << 32 | (uint64_t)r1 << 48; /* the same for every R */
+            t->fl[p] = (uint16_t)(f0 | f1 << 8);
+        } else if (r0 != r1 && sfp8_classify(f, r0) < SFP8_CLASS_INF && sfp8_classify(f, r1) < SFP8_CLASS_INF) {
+            uint64_t b = sfp8_convert(f, &sfp8_binary64, r1, &sfp8f_free_env, &fl);
+            double v1;
+            memcpy(&v1, &b, 8);
+            if (!env.tininess_before && fabs(v1) == minnorm) continue; /* flags of the unbounded grid */
+            if (search_ts(k, &env, p, r0, f0, r1, f1, &ts)) {
+                t->e[p] = ts | (uint64_t)r0 << 32 | (uint64_t)r1 << 48;
+                t->fl[p] = (uint16_t)(f0 | f1 << 8);
+            }
+        }
+    }
+    *bytes = sizeof *t;
+    return t;
+}
+
+static int srw_format_ok(const sfp8_format *f)
+{
+    return f->bits > 8 && f->bits <= 16 && f->subnormals != SFP8_SUBNORMALS_TESLA;
+}
+
+/* a table of 65536 entries, about 34 core calls each: for calls of 2M+
+   elements (or repeated calls, the table staying cached) */
+enum { SRW_COST = 36 << 20 };
+
+const sfp8f_srw *sfp8f_stochastic_wide(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                                       ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || src->bits > 16 || !srw_format_ok(dst))
+        return NULL;
+    return sfp8f_cached(T_SRWC, 0, src, dst, env, build_srw, n, SRW_COST);
+}
+
+const sfp8f_srw *sfp8f_stochastic_wide_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || !srw_format_ok(f) ||
+        sfp8x_ops[op].kind != K_UNARY)
+        return NULL;
+    return sfp8f_cached(T_SRWU, op, f, NULL, env, build_srw, n, SRW_COST);
+}
+
+unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, const sfp8_format *dst,
+                           const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
+                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    const sr_keys k = sr_keys_of(env, seed, stream);
+    const int isz = src->bits <= 8 ? 1 : 2;
+    const uint32_t smask = sfp8_code_mask(src);
+    sfp8_env e = *env;
+    unsigned acc = 0;
+    for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) { /* element i read before output i is written */
+        const uint32_t c = (uint32_t)sfp8f_ld(a, isz) & smask, R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
+        const uint64_t ent = t->e[c];
+        const unsigned up = (R & k.Rmask) > k.Rmask - ((uint32_t)ent >> (32 - k.N));
+        uint8_t fl = (uint8_t)(t->fl[c] >> (up ? 8 : 0));
+        uint32_t code = (uint32_t)(ent >> (up ? 48 : 32)) & 0xffff;
+        if (fl & 0x80) {
+            fl = 0;
+            e.random = R;
+            code = op < 0 ? sfp8_convert(src, dst, c, &e, &fl) : sfp8x_apply(op, dst, c, 0, 0, &e, &fl);
+        }
+        sfp8f_st(o, code, 2);
+        acc |= fl;
+        if (flout) flout[i] = fl;
+    }
+    return acc;
 }
