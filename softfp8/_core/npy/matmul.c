@@ -8,6 +8,7 @@
 #include "glue.h"
 #include "accum.h"
 #include "fast.h"
+#include "cast16.h"
 
 typedef struct {
     LoopData ld;
@@ -152,6 +153,12 @@ static PyArrayObject *blas_product(PyArrayObject *Ad, PyArrayObject *Bd)
     return Dd;
 }
 
+/* Outputs are finished in blocks of MM_BLK (flat index i * p + j): the
+ * certificate / Ziv states, the values to round and their codes live in
+ * buffers of one block (cache-resident, no page faults of m * p sized
+ * buffers), and each block's values are rounded by one vector call. */
+#define MM_BLK 2048
+
 /* Exact products and sums in binary64 through BLAS: every code is v * 2^qmin
  * with |v| < 2^vbits, so n * 2^(2 vbits) <= 2^53 keeps every partial sum an
  * exact binary64 in any order.  NaN and infinity operands enter the product as
@@ -170,10 +177,10 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     const double *pd;
     double *good = NULL;
-    uint32_t *r32buf = NULL;
+    uint32_t *code = NULL;
     unsigned char *bad_row = NULL, *bad_col = NULL;
     unsigned fl = 0;
-    npy_intp dims[2], ng = 0;
+    npy_intp dims[2], mp = m * p;
     int lg = 0, ret = -1;
     if (!md->blas || f->bits > 8 || m == 0 || n == 0 || p == 0) return 0;
     st = sfp8f_sum_table(f, m * n + n * p);
@@ -182,7 +189,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     if (lg + 2 * st->vbits > 53) return 0;
     dec = dec_table(f, env, m * n + n * p);
     if (!dec) return 0;
-    if (md->out_kind == 0 && !(fromf = sfp8f_from_float(f, env, m * p))) return 0;
+    if (md->out_kind == 0 && !(fromf = sfp8f_from_float(f, env, mp))) return 0;
     if (md->out_kind == 1 && !sfp8f_rounder(&sfp8_binary32, env, &r32)) return 0;
     dims[0] = m; dims[1] = n;
     Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
@@ -190,29 +197,32 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
-    if (!Ad || !Bd || !bad_row || !bad_col) goto nomem;
+    good = PyMem_Malloc(MM_BLK * sizeof(double));
+    code = PyMem_Malloc(MM_BLK * sizeof(uint32_t));
+    if (!Ad || !Bd || !bad_row || !bad_col || !good || !code) goto nomem;
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     fl |= decode_operands(dec, 1, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, NULL, NULL, NULL, NULL);
     Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
-    if (md->out_kind == 1) { /* binary32 results of the regular outputs, rounded in one pass */
-        r32buf = PyMem_Malloc((size_t)(m * p) * 4);
-        good = PyMem_Malloc((size_t)(m * p) * 8);
-        if (!r32buf || !good) goto nomem;
-        for (npy_intp i = 0; i < m; i++)
-            for (npy_intp j = 0; j < p; j++)
-                if (!bad_row[i] && !bad_col[j] && pd[i * p + j] != 0) good[ng++] = pd[i * p + j];
-    }
     Py_BEGIN_ALLOW_THREADS /* the finishing passes: C only */
-    if (md->out_kind == 1) {
-        fl |= sfp8f_round_doubles(&r32, good, ng, r32buf);
-        ng = 0;
-    }
-    for (npy_intp i = 0; i < m; i++)
-        for (npy_intp j = 0; j < p; j++) {
-            double d = pd[i * p + j];
+    for (npy_intp k0 = 0; k0 < mp; k0 += MM_BLK) {
+        npy_intp k1 = mp - k0 < MM_BLK ? mp : k0 + MM_BLK, i = k0 / p, j = k0 % p, ng = 0;
+        if (md->out_kind != 2) { /* the regular outputs of the block, rounded in one call */
+            for (npy_intp k = k0; k < k1; k++) {
+                if (!bad_row[i] && !bad_col[j] && pd[k] != 0) good[ng++] = pd[k];
+                if (++j == p) j = 0, i++;
+            }
+            if (md->out_kind == 1) {
+                fl |= sfp8f_round_doubles(&r32, good, ng, code);
+            } else {
+                fl |= sfp8f_run_from_float(fromf, (const char *)good, 8, 8, (char *)code, 1, ng, NULL);
+            }
+            i = k0 / p, j = k0 % p, ng = 0;
+        }
+        for (npy_intp k = k0; k < k1; k++) {
+            double d = pd[k];
             char *o = O + i * om + j * op;
             if (bad_row[i] || bad_col[j] || d == 0) {
                 /* NaN / infinity, or the sign of an exact zero: the exact accumulator */
@@ -221,18 +231,15 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
                                      bad_row[i] || bad_col[j] ? dec : NULL, &f0);
                 fl |= f0;
             } else if (md->out_kind == 0) {
-                uint64_t b;
-                uint16_t v;
-                memcpy(&b, &d, 8);
-                v = fromf[sfp8f_key64(b)];
-                *(uint8_t *)o = (uint8_t)v;
-                fl |= (unsigned)(v >> 8);
+                *(uint8_t *)o = ((const uint8_t *)code)[ng++];
             } else if (md->out_kind == 1) {
-                memcpy(o, &r32buf[ng++], 4);
+                memcpy(o, &code[ng++], 4);
             } else {
                 memcpy(o, &d, 8);
             }
+            if (++j == p) j = 0, i++;
         }
+    }
     Py_END_ALLOW_THREADS
     *accf |= fl;
     ret = 1;
@@ -241,7 +248,7 @@ nomem:
     if (!PyErr_Occurred()) PyErr_NoMemory();
 done:
 fail:
-    PyMem_Free(r32buf);
+    PyMem_Free(code);
     PyMem_Free(good);
     PyMem_Free(bad_row);
     PyMem_Free(bad_col);
@@ -252,35 +259,45 @@ fail:
 }
 
 /* Rounding of binary64 values into the result's format, for matmul_blas_ziv:
- * through the fast paths' tables or rounder when they cover the format and
- * mode, else the core (codes only: the flags of accepted results are derived,
- * see below). */
+ * through the fast paths' vector casts (8-bit results: the binary64 key table
+ * or cast64.c's arithmetic; 16-bit results: cast16.c), their rounder
+ * (binary32) or the core (codes only: the flags of accepted results are
+ * derived, see below). */
 typedef struct {
     const sfp8_format *dst;
     const uint16_t *fromf;  /* 8-bit results: the binary64 key table */
+    sfp8f_c16 c16;          /* 16-bit results: the vector cast */
+    int use_c16;
     sfp8f_rnd rnd;          /* or the fast rounder */
     int use_rnd;
     const sfp8f_conv *dec;  /* format results: code -> binary64 */
     double min_normal, max_finite;
 } ZivRound;
 
-/* out[k] = d[k] rounded; returns the OR of the flags */
+/* out[k] = d[k] rounded (n <= MM_BLK); returns the OR of the flags */
 static unsigned ziv_round(const ZivRound *z, const sfp8_env *env, const double *d, npy_intp n, uint32_t *out)
 {
     unsigned fl = 0;
     if (z->use_rnd) return sfp8f_round_doubles(&z->rnd, d, n, out);
+    if (z->fromf || z->use_c16) {
+        /* narrow codes into the front of out, widened from the back */
+        if (z->fromf) {
+            uint8_t *c = (uint8_t *)out;
+            fl = sfp8f_run_from_float(z->fromf, (const char *)d, 8, 8, (char *)c, 1, n, NULL);
+            for (npy_intp k = n; k-- > 0;) out[k] = c[k];
+        } else {
+            uint16_t *c = (uint16_t *)out;
+            fl = sfp8f_run_cast16(&z->c16, (const char *)d, 8, 8, (char *)c, 2, n, NULL);
+            for (npy_intp k = n; k-- > 0;) out[k] = c[k];
+        }
+        return fl;
+    }
     for (npy_intp k = 0; k < n; k++) {
         uint64_t b;
+        uint8_t f0 = 0;
         memcpy(&b, &d[k], 8);
-        if (z->fromf) {
-            uint16_t v = z->fromf[sfp8f_key64(b)];
-            out[k] = v & 0xFF;
-            fl |= (unsigned)(v >> 8);
-        } else {
-            uint8_t f0 = 0;
-            out[k] = (uint32_t)sfp8_convert(&sfp8_binary64, z->dst, b, env, &f0);
-            fl |= f0;
-        }
+        out[k] = (uint32_t)sfp8_convert(&sfp8_binary64, z->dst, b, env, &f0);
+        fl |= f0;
     }
     return fl;
 }
@@ -328,11 +345,11 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     double *buf = NULL, *ra, *rb, *xs, *lo, *hi, gamma, tiny;
     int *qa = NULL, *qb;
     const double *pd;
-    uint32_t *cx, *cx_own = NULL, *clo = NULL, *chi = NULL;
-    unsigned char *bad_row = NULL, *bad_col = NULL, *state = NULL;
+    uint32_t *cx = NULL, *clo, *chi;
+    unsigned char *bad_row = NULL, *bad_col = NULL, *state;
     unsigned fl = 0;
     int ret = -1;
-    npy_intp dims[2], mp = m * p, nx = 0, nc = 0;
+    npy_intp dims[2], mp = m * p;
     int64_t qmin = (int64_t)-f->bias - f->man_bits, top = ((int64_t)1 << f->exp_bits) - f->bias + 2;
     if (!md->blas || md->out_kind == 2 || m == 0 || n == 0 || p == 0) return 0;
     /* products and sums far from binary64's underflow and overflow */
@@ -353,7 +370,8 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
         z.dst = f;
         z.dec = dec;
         if (f->bits <= 8) z.fromf = sfp8f_from_float(f, env, mp);
-        if (!z.fromf) z.use_rnd = sfp8f_rounder(f, env, &z.rnd);
+        else z.use_c16 = sfp8f_cast16(&sfp8_binary64, f, env, &z.c16);
+        if (!z.fromf && !z.use_c16) z.use_rnd = sfp8f_rounder(f, env, &z.rnd);
         ex.rounding = SFP8_ROUND_NEAREST_EVEN;
         b = sfp8_convert(f, &sfp8_binary64, sfp8_min_normal_code(f), &ex, &f0);
         memcpy(&z.min_normal, &b, 8);
@@ -364,52 +382,53 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     Ad = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     dims[0] = n; dims[1] = p;
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    /* the certified sums (xs) and their codes (cx) go to the binary64 copies of
-       A and B once the product is done when those are large enough (fresh
-       memory costs a page fault per 4 KiB) */
-    buf = PyMem_Malloc((size_t)((n >= p ? 2 : 3) * mp + 3 * m + 3 * p) * sizeof(double));
+    /* per row of A: sum |a|, max |a|, sqrt(sum a^2), and qa: lowest bit
+       exponent; per column of B the same; then one block's values to round */
+    buf = PyMem_Malloc((size_t)(3 * m + 3 * p + 3 * MM_BLK) * sizeof(double));
     qa = PyMem_Malloc((size_t)(m + p) * sizeof(int));
-    if (2 * n < m) cx_own = PyMem_Malloc((size_t)mp * 4);
-    clo = PyMem_Malloc((size_t)mp * 4);
-    chi = PyMem_Malloc((size_t)mp * 4);
-    state = PyMem_Malloc((size_t)mp);
+    cx = PyMem_Malloc((size_t)3 * MM_BLK * 4 + MM_BLK);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
-    if (!Ad || !Bd || !buf || !qa || (2 * n < m && !cx_own) || !clo || !chi || !state || !bad_row || !bad_col) {
+    if (!Ad || !Bd || !buf || !qa || !cx || !bad_row || !bad_col) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto fail;
     }
-    lo = buf;
-    hi = buf + mp;
-    ra = buf + 2 * mp; /* per row of A: sum |a|, max |a|, sqrt(sum a^2), and qa: lowest bit exponent */
-    rb = ra + 3 * m;   /* per column of B: the same */
-    xs = n >= p ? (double *)PyArray_DATA(Ad) : rb + 3 * p;
+    ra = buf;
+    rb = ra + 3 * m;
+    xs = rb + 3 * p;
+    lo = xs + MM_BLK;
+    hi = lo + MM_BLK;
     qb = qa + m;
+    clo = cx + MM_BLK;
+    chi = clo + MM_BLK;
+    state = (unsigned char *)(chi + MM_BLK);
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     fl |= decode_operands(dec, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, ra, rb, qa, qb);
     Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
-    cx = cx_own ? cx_own : (uint32_t *)PyArray_DATA(Bd);
     Py_BEGIN_ALLOW_THREADS /* the certificate, Ziv's test and the finishing passes: C only */
     /* gamma_{n+4} with u = 2^-53, inflated for the rounding of the bounds themselves */
     gamma = (double)(n + 4) * 0x1p-53 / (1 - (double)(n + 4) * 0x1p-53) * (1 + 0x1p-20);
     /* an absolute term for underflow (none can occur here: every partial sum is 0 or
        at least 2^(2 qmin) >= 2^-1000), kept normal: subnormal operands are slow */
     tiny = (double)(n + 4) * 0x1p-1022;
-    for (npy_intp i = 0; i < m; i++)
-        for (npy_intp j = 0; j < p; j++) {
+    for (npy_intp k0 = 0; k0 < mp; k0 += MM_BLK) {
+        npy_intp k1 = mp - k0 < MM_BLK ? mp : k0 + MM_BLK, i = k0 / p, j = k0 % p, nx = 0, nc = 0;
+        for (npy_intp k = k0; k < k1; k++) {
             const double *x = &ra[3 * i], *y = &rb[3 * j];
-            double s = x[0] * y[1], t = x[1] * y[0], q = x[2] * y[2], e, c = pd[i * p + j];
-            npy_intp k = i * p + j;
+            double s = x[0] * y[1], t = x[1] * y[0], q = x[2] * y[2], e, c = pd[k];
+            unsigned char *sk = &state[k - k0];
             uint64_t sb;
-            if (bad_row[i] || bad_col[j]) {
-                state[k] = SPECIAL;
+            int qi = qa[i] + qb[j], bad = bad_row[i] || bad_col[j];
+            if (++j == p) j = 0, i++;
+            if (bad) {
+                *sk = SPECIAL;
                 continue;
             }
             if (c == 0 || !isfinite(c)) {
-                state[k] = EXACT;
+                *sk = EXACT;
                 continue;
             }
             /* S: the smallest bound, inflated for the rounding errors of the
@@ -419,54 +438,54 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
             s *= 1 + 0x1p-20;
             memcpy(&sb, &s, 8);
             /* s > 0 normal (c != 0): s < 2^(qa + qb + 53) iff its exponent is below */
-            if ((int)(sb >> 52) - 1023 < qa[i] + qb[j] + 53) {
-                state[k] = CERT;
+            if ((int)(sb >> 52) - 1023 < qi + 53) {
+                *sk = CERT;
                 xs[nx++] = c;
                 continue;
             }
             e = gamma * s + tiny;
             if (!(c - e > 0x1p-1000 || c + e < -0x1p-1000)) { /* near or across 0 */
-                state[k] = EXACT;
+                *sk = EXACT;
                 continue;
             }
-            state[k] = ZIV;
+            *sk = ZIV;
             lo[nc] = c - e;
             hi[nc++] = c + e;
         }
-    /* the certified exact sums, rounded once (their flags are the results'),
-       and both ends of each Ziv interval (their flags are not) */
-    fl |= ziv_round(&z, env, xs, nx, cx);
-    ziv_round(&z, env, lo, nc, clo);
-    ziv_round(&z, env, hi, nc, chi);
-    nx = nc = 0;
-    for (npy_intp i = 0; i < m; i++)
-        for (npy_intp j = 0; j < p; j++) {
-            npy_intp k = i * p + j;
+        /* the certified exact sums, rounded once (their flags are the results'),
+           and both ends of each Ziv interval (their flags are not) */
+        fl |= ziv_round(&z, env, xs, nx, cx);
+        ziv_round(&z, env, lo, nc, clo);
+        ziv_round(&z, env, hi, nc, chi);
+        nx = nc = 0;
+        i = k0 / p, j = k0 % p;
+        for (npy_intp k = k0; k < k1; k++) {
             char *o = O + i * om + j * op;
+            int s = state[k - k0];
             uint32_t r;
-            if (state[k] == CERT) {
+            if (s == CERT) {
                 r = cx[nx++];
-            } else if (state[k] == ZIV) {
+            } else if (s == ZIV) {
                 double v, av, l = lo[nc], h = hi[nc];
                 r = clo[nc];
                 v = ziv_value(&z, r);
                 av = fabs(v);
-                if (r != chi[nc++] || (v >= l && v <= h) || !(av >= 2 * z.min_normal) || !(av <= 0.5 * z.max_finite)) {
-                    uint8_t f0 = 0;
-                    matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, NULL, &f0);
-                    fl |= f0;
-                    continue;
-                }
-                fl |= SFP8_FLAG_INEXACT;
+                if (r != chi[nc++] || (v >= l && v <= h) || !(av >= 2 * z.min_normal) || !(av <= 0.5 * z.max_finite))
+                    s = EXACT;
+                else
+                    fl |= SFP8_FLAG_INEXACT;
+            }
+            if (s == CERT || s == ZIV) {
+                if (md->out_kind == 1) memcpy(o, &r, 4);
+                else store_code(o, sz, r);
             } else {
                 uint8_t f0 = 0;
-                matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, state[k] == SPECIAL ? dec : NULL, &f0);
+                matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, s == SPECIAL ? dec : NULL, &f0);
                 fl |= f0;
-                continue;
             }
-            if (md->out_kind == 1) memcpy(o, &r, 4);
-            else store_code(o, sz, r);
+            if (++j == p) j = 0, i++;
         }
+    }
     Py_END_ALLOW_THREADS
     *accf |= fl;
     ret = 1;
@@ -476,10 +495,7 @@ fail:
     Py_XDECREF(Dd);
     PyMem_Free(buf);
     PyMem_Free(qa);
-    PyMem_Free(cx_own);
-    PyMem_Free(clo);
-    PyMem_Free(chi);
-    PyMem_Free(state);
+    PyMem_Free(cx);
     PyMem_Free(bad_row);
     PyMem_Free(bad_col);
     return ret;
