@@ -297,3 +297,57 @@ def test_e4m3_one_nan_only_its_row():
     assert np.isnan(r2[5]).all() and not np.isnan(np.delete(r2, 5, axis=0)).any()
     assert np.array_equal(np.delete(r2, 5, axis=0), np.delete(r1, 5, axis=0))
     assert f2.flags == f1.flags
+
+
+# formats of the vector kernels of npy/matmul.c: 8-bit lookup, IEEE-like 9..16-bit
+# arithmetic decoding (the custom ones: odd widths and biases), 8-bit key-table rounding
+VECTOR_FORMATS = {
+    "float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "e5m2": softfp8.e5m2, "e4m3": softfp8.e4m3,
+    "e5m6_b11": softfp8.format(exp_bits=5, man_bits=6, bias=11, name="e5m6_b11"),
+    "e6m9_b40": softfp8.format(exp_bits=6, man_bits=9, bias=40, name="e6m9_b40"),
+}
+
+
+def _plant(fmt, A, B):
+    """subnormals, exact zeros and (for formats with them) NaN / infinity in the
+    middle of long contiguous lines (vector kernels stop and resume there), a zero
+    row of A and column of B (exact-zero outputs: the sign by the accumulator)"""
+    sub = int(fmt.encode(float(fmt.min_subnormal))) if hasattr(fmt, "min_subnormal") else 1
+    neg = int(fmt.encode(-2.0 * float(fmt.min_subnormal))) if hasattr(fmt, "min_subnormal") else 1
+    A[3, 17], A[4, 18], B[5, 41], B[6, 9] = sub, neg, neg, sub
+    A[7] = 0
+    B[:, 11] = 0
+    for c, (i, j) in zip((fmt.encode(float("nan")), fmt.encode(float("inf"))), ((9, 20), (30, 44))):
+        if c is not None and fmt.classify(int(c)) in ("qnan", "snan", "inf"):
+            A[i, j] = int(c)
+            B[i + 4, j + 30] = int(c)
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_FORMATS))
+@isolated
+def test_matmul_blocks_and_vector_kernels(name):
+    """Outputs over several blocks of npy/matmul.c's finishing pass (37 x 83: blocks of
+    2048 end inside a row), lines of 45 and 83 (vector bodies and odd tails), subnormal /
+    special / zero operands inside the lines, at every SIMD level of the CPU, C order,
+    A transposed and strided B / out=: codes and flags equal to the core and the model."""
+    fmt = VECTOR_FORMATS[name]
+    model = Ref(fmt)
+    rng = np.random.default_rng(sum(map(ord, name)) + 7)
+    prev_fast, prev_simd = _ext.set_fast(2), _ext.simd_level()  # eager: every table built
+    levels = list(range(prev_simd + 1))
+    cases = 0
+    try:
+        for kind in ("normal", "wide"):
+            A, B = _codes(rng, fmt, (37, 45), kind), _codes(rng, fmt, (45, 83), kind)
+            _near_ties(fmt, A, B)
+            _plant(fmt, A, B)
+            for k, mode in enumerate(MODES):
+                _ext.set_simd(levels[(k + cases // len(MODES)) % len(levels)])
+                out = (None, np.float32)[k % 2]
+                layout = ("c", "f", "strided")[k % 3]
+                cases += _check(fmt, model, A, B, mode, out, layout,
+                                f"{name} {kind} {mode} out={out} {layout} simd={_ext.simd_level()}")
+    finally:
+        _ext.set_simd(prev_simd)
+        _ext.set_fast(prev_fast)
+    assert cases == 2 * len(MODES)
