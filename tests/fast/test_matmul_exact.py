@@ -328,26 +328,31 @@ def _plant(fmt, A, B):
 def test_matmul_blocks_and_vector_kernels(name):
     """Outputs over several blocks of npy/matmul.c's finishing pass (37 x 83: blocks of
     2048 end inside a row), lines of 45 and 83 (vector bodies and odd tails), subnormal /
-    special / zero operands inside the lines, at every SIMD level of the CPU, C order,
-    A transposed and strided B / out=: codes and flags equal to the core and the model."""
+    special / zero operands inside the lines, C order, A transposed and strided B / out=,
+    both results in every mode: codes and flags at the CPU's best SIMD level equal to the
+    core and the model, and equal at every lower level."""
     fmt = VECTOR_FORMATS[name]
     model = Ref(fmt)
     rng = np.random.default_rng(sum(map(ord, name)) + 7)
-    prev_fast, prev_simd = _ext.set_fast(2), _ext.simd_level()  # eager: every table built
-    levels = list(range(prev_simd + 1))
+    prev_fast, top = _ext.set_fast(2), _ext.simd_level()  # eager: every table built
     cases = 0
     try:
-        for kind in ("normal", "wide"):
+        for phase, kind in enumerate(("normal", "wide")):
             A, B = _codes(rng, fmt, (37, 45), kind), _codes(rng, fmt, (45, 83), kind)
             _near_ties(fmt, A, B)
             _plant(fmt, A, B)
             for k, mode in enumerate(MODES):
-                _ext.set_simd(levels[(k + cases // len(MODES)) % len(levels)])
-                out = (None, np.float32)[k % 2]
-                layout = ("c", "f", "strided")[k % 3]
-                cases += _check(fmt, model, A, B, mode, out, layout,
-                                f"{name} {kind} {mode} out={out} {layout} simd={_ext.simd_level()}")
+                for out in (None, np.float32):
+                    layout = ("c", "f", "strided")[(k + phase) % 3]
+                    what = f"{name} {kind} {mode} out={out} {layout}"
+                    cases += _check(fmt, model, A, B, mode, out, layout, what)
+                    want = _run(fmt, A, B, mode, out, layout)
+                    for level in range(top):
+                        _ext.set_simd(level)
+                        got = _run(fmt, A, B, mode, out, layout)
+                        _ext.set_simd(top)
+                        assert np.array_equal(got[0], want[0]) and got[1] == want[1], f"{what} simd={level}"
     finally:
-        _ext.set_simd(prev_simd)
+        _ext.set_simd(top)
         _ext.set_fast(prev_fast)
-    assert cases == 2 * len(MODES)
+    assert cases == 2 * len(MODES) * 2

@@ -581,6 +581,61 @@ static void classify(int level, ClassRow *R, npy_intp j0, npy_intp j1)
     classify_c(R, j, j1, j0);
 }
 
+/* ---- binary64 -> binary32 rounding of the certified sums (float32 results) ----
+ * AVX-512: lanes with 2^-126 <= |x| <= the largest binary32 round by
+ * vcvtpd2ps with the mode embedded (nearest-even, toward zero, upward,
+ * downward; exceptions suppressed): their results are normal binary32
+ * numbers, no overflow and no tininess in any mode, so the only flag is
+ * inexact (the result back in binary64 differs from x), and FTZ / DAZ never
+ * apply (normal operands and results).  A vector with any other lane, the
+ * other modes, other levels and the tail take sfp8f_round_doubles (the
+ * rounder of round_f64.c), as before. */
+#if MM_SIMD
+#define MM_F32_LOOP(RC)                                                                          \
+    for (; i + 8 <= n; i += 8) {                                                                 \
+        __m512d x = _mm512_loadu_pd(d + i);                                                      \
+        __m512d ax = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(x), am));         \
+        __m256 y;                                                                                \
+        if ((__mmask8)(_mm512_cmp_pd_mask(ax, lo, _CMP_GE_OQ) & _mm512_cmp_pd_mask(ax, hi, _CMP_LE_OQ)) != 0xff) { \
+            fl |= sfp8f_round_doubles(r, d + i, 8, out + i);                                    \
+            continue;                                                                            \
+        }                                                                                        \
+        y = _mm512_cvt_roundpd_ps(x, (RC) | _MM_FROUND_NO_EXC);                                  \
+        inexact |= _mm512_cmp_pd_mask(_mm512_cvtps_pd(y), x, _CMP_NEQ_UQ);                       \
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_castps_si256(y));               \
+    }
+
+MM_TGT512 static npy_intp round_f32_512(const sfp8f_rnd *r, const double *d, npy_intp n, uint32_t *out,
+                                        unsigned *flp)
+{
+    const __m512i am = _mm512_set1_epi64(0x7fffffffffffffffLL);
+    const __m512d lo = _mm512_set1_pd(0x1p-126), hi = _mm512_set1_pd(0x1.fffffep127);
+    unsigned fl = 0, inexact = 0;
+    npy_intp i = 0;
+    switch (r->rounding) {
+    case SFP8_ROUND_NEAREST_EVEN: MM_F32_LOOP(_MM_FROUND_TO_NEAREST_INT) break;
+    case SFP8_ROUND_TOWARD_ZERO: MM_F32_LOOP(_MM_FROUND_TO_ZERO) break;
+    case SFP8_ROUND_UPWARD: MM_F32_LOOP(_MM_FROUND_TO_POS_INF) break;
+    case SFP8_ROUND_DOWNWARD: MM_F32_LOOP(_MM_FROUND_TO_NEG_INF) break;
+    default: break;
+    }
+    *flp |= fl | (inexact ? SFP8_FLAG_INEXACT : 0);
+    return i;
+}
+#endif
+
+/* out[k] = d[k] (finite, normal) rounded to binary32 by r; returns the OR of the flags */
+static unsigned round_f32(int level, const sfp8f_rnd *r, const double *d, npy_intp n, uint32_t *out)
+{
+    unsigned fl = 0;
+    npy_intp i = 0;
+#if MM_SIMD
+    if (level >= 2) i = round_f32_512(r, d, n, out, &fl);
+#endif
+    (void)level;
+    return fl | sfp8f_round_doubles(r, d + i, n - i, out + i);
+}
+
 /* numpy.matmul of two binary64 matrices (BLAS dgemm): a new reference or NULL */
 static PyArrayObject *blas_product(PyArrayObject *Ad, PyArrayObject *Bd)
 {
@@ -655,7 +710,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
                 if (++j == p) j = 0, i++;
             }
             if (md->out_kind == 1) {
-                fl |= sfp8f_round_doubles(&r32, good, ng, code);
+                fl |= round_f32(sfp8f_simd_level(), &r32, good, ng, code);
             } else {
                 fl |= sfp8f_run_from_float(fromf, (const char *)good, 8, 8, (char *)code, 1, ng, NULL);
             }
@@ -718,7 +773,8 @@ typedef struct {
 static unsigned ziv_round(const ZivRound *z, const sfp8_env *env, const double *d, npy_intp n, uint32_t *out)
 {
     unsigned fl = 0;
-    if (z->use_rnd) return sfp8f_round_doubles(&z->rnd, d, n, out);
+    if (z->use_rnd) return z->dst == &sfp8_binary32 ? round_f32(sfp8f_simd_level(), &z->rnd, d, n, out)
+                                                    : sfp8f_round_doubles(&z->rnd, d, n, out);
     if (z->fromf || z->use_c16) {
         /* narrow codes into the front of out, widened from the back */
         if (z->fromf) {
