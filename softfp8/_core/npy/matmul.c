@@ -401,19 +401,17 @@ typedef struct {
  * infinity operands are stored as 0 and mark their row / column in bad_row /
  * bad_col; with ra / rb, the statistics per row of A and per column of B.
  * Returns the OR of the flags of the finite operands. */
-static unsigned decode_operands(const sfp8f_conv *dec, const sfp8_format *f, int sz, const char *A, const char *B,
+static unsigned decode_operands(const sfp8f_conv *dec, const IeeeDec *D, int sz, const char *A, const char *B,
                                 npy_intp m, npy_intp n, npy_intp p, npy_intp am, npy_intp an, npy_intp bn,
                                 npy_intp bp, double *pa, double *pb, unsigned char *bad_row, unsigned char *bad_col,
                                 const LineStats *ra, const LineStats *rb)
 {
     unsigned fl = 0;
     int level = sfp8f_simd_level();
-    IeeeDec D;
-    ieee_dec_init(&D, f, dec);
     if (rb)
         for (npy_intp j = 0; j < p; j++) rb->s0[j] = rb->s1[j] = rb->s2[j] = 0, rb->lb[j] = INFINITY;
     for (npy_intp i = 0; i < m; i++) { /* row i of A: one bad flag, one set of statistics */
-        decode_any(level, &D, dec, sz, A + i * am, an, n, (uint64_t *)(pa + i * n), &bad_row[i], 0, &fl);
+        decode_any(level, D, dec, sz, A + i * am, an, n, (uint64_t *)(pa + i * n), &bad_row[i], 0, &fl);
         if (ra) {
             double st[4];
             stats_h(level, pa + i * n, n, st);
@@ -421,7 +419,7 @@ static unsigned decode_operands(const sfp8f_conv *dec, const sfp8_format *f, int
         }
     }
     for (npy_intp l = 0; l < n; l++) { /* row l of B: one per column */
-        decode_any(level, &D, dec, sz, B + l * bn, bp, p, (uint64_t *)(pb + l * p), bad_col, 1, &fl);
+        decode_any(level, D, dec, sz, B + l * bn, bp, p, (uint64_t *)(pb + l * p), bad_col, 1, &fl);
         if (rb) stats_v(level, pb + l * p, p, rb->s0, rb->s1, rb->s2, rb->lb);
     }
     if (rb)
@@ -668,6 +666,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     const sfp8f_sum *st;
     const sfp8f_conv *dec;
     const uint16_t *fromf = NULL;
+    IeeeDec D;
     sfp8f_rnd r32;
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     const double *pd;
@@ -676,7 +675,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     unsigned char *bad_row = NULL, *bad_col = NULL;
     unsigned fl = 0;
     npy_intp dims[2], mp = m * p;
-    int lg = 0, ret = -1;
+    int lg = 0, ret = -1, direct, level = sfp8f_simd_level();
     if (!md->blas || f->bits > 8 || m == 0 || n == 0 || p == 0) return 0;
     st = sfp8f_sum_table(f, m * n + n * p);
     if (!st) return 0;
@@ -696,13 +695,32 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     code = PyMem_Malloc(MM_BLK * sizeof(uint32_t));
     if (!Ad || !Bd || !bad_row || !bad_col || !good || !code) goto nomem;
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
-    fl |= decode_operands(dec, f, 1, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
+    ieee_dec_init(&D, f, dec);
+    fl |= decode_operands(dec, &D, 1, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, NULL, NULL);
     Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
     pd = (const double *)PyArray_DATA(Dd);
     Py_BEGIN_ALLOW_THREADS /* the finishing passes: C only */
-    for (npy_intp k0 = 0; k0 < mp; k0 += MM_BLK) {
+    direct = p >= 64 && (md->out_kind != 1 || (op == 4 && om % 4 == 0 && ((uintptr_t)O & 3) == 0));
+    for (npy_intp i = 0; direct && i < m; i++) direct = !bad_row[i];
+    for (npy_intp j = 0; direct && j < p; j++) direct = !bad_col[j];
+    for (npy_intp i = 0; direct && i < m; i++) {
+        /* no NaN / infinity: each row rounded straight into the output, then its
+           exact zeros (the sign) by the accumulator */
+        const double *row = pd + i * p;
+        char *orow = O + i * om;
+        if (md->out_kind == 1) fl |= round_f32(level, &r32, row, p, (uint32_t *)(void *)orow);
+        else if (md->out_kind == 0) fl |= sfp8f_run_from_float(fromf, (const char *)row, 8, 8, orow, op, p, NULL);
+        else for (npy_intp j = 0; j < p; j++) memcpy(orow + j * op, &row[j], 8);
+        for (npy_intp j = 0; j < p; j++)
+            if (row[j] == 0) {
+                uint8_t f0 = 0;
+                matmul_exact_element(md, env, A, B, orow + j * op, i, j, n, am, an, bn, bp, NULL, &f0);
+                fl |= f0;
+            }
+    }
+    for (npy_intp k0 = 0; !direct && k0 < mp; k0 += MM_BLK) {
         npy_intp k1 = mp - k0 < MM_BLK ? mp : k0 + MM_BLK, i = k0 / p, j = k0 % p, ng = 0;
         if (md->out_kind != 2) { /* the regular outputs of the block, rounded in one call */
             for (npy_intp k = k0; k < k1; k++) {
@@ -710,7 +728,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
                 if (++j == p) j = 0, i++;
             }
             if (md->out_kind == 1) {
-                fl |= round_f32(sfp8f_simd_level(), &r32, good, ng, code);
+                fl |= round_f32(level, &r32, good, ng, code);
             } else {
                 fl |= sfp8f_run_from_float(fromf, (const char *)good, 8, 8, (char *)code, 1, ng, NULL);
             }
@@ -798,16 +816,30 @@ static unsigned ziv_round(const ZivRound *z, const sfp8_env *env, const double *
     return fl;
 }
 
-static double ziv_value(const ZivRound *z, uint32_t code)
+/* ok[k] = 1 if Ziv's interval [lo[k], hi[k]] is accepted (both ends round to
+ * the same code r, whose value v lies outside the interval, 2 min normal <= |v|
+ * <= max / 2).  v from the binary32 bits, from the arithmetic of an IEEE-like
+ * 16-bit format (every code: those of exponent field 0 or all ones give |v|
+ * below the smallest normal or above the largest finite value, rejected) or
+ * from the format's table; branch-free. */
+static void ziv_accept(const ZivRound *z, const IeeeDec *D, const double *lo, const double *hi, const uint32_t *clo,
+                       const uint32_t *chi, npy_intp n, unsigned char *ok)
 {
-    if (z->dec) {
+    double mn = 2 * z->min_normal, mx = 0.5 * z->max_finite;
+    for (npy_intp k = 0; k < n; k++) {
+        uint32_t r = clo[k];
         double v;
-        memcpy(&v, &z->dec->val[code & (uint32_t)(z->dec->n - 1)], 8);
-        return v;
-    } else {
-        float v;
-        memcpy(&v, &code, 4);
-        return (double)v;
+        if (!z->dec) {
+            float w;
+            memcpy(&w, &r, 4);
+            v = (double)w;
+        } else if (D->ok) {
+            uint64_t g = r & D->magmask, b = ((g << (52 - D->M)) + D->off) | ((uint64_t)r << (64 - D->bits) & (uint64_t)1 << 63);
+            memcpy(&v, &b, 8);
+        } else {
+            memcpy(&v, &z->dec->val[r & (uint32_t)(z->dec->n - 1)], 8);
+        }
+        ok[k] = (r == chi[k]) & !(v >= lo[k] && v <= hi[k]) & (fabs(v) >= mn) & (fabs(v) <= mx);
     }
 }
 
@@ -836,13 +868,14 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     int sz = f->bits <= 8 ? 1 : 2, level = sfp8f_simd_level();
     const sfp8f_conv *dec;
     ClassRow R;
+    IeeeDec D;
     ZivRound z;
     PyArrayObject *Ad = NULL, *Bd = NULL, *Dd = NULL;
     double *buf = NULL, *xs, *lo, *hi, gamma, tiny;
     LineStats ra, rb;
     const double *pd;
     uint32_t *cx = NULL, *clo, *chi;
-    unsigned char *bad_row = NULL, *bad_col = NULL, *state;
+    unsigned char *bad_row = NULL, *bad_col = NULL, *state, *zok;
     unsigned fl = 0;
     int ret = -1;
     npy_intp dims[2], mp = m * p;
@@ -881,7 +914,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     /* the statistics per row of A and per column of B (LineStats), then one
        block's values to round */
     buf = PyMem_Malloc((size_t)(4 * m + 4 * p + 3 * (MM_BLK + MM_PAD)) * sizeof(double));
-    cx = PyMem_Malloc((size_t)3 * MM_BLK * 4 + MM_BLK);
+    cx = PyMem_Malloc((size_t)3 * MM_BLK * 4 + 2 * MM_BLK);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
     if (!Ad || !Bd || !buf || !cx || !bad_row || !bad_col) {
@@ -896,8 +929,10 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     clo = cx + MM_BLK;
     chi = clo + MM_BLK;
     state = (unsigned char *)(chi + MM_BLK);
+    zok = state + MM_BLK;
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
-    fl |= decode_operands(dec, f, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
+    ieee_dec_init(&D, f, dec);
+    fl |= decode_operands(dec, &D, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
                           (double *)PyArray_DATA(Bd), bad_row, bad_col, &ra, &rb);
     Py_END_ALLOW_THREADS
     if (!(Dd = blas_product(Ad, Bd))) goto fail;
@@ -931,6 +966,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
         fl |= ziv_round(&z, env, xs, nx, cx);
         ziv_round(&z, env, lo, nc, clo);
         ziv_round(&z, env, hi, nc, chi);
+        ziv_accept(&z, &D, lo, hi, clo, chi, nc, zok);
         nx = nc = 0;
         i = k0 / p, j = k0 % p;
         for (npy_intp k = k0; k < k1; k++) {
@@ -940,14 +976,9 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
             if (s == MM_CERT) {
                 r = cx[nx++];
             } else if (s == MM_ZIV) {
-                double v, av, l = lo[nc], h = hi[nc];
                 r = clo[nc];
-                v = ziv_value(&z, r);
-                av = fabs(v);
-                if (r != chi[nc++] || (v >= l && v <= h) || !(av >= 2 * z.min_normal) || !(av <= 0.5 * z.max_finite))
-                    s = MM_EXACT;
-                else
-                    fl |= SFP8_FLAG_INEXACT;
+                if (!zok[nc++]) s = MM_EXACT;
+                else fl |= SFP8_FLAG_INEXACT;
             }
             if (s == MM_CERT || s == MM_ZIV) {
                 if (md->out_kind == 1) memcpy(o, &r, 4);
