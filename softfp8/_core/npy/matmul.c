@@ -307,6 +307,17 @@ MM_TGT256 static void stats_v_256(const double *d, npy_intp n, double *s0, doubl
     }
     stats_v_c(d + i, n - i, s0 + i, s1 + i, s2 + i, lb + i);
 }
+/* the lanes of whole vectors checked for NaN / infinity */
+MM_TGT512 static npy_intp any_special_512(const uint64_t *d, npy_intp n, uint64_t *sp)
+{
+    const __m512i em = _mm512_set1_epi64((long long)((uint64_t)0x7ff << 52));
+    __mmask8 m = 0;
+    npy_intp i = 0;
+    for (; i + 8 <= n; i += 8)
+        m |= _mm512_cmpeq_epi64_mask(_mm512_and_si512(_mm512_loadu_si512((const void *)(d + i)), em), em);
+    *sp |= m;
+    return i;
+}
 #define MM_SIMD 1
 #else
 #define MM_SIMD 0
@@ -357,6 +368,20 @@ static void ieee_dec_init(IeeeDec *D, const sfp8_format *f, const sfp8f_conv *de
     D->ok = 1;
 }
 
+/* 1 if a binary64 of d is a NaN or an infinity */
+static int any_special(int level, const uint64_t *d, npy_intp n)
+{
+    const uint64_t em = (uint64_t)0x7ff << 52;
+    npy_intp i = 0;
+    uint64_t sp = 0;
+#if MM_SIMD
+    if (level >= 2) i = any_special_512(d, n, &sp);
+#endif
+    (void)level;
+    for (; i < n; i++) sp |= (d[i] & em) == em;
+    return sp != 0;
+}
+
 /* one line: the vector kernels where they apply, decode_line for the rest */
 static void decode_any(int level, const IeeeDec *D, const sfp8f_conv *dec, int sz, const char *src, npy_intp st,
                        npy_intp cnt, uint64_t *dst, unsigned char *bad, npy_intp bs, unsigned *fl)
@@ -364,11 +389,8 @@ static void decode_any(int level, const IeeeDec *D, const sfp8f_conv *dec, int s
     npy_intp k = 0;
     if (level >= 2 && sz == 1 && st == 1 && dec->planes) {
         /* the table lookup, redone by decode_line if the line holds a NaN or an infinity */
-        const uint64_t em = (uint64_t)0x7ff << 52;
         unsigned f0 = sfp8f_run_convert(dec, src, 1, 1, (char *)dst, 8, 8, cnt, NULL);
-        uint64_t sp = 0;
-        for (npy_intp i = 0; i < cnt; i++) sp |= (dst[i] & em) == em;
-        if (!sp) {
+        if (!any_special(level, dst, cnt)) {
             *fl |= f0;
             return;
         }
