@@ -887,7 +887,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
                            npy_intp op, unsigned *accf)
 {
     const sfp8_format *f = &md->f;
-    int sz = f->bits <= 8 ? 1 : 2, level = sfp8f_simd_level();
+    int sz = f->bits <= 8 ? 1 : 2, level = sfp8f_simd_level(), osz = md->out_kind == 1 ? 4 : sz;
     const sfp8f_conv *dec;
     ClassRow R;
     IeeeDec D;
@@ -1003,8 +1003,9 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
                 else fl |= SFP8_FLAG_INEXACT;
             }
             if (s == MM_CERT || s == MM_ZIV) {
-                if (md->out_kind == 1) memcpy(o, &r, 4);
-                else store_code(o, sz, r);
+                /* osz in a local: the stores through o may alias *md */
+                if (osz == 4) memcpy(o, &r, 4);
+                else store_code(o, osz, r);
             } else {
                 uint8_t f0 = 0;
                 matmul_exact_element(md, env, A, B, o, i, j, n, am, an, bn, bp, s == MM_SPECIAL ? dec : NULL, &f0);
