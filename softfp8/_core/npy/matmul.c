@@ -816,15 +816,15 @@ static unsigned ziv_round(const ZivRound *z, const sfp8_env *env, const double *
     if (z->use_rnd) return z->dst == &sfp8_binary32 ? round_f32(sfp8f_simd_level(), &z->rnd, d, n, out)
                                                     : sfp8f_round_doubles(&z->rnd, d, n, out);
     if (z->fromf || z->use_c16) {
-        /* narrow codes into the front of out, widened from the back */
-        if (z->fromf) {
-            uint8_t *c = (uint8_t *)out;
-            fl = sfp8f_run_from_float(z->fromf, (const char *)d, 8, 8, (char *)c, 1, n, NULL);
-            for (npy_intp k = n; k-- > 0;) out[k] = c[k];
-        } else {
-            uint16_t *c = (uint16_t *)out;
-            fl = sfp8f_run_cast16(&z->c16, (const char *)d, 8, 8, (char *)c, 2, n, NULL);
-            for (npy_intp k = n; k-- > 0;) out[k] = c[k];
+        /* narrow codes into the front of out, widened from the back (byte copies:
+           no access through a second integer type) */
+        char *c = (char *)out;
+        int w = z->fromf ? 1 : 2;
+        if (z->fromf) fl = sfp8f_run_from_float(z->fromf, (const char *)d, 8, 8, c, 1, n, NULL);
+        else fl = sfp8f_run_cast16(&z->c16, (const char *)d, 8, 8, c, 2, n, NULL);
+        for (npy_intp k = n; k-- > 0;) {
+            uint32_t v = load_code(c + k * w, w);
+            memcpy(c + 4 * k, &v, 4);
         }
         return fl;
     }
