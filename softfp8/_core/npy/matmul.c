@@ -697,6 +697,7 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     unsigned char *bad_row = NULL, *bad_col = NULL;
     unsigned fl = 0;
     npy_intp dims[2], mp = m * p;
+    npy_intp bl = mp < MM_BLK ? mp : MM_BLK; /* the block buffers */
     int lg = 0, ret = -1, direct, level = sfp8f_simd_level();
     if (!md->blas || f->bits > 8 || m == 0 || n == 0 || p == 0) return 0;
     st = sfp8f_sum_table(f, m * n + n * p);
@@ -713,8 +714,8 @@ static int matmul_blas_tables(MatmulData *md, const sfp8_env *env, char *A, char
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
-    good = PyMem_Malloc(MM_BLK * sizeof(double));
-    code = PyMem_Malloc(MM_BLK * sizeof(uint32_t));
+    good = PyMem_Malloc((size_t)bl * sizeof(double));
+    code = PyMem_Malloc((size_t)bl * sizeof(uint32_t));
     if (!Ad || !Bd || !bad_row || !bad_col || !good || !code) goto nomem;
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     ieee_dec_init(&D, f, dec);
@@ -900,7 +901,7 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     unsigned char *bad_row = NULL, *bad_col = NULL, *state, *zok;
     unsigned fl = 0;
     int ret = -1;
-    npy_intp dims[2], mp = m * p;
+    npy_intp dims[2], mp = m * p, bl = mp < MM_BLK ? mp : MM_BLK; /* the block buffers */
     int64_t qmin = (int64_t)-f->bias - f->man_bits, top = ((int64_t)1 << f->exp_bits) - f->bias + 2;
     if (!md->blas || md->out_kind == 2 || m == 0 || n == 0 || p == 0) return 0;
     /* products and sums far from binary64's underflow and overflow */
@@ -935,8 +936,8 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     Bd = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_DOUBLE);
     /* the statistics per row of A and per column of B (LineStats), then one
        block's values to round */
-    buf = PyMem_Malloc((size_t)(4 * m + 4 * p + 3 * (MM_BLK + MM_PAD)) * sizeof(double));
-    cx = PyMem_Malloc((size_t)3 * MM_BLK * 4 + 2 * MM_BLK);
+    buf = PyMem_Malloc((size_t)(4 * m + 4 * p + 3 * (bl + MM_PAD)) * sizeof(double));
+    cx = PyMem_Malloc((size_t)3 * bl * 4 + 2 * bl);
     bad_row = PyMem_Calloc((size_t)m, 1);
     bad_col = PyMem_Calloc((size_t)p, 1);
     if (!Ad || !Bd || !buf || !cx || !bad_row || !bad_col) {
@@ -946,12 +947,12 @@ static int matmul_blas_ziv(MatmulData *md, const sfp8_env *env, char *A, char *B
     ra.s0 = buf, ra.s1 = ra.s0 + m, ra.s2 = ra.s1 + m, ra.lb = ra.s2 + m;
     rb.s0 = ra.lb + m, rb.s1 = rb.s0 + p, rb.s2 = rb.s1 + p, rb.lb = rb.s2 + p;
     xs = rb.lb + p;
-    lo = xs + MM_BLK + MM_PAD;
-    hi = lo + MM_BLK + MM_PAD;
-    clo = cx + MM_BLK;
-    chi = clo + MM_BLK;
-    state = (unsigned char *)(chi + MM_BLK);
-    zok = state + MM_BLK;
+    lo = xs + bl + MM_PAD;
+    hi = lo + bl + MM_PAD;
+    clo = cx + bl;
+    chi = clo + bl;
+    state = (unsigned char *)(chi + bl);
+    zok = state + bl;
     Py_BEGIN_ALLOW_THREADS /* C only until the BLAS call */
     ieee_dec_init(&D, f, dec);
     fl |= decode_operands(dec, &D, sz, A, B, m, n, p, am, an, bn, bp, (double *)PyArray_DATA(Ad),
