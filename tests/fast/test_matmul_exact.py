@@ -297,3 +297,63 @@ def test_e4m3_one_nan_only_its_row():
     assert np.isnan(r2[5]).all() and not np.isnan(np.delete(r2, 5, axis=0)).any()
     assert np.array_equal(np.delete(r2, 5, axis=0), np.delete(r1, 5, axis=0))
     assert f2.flags == f1.flags
+
+
+# formats of the vector kernels of npy/matmul.c: 8-bit lookup, IEEE-like 9..16-bit
+# arithmetic decoding (the custom ones: odd widths and biases), 8-bit key-table rounding
+VECTOR_FORMATS = {
+    "float16": softfp8.float16, "bfloat16": softfp8.bfloat16, "e5m2": softfp8.e5m2, "e4m3": softfp8.e4m3,
+    "e5m6_b11": softfp8.format(exp_bits=5, man_bits=6, bias=11, name="e5m6_b11"),
+    "e6m9_b40": softfp8.format(exp_bits=6, man_bits=9, bias=40, name="e6m9_b40"),
+}
+
+
+def _plant(fmt, A, B, specials):
+    """subnormals, exact zeros and (with specials, for formats with them) NaN /
+    infinity in the middle of long contiguous lines (vector kernels stop and resume
+    there), a zero row of A and column of B (exact-zero outputs: the sign by the
+    accumulator); without specials the 8-bit path rounds whole rows in place"""
+    sub = int(fmt.encode(float(fmt.min_subnormal))) if hasattr(fmt, "min_subnormal") else 1
+    neg = int(fmt.encode(-2.0 * float(fmt.min_subnormal))) if hasattr(fmt, "min_subnormal") else 1
+    A[3, 17], A[4, 18], B[5, 41], B[6, 9] = sub, neg, neg, sub
+    A[7] = 0
+    B[:, 11] = 0
+    for c, (i, j) in zip((fmt.encode(float("nan")), fmt.encode(float("inf"))), ((9, 20), (30, 44))[:2 * specials]):
+        if c is not None and fmt.classify(int(c)) in ("qnan", "snan", "inf"):
+            A[i, j] = int(c)
+            B[i + 4, j + 30] = int(c)
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_FORMATS))
+@isolated
+def test_matmul_blocks_and_vector_kernels(name):
+    """Outputs over several blocks of npy/matmul.c's finishing pass (37 x 83: blocks of
+    2048 end inside a row), lines of 45 and 83 (vector bodies and odd tails), subnormal /
+    special / zero operands inside the lines, C order, A transposed and strided B / out=,
+    both results in every mode: codes and flags at the CPU's best SIMD level equal to the
+    core and the model, and equal at every lower level."""
+    fmt = VECTOR_FORMATS[name]
+    model = Ref(fmt)
+    rng = np.random.default_rng(sum(map(ord, name)) + 7)
+    prev_fast, top = _ext.set_fast(2), _ext.simd_level()  # eager: every table built
+    cases = 0
+    try:
+        for phase, kind in enumerate(("normal", "wide")):
+            A, B = _codes(rng, fmt, (37, 45), kind), _codes(rng, fmt, (45, 83), kind)
+            _near_ties(fmt, A, B)
+            _plant(fmt, A, B, specials=phase == 1)
+            for k, mode in enumerate(MODES):
+                for out in (None, np.float32):
+                    layout = ("c", "f", "strided")[(k + phase) % 3]
+                    what = f"{name} {kind} {mode} out={out} {layout}"
+                    cases += _check(fmt, model, A, B, mode, out, layout, what)
+                    want = _run(fmt, A, B, mode, out, layout)
+                    for level in range(top):
+                        _ext.set_simd(level)
+                        got = _run(fmt, A, B, mode, out, layout)
+                        _ext.set_simd(top)
+                        assert np.array_equal(got[0], want[0]) and got[1] == want[1], f"{what} simd={level}"
+    finally:
+        _ext.set_simd(top)
+        _ext.set_fast(prev_fast)
+    assert cases == 2 * len(MODES) * 2
