@@ -376,128 +376,148 @@ TGT static inline __mmask16 tiny_sure(const sfp8s_sr *t, __m512i key, __m512i e)
            _mm512_cmpneq_epi32_mask(_mm512_and_si512(key, km), km);
 }
 
-/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core
- * lanes, read from the key's exponent field e32 (zero, infinity and NaN keep
- * theirs; binary64 subnormals and tiny values have e32 <= 1, below every
- * covered format's emin + 127; values beyond binary32 overflow in the table) */
-TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
-                              __mmask16 *core)
+/* sixteen lanes of binary32 (isize 4) or binary64 at p: the key (fast.h) and
+ * the fraction bits t (N bits) of the format's normal range */
+TGT static inline __attribute__((always_inline)) __m512i sr_key(const sfp8s_sr *t, const void *p, int isize,
+                                                               __m512i *tfr)
 {
-    const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
-    const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
-    const __m512i b0 = _mm512_loadu_si512((const void *)p), b1 = _mm512_loadu_si512((const void *)(p + 8));
-    __m512i e32;
-    __mmask16 sub;
-    *key = key64x16f(b0, b1);
-    e32 = _mm512_and_si512(_mm512_srli_epi32(*key, 7), _mm512_set1_epi32(0xff));
-    *exact = _mm512_testn_epi32_mask(*key, _mm512_set1_epi32(0x7fff)) |
-             _mm512_cmpeq_epi32_mask(e32, _mm512_set1_epi32(255));
-    *core = _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 127)) & (__mmask16)~*exact;
-    *tfr = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
-        _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
-    if (!t->sub_ok) return;
-    /* subnormal results (binary64 exponents -125 and up): the fraction on the grid of 2^(emin - M) */
-    sub = *core & _mm512_cmpge_epi32_mask(e32, _mm512_set1_epi32(2)) &
-          (t->tin_before ? (__mmask16)0xffff
-                         : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e32));
-    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(*key, _mm512_set1_epi32(0x8000));
-    if (sub) {
+    __m512i key;
+    if (isize == 4) {
+        const int sh = 23 - t->M;
+        __m512i b = _mm512_loadu_si512(p), rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
+        key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
+        key = _mm512_mask_or_epi32(key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), key,
+                                   _mm512_set1_epi32(1));
+        *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                          : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    } else {
+        const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
+        const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
+        const __m512i b0 = _mm512_loadu_si512(p), b1 = _mm512_loadu_si512((const char *)p + 64);
+        key = key64x16f(b0, b1);
+        *tfr = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
+            _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
+    }
+    return key;
+}
+
+/* Of the lanes core (the table's 0x8000: below the normal range, or overflow),
+ * the subnormal results that are rounded here (sfp8s_sr, sub_ok), on the grid
+ * of 2^(emin - M): their fraction bits replace tfr's; returns them.  Binary32
+ * exponent fields from 1, binary64 ones from -125 (key64x16f's e32 >= 2). */
+TGT static inline __mmask16 sr_sub(const sfp8s_sr *t, const void *p, int isize, __m512i key, __mmask16 core,
+                                   __m512i *tfr)
+{
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(key, 7), _mm512_set1_epi32(0xff));
+    __mmask16 sub = core & _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
+                    _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(isize == 4 ? 1 : 2)) &
+                    (t->tin_before ? (__mmask16)0xffff
+                                   : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, key, e));
+    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(key, _mm512_set1_epi32(0x8000));
+    if (!sub) return 0;
+    if (isize == 4) {
+        __m512i b = _mm512_loadu_si512(p);
+        __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
+        __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+        __m512i disc = _mm512_and_si512(
+            sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
+        __m512i n = _mm512_set1_epi32(t->N);
+        __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
+                                           _mm512_cmpge_epi32_mask(sv, n),
+                                           _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
+        *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
+    } else {
         __m256i tt[2];
         for (int h = 0; h < 2; h++) {
-            __m512i b = h ? b1 : b0;
-            __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
+            __m512i b = _mm512_loadu_si512((const char *)p + 64 * h);
+            __m512i e64 = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
             __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
                                           _mm512_set1_epi64(1LL << 52));
-            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
+            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e64); /* dropped bits */
             __m512i disc = _mm512_and_si512(
                 sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
             tt[h] = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
         }
         *tfr = _mm512_mask_mov_epi32(*tfr, sub, _mm512_inserti64x4(_mm512_castsi256_si512(tt[0]), tt[1], 1));
-        *core &= (__mmask16)~sub;
     }
+    return sub;
 }
 
-/* sixteen binary32 lanes: as sr_f64 */
-TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
-                              __mmask16 *core)
+/* the lanes of core (codes and flags already stored at out, flo) through the
+ * core, out of the kernel's loop; returns the OR of their flags */
+static __attribute__((noinline)) unsigned sr_core_lanes(const sfp8s_sr *t, const void *in, int isize, ptrdiff_t i,
+                                                        unsigned core, uint8_t *out, uint8_t *flo)
 {
-    const int sh = 23 - t->M;
-    __m512i b = _mm512_loadu_si512((const void *)p);
-    __m512i e = _mm512_and_si512(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(0xff));
-    __m512i rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
-    *key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
-    *key = _mm512_mask_or_epi32(*key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), *key,
-                                _mm512_set1_epi32(1));
-    *exact = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7fffffff)) |
-             _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255));
-    *core = (_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) |
-             _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512())) & (__mmask16)~*exact;
-    *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
-                      : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
-    if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
-        __mmask16 sub = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
-                        _mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()) &
-                        (t->tin_before ? (__mmask16)0xffff
-                                       : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e));
-        if (!t->is_signed) sub &= (__mmask16)~_mm512_movepi32_mask(b);
-        if (sub) {
-            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
-            __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
-            __m512i disc = _mm512_and_si512(
-                sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
-            __m512i n = _mm512_set1_epi32(t->N);
-            __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
-                                               _mm512_cmpge_epi32_mask(sv, n),
-                                               _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
-            *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
-            *core &= (__mmask16)~sub;
-        }
+    sfp8_env e = *(const sfp8_env *)t->env;
+    unsigned g = 0;
+    for (unsigned m = core; m; m &= m - 1) {
+        int k = __builtin_ctz(m);
+        uint8_t f8 = 0;
+        uint64_t bits = 0;
+        memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
+        e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
+        out[i + k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64, (const sfp8_format *)t->dst,
+                                           bits, &e, &f8);
+        if (flo) flo[i + k] = f8;
+        g |= f8;
     }
+    return g;
+}
+
+/* sixteen lanes at i with the random bits R (masked to N bits): stores codes
+ * (and flags), ORs the flags of the lanes it decides into *facc, returns the
+ * lanes for the core.  The table's entries (stochastic.c, build_sr) carry
+ * 0x8000 for the keys the normal-range rule does not decide (below the normal
+ * range, or overflow) and ra == rz for zeros, infinities and NaNs. */
+TGT static inline __attribute__((always_inline)) __mmask16 sr_cast16(const sfp8s_sr *t, const void *in, int isize,
+                                                                    ptrdiff_t i, __m512i R, __m512i rmask,
+                                                                    uint8_t *out, uint8_t *flo, __m128i *facc)
+{
+    const void *p = (const char *)in + i * isize;
+    __m512i tfr, key = sr_key(t, p, isize, &tfr), v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
+    __mmask16 core = _mm512_test_epi32_mask(v, _mm512_set1_epi32(0x8000)), pick;
+    __m128i code, fl;
+    if (core && t->sub_ok) {
+        __mmask16 sub = sr_sub(t, p, isize, key, core, &tfr);
+        v = _mm512_mask_and_epi32(v, sub, v, _mm512_set1_epi32(~0x8000));
+        core &= (__mmask16)~sub;
+    }
+    /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
+    pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr));
+    v = _mm512_mask_srli_epi32(v, pick, v, 16);
+    code = _mm512_cvtepi32_epi8(v);
+    fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
+    _mm_storeu_si128((__m128i *)(out + i), code);
+    if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
+    *facc = _mm_or_si128(*facc, _mm_maskz_mov_epi8((__mmask16)~core, fl));
+    return core;
+}
+
+/* the kernel for one input size (isize a constant after inlining); t is a local
+ * copy, so that the stores to out cannot reload its fields */
+TGT static inline __attribute__((always_inline)) ptrdiff_t sr_cast_run(const sfp8s_sr *tp, const void *in, int isize,
+                                                                      uint8_t *out, ptrdiff_t n, uint8_t *flo,
+                                                                      unsigned *acc)
+{
+    const sfp8s_sr t = *tp;
+    const __m512i rmask = _mm512_set1_epi32((int)(t.N == 32 ? 0xffffffffu : (1u << t.N) - 1));
+    rng16 g = rng16_init(t.seed_key, t.stream_key, t.index0);
+    __m128i facc = _mm_setzero_si128();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 c = sr_cast16(&t, in, isize, i, _mm512_and_si512(rng16_next(&g), rmask), rmask, out, flo, &facc);
+        if (c) a |= sr_core_lanes(&t, in, isize, i, c, out, flo);
+    }
+    *acc |= a | or16(facc);
+    return i;
 }
 
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
 {
-    const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
-    const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
-    rng16 g = rng16_init(t->seed_key, t->stream_key, t->index0);
-    __m128i facc = _mm_setzero_si128();
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i key, tfr, R = _mm512_and_si512(rng16_next(&g), rmask);
-        __mmask16 exact, core, pick;
-        if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
-        else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
-        __m512i v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
-        core |= _mm512_test_epi32_mask(v, ovf) & (__mmask16)~exact;
-        /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
-        pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr)) & (__mmask16)~exact;
-        v = _mm512_mask_srli_epi32(v, pick, v, 16);
-        __m128i code = _mm512_cvtepi32_epi8(v), fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
-        if (core) {
-            uint8_t cs[16], fs[16];
-            sfp8_env e = *(const sfp8_env *)t->env;
-            _mm_storeu_si128((__m128i *)cs, code);
-            _mm_storeu_si128((__m128i *)fs, fl);
-            for (unsigned m = core; m; m &= m - 1) {
-                int k = __builtin_ctz(m);
-                uint8_t f8 = 0;
-                uint64_t bits = 0;
-                memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
-                e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
-                cs[k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64,
-                                              (const sfp8_format *)t->dst, bits, &e, &f8);
-                fs[k] = f8;
-            }
-            code = _mm_loadu_si128((const __m128i *)cs);
-            fl = _mm_loadu_si128((const __m128i *)fs);
-        }
-        store16(out + i, flo ? flo + i : NULL, code, fl, &facc);
-    }
-    *acc |= or16(facc);
-    return i;
+    return isize == 4 ? sr_cast_run(t, in, 4, out, n, flo, acc) : sr_cast_run(t, in, 8, out, n, flo, acc);
 }
 
 /* the constants of sfp8s_arith8_sr_avx512: the top min(N, 12) bits of R

@@ -39,11 +39,21 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
         free(t);
         return NULL;
     }
-    for (uint32_t key = 0; key < 65536; key++)
-        rza[key] = t->rz[key] | (uint32_t)(key & 0x8000u ? t->dn : t->up)[key] << 16;
-    t->rza = rza;
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
+    /* the SIMD kernels' marks (fast_simd.c, sr_cast16): ra = rz for the keys
+       of zeros, infinities and NaNs (no rounding: any random word gives rz);
+       0x8000 (no flag uses it) for the keys below the normal range (binary32
+       exponent field below emin + 127) or whose rz overflows */
+    for (uint32_t key = 0; key < 65536; key++) {
+        const uint32_t e = (key >> 7) & 0xff, rz = t->rz[key];
+        if ((key & 0x7fff) == 0 || e == 255)
+            rza[key] = rz | rz << 16;
+        else
+            rza[key] = rz | (uint32_t)(key & 0x8000u ? t->dn : t->up)[key] << 16 |
+                       ((int)e < t->emin + 127 || (rz & (SFP8_FLAG_OVERFLOW << 8)) ? 0x8000u : 0u);
+    }
+    t->rza = rza;
     *bytes = sizeof *t + 65536 * sizeof(uint32_t);
     return t;
 }
