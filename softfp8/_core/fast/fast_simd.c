@@ -520,61 +520,81 @@ TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int 
     return isize == 4 ? sr_cast_run(t, in, 4, out, n, flo, acc) : sr_cast_run(t, in, 8, out, n, flo, acc);
 }
 
-/* the constants of sfp8s_arith8_sr_avx512: the top min(N, 12) bits of R
- * against t12 (stochastic.c, sr8_compact) */
-typedef struct {
-    __m512i rmask, top, pal;
-    __m128i rsh, tsh;
-    int wide;
-} sr8c;
-
-/* sixteen lanes (live: the lanes to read and write; full: all of them, unmasked
- * loads and stores, which AMD's AVX-512 runs much faster); returns their flags */
-TGT static inline __attribute__((always_inline)) __m128i sr8_16(const sfp8s_sr8 *p, const sr8c *k, rng16 *g,
-                                                               const uint8_t *x, const uint8_t *y, uint8_t *out,
-                                                               uint8_t *fl, __mmask16 live, int full)
+/* Sixteen lanes of sfp8s_arith8_sr_avx512 with the random bits R (all 32):
+ * wide (a constant after inlining) 0 when N == 32, 1 when 12 < N < 32 (the
+ * top 12 of the N bits against t12, ties to the caller), 2 when N <= 12 (all N
+ * bits against the top N of t12, no ties).  idx: bytes 4j + 2 of q picked (the
+ * code) then bytes 4j of the flags, one permute for both; returns the flags. */
+TGT static inline __attribute__((always_inline)) __m128i sr8_16(const uint32_t *qt, __m512i pal, __m512i rmask,
+                                                               __m128i rsh, __m128i tsh, __m512i idx, int wide,
+                                                               __m512i R, const uint8_t *x, const uint8_t *y,
+                                                               uint8_t *out, uint8_t *fl)
 {
-    __m128i xa = full ? _mm_loadu_si128((const __m128i *)x) : _mm_maskz_loadu_epi8(live, x);
-    __m128i yb = full ? _mm_loadu_si128((const __m128i *)y) : _mm_maskz_loadu_epi8(live, y);
-    __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(xa), 8), _mm512_cvtepu8_epi32(yb));
-    __m512i q = _mm512_i32gather_epi32(idx, (const void *)p->q, 4);
-    __m512i Rt = _mm512_srl_epi32(_mm512_and_si512(rng16_next(g), k->rmask), k->rsh);
-    __m512i lim = _mm512_sub_epi32(k->top, _mm512_srl_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xfff)), k->tsh));
-    /* w = rz | rz flags << 8 | ra << 16 | ra flags << 24 */
-    __m512i w = _mm512_or_si512(_mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), k->pal),
-                                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 16), _mm512_set1_epi32(0xff)),
-                                                          _mm512_srli_epi32(q, 8), _mm512_set1_epi32(0xff0000),
-                                                          0xf8)); /* A | (B & C) */
-    __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim), amb = k->wide ? _mm512_cmpeq_epi32_mask(Rt, lim) : 0;
-    w = _mm512_mask_srli_epi32(w, pick, w, 16);
-    w = _mm512_mask_or_epi32(w, amb, w, _mm512_set1_epi32(0x8000));
-    __m128i code = _mm512_cvtepi32_epi8(w), f8 = _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 8));
-    if (full) {
-        _mm_storeu_si128((__m128i *)out, code);
-        _mm_storeu_si128((__m128i *)fl, f8);
-        return f8;
+    const __m512i lo12 = _mm512_set1_epi32(0xfff);
+    __m512i ix = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)x)), 8),
+                                 _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)y)));
+    __m512i q = _mm512_i32gather_epi32(ix, (const void *)qt, 4), Rt, lim, f, cf;
+    if (wide == 0) {
+        Rt = _mm512_srli_epi32(R, 20);
+        lim = _mm512_andnot_si512(q, lo12); /* 2^12 - 1 - t12 */
+    } else if (wide == 1) {
+        Rt = _mm512_srl_epi32(_mm512_and_si512(R, rmask), rsh);
+        lim = _mm512_andnot_si512(q, lo12);
+    } else {
+        Rt = _mm512_and_si512(R, rmask);
+        lim = _mm512_sub_epi32(rmask, _mm512_srl_epi32(_mm512_and_si512(q, lo12), tsh));
     }
-    _mm_mask_storeu_epi8(out, live, code);
-    _mm_mask_storeu_epi8(fl, live, f8);
-    return _mm_maskz_mov_epi8(live, f8);
+    /* f = rz flags | ra flags << 16 of the lane's class (the permute reads index bits 0..3) */
+    f = _mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), pal);
+    {
+        __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim);
+        q = _mm512_mask_srli_epi32(q, pick, q, 8);  /* ra to byte 2 */
+        f = _mm512_mask_srli_epi32(f, pick, f, 16); /* ra flags to byte 0 */
+        if (wide != 2) f = _mm512_mask_or_epi32(f, _mm512_cmpeq_epi32_mask(Rt, lim), f, _mm512_set1_epi32(0x80));
+    }
+    cf = _mm512_permutex2var_epi8(q, idx, f);
+    _mm_storeu_si128((__m128i *)out, _mm512_castsi512_si128(cf));
+    _mm_storeu_si128((__m128i *)fl, _mm512_extracti32x4_epi32(cf, 1));
+    return _mm512_extracti32x4_epi32(cf, 1);
+}
+
+TGT static inline __attribute__((always_inline)) unsigned sr8_run(const sfp8s_sr8 *p, const uint8_t *x,
+                                                                 const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                                                 ptrdiff_t n, int wide)
+{
+    const int N = p->N;
+    const __m512i rmask = _mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1));
+    const __m128i rsh = _mm_cvtsi32_si128(N > 12 ? N - 12 : 0), tsh = _mm_cvtsi32_si128(N > 12 ? 0 : 12 - N);
+    const __m512i pal = _mm512_srli_epi32(_mm512_loadu_si512((const void *)p->pal), 8);
+    const __m512i idx = _mm512_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        0, 0, 0, 0, 0, 0, 124, 120, 116, 112, 108, 104, 100, 96, 92, 88, 84, 80, 76,
+                                        72, 68, 64, 62, 58, 54, 50, 46, 42, 38, 34, 30, 26, 22, 18, 14, 10, 6, 2);
+    const uint32_t *qt = p->q;
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        facc = _mm_or_si128(facc, sr8_16(qt, pal, rmask, rsh, tsh, idx, wide, rng16_next(&g), x + i, y + i,
+                                         out + i, fl + i));
+    if (i < n) { /* the last lanes through copies */
+        uint8_t xs[16] = {0}, ys[16] = {0}, os[16], fs[16];
+        memcpy(xs, x + i, (size_t)(n - i));
+        memcpy(ys, y + i, (size_t)(n - i));
+        sr8_16(qt, pal, rmask, rsh, tsh, idx, wide, rng16_next(&g), xs, ys, os, fs);
+        memcpy(out + i, os, (size_t)(n - i));
+        memcpy(fl + i, fs, (size_t)(n - i));
+        for (ptrdiff_t j = 0; j < n - i; j++) facc = _mm_or_si128(facc, _mm_set1_epi8((char)fs[j]));
+    }
+    return or16(facc);
 }
 
 /* see fast_simd.h */
 TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                     ptrdiff_t n)
 {
-    const int N = p->N, wide = N > 12;
-    const sr8c k = {_mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1)),
-                    _mm512_set1_epi32(wide ? 0xfff : (1 << N) - 1), _mm512_loadu_si512((const void *)p->pal),
-                    _mm_cvtsi32_si128(wide ? N - 12 : 0), _mm_cvtsi32_si128(wide ? 0 : 12 - N), wide};
-    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
-    __m128i facc = _mm_setzero_si128();
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, 0xffff, 1));
-    if (i < n)
-        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, (__mmask16)((1u << (n - i)) - 1), 0));
-    return or16(facc);
+    return p->N == 32 ? sr8_run(p, x, y, out, fl, n, 0)
+           : p->N > 12 ? sr8_run(p, x, y, out, fl, n, 1)
+                       : sr8_run(p, x, y, out, fl, n, 2);
 }
 
 /* through binary64, eight lanes at a time (stochastic.c, sr16_one) */

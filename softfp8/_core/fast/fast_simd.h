@@ -62,7 +62,7 @@ typedef struct sfp8s_sr {
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);
 
-/* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n <= 256 contiguous operand pairs:
+/* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n contiguous operand pairs:
  * out[i], fl[i] = the code and flags of element i (random bits as sfp8s_sr,
  * index0 + i), fl[i] = 0x80 for the lanes the caller finishes (stochastic.c);
  * returns the OR of all fl[i] */

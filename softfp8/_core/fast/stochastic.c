@@ -323,7 +323,7 @@ static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
     return k;
 }
 
-enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
+enum { SR_BLK = 256, SR8_BLK = 1024 }; /* the blocks of the SIMD kernels' callers */
 
 /* one call of sfp8f_run_arith_sr */
 typedef struct {
@@ -361,10 +361,39 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
     return g;
 }
 
+/* After a SIMD kernel's block of m lanes at element i (operands x, y, codes
+ * oc, flags of): the lanes with 0x80 through sr8_one, then perhaps the core;
+ * eight flag bytes tested at a time.  Returns the OR of all m flags. */
+static unsigned sr8_fix(const sfp8f_sr8 *t, const sr_call *c, ptrdiff_t i, const uint8_t *x, const uint8_t *y,
+                        uint8_t *oc, uint8_t *of, ptrdiff_t m)
+{
+    uint64_t orw = 0;
+    unsigned g = 0;
+    for (ptrdiff_t j = 0; j < m; j += 8) {
+        const ptrdiff_t e = m - j < 8 ? m - j : 8;
+        uint64_t w = 0;
+        memcpy(&w, of + j, (size_t)e);
+        if (w & 0x8080808080808080ULL) {
+            for (ptrdiff_t k = j; k < j + e; k++)
+                if (of[k] & 0x80) {
+                    of[k] = sr8_one(t, (uint32_t)x[k] << 8 | y[k],
+                                    sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + k)) & c->k.Rmask,
+                                    c->k.Rmask, c->k.N, &oc[k]);
+                    if (of[k] & 0x80) finish_core(c, i + k, (const char *)x + k, (const char *)y + k, (char *)oc + k, 1,
+                                                  of + k, 1);
+                }
+            memcpy(&w, of + j, (size_t)e);
+        }
+        orw |= w;
+    }
+    for (int b = 0; b < 64; b += 8) g |= (unsigned)(orw >> b) & 0xff;
+    return g;
+}
+
 /* DERIVED from core.c round_pack (its stochastic branch), through
  * build_sr8's table: add / subtract / multiply of an 8-bit format under
  * stochastic rounding (fast.h).  The AVX-512 kernel (fast_simd.c,
- * sfp8s_arith8_sr_avx512) takes blocks of up to 256 elements when the output is
+ * sfp8s_arith8_sr_avx512) takes blocks of up to SR8_BLK elements when the output is
  * apart from the inputs (fast_impl.h, sfp8f_apart; strided operands through
  * buffers); otherwise, and below AVX-512, the loop below, element by element
  * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
@@ -377,10 +406,10 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
     unsigned acc = 0;
     ptrdiff_t i = 0;
     if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
-        uint8_t xb[SR_BLK], yb[SR_BLK], code[SR_BLK], fl[SR_BLK];
+        uint8_t xb[SR8_BLK], yb[SR8_BLK], code[SR8_BLK], fl[SR8_BLK];
         const int direct = c->so == 1 && o != a && o != b;
-        for (; i < c->n; i += SR_BLK) {
-            ptrdiff_t m = c->n - i < SR_BLK ? c->n - i : SR_BLK;
+        for (; i < c->n; i += SR8_BLK) {
+            ptrdiff_t m = c->n - i < SR8_BLK ? c->n - i : SR8_BLK;
             const uint8_t *x = (const uint8_t *)a + i, *y = (const uint8_t *)b + i;
             /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
             uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
@@ -395,14 +424,7 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
                 y = yb;
             }
             g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
-            if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
-                for (ptrdiff_t j = 0; j < m; j++)
-                    if (of[j] & 0x80)
-                        of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j],
-                                        sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j)) & c->k.Rmask, c->k.Rmask, c->k.N, &oc[j]);
-                g = finish_core(c, i, (const char *)x, (const char *)y,
-                                (char *)oc, 1, of, m);
-            }
+            if (g & 0x80) g = sr8_fix(t, c, i, x, y, oc, of, m); /* lanes for sr8_one, then perhaps the core */
             acc |= g;
             if (!direct)
                 for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
