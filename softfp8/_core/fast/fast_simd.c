@@ -1349,6 +1349,322 @@ TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a,
     A16_DISPATCH(a16_256)
 }
 
+/* ---- stochastic rounding into 8-bit formats with AVX2 (fast_simd.h): eight
+ * 32-bit lanes holding the block's elements in the order L = (0, 1, 4, 5, 2, 3,
+ * 6, 7), the order in which two four-lane 64-bit vectors interleave (binary64
+ * inputs, two steps of the generator); the byte pack restores 0..7. ---- */
+
+#ifndef SFP8_SIMD_RNG_H
+/* Until simd_rng.h (the shared generator header, another branch) is merged:
+ * its AVX2 generator under the same names and with the same results, rng.h's
+ * sfp8r_bits of four consecutive elements a step.  With simd_rng.h included
+ * above, this block drops out. */
+/* z * c mod 2^64 of four lanes, c = chi * 2^32 + clo (clo, chi in every lane) */
+TGT2 static inline __m256i mul64x4(__m256i z, __m256i clo, __m256i chi)
+{
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), clo), _mm256_mul_epu32(z, chi));
+    return _mm256_add_epi64(_mm256_mul_epu32(z, clo), _mm256_slli_epi64(cross, 32));
+}
+
+typedef struct {
+    __m256i h, step, sk, c1lo, c1hi, c2lo, c2hi;
+} rng4;
+
+/* h of lane j is (index0 + j) * G + stream_key, stepped by 4 G */
+TGT2 static inline rng4 rng4_init(uint64_t seed_key, uint64_t stream_key, uint64_t index0)
+{
+    const uint64_t G = 0x9E3779B97F4A7C15ULL, h0 = index0 * G + stream_key;
+    rng4 g;
+    g.h = _mm256_setr_epi64x((long long)h0, (long long)(h0 + G), (long long)(h0 + 2 * G), (long long)(h0 + 3 * G));
+    g.step = _mm256_set1_epi64x((long long)(4 * G));
+    g.sk = _mm256_set1_epi64x((long long)seed_key);
+    g.c1lo = _mm256_set1_epi64x(0xed558ccdLL);
+    g.c1hi = _mm256_set1_epi64x(0xff51afd7LL);
+    g.c2lo = _mm256_set1_epi64x(0x1a85ec53LL);
+    g.c2hi = _mm256_set1_epi64x(0xc4ceb9feLL);
+    return g;
+}
+
+/* rng.h's sfp8r_mix64 without its last step, four lanes */
+TGT2 static inline __m256i mix64x4_head(const rng4 *g, __m256i z)
+{
+    z = mul64x4(_mm256_xor_si256(z, _mm256_srli_epi64(z, 33)), g->c1lo, g->c1hi);
+    return mul64x4(_mm256_xor_si256(z, _mm256_srli_epi64(z, 33)), g->c2lo, g->c2hi);
+}
+
+/* the 32 random bits of the next four elements, in the low halves of 64-bit lanes */
+TGT2 static inline __m256i rng4_next(rng4 *g)
+{
+    __m256i z = mix64x4_head(g, g->h);
+    g->h = _mm256_add_epi64(g->h, g->step);
+    z = _mm256_xor_si256(_mm256_xor_si256(z, _mm256_srli_epi64(z, 33)), g->sk);
+    return _mm256_srli_epi64(mix64x4_head(g, z), 32);
+}
+#endif
+
+/* the low dwords of the 64-bit lanes of a (elements 0..3) and b (4..7), in the order L */
+TGT2 static inline AINL __m256i lo32L(__m256i a, __m256i b)
+{
+    return _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), _MM_SHUFFLE(2, 0, 2, 0)));
+}
+
+/* the random bits of the next eight elements, in the order L */
+TGT2 static inline AINL __m256i rng8L(rng4 *g)
+{
+    __m256i r0 = rng4_next(g);
+    return lo32L(r0, rng4_next(g));
+}
+
+/* bytes 0..3 of each 128-bit half of s (lanes L) -> codes 0..7 in bytes 0..7, bytes 4..7 -> flags in 8..15 */
+TGT2 static inline AINL __m128i unpackL(__m256i s)
+{
+    return _mm_unpacklo_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
+/* codes and flags to out, flo (or NULL) from the packed bytes of unpackL */
+TGT2 static inline AINL void store8(uint8_t *out, uint8_t *flo, __m128i cf)
+{
+    _mm_storel_epi64((__m128i *)out, cf);
+    if (flo) _mm_storel_epi64((__m128i *)flo, _mm_unpackhi_epi64(cf, cf));
+}
+
+/* the OR of byte 1 of eight dwords */
+TGT2 static inline unsigned or_byte1(__m256i x)
+{
+    uint32_t w[8];
+    unsigned f = 0;
+    _mm256_storeu_si256((__m256i *)w, x);
+    for (int k = 0; k < 8; k++) f |= (w[k] >> 8) & 0xff;
+    return f;
+}
+
+/* the lanes' mask (bit k: lane k, order L) in element order: L swaps 2 <-> 4 and 3 <-> 5 */
+static inline unsigned maskL(unsigned m)
+{
+    return (m & 0xc3u) | (m & 0x0cu) << 2 | (m & 0x30u) >> 2;
+}
+
+/* sr_key for eight lanes (order L); the binary64 key (fast.c, sfp8f_key64) in
+ * 32-bit lanes from the high and low words */
+TGT2 static inline AINL __m256i sr_key256(const sfp8s_sr *t, const void *p, int isize, __m256i *tfr)
+{
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i key;
+    if (isize == 4) {
+        const int sh = 23 - t->M;
+        __m256i b = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)p), _MM_SHUFFLE(3, 1, 2, 0));
+        __m256i rem = _mm256_and_si256(b, _mm256_set1_epi32((1 << sh) - 1));
+        __m256i st = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x1ffff)), zero);
+        key = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(0xfffe)),
+                              _mm256_andnot_si256(st, one));
+        *tfr = t->N >= sh ? _mm256_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                          : _mm256_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    } else {
+        const int sh = 52 - t->M - t->N; /* 13..51 */
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)p), b1 = _mm256_loadu_si256((const __m256i *)p + 1);
+        __m256i hi = _mm256_castps_si256(
+            _mm256_shuffle_ps(_mm256_castsi256_ps(b0), _mm256_castsi256_ps(b1), _MM_SHUFFLE(3, 1, 3, 1)));
+        __m256i lo = lo32L(b0, b1);
+        __m256i e = _mm256_and_si256(_mm256_srli_epi32(hi, 20), _mm256_set1_epi32(0x7ff));
+        __m256i s15 = _mm256_and_si256(_mm256_srli_epi32(hi, 16), _mm256_set1_epi32(0x8000));
+        __m256i st = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x3fff)), lo), zero);
+        __m256i remhi = _mm256_and_si256(hi, _mm256_set1_epi32((1 << (20 - t->M)) - 1));
+        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(897), e),
+                                      _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+        st = _mm256_andnot_si256(st, one);
+        key = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(_mm256_sub_epi32(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(896 << 7)),
+                                             _mm256_set1_epi32(0x7ffe)),
+                            s15),
+            st);
+        if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) { /* zeros, subnormals, tiny, huge, infinities, NaNs */
+            __m256i mnz = _mm256_andnot_si256(
+                _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0xfffff)), lo), zero), one);
+            __m256i k0 = _mm256_or_si256(s15, mnz);
+            __m256i kn = _mm256_or_si256(_mm256_or_si256(s15, _mm256_set1_epi32(0x7f80)),
+                                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(0x7e)), st));
+            __m256i e0 = _mm256_cmpeq_epi32(e, zero), enan = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7ff));
+            key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x81)),
+                                     _mm256_cmpgt_epi32(_mm256_set1_epi32(897), e));
+            key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x7f7f)),
+                                     _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+            key = _mm256_blendv_epi8(key, k0, e0);
+            key = _mm256_blendv_epi8(key, kn, enan);
+        }
+        *tfr = sh >= 32 ? _mm256_srl_epi32(remhi, _mm_cvtsi32_si128(sh - 32))
+                        : _mm256_or_si256(_mm256_srl_epi32(lo, _mm_cvtsi32_si128(sh)),
+                                          _mm256_sll_epi32(remhi, _mm_cvtsi32_si128(32 - sh)));
+    }
+    return key;
+}
+
+/* sr_sub for eight lanes (order L): of the lanes core (all ones), the subnormal
+ * results rounded here, their fraction bits in *tfr; returns them (all ones) */
+TGT2 static inline __m256i sr_sub256(const sfp8s_sr *t, const void *p, int isize, __m256i key, __m256i core,
+                                     __m256i *tfr)
+{
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(key, 7), _mm256_set1_epi32(0xff));
+    __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(t->emin + 127), e);
+    __m256i sub = _mm256_and_si256(_mm256_and_si256(core, below),
+                                   _mm256_cmpgt_epi32(e, _mm256_set1_epi32(isize == 4 ? 0 : 1)));
+    __m256i n = _mm256_set1_epi32(t->N), tt;
+    if (!t->tin_before) {
+        __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32(t->emin + 126), e);
+        if (t->M <= 6) { /* tiny_sure */
+            __m256i km = _mm256_set1_epi32(((1 << t->M) - 1) << (7 - t->M));
+            ok = _mm256_or_si256(ok, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(key, km), km),
+                                                         _mm256_cmpeq_epi32(e, _mm256_set1_epi32(t->emin + 126))));
+        }
+        sub = _mm256_and_si256(sub, ok);
+    }
+    if (!t->is_signed)
+        sub = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(key, _mm256_set1_epi32(0x8000)),
+                                                     _mm256_set1_epi32(0x8000)), sub);
+    if (!_mm256_movemask_ps(_mm256_castsi256_ps(sub))) return sub;
+    if (isize == 4) {
+        __m256i b = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)p), _MM_SHUFFLE(3, 1, 2, 0));
+        __m256i sig = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+        __m256i sv = _mm256_sub_epi32(_mm256_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+        __m256i disc = _mm256_and_si256(
+            sig, _mm256_sub_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), sv), _mm256_set1_epi32(1)));
+        tt = _mm256_blendv_epi8(_mm256_sllv_epi32(disc, _mm256_sub_epi32(n, sv)),
+                                _mm256_srlv_epi32(disc, _mm256_sub_epi32(sv, n)),
+                                _mm256_cmpgt_epi32(sv, _mm256_sub_epi32(n, _mm256_set1_epi32(1))));
+    } else { /* binary64: lane by lane (rare lanes; shifts beyond 63 give zero fraction bits) */
+        uint64_t b[8];
+        uint32_t tl[8];
+        static const int L[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+        memcpy(b, p, sizeof b);
+        for (int k = 0; k < 8; k++) {
+            const uint64_t x = b[L[k]], sig = (x & 0xFFFFFFFFFFFFFULL) | 1ULL << 52;
+            const int sv = 52 - t->M + t->emin + 1023 - (int)((x >> 52) & 0x7ff); /* dropped bits, > 52 - M */
+            tl[k] = sv - t->N >= 53 ? 0 : (uint32_t)((sv >= 64 ? sig : sig & ((1ULL << sv) - 1)) >> (sv - t->N));
+        }
+        tt = _mm256_loadu_si256((const __m256i *)(const void *)tl);
+    }
+    *tfr = _mm256_blendv_epi8(*tfr, tt, sub);
+    return sub;
+}
+
+TGT2 static inline AINL ptrdiff_t sr_cast_run256(const sfp8s_sr *tp, const void *in, int isize, uint8_t *out,
+                                                 ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    const sfp8s_sr t = *tp;
+    const __m256i rmask = _mm256_set1_epi32((int)(t.N == 32 ? 0xffffffffu : (1u << t.N) - 1));
+    const __m256i sgn = _mm256_set1_epi32((int)0x80000000u), c8000 = _mm256_set1_epi32(0x8000);
+    /* byte 0 (code) of each lane to bytes 0..3 of its half, byte 1 (flags) to bytes 4..7 */
+    const __m256i pk = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, 1, 5, 9,
+                                        13, -1, -1, -1, -1, -1, -1, -1, -1);
+    rng4 g = rng4_init(t.seed_key, t.stream_key, t.index0);
+    __m256i facc = _mm256_setzero_si256();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const void *p = (const char *)in + i * isize;
+        __m256i tfr, key = sr_key256(&t, p, isize, &tfr);
+        __m256i v = _mm256_i32gather_epi32((const int *)(const void *)t.rza, key, 4);
+        __m256i R = _mm256_and_si256(rng8L(&g), rmask), pick;
+        __m256i core = _mm256_cmpeq_epi32(_mm256_and_si256(v, c8000), c8000);
+        unsigned cm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(core));
+        if (cm && t.sub_ok) {
+            __m256i sub = sr_sub256(&t, p, isize, key, core, &tfr);
+            v = _mm256_andnot_si256(_mm256_and_si256(sub, c8000), v);
+            core = _mm256_andnot_si256(sub, core);
+            cm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(core));
+        }
+        /* t + R >= 2^N  <=>  R > (2^N - 1) - t, unsigned */
+        pick = _mm256_cmpgt_epi32(_mm256_xor_si256(R, sgn), _mm256_xor_si256(_mm256_sub_epi32(rmask, tfr), sgn));
+        v = _mm256_blendv_epi8(v, _mm256_srli_epi32(v, 16), pick);
+        facc = _mm256_or_si256(facc, _mm256_andnot_si256(core, v));
+        store8(out + i, flo ? flo + i : NULL, unpackL(_mm256_shuffle_epi8(v, pk)));
+        if (cm) a |= sr_core_lanes(&t, in, isize, i, maskL(cm), out, flo);
+    }
+    *acc |= a | or_byte1(facc);
+    return i;
+}
+
+TGT2 ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                        uint8_t *flo, unsigned *acc)
+{
+    return isize == 4 ? sr_cast_run256(t, in, 4, out, n, flo, acc) : sr_cast_run256(t, in, 8, out, n, flo, acc);
+}
+
+/* sr8_16 for eight lanes (order L) */
+TGT2 static inline AINL __m256i sr8_8(const uint32_t *qt, __m256i pal0, __m256i pal1, __m256i rmask, __m128i rsh,
+                                      __m128i tsh, __m128i wl, int wide, __m256i R, const uint8_t *x,
+                                      const uint8_t *y, uint8_t *out, uint8_t *fl)
+{
+    const __m256i lo12 = _mm256_set1_epi32(0xfff);
+    const __m256i pq = _mm256_setr_epi8(2, 6, 10, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 6, 10, 14, -1,
+                                        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i pf = _mm256_setr_epi8(-1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,
+                                        4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m128i xy = _mm_shuffle_epi8(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)y),
+                                                    _mm_loadl_epi64((const __m128i *)x)), wl);
+    __m256i q = _mm256_i32gather_epi32((const int *)(const void *)qt, _mm256_cvtepu16_epi32(xy), 4), Rt, lim, f, cls, pick;
+    if (wide == 0) {
+        Rt = _mm256_srli_epi32(R, 20);
+        lim = _mm256_andnot_si256(q, lo12);
+    } else if (wide == 1) {
+        Rt = _mm256_srl_epi32(_mm256_and_si256(R, rmask), rsh);
+        lim = _mm256_andnot_si256(q, lo12);
+    } else {
+        Rt = _mm256_and_si256(R, rmask);
+        lim = _mm256_sub_epi32(rmask, _mm256_srl_epi32(_mm256_and_si256(q, lo12), tsh));
+    }
+    cls = _mm256_srli_epi32(q, 12); /* the permutes read bits 0..2; bit 3 (q's bit 15) picks the half */
+    f = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(pal0, cls)),
+                                             _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(pal1, cls)),
+                                             _mm256_castsi256_ps(_mm256_slli_epi32(q, 16))));
+    pick = _mm256_cmpgt_epi32(Rt, lim); /* both below 2^31 */
+    q = _mm256_blendv_epi8(q, _mm256_srli_epi32(q, 8), pick);
+    f = _mm256_blendv_epi8(f, _mm256_srli_epi32(f, 16), pick);
+    if (wide != 2) f = _mm256_or_si256(f, _mm256_and_si256(_mm256_cmpeq_epi32(Rt, lim), _mm256_set1_epi32(0x80)));
+    {
+        __m128i cf = unpackL(_mm256_or_si256(_mm256_shuffle_epi8(q, pq), _mm256_shuffle_epi8(f, pf)));
+        store8(out, fl, cf);
+    }
+    return f;
+}
+
+TGT2 static inline AINL unsigned sr8_run256(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out,
+                                            uint8_t *fl, ptrdiff_t n, int wide)
+{
+    const int N = p->N;
+    const __m256i rmask = _mm256_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1));
+    const __m128i rsh = _mm_cvtsi32_si128(N > 12 ? N - 12 : 0), tsh = _mm_cvtsi32_si128(N > 12 ? 0 : 12 - N);
+    /* rz flags | ra flags << 16 of each class */
+    const __m256i pal0 = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p->pal), 8);
+    const __m256i pal1 = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p->pal + 8)), 8);
+    /* operand words 0..7 to the order L */
+    const __m128i wl = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
+    const uint32_t *qt = p->q;
+    rng4 g = rng4_init(p->seed_key, p->stream_key, p->index0);
+    __m256i facc = _mm256_setzero_si256();
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        facc = _mm256_or_si256(facc, sr8_8(qt, pal0, pal1, rmask, rsh, tsh, wl, wide, rng8L(&g), x + i, y + i,
+                                           out + i, fl + i));
+    if (i < n) { /* the last lanes through copies */
+        uint8_t xs[8] = {0}, ys[8] = {0}, os[8], fs[8];
+        memcpy(xs, x + i, (size_t)(n - i));
+        memcpy(ys, y + i, (size_t)(n - i));
+        sr8_8(qt, pal0, pal1, rmask, rsh, tsh, wl, wide, rng8L(&g), xs, ys, os, fs);
+        memcpy(out + i, os, (size_t)(n - i));
+        memcpy(fl + i, fs, (size_t)(n - i));
+        for (ptrdiff_t j = 0; j < n - i; j++) facc = _mm256_or_si256(facc, _mm256_set1_epi32(fs[j]));
+    }
+    return or_byte1(_mm256_slli_epi32(facc, 8));
+}
+
+TGT2 unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                   ptrdiff_t n)
+{
+    return p->N == 32 ? sr8_run256(p, x, y, out, fl, n, 0)
+           : p->N > 12 ? sr8_run256(p, x, y, out, fl, n, 1)
+                       : sr8_run256(p, x, y, out, fl, n, 2);
+}
+
 #else /* no x86-64 SIMD: portable loops only */
 
 int sfp8s_cpu_level(void) { return 0; }
@@ -1415,5 +1731,17 @@ ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, cons
 {
     (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
     return 0;
+}
+ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                   uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)in; (void)isize; (void)out; (void)n; (void)flo; (void)acc;
+    return 0;
+}
+unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                              ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached: sfp8f_simd_level() is 0 */
 }
 #endif

@@ -61,6 +61,9 @@ typedef struct sfp8s_sr {
 } sfp8s_sr;
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);
+/* the same with AVX2 (level 1), eight lanes at a time */
+ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                   uint8_t *flo, unsigned *acc);
 
 /* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n contiguous operand pairs:
  * out[i], fl[i] = the code and flags of element i (random bits as sfp8s_sr,
@@ -73,6 +76,9 @@ typedef struct sfp8s_sr8 {
 } sfp8s_sr8;
 unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                 ptrdiff_t n);
+/* the same with AVX2 (level 1) */
+unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                              ptrdiff_t n);
 
 /* stochastic.c's sfp8f_run_arith_sr (run_arith16_sr) on n (a multiple of 8) contiguous operand
  * pairs: codes out[i], flags fl[i] (0x80: the caller finishes the lane with the

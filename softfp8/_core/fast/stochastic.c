@@ -79,11 +79,12 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     unsigned acc = 0;
     sfp8_env e2 = *env;
     ptrdiff_t i = 0;
-    if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
+    if (sa == isize && so == 1 && sfp8f_simd_level() >= 1 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
         const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin,
                            dst->subnormals == SFP8_SUBNORMALS_IEEE, env->tininess_before != 0, dst->is_signed != 0,
                            dst, env};
-        i = sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc);
+        i = sfp8f_simd_level() >= 2 ? sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc)
+                                    : sfp8s_from_float_sr_avx2(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
         o += i;
     }
@@ -405,7 +406,8 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
     char *o = c->o;
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
+    const int level = sfp8f_simd_level();
+    if (level >= 1 && sfp8f_apart(o, c->so, 1, a, c->sa, 1, c->n) && sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)) {
         uint8_t xb[SR8_BLK], yb[SR8_BLK], code[SR8_BLK], fl[SR8_BLK];
         const int direct = c->so == 1 && o != a && o != b;
         for (; i < c->n; i += SR8_BLK) {
@@ -423,7 +425,7 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
                 for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
                 y = yb;
             }
-            g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
+            g = level >= 2 ? sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m) : sfp8s_arith8_sr_avx2(&p, x, y, oc, of, m);
             if (g & 0x80) g = sr8_fix(t, c, i, x, y, oc, of, m); /* lanes for sr8_one, then perhaps the core */
             acc |= g;
             if (!direct)
