@@ -314,6 +314,39 @@ def test_stochastic_cast(name):
     assert count == 12 * (300_000 + 300_000 + 100_000 + 300_000)
 
 
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "ue4m3", "hfp8_152"])
+@isolated
+def test_stochastic_cast_f64_whole_range(name):
+    """float64 bit patterns with every exponent field (beyond binary32's range both ways,
+    binary64 subnormals, zeros, infinities, NaN payloads) mixed into blocks of ordinary
+    values: the SIMD kernels' binary64 keys (AVX-512: key64x16f's fallback; AVX2: the
+    out-of-range lanes of sr_key256) and subnormal results, at every SIMD level against
+    the core, per-element flags, both tininess rules."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(17)
+    n = 40_000
+    bits = (rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)) | \
+        (rng.integers(0, 2048, n, dtype=np.uint64) << np.uint64(52)) | \
+        rng.integers(0, 1 << 52, n, dtype=np.uint64)
+    bits[::5] &= np.uint64(0x800FFFFFFFFFFFFF)  # zeros and binary64 subnormals
+    bits[1::7] |= np.uint64(0x7FF) << np.uint64(52)  # infinities and NaNs
+    x = bits.view(np.float64).copy()
+    x[2::3] = rng.standard_normal(x[2::3].size) * 4  # ordinary lanes in the same blocks
+    x[3::11] = rng.standard_normal(x[3::11].size) * 2.0 ** -9  # subnormal results
+    count = 0
+    for seed, nbits, tin in itertools.product((1, 2**63 + 5), (32, 9), ("after", "before")):
+        kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, tininess=tin)
+        with fast_mode(0, SIMD_LEVELS[-1]), np.errstate(all="ignore"):
+            ref = sfb.from_float(x, fmt, **kw)
+        for simd in SIMD_LEVELS:
+            with fast_mode(2, simd), np.errstate(all="ignore"):
+                got = sfb.from_float(x, fmt, **kw)
+            assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1]), \
+                f"{name} seed={seed} sr_bits={nbits} {tin} simd={simd}"
+            count += n
+    assert count == 8 * len(SIMD_LEVELS) * n
+
+
 # ---- matmul: the binary64 BLAS path ----
 
 @pytest.mark.parametrize("name", ["e4m3", "e4m3fnuz", "hfp8_143", "e5m2", "cf143_60"])
