@@ -391,13 +391,35 @@ TGT static inline __attribute__((always_inline)) __m512i sr_key(const sfp8s_sr *
         *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
                           : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
     } else {
-        const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
-        const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
+        /* the high and low words of the sixteen binary64 (one permute each); in 32-bit
+           lanes the key of fast.c's sfp8f_key64 for exponents inside binary32's normal
+           range and for zeros, else key64x16f for the block */
+        const int sh = 52 - t->M - t->N; /* 13..51 */
         const __m512i b0 = _mm512_loadu_si512(p), b1 = _mm512_loadu_si512((const char *)p + 64);
-        key = key64x16f(b0, b1);
-        *tfr = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
-            _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
+        const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+        __m512i lo = _mm512_permutex2var_epi32(b0, ev, b1);
+        __m512i hi = _mm512_permutex2var_epi32(b0, _mm512_add_epi32(ev, _mm512_set1_epi32(1)), b1);
+        __m512i h16 = _mm512_srli_epi32(hi, 16);
+        __m512i remhi = _mm512_and_si512(hi, _mm512_set1_epi32((1 << (20 - t->M)) - 1));
+        __mmask16 inr = _mm512_cmplt_epu32_mask(
+            _mm512_sub_epi32(_mm512_and_si512(hi, _mm512_set1_epi32(0x7ff00000)), _mm512_set1_epi32(897 << 20)),
+            _mm512_set1_epi32(254 << 20));
+        __mmask16 zero = _mm512_testn_epi32_mask(hi, _mm512_set1_epi32(0x7fffffff)) & _mm512_testn_epi32_mask(lo, lo);
+        if ((__mmask16)(inr | zero) != 0xffff) {
+            key = key64x16f(b0, b1);
+        } else {
+            key = _mm512_ternarylogic_epi32(
+                _mm512_and_si512(_mm512_sub_epi32(_mm512_srli_epi32(hi, 13), _mm512_set1_epi32(896 << 7)),
+                                 _mm512_set1_epi32(0x7ffe)),
+                h16, _mm512_set1_epi32(0x8000), 0xf8); /* A | (B & C) */
+            key = _mm512_mask_or_epi32(key, _mm512_test_epi32_mask(hi, _mm512_set1_epi32(0x3fff)) |
+                                                _mm512_test_epi32_mask(lo, lo),
+                                       key, _mm512_set1_epi32(1));
+            key = _mm512_mask_and_epi32(key, zero, h16, _mm512_set1_epi32(0x8000));
+        }
+        *tfr = sh >= 32 ? _mm512_srl_epi32(remhi, _mm_cvtsi32_si128(sh - 32))
+                        : _mm512_or_si512(_mm512_srl_epi32(lo, _mm_cvtsi32_si128(sh)),
+                                          _mm512_sll_epi32(remhi, _mm_cvtsi32_si128(32 - sh)));
     }
     return key;
 }
