@@ -1466,8 +1466,63 @@ static inline unsigned maskL(unsigned m)
     return (m & 0xc3u) | (m & 0x0cu) << 2 | (m & 0x30u) >> 2;
 }
 
-/* sr_key for eight lanes (order L); the binary64 key (fast.c, sfp8f_key64) in
- * 32-bit lanes from the high and low words */
+/* ---- fma of 8-bit formats with AVX2 (sfp8s_fma8_avx512's lanes, eight at a time):
+ * one table of 256 dwords built per call, the code's binary32 bits (low 16 bits
+ * zero, fast_simd.h) | its info byte, one gather per operand; the products and
+ * TwoSum in two four-lane binary64 halves; the sum's key (fast.c, sfp8f_key64)
+ * in 32-bit lanes (order L), blended per case for lanes outside binary32's
+ * normal range; one gather of the key table.  NaN/infinity operands and zero
+ * sums go to the core from the operands read before the block is stored. ---- */
+
+/* the bits of p + q rounded to odd (fast.h, sfp8f_odd_sum), four lanes; *zero = lanes whose sum is zero */
+TGT2 static inline AINL __m256i odd_sum256(__m256d p, __m256d q, __m256d *zero)
+{
+    const __m256i one = _mm256_set1_epi64x(1), z = _mm256_setzero_si256();
+    __m256d s = _mm256_add_pd(p, q), bb = _mm256_sub_pd(s, p);
+    __m256d err = _mm256_add_pd(_mm256_sub_pd(p, _mm256_sub_pd(s, bb)), _mm256_sub_pd(q, bb));
+    __m256i bits = _mm256_castpd_si256(s);
+    __m256i move = _mm256_andnot_si256(_mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_EQ_OQ)),
+                                       _mm256_cmpeq_epi64(_mm256_and_si256(bits, one), z));
+    __m256i differ = _mm256_cmpgt_epi64(z, _mm256_xor_si256(_mm256_castpd_si256(err), bits)); /* signs differ */
+    *zero = _mm256_cmp_pd(s, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    return _mm256_add_epi64(bits, _mm256_and_si256(move, _mm256_or_si256(differ, one))); /* +1 or -1 */
+}
+
+/* fast.c's sfp8f_key64 of eight binary64 (elements 0..3 in b0, 4..7 in b1), order L */
+TGT2 static inline AINL __m256i key64_256(__m256i b0, __m256i b1)
+{
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i hi = _mm256_castps_si256(
+        _mm256_shuffle_ps(_mm256_castsi256_ps(b0), _mm256_castsi256_ps(b1), _MM_SHUFFLE(3, 1, 3, 1)));
+    __m256i lo = lo32L(b0, b1);
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(hi, 20), _mm256_set1_epi32(0x7ff));
+    __m256i s15 = _mm256_and_si256(_mm256_srli_epi32(hi, 16), _mm256_set1_epi32(0x8000));
+    __m256i st = _mm256_andnot_si256(
+        _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x3fff)), lo), zero), one);
+    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(897), e),
+                                  _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+    __m256i key = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(_mm256_sub_epi32(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(896 << 7)),
+                                         _mm256_set1_epi32(0x7ffe)),
+                        s15),
+        st);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) { /* zeros, subnormals, tiny, huge, infinities, NaNs */
+        __m256i mnz = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0xfffff)), lo), zero), one);
+        __m256i kn = _mm256_or_si256(_mm256_or_si256(s15, _mm256_set1_epi32(0x7f80)),
+                                     _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(0x7e)), st));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x81)),
+                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(897), e));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x7f7f)),
+                                 _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, mnz), _mm256_cmpeq_epi32(e, zero));
+        key = _mm256_blendv_epi8(key, kn, _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7ff)));
+    }
+    return key;
+}
+
+
+/* sr_key for eight lanes (order L) */
 TGT2 static inline AINL __m256i sr_key256(const sfp8s_sr *t, const void *p, int isize, __m256i *tfr)
 {
     const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
@@ -1487,32 +1542,8 @@ TGT2 static inline AINL __m256i sr_key256(const sfp8s_sr *t, const void *p, int 
         __m256i hi = _mm256_castps_si256(
             _mm256_shuffle_ps(_mm256_castsi256_ps(b0), _mm256_castsi256_ps(b1), _MM_SHUFFLE(3, 1, 3, 1)));
         __m256i lo = lo32L(b0, b1);
-        __m256i e = _mm256_and_si256(_mm256_srli_epi32(hi, 20), _mm256_set1_epi32(0x7ff));
-        __m256i s15 = _mm256_and_si256(_mm256_srli_epi32(hi, 16), _mm256_set1_epi32(0x8000));
-        __m256i st = _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x3fff)), lo), zero);
         __m256i remhi = _mm256_and_si256(hi, _mm256_set1_epi32((1 << (20 - t->M)) - 1));
-        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(897), e),
-                                      _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
-        st = _mm256_andnot_si256(st, one);
-        key = _mm256_or_si256(
-            _mm256_or_si256(_mm256_and_si256(_mm256_sub_epi32(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(896 << 7)),
-                                             _mm256_set1_epi32(0x7ffe)),
-                            s15),
-            st);
-        if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) { /* zeros, subnormals, tiny, huge, infinities, NaNs */
-            __m256i mnz = _mm256_andnot_si256(
-                _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0xfffff)), lo), zero), one);
-            __m256i k0 = _mm256_or_si256(s15, mnz);
-            __m256i kn = _mm256_or_si256(_mm256_or_si256(s15, _mm256_set1_epi32(0x7f80)),
-                                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(0x7e)), st));
-            __m256i e0 = _mm256_cmpeq_epi32(e, zero), enan = _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7ff));
-            key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x81)),
-                                     _mm256_cmpgt_epi32(_mm256_set1_epi32(897), e));
-            key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x7f7f)),
-                                     _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
-            key = _mm256_blendv_epi8(key, k0, e0);
-            key = _mm256_blendv_epi8(key, kn, enan);
-        }
+        key = key64_256(b0, b1);
         *tfr = sh >= 32 ? _mm256_srl_epi32(remhi, _mm_cvtsi32_si128(sh - 32))
                         : _mm256_or_si256(_mm256_srl_epi32(lo, _mm_cvtsi32_si128(sh)),
                                           _mm256_sll_epi32(remhi, _mm_cvtsi32_si128(32 - sh)));
@@ -1687,6 +1718,69 @@ TGT2 unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const u
                        : sr8_run256(p, x, y, out, fl, n, 2);
 }
 
+TGT2 ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                               ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    uint32_t vt[256];
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), hi16 = _mm256_set1_epi32((int)0xffff0000u);
+    const __m256i Lidx = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    const __m256i pk = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, 1, 5, 9,
+                                        13, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (int k = 0; k < 256; k++)
+        vt[k] = (uint32_t)t->hb[k] << 16 | (uint32_t)t->hb[256 + k] << 24 | t->info[k];
+    for (; i + 8 <= n; i += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(a + i)), y8 = _mm_loadl_epi64((const __m128i *)(b + i));
+        __m128i z8 = _mm_loadl_epi64((const __m128i *)(c + i));
+        __m256i ex = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(x8), 4);
+        __m256i ey = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(y8), 4);
+        __m256i ez = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(z8), 4);
+        __m256i inf = _mm256_and_si256(_mm256_or_si256(_mm256_or_si256(ex, ey), ez), _mm256_set1_epi32(0xff));
+        __m256 fx = _mm256_castsi256_ps(_mm256_and_si256(ex, hi16)), fy = _mm256_castsi256_ps(_mm256_and_si256(ey, hi16));
+        __m256 fz = _mm256_castsi256_ps(_mm256_and_si256(ez, hi16));
+        __m256d z0, z1;
+        __m256i s0 = odd_sum256(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fx)),
+                                              _mm256_cvtps_pd(_mm256_castps256_ps128(fy))),
+                                _mm256_cvtps_pd(_mm256_castps256_ps128(fz)), &z0);
+        __m256i s1 = odd_sum256(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fx, 1)),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fy, 1))),
+                                _mm256_cvtps_pd(_mm256_extractf128_ps(fz, 1)), &z1);
+        __m256i v = _mm256_and_si256(
+            _mm256_i32gather_epi32((const int *)(const void *)t->fromf, key64_256(s0, s1), 2), lo16);
+        /* code | flags << 8 (the sum's | the operands' reading flags) */
+        v = _mm256_or_si256(v, _mm256_slli_epi32(_mm256_and_si256(_mm256_permutevar8x32_epi32(inf, Lidx),
+                                                                  _mm256_set1_epi32(0x7f)), 8));
+        unsigned slow = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(inf, 24))) |
+                        (unsigned)_mm256_movemask_pd(z0) | (unsigned)_mm256_movemask_pd(z1) << 4;
+        __m128i cf = unpackL(_mm256_shuffle_epi8(v, pk));
+        if (slow) { /* the core, from the operands read above (o may alias them) */
+            uint8_t xs[8], ys[8], zs[8], cs[16];
+            _mm_storel_epi64((__m128i *)xs, x8);
+            _mm_storel_epi64((__m128i *)ys, y8);
+            _mm_storel_epi64((__m128i *)zs, z8);
+            _mm_storeu_si128((__m128i *)cs, cf);
+            for (unsigned m = slow; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                cs[k] = (uint8_t)sfp8_fma((const sfp8_format *)t->f, xs[k], ys[k], zs[k], (const sfp8_env *)t->env, &f8);
+                cs[8 + k] = f8;
+            }
+            cf = _mm_loadu_si128((const __m128i *)cs);
+        }
+        store8(o + i, flo ? flo + i : NULL, cf);
+        facc = _mm_or_si128(facc, cf);
+    }
+    {
+        uint8_t bs[16];
+        unsigned f = 0;
+        _mm_storeu_si128((__m128i *)bs, facc);
+        for (int k = 8; k < 16; k++) f |= bs[k];
+        *acc |= f;
+    }
+    return i;
+}
+
 #else /* no x86-64 SIMD: portable loops only */
 
 int sfp8s_cpu_level(void) { return 0; }
@@ -1765,5 +1859,11 @@ unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_
 {
     (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
     return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                          ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
+    return 0;
 }
 #endif

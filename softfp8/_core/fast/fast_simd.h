@@ -42,6 +42,9 @@ typedef struct sfp8s_fma8 {
 } sfp8s_fma8;
 ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
                             ptrdiff_t n, uint8_t *flo, unsigned *acc);
+/* the same with AVX2 (level 1), eight lanes at a time */
+ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                          ptrdiff_t n, uint8_t *flo, unsigned *acc);
 
 /* ---- stochastic rounding binary32 / binary64 -> 8-bit code (stochastic.c):
  *      contiguous input of isize 4 or 8 bytes, one-byte codes out.  The lanes
