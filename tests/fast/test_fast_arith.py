@@ -260,15 +260,18 @@ def test_fma_random_all_configs(name):
         a, b, c = (rng.integers(0, 256, size=200_000, dtype=np.uint32) for _ in range(3))
         ref, got = _bits_pair(sfb.fma, fmt, a, b, c, rounding=mode, saturate=sat, tininess=tin)
         count += _assert_same(ref, got, f"{name} fma {mode} sat={sat} {tin}")
-        # the ufunc: OR-flags per call
+        # the ufunc (OR-flags per call) and per-element flags at every SIMD level
+        # (AVX-512: sfp8s_fma8_avx512, AVX2: sfp8s_fma8_avx2, else the portable loop)
         x, y, z = (v.astype(np.uint8).view(fmt.dtype) for v in (a, b, c))
         outs = []
-        for lv in (0, 2):
-            with level(lv), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
+        for lv, simd in [(0, SIMD_LEVELS[0])] + [(2, s) for s in SIMD_LEVELS]:
+            with fast_mode(lv, simd), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
                     softfp8.collect_flags() as fl, np.errstate(all="ignore"):
                 r = softfp8.fma(x, y, z)
-            outs.append((r.view(np.uint8).tobytes(), int(fl.flags)))
-        assert outs[0] == outs[1], f"{name} fma ufunc {mode} sat={sat} {tin}"
+                per = sfb.fma(fmt, a, b, c, rounding=mode, saturate=sat, tininess=tin)
+            outs.append((r.view(np.uint8).tobytes(), int(fl.flags), per[0].tobytes(), per[1].tobytes()))
+        assert all(o == outs[0] for o in outs[1:]), f"{name} fma ufunc {mode} sat={sat} {tin}"
+        assert outs[0][2:] == (ref[0].tobytes(), ref[1].tobytes())
     assert count == 24 * 200_000
 
 
