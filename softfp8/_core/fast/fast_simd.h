@@ -53,7 +53,7 @@ ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *
  *      time); lanes that loop sends to the core are finished here by the core
  *      (sfp8_convert with a copy of env whose random word is the lane's). ---- */
 typedef struct sfp8s_sr {
-    const uint32_t *rza;     /* key table: toward zero | away from zero << 16 */
+    const uint32_t *rza;     /* key table: toward zero | away from zero << 16 (fast.h: its marks) */
     uint64_t seed_key, stream_key, index0;
     int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
     /* 1: subnormal results are rounded here (IEEE subnormals) when tininess needs no
