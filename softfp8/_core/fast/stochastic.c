@@ -285,7 +285,7 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
 }
 
 /* code and flags of pair p for the random bits Rn = R & Rmask (flags 0x80: the core) */
-static inline uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint32_t Rmask, int N, uint8_t *code)
+static inline __attribute__((always_inline)) uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint32_t Rmask, int N, uint8_t *code)
 {
     uint64_t ent = t->e[p];
     uint32_t h = (uint32_t)(ent >> 32);
@@ -342,7 +342,7 @@ typedef struct {
 /* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
  * codes of size bytes (possibly unaligned) at x, y, out, the random bits of
  * element c->index0 + i + j; returns the OR of all fl[j] */
-static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
+static __attribute__((noinline)) unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
                             uint8_t *fl, ptrdiff_t m)
 {
     sfp8_env e = *c->env;
@@ -365,7 +365,7 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
 /* After a SIMD kernel's block of m lanes at element i (operands x, y, codes
  * oc, flags of): the lanes with 0x80 through sr8_one, then perhaps the core;
  * eight flag bytes tested at a time.  Returns the OR of all m flags. */
-static unsigned sr8_fix(const sfp8f_sr8 *t, const sr_call *c, ptrdiff_t i, const uint8_t *x, const uint8_t *y,
+static __attribute__((noinline)) unsigned sr8_fix(const sfp8f_sr8 *t, const sr_call *c, ptrdiff_t i, const uint8_t *x, const uint8_t *y,
                         uint8_t *oc, uint8_t *of, ptrdiff_t m)
 {
     uint64_t orw = 0;
@@ -433,13 +433,20 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
         }
         return acc;
     }
-    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
-        uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i);
-        uint8_t code, fl = sr8_one(t, x << 8 | y, R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
-        if (fl & 0x80) finish_core(c, i, a, b, o, 1, &fl, 1);
-        else *(uint8_t *)o = code;
-        acc |= fl;
-        if (c->flout) c->flout[i] = fl;
+    {
+        /* locals: the stores through o and flout cannot change them */
+        const sr_keys k = c->k;
+        const uint64_t index0 = c->index0;
+        const ptrdiff_t n = c->n, sa = c->sa, sb = c->sb, so = c->so;
+        uint8_t *const flout = c->flout;
+        for (; i < n; i++, a += sa, b += sb, o += so) { /* any overlap: element i read before output i is written */
+            uint32_t x = *(const uint8_t *)a, y = *(const uint8_t *)b, R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
+            uint8_t code, fl = sr8_one(t, x << 8 | y, R & k.Rmask, k.Rmask, k.N, &code);
+            if (fl & 0x80) finish_core(c, i, a, b, o, 1, &fl, 1);
+            else *(uint8_t *)o = code;
+            acc |= fl;
+            if (flout) flout[i] = fl;
+        }
     }
     return acc;
 }
