@@ -528,6 +528,15 @@ TGT static inline __attribute__((always_inline)) ptrdiff_t sr_cast_run(const sfp
     __m128i facc = _mm_setzero_si128();
     unsigned a = 0;
     ptrdiff_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* two blocks: the generator's chains of both overlap */
+        __m512i R0 = _mm512_and_si512(rng16_next(&g), rmask), R1 = _mm512_and_si512(rng16_next(&g), rmask);
+        __mmask16 c0 = sr_cast16(&t, in, isize, i, R0, rmask, out, flo, &facc);
+        __mmask16 c1 = sr_cast16(&t, in, isize, i + 16, R1, rmask, out, flo, &facc);
+        if (c0 | c1) {
+            if (c0) a |= sr_core_lanes(&t, in, isize, i, c0, out, flo);
+            if (c1) a |= sr_core_lanes(&t, in, isize, i + 16, c1, out, flo);
+        }
+    }
     for (; i + 16 <= n; i += 16) {
         __mmask16 c = sr_cast16(&t, in, isize, i, _mm512_and_si512(rng16_next(&g), rmask), rmask, out, flo, &facc);
         if (c) a |= sr_core_lanes(&t, in, isize, i, c, out, flo);
