@@ -260,15 +260,18 @@ def test_fma_random_all_configs(name):
         a, b, c = (rng.integers(0, 256, size=200_000, dtype=np.uint32) for _ in range(3))
         ref, got = _bits_pair(sfb.fma, fmt, a, b, c, rounding=mode, saturate=sat, tininess=tin)
         count += _assert_same(ref, got, f"{name} fma {mode} sat={sat} {tin}")
-        # the ufunc: OR-flags per call
+        # the ufunc (OR-flags per call) and per-element flags at every SIMD level
+        # (AVX-512: sfp8s_fma8_avx512, AVX2: sfp8s_fma8_avx2, else the portable loop)
         x, y, z = (v.astype(np.uint8).view(fmt.dtype) for v in (a, b, c))
         outs = []
-        for lv in (0, 2):
-            with level(lv), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
+        for lv, simd in [(0, SIMD_LEVELS[0])] + [(2, s) for s in SIMD_LEVELS]:
+            with fast_mode(lv, simd), softfp8.rounding(mode), softfp8.saturation(sat), softfp8.tininess(tin), \
                     softfp8.collect_flags() as fl, np.errstate(all="ignore"):
                 r = softfp8.fma(x, y, z)
-            outs.append((r.view(np.uint8).tobytes(), int(fl.flags)))
-        assert outs[0] == outs[1], f"{name} fma ufunc {mode} sat={sat} {tin}"
+                per = sfb.fma(fmt, a, b, c, rounding=mode, saturate=sat, tininess=tin)
+            outs.append((r.view(np.uint8).tobytes(), int(fl.flags), per[0].tobytes(), per[1].tobytes()))
+        assert all(o == outs[0] for o in outs[1:]), f"{name} fma ufunc {mode} sat={sat} {tin}"
+        assert outs[0][2:] == (ref[0].tobytes(), ref[1].tobytes())
     assert count == 24 * 200_000
 
 
@@ -312,6 +315,39 @@ def test_stochastic_cast(name):
             assert all(o == outs[0] for o in outs[1:]), f"{name} {src.dtype} sat={sat} sr_bits={nbits} seed={seed}"
             count += src.size
     assert count == 12 * (300_000 + 300_000 + 100_000 + 300_000)
+
+
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "e4m3fnuz", "ue4m3", "hfp8_152"])
+@isolated
+def test_stochastic_cast_f64_whole_range(name):
+    """float64 bit patterns with every exponent field (beyond binary32's range both ways,
+    binary64 subnormals, zeros, infinities, NaN payloads) mixed into blocks of ordinary
+    values: the SIMD kernels' binary64 keys (AVX-512: key64x16f's fallback; AVX2: the
+    out-of-range lanes of sr_key256) and subnormal results, at every SIMD level against
+    the core, per-element flags, both tininess rules."""
+    fmt = getattr(softfp8, name)
+    rng = np.random.default_rng(17)
+    n = 40_000
+    bits = (rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63)) | \
+        (rng.integers(0, 2048, n, dtype=np.uint64) << np.uint64(52)) | \
+        rng.integers(0, 1 << 52, n, dtype=np.uint64)
+    bits[::5] &= np.uint64(0x800FFFFFFFFFFFFF)  # zeros and binary64 subnormals
+    bits[1::7] |= np.uint64(0x7FF) << np.uint64(52)  # infinities and NaNs
+    x = bits.view(np.float64).copy()
+    x[2::3] = rng.standard_normal(x[2::3].size) * 4  # ordinary lanes in the same blocks
+    x[3::11] = rng.standard_normal(x[3::11].size) * 2.0 ** -9  # subnormal results
+    count = 0
+    for seed, nbits, tin in itertools.product((1, 2**63 + 5), (32, 9), ("after", "before")):
+        kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, tininess=tin)
+        with fast_mode(0, SIMD_LEVELS[-1]), np.errstate(all="ignore"):
+            ref = sfb.from_float(x, fmt, **kw)
+        for simd in SIMD_LEVELS:
+            with fast_mode(2, simd), np.errstate(all="ignore"):
+                got = sfb.from_float(x, fmt, **kw)
+            assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1]), \
+                f"{name} seed={seed} sr_bits={nbits} {tin} simd={simd}"
+            count += n
+    assert count == 8 * len(SIMD_LEVELS) * n
 
 
 # ---- matmul: the binary64 BLAS path ----

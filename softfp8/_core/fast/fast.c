@@ -619,11 +619,15 @@ unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env 
 {
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sa == 1 && sb == 1 && sc == 1 && so == 1 && sfp8f_simd_level() >= 2 && t->hb_ok &&
+    if (sa == 1 && sb == 1 && sc == 1 && so == 1 && sfp8f_simd_level() >= 1 && t->hb_ok &&
+        (sfp8f_simd_level() >= 2 || n >= 64) && /* AVX2: a 1 KiB table per call */
         sfp8f_apart(o, 1, 1, a, 1, 1, n) && sfp8f_apart(o, 1, 1, b, 1, 1, n) && sfp8f_apart(o, 1, 1, c, 1, 1, n)) {
         const sfp8s_fma8 p = {t->hb[0], t->info, t->fromf, f, env};
-        i = sfp8s_fma8_avx512(&p, (const uint8_t *)a, (const uint8_t *)b, (const uint8_t *)c, (uint8_t *)o, n, flout,
-                              &acc);
+        i = sfp8f_simd_level() >= 2
+                ? sfp8s_fma8_avx512(&p, (const uint8_t *)a, (const uint8_t *)b, (const uint8_t *)c, (uint8_t *)o, n,
+                                    flout, &acc)
+                : sfp8s_fma8_avx2(&p, (const uint8_t *)a, (const uint8_t *)b, (const uint8_t *)c, (uint8_t *)o, n,
+                                  flout, &acc);
         a += i;
         b += i;
         c += i;

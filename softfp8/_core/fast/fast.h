@@ -202,7 +202,9 @@ unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, con
  *      random bits of the element; everything else takes the core. ---- */
 typedef struct sfp8f_sr {
     const uint16_t *rz, *up, *dn; /* key tables: toward zero, upward, downward */
-    const uint32_t *rza;          /* rz | aw << 16, aw = away from zero (up for positive keys, dn for negative) */
+    const uint32_t *rza;          /* rz | aw << 16, aw = away from zero (up for positive keys, dn for negative);
+                                     aw = rz for zero/inf/NaN keys, | 0x8000 for keys the SIMD kernels
+                                     send to the core (stochastic.c, build_sr) */
     int man_bits, emin;
 } sfp8f_sr;
 const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n);

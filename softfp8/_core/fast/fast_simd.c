@@ -331,185 +331,256 @@ TGT static inline __mmask16 tiny_sure(const sfp8s_sr *t, __m512i key, __m512i e)
            _mm512_cmpneq_epi32_mask(_mm512_and_si512(key, km), km);
 }
 
-/* sixteen binary64 lanes: key, fraction bits t (N bits), and the exact / core
- * lanes, read from the key's exponent field e32 (zero, infinity and NaN keep
- * theirs; binary64 subnormals and tiny values have e32 <= 1, below every
- * covered format's emin + 127; values beyond binary32 overflow in the table) */
-TGT static inline void sr_f64(const sfp8s_sr *t, const uint64_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
-                              __mmask16 *core)
+/* sixteen lanes of binary32 (isize 4) or binary64 at p: the key (fast.h) and
+ * the fraction bits t (N bits) of the format's normal range */
+TGT static inline __attribute__((always_inline)) __m512i sr_key(const sfp8s_sr *t, const void *p, int isize,
+                                                               __m512i *tfr)
 {
-    const __m512i rmask = _mm512_set1_epi64((long long)((1ULL << (52 - t->M)) - 1));
-    const __m128i sh = _mm_cvtsi32_si128(52 - t->M - t->N);
-    const __m512i b0 = _mm512_loadu_si512((const void *)p), b1 = _mm512_loadu_si512((const void *)(p + 8));
-    __m512i e32;
-    __mmask16 sub;
-    *key = key64x16f(b0, b1);
-    e32 = _mm512_and_si512(_mm512_srli_epi32(*key, 7), _mm512_set1_epi32(0xff));
-    *exact = _mm512_testn_epi32_mask(*key, _mm512_set1_epi32(0x7fff)) |
-             _mm512_cmpeq_epi32_mask(e32, _mm512_set1_epi32(255));
-    *core = _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 127)) & (__mmask16)~*exact;
-    *tfr = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b0, rmask), sh))),
-        _mm512_cvtepi64_epi32(_mm512_srl_epi64(_mm512_and_si512(b1, rmask), sh)), 1);
-    if (!t->sub_ok) return;
-    /* subnormal results (binary64 exponents -125 and up): the fraction on the grid of 2^(emin - M) */
-    sub = *core & _mm512_cmpge_epi32_mask(e32, _mm512_set1_epi32(2)) &
-          (t->tin_before ? (__mmask16)0xffff
-                         : _mm512_cmplt_epi32_mask(e32, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e32));
-    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(*key, _mm512_set1_epi32(0x8000));
-    if (sub) {
+    __m512i key;
+    if (isize == 4) {
+        const int sh = 23 - t->M;
+        __m512i b = _mm512_loadu_si512(p), rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
+        key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
+        key = _mm512_mask_or_epi32(key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), key,
+                                   _mm512_set1_epi32(1));
+        *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                          : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    } else {
+        /* the high and low words of the sixteen binary64 (one permute each); in 32-bit
+           lanes the key of fast.c's sfp8f_key64 for exponents inside binary32's normal
+           range and for zeros, else key64x16f for the block */
+        const int sh = 52 - t->M - t->N; /* 13..51 */
+        const __m512i b0 = _mm512_loadu_si512(p), b1 = _mm512_loadu_si512((const char *)p + 64);
+        const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+        __m512i lo = _mm512_permutex2var_epi32(b0, ev, b1);
+        __m512i hi = _mm512_permutex2var_epi32(b0, _mm512_add_epi32(ev, _mm512_set1_epi32(1)), b1);
+        __m512i h16 = _mm512_srli_epi32(hi, 16);
+        __m512i remhi = _mm512_and_si512(hi, _mm512_set1_epi32((1 << (20 - t->M)) - 1));
+        __mmask16 inr = _mm512_cmplt_epu32_mask(
+            _mm512_sub_epi32(_mm512_and_si512(hi, _mm512_set1_epi32(0x7ff00000)), _mm512_set1_epi32(897 << 20)),
+            _mm512_set1_epi32(254 << 20));
+        __mmask16 zero = _mm512_testn_epi32_mask(hi, _mm512_set1_epi32(0x7fffffff)) & _mm512_testn_epi32_mask(lo, lo);
+        if ((__mmask16)(inr | zero) != 0xffff) {
+            key = key64x16f(b0, b1);
+        } else {
+            key = _mm512_ternarylogic_epi32(
+                _mm512_and_si512(_mm512_sub_epi32(_mm512_srli_epi32(hi, 13), _mm512_set1_epi32(896 << 7)),
+                                 _mm512_set1_epi32(0x7ffe)),
+                h16, _mm512_set1_epi32(0x8000), 0xf8); /* A | (B & C) */
+            key = _mm512_mask_or_epi32(key, _mm512_test_epi32_mask(hi, _mm512_set1_epi32(0x3fff)) |
+                                                _mm512_test_epi32_mask(lo, lo),
+                                       key, _mm512_set1_epi32(1));
+            key = _mm512_mask_and_epi32(key, zero, h16, _mm512_set1_epi32(0x8000));
+        }
+        *tfr = sh >= 32 ? _mm512_srl_epi32(remhi, _mm_cvtsi32_si128(sh - 32))
+                        : _mm512_or_si512(_mm512_srl_epi32(lo, _mm_cvtsi32_si128(sh)),
+                                          _mm512_sll_epi32(remhi, _mm_cvtsi32_si128(32 - sh)));
+    }
+    return key;
+}
+
+/* Of the lanes core (the table's 0x8000: below the normal range, or overflow),
+ * the subnormal results that are rounded here (sfp8s_sr, sub_ok), on the grid
+ * of 2^(emin - M): their fraction bits replace tfr's; returns them.  Binary32
+ * exponent fields from 1, binary64 ones from -125 (key64x16f's e32 >= 2). */
+TGT static inline __mmask16 sr_sub(const sfp8s_sr *t, const void *p, int isize, __m512i key, __mmask16 core,
+                                   __m512i *tfr)
+{
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(key, 7), _mm512_set1_epi32(0xff));
+    __mmask16 sub = core & _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
+                    _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(isize == 4 ? 1 : 2)) &
+                    (t->tin_before ? (__mmask16)0xffff
+                                   : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, key, e));
+    if (!t->is_signed) sub &= (__mmask16)~_mm512_test_epi32_mask(key, _mm512_set1_epi32(0x8000));
+    if (!sub) return 0;
+    if (isize == 4) {
+        __m512i b = _mm512_loadu_si512(p);
+        __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
+        __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+        __m512i disc = _mm512_and_si512(
+            sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
+        __m512i n = _mm512_set1_epi32(t->N);
+        __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
+                                           _mm512_cmpge_epi32_mask(sv, n),
+                                           _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
+        *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
+    } else {
         __m256i tt[2];
         for (int h = 0; h < 2; h++) {
-            __m512i b = h ? b1 : b0;
-            __m512i e = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
+            __m512i b = _mm512_loadu_si512((const char *)p + 64 * h);
+            __m512i e64 = _mm512_and_si512(_mm512_srli_epi64(b, 52), _mm512_set1_epi64(0x7ff));
             __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi64(0xFFFFFFFFFFFFFLL)),
                                           _mm512_set1_epi64(1LL << 52));
-            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e); /* dropped bits */
+            __m512i sv = _mm512_sub_epi64(_mm512_set1_epi64(52 - t->M + t->emin + 1023), e64); /* dropped bits */
             __m512i disc = _mm512_and_si512(
                 sig, _mm512_sub_epi64(_mm512_sllv_epi64(_mm512_set1_epi64(1), sv), _mm512_set1_epi64(1)));
             tt[h] = _mm512_cvtepi64_epi32(_mm512_srlv_epi64(disc, _mm512_sub_epi64(sv, _mm512_set1_epi64(t->N))));
         }
         *tfr = _mm512_mask_mov_epi32(*tfr, sub, _mm512_inserti64x4(_mm512_castsi256_si512(tt[0]), tt[1], 1));
-        *core &= (__mmask16)~sub;
     }
+    return sub;
 }
 
-/* sixteen binary32 lanes: as sr_f64 */
-TGT static inline void sr_f32(const sfp8s_sr *t, const uint32_t *p, __m512i *key, __m512i *tfr, __mmask16 *exact,
-                              __mmask16 *core)
+/* the lanes of core (codes and flags already stored at out, flo) through the
+ * core, out of the kernel's loop; returns the OR of their flags */
+static __attribute__((noinline)) unsigned sr_core_lanes(const sfp8s_sr *t, const void *in, int isize, ptrdiff_t i,
+                                                        unsigned core, uint8_t *out, uint8_t *flo)
 {
-    const int sh = 23 - t->M;
-    __m512i b = _mm512_loadu_si512((const void *)p);
-    __m512i e = _mm512_and_si512(_mm512_srli_epi32(b, 23), _mm512_set1_epi32(0xff));
-    __m512i rem = _mm512_and_si512(b, _mm512_set1_epi32((1 << sh) - 1));
-    *key = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(0xfffe));
-    *key = _mm512_mask_or_epi32(*key, _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x1ffff)), *key,
-                                _mm512_set1_epi32(1));
-    *exact = _mm512_testn_epi32_mask(b, _mm512_set1_epi32(0x7fffffff)) |
-             _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255));
-    *core = (_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) |
-             _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512())) & (__mmask16)~*exact;
-    *tfr = t->N >= sh ? _mm512_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
-                      : _mm512_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
-    if (t->sub_ok) { /* subnormal results: the fraction on the grid of 2^(emin - M) */
-        __mmask16 sub = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 127)) &
-                        _mm512_cmpneq_epi32_mask(e, _mm512_setzero_si512()) &
-                        (t->tin_before ? (__mmask16)0xffff
-                                       : _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(t->emin + 126)) | tiny_sure(t, *key, e));
-        if (!t->is_signed) sub &= (__mmask16)~_mm512_movepi32_mask(b);
-        if (sub) {
-            __m512i sig = _mm512_or_si512(_mm512_and_si512(b, _mm512_set1_epi32(0x7fffff)), _mm512_set1_epi32(0x800000));
-            __m512i sv = _mm512_sub_epi32(_mm512_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
-            __m512i disc = _mm512_and_si512(
-                sig, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), sv), _mm512_set1_epi32(1)));
-            __m512i n = _mm512_set1_epi32(t->N);
-            __m512i tt = _mm512_mask_mov_epi32(_mm512_sllv_epi32(disc, _mm512_sub_epi32(n, sv)),
-                                               _mm512_cmpge_epi32_mask(sv, n),
-                                               _mm512_srlv_epi32(disc, _mm512_sub_epi32(sv, n)));
-            *tfr = _mm512_mask_mov_epi32(*tfr, sub, tt);
-            *core &= (__mmask16)~sub;
+    sfp8_env e = *(const sfp8_env *)t->env;
+    unsigned g = 0;
+    for (unsigned m = core; m; m &= m - 1) {
+        int k = __builtin_ctz(m);
+        uint8_t f8 = 0;
+        uint64_t bits = 0;
+        memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
+        e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
+        out[i + k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64, (const sfp8_format *)t->dst,
+                                           bits, &e, &f8);
+        if (flo) flo[i + k] = f8;
+        g |= f8;
+    }
+    return g;
+}
+
+/* sixteen lanes at i with the random bits R (masked to N bits): stores codes
+ * (and flags), ORs the flags of the lanes it decides into *facc, returns the
+ * lanes for the core.  The table's entries (stochastic.c, build_sr) carry
+ * 0x8000 for the keys the normal-range rule does not decide (below the normal
+ * range, or overflow) and ra == rz for zeros, infinities and NaNs. */
+TGT static inline __attribute__((always_inline)) __mmask16 sr_cast16(const sfp8s_sr *t, const void *in, int isize,
+                                                                    ptrdiff_t i, __m512i R, __m512i rmask,
+                                                                    uint8_t *out, uint8_t *flo, __m128i *facc)
+{
+    const void *p = (const char *)in + i * isize;
+    __m512i tfr, key = sr_key(t, p, isize, &tfr), v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
+    __mmask16 core = _mm512_test_epi32_mask(v, _mm512_set1_epi32(0x8000)), pick;
+    __m128i code, fl;
+    if (core && t->sub_ok) {
+        __mmask16 sub = sr_sub(t, p, isize, key, core, &tfr);
+        v = _mm512_mask_and_epi32(v, sub, v, _mm512_set1_epi32(~0x8000));
+        core &= (__mmask16)~sub;
+    }
+    /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
+    pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr));
+    v = _mm512_mask_srli_epi32(v, pick, v, 16);
+    code = _mm512_cvtepi32_epi8(v);
+    fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
+    _mm_storeu_si128((__m128i *)(out + i), code);
+    if (flo) _mm_storeu_si128((__m128i *)(flo + i), fl);
+    *facc = _mm_or_si128(*facc, _mm_maskz_mov_epi8((__mmask16)~core, fl));
+    return core;
+}
+
+/* the kernel for one input size (isize a constant after inlining); t is a local
+ * copy, so that the stores to out cannot reload its fields */
+TGT static inline __attribute__((always_inline)) ptrdiff_t sr_cast_run(const sfp8s_sr *tp, const void *in, int isize,
+                                                                      uint8_t *out, ptrdiff_t n, uint8_t *flo,
+                                                                      unsigned *acc)
+{
+    const sfp8s_sr t = *tp;
+    const __m512i rmask = _mm512_set1_epi32((int)(t.N == 32 ? 0xffffffffu : (1u << t.N) - 1));
+    rng16 g = rng16_init(t.seed_key, t.stream_key, t.index0);
+    __m128i facc = _mm_setzero_si128();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* two blocks: the generator's chains of both overlap */
+        __m512i R0 = _mm512_and_si512(rng16_next(&g), rmask), R1 = _mm512_and_si512(rng16_next(&g), rmask);
+        __mmask16 c0 = sr_cast16(&t, in, isize, i, R0, rmask, out, flo, &facc);
+        __mmask16 c1 = sr_cast16(&t, in, isize, i + 16, R1, rmask, out, flo, &facc);
+        if (c0 | c1) {
+            if (c0) a |= sr_core_lanes(&t, in, isize, i, c0, out, flo);
+            if (c1) a |= sr_core_lanes(&t, in, isize, i + 16, c1, out, flo);
         }
     }
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 c = sr_cast16(&t, in, isize, i, _mm512_and_si512(rng16_next(&g), rmask), rmask, out, flo, &facc);
+        if (c) a |= sr_core_lanes(&t, in, isize, i, c, out, flo);
+    }
+    *acc |= a | or16(facc);
+    return i;
 }
 
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
 {
-    const __m512i rmask = _mm512_set1_epi32((int)(t->N == 32 ? 0xffffffffu : (1u << t->N) - 1));
-    const __m512i ovf = _mm512_set1_epi32(SFP8_FLAG_OVERFLOW << 8);
-    rng16 g = rng16_init(t->seed_key, t->stream_key, t->index0);
-    __m128i facc = _mm_setzero_si128();
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i key, tfr, R = _mm512_and_si512(rng16_next(&g), rmask);
-        __mmask16 exact, core, pick;
-        if (isize == 4) sr_f32(t, (const uint32_t *)in + i, &key, &tfr, &exact, &core);
-        else sr_f64(t, (const uint64_t *)in + i, &key, &tfr, &exact, &core);
-        __m512i v = _mm512_i32gather_epi32(key, (const void *)t->rza, 4);
-        core |= _mm512_test_epi32_mask(v, ovf) & (__mmask16)~exact;
-        /* t + R >= 2^N  <=>  R > (2^N - 1) - t */
-        pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr)) & (__mmask16)~exact;
-        v = _mm512_mask_srli_epi32(v, pick, v, 16);
-        __m128i code = _mm512_cvtepi32_epi8(v), fl = _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8));
-        if (core) {
-            uint8_t cs[16], fs[16];
-            sfp8_env e = *(const sfp8_env *)t->env;
-            _mm_storeu_si128((__m128i *)cs, code);
-            _mm_storeu_si128((__m128i *)fs, fl);
-            for (unsigned m = core; m; m &= m - 1) {
-                int k = __builtin_ctz(m);
-                uint8_t f8 = 0;
-                uint64_t bits = 0;
-                memcpy(&bits, (const char *)in + (i + k) * isize, (size_t)isize);
-                e.random = sfp8r_bits(t->seed_key, t->stream_key, t->index0 + (uint64_t)(i + k));
-                cs[k] = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64,
-                                              (const sfp8_format *)t->dst, bits, &e, &f8);
-                fs[k] = f8;
-            }
-            code = _mm_loadu_si128((const __m128i *)cs);
-            fl = _mm_loadu_si128((const __m128i *)fs);
-        }
-        store16(out + i, flo ? flo + i : NULL, code, fl, &facc);
-    }
-    *acc |= or16(facc);
-    return i;
+    return isize == 4 ? sr_cast_run(t, in, 4, out, n, flo, acc) : sr_cast_run(t, in, 8, out, n, flo, acc);
 }
 
-/* the constants of sfp8s_arith8_sr_avx512: the top min(N, 12) bits of R
- * against t12 (stochastic.c, sr8_compact) */
-typedef struct {
-    __m512i rmask, top, pal;
-    __m128i rsh, tsh;
-    int wide;
-} sr8c;
-
-/* sixteen lanes (live: the lanes to read and write; full: all of them, unmasked
- * loads and stores, which AMD's AVX-512 runs much faster); returns their flags */
-TGT static inline __attribute__((always_inline)) __m128i sr8_16(const sfp8s_sr8 *p, const sr8c *k, rng16 *g,
-                                                               const uint8_t *x, const uint8_t *y, uint8_t *out,
-                                                               uint8_t *fl, __mmask16 live, int full)
+/* Sixteen lanes of sfp8s_arith8_sr_avx512 with the random bits R (all 32):
+ * wide (a constant after inlining) 0 when N == 32, 1 when 12 < N < 32 (the
+ * top 12 of the N bits against t12, ties to the caller), 2 when N <= 12 (all N
+ * bits against the top N of t12, no ties).  idx: bytes 4j + 2 of q picked (the
+ * code) then bytes 4j of the flags, one permute for both; returns the flags. */
+TGT static inline __attribute__((always_inline)) __m128i sr8_16(const uint32_t *qt, __m512i pal, __m512i rmask,
+                                                               __m128i rsh, __m128i tsh, __m512i idx, int wide,
+                                                               __m512i R, const uint8_t *x, const uint8_t *y,
+                                                               uint8_t *out, uint8_t *fl)
 {
-    __m128i xa = full ? _mm_loadu_si128((const __m128i *)x) : _mm_maskz_loadu_epi8(live, x);
-    __m128i yb = full ? _mm_loadu_si128((const __m128i *)y) : _mm_maskz_loadu_epi8(live, y);
-    __m512i idx = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(xa), 8), _mm512_cvtepu8_epi32(yb));
-    __m512i q = _mm512_i32gather_epi32(idx, (const void *)p->q, 4);
-    __m512i Rt = _mm512_srl_epi32(_mm512_and_si512(rng16_next(g), k->rmask), k->rsh);
-    __m512i lim = _mm512_sub_epi32(k->top, _mm512_srl_epi32(_mm512_and_si512(q, _mm512_set1_epi32(0xfff)), k->tsh));
-    /* w = rz | rz flags << 8 | ra << 16 | ra flags << 24 */
-    __m512i w = _mm512_or_si512(_mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), k->pal),
-                                _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 16), _mm512_set1_epi32(0xff)),
-                                                          _mm512_srli_epi32(q, 8), _mm512_set1_epi32(0xff0000),
-                                                          0xf8)); /* A | (B & C) */
-    __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim), amb = k->wide ? _mm512_cmpeq_epi32_mask(Rt, lim) : 0;
-    w = _mm512_mask_srli_epi32(w, pick, w, 16);
-    w = _mm512_mask_or_epi32(w, amb, w, _mm512_set1_epi32(0x8000));
-    __m128i code = _mm512_cvtepi32_epi8(w), f8 = _mm512_cvtepi32_epi8(_mm512_srli_epi32(w, 8));
-    if (full) {
-        _mm_storeu_si128((__m128i *)out, code);
-        _mm_storeu_si128((__m128i *)fl, f8);
-        return f8;
+    const __m512i lo12 = _mm512_set1_epi32(0xfff);
+    __m512i ix = _mm512_or_si512(_mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)x)), 8),
+                                 _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)y)));
+    __m512i q = _mm512_i32gather_epi32(ix, (const void *)qt, 4), Rt, lim, f, cf;
+    if (wide == 0) {
+        Rt = _mm512_srli_epi32(R, 20);
+        lim = _mm512_andnot_si512(q, lo12); /* 2^12 - 1 - t12 */
+    } else if (wide == 1) {
+        Rt = _mm512_srl_epi32(_mm512_and_si512(R, rmask), rsh);
+        lim = _mm512_andnot_si512(q, lo12);
+    } else {
+        Rt = _mm512_and_si512(R, rmask);
+        lim = _mm512_sub_epi32(rmask, _mm512_srl_epi32(_mm512_and_si512(q, lo12), tsh));
     }
-    _mm_mask_storeu_epi8(out, live, code);
-    _mm_mask_storeu_epi8(fl, live, f8);
-    return _mm_maskz_mov_epi8(live, f8);
+    /* f = rz flags | ra flags << 16 of the lane's class (the permute reads index bits 0..3) */
+    f = _mm512_permutexvar_epi32(_mm512_srli_epi32(q, 12), pal);
+    {
+        __mmask16 pick = _mm512_cmpgt_epu32_mask(Rt, lim);
+        q = _mm512_mask_srli_epi32(q, pick, q, 8);  /* ra to byte 2 */
+        f = _mm512_mask_srli_epi32(f, pick, f, 16); /* ra flags to byte 0 */
+        if (wide != 2) f = _mm512_mask_or_epi32(f, _mm512_cmpeq_epi32_mask(Rt, lim), f, _mm512_set1_epi32(0x80));
+    }
+    cf = _mm512_permutex2var_epi8(q, idx, f);
+    _mm_storeu_si128((__m128i *)out, _mm512_castsi512_si128(cf));
+    _mm_storeu_si128((__m128i *)fl, _mm512_extracti32x4_epi32(cf, 1));
+    return _mm512_extracti32x4_epi32(cf, 1);
+}
+
+TGT static inline __attribute__((always_inline)) unsigned sr8_run(const sfp8s_sr8 *p, const uint8_t *x,
+                                                                 const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                                                 ptrdiff_t n, int wide)
+{
+    const int N = p->N;
+    const __m512i rmask = _mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1));
+    const __m128i rsh = _mm_cvtsi32_si128(N > 12 ? N - 12 : 0), tsh = _mm_cvtsi32_si128(N > 12 ? 0 : 12 - N);
+    const __m512i pal = _mm512_srli_epi32(_mm512_loadu_si512((const void *)p->pal), 8);
+    const __m512i idx = _mm512_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        0, 0, 0, 0, 0, 0, 124, 120, 116, 112, 108, 104, 100, 96, 92, 88, 84, 80, 76,
+                                        72, 68, 64, 62, 58, 54, 50, 46, 42, 38, 34, 30, 26, 22, 18, 14, 10, 6, 2);
+    const uint32_t *qt = p->q;
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        facc = _mm_or_si128(facc, sr8_16(qt, pal, rmask, rsh, tsh, idx, wide, rng16_next(&g), x + i, y + i,
+                                         out + i, fl + i));
+    if (i < n) { /* the last lanes through copies */
+        uint8_t xs[16] = {0}, ys[16] = {0}, os[16], fs[16];
+        memcpy(xs, x + i, (size_t)(n - i));
+        memcpy(ys, y + i, (size_t)(n - i));
+        sr8_16(qt, pal, rmask, rsh, tsh, idx, wide, rng16_next(&g), xs, ys, os, fs);
+        memcpy(out + i, os, (size_t)(n - i));
+        memcpy(fl + i, fs, (size_t)(n - i));
+        for (ptrdiff_t j = 0; j < n - i; j++) facc = _mm_or_si128(facc, _mm_set1_epi8((char)fs[j]));
+    }
+    return or16(facc);
 }
 
 /* see fast_simd.h */
 TGT unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                     ptrdiff_t n)
 {
-    const int N = p->N, wide = N > 12;
-    const sr8c k = {_mm512_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1)),
-                    _mm512_set1_epi32(wide ? 0xfff : (1 << N) - 1), _mm512_loadu_si512((const void *)p->pal),
-                    _mm_cvtsi32_si128(wide ? N - 12 : 0), _mm_cvtsi32_si128(wide ? 0 : 12 - N), wide};
-    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
-    __m128i facc = _mm_setzero_si128();
-    ptrdiff_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, 0xffff, 1));
-    if (i < n)
-        facc = _mm_or_si128(facc, sr8_16(p, &k, &g, x + i, y + i, out + i, fl + i, (__mmask16)((1u << (n - i)) - 1), 0));
-    return or16(facc);
+    return p->N == 32 ? sr8_run(p, x, y, out, fl, n, 0)
+           : p->N > 12 ? sr8_run(p, x, y, out, fl, n, 1)
+                       : sr8_run(p, x, y, out, fl, n, 2);
 }
 
 /* through binary64, eight lanes at a time (stochastic.c, sr16_one) */
@@ -1274,6 +1345,369 @@ TGT2 ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a,
     A16_DISPATCH(a16_256)
 }
 
+/* ---- stochastic rounding into 8-bit formats with AVX2 (fast_simd.h): eight
+ * 32-bit lanes holding the block's elements in the order L = (0, 1, 4, 5, 2, 3,
+ * 6, 7), the order in which two four-lane 64-bit vectors interleave (binary64
+ * inputs, two steps of the generator); the byte pack restores 0..7. ---- */
+
+
+/* the low dwords of the 64-bit lanes of a (elements 0..3) and b (4..7), in the order L */
+TGT2 static inline AINL __m256i lo32L(__m256i a, __m256i b)
+{
+    return _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), _MM_SHUFFLE(2, 0, 2, 0)));
+}
+
+/* the random bits of the next eight elements, in the order L */
+TGT2 static inline AINL __m256i rng8L(rng4 *g)
+{
+    __m256i r0 = rng4_next(g);
+    return lo32L(r0, rng4_next(g));
+}
+
+/* bytes 0..3 of each 128-bit half of s (lanes L) -> codes 0..7 in bytes 0..7, bytes 4..7 -> flags in 8..15 */
+TGT2 static inline AINL __m128i unpackL(__m256i s)
+{
+    return _mm_unpacklo_epi16(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+}
+
+/* codes and flags to out, flo (or NULL) from the packed bytes of unpackL */
+TGT2 static inline AINL void store8(uint8_t *out, uint8_t *flo, __m128i cf)
+{
+    _mm_storel_epi64((__m128i *)out, cf);
+    if (flo) _mm_storel_epi64((__m128i *)flo, _mm_unpackhi_epi64(cf, cf));
+}
+
+/* the OR of byte 1 of eight dwords */
+TGT2 static inline unsigned or_byte1(__m256i x)
+{
+    uint32_t w[8];
+    unsigned f = 0;
+    _mm256_storeu_si256((__m256i *)w, x);
+    for (int k = 0; k < 8; k++) f |= (w[k] >> 8) & 0xff;
+    return f;
+}
+
+/* the lanes' mask (bit k: lane k, order L) in element order: L swaps 2 <-> 4 and 3 <-> 5 */
+static inline unsigned maskL(unsigned m)
+{
+    return (m & 0xc3u) | (m & 0x0cu) << 2 | (m & 0x30u) >> 2;
+}
+
+/* ---- fma of 8-bit formats with AVX2 (sfp8s_fma8_avx512's lanes, eight at a time):
+ * one table of 256 dwords built per call, the code's binary32 bits (low 16 bits
+ * zero, fast_simd.h) | its info byte, one gather per operand; the products and
+ * TwoSum in two four-lane binary64 halves; the sum's key (fast.c, sfp8f_key64)
+ * in 32-bit lanes (order L), blended per case for lanes outside binary32's
+ * normal range; one gather of the key table.  NaN/infinity operands and zero
+ * sums go to the core from the operands read before the block is stored. ---- */
+
+/* the bits of p + q rounded to odd (fast.h, sfp8f_odd_sum), four lanes; *zero = lanes whose sum is zero */
+TGT2 static inline AINL __m256i odd_sum256(__m256d p, __m256d q, __m256d *zero)
+{
+    const __m256i one = _mm256_set1_epi64x(1), z = _mm256_setzero_si256();
+    __m256d s = _mm256_add_pd(p, q), bb = _mm256_sub_pd(s, p);
+    __m256d err = _mm256_add_pd(_mm256_sub_pd(p, _mm256_sub_pd(s, bb)), _mm256_sub_pd(q, bb));
+    __m256i bits = _mm256_castpd_si256(s);
+    __m256i move = _mm256_andnot_si256(_mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_EQ_OQ)),
+                                       _mm256_cmpeq_epi64(_mm256_and_si256(bits, one), z));
+    __m256i differ = _mm256_cmpgt_epi64(z, _mm256_xor_si256(_mm256_castpd_si256(err), bits)); /* signs differ */
+    *zero = _mm256_cmp_pd(s, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    return _mm256_add_epi64(bits, _mm256_and_si256(move, _mm256_or_si256(differ, one))); /* +1 or -1 */
+}
+
+/* fast.c's sfp8f_key64 of eight binary64 (elements 0..3 in b0, 4..7 in b1), order L */
+TGT2 static inline AINL __m256i key64_256(__m256i b0, __m256i b1)
+{
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i hi = _mm256_castps_si256(
+        _mm256_shuffle_ps(_mm256_castsi256_ps(b0), _mm256_castsi256_ps(b1), _MM_SHUFFLE(3, 1, 3, 1)));
+    __m256i lo = lo32L(b0, b1);
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(hi, 20), _mm256_set1_epi32(0x7ff));
+    __m256i s15 = _mm256_and_si256(_mm256_srli_epi32(hi, 16), _mm256_set1_epi32(0x8000));
+    __m256i st = _mm256_andnot_si256(
+        _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0x3fff)), lo), zero), one);
+    __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(897), e),
+                                  _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+    __m256i key = _mm256_or_si256(
+        _mm256_or_si256(_mm256_and_si256(_mm256_sub_epi32(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(896 << 7)),
+                                         _mm256_set1_epi32(0x7ffe)),
+                        s15),
+        st);
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) { /* zeros, subnormals, tiny, huge, infinities, NaNs */
+        __m256i mnz = _mm256_andnot_si256(
+            _mm256_cmpeq_epi32(_mm256_or_si256(_mm256_and_si256(hi, _mm256_set1_epi32(0xfffff)), lo), zero), one);
+        __m256i kn = _mm256_or_si256(_mm256_or_si256(s15, _mm256_set1_epi32(0x7f80)),
+                                     _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(hi, 13), _mm256_set1_epi32(0x7e)), st));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x81)),
+                                 _mm256_cmpgt_epi32(_mm256_set1_epi32(897), e));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, _mm256_set1_epi32(0x7f7f)),
+                                 _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1150)));
+        key = _mm256_blendv_epi8(key, _mm256_or_si256(s15, mnz), _mm256_cmpeq_epi32(e, zero));
+        key = _mm256_blendv_epi8(key, kn, _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7ff)));
+    }
+    return key;
+}
+
+
+/* sr_key for eight lanes (order L) */
+TGT2 static inline AINL __m256i sr_key256(const sfp8s_sr *t, const void *p, int isize, __m256i *tfr)
+{
+    const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i key;
+    if (isize == 4) {
+        const int sh = 23 - t->M;
+        __m256i b = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)p), _MM_SHUFFLE(3, 1, 2, 0));
+        __m256i rem = _mm256_and_si256(b, _mm256_set1_epi32((1 << sh) - 1));
+        __m256i st = _mm256_cmpeq_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x1ffff)), zero);
+        key = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(b, 16), _mm256_set1_epi32(0xfffe)),
+                              _mm256_andnot_si256(st, one));
+        *tfr = t->N >= sh ? _mm256_sll_epi32(rem, _mm_cvtsi32_si128(t->N - sh))
+                          : _mm256_srl_epi32(rem, _mm_cvtsi32_si128(sh - t->N));
+    } else {
+        const int sh = 52 - t->M - t->N; /* 13..51 */
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)p), b1 = _mm256_loadu_si256((const __m256i *)p + 1);
+        __m256i hi = _mm256_castps_si256(
+            _mm256_shuffle_ps(_mm256_castsi256_ps(b0), _mm256_castsi256_ps(b1), _MM_SHUFFLE(3, 1, 3, 1)));
+        __m256i lo = lo32L(b0, b1);
+        __m256i remhi = _mm256_and_si256(hi, _mm256_set1_epi32((1 << (20 - t->M)) - 1));
+        key = key64_256(b0, b1);
+        *tfr = sh >= 32 ? _mm256_srl_epi32(remhi, _mm_cvtsi32_si128(sh - 32))
+                        : _mm256_or_si256(_mm256_srl_epi32(lo, _mm_cvtsi32_si128(sh)),
+                                          _mm256_sll_epi32(remhi, _mm_cvtsi32_si128(32 - sh)));
+    }
+    return key;
+}
+
+/* sr_sub for eight lanes (order L): of the lanes core (all ones), the subnormal
+ * results rounded here, their fraction bits in *tfr; returns them (all ones) */
+TGT2 static inline __m256i sr_sub256(const sfp8s_sr *t, const void *p, int isize, __m256i key, __m256i core,
+                                     __m256i *tfr)
+{
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(key, 7), _mm256_set1_epi32(0xff));
+    __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(t->emin + 127), e);
+    __m256i sub = _mm256_and_si256(_mm256_and_si256(core, below),
+                                   _mm256_cmpgt_epi32(e, _mm256_set1_epi32(isize == 4 ? 0 : 1)));
+    __m256i n = _mm256_set1_epi32(t->N), tt;
+    if (!t->tin_before) {
+        __m256i ok = _mm256_cmpgt_epi32(_mm256_set1_epi32(t->emin + 126), e);
+        if (t->M <= 6) { /* tiny_sure */
+            __m256i km = _mm256_set1_epi32(((1 << t->M) - 1) << (7 - t->M));
+            ok = _mm256_or_si256(ok, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(key, km), km),
+                                                         _mm256_cmpeq_epi32(e, _mm256_set1_epi32(t->emin + 126))));
+        }
+        sub = _mm256_and_si256(sub, ok);
+    }
+    if (!t->is_signed)
+        sub = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(key, _mm256_set1_epi32(0x8000)),
+                                                     _mm256_set1_epi32(0x8000)), sub);
+    if (!_mm256_movemask_ps(_mm256_castsi256_ps(sub))) return sub;
+    if (isize == 4) {
+        __m256i b = _mm256_permute4x64_epi64(_mm256_loadu_si256((const __m256i *)p), _MM_SHUFFLE(3, 1, 2, 0));
+        __m256i sig = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x800000));
+        __m256i sv = _mm256_sub_epi32(_mm256_set1_epi32(23 - t->M + t->emin + 127), e); /* dropped bits */
+        __m256i disc = _mm256_and_si256(
+            sig, _mm256_sub_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), sv), _mm256_set1_epi32(1)));
+        tt = _mm256_blendv_epi8(_mm256_sllv_epi32(disc, _mm256_sub_epi32(n, sv)),
+                                _mm256_srlv_epi32(disc, _mm256_sub_epi32(sv, n)),
+                                _mm256_cmpgt_epi32(sv, _mm256_sub_epi32(n, _mm256_set1_epi32(1))));
+    } else { /* binary64: lane by lane (rare lanes; shifts beyond 63 give zero fraction bits) */
+        uint64_t b[8];
+        uint32_t tl[8];
+        static const int L[8] = {0, 1, 4, 5, 2, 3, 6, 7};
+        memcpy(b, p, sizeof b);
+        for (int k = 0; k < 8; k++) {
+            const uint64_t x = b[L[k]], sig = (x & 0xFFFFFFFFFFFFFULL) | 1ULL << 52;
+            const int sv = 52 - t->M + t->emin + 1023 - (int)((x >> 52) & 0x7ff); /* dropped bits, > 52 - M */
+            tl[k] = sv - t->N >= 53 ? 0 : (uint32_t)((sv >= 64 ? sig : sig & ((1ULL << sv) - 1)) >> (sv - t->N));
+        }
+        tt = _mm256_loadu_si256((const __m256i *)(const void *)tl);
+    }
+    *tfr = _mm256_blendv_epi8(*tfr, tt, sub);
+    return sub;
+}
+
+TGT2 static inline AINL ptrdiff_t sr_cast_run256(const sfp8s_sr *tp, const void *in, int isize, uint8_t *out,
+                                                 ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    const sfp8s_sr t = *tp;
+    const __m256i rmask = _mm256_set1_epi32((int)(t.N == 32 ? 0xffffffffu : (1u << t.N) - 1));
+    const __m256i sgn = _mm256_set1_epi32((int)0x80000000u), c8000 = _mm256_set1_epi32(0x8000);
+    /* byte 0 (code) of each lane to bytes 0..3 of its half, byte 1 (flags) to bytes 4..7 */
+    const __m256i pk = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, 1, 5, 9,
+                                        13, -1, -1, -1, -1, -1, -1, -1, -1);
+    rng4 g = rng4_init(t.seed_key, t.stream_key, t.index0);
+    __m256i facc = _mm256_setzero_si256();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const void *p = (const char *)in + i * isize;
+        __m256i tfr, key = sr_key256(&t, p, isize, &tfr);
+        __m256i v = _mm256_i32gather_epi32((const int *)(const void *)t.rza, key, 4);
+        __m256i R = _mm256_and_si256(rng8L(&g), rmask), pick;
+        __m256i core = _mm256_cmpeq_epi32(_mm256_and_si256(v, c8000), c8000);
+        unsigned cm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(core));
+        if (cm && t.sub_ok) {
+            __m256i sub = sr_sub256(&t, p, isize, key, core, &tfr);
+            v = _mm256_andnot_si256(_mm256_and_si256(sub, c8000), v);
+            core = _mm256_andnot_si256(sub, core);
+            cm = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(core));
+        }
+        /* t + R >= 2^N  <=>  R > (2^N - 1) - t, unsigned */
+        pick = _mm256_cmpgt_epi32(_mm256_xor_si256(R, sgn), _mm256_xor_si256(_mm256_sub_epi32(rmask, tfr), sgn));
+        v = _mm256_blendv_epi8(v, _mm256_srli_epi32(v, 16), pick);
+        facc = _mm256_or_si256(facc, _mm256_andnot_si256(core, v));
+        store8(out + i, flo ? flo + i : NULL, unpackL(_mm256_shuffle_epi8(v, pk)));
+        if (cm) a |= sr_core_lanes(&t, in, isize, i, maskL(cm), out, flo);
+    }
+    *acc |= a | or_byte1(facc);
+    return i;
+}
+
+TGT2 ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                        uint8_t *flo, unsigned *acc)
+{
+    return isize == 4 ? sr_cast_run256(t, in, 4, out, n, flo, acc) : sr_cast_run256(t, in, 8, out, n, flo, acc);
+}
+
+/* sr8_16 for eight lanes (order L) */
+TGT2 static inline AINL __m256i sr8_8(const uint32_t *qt, __m256i pal0, __m256i pal1, __m256i rmask, __m128i rsh,
+                                      __m128i tsh, __m128i wl, int wide, __m256i R, const uint8_t *x,
+                                      const uint8_t *y, uint8_t *out, uint8_t *fl)
+{
+    const __m256i lo12 = _mm256_set1_epi32(0xfff);
+    const __m256i pq = _mm256_setr_epi8(2, 6, 10, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 6, 10, 14, -1,
+                                        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i pf = _mm256_setr_epi8(-1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0,
+                                        4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m128i xy = _mm_shuffle_epi8(_mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)y),
+                                                    _mm_loadl_epi64((const __m128i *)x)), wl);
+    __m256i q = _mm256_i32gather_epi32((const int *)(const void *)qt, _mm256_cvtepu16_epi32(xy), 4), Rt, lim, f, cls, pick;
+    if (wide == 0) {
+        Rt = _mm256_srli_epi32(R, 20);
+        lim = _mm256_andnot_si256(q, lo12);
+    } else if (wide == 1) {
+        Rt = _mm256_srl_epi32(_mm256_and_si256(R, rmask), rsh);
+        lim = _mm256_andnot_si256(q, lo12);
+    } else {
+        Rt = _mm256_and_si256(R, rmask);
+        lim = _mm256_sub_epi32(rmask, _mm256_srl_epi32(_mm256_and_si256(q, lo12), tsh));
+    }
+    cls = _mm256_srli_epi32(q, 12); /* the permutes read bits 0..2; bit 3 (q's bit 15) picks the half */
+    f = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(pal0, cls)),
+                                             _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(pal1, cls)),
+                                             _mm256_castsi256_ps(_mm256_slli_epi32(q, 16))));
+    pick = _mm256_cmpgt_epi32(Rt, lim); /* both below 2^31 */
+    q = _mm256_blendv_epi8(q, _mm256_srli_epi32(q, 8), pick);
+    f = _mm256_blendv_epi8(f, _mm256_srli_epi32(f, 16), pick);
+    if (wide != 2) f = _mm256_or_si256(f, _mm256_and_si256(_mm256_cmpeq_epi32(Rt, lim), _mm256_set1_epi32(0x80)));
+    {
+        __m128i cf = unpackL(_mm256_or_si256(_mm256_shuffle_epi8(q, pq), _mm256_shuffle_epi8(f, pf)));
+        store8(out, fl, cf);
+    }
+    return f;
+}
+
+TGT2 static inline AINL unsigned sr8_run256(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out,
+                                            uint8_t *fl, ptrdiff_t n, int wide)
+{
+    const int N = p->N;
+    const __m256i rmask = _mm256_set1_epi32((int)(N == 32 ? 0xffffffffu : (1u << N) - 1));
+    const __m128i rsh = _mm_cvtsi32_si128(N > 12 ? N - 12 : 0), tsh = _mm_cvtsi32_si128(N > 12 ? 0 : 12 - N);
+    /* rz flags | ra flags << 16 of each class */
+    const __m256i pal0 = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p->pal), 8);
+    const __m256i pal1 = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p->pal + 8)), 8);
+    /* operand words 0..7 to the order L */
+    const __m128i wl = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
+    const uint32_t *qt = p->q;
+    rng4 g = rng4_init(p->seed_key, p->stream_key, p->index0);
+    __m256i facc = _mm256_setzero_si256();
+    ptrdiff_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        facc = _mm256_or_si256(facc, sr8_8(qt, pal0, pal1, rmask, rsh, tsh, wl, wide, rng8L(&g), x + i, y + i,
+                                           out + i, fl + i));
+    if (i < n) { /* the last lanes through copies */
+        uint8_t xs[8] = {0}, ys[8] = {0}, os[8], fs[8];
+        memcpy(xs, x + i, (size_t)(n - i));
+        memcpy(ys, y + i, (size_t)(n - i));
+        sr8_8(qt, pal0, pal1, rmask, rsh, tsh, wl, wide, rng8L(&g), xs, ys, os, fs);
+        memcpy(out + i, os, (size_t)(n - i));
+        memcpy(fl + i, fs, (size_t)(n - i));
+        for (ptrdiff_t j = 0; j < n - i; j++) facc = _mm256_or_si256(facc, _mm256_set1_epi32(fs[j]));
+    }
+    return or_byte1(_mm256_slli_epi32(facc, 8));
+}
+
+TGT2 unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                                   ptrdiff_t n)
+{
+    return p->N == 32 ? sr8_run256(p, x, y, out, fl, n, 0)
+           : p->N > 12 ? sr8_run256(p, x, y, out, fl, n, 1)
+                       : sr8_run256(p, x, y, out, fl, n, 2);
+}
+
+TGT2 ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                               ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    uint32_t vt[256];
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), hi16 = _mm256_set1_epi32((int)0xffff0000u);
+    const __m256i Lidx = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    const __m256i pk = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, 1, 5, 9,
+                                        13, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m128i facc = _mm_setzero_si128();
+    ptrdiff_t i = 0;
+    for (int k = 0; k < 256; k++)
+        vt[k] = (uint32_t)t->hb[k] << 16 | (uint32_t)t->hb[256 + k] << 24 | t->info[k];
+    for (; i + 8 <= n; i += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(a + i)), y8 = _mm_loadl_epi64((const __m128i *)(b + i));
+        __m128i z8 = _mm_loadl_epi64((const __m128i *)(c + i));
+        __m256i ex = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(x8), 4);
+        __m256i ey = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(y8), 4);
+        __m256i ez = _mm256_i32gather_epi32((const int *)vt, _mm256_cvtepu8_epi32(z8), 4);
+        __m256i inf = _mm256_and_si256(_mm256_or_si256(_mm256_or_si256(ex, ey), ez), _mm256_set1_epi32(0xff));
+        __m256 fx = _mm256_castsi256_ps(_mm256_and_si256(ex, hi16)), fy = _mm256_castsi256_ps(_mm256_and_si256(ey, hi16));
+        __m256 fz = _mm256_castsi256_ps(_mm256_and_si256(ez, hi16));
+        __m256d z0, z1;
+        __m256i s0 = odd_sum256(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(fx)),
+                                              _mm256_cvtps_pd(_mm256_castps256_ps128(fy))),
+                                _mm256_cvtps_pd(_mm256_castps256_ps128(fz)), &z0);
+        __m256i s1 = odd_sum256(_mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(fx, 1)),
+                                              _mm256_cvtps_pd(_mm256_extractf128_ps(fy, 1))),
+                                _mm256_cvtps_pd(_mm256_extractf128_ps(fz, 1)), &z1);
+        __m256i v = _mm256_and_si256(
+            _mm256_i32gather_epi32((const int *)(const void *)t->fromf, key64_256(s0, s1), 2), lo16);
+        /* code | flags << 8 (the sum's | the operands' reading flags) */
+        v = _mm256_or_si256(v, _mm256_slli_epi32(_mm256_and_si256(_mm256_permutevar8x32_epi32(inf, Lidx),
+                                                                  _mm256_set1_epi32(0x7f)), 8));
+        unsigned slow = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(inf, 24))) |
+                        (unsigned)_mm256_movemask_pd(z0) | (unsigned)_mm256_movemask_pd(z1) << 4;
+        __m128i cf = unpackL(_mm256_shuffle_epi8(v, pk));
+        if (slow) { /* the core, from the operands read above (o may alias them) */
+            uint8_t xs[8], ys[8], zs[8], cs[16];
+            _mm_storel_epi64((__m128i *)xs, x8);
+            _mm_storel_epi64((__m128i *)ys, y8);
+            _mm_storel_epi64((__m128i *)zs, z8);
+            _mm_storeu_si128((__m128i *)cs, cf);
+            for (unsigned m = slow; m; m &= m - 1) {
+                int k = __builtin_ctz(m);
+                uint8_t f8 = 0;
+                cs[k] = (uint8_t)sfp8_fma((const sfp8_format *)t->f, xs[k], ys[k], zs[k], (const sfp8_env *)t->env, &f8);
+                cs[8 + k] = f8;
+            }
+            cf = _mm_loadu_si128((const __m128i *)cs);
+        }
+        store8(o + i, flo ? flo + i : NULL, cf);
+        facc = _mm_or_si128(facc, cf);
+    }
+    {
+        uint8_t bs[16];
+        unsigned f = 0;
+        _mm_storeu_si128((__m128i *)bs, facc);
+        for (int k = 8; k < 16; k++) f |= bs[k];
+        *acc |= f;
+    }
+    return i;
+}
+
 #else /* no x86-64 SIMD: portable loops only */
 
 int sfp8s_cpu_level(void) { return 0; }
@@ -1339,6 +1773,24 @@ ptrdiff_t sfp8s_arith16_avx2(const sfp8s_a16 *p, int op, const uint16_t *a, cons
                              const uint16_t *c, uint16_t *o, ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
     (void)p; (void)op; (void)a; (void)b; (void)c; (void)o; (void)n; (void)acc;
+    return 0;
+}
+ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                   uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)in; (void)isize; (void)out; (void)n; (void)flo; (void)acc;
+    return 0;
+}
+unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                              ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                          ptrdiff_t n, uint8_t *flo, unsigned *acc)
+{
+    (void)t; (void)a; (void)b; (void)c; (void)o; (void)n; (void)flo; (void)acc;
     return 0;
 }
 #endif

@@ -42,6 +42,9 @@ typedef struct sfp8s_fma8 {
 } sfp8s_fma8;
 ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
                             ptrdiff_t n, uint8_t *flo, unsigned *acc);
+/* the same with AVX2 (level 1), eight lanes at a time */
+ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
+                          ptrdiff_t n, uint8_t *flo, unsigned *acc);
 
 /* ---- stochastic rounding binary32 / binary64 -> 8-bit code (stochastic.c):
  *      contiguous input of isize 4 or 8 bytes, one-byte codes out.  The lanes
@@ -50,7 +53,7 @@ ptrdiff_t sfp8s_fma8_avx512(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t
  *      time); lanes that loop sends to the core are finished here by the core
  *      (sfp8_convert with a copy of env whose random word is the lane's). ---- */
 typedef struct sfp8s_sr {
-    const uint32_t *rza;     /* key table: toward zero | away from zero << 16 */
+    const uint32_t *rza;     /* key table: toward zero | away from zero << 16 (fast.h: its marks) */
     uint64_t seed_key, stream_key, index0;
     int N, M, emin;          /* random bits used, mantissa bits, minimum normal exponent */
     /* 1: subnormal results are rounded here (IEEE subnormals) when tininess needs no
@@ -61,8 +64,11 @@ typedef struct sfp8s_sr {
 } sfp8s_sr;
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);
+/* the same with AVX2 (level 1), eight lanes at a time */
+ptrdiff_t sfp8s_from_float_sr_avx2(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
+                                   uint8_t *flo, unsigned *acc);
 
-/* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n <= 256 contiguous operand pairs:
+/* stochastic.c's sfp8f_run_arith_sr (run_arith8_sr) on n contiguous operand pairs:
  * out[i], fl[i] = the code and flags of element i (random bits as sfp8s_sr,
  * index0 + i), fl[i] = 0x80 for the lanes the caller finishes (stochastic.c);
  * returns the OR of all fl[i] */
@@ -73,6 +79,9 @@ typedef struct sfp8s_sr8 {
 } sfp8s_sr8;
 unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
                                 ptrdiff_t n);
+/* the same with AVX2 (level 1) */
+unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_t *y, uint8_t *out, uint8_t *fl,
+                              ptrdiff_t n);
 
 /* stochastic.c's sfp8f_run_arith_sr (run_arith16_sr) on n (a multiple of 8) contiguous operand
  * pairs: codes out[i], flags fl[i] (0x80: the caller finishes the lane with the

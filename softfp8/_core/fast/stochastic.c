@@ -39,11 +39,21 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
         free(t);
         return NULL;
     }
-    for (uint32_t key = 0; key < 65536; key++)
-        rza[key] = t->rz[key] | (uint32_t)(key & 0x8000u ? t->dn : t->up)[key] << 16;
-    t->rza = rza;
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
+    /* the SIMD kernels' marks (fast_simd.c, sr_cast16): ra = rz for the keys
+       of zeros, infinities and NaNs (no rounding: any random word gives rz);
+       0x8000 (no flag uses it) for the keys below the normal range (binary32
+       exponent field below emin + 127) or whose rz overflows */
+    for (uint32_t key = 0; key < 65536; key++) {
+        const uint32_t e = (key >> 7) & 0xff, rz = t->rz[key];
+        if ((key & 0x7fff) == 0 || e == 255)
+            rza[key] = rz | rz << 16;
+        else
+            rza[key] = rz | (uint32_t)(key & 0x8000u ? t->dn : t->up)[key] << 16 |
+                       ((int)e < t->emin + 127 || (rz & (SFP8_FLAG_OVERFLOW << 8)) ? 0x8000u : 0u);
+    }
+    t->rza = rza;
     *bytes = sizeof *t + 65536 * sizeof(uint32_t);
     return t;
 }
@@ -69,11 +79,12 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     unsigned acc = 0;
     sfp8_env e2 = *env;
     ptrdiff_t i = 0;
-    if (sa == isize && so == 1 && sfp8f_simd_level() >= 2 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
+    if (sa == isize && so == 1 && sfp8f_simd_level() >= 1 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
         const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin,
                            dst->subnormals == SFP8_SUBNORMALS_IEEE, env->tininess_before != 0, dst->is_signed != 0,
                            dst, env};
-        i = sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc);
+        i = sfp8f_simd_level() >= 2 ? sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc)
+                                    : sfp8s_from_float_sr_avx2(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
         o += i;
     }
@@ -337,7 +348,7 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
 }
 
 /* code and flags of pair p for the random bits Rn = R & Rmask (flags 0x80: the core) */
-static inline uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint32_t Rmask, int N, uint8_t *code)
+static inline __attribute__((always_inline)) uint8_t sr8_one(const sfp8f_sr8 *t, uint32_t p, uint32_t Rn, uint32_t Rmask, int N, uint8_t *code)
 {
     uint64_t ent = t->e[p];
     uint32_t h = (uint32_t)(ent >> 32);
@@ -396,7 +407,7 @@ static sr_keys sr_keys_of(const sfp8_env *env, uint64_t seed, uint64_t stream)
     return k;
 }
 
-enum { SR_BLK = 256 }; /* the block of the SIMD kernels' callers */
+enum { SR_BLK = 256, SR8_BLK = 1024 }; /* the blocks of the SIMD kernels' callers */
 
 /* one call of sfp8f_run_arith_sr, or of sfp8f_run_conv_sr (src set: the
    codes at a, of src's size, converted into f (op -1) or op of them; b unused) */
@@ -415,7 +426,7 @@ typedef struct {
 /* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
  * codes of size bytes (possibly unaligned) at x, y, out, the random bits of
  * element c->index0 + i + j; returns the OR of all fl[j] */
-static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
+static __attribute__((noinline)) unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const char *y, char *out, int size,
                             uint8_t *fl, ptrdiff_t m)
 {
     sfp8_env e = *c->env;
@@ -442,10 +453,39 @@ static unsigned finish_core(const sr_call *c, ptrdiff_t i, const char *x, const 
     return g;
 }
 
+/* After a SIMD kernel's block of m lanes at element i (operands x, y, codes
+ * oc, flags of): the lanes with 0x80 through sr8_one, then perhaps the core;
+ * eight flag bytes tested at a time.  Returns the OR of all m flags. */
+static __attribute__((noinline)) unsigned sr8_fix(const sfp8f_sr8 *t, const sr_call *c, ptrdiff_t i, const uint8_t *x, const uint8_t *y,
+                        uint8_t *oc, uint8_t *of, ptrdiff_t m)
+{
+    uint64_t orw = 0;
+    unsigned g = 0;
+    for (ptrdiff_t j = 0; j < m; j += 8) {
+        const ptrdiff_t e = m - j < 8 ? m - j : 8;
+        uint64_t w = 0;
+        memcpy(&w, of + j, (size_t)e);
+        if (w & 0x8080808080808080ULL) {
+            for (ptrdiff_t k = j; k < j + e; k++)
+                if (of[k] & 0x80) {
+                    of[k] = sr8_one(t, (uint32_t)x[k] << 8 | y[k],
+                                    sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + k)) & c->k.Rmask,
+                                    c->k.Rmask, c->k.N, &oc[k]);
+                    if (of[k] & 0x80) finish_core(c, i + k, (const char *)x + k, (const char *)y + k, (char *)oc + k, 1,
+                                                  of + k, 1);
+                }
+            memcpy(&w, of + j, (size_t)e);
+        }
+        orw |= w;
+    }
+    for (int b = 0; b < 64; b += 8) g |= (unsigned)(orw >> b) & 0xff;
+    return g;
+}
+
 /* DERIVED from core.c round_pack (its stochastic branch), through
  * build_sr8's table: add / subtract / multiply of an 8-bit format under
  * stochastic rounding (fast.h).  The AVX-512 kernel (fast_simd.c,
- * sfp8s_arith8_sr_avx512) takes blocks of up to 256 elements when the output is
+ * sfp8s_arith8_sr_avx512) takes blocks of up to SR8_BLK elements when the output is
  * apart from the inputs (fast_impl.h, sfp8f_apart; strided operands through
  * buffers); otherwise, and below AVX-512, the loop below, element by element
  * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
@@ -461,23 +501,24 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
     char *o = c->o;
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && sfp8f_apart(o, c->so, 1, a, c->sa, isz, c->n) &&
+    const int level = sfp8f_simd_level();
+    if (level >= 1 && sfp8f_apart(o, c->so, 1, a, c->sa, isz, c->n) &&
         (c->src || sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n))) {
-        uint8_t xb[SR_BLK], yb[SR_BLK], code[SR_BLK], fl[SR_BLK];
+        uint8_t xb[SR8_BLK], yb[SR8_BLK], code[SR8_BLK], fl[SR8_BLK];
         const int direct = c->so == 1 && o != a && (c->src || o != b);
-        for (; i < c->n; i += SR_BLK) {
-            ptrdiff_t m = c->n - i < SR_BLK ? c->n - i : SR_BLK;
+        for (; i < c->n; i += SR8_BLK) {
+            ptrdiff_t m = c->n - i < SR8_BLK ? c->n - i : SR8_BLK;
             const uint8_t *x = (const uint8_t *)a + i, *y = c->src ? NULL : (const uint8_t *)b + i;
             /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
             uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
             const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
             unsigned g;
             if (c->src && isz == 1 && c->sa == 1 && smask == 0xff) { /* 8-bit codes: the low byte in place */
-                static const uint8_t zeros[SR_BLK];
+                static const uint8_t zeros[SR8_BLK];
                 x = zeros;
                 y = (const uint8_t *)a + i;
             } else if (c->src) {
-                uint16_t cb[SR_BLK];
+                uint16_t cb[SR8_BLK];
                 if (isz == 2 && c->sa == 2)
                     memcpy(cb, a + 2 * i, (size_t)(2 * m));
                 else
@@ -498,38 +539,37 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
                     y = yb;
                 }
             }
-            g = sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m);
-            if (g & 0x80) { /* lanes for sr8_one, then perhaps the core */
-                for (ptrdiff_t j = 0; j < m; j++)
-                    if (of[j] & 0x80)
-                        of[j] = sr8_one(t, (uint32_t)x[j] << 8 | y[j],
-                                        sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)(i + j)) & c->k.Rmask, c->k.Rmask, c->k.N, &oc[j]);
-                g = finish_core(c, i, (const char *)x, (const char *)y,
-                                (char *)oc, 1, of, m);
-            }
+            g = level >= 2 ? sfp8s_arith8_sr_avx512(&p, x, y, oc, of, m) : sfp8s_arith8_sr_avx2(&p, x, y, oc, of, m);
+            if (g & 0x80) g = sr8_fix(t, c, i, x, y, oc, of, m); /* lanes for sr8_one, then perhaps the core */
             acc |= g;
             if (!direct)
                 for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
         }
         return acc;
     }
-    for (; i < c->n; i++, a += c->sa, b += c->sb, o += c->so) { /* any overlap: element i read before output i is written */
-        uint8_t xy[2];
-        uint32_t R = sfp8r_bits(c->k.hs, c->k.base, c->index0 + (uint64_t)i), v;
-        uint8_t code, fl;
-        if (c->src) {
-            v = (uint32_t)sfp8f_ld(a, isz) & smask;
-            xy[0] = (uint8_t)(v >> 8);
-            xy[1] = (uint8_t)v;
-        } else {
-            xy[0] = *(const uint8_t *)a;
-            xy[1] = *(const uint8_t *)b;
+    {
+        /* locals: the stores through o and flout cannot change them */
+        const sr_keys k = c->k;
+        const uint64_t index0 = c->index0;
+        const ptrdiff_t n = c->n, sa = c->sa, sb = c->sb, so = c->so;
+        uint8_t *const flout = c->flout;
+        for (; i < n; i++, a += sa, b += sb, o += so) { /* any overlap: element i read before output i is written */
+            const uint32_t R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
+            uint8_t xy[2], code, fl;
+            if (c->src) {
+                const uint32_t v = (uint32_t)sfp8f_ld(a, isz) & smask;
+                xy[0] = (uint8_t)(v >> 8);
+                xy[1] = (uint8_t)v;
+            } else {
+                xy[0] = *(const uint8_t *)a;
+                xy[1] = *(const uint8_t *)b;
+            }
+            fl = sr8_one(t, (uint32_t)xy[0] << 8 | xy[1], R & k.Rmask, k.Rmask, k.N, &code);
+            if (fl & 0x80) finish_core(c, i, (const char *)xy, (const char *)xy + 1, o, 1, &fl, 1);
+            else *(uint8_t *)o = code;
+            acc |= fl;
+            if (flout) flout[i] = fl;
         }
-        fl = sr8_one(t, (uint32_t)xy[0] << 8 | xy[1], R & c->k.Rmask, c->k.Rmask, c->k.N, &code);
-        if (fl & 0x80) finish_core(c, i, (const char *)xy, (const char *)xy + 1, o, 1, &fl, 1);
-        else *(uint8_t *)o = code;
-        acc |= fl;
-        if (c->flout) c->flout[i] = fl;
     }
     return acc;
 }
