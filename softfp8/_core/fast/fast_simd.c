@@ -1517,8 +1517,11 @@ TGT2 static inline __m256i sr_sub256(const sfp8s_sr *t, const void *p, int isize
         memcpy(b, p, sizeof b);
         for (int k = 0; k < 8; k++) {
             const uint64_t x = b[L[k]], sig = (x & 0xFFFFFFFFFFFFFULL) | 1ULL << 52;
-            const int sv = 52 - t->M + t->emin + 1023 - (int)((x >> 52) & 0x7ff); /* dropped bits, > 52 - M */
-            tl[k] = sv - t->N >= 53 ? 0 : (uint32_t)((sv >= 64 ? sig : sig & ((1ULL << sv) - 1)) >> (sv - t->N));
+            /* dropped bits, > 52 - M > N in the lanes of sub; the other lanes (any sv) get 0 */
+            const int sv = 52 - t->M + t->emin + 1023 - (int)((x >> 52) & 0x7ff);
+            tl[k] = sv < t->N || sv - t->N >= 53
+                        ? 0
+                        : (uint32_t)((sv >= 64 ? sig : sig & ((1ULL << sv) - 1)) >> (sv - t->N));
         }
         tt = _mm256_loadu_si256((const __m256i *)(const void *)tl);
     }
