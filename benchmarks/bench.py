@@ -517,6 +517,16 @@ def main(argv=None):
             ref_label="NumPy float32 multiply then add", target=("abs", 1.5),
             notes=["peers have no fused 8-bit fma"]))
 
+    def fma_sr(k):
+        def f():
+            with softfp8.rounding("stochastic", seed=1):
+                softfp8.fma(a[:k], b[:k], c[:k])
+        return f
+    add(Row("e4m3_fma_sr", "E4M3 fma(a, b, c), rounding('stochastic', seed=1)", M(fma_sr), sf_make=fma_sr,
+            ref=M(lambda k: (lambda: np.add(np.multiply(x[:k], y[:k]), z[:k]))),
+            ref_label="NumPy float32 multiply then add", target=("overhead", "e4m3_fma", 1.0),
+            notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
+
     # ---- 10: 16-bit formats (issue 10: add/sub/mul <= 1.2 ns, div <= 2.0, fma <= 2.5,
     #      sqrt <= 2.0; faster than ml_dtypes bfloat16, >= 4x faster than NumPy float16) ----
     shp_fmt = softfp8.shp(bias=15)
@@ -573,6 +583,16 @@ def main(argv=None):
                         f"{name} {uf}, rounding('stochastic', seed=1)", M(sr16), sf_make=sr16,
                         ref=np16[uf], ref_label=f"NumPy float16 {uf}", target=("overhead", f"{name}_{uf}", 1.0),
                         notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
+        if peer is not None:  # stochastic fma (stochastic.c, sfp8f_run_fma_sr): at most 2x the nearest-even call
+            def fma_sr16(k, p=p16, q=q16, r=r16):
+                def f():
+                    with softfp8.rounding("stochastic", seed=1):
+                        softfp8.fma(p[:k], q[:k], r[:k])
+                return f
+            add(Row(f"{name}_fma_sr", f"{name} fma, rounding('stochastic', seed=1)", M(fma_sr16), sf_make=fma_sr16,
+                    ref=np16["fma"], ref_label="NumPy float16 fma (multiply, add)",
+                    target=("overhead", f"{name}_fma", 1.0),
+                    notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
         if name == "float16":  # a directed mode with the flags collected
             def dn_flags(k, p=p16, q=q16):
                 def f():

@@ -154,7 +154,7 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
     return acc;
 }
 
-/* add / subtract / multiply / divide of 8- and 16-bit formats and unary
+/* add / subtract / multiply / divide / fma of 8- and 16-bit formats and unary
  * operations of 8-bit ones under stochastic rounding with generated random
  * bits (fast.h, sfp8f_run_arith_sr, sfp8f_run_conv_sr); returns 1 with *acc set
  * (and the generator advanced) if it ran */
@@ -181,6 +181,17 @@ static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp
         } else if (w) {
             *acc = sfp8f_run_wide_sr(w, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
                                      flout);
+            ran = 1;
+        }
+        sfp8f_read_end(tok);
+        if (ran) rng_advance(rng, env, n);
+        return ran;
+    }
+    if (op == X_FMA) {
+        const sfp8f_sr16 *t3 = sfp8f_stochastic_fma(f, env, n);
+        if (t3) {
+            *acc = sfp8f_run_fma_sr(t3, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2],
+                                    s[2], d[3], s[3], n, flout);
             ran = 1;
         }
         sfp8f_read_end(tok);

@@ -562,11 +562,12 @@ def test_cast_layouts(fmt):
 # fma and stochastic casts
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2, softfp8.float16, softfp8.bfloat16],
-                         ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2, softfp8.float16, softfp8.bfloat16,
+                                 softfp8.hfp16_169], ids=lambda f: f.name)
 def test_fma_layouts(fmt):
     """softfp8.fma (fast.c's odd-sum fma; round_f64.c and its SIMD kernels for 16-bit
-    formats) under the conventions a 3-input ufunc has."""
+    formats; stochastic.c's sfp8f_run_fma_sr under stochastic rounding) under the
+    conventions a 3-input ufunc has."""
     x, y = _operands(fmt, "fma")
     z = y[::-1].copy()
     fma = softfp8.fma
@@ -614,7 +615,14 @@ def test_fma_layouts(fmt):
             for lab, fn in cases.items():
                 check(fn, f"{fmt.name} fma {lab} {mode}", seed=n)
                 n += 1
-    assert n == 2 * 11
+    # stochastic (stochastic.c, sfp8f_run_fma_sr): a fresh seeded context per call
+    for lab, fn in cases.items():
+        def seeded(g, fn=fn):
+            with softfp8.rounding("stochastic", seed=7, sr_bits=5 if fmt.bits <= 8 else 20):
+                return fn(g)
+        check(seeded, f"{fmt.name} fma {lab} stochastic", seed=n)
+        n += 1
+    assert n == 3 * 11
 
 
 SR16_LAYOUT_FORMATS = [softfp8.bfloat16, softfp8.float16, softfp8.uhp,

@@ -261,12 +261,24 @@ typedef struct sfp8f_sr16 {
     uint64_t vf[65536]; /* code & mask -> binary64 bits | the flags reading it raises | 0x80 NaN / infinity */
     uint32_t mask;
     sfp8f_rnd r;        /* M, emin, maxmag, signbit */
+    /* 8-bit formats: 1 if the SIMD fma kernel may decode the codes arithmetically
+       (fast_simd.h, sfp8s_srf: checked against vf for every code), with its constants */
+    int dec8, sshift;
+    uint64_t magmask, off, subfl;
+    double sub;
 } sfp8f_sr16;
 const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 /* x op y for the 8-bit table t (sfp8f_stochastic8) or the 16-bit one (sfp8f_stochastic16), by f->bits */
 unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
                             uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
                             ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+/* fma of a format of 1..16 bits under stochastic rounding (the table of
+   sfp8f_stochastic16's kind; NULL if not covered, e.g. M + N > 51) and its
+   run: o = a*b + z, the random bits of element i as above (stochastic.c) */
+const sfp8f_sr16 *sfp8f_stochastic_fma(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
+unsigned sfp8f_run_fma_sr(const sfp8f_sr16 *t, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                          uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
+                          const char *z, ptrdiff_t sz, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
 
 /* ---- comparisons and maximum / minimum / fmax / fmin of formats of 9..16
  *      bits on the order keys of order.h (order16.c); NaN and flushed

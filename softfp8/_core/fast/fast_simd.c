@@ -1053,6 +1053,119 @@ TGT ptrdiff_t sfp8s_arith16_avx512(const sfp8s_a16 *p, int op, const uint16_t *a
 
 /* ---- the same with AVX2: four lanes, masks as vectors ---- */
 
+/* ---- fma under stochastic rounding (see fast_simd.h; stochastic.c, srf_one):
+ *      eight lanes of binary64, x*y exact, + z rounded to odd (as a16_512),
+ *      then the rule of sr16d_avx512 with R from rand8_high. ---- */
+TGT static inline AINL __m512i srf_load(const sfp8s_srf *q, int isz, const char *x, __m512i msk)
+{
+    const sfp8s_sr16 *p = &q->s;
+    __m512i i;
+    if (isz == 2 && p->a16) return a16_load512(p->a16, (const uint16_t *)(const void *)x, msk);
+    i = isz == 1 ? _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(const void *)x))
+                 : _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(const void *)x));
+    if (isz == 1 && q->dec8) {
+        const __m512i mag = _mm512_and_si512(i, _mm512_set1_epi64((long long)q->magmask));
+        const __mmask8 sub = _mm512_testn_epi64_mask(mag, _mm512_set1_epi64(-(1LL << p->M)));
+        __m512i v = _mm512_add_epi64(_mm512_sll_epi64(mag, _mm_cvtsi32_si128(52 - p->M)), _mm512_set1_epi64((long long)q->off));
+        v = _mm512_mask_mov_epi64(v, sub, _mm512_castpd_si512(_mm512_mul_pd(_mm512_cvtepi64_pd(mag), _mm512_set1_pd(q->sub))));
+        v = _mm512_mask_or_epi64(v, sub & _mm512_test_epi64_mask(mag, mag), v, _mm512_set1_epi64((long long)q->subfl));
+        v = _mm512_or_si512(v, _mm512_sll_epi64(_mm512_and_si512(i, _mm512_set1_epi64((long long)p->signbit)),
+                                                _mm_cvtsi32_si128(q->sshift)));
+        return _mm512_mask_or_epi64(v, _mm512_cmpgt_epu64_mask(mag, _mm512_set1_epi64((long long)p->maxmag)), v,
+                                    _mm512_set1_epi64(0x80));
+    }
+    return _mm512_i64gather_epi64(_mm512_and_si512(i, msk), (const void *)p->vf, 8);
+}
+
+TGT static inline AINL unsigned srf_run(const sfp8s_srf *q, int isz, const char *x, const char *y, const char *z,
+                                        char *out, uint8_t *fl, ptrdiff_t n)
+{
+    const sfp8s_sr16 *p = &q->s;
+    const int sh = 52 - p->M, unsig = !p->signbit;
+    const double two_n = (double)((uint64_t)1 << p->N), top_half = (double)(1 << p->M) - 0.5;
+    const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
+    const __m512i one = _mm512_set1_epi64(1), magm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const __m512i sgn = _mm512_set1_epi64((long long)(1ULL << 63));
+    const __m512i rmask = _mm512_set1_epi64((long long)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
+    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), e11 = _mm512_set1_epi64(0x7ff);
+    const __m512i ebase1 = _mm512_set1_epi64(p->ebase - 1), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m512i signb = _mm512_set1_epi64((long long)p->signbit);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N), mc = _mm_cvtsi32_si128(p->M);
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0); /* eight lanes a step: rand8_high */
+    __m512i facc = _mm512_setzero_si512();
+    for (ptrdiff_t i = 0; i + 8 <= n; i += 8) {
+        const __m512i bx = srf_load(q, isz, x + isz * i, msk), by = srf_load(q, isz, y + isz * i, msk);
+        const __m512i bz = srf_load(q, isz, z + isz * i, msk), fo = _mm512_or_si512(_mm512_or_si512(bx, by), bz);
+        const __m512d pr = _mm512_mul_pd(_mm512_castsi512_pd(_mm512_andnot_si512(lowb, bx)),
+                                         _mm512_castsi512_pd(_mm512_andnot_si512(lowb, by)));
+        const __m512d vz = _mm512_castsi512_pd(_mm512_andnot_si512(lowb, bz));
+        /* TwoSum, rounded to odd (fast.h, sfp8f_odd_sum) */
+        const __m512d s = _mm512_add_pd(pr, vz), bb = _mm512_sub_pd(s, pr);
+        const __m512i eb = _mm512_castpd_si512(_mm512_add_pd(_mm512_sub_pd(pr, _mm512_sub_pd(s, bb)), _mm512_sub_pd(vz, bb)));
+        __m512i bits = _mm512_castpd_si512(s), e, rem, mag, R, f8;
+        __mmask8 low, rnz, uf = 0;
+        const __mmask8 move = _mm512_test_epi64_mask(eb, magm) & _mm512_testn_epi64_mask(bits, one);
+        const __mmask8 same = _mm512_testn_epi64_mask(_mm512_xor_si512(eb, bits), sgn);
+        __mmask8 slow = _mm512_test_epi64_mask(fo, _mm512_set1_epi64(0x80)), neg;
+        bits = _mm512_mask_add_epi64(bits, move & same, bits, one);
+        bits = _mm512_mask_sub_epi64(bits, move & (__mmask8)~same, bits, one);
+        e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), e11);
+        low = _mm512_cmple_epi64_mask(e, ebase1); /* zero or tiny */
+        rem = _mm512_and_si512(bits, remm);
+        rnz = _mm512_test_epi64_mask(rem, rem);
+        mag = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(e, ebase1), mc),
+                               _mm512_srl_epi64(_mm512_and_si512(bits, m52), shc));
+        R = _mm512_and_si512(_mm512_srli_epi64(rand8_high(g.h, g.sk), 32), rmask);
+        g.h = _mm512_add_epi64(g.h, g.step);
+        mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
+                                    mag, one);
+        if (low) { /* rare: their own rule, or the core */
+            if (q->tiny) {
+                const __mmask8 sub = low & _mm512_test_epi64_mask(bits, magm);
+                mag = _mm512_mask_mov_epi64(mag, low, _mm512_setzero_si512()); /* exact zeros: no rounding */
+                if (sub) {
+                    const __m512d qd = _mm512_mul_pd(_mm512_abs_pd(_mm512_castsi512_pd(bits)), _mm512_set1_pd(q->tscale));
+                    const __m512d kd = _mm512_roundscale_pd(qd, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                    const __m512d fr = _mm512_sub_pd(qd, kd); /* exact */
+                    const __m512i t = _mm512_cvttpd_epu64(_mm512_mul_pd(fr, _mm512_set1_pd(two_n)));
+                    const __mmask8 inx = sub & _mm512_cmp_pd_mask(fr, _mm512_setzero_pd(), _CMP_NEQ_OQ);
+                    __m512i km = _mm512_cvttpd_epu64(kd);
+                    km = _mm512_mask_add_epi64(km, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, t)), km, one);
+                    mag = _mm512_mask_mov_epi64(mag, sub, km);
+                    rnz = (rnz & (__mmask8)~low) | inx;
+                    uf = inx;
+                    if (q->tiny == 2) slow |= inx & _mm512_cmp_pd_mask(qd, _mm512_set1_pd(top_half), _CMP_GE_OQ);
+                } else {
+                    rnz &= (__mmask8)~low;
+                }
+            } else {
+                slow |= low;
+            }
+        }
+        slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
+        neg = _mm512_movepi64_mask(bits);
+        if (unsig) slow |= neg;
+        mag = _mm512_mask_or_epi64(mag, neg, mag, signb);
+        f8 = _mm512_and_si512(fo, _mm512_set1_epi64(0x7f));
+        f8 = _mm512_mask_or_epi64(f8, rnz, f8, _mm512_set1_epi64(SFP8_FLAG_INEXACT));
+        f8 = _mm512_mask_or_epi64(f8, uf, f8, _mm512_set1_epi64(SFP8_FLAG_UNDERFLOW));
+        f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
+        if (isz == 1) _mm_storel_epi64((__m128i *)(void *)(out + i), _mm512_cvtepi64_epi8(mag));
+        else _mm_storeu_si128((__m128i *)(void *)(out + 2 * i), _mm512_cvtepi64_epi16(mag));
+        _mm_storel_epi64((__m128i *)(void *)(fl + i), _mm512_cvtepi64_epi8(f8));
+        facc = _mm512_or_si512(facc, f8);
+    }
+    return (unsigned)_mm512_reduce_or_epi64(facc) & 0xffu;
+}
+
+/* see fast_simd.h */
+TGT unsigned sfp8s_fma_sr_avx512(const sfp8s_srf *p, int isz, const char *x, const char *y, const char *z, char *out,
+                                 uint8_t *fl, ptrdiff_t n)
+{
+    return isz == 1 ? srf_run(p, 1, x, y, z, out, fl, n) : srf_run(p, 2, x, y, z, out, fl, n);
+}
+
 #define TGT2 __attribute__((target("avx2")))
 
 TGT2 static inline AINL __m256i a16_load256(const sfp8s_a16 *p, const uint16_t *x, __m128i msk)
@@ -1788,6 +1901,12 @@ unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const uint8_
                               ptrdiff_t n)
 {
     (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+unsigned sfp8s_fma_sr_avx512(const sfp8s_srf *p, int isz, const char *x, const char *y, const char *z, char *out,
+                             uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)isz; (void)x; (void)y; (void)z; (void)out; (void)fl; (void)n;
     return 0x80; /* not reached: sfp8f_simd_level() is 0 */
 }
 ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,

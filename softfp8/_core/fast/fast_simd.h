@@ -90,7 +90,8 @@ typedef struct sfp8s_sr16 {
     const uint64_t *vf;      /* fast.h, sfp8f_sr16 */
     uint32_t mask;
     uint64_t seed_key, stream_key, index0;
-    int N, op;               /* op 0 add, 1 subtract, 2 multiply, 3 divide (2M + N <= 52), 4 sqrt (x: y unused) */
+    int N, op;               /* op 0 add, 1 subtract, 2 multiply, 3 divide (2M + N <= 52), 4 sqrt (x: y unused),
+                                5 fma (M + N <= 51; sfp8s_fma_sr_avx512) */
     int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
     uint32_t maxmag, signbit;
     /* or NULL: the format's arithmetic decoding (round_f64.c); the binary32
@@ -99,6 +100,28 @@ typedef struct sfp8s_sr16 {
 } sfp8s_sr16;
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n);
+/* fma (p->op 5) of codes of isz (1 or 2) bytes: out = x*y + z, the rule of
+   stochastic.c's srf_one, n a multiple of 8; lanes it does not cover get
+   flags 0x80; returns the OR of the flags */
+typedef struct sfp8s_srf {
+    sfp8s_sr16 s; /* s.op 5; 16-bit codes decoded by s.a16 if set, else gathered from s.vf */
+    /* 8-bit codes: dec8 1: decoded arithmetically, a magnitude m = code & magmask
+       above s.maxmag uncovered, else (m >> M == 0 ? (m as binary64) * sub, | subfl
+       if m != 0 : (m << (52 - M)) + off) with the sign (code & s.signbit) << sshift
+       (stochastic.c checks this against s.vf for every code); dec8 0: gathered
+       from s.vf */
+    int dec8, sshift;
+    uint64_t magmask, off, subfl;
+    double sub;
+    /* results below 2^emin: 0 the core; IEEE subnormals: K and t on the grid of
+       2^(emin - M) from |d| * tscale (= 2^(M - emin)), underflow iff inexact, with
+       tininess 1 before rounding, 2 after (results in the top half-ulp below
+       2^emin that are inexact: the core); exact zeros: the sign of d */
+    int tiny;
+    double tscale;
+} sfp8s_srf;
+unsigned sfp8s_fma_sr_avx512(const sfp8s_srf *p, int isz, const char *x, const char *y, const char *z, char *out,
+                             uint8_t *fl, ptrdiff_t n);
 
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with

@@ -421,6 +421,7 @@ typedef struct {
     char *o;
     ptrdiff_t sa, sb, so, n;
     uint8_t *flout;
+    const char *z; /* fma: the addends, contiguous codes from element 0 (sfp8f_run_fma_sr) */
 } sr_call;
 
 /* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
@@ -444,7 +445,8 @@ static __attribute__((noinline)) unsigned finish_core(const sr_call *c, ptrdiff_
             } else
                 sfp8f_st(out + j * size,
                          sfp8x_apply(c->op, c->f, (uint32_t)sfp8f_ld(x + j * size, size),
-                                     (uint32_t)sfp8f_ld(y + j * size, size), 0, &e, &got),
+                                     (uint32_t)sfp8f_ld(y + j * size, size),
+                                     c->z ? (uint32_t)sfp8f_ld(c->z + (i + j) * size, size) : 0, &e, &got),
                          size);
             fl[j] = got;
         }
@@ -587,6 +589,30 @@ static unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c)
  * infinite operands and inexact sums take the core.  Proven equal by
  * tests/fast/test_fast_arith.py::test_stochastic_arith16 and, under the NumPy
  * calling conventions, tests/fast/test_fast_layouts.py::test_stochastic_arith16_layouts. */
+/* the arithmetic decoding of 8-bit codes (fast.h, sfp8f_sr16; fast_simd.h,
+   sfp8s_srf), kept only if it gives vf (value and flags) for every code up to
+   the largest finite magnitude and every other code is uncovered in vf too */
+static void sr16_dec8(sfp8f_sr16 *t, const sfp8_format *f)
+{
+    const int M = t->r.M;
+    t->magmask = ((uint64_t)1 << (f->bits - f->is_signed)) - 1;
+    t->off = (uint64_t)(1023 + t->r.emin - 1) << 52;
+    t->sub = ldexp(1.0, t->r.emin - M);
+    t->sshift = 64 - f->bits;
+    t->subfl = t->vf[1] & 0x7f; /* reading a subnormal: the denormal flag */
+    t->dec8 = M >= 1 && M <= 6 && t->r.maxmag <= t->magmask;
+    for (uint32_t c = 0; c <= t->mask && t->dec8; c++) {
+        const uint64_t mag = c & t->magmask;
+        double d = (double)mag * t->sub;
+        uint64_t v;
+        memcpy(&v, &d, 8);
+        if (mag >> M) v = (mag << (52 - M)) + t->off;
+        else if (mag) v |= t->subfl;
+        v |= (uint64_t)(c & t->r.signbit) << t->sshift;
+        t->dec8 = mag > t->r.maxmag ? (t->vf[c] & 0x80) != 0 : t->vf[c] == v;
+    }
+}
+
 static void *build_sr16(const sfp8f_key *k, size_t *bytes)
 {
     const sfp8_format *f = &k->a;
@@ -624,6 +650,7 @@ static void *build_sr16(const sfp8f_key *k, size_t *bytes)
         }
         t->vf[c] = v | dec->fl[c] | (((v >> 52) & 0x7ff) == 0x7ff ? 0x80u : 0u);
     }
+    if (f->bits <= 8) sr16_dec8(t, f);
     *bytes = sizeof *t;
     return t;
 }
@@ -638,14 +665,15 @@ const sfp8f_sr16 *sfp8f_stochastic16(int op, const sfp8_format *f, const sfp8_en
 }
 
 /* code and flags of x op y for the random bits Rn = R & Rmask (flags 0x80: the core) */
+static inline uint8_t sr16_round(const sfp8f_sr16 *t, uint64_t bits, uint8_t opfl, uint32_t Rn, uint32_t Rmask, int N,
+                                 uint16_t *code);
+
 static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t y, uint32_t Rn, uint32_t Rmask,
                                int N, uint16_t *code)
 {
     const int M = t->r.M, sh = 52 - M;
-    uint64_t bx = t->vf[x & t->mask], by = t->vf[y & t->mask], bits, rem;
+    uint64_t bx = t->vf[x & t->mask], by = t->vf[y & t->mask], bits;
     double a, b, d;
-    uint32_t mag;
-    int E;
     const uint8_t opfl = (uint8_t)((bx | by) & 0x7f); /* the operands' reading flags */
     if ((bx | by) & 0x80) return 0x80;
     bx &= ~(uint64_t)0xff;
@@ -681,7 +709,18 @@ static inline uint8_t sr16_one(const sfp8f_sr16 *t, int op, uint32_t x, uint32_t
         if ((a - (d - bb)) + (b - bb) != 0) return 0x80;
     }
     memcpy(&bits, &d, 8);
-    E = (int)((bits >> 52) & 0x7ff) - 1023;
+    return sr16_round(t, bits, opfl, Rn, Rmask, N, code);
+}
+
+/* the rule of sr16_one on the binary64 bits of a result whose first M + N
+   fraction bits, and whether any other is not zero, are those of the exact one */
+static inline uint8_t sr16_round(const sfp8f_sr16 *t, uint64_t bits, uint8_t opfl, uint32_t Rn, uint32_t Rmask, int N,
+                                 uint16_t *code)
+{
+    const int M = t->r.M, sh = 52 - M;
+    uint64_t rem;
+    uint32_t mag;
+    int E = (int)((bits >> 52) & 0x7ff) - 1023;
     if (E < t->r.emin) return 0x80; /* zero or tiny */
     rem = bits & (((uint64_t)1 << sh) - 1);
     mag = (uint32_t)((uint64_t)(E - t->r.emin + 1) << M) + (uint32_t)((bits & 0xFFFFFFFFFFFFFULL) >> sh);
@@ -859,6 +898,107 @@ unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, c
             code = op < 0 ? sfp8_convert(src, dst, c, &e, &fl) : sfp8x_apply(op, dst, c, 0, 0, &e, &fl);
         }
         sfp8f_st(o, code, 2);
+        acc |= fl;
+        if (flout) flout[i] = fl;
+    }
+    return acc;
+}
+
+/* ---- fma of 8- and 16-bit formats under stochastic rounding (fast.h,
+ *      sfp8f_stochastic_fma) ----
+ *
+ * DERIVED from core.c round_pack (its stochastic branch) as sr16_one: x*y is
+ * exact in binary64 (at most 2 x 21 significant bits), x*y + z rounded to odd
+ * (fast.h, sfp8f_odd_sum) has the exact result's exponent, its first 51
+ * fraction bits and a non-zero rest iff the exact one's is: with M + N <= 51
+ * the code K, t = floor(fraction * 2^N) and inexact are the exact result's,
+ * and sr16_round applies the core's rule.  Zero, tiny or overflowing results
+ * and NaN or infinite operands take the core.  Proven equal by
+ * tests/fast/test_sr_fma.py. */
+static inline uint8_t srf_one(const sfp8f_sr16 *t, uint32_t x, uint32_t y, uint32_t z, uint32_t Rn, uint32_t Rmask,
+                              int N, uint32_t *code)
+{
+    const uint64_t bx = t->vf[x & t->mask], by = t->vf[y & t->mask], bz = t->vf[z & t->mask];
+    const uint64_t ux = bx & ~(uint64_t)0xff, uy = by & ~(uint64_t)0xff, uz = bz & ~(uint64_t)0xff;
+    uint16_t c16 = 0;
+    uint8_t fl;
+    double a, b, d, s;
+    if ((bx | by | bz) & 0x80) return 0x80;
+    memcpy(&a, &ux, 8);
+    memcpy(&b, &uy, 8);
+    memcpy(&d, &uz, 8);
+    fl = sr16_round(t, sfp8f_odd_sum(a * b, d, &s), (uint8_t)((bx | by | bz) & 0x7f), Rn, Rmask, N, &c16);
+    *code = c16;
+    return fl;
+}
+
+const sfp8f_sr16 *sfp8f_stochastic_fma(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
+{
+    const int N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
+    if (!sfp8f_enabled() || env->rounding != SFP8_ROUND_STOCHASTIC || f->bits > 16 || f->exp_bits > 8 ||
+        f->bias < -100 || f->bias > 300 || f->man_bits + N > 51)
+        return NULL;
+    return sfp8f_cached(T_SR16, 0, f, NULL, env, build_sr16, n, f->bits <= 8 ? 256 : 65536);
+}
+
+/* The AVX-512 kernel (fast_simd.c, sfp8s_fma_sr_avx512) takes contiguous
+ * operands apart from the output (fast_impl.h, sfp8f_apart) in blocks of
+ * SR_BLK; otherwise, and below AVX-512, the loop, element by element in order */
+unsigned sfp8f_run_fma_sr(const sfp8f_sr16 *t, const sfp8_format *f, const sfp8_env *env, uint64_t seed,
+                          uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
+                          const char *z, ptrdiff_t sz, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    const int isz = f->bits <= 8 ? 1 : 2;
+    const sr_call c = {X_FMA, f, NULL, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout, z};
+    unsigned acc = 0;
+    ptrdiff_t i = 0;
+    sfp8_env e = *env;
+    if (sfp8f_simd_level() >= 2 && sa == isz && sb == isz && sz == isz && so == isz && o != a && o != b && o != z &&
+        sfp8f_apart(o, so, isz, a, sa, isz, n) && sfp8f_apart(o, so, isz, b, sb, isz, n) &&
+        sfp8f_apart(o, so, isz, z, sz, isz, n)) {
+        uint8_t fl[SR_BLK];
+        sfp8_env ne = *env;
+        const sfp8f_a16 *d16;
+        sfp8s_a16 sa16;
+        /* results below 2^emin: IEEE subnormals of a format the rounder covers (not
+           build_sr16's normal-range parameters) */
+        sfp8f_rnd rr;
+        int tiny;
+        ne.rounding = SFP8_ROUND_NEAREST_EVEN; /* the arithmetic decoding of round_f64.c */
+        tiny = f->subnormals == SFP8_SUBNORMALS_IEEE && sfp8f_rounder(f, &ne, &rr) ? 2 - (env->tininess_before != 0) : 0;
+        d16 = isz == 2 && n >= 16 ? sfp8f_arith16(f, &ne, n) : NULL;
+        if (d16) sa16 = sfp8f_a16_params(d16, f);
+        for (; i + 8 <= n; i += SR_BLK) {
+            const ptrdiff_t m = n - i < SR_BLK ? (n - i) & ~(ptrdiff_t)7 : SR_BLK;
+            uint8_t *of = flout ? flout + i : fl;
+            const sfp8s_srf p = {{t->vf, t->mask, c.k.hs, c.k.base, index0 + (uint64_t)i, c.k.N, 5, t->r.M,
+                                  t->r.emin + 1023, t->r.maxmag, t->r.signbit, d16 ? &sa16 : NULL},
+                                 t->dec8, t->sshift, t->magmask, t->off, t->subfl, t->sub,
+                                 tiny, ldexp(1.0, t->r.M - t->r.emin)};
+            unsigned g = sfp8s_fma_sr_avx512(&p, isz, a + isz * i, b + isz * i, z + isz * i, o + isz * i, of, m);
+            if (g & 0x80) g = finish_core(&c, i, a + isz * i, b + isz * i, o + isz * i, isz, of, m);
+            acc |= g;
+            if (m < SR_BLK) {
+                i += m;
+                break;
+            }
+        }
+        a += i * sa;
+        b += i * sb;
+        z += i * sz;
+        o += i * so;
+    }
+    for (; i < n; i++, a += sa, b += sb, z += sz, o += so) { /* any overlap: element i read before output i is written */
+        const uint32_t x = (uint32_t)sfp8f_ld(a, isz), y = (uint32_t)sfp8f_ld(b, isz), w = (uint32_t)sfp8f_ld(z, isz);
+        const uint32_t R = sfp8r_bits(c.k.hs, c.k.base, index0 + (uint64_t)i);
+        uint32_t code = 0;
+        uint8_t fl = srf_one(t, x, y, w, R & c.k.Rmask, c.k.Rmask, c.k.N, &code);
+        if (fl & 0x80) {
+            fl = 0;
+            e.random = R;
+            code = sfp8x_apply(X_FMA, f, x, y, w, &e, &fl);
+        }
+        sfp8f_st(o, code, isz);
         acc |= fl;
         if (flout) flout[i] = fl;
     }
