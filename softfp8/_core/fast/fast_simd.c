@@ -1029,12 +1029,135 @@ TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
     return (unsigned)_mm512_reduce_or_epi32(facc) & 0xffu;
 }
 
+/* ---- 16-bit stochastic divide / square root, sixteen elements a block (the
+ *      rng16 words) as two halves of eight binary64 lanes: the rule of
+ *      sr16d_avx512 (stochastic.c, sr16_one) with the operands decoded
+ *      arithmetically (a16_load16f then exact widening, or a16_load512: no
+ *      gathers).  Operands that decoding does not cover (subnormal, NaN,
+ *      infinity: they may raise flags) take the core.  Square root: d =
+ *      RN(sqrt(a)), r = a - d*d (exact by fma); when r < 0 the root lies
+ *      strictly between nextdown(d) and d, and no binary64 number (so no point
+ *      of the grid of 2^(E-M-N), however small E) lies in (nextdown(d), root],
+ *      so the root's K and t are those of nextdown(d) = bits - 1 (its exponent
+ *      too when d is a power of two); when r > 0 they are d's; inexact iff
+ *      r != 0 or dropped bits are not zero.  This covers the roots on that
+ *      grid that sr16d_avx512 leaves to the core. ---- */
+TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a, __m512d b, __mmask8 slow,
+                                          __m256i R32, uint16_t *out, uint8_t *fl)
+{
+    const int sh = 52 - p->M;
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i rmask = _mm512_set1_epi64((long long)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
+    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), e11 = _mm512_set1_epi64(0x7ff);
+    const __m512i ebase = _mm512_set1_epi64(p->ebase), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N), mc = _mm_cvtsi32_si128(p->M);
+    __m512i bits, e, rem, mag, R = _mm512_and_si512(_mm512_cvtepu32_epi64(R32), rmask), f8;
+    __mmask8 neg, inex;
+    if (OP == 3) { /* the quotient rounded in binary64 (2M + N <= 52: the caller) */
+        slow |= _mm512_cmp_pd_mask(b, _mm512_setzero_pd(), _CMP_EQ_OQ);
+        bits = _mm512_castpd_si512(_mm512_div_pd(a, b));
+        inex = 0;
+    } else {
+        const __m512d d = _mm512_sqrt_pd(a), r = _mm512_fnmadd_pd(d, d, a);
+        slow |= _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_LE_OQ);
+        bits = _mm512_mask_sub_epi64(_mm512_castpd_si512(d), _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_LT_OQ),
+                                     _mm512_castpd_si512(d), one);
+        inex = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+    }
+    e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), e11);
+    slow |= _mm512_cmplt_epi64_mask(e, ebase); /* zero or tiny */
+    rem = _mm512_and_si512(bits, remm);
+    mag = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(_mm512_add_epi64(e, one), ebase), mc),
+                           _mm512_srl_epi64(_mm512_and_si512(bits, m52), shc));
+    mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
+                                mag, one);
+    slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
+    neg = _mm512_movepi64_mask(bits);
+    if (!p->signbit) slow |= neg;
+    mag = _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
+    inex |= _mm512_test_epi64_mask(rem, rem);
+    f8 = _mm512_maskz_mov_epi64(inex, _mm512_set1_epi64(SFP8_FLAG_INEXACT)); /* covered operands raise no flag */
+    f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
+    _mm_storeu_si128((__m128i *)out, _mm512_cvtepi64_epi16(mag));
+    _mm_storel_epi64((__m128i *)fl, _mm512_cvtepi64_epi8(f8));
+    return f8;
+}
+
+/* eight codes -> binary64 values, *slow = the lanes a16_load512 marks */
+TGT static inline AINL __m512d sr16q_load8(const sfp8s_a16 *d, const uint16_t *x, __mmask8 *slow)
+{
+    const __m512i v = a16_load512(d, x, _mm512_set1_epi64((long long)d->mask));
+    *slow = _mm512_test_epi64_mask(v, _mm512_set1_epi64(0x80));
+    return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_set1_epi64(0xff), v));
+}
+
+/* DEC: 1 binary16, 2 bfloat16, 0 arithmetic through binary32 (a16_f32_ok), -1 a16_load512 */
+TGT static inline AINL unsigned sr16q_run(int OP, int DEC, const sfp8s_sr16 *pp, const uint16_t *x,
+                                          const uint16_t *y, uint16_t *out, uint8_t *fl, ptrdiff_t n)
+{
+    /* locals: the stores through fl (a character type) cannot change them */
+    const sfp8s_sr16 P = *pp;
+    sfp8s_a16 D = *pp->a16;
+    rng16 g = rng16_init(P.seed_key, P.stream_key, P.index0);
+    __m512i facc = _mm512_setzero_si512();
+    D.hw = DEC > 0 ? DEC : 0;
+    for (ptrdiff_t i = 0; i < n; i += 16) { /* n: a multiple of 8 */
+        const __m512i R = rng16_next(&g);
+        __m512d a0, a1, b0 = _mm512_setzero_pd(), b1 = b0;
+        __mmask8 s0, s1;
+        if (DEC >= 0 && i + 16 <= n) {
+            __mmask16 slow = 0;
+            const __m512 va = a16_load16f(&D, x + i, &slow);
+            a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(va));
+            a1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(va), 1)));
+            if (OP == 3) {
+                const __m512 vb = a16_load16f(&D, y + i, &slow);
+                b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(vb));
+                b1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vb), 1)));
+            }
+            s0 = (__mmask8)slow;
+            s1 = (__mmask8)(slow >> 8);
+        } else {
+            __mmask8 t = 0;
+            a0 = sr16q_load8(&D, x + i, &s0);
+            if (OP == 3) b0 = sr16q_load8(&D, y + i, &t);
+            s0 |= t;
+            if (i + 16 > n) { /* the last eight */
+                facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a0, b0, s0, _mm512_castsi512_si256(R), out + i, fl + i));
+                break;
+            }
+            a1 = sr16q_load8(&D, x + i + 8, &s1);
+            if (OP == 3) b1 = sr16q_load8(&D, y + i + 8, &t);
+            s1 |= t;
+        }
+        facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a0, b0, s0, _mm512_castsi512_si256(R), out + i, fl + i));
+        facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a1, b1, s1, _mm512_extracti64x4_epi64(R, 1), out + i + 8,
+                                                fl + i + 8));
+    }
+    return (unsigned)_mm512_reduce_or_epi64(facc) & 0xffu;
+}
+
+#define SR16Q(NAME, OP)                                                                                        \
+    TGT static unsigned NAME(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,          \
+                             uint8_t *fl, ptrdiff_t n)                                                         \
+    {                                                                                                          \
+        const sfp8s_a16 *d = p->a16;                                                                           \
+        if (d->hw) return d->hw == 1 ? sr16q_run(OP, 1, p, x, y, out, fl, n) : sr16q_run(OP, 2, p, x, y, out, fl, n); \
+        return a16_f32_ok(d, SFP8S_DIV) ? sr16q_run(OP, 0, p, x, y, out, fl, n)                               \
+                                        : sr16q_run(OP, -1, p, x, y, out, fl, n);                              \
+    }
+SR16Q(sr16div_avx512, 3)
+SR16Q(sr16sqrt_avx512, 4)
+
 /* see fast_simd.h */
 TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                      uint8_t *fl, ptrdiff_t n)
 {
     if (p->op < 3 && p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD))
         return sr16f_avx512(p, x, y, out, fl, n);
+    if (p->op == 3 && p->a16) return sr16div_avx512(p, x, y, out, fl, n);
+    if (p->op == 4 && p->a16) return sr16sqrt_avx512(p, x, x, out, fl, n);
     return sr16d_avx512(p, x, y, out, fl, n);
 }
 
