@@ -1046,13 +1046,13 @@ TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a
                                           __m256i R32, uint16_t *out, uint8_t *fl)
 {
     const int sh = 52 - p->M;
-    const __m512i one = _mm512_set1_epi64(1);
-    const __m512i rmask = _mm512_set1_epi64((long long)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
     const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
-    const __m512i m52 = _mm512_set1_epi64(0xFFFFFFFFFFFFFLL), e11 = _mm512_set1_epi64(0x7ff);
-    const __m512i ebase = _mm512_set1_epi64(p->ebase), maxmag = _mm512_set1_epi64(p->maxmag);
-    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N), mc = _mm_cvtsi32_si128(p->M);
-    __m512i bits, e, rem, mag, R = _mm512_and_si512(_mm512_cvtepu32_epi64(R32), rmask), f8;
+    const __m512i base = _mm512_set1_epi64((long long)((uint64_t)p->ebase << 52));
+    const __m512i cbase = _mm512_set1_epi64((long long)(p->ebase - 1) << p->M), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N);
+    const __mmask8 uns = p->signbit ? 0 : 0xff; /* unsigned formats: negative results take the core */
+    __m512i bits, mag, f8;
     __mmask8 neg, inex;
     if (OP == 3) { /* the quotient rounded in binary64 (2M + N <= 52: the caller) */
         slow |= _mm512_cmp_pd_mask(b, _mm512_setzero_pd(), _CMP_EQ_OQ);
@@ -1062,21 +1062,20 @@ TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a
         const __m512d d = _mm512_sqrt_pd(a), r = _mm512_fnmadd_pd(d, d, a);
         slow |= _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_LE_OQ);
         bits = _mm512_mask_sub_epi64(_mm512_castpd_si512(d), _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_LT_OQ),
-                                     _mm512_castpd_si512(d), one);
+                                     _mm512_castpd_si512(d), _mm512_set1_epi64(1));
         inex = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_NEQ_UQ);
     }
-    e = _mm512_and_si512(_mm512_srli_epi64(bits, 52), e11);
-    slow |= _mm512_cmplt_epi64_mask(e, ebase); /* zero or tiny */
-    rem = _mm512_and_si512(bits, remm);
-    mag = _mm512_add_epi64(_mm512_sll_epi64(_mm512_sub_epi64(_mm512_add_epi64(e, one), ebase), mc),
-                           _mm512_srl_epi64(_mm512_and_si512(bits, m52), shc));
-    mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
-                                mag, one);
-    slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
+    /* |d| = (biased exponent, 52 fraction bits): K = |d| >> sh less the exponent base,
+       t = (|d| & remm) >> (sh - N); one up iff R + t >= 2^N, i.e. iff adding R << (sh - N)
+       to |d| carries into bit sh (the bits below sh - N cannot carry) */
+    mag = _mm512_and_si512(bits, absm);
     neg = _mm512_movepi64_mask(bits);
-    if (!p->signbit) slow |= neg;
+    slow |= _mm512_cmplt_epu64_mask(mag, base) | (neg & uns); /* zero or tiny */
+    inex |= _mm512_test_epi64_mask(bits, remm);
+    mag = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(mag, _mm512_sll_epi64(_mm512_cvtepu32_epi64(R32), tsh)), shc),
+                           cbase);
+    slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
     mag = _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
-    inex |= _mm512_test_epi64_mask(rem, rem);
     f8 = _mm512_maskz_mov_epi64(inex, _mm512_set1_epi64(SFP8_FLAG_INEXACT)); /* covered operands raise no flag */
     f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
     _mm_storeu_si128((__m128i *)out, _mm512_cvtepi64_epi16(mag));
@@ -1099,11 +1098,12 @@ TGT static inline AINL unsigned sr16q_run(int OP, int DEC, const sfp8s_sr16 *pp,
     /* locals: the stores through fl (a character type) cannot change them */
     const sfp8s_sr16 P = *pp;
     sfp8s_a16 D = *pp->a16;
+    const __m512i rmask = _mm512_set1_epi32((int)(P.N == 32 ? 0xffffffffu : (1u << P.N) - 1));
     rng16 g = rng16_init(P.seed_key, P.stream_key, P.index0);
     __m512i facc = _mm512_setzero_si512();
     D.hw = DEC > 0 ? DEC : 0;
     for (ptrdiff_t i = 0; i < n; i += 16) { /* n: a multiple of 8 */
-        const __m512i R = rng16_next(&g);
+        const __m512i R = _mm512_and_si512(rng16_next(&g), rmask);
         __m512d a0, a1, b0 = _mm512_setzero_pd(), b1 = b0;
         __mmask8 s0, s1;
         if (DEC >= 0 && i + 16 <= n) {
