@@ -1042,25 +1042,27 @@ TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
  *      too when d is a power of two); when r > 0 they are d's; inexact iff
  *      r != 0 or dropped bits are not zero.  This covers the roots on that
  *      grid that sr16d_avx512 leaves to the core. ---- */
-TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a, __m512d b, __mmask8 slow,
-                                          __m256i R32, uint16_t *out, uint8_t *fl)
+/* eight lanes: returns their codes (in 64-bit lanes; the lanes for the core in *slow,
+ * the inexact ones in *inexact); Rs = the lanes' N random bits << (sh - N) */
+TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a, __m512d b, __mmask8 *slow,
+                                          __m512i Rs, __mmask8 *inexact)
 {
     const int sh = 52 - p->M;
     const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
     const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
     const __m512i base = _mm512_set1_epi64((long long)((uint64_t)p->ebase << 52));
     const __m512i cbase = _mm512_set1_epi64((long long)(p->ebase - 1) << p->M), maxmag = _mm512_set1_epi64(p->maxmag);
-    const __m128i shc = _mm_cvtsi32_si128(sh), tsh = _mm_cvtsi32_si128(sh - p->N);
+    const __m128i shc = _mm_cvtsi32_si128(sh);
     const __mmask8 uns = p->signbit ? 0 : 0xff; /* unsigned formats: negative results take the core */
-    __m512i bits, mag, f8;
+    __m512i bits, mag;
     __mmask8 neg, inex;
+    /* a zero divisor or a negative radicand gives an infinity or a NaN, whose code is
+       above maxmag: those lanes need no test of their own */
     if (OP == 3) { /* the quotient rounded in binary64 (2M + N <= 52: the caller) */
-        slow |= _mm512_cmp_pd_mask(b, _mm512_setzero_pd(), _CMP_EQ_OQ);
         bits = _mm512_castpd_si512(_mm512_div_pd(a, b));
         inex = 0;
     } else {
         const __m512d d = _mm512_sqrt_pd(a), r = _mm512_fnmadd_pd(d, d, a);
-        slow |= _mm512_cmp_pd_mask(a, _mm512_setzero_pd(), _CMP_LE_OQ);
         bits = _mm512_mask_sub_epi64(_mm512_castpd_si512(d), _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_LT_OQ),
                                      _mm512_castpd_si512(d), _mm512_set1_epi64(1));
         inex = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_NEQ_UQ);
@@ -1070,17 +1072,11 @@ TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a
        to |d| carries into bit sh (the bits below sh - N cannot carry) */
     mag = _mm512_and_si512(bits, absm);
     neg = _mm512_movepi64_mask(bits);
-    slow |= _mm512_cmplt_epu64_mask(mag, base) | (neg & uns); /* zero or tiny */
-    inex |= _mm512_test_epi64_mask(bits, remm);
-    mag = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(mag, _mm512_sll_epi64(_mm512_cvtepu32_epi64(R32), tsh)), shc),
-                           cbase);
-    slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
-    mag = _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
-    f8 = _mm512_maskz_mov_epi64(inex, _mm512_set1_epi64(SFP8_FLAG_INEXACT)); /* covered operands raise no flag */
-    f8 = _mm512_mask_mov_epi64(f8, slow, _mm512_set1_epi64(0x80));
-    _mm_storeu_si128((__m128i *)out, _mm512_cvtepi64_epi16(mag));
-    _mm_storel_epi64((__m128i *)fl, _mm512_cvtepi64_epi8(f8));
-    return f8;
+    *slow |= _mm512_cmplt_epu64_mask(mag, base) | (neg & uns); /* zero or tiny */
+    *inexact = inex | _mm512_test_epi64_mask(bits, remm);
+    mag = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(mag, Rs), shc), cbase);
+    *slow |= _mm512_cmpgt_epu64_mask(mag, maxmag); /* overflow, infinity, NaN */
+    return _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
 }
 
 /* eight codes -> binary64 values, *slow = the lanes a16_load512 marks */
@@ -1098,14 +1094,24 @@ TGT static inline AINL unsigned sr16q_run(int OP, int DEC, const sfp8s_sr16 *pp,
     /* locals: the stores through fl (a character type) cannot change them */
     const sfp8s_sr16 P = *pp;
     sfp8s_a16 D = *pp->a16;
-    const __m512i rmask = _mm512_set1_epi32((int)(P.N == 32 ? 0xffffffffu : (1u << P.N) - 1));
+    const int tsh = 52 - P.M - P.N;
+    /* the random word is the high half of rand8_high's lanes: rotated to bit tsh and masked */
+    const __m512i rot = _mm512_set1_epi64((tsh - 32) & 63);
+    const __m512i rsm = _mm512_set1_epi64((long long)((P.N == 32 ? 0xffffffffULL : (1ULL << P.N) - 1) << tsh));
+    const __m512i words = _mm512_set_epi16(60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 60, 56, 52,
+                                           48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m128i fin = _mm_set1_epi8(SFP8_FLAG_INEXACT), fcore = _mm_set1_epi8((char)0x80);
     rng16 g = rng16_init(P.seed_key, P.stream_key, P.index0);
-    __m512i facc = _mm512_setzero_si512();
+    unsigned anyslow = 0, anyinex = 0;
     D.hw = DEC > 0 ? DEC : 0;
     for (ptrdiff_t i = 0; i < n; i += 16) { /* n: a multiple of 8 */
-        const __m512i R = _mm512_and_si512(rng16_next(&g), rmask);
+        const __m512i R0 = _mm512_and_si512(_mm512_rolv_epi64(rand8_high(g.h, g.sk), rot), rsm);
+        const __m512i R1 = _mm512_and_si512(_mm512_rolv_epi64(rand8_high(_mm512_add_epi64(g.h, g.step), g.sk), rot), rsm);
         __m512d a0, a1, b0 = _mm512_setzero_pd(), b1 = b0;
-        __mmask8 s0, s1;
+        __m512i c0, c1;
+        __mmask8 s0, s1, i0, i1;
+        __mmask16 slow16, inex16;
+        g.h = _mm512_add_epi64(g.h, _mm512_add_epi64(g.step, g.step));
         if (DEC >= 0 && i + 16 <= n) {
             __mmask16 slow = 0;
             const __m512 va = a16_load16f(&D, x + i, &slow);
@@ -1124,18 +1130,29 @@ TGT static inline AINL unsigned sr16q_run(int OP, int DEC, const sfp8s_sr16 *pp,
             if (OP == 3) b0 = sr16q_load8(&D, y + i, &t);
             s0 |= t;
             if (i + 16 > n) { /* the last eight */
-                facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a0, b0, s0, _mm512_castsi512_si256(R), out + i, fl + i));
+                c0 = sr16q_half(&P, OP, a0, b0, &s0, R0, &i0);
+                _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(c0));
+                _mm_storel_epi64((__m128i *)(fl + i), _mm_mask_mov_epi8(_mm_maskz_mov_epi8(i0, fin), s0, fcore));
+                anyslow |= s0;
+                anyinex |= (unsigned)(i0 & (__mmask8)~s0);
                 break;
             }
             a1 = sr16q_load8(&D, x + i + 8, &s1);
             if (OP == 3) b1 = sr16q_load8(&D, y + i + 8, &t);
             s1 |= t;
         }
-        facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a0, b0, s0, _mm512_castsi512_si256(R), out + i, fl + i));
-        facc = _mm512_or_si512(facc, sr16q_half(&P, OP, a1, b1, s1, _mm512_extracti64x4_epi64(R, 1), out + i + 8,
-                                                fl + i + 8));
+        c0 = sr16q_half(&P, OP, a0, b0, &s0, R0, &i0);
+        c1 = sr16q_half(&P, OP, a1, b1, &s1, R1, &i1);
+        /* the sixteen codes: the low words of both halves' 64-bit lanes */
+        _mm256_storeu_si256((__m256i *)(out + i), _mm512_castsi512_si256(_mm512_permutex2var_epi16(c0, words, c1)));
+        slow16 = (__mmask16)(s0 | (unsigned)s1 << 8);
+        inex16 = (__mmask16)(i0 | (unsigned)i1 << 8);
+        /* each element's flags: inexact (covered operands raise none), 0x80 for the core */
+        _mm_storeu_si128((__m128i *)(fl + i), _mm_mask_mov_epi8(_mm_maskz_mov_epi8(inex16, fin), slow16, fcore));
+        anyslow |= slow16;
+        anyinex |= (unsigned)(inex16 & (__mmask16)~slow16);
     }
-    return (unsigned)_mm512_reduce_or_epi64(facc) & 0xffu;
+    return (anyslow ? 0x80u : 0u) | (anyinex ? (unsigned)SFP8_FLAG_INEXACT : 0u);
 }
 
 #define SR16Q(NAME, OP)                                                                                        \
