@@ -561,7 +561,7 @@ def test_stochastic_arith16(name):
     max and min normal; narrow codes whose results are normal; close pairs, _close_pairs),
     two seeds, 32, 17 and 3 random bits, both saturation and tininess settings, per-element
     flags, at every SIMD level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr):
-    fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16d_avx512) or its loop),
+    fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16q_run / sr16d_avx512) or its loop),
     against the core with the same seed and element indices."""
     fmt = _fmt16(name)
     rng = np.random.default_rng(11)

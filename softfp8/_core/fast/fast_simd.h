@@ -93,8 +93,9 @@ typedef struct sfp8s_sr16 {
     int N, op;               /* op 0 add, 1 subtract, 2 multiply, 3 divide (2M + N <= 52), 4 sqrt (x: y unused) */
     int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
     uint32_t maxmag, signbit;
-    /* or NULL: the format's arithmetic decoding (round_f64.c); the binary32
-       kernel when it covers the format (fast_simd.c, sr16f_avx512) */
+    /* or NULL: the format's arithmetic decoding (round_f64.c); add / subtract /
+       multiply through binary32 when it covers the format (fast_simd.c,
+       sr16f_avx512), divide and sqrt without gathers (sr16q_run) */
     const struct sfp8s_a16 *a16;
 } sfp8s_sr16;
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,

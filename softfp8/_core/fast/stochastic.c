@@ -703,7 +703,8 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
     if (sfp8f_simd_level() >= 2 && (c->op != X_DIV || 2 * t->r.M + c->k.N <= 52) && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
         sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
         uint8_t fl[SR_BLK];
-        /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the binary32 kernel */
+        /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the
+           binary32 kernel (add / subtract / multiply) and the divide / sqrt kernel */
         sfp8_env ne = *c->env;
         const sfp8f_a16 *d16;
         sfp8s_a16 sa16;
