@@ -1788,6 +1788,107 @@ TGT2 unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const u
                        : sr8_run256(p, x, y, out, fl, n, 2);
 }
 
+/* ---- 16-bit stochastic add / subtract / multiply / divide / sqrt with AVX2
+ *      (sfp8s_arith16_sr_avx2): sr16d_avx512's lanes four at a time (the vf
+ *      table's gathers, rng4's words in the low halves of 64-bit lanes), with
+ *      sr16q_half's carry rule and its square root rule (r = a - d*d by Dekker's
+ *      exact product: AVX2 machines need not have fma; a - RN(d*d) is exact by
+ *      Sterbenz, and the rounded (a - p) - err keeps the exact sign). ---- */
+TGT2 static inline AINL __m256i sr16_4(int OP, const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, __m256i R,
+                                       uint16_t *out, uint8_t *fl)
+{
+    const int sh = 52 - p->M;
+    const __m128i msk = _mm_set1_epi32((int)p->mask), shc = _mm_cvtsi32_si128(sh);
+    const __m256i lowb = _mm256_set1_epi64x(0xff), zero = _mm256_setzero_si256();
+    const __m256i absm = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL);
+    const __m256i remm = _mm256_set1_epi64x((long long)(((uint64_t)1 << sh) - 1));
+    const __m256i base = _mm256_set1_epi64x((long long)((uint64_t)p->ebase << 52));
+    const __m256i cbase = _mm256_set1_epi64x((long long)(p->ebase - 1) << p->M);
+    const __m256i maxmag = _mm256_set1_epi64x(p->maxmag);
+    const __m256i ix = _mm256_castsi128_si256(_mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x)), msk));
+    const __m256i bx = _mm256_i32gather_epi64((const long long *)p->vf, _mm256_castsi256_si128(ix), 8);
+    const __m256i by = OP == 4 ? bx
+                               : _mm256_i32gather_epi64((const long long *)p->vf,
+                                                        _mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)y)), msk), 8);
+    const __m256i fo = _mm256_or_si256(bx, by);
+    __m256i slow = nz256(fo, _mm256_set1_epi64x(0x80)), inex = zero, bits, mag, neg, f8;
+    __m256d a = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bx)), b = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, by));
+    /* a zero divisor or a negative radicand gives an infinity or a NaN, above maxmag */
+    if (OP <= 1) { /* a sum that TwoSum shows exact */
+        __m256d d, bb, err;
+        if (OP == 1) b = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(b), _mm256_set1_epi64x((long long)(1ULL << 63))));
+        d = _mm256_add_pd(a, b);
+        bb = _mm256_sub_pd(d, a);
+        err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(d, bb)), _mm256_sub_pd(b, bb));
+        slow = _mm256_or_si256(slow, _mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_NEQ_UQ)));
+        bits = _mm256_castpd_si256(d);
+    } else if (OP == 2) {
+        bits = _mm256_castpd_si256(_mm256_mul_pd(a, b));
+    } else if (OP == 3) {
+        bits = _mm256_castpd_si256(_mm256_div_pd(a, b));
+    } else {
+        const __m256d C = _mm256_set1_pd(134217729.0); /* 2^27 + 1 */
+        const __m256d d = _mm256_sqrt_pd(a), pr = _mm256_mul_pd(d, d), cd = _mm256_mul_pd(C, d);
+        const __m256d hi = _mm256_sub_pd(cd, _mm256_sub_pd(cd, d)), lo = _mm256_sub_pd(d, hi);
+        const __m256d err = _mm256_add_pd(_mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(hi, hi), pr),
+                                                        _mm256_mul_pd(_mm256_add_pd(hi, hi), lo)),
+                                          _mm256_mul_pd(lo, lo));
+        const __m256d r = _mm256_sub_pd(_mm256_sub_pd(a, pr), err);
+        /* r < 0: the bits of nextdown(d) (all ones in the comparison: + -1) */
+        bits = _mm256_add_epi64(_mm256_castpd_si256(d), _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_setzero_pd(), _CMP_LT_OQ)));
+        inex = _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+    }
+    mag = _mm256_and_si256(bits, absm);
+    neg = _mm256_cmpgt_epi64(zero, bits);
+    slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(base, mag)); /* zero or tiny */
+    if (!p->signbit) slow = _mm256_or_si256(slow, neg);
+    inex = _mm256_or_si256(inex, nz256(bits, remm));
+    mag = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(mag, R), shc), cbase);
+    slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(mag, maxmag)); /* overflow, infinity, NaN */
+    mag = _mm256_or_si256(mag, _mm256_and_si256(neg, _mm256_set1_epi64x((long long)p->signbit)));
+    f8 = _mm256_or_si256(_mm256_and_si256(fo, _mm256_set1_epi64x(0x7f)),
+                         _mm256_and_si256(inex, _mm256_set1_epi64x(SFP8_FLAG_INEXACT)));
+    f8 = _mm256_or_si256(_mm256_andnot_si256(slow, f8), _mm256_and_si256(slow, _mm256_set1_epi64x(0x80)));
+    {   /* the low words / bytes of the four 64-bit lanes */
+        const __m256i lo = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        const __m128i c = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(mag, lo));
+        const __m128i f = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(f8, lo));
+        const __m128i w = _mm_packus_epi32(c, c);
+        uint32_t fb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(_mm_packus_epi32(f, f), _mm_setzero_si128()));
+        _mm_storel_epi64((__m128i *)out, w);
+        memcpy(fl, &fb, 4);
+    }
+    return f8;
+}
+
+TGT2 static inline AINL unsigned sr16_run256(int OP, const sfp8s_sr16 *pp, const uint16_t *x, const uint16_t *y,
+                                             uint16_t *out, uint8_t *fl, ptrdiff_t n)
+{
+    const sfp8s_sr16 P = *pp; /* a local: the stores through fl cannot change it */
+    const __m256i rmask = _mm256_set1_epi64x((long long)(P.N == 32 ? 0xffffffffu : (1u << P.N) - 1));
+    const __m128i tsh = _mm_cvtsi32_si128(52 - P.M - P.N);
+    rng4 g = rng4_init(P.seed_key, P.stream_key, P.index0);
+    __m256i facc = _mm256_setzero_si256();
+    for (ptrdiff_t i = 0; i + 4 <= n; i += 4) { /* n: a multiple of 8 */
+        const __m256i R = _mm256_sll_epi64(_mm256_and_si256(rng4_next(&g), rmask), tsh);
+        facc = _mm256_or_si256(facc, sr16_4(OP, &P, x + i, y + i, R, out + i, fl + i));
+    }
+    return or_byte1(_mm256_slli_epi32(facc, 8));
+}
+
+/* see fast_simd.h */
+TGT2 unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                   uint8_t *fl, ptrdiff_t n)
+{
+    switch (p->op) {
+    case 0: return sr16_run256(0, p, x, y, out, fl, n);
+    case 1: return sr16_run256(1, p, x, y, out, fl, n);
+    case 2: return sr16_run256(2, p, x, y, out, fl, n);
+    case 3: return sr16_run256(3, p, x, y, out, fl, n);
+    default: return sr16_run256(4, p, x, x, out, fl, n);
+    }
+}
+
 TGT2 ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
                                ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
@@ -1890,6 +1991,12 @@ unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint
 }
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached */
+}
+unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                               uint8_t *fl, ptrdiff_t n)
 {
     (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
     return 0x80; /* not reached */

@@ -100,6 +100,9 @@ typedef struct sfp8s_sr16 {
 } sfp8s_sr16;
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n);
+/* the same with AVX2 (level 1): four lanes, every operand through vf */
+unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                               uint8_t *fl, ptrdiff_t n);
 
 /* ---- 16-bit arithmetic (round_f64.c): o = a op b, or a*b + c (fma), codes of
  *      2 bytes, contiguous.  vf[code & mask] = the code's binary64 bits with
