@@ -10,6 +10,7 @@ import contextlib
 import itertools
 import os
 import zlib
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -560,7 +561,7 @@ def test_stochastic_arith16(name):
     max and min normal; narrow codes whose results are normal; close pairs, _close_pairs),
     two seeds, 32, 17 and 3 random bits, both saturation and tininess settings, per-element
     flags, at every SIMD level (stochastic.c's sfp8f_run_arith_sr (run_arith16_sr):
-    fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16d_avx512) or its loop),
+    fast_simd.c's sfp8s_arith16_sr_avx512 (sr16f_avx512 / sr16q_run / sr16d_avx512) or its loop),
     against the core with the same seed and element indices."""
     fmt = _fmt16(name)
     rng = np.random.default_rng(11)
@@ -570,3 +571,119 @@ def test_stochastic_arith16(name):
     b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), cb])
     count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True, (sfb.add, sfb.sub, sfb.mul, sfb.div))
     assert count == 4 * 12 * len(SIMD_LEVELS) * 3 * n
+
+
+# ---- stochastic divide and square root of 16-bit formats (fast_simd.c, sr16q_run: binary16 and
+#      bfloat16 decoded by conversion, hfp16_169 / SHP / UHP arithmetically through binary32,
+#      E3M12 through binary64) ----
+
+def _fmt16q(name):
+    return softfp8.format(exp_bits=3, man_bits=12, bias=3, name="e3m12") if name == "e3m12" else _fmt16(name)
+
+
+@pytest.mark.parametrize("name", A16_NAMES + ["e3m12"])
+@isolated
+def test_stochastic_sqrt16(name):
+    """sqrt of every code (and of every code again in a shuffled order, other random
+    words) under stochastic rounding: two seeds, 32, 17 and 3 random bits, both
+    saturation and tininess settings, per-element flags, at every SIMD level, against
+    the core with the same seed and element indices."""
+    fmt = _fmt16q(name)
+    codes = np.arange(1 << fmt.bits, dtype=np.uint32)
+    a = np.concatenate([codes, np.random.default_rng(12).permutation(codes)])
+    count = _stochastic_arith_versus_core(fmt, a, a, (32, 17, 3), True, (lambda f, x, y, **kw: sfb.sqrt(f, x, **kw),))
+    assert count == 12 * len(SIMD_LEVELS) * 2 * (1 << fmt.bits)
+
+
+@isolated
+def test_stochastic_div16_wide():
+    """divide of E3M12 (12 fraction bits: 2M + N <= 52 for N = 17 and 3, the kernel's
+    binary64 decoding a16_load512; N = 32 the loop) as test_stochastic_arith16."""
+    fmt = _fmt16q("e3m12")
+    rng = np.random.default_rng(13)
+    n = SR16_RANDOM
+    ca, cb = _close_pairs(rng, fmt, n)
+    a = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), ca])
+    b = np.concatenate([_special_biased_codes(rng, fmt, n), _narrow_codes(rng, fmt, n), cb])
+    count = _stochastic_arith_versus_core(fmt, a, b, (32, 17, 3), True, (sfb.div,))
+    assert count == 12 * len(SIMD_LEVELS) * 3 * n
+
+
+_M64 = (1 << 64) - 1
+_MIX = (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53)
+_GOLD = 0x9E3779B97F4A7C15
+
+
+def _mix64(z):  # rng.h sfp8r_mix64
+    for c in _MIX:
+        z ^= z >> 33
+        z = (z * c) & _M64
+    return z ^ (z >> 33)
+
+
+def _unmix64(z):  # its inverse (x ^ x >> 33 is its own inverse on 64 bits)
+    for c in reversed(_MIX):
+        z ^= z >> 33
+        z = (z * pow(c, -1, 1 << 64)) & _M64
+    return z ^ (z >> 33)
+
+
+def _index_with_word(seed, word):
+    """An element index whose random word (rng.h sfp8r_bits, stream 0) is word: the
+    generator's bijections undone."""
+    seed_key = _mix64((seed + 0x94D049BB133111EB) & _M64)
+    stream_key = 0x632BE59BD9B4E019
+    h = _unmix64(_unmix64((word << 32) | 0x5EED) ^ seed_key)
+    return ((h - stream_key) * pow(_GOLD, -1, 1 << 64)) & _M64
+
+
+@isolated
+def test_stochastic_sqrt16_grid_roots():
+    """Square roots whose binary64 rounding d lies on the grid of 2^(E-M-N) that decides
+    stochastic rounding (N = 32 random bits) while the root is not d: when the root is
+    below d its kept bits K and fraction t are those of the binary64 number below d
+    (fast_simd.c, sr16q_half), which changes the result only for one random word in
+    2^32.  Each such code at lanes 3, 12 and 27 of a 32-element call whose element index
+    gives that lane exactly that word (the generator inverted), so a kernel using d's
+    K and t fails; against the core at every SIMD level.  E3M12: binary16 and bfloat16
+    have no such root (their roots have at most 2^12 significands, the grid of 2^(E-M-32)
+    catches none)."""
+    fmt = _fmt16q("e3m12")
+    M, N, seed = fmt.man_bits, 32, 2**64 - 3
+    sh = 52 - M
+    # the positive normal codes below the top exponent field, decoded from their fields
+    codes = np.arange(1 << (M + fmt.exp_bits), dtype=np.uint32)
+    e = (codes >> M).astype(np.int64)
+    vals = np.ldexp(1.0 + (codes & ((1 << M) - 1)) / 2.0**M, e - fmt.bias)
+    ok = (e > 0) & (e < (1 << fmt.exp_bits) - 1)
+    d = np.sqrt(vals[ok])
+    bits = d.view(np.uint64)
+    on_grid = (bits & np.uint64((1 << (sh - N)) - 1)) == 0
+    cases = []
+    for c, x, root, b in zip(codes[ok][on_grid], vals[ok][on_grid], d[on_grid], bits[on_grid]):
+        fx, fr = Fraction(float(x)), Fraction(float(root))
+        if fr * fr == fx:
+            continue  # an exact root
+        below = fr * fr > fx  # the root is below d
+        kb = int(b) - 1 if below else int(b)
+        t = (kb & ((1 << sh) - 1)) >> (sh - N)
+        cases.append((int(c), below, (1 << N) - 1 - t))  # the word at the rounding decision's edge
+    assert (len(cases), sum(below for _, below, _ in cases)) == (93, 48)
+    env = sfb._env(fmt, "stochastic", False, "after", N)
+    op = sfb.OPERATIONS["sqrt"].id
+    count = 0
+    for c, below, word in cases:
+        idx = _index_with_word(seed, word)
+        assert _ext.random_u32(seed, 0, idx) == word
+        x = np.full(32, c, dtype=np.uint16)
+        for lane in (3, 12, 27):
+            runs = [(0, SIMD_LEVELS[-1])] + [(2, s) for s in SIMD_LEVELS]
+            res = []
+            for lv, simd in runs:
+                out, fl = np.empty(32, np.uint16), np.zeros(32, np.uint8)
+                with fast_mode(lv, simd):
+                    _ext.run(op, fmt.params, env, (1, seed, 0, (idx - lane) & _M64), None, (x,), out, fl)
+                res.append((out, fl))
+            for (out, fl), (lv, simd) in zip(res[1:], runs[1:]):
+                count += _assert_same(res[0], (out, fl), f"{fmt.name} sqrt code {c:#x} lane {lane} simd={simd}")
+    assert count == len(cases) * 3 * len(SIMD_LEVELS) * 32

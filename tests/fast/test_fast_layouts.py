@@ -1261,3 +1261,22 @@ def test_stochastic_arith_layouts(fmt):
             n += 1
     assert n == len(names) * (21 + 11 + (fmt.bits > 8))  # binary_cases adds unaligned operands for two-byte codes
 
+
+@pytest.mark.parametrize("fmt", [softfp8.float16, softfp8.bfloat16, softfp8.hfp16_169, softfp8.shp(bias=15),
+                                 softfp8.uhp, softfp8.format(exp_bits=3, man_bits=12, bias=3, name="e3m12_layouts")],
+                         ids=lambda f: f.name)
+def test_stochastic_sqrt16_layouts(fmt):
+    """sqrt of 16-bit formats under stochastic rounding (stochastic.c, run_arith16_sr;
+    fast_simd.c, sr16q_run): same seed, same codes and flags as the core under every
+    calling convention (uniform codes: negative, subnormal, NaN operands in the blocks)."""
+    x, _ = _operands(fmt, "sqrt-sr", finite=False)
+    n = 0
+    for nbits in (32, 20):
+        for lab, fn in unary_cases(np.sqrt, x, False).items():
+            def seeded(g, fn=fn):
+                with softfp8.rounding("stochastic", seed=7, sr_bits=nbits):
+                    return fn(g)
+            check(seeded, f"{fmt.name} sqrt {lab} stochastic sr_bits={nbits}", seed=n)
+            n += 1
+    assert n == 2 * (7 + 4 + 1)  # unary_cases adds unaligned operands for two-byte codes
+

@@ -1029,12 +1029,152 @@ TGT static unsigned sr16f_avx512(const sfp8s_sr16 *p, const uint16_t *x, const u
     return (unsigned)_mm512_reduce_or_epi32(facc) & 0xffu;
 }
 
+/* ---- 16-bit stochastic divide / square root, sixteen elements a block (the
+ *      rng16 words) as two halves of eight binary64 lanes: the rule of
+ *      sr16d_avx512 (stochastic.c, sr16_one) with the operands decoded
+ *      arithmetically (a16_load16f then exact widening, or a16_load512: no
+ *      gathers).  Operands that decoding does not cover (subnormal, NaN,
+ *      infinity: they may raise flags) take the core.  Square root: d =
+ *      RN(sqrt(a)), r = a - d*d (exact by fma); when r < 0 the root lies
+ *      strictly between nextdown(d) and d, and no binary64 number (so no point
+ *      of the grid of 2^(E-M-N), however small E) lies in (nextdown(d), root],
+ *      so the root's K and t are those of nextdown(d) = bits - 1 (its exponent
+ *      too when d is a power of two); when r > 0 they are d's; inexact iff
+ *      r != 0 or dropped bits are not zero.  This covers the roots on that
+ *      grid that sr16d_avx512 leaves to the core. ---- */
+/* eight lanes: returns their codes (in 64-bit lanes; the lanes for the core in *slow,
+ * the inexact ones in *inexact); Rs = the lanes' N random bits << (sh - N) */
+TGT static inline AINL __m512i sr16q_half(const sfp8s_sr16 *p, int OP, __m512d a, __m512d b, __mmask8 *slow,
+                                          __m512i Rs, __mmask8 *inexact)
+{
+    const int sh = 52 - p->M;
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const __m512i remm = _mm512_set1_epi64((long long)(((uint64_t)1 << sh) - 1));
+    const __m512i base = _mm512_set1_epi64((long long)((uint64_t)p->ebase << 52));
+    const __m512i cbase = _mm512_set1_epi64((long long)(p->ebase - 1) << p->M), maxmag = _mm512_set1_epi64(p->maxmag);
+    const __m128i shc = _mm_cvtsi32_si128(sh);
+    const __mmask8 uns = p->signbit ? 0 : 0xff; /* unsigned formats: negative results take the core */
+    __m512i bits, mag;
+    __mmask8 neg, inex;
+    /* a zero divisor or a negative radicand gives an infinity or a NaN, whose code is
+       above maxmag: those lanes need no test of their own */
+    if (OP == 3) { /* the quotient rounded in binary64 (2M + N <= 52: the caller) */
+        bits = _mm512_castpd_si512(_mm512_div_pd(a, b));
+        inex = 0;
+    } else {
+        const __m512d d = _mm512_sqrt_pd(a), r = _mm512_fnmadd_pd(d, d, a);
+        bits = _mm512_mask_sub_epi64(_mm512_castpd_si512(d), _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_LT_OQ),
+                                     _mm512_castpd_si512(d), _mm512_set1_epi64(1));
+        inex = _mm512_cmp_pd_mask(r, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+    }
+    /* |d| = (biased exponent, 52 fraction bits): K = |d| >> sh less the exponent base,
+       t = (|d| & remm) >> (sh - N); one up iff R + t >= 2^N, i.e. iff adding R << (sh - N)
+       to |d| carries into bit sh (the bits below sh - N cannot carry) */
+    mag = _mm512_and_si512(bits, absm);
+    neg = _mm512_movepi64_mask(bits);
+    *slow |= _mm512_cmplt_epu64_mask(mag, base) | (neg & uns); /* zero or tiny */
+    *inexact = inex | _mm512_test_epi64_mask(bits, remm);
+    mag = _mm512_sub_epi64(_mm512_srl_epi64(_mm512_add_epi64(mag, Rs), shc), cbase);
+    *slow |= _mm512_cmpgt_epu64_mask(mag, maxmag); /* overflow, infinity, NaN */
+    return _mm512_mask_or_epi64(mag, neg, mag, _mm512_set1_epi64((long long)p->signbit));
+}
+
+/* eight codes -> binary64 values, *slow = the lanes a16_load512 marks */
+TGT static inline AINL __m512d sr16q_load8(const sfp8s_a16 *d, const uint16_t *x, __mmask8 *slow)
+{
+    const __m512i v = a16_load512(d, x, _mm512_set1_epi64((long long)d->mask));
+    *slow = _mm512_test_epi64_mask(v, _mm512_set1_epi64(0x80));
+    return _mm512_castsi512_pd(_mm512_andnot_si512(_mm512_set1_epi64(0xff), v));
+}
+
+/* DEC: 1 binary16, 2 bfloat16, 0 arithmetic through binary32 (a16_f32_ok), -1 a16_load512 */
+TGT static inline AINL unsigned sr16q_run(int OP, int DEC, const sfp8s_sr16 *pp, const uint16_t *x,
+                                          const uint16_t *y, uint16_t *out, uint8_t *fl, ptrdiff_t n)
+{
+    /* locals: the stores through fl (a character type) cannot change them */
+    const sfp8s_sr16 P = *pp;
+    sfp8s_a16 D = *pp->a16;
+    const int tsh = 52 - P.M - P.N;
+    /* the random word is the high half of rand8_high's lanes: rotated to bit tsh and masked */
+    const __m512i rot = _mm512_set1_epi64((tsh - 32) & 63);
+    const __m512i rsm = _mm512_set1_epi64((long long)((P.N == 32 ? 0xffffffffULL : (1ULL << P.N) - 1) << tsh));
+    const __m512i words = _mm512_set_epi16(60, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 60, 56, 52,
+                                           48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m128i fin = _mm_set1_epi8(SFP8_FLAG_INEXACT), fcore = _mm_set1_epi8((char)0x80);
+    rng16 g = rng16_init(P.seed_key, P.stream_key, P.index0);
+    unsigned anyslow = 0, anyinex = 0;
+    D.hw = DEC > 0 ? DEC : 0;
+    for (ptrdiff_t i = 0; i < n; i += 16) { /* n: a multiple of 8 */
+        const __m512i R0 = _mm512_and_si512(_mm512_rolv_epi64(rand8_high(g.h, g.sk), rot), rsm);
+        const __m512i R1 = _mm512_and_si512(_mm512_rolv_epi64(rand8_high(_mm512_add_epi64(g.h, g.step), g.sk), rot), rsm);
+        __m512d a0, a1, b0 = _mm512_setzero_pd(), b1 = b0;
+        __m512i c0, c1;
+        __mmask8 s0, s1, i0, i1;
+        __mmask16 slow16, inex16;
+        g.h = _mm512_add_epi64(g.h, _mm512_add_epi64(g.step, g.step));
+        if (DEC >= 0 && i + 16 <= n) {
+            __mmask16 slow = 0;
+            const __m512 va = a16_load16f(&D, x + i, &slow);
+            a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(va));
+            a1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(va), 1)));
+            if (OP == 3) {
+                const __m512 vb = a16_load16f(&D, y + i, &slow);
+                b0 = _mm512_cvtps_pd(_mm512_castps512_ps256(vb));
+                b1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vb), 1)));
+            }
+            s0 = (__mmask8)slow;
+            s1 = (__mmask8)(slow >> 8);
+        } else {
+            __mmask8 t = 0;
+            a0 = sr16q_load8(&D, x + i, &s0);
+            if (OP == 3) b0 = sr16q_load8(&D, y + i, &t);
+            s0 |= t;
+            if (i + 16 > n) { /* the last eight */
+                c0 = sr16q_half(&P, OP, a0, b0, &s0, R0, &i0);
+                _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi64_epi16(c0));
+                _mm_storel_epi64((__m128i *)(fl + i), _mm_mask_mov_epi8(_mm_maskz_mov_epi8(i0, fin), s0, fcore));
+                anyslow |= s0;
+                anyinex |= (unsigned)(i0 & (__mmask8)~s0);
+                break;
+            }
+            a1 = sr16q_load8(&D, x + i + 8, &s1);
+            if (OP == 3) b1 = sr16q_load8(&D, y + i + 8, &t);
+            s1 |= t;
+        }
+        c0 = sr16q_half(&P, OP, a0, b0, &s0, R0, &i0);
+        c1 = sr16q_half(&P, OP, a1, b1, &s1, R1, &i1);
+        /* the sixteen codes: the low words of both halves' 64-bit lanes */
+        _mm256_storeu_si256((__m256i *)(out + i), _mm512_castsi512_si256(_mm512_permutex2var_epi16(c0, words, c1)));
+        slow16 = (__mmask16)(s0 | (unsigned)s1 << 8);
+        inex16 = (__mmask16)(i0 | (unsigned)i1 << 8);
+        /* each element's flags: inexact (covered operands raise none), 0x80 for the core */
+        _mm_storeu_si128((__m128i *)(fl + i), _mm_mask_mov_epi8(_mm_maskz_mov_epi8(inex16, fin), slow16, fcore));
+        anyslow |= slow16;
+        anyinex |= (unsigned)(inex16 & (__mmask16)~slow16);
+    }
+    return (anyslow ? 0x80u : 0u) | (anyinex ? (unsigned)SFP8_FLAG_INEXACT : 0u);
+}
+
+#define SR16Q(NAME, OP)                                                                                        \
+    TGT static unsigned NAME(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,          \
+                             uint8_t *fl, ptrdiff_t n)                                                         \
+    {                                                                                                          \
+        const sfp8s_a16 *d = p->a16;                                                                           \
+        if (d->hw) return d->hw == 1 ? sr16q_run(OP, 1, p, x, y, out, fl, n) : sr16q_run(OP, 2, p, x, y, out, fl, n); \
+        return a16_f32_ok(d, SFP8S_DIV) ? sr16q_run(OP, 0, p, x, y, out, fl, n)                               \
+                                        : sr16q_run(OP, -1, p, x, y, out, fl, n);                              \
+    }
+SR16Q(sr16div_avx512, 3)
+SR16Q(sr16sqrt_avx512, 4)
+
 /* see fast_simd.h */
 TGT unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                      uint8_t *fl, ptrdiff_t n)
 {
     if (p->op < 3 && p->a16 && a16_f32_ok(p->a16, p->op == 2 ? SFP8S_MUL : SFP8S_ADD))
         return sr16f_avx512(p, x, y, out, fl, n);
+    if (p->op == 3 && p->a16) return sr16div_avx512(p, x, y, out, fl, n);
+    if (p->op == 4 && p->a16) return sr16sqrt_avx512(p, x, x, out, fl, n);
     return sr16d_avx512(p, x, y, out, fl, n);
 }
 
@@ -1761,6 +1901,107 @@ TGT2 unsigned sfp8s_arith8_sr_avx2(const sfp8s_sr8 *p, const uint8_t *x, const u
                        : sr8_run256(p, x, y, out, fl, n, 2);
 }
 
+/* ---- 16-bit stochastic add / subtract / multiply / divide / sqrt with AVX2
+ *      (sfp8s_arith16_sr_avx2): sr16d_avx512's lanes four at a time (the vf
+ *      table's gathers, rng4's words in the low halves of 64-bit lanes), with
+ *      sr16q_half's carry rule and its square root rule (r = a - d*d by Dekker's
+ *      exact product: AVX2 machines need not have fma; a - RN(d*d) is exact by
+ *      Sterbenz, and the rounded (a - p) - err keeps the exact sign). ---- */
+TGT2 static inline AINL __m256i sr16_4(int OP, const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, __m256i R,
+                                       uint16_t *out, uint8_t *fl)
+{
+    const int sh = 52 - p->M;
+    const __m128i msk = _mm_set1_epi32((int)p->mask), shc = _mm_cvtsi32_si128(sh);
+    const __m256i lowb = _mm256_set1_epi64x(0xff), zero = _mm256_setzero_si256();
+    const __m256i absm = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL);
+    const __m256i remm = _mm256_set1_epi64x((long long)(((uint64_t)1 << sh) - 1));
+    const __m256i base = _mm256_set1_epi64x((long long)((uint64_t)p->ebase << 52));
+    const __m256i cbase = _mm256_set1_epi64x((long long)(p->ebase - 1) << p->M);
+    const __m256i maxmag = _mm256_set1_epi64x(p->maxmag);
+    const __m256i ix = _mm256_castsi128_si256(_mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)x)), msk));
+    const __m256i bx = _mm256_i32gather_epi64((const long long *)p->vf, _mm256_castsi256_si128(ix), 8);
+    const __m256i by = OP == 4 ? bx
+                               : _mm256_i32gather_epi64((const long long *)p->vf,
+                                                        _mm_and_si128(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)y)), msk), 8);
+    const __m256i fo = _mm256_or_si256(bx, by);
+    __m256i slow = nz256(fo, _mm256_set1_epi64x(0x80)), inex = zero, bits, mag, neg, f8;
+    __m256d a = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, bx)), b = _mm256_castsi256_pd(_mm256_andnot_si256(lowb, by));
+    /* a zero divisor or a negative radicand gives an infinity or a NaN, above maxmag */
+    if (OP <= 1) { /* a sum that TwoSum shows exact */
+        __m256d d, bb, err;
+        if (OP == 1) b = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(b), _mm256_set1_epi64x((long long)(1ULL << 63))));
+        d = _mm256_add_pd(a, b);
+        bb = _mm256_sub_pd(d, a);
+        err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(d, bb)), _mm256_sub_pd(b, bb));
+        slow = _mm256_or_si256(slow, _mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_NEQ_UQ)));
+        bits = _mm256_castpd_si256(d);
+    } else if (OP == 2) {
+        bits = _mm256_castpd_si256(_mm256_mul_pd(a, b));
+    } else if (OP == 3) {
+        bits = _mm256_castpd_si256(_mm256_div_pd(a, b));
+    } else {
+        const __m256d C = _mm256_set1_pd(134217729.0); /* 2^27 + 1 */
+        const __m256d d = _mm256_sqrt_pd(a), pr = _mm256_mul_pd(d, d), cd = _mm256_mul_pd(C, d);
+        const __m256d hi = _mm256_sub_pd(cd, _mm256_sub_pd(cd, d)), lo = _mm256_sub_pd(d, hi);
+        const __m256d err = _mm256_add_pd(_mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(hi, hi), pr),
+                                                        _mm256_mul_pd(_mm256_add_pd(hi, hi), lo)),
+                                          _mm256_mul_pd(lo, lo));
+        const __m256d r = _mm256_sub_pd(_mm256_sub_pd(a, pr), err);
+        /* r < 0: the bits of nextdown(d) (all ones in the comparison: + -1) */
+        bits = _mm256_add_epi64(_mm256_castpd_si256(d), _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_setzero_pd(), _CMP_LT_OQ)));
+        inex = _mm256_castpd_si256(_mm256_cmp_pd(r, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+    }
+    mag = _mm256_and_si256(bits, absm);
+    neg = _mm256_cmpgt_epi64(zero, bits);
+    slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(base, mag)); /* zero or tiny */
+    if (!p->signbit) slow = _mm256_or_si256(slow, neg);
+    inex = _mm256_or_si256(inex, nz256(bits, remm));
+    mag = _mm256_sub_epi64(_mm256_srl_epi64(_mm256_add_epi64(mag, R), shc), cbase);
+    slow = _mm256_or_si256(slow, _mm256_cmpgt_epi64(mag, maxmag)); /* overflow, infinity, NaN */
+    mag = _mm256_or_si256(mag, _mm256_and_si256(neg, _mm256_set1_epi64x((long long)p->signbit)));
+    f8 = _mm256_or_si256(_mm256_and_si256(fo, _mm256_set1_epi64x(0x7f)),
+                         _mm256_and_si256(inex, _mm256_set1_epi64x(SFP8_FLAG_INEXACT)));
+    f8 = _mm256_or_si256(_mm256_andnot_si256(slow, f8), _mm256_and_si256(slow, _mm256_set1_epi64x(0x80)));
+    {   /* the low words / bytes of the four 64-bit lanes */
+        const __m256i lo = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        const __m128i c = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(mag, lo));
+        const __m128i f = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(f8, lo));
+        const __m128i w = _mm_packus_epi32(c, c);
+        uint32_t fb = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(_mm_packus_epi32(f, f), _mm_setzero_si128()));
+        _mm_storel_epi64((__m128i *)out, w);
+        memcpy(fl, &fb, 4);
+    }
+    return f8;
+}
+
+TGT2 static inline AINL unsigned sr16_run256(int OP, const sfp8s_sr16 *pp, const uint16_t *x, const uint16_t *y,
+                                             uint16_t *out, uint8_t *fl, ptrdiff_t n)
+{
+    const sfp8s_sr16 P = *pp; /* a local: the stores through fl cannot change it */
+    const __m256i rmask = _mm256_set1_epi64x((long long)(P.N == 32 ? 0xffffffffu : (1u << P.N) - 1));
+    const __m128i tsh = _mm_cvtsi32_si128(52 - P.M - P.N);
+    rng4 g = rng4_init(P.seed_key, P.stream_key, P.index0);
+    __m256i facc = _mm256_setzero_si256();
+    for (ptrdiff_t i = 0; i + 4 <= n; i += 4) { /* n: a multiple of 8 */
+        const __m256i R = _mm256_sll_epi64(_mm256_and_si256(rng4_next(&g), rmask), tsh);
+        facc = _mm256_or_si256(facc, sr16_4(OP, &P, x + i, y + i, R, out + i, fl + i));
+    }
+    return or_byte1(_mm256_slli_epi32(facc, 8));
+}
+
+/* see fast_simd.h */
+TGT2 unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                                   uint8_t *fl, ptrdiff_t n)
+{
+    switch (p->op) {
+    case 0: return sr16_run256(0, p, x, y, out, fl, n);
+    case 1: return sr16_run256(1, p, x, y, out, fl, n);
+    case 2: return sr16_run256(2, p, x, y, out, fl, n);
+    case 3: return sr16_run256(3, p, x, y, out, fl, n);
+    default: return sr16_run256(4, p, x, x, out, fl, n);
+    }
+}
+
 TGT2 ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *b, const uint8_t *c, uint8_t *o,
                                ptrdiff_t n, uint8_t *flo, unsigned *acc)
 {
@@ -1863,6 +2104,12 @@ unsigned sfp8s_arith8_sr_avx512(const sfp8s_sr8 *p, const uint8_t *x, const uint
 }
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached */
+}
+unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                               uint8_t *fl, ptrdiff_t n)
 {
     (void)p; (void)x; (void)y; (void)out; (void)fl; (void)n;
     return 0x80; /* not reached */

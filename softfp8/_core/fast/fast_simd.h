@@ -94,12 +94,16 @@ typedef struct sfp8s_sr16 {
                                 5 fma (M + N <= 51; sfp8s_fma_sr_avx512) */
     int M, ebase;            /* mantissa bits; biased binary64 exponent of 2^emin */
     uint32_t maxmag, signbit;
-    /* or NULL: the format's arithmetic decoding (round_f64.c); the binary32
-       kernel when it covers the format (fast_simd.c, sr16f_avx512) */
+    /* or NULL: the format's arithmetic decoding (round_f64.c); add / subtract /
+       multiply through binary32 when it covers the format (fast_simd.c,
+       sr16f_avx512), divide and sqrt without gathers (sr16q_run) */
     const struct sfp8s_a16 *a16;
 } sfp8s_sr16;
 unsigned sfp8s_arith16_sr_avx512(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
                                  uint8_t *fl, ptrdiff_t n);
+/* the same with AVX2 (level 1): four lanes, every operand through vf */
+unsigned sfp8s_arith16_sr_avx2(const sfp8s_sr16 *p, const uint16_t *x, const uint16_t *y, uint16_t *out,
+                               uint8_t *fl, ptrdiff_t n);
 /* fma (p->op 5) of codes of isz (1 or 2) bytes: out = x*y + z, the rule of
    stochastic.c's srf_one, n a multiple of 8; lanes it does not cover get
    flags 0x80; returns the OR of the flags */

@@ -730,24 +730,27 @@ static inline uint8_t sr16_round(const sfp8f_sr16 *t, uint64_t bits, uint8_t opf
     return (uint8_t)(opfl | (rem ? SFP8_FLAG_INEXACT : 0));
 }
 
-/* see fast.h; the AVX-512 kernel (fast_simd.c, sfp8s_arith16_sr_avx512) takes
- * contiguous operands apart from the output (fast_impl.h, sfp8f_apart), blocks
- * of 256; otherwise, and below AVX-512, the loop, element by element in order */
+/* see fast.h; the AVX-512 kernel (fast_simd.c, sfp8s_arith16_sr_avx512), or with
+ * AVX2 only sfp8s_arith16_sr_avx2, takes contiguous operands apart from the output
+ * (fast_impl.h, sfp8f_apart), blocks of 256; otherwise, and without AVX2, the loop,
+ * element by element in order */
 static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
 {
     const char *a = c->a, *b = c->b;
     char *o = c->o;
     unsigned acc = 0;
     ptrdiff_t i = 0;
-    if (sfp8f_simd_level() >= 2 && (c->op != X_DIV || 2 * t->r.M + c->k.N <= 52) && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
+    const int level = sfp8f_simd_level();
+    if (level >= 1 && (c->op != X_DIV || 2 * t->r.M + c->k.N <= 52) && c->sa == 2 && c->sb == 2 && c->so == 2 && o != a && o != b &&
         sfp8f_apart(o, 2, 2, a, 2, 2, c->n) && sfp8f_apart(o, 2, 2, b, 2, 2, c->n)) {
         uint8_t fl[SR_BLK];
-        /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the binary32 kernel */
+        /* the arithmetic decoding of the deterministic kernels (round_f64.c), for the
+           binary32 kernel (add / subtract / multiply) and the divide / sqrt kernel */
         sfp8_env ne = *c->env;
         const sfp8f_a16 *d16;
         sfp8s_a16 sa16;
         ne.rounding = SFP8_ROUND_NEAREST_EVEN;
-        d16 = c->n >= 16 ? sfp8f_arith16(c->f, &ne, c->n) : NULL;
+        d16 = level >= 2 && c->n >= 16 ? sfp8f_arith16(c->f, &ne, c->n) : NULL;
         if (d16 && d16->arith) sa16 = sfp8f_a16_params(d16, c->f);
         for (; i + 8 <= c->n; i += SR_BLK) {
             ptrdiff_t m = c->n - i < SR_BLK ? (c->n - i) & ~(ptrdiff_t)7 : SR_BLK;
@@ -758,7 +761,8 @@ static unsigned run_arith16_sr(const sfp8f_sr16 *t, const sr_call *c)
                                   c->op == X_SQRT ? 4 : c->op == X_DIV ? 3 : c->op == X_MUL ? 2 : c->op == X_SUB,
                                   t->r.M, t->r.emin + 1023, t->r.maxmag, t->r.signbit,
                                   d16 && d16->arith ? &sa16 : NULL};
-            unsigned g = sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m);
+            unsigned g = level >= 2 ? sfp8s_arith16_sr_avx512(&p, x, y, oc, of, m)
+                                    : sfp8s_arith16_sr_avx2(&p, x, y, oc, of, m);
             if (g & 0x80) /* lanes for the core */
                 g = finish_core(c, i, a + 2 * i, b + 2 * i, o + 2 * i, 2, of, m);
             acc |= g;
