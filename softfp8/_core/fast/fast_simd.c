@@ -1800,9 +1800,10 @@ ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *
 
 /* ---- stochastic conversions into, and unary operations of, formats of 9..16
  * bits (fast_simd.h, sfp8s_srw; stochastic.c, sfp8f_run_wide_sr): per lane the
- * source code c (masked), the entry e[c] = ts | rz << 32 | ra << 48 and the
- * flags fl[c] = rz flags | ra flags << 8 gathered, ra iff (R & Rmask) > Rmask -
- * (ts >> (32 - N)).  Lanes whose chosen flags hold 0x80 go back to the caller. */
+ * source code c (masked) and the entry e[c] gathered, hi = its high half (rz |
+ * d << 16 | rz flags << 18 | ra flags << 25), ra = rz + d - 1 iff (R & Rmask) >
+ * Rmask - (ts >> (32 - N)).  Lanes whose chosen flags hold 0x40 (fast.h,
+ * SRW_FCORE) leave with 0x80 for the caller. */
 #if defined(__x86_64__) && defined(__GNUC__)
 
 /* sixteen lanes at element i */
@@ -1811,22 +1812,23 @@ TGT static inline AINL __m128i srw16(const sfp8s_srw *p, __m512i rmask, __m128i 
 {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i one = _mm512_set1_epi32(1), three = _mm512_set1_epi32(3), f7 = _mm512_set1_epi32(0x7f);
     __m512i c = isize == 1 ? _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)in))
                            : _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)in));
-    __m512i e0, e1, ts, rr, fw, lim;
+    __m512i e0, e1, ts, hi, fw, lim;
     __mmask16 up;
     __m128i f8;
     c = _mm512_and_si512(c, _mm512_set1_epi32((int)p->smask));
     e0 = _mm512_i32gather_epi64(_mm512_castsi512_si256(c), (const void *)p->e, 8);
     e1 = _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(c, 1), (const void *)p->e, 8);
-    fw = _mm512_i32gather_epi32(c, (const void *)p->fl, 2); /* fl[c] | fl[c + 1] << 16 */
     ts = _mm512_permutex2var_epi32(e0, even, e1);
-    rr = _mm512_permutex2var_epi32(e0, odd, e1); /* rz | ra << 16 */
+    hi = _mm512_permutex2var_epi32(e0, odd, e1);
     lim = _mm512_sub_epi32(rmask, _mm512_srl_epi32(ts, sh));
     up = _mm512_cmpgt_epu32_mask(_mm512_and_si512(R, rmask), lim);
-    rr = _mm512_mask_srli_epi32(rr, up, rr, 16);
-    fw = _mm512_mask_srli_epi32(fw, up, fw, 8);
-    _mm256_storeu_si256((__m256i *)(void *)out, _mm512_cvtepi32_epi16(rr));
+    fw = _mm512_and_si512(_mm512_mask_srli_epi32(_mm512_srli_epi32(hi, 18), up, hi, 25), f7);
+    fw = _mm512_add_epi32(fw, _mm512_and_si512(fw, _mm512_set1_epi32(0x40))); /* 0x40 -> 0x80 */
+    hi = _mm512_mask_add_epi32(hi, up, hi, _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 16), three), one));
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm512_cvtepi32_epi16(hi));
     f8 = _mm512_cvtepi32_epi8(fw);
     _mm_storeu_si128((__m128i *)fl, f8);
     return f8;
@@ -1861,24 +1863,24 @@ TGT2 static inline AINL __m256i srw_join(__m256i a, __m256i b)
 TGT2 static inline AINL __m128i srw8(const sfp8s_srw *p, __m256i rmask, __m128i sh, __m256i R, const void *in,
                                      int isize, char *out, uint8_t *fl)
 {
-    const __m256i sign = _mm256_set1_epi32((int)0x80000000u), lo8 = _mm256_set1_epi32(0xff);
-    const __m256i lo16 = _mm256_set1_epi32(0xffff);
+    const __m256i sign = _mm256_set1_epi32((int)0x80000000u), f7 = _mm256_set1_epi32(0x7f);
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), three = _mm256_set1_epi32(3), one = _mm256_set1_epi32(1);
     __m256i c = isize == 1 ? _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)in))
                            : _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)in));
-    __m256i e0, e1, ts, rr, fw, lim, up;
-    __m128i codes, f8;
+    __m256i e0, e1, ts, hi, fw, lim, up;
+    __m128i f8;
     c = _mm256_and_si256(c, _mm256_set1_epi32((int)p->smask));
     e0 = _mm256_i32gather_epi64((const long long *)(const void *)p->e, _mm256_castsi256_si128(c), 8);
     e1 = _mm256_i32gather_epi64((const long long *)(const void *)p->e, _mm256_extracti128_si256(c, 1), 8);
-    fw = _mm256_i32gather_epi32((const int *)(const void *)p->fl, c, 2);
     ts = srw_join(e0, e1);
-    rr = srw_join(_mm256_srli_epi64(e0, 32), _mm256_srli_epi64(e1, 32));
+    hi = srw_join(_mm256_srli_epi64(e0, 32), _mm256_srli_epi64(e1, 32));
     lim = _mm256_sub_epi32(rmask, _mm256_srl_epi32(ts, sh));
     up = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_and_si256(R, rmask), sign), _mm256_xor_si256(lim, sign));
-    rr = _mm256_and_si256(_mm256_blendv_epi8(rr, _mm256_srli_epi32(rr, 16), up), lo16);
-    fw = _mm256_and_si256(_mm256_blendv_epi8(fw, _mm256_srli_epi32(fw, 8), up), lo8);
-    codes = _mm_packus_epi32(_mm256_castsi256_si128(rr), _mm256_extracti128_si256(rr, 1));
-    _mm_storeu_si128((__m128i *)(void *)out, codes);
+    fw = _mm256_and_si256(_mm256_blendv_epi8(_mm256_srli_epi32(hi, 18), _mm256_srli_epi32(hi, 25), up), f7);
+    fw = _mm256_add_epi32(fw, _mm256_and_si256(fw, _mm256_set1_epi32(0x40))); /* 0x40 -> 0x80 */
+    hi = _mm256_add_epi32(hi, _mm256_and_si256(up, _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 16), three), one)));
+    hi = _mm256_and_si256(hi, lo16);
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_packus_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)));
     f8 = _mm_packus_epi32(_mm256_castsi256_si128(fw), _mm256_extracti128_si256(fw, 1));
     f8 = _mm_packus_epi16(f8, f8);
     _mm_storel_epi64((__m128i *)fl, f8);

@@ -162,15 +162,14 @@ ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const ui
 
 /* ---- stochastic conversions into, and unary operations of, formats of 9..16
  *      bits (stochastic.c, sfp8f_run_wide_sr): the portable loop's rule on the
- *      per-code table (fast.h, sfp8f_srw) for n contiguous source codes of
+ *      per-code table (fast.h, sfp8f_srw; one 64-bit gather per lane) for n contiguous source codes of
  *      isize 1 or 2 bytes (masked by smask), n a multiple of 16 (AVX-512) or 8
  *      (AVX2): two-byte codes to out (possibly unaligned), flags to fl[i], 0x80
  *      for the lanes the caller finishes with the core (their codes are not
  *      written); the random bits of element i are sfp8r_bits(seed_key,
  *      stream_key, index0 + i).  Returns the OR of all fl[i]. ---- */
 typedef struct sfp8s_srw {
-    const uint64_t *e;       /* ts | rz << 32 | ra << 48 */
-    const uint16_t *fl;      /* rz flags | ra flags << 8, padded (fast.h) */
+    const uint64_t *e;       /* fast.h: ts | rz << 32 | d << 48 | rz flags << 50 | ra flags << 57 */
     uint64_t seed_key, stream_key, index0;
     int N, isize;
     uint32_t smask;

@@ -770,9 +770,20 @@ unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, c
  *      code, the core's results for the lowest and the highest random word and
  *      ts found by search_ts; the element is ra iff (R mod 2^N) > 2^N - 1 -
  *      (ts >> (32 - N)).  Entries the rule does not state (a non-finite
- *      neighbour, the tininess-after window below 2^emin, a failed check) take
- *      the core.  DERIVED from core.c round_pack through the core itself;
- *      proven equal by tests/fast/test_sr_convert.py. ---- */
+ *      neighbour, the tininess-after window below 2^emin, ra not within one
+ *      code of rz, a failed check) take the core.  DERIVED from core.c
+ *      round_pack through the core itself; proven equal by
+ *      tests/fast/test_sr_convert.py. ---- */
+#define SRW_CORE ((uint64_t)SRW_FCORE << 50 | (uint64_t)SRW_FCORE << 57)
+
+/* the packed entry (fast.h): ra - rz in {-1, 0, 1} (else the core) */
+static uint64_t srw_entry(uint32_t ts, uint32_t r0, unsigned f0, uint32_t r1, unsigned f1)
+{
+    const uint32_t d = (r1 - r0 + 1) & 0xffff;
+    if (d > 2 || ((f0 | f1) & ~0x3fu)) return SRW_CORE;
+    return ts | (uint64_t)r0 << 32 | (uint64_t)d << 48 | (uint64_t)f0 << 50 | (uint64_t)f1 << 57;
+}
+
 static void *build_srw(const sfp8f_key *k, size_t *bytes)
 {
     const sfp8_format *f = k->kind == T_SRWC ? &k->b : &k->a; /* the results' format */
@@ -787,27 +798,21 @@ static void *build_srw(const sfp8f_key *k, size_t *bytes)
         uint64_t b = sfp8_convert(f, &sfp8_binary64, (uint32_t)1 << f->man_bits, &sfp8f_free_env, &fl);
         memcpy(&minnorm, &b, 8);
     }
-    memset(t->fl + 65536, 0, sizeof t->fl - 65536 * sizeof t->fl[0]); /* the SIMD kernels' padding */
     for (uint32_t p = 0; p < 65536; p++) {
         uint8_t f0 = 0, f1 = 0;
         uint32_t r0, r1, ts;
-        t->e[p] = 0;
-        t->fl[p] = 0x8080; /* the core */
+        t->e[p] = SRW_CORE;
         if (p >= nsrc) continue;
         r0 = core_sr(k, &env, p >> 8, p & 0xff, 0, &f0);
         r1 = core_sr(k, &env, p >> 8, p & 0xff, 0xffffffffu, &f1);
         if (r0 == r1 && f0 == f1) {
-            t->e[p] = (uint64_t)r0 << 32 | (uint64_t)r1 << 48; /* the same for every R */
-            t->fl[p] = (uint16_t)(f0 | f1 << 8);
+            t->e[p] = srw_entry(0, r0, f0, r1, f1); /* the same for every R */
         } else if (r0 != r1 && sfp8_classify(f, r0) < SFP8_CLASS_INF && sfp8_classify(f, r1) < SFP8_CLASS_INF) {
             uint64_t b = sfp8_convert(f, &sfp8_binary64, r1, &sfp8f_free_env, &fl);
             double v1;
             memcpy(&v1, &b, 8);
             if (!env.tininess_before && fabs(v1) == minnorm) continue; /* flags of the unbounded grid */
-            if (search_ts(k, &env, p, r0, f0, r1, f1, &ts)) {
-                t->e[p] = ts | (uint64_t)r0 << 32 | (uint64_t)r1 << 48;
-                t->fl[p] = (uint16_t)(f0 | f1 << 8);
-            }
+            if (search_ts(k, &env, p, r0, f0, r1, f1, &ts)) t->e[p] = srw_entry(ts, r0, f0, r1, f1);
         }
     }
     *bytes = sizeof *t;
@@ -868,7 +873,7 @@ unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, c
     unsigned acc = 0;
     ptrdiff_t i = 0;
     if (level >= 1 && sa == isz && so == 2 && n >= blk && sfp8f_apart(o, 2, 2, a, sa, isz, n)) {
-        sfp8s_srw p = {t->e, t->fl, k.hs, k.base, 0, k.N, isz, smask};
+        sfp8s_srw p = {t->e, k.hs, k.base, 0, k.N, isz, smask};
         uint16_t cb[SR_BLK];
         uint8_t fb[SR_BLK];
         const int direct = o != a;
@@ -905,9 +910,10 @@ unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, c
         const uint32_t c = (uint32_t)sfp8f_ld(a, isz) & smask, R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
         const uint64_t ent = t->e[c];
         const unsigned up = (R & k.Rmask) > k.Rmask - ((uint32_t)ent >> (32 - k.N));
-        uint8_t fl = (uint8_t)(t->fl[c] >> (up ? 8 : 0));
-        uint32_t code = (uint32_t)(ent >> (up ? 48 : 32)) & 0xffff;
-        if (fl & 0x80) code = srw_core(op, src, dst, &e, c, R, &fl);
+        const uint32_t hi = (uint32_t)(ent >> 32); /* rz | d << 16 | rz flags << 18 | ra flags << 25 */
+        uint8_t fl = (uint8_t)((hi >> (up ? 25 : 18)) & 0x7f);
+        uint32_t code = (hi + (up ? ((hi >> 16) & 3) - 1 : 0)) & 0xffff;
+        if (fl & SRW_FCORE) code = srw_core(op, src, dst, &e, c, R, &fl);
         sfp8f_st(o, code, 2);
         acc |= fl;
         if (flout) flout[i] = fl;
