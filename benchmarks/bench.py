@@ -63,6 +63,10 @@ MEASURE_BUDGET_S = 5.0
 MIN_REPEATS = 3
 PROBE_ELEMS = 10**5
 SLICE_ELEMS = 10**6
+# 16-bit stochastic rows: the per-code table is built for calls of 1.5M+ elements
+# (stochastic.c SRW_COST), then cached; --quick's 10^6-element calls take the core
+SRW_NOTE = ("issue 10: at most 2× the nearest-even call (overhead ≤100%); the per-code table is built "
+            "by a call of 1.5M+ elements, then cached")
 MATMUL_SIZES = (1024, 512, 256, 128)
 
 
@@ -684,6 +688,15 @@ def main(argv=None):
                     ref=M(lambda k: (lambda: np.exp(h[:k]))), ref_label="NumPy float16 exp",
                     target=("overhead", "e4m3_exp", 1.0),
                     notes=["issue 10: at most 2× the nearest-even call (overhead ≤100%)"]))
+        if name == "bfloat16":  # 16-bit: the per-code table (stochastic.c, sfp8f_srw) and its SIMD kernel
+            def exp_sr16(k, v=p):
+                def f():
+                    with softfp8.rounding("stochastic", seed=1):
+                        np.exp(v[:k])
+                return f
+            add(Row("bfloat16_exp_sr", "bfloat16 exp, rounding('stochastic', seed=1)", M(exp_sr16),
+                    sf_make=exp_sr16, ref=M(lambda k: (lambda: np.exp(h[:k]))), ref_label="NumPy float16 exp",
+                    target=("overhead", "bfloat16_exp", 1.0), notes=[SRW_NOTE]))
         del p, peer
 
     # ---- 10e: casts between formats: bfloat16 → E4M3, nearest and stochastic ----
@@ -707,6 +720,26 @@ def main(argv=None):
             target=("overhead", "bf16_e4m3", 1.0),
             notes=["issue 10: at most 2× the nearest-even cast (overhead ≤100%)"]))
     del bq, ml_bq
+
+    # ---- 10e: casts between 16-bit formats: float16 → bfloat16, nearest and stochastic ----
+    hq = x.astype(softfp8.float16)
+
+    def f16_bf16(k):
+        return lambda: hq[:k].astype(softfp8.bfloat16)
+
+    def f16_bf16_sr(k):
+        def f():
+            with softfp8.rounding("stochastic", seed=1):
+                hq[:k].astype(softfp8.bfloat16)
+        return f
+    add(Row("f16_bf16", "float16→bfloat16 (nearest-even)", M(f16_bf16), sf_make=f16_bf16,
+            ml=M(lambda k: (lambda: h[:k].astype(ml_dtypes.bfloat16))) if ml_ok else None,
+            ref=M(lambda k: (lambda: h[:k].astype(np.float32))), ref_label="NumPy float16→float32 astype",
+            target=("vs_ml", 1), notes=["ml_dtypes: NumPy float16 → ml_dtypes.bfloat16 astype"]))
+    add(Row("f16_bf16_sr", "float16→bfloat16 stochastic (seed=1)", M(f16_bf16_sr), sf_make=f16_bf16_sr,
+            ref=M(lambda k: (lambda: h[:k].astype(np.float32))), ref_label="NumPy float16→float32 astype",
+            target=("overhead", "f16_bf16", 1.0), notes=[SRW_NOTE]))
+    del hq
 
     # ---- 10c: two threads, each on one half (the loops release the GIL) ------
     pool = ThreadPoolExecutor(2)

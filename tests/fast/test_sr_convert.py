@@ -193,19 +193,30 @@ def test_stochastic_sqrt16_layouts():
     assert n == 12  # unary_cases adds an unaligned operand for two-byte codes
 
 
-# ---- into 16-bit formats: conversions and unary operations (stochastic.c sfp8f_srw tables) ----
+# ---- into 16-bit formats: conversions and unary operations (stochastic.c sfp8f_srw tables,
+#      run by the portable loop or the SIMD kernels fast_simd.c sfp8s_wide_sr_avx512 / _avx2) ----
+
+# a 12-bit format: codes 4096..65535 of its uint16 storage lie above its width
+E5M6 = softfp8.format(exp_bits=5, man_bits=6, bias=15, name="e5m6_srw")
 
 WIDE = [("convert", "float16", "bfloat16"), ("convert", "bfloat16", "float16"), ("convert", "e5m2", "hfp16_169"),
-        ("exp", "bfloat16", None), ("tanh", "float16", None), ("log", "hfp16_169", None)]
+        ("convert", "bfloat16", "e5m6"), ("convert", "e5m6", "float16"),
+        ("exp", "bfloat16", None), ("tanh", "float16", None), ("log", "hfp16_169", None), ("exp", "e5m6", None),
+        ("reciprocal", "uhp", None)]
+
+
+def _fmtw(name):
+    return E5M6 if name == "e5m6" else _fmt16(name)
 
 
 @pytest.mark.parametrize("what,src,dst", WIDE, ids=[f"{w}-{s}-{d}" for w, s, d in WIDE])
 @isolated
 def test_stochastic_wide_every_code(what, src, dst):
     """Every source code: two seeds, 32 / 17 / 3 random bits, two saturation / tininess
-    settings, per-element flags, against the core with the same seed (the run is one
-    portable loop: the lowest and the highest SIMD level)."""
-    s = _fmt(src)
+    settings, per-element flags, against the core with the same seed, at every SIMD
+    level (eager tables: the SIMD kernels run every call, 16 / 8 codes at a time, and
+    the portable loop the tail)."""
+    s = _fmtw(src)
     codes = np.arange(1 << s.bits, dtype=np.uint32).astype(s.storage)
     count = 0
     for seed, nbits, (sat, tin) in itertools.product((1, 2**64 - 3), (32, 17, 3),
@@ -214,11 +225,11 @@ def test_stochastic_wide_every_code(what, src, dst):
 
         def run():
             if what == "convert":
-                return sfb.convert(codes, s, _fmt(dst), **kw)
+                return sfb.convert(codes, s, _fmtw(dst), **kw)
             return getattr(sfb, what)(s, codes, **kw)
         with fast_mode(0, SIMD_LEVELS[-1]):
             ref = run()
-        for simd in (SIMD_LEVELS[0], SIMD_LEVELS[-1]):
+        for simd in SIMD_LEVELS:
             with fast_mode(2, simd):
                 got = run()
             bad = np.flatnonzero((ref[0] != got[0]) | (ref[1] != got[1]))
@@ -226,13 +237,58 @@ def test_stochastic_wide_every_code(what, src, dst):
                                    f"code {codes[bad[0]]:#x} core {ref[0][bad[0]]}/{ref[1][bad[0]]} "
                                    f"fast {got[0][bad[0]]}/{got[1][bad[0]]}")
             count += codes.size
-    assert count == 2 * 3 * 2 * 2 * (1 << s.bits)
+    assert count == 2 * 3 * 2 * len(SIMD_LEVELS) * (1 << s.bits)
+
+
+def test_stochastic_wide_rounds_both_ways():
+    """The kernels really draw: exp of a bfloat16 value whose exact exponential lies
+    between two bfloat16 neighbours gives both, in proportion to its distance (the
+    fraction from the lower neighbour computed with mpmath), at every SIMD level."""
+    import mpmath
+    x = np.full(100_003, 0.5, dtype=np.float32).astype(softfp8.bfloat16.dtype)
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(0.5))
+        lo = mpmath.mpf(1.6484375)  # bfloat16 neighbours of e^0.5 = 1.6487...: ulp 2^-7
+        frac = float((e - lo) / mpmath.mpf(2) ** -7)
+    for simd in SIMD_LEVELS:
+        with fast_mode(2, simd), softfp8.rounding("stochastic", seed=7):
+            y = np.exp(x).astype(np.float64)
+        assert set(np.unique(y)) == {1.6484375, 1.65625}, simd
+        assert abs(float(np.mean(y == 1.65625)) - frac) < 0.01, simd
 
 
 def test_stochastic_wide_layouts():
-    """float16 -> bfloat16 casts and np.exp of bfloat16 under a seeded stochastic rounding,
-    through NumPy's calling conventions, against the core."""
+    """float16 -> bfloat16 and E5M2 -> bfloat16 casts and np.exp of bfloat16 under a seeded
+    stochastic rounding, through NumPy's calling conventions (strided, reversed, zero
+    stride, unaligned, in place, out= aliasing the input, where=), against the core."""
     rng = np.random.default_rng(12)
     h = rng.standard_normal(N).astype(np.float32).astype(softfp8.float16.dtype)
     assert check_stochastic_casts(h, softfp8.bfloat16, buffered=True) == 9
+    e5 = rng.integers(0, 256, size=N, dtype=np.uint8).view(softfp8.e5m2.dtype)
+    assert check_stochastic_casts(e5, softfp8.bfloat16, buffered=True) == 8
     assert _unary_layouts(np.exp, h.astype(softfp8.bfloat16.dtype), "bfloat16 exp", 4, 9) == 12
+    assert _unary_layouts(np.tanh, h, "float16 tanh", 5, 32) == 12
+
+
+@isolated
+def test_stochastic_wide_codes_above_width():
+    """Storage codes above a 12-bit format's width read as code & 4095, as by the core:
+    np.exp of it and its casts into float16, every SIMD level, with the codes' order
+    shuffled (every table entry, random offsets in the 16 / 8-lane blocks)."""
+    codes = np.random.default_rng(13).permutation(np.arange(1 << 16, dtype=np.uint32)).astype(np.uint16)
+
+    def run(c):
+        with softfp8.rounding("stochastic", seed=9, sr_bits=11), np.errstate(all="ignore"):
+            x = c.view(E5M6.dtype)
+            return np.exp(x).view(np.uint16), x.astype(softfp8.float16.dtype).view(np.uint16)
+    with fast_mode(0, SIMD_LEVELS[-1]):
+        ref, low = run(codes), run(codes & 4095)
+    assert all(np.array_equal(r, w) for r, w in zip(ref, low))
+    count = 0
+    for simd in SIMD_LEVELS:
+        with fast_mode(2, simd):
+            got = run(codes)
+        for r, g in zip(ref, got):
+            assert np.array_equal(g, r), simd
+            count += g.size
+    assert count == 2 * 65536 * len(SIMD_LEVELS)

@@ -238,11 +238,14 @@ const sfp8f_sr8 *sfp8f_stochastic_conv(const sfp8_format *src, const sfp8_format
 const sfp8f_sr8 *sfp8f_stochastic_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);
 /* conversions (src of at most 16 bits) into formats of 9..16 bits and unary
    operations of those formats under stochastic rounding, one entry per source
-   code; run element by element (op -1: the conversion) (stochastic.c) */
+   code; run element by element (op -1: the conversion), or sixteen / eight
+   elements at a time by the SIMD kernels (fast_simd.h, sfp8s_srw) (stochastic.c) */
 typedef struct sfp8f_srw {
-    uint64_t e[65536];  /* ts | rz << 32 | ra << 48 */
-    uint16_t fl[65536]; /* rz flags | ra flags << 8; 0x80 in the one chosen: the core */
+    /* ts | rz << 32 | d << 48 | rz flags << 50 | ra flags << 57 (7 bits each), ra = rz + d - 1
+       (mod 2^16); SRW_FCORE in the flags chosen: the core */
+    uint64_t e[65536];
 } sfp8f_srw;
+enum { SRW_FCORE = 0x40 }; /* no flag of softfp8.h uses it */
 const sfp8f_srw *sfp8f_stochastic_wide(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                                        ptrdiff_t n);
 const sfp8f_srw *sfp8f_stochastic_wide_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n);

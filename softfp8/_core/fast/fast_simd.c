@@ -2163,3 +2163,126 @@ ptrdiff_t sfp8s_fma8_avx2(const sfp8s_fma8 *t, const uint8_t *a, const uint8_t *
     return 0;
 }
 #endif
+
+/* ---- stochastic conversions into, and unary operations of, formats of 9..16
+ * bits (fast_simd.h, sfp8s_srw; stochastic.c, sfp8f_run_wide_sr): per lane the
+ * source code c (masked) and the entry e[c] gathered, hi = its high half (rz |
+ * d << 16 | rz flags << 18 | ra flags << 25), ra = rz + d - 1 iff (R & Rmask) >
+ * Rmask - (ts >> (32 - N)).  Lanes whose chosen flags hold 0x40 (fast.h,
+ * SRW_FCORE) leave with 0x80 for the caller. */
+#if defined(__x86_64__) && defined(__GNUC__)
+
+/* sixteen lanes at element i */
+TGT static inline AINL __m128i srw16(const sfp8s_srw *p, __m512i rmask, __m128i sh, __m512i R, const void *in,
+                                     int isize, char *out, uint8_t *fl)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i one = _mm512_set1_epi32(1), three = _mm512_set1_epi32(3), f7 = _mm512_set1_epi32(0x7f);
+    __m512i c = isize == 1 ? _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)in))
+                           : _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)in));
+    __m512i e0, e1, ts, hi, fw, lim;
+    __mmask16 up;
+    __m128i f8;
+    c = _mm512_and_si512(c, _mm512_set1_epi32((int)p->smask));
+    e0 = _mm512_i32gather_epi64(_mm512_castsi512_si256(c), (const void *)p->e, 8);
+    e1 = _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(c, 1), (const void *)p->e, 8);
+    ts = _mm512_permutex2var_epi32(e0, even, e1);
+    hi = _mm512_permutex2var_epi32(e0, odd, e1);
+    lim = _mm512_sub_epi32(rmask, _mm512_srl_epi32(ts, sh));
+    up = _mm512_cmpgt_epu32_mask(_mm512_and_si512(R, rmask), lim);
+    fw = _mm512_and_si512(_mm512_mask_srli_epi32(_mm512_srli_epi32(hi, 18), up, hi, 25), f7);
+    fw = _mm512_add_epi32(fw, _mm512_and_si512(fw, _mm512_set1_epi32(0x40))); /* 0x40 -> 0x80 */
+    hi = _mm512_mask_add_epi32(hi, up, hi, _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 16), three), one));
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm512_cvtepi32_epi16(hi));
+    f8 = _mm512_cvtepi32_epi8(fw);
+    _mm_storeu_si128((__m128i *)fl, f8);
+    return f8;
+}
+
+TGT static inline AINL unsigned srw_run512(const sfp8s_srw *p, const void *in, int isize, void *out, uint8_t *fl,
+                                           ptrdiff_t n)
+{
+    const __m512i rmask = _mm512_set1_epi32((int)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    const __m128i sh = _mm_cvtsi32_si128(32 - p->N);
+    rng16 g = rng16_init(p->seed_key, p->stream_key, p->index0);
+    __m128i facc = _mm_setzero_si128();
+    for (ptrdiff_t i = 0; i + 16 <= n; i += 16)
+        facc = _mm_or_si128(facc, srw16(p, rmask, sh, rng16_next(&g), (const char *)in + i * isize, isize,
+                                        (char *)out + 2 * i, fl + i));
+    return or16(facc);
+}
+
+TGT unsigned sfp8s_wide_sr_avx512(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n)
+{
+    return p->isize == 1 ? srw_run512(p, in, 1, out, fl, n) : srw_run512(p, in, 2, out, fl, n);
+}
+
+/* element-order dwords of the low halves of a's four 64-bit lanes, then b's */
+TGT2 static inline AINL __m256i srw_join(__m256i a, __m256i b)
+{
+    return _mm256_permutevar8x32_epi32(_mm256_blend_epi32(a, _mm256_slli_epi64(b, 32), 0xaa),
+                                       _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
+/* eight lanes at element i */
+TGT2 static inline AINL __m128i srw8(const sfp8s_srw *p, __m256i rmask, __m128i sh, __m256i R, const void *in,
+                                     int isize, char *out, uint8_t *fl)
+{
+    const __m256i sign = _mm256_set1_epi32((int)0x80000000u), f7 = _mm256_set1_epi32(0x7f);
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), three = _mm256_set1_epi32(3), one = _mm256_set1_epi32(1);
+    __m256i c = isize == 1 ? _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)in))
+                           : _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)in));
+    __m256i e0, e1, ts, hi, fw, lim, up;
+    __m128i f8;
+    c = _mm256_and_si256(c, _mm256_set1_epi32((int)p->smask));
+    e0 = _mm256_i32gather_epi64((const long long *)(const void *)p->e, _mm256_castsi256_si128(c), 8);
+    e1 = _mm256_i32gather_epi64((const long long *)(const void *)p->e, _mm256_extracti128_si256(c, 1), 8);
+    ts = srw_join(e0, e1);
+    hi = srw_join(_mm256_srli_epi64(e0, 32), _mm256_srli_epi64(e1, 32));
+    lim = _mm256_sub_epi32(rmask, _mm256_srl_epi32(ts, sh));
+    up = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_and_si256(R, rmask), sign), _mm256_xor_si256(lim, sign));
+    fw = _mm256_and_si256(_mm256_blendv_epi8(_mm256_srli_epi32(hi, 18), _mm256_srli_epi32(hi, 25), up), f7);
+    fw = _mm256_add_epi32(fw, _mm256_and_si256(fw, _mm256_set1_epi32(0x40))); /* 0x40 -> 0x80 */
+    hi = _mm256_add_epi32(hi, _mm256_and_si256(up, _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 16), three), one)));
+    hi = _mm256_and_si256(hi, lo16);
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_packus_epi32(_mm256_castsi256_si128(hi), _mm256_extracti128_si256(hi, 1)));
+    f8 = _mm_packus_epi32(_mm256_castsi256_si128(fw), _mm256_extracti128_si256(fw, 1));
+    f8 = _mm_packus_epi16(f8, f8);
+    _mm_storel_epi64((__m128i *)fl, f8);
+    return f8;
+}
+
+TGT2 static inline AINL unsigned srw_run256(const sfp8s_srw *p, const void *in, int isize, void *out, uint8_t *fl,
+                                            ptrdiff_t n)
+{
+    const __m256i rmask = _mm256_set1_epi32((int)(p->N == 32 ? 0xffffffffu : (1u << p->N) - 1));
+    rng4 g = rng4_init(p->seed_key, p->stream_key, p->index0);
+    uint64_t w = 0; /* the OR of the eight-byte flag groups */
+    unsigned f = 0;
+    for (ptrdiff_t i = 0; i + 8 <= n; i += 8) {
+        __m256i r0 = rng4_next(&g), r1 = rng4_next(&g);
+        w |= (uint64_t)_mm_cvtsi128_si64(srw8(p, rmask, _mm_cvtsi32_si128(32 - p->N), srw_join(r0, r1),
+                                              (const char *)in + i * isize, isize, (char *)out + 2 * i, fl + i));
+    }
+    for (int b = 0; b < 64; b += 8) f |= (unsigned)(w >> b) & 0xff;
+    return f;
+}
+
+TGT2 unsigned sfp8s_wide_sr_avx2(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n)
+{
+    return p->isize == 1 ? srw_run256(p, in, 1, out, fl, n) : srw_run256(p, in, 2, out, fl, n);
+}
+
+#else /* no x86-64 SIMD */
+unsigned sfp8s_wide_sr_avx512(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)in; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached: sfp8f_simd_level() is 0 */
+}
+unsigned sfp8s_wide_sr_avx2(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n)
+{
+    (void)p; (void)in; (void)out; (void)fl; (void)n;
+    return 0x80; /* not reached */
+}
+#endif

@@ -186,4 +186,21 @@ ptrdiff_t sfp8s_cast64_avx512(const sfp8s_cast64 *p, const uint16_t *tab, const 
                               uint8_t *flo, ptrdiff_t n, unsigned *acc);
 ptrdiff_t sfp8s_cast64_avx2(const sfp8s_cast64 *p, const uint16_t *tab, const uint64_t *in, uint8_t *out,
                             uint8_t *flo, ptrdiff_t n, unsigned *acc);
+
+/* ---- stochastic conversions into, and unary operations of, formats of 9..16
+ *      bits (stochastic.c, sfp8f_run_wide_sr): the portable loop's rule on the
+ *      per-code table (fast.h, sfp8f_srw; one 64-bit gather per lane) for n contiguous source codes of
+ *      isize 1 or 2 bytes (masked by smask), n a multiple of 16 (AVX-512) or 8
+ *      (AVX2): two-byte codes to out (possibly unaligned), flags to fl[i], 0x80
+ *      for the lanes the caller finishes with the core (their codes are not
+ *      written); the random bits of element i are sfp8r_bits(seed_key,
+ *      stream_key, index0 + i).  Returns the OR of all fl[i]. ---- */
+typedef struct sfp8s_srw {
+    const uint64_t *e;       /* fast.h: ts | rz << 32 | d << 48 | rz flags << 50 | ra flags << 57 */
+    uint64_t seed_key, stream_key, index0;
+    int N, isize;
+    uint32_t smask;
+} sfp8s_srw;
+unsigned sfp8s_wide_sr_avx512(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n);
+unsigned sfp8s_wide_sr_avx2(const sfp8s_srw *p, const void *in, void *out, uint8_t *fl, ptrdiff_t n);
 #endif

@@ -813,9 +813,20 @@ unsigned sfp8f_run_conv_sr(const sfp8f_sr8 *t, int op, const sfp8_format *src, c
  *      code, the core's results for the lowest and the highest random word and
  *      ts found by search_ts; the element is ra iff (R mod 2^N) > 2^N - 1 -
  *      (ts >> (32 - N)).  Entries the rule does not state (a non-finite
- *      neighbour, the tininess-after window below 2^emin, a failed check) take
- *      the core.  DERIVED from core.c round_pack through the core itself;
- *      proven equal by tests/fast/test_sr_convert.py. ---- */
+ *      neighbour, the tininess-after window below 2^emin, ra not within one
+ *      code of rz, a failed check) take the core.  DERIVED from core.c
+ *      round_pack through the core itself; proven equal by
+ *      tests/fast/test_sr_convert.py. ---- */
+#define SRW_CORE ((uint64_t)SRW_FCORE << 50 | (uint64_t)SRW_FCORE << 57)
+
+/* the packed entry (fast.h): ra - rz in {-1, 0, 1} (else the core) */
+static uint64_t srw_entry(uint32_t ts, uint32_t r0, unsigned f0, uint32_t r1, unsigned f1)
+{
+    const uint32_t d = (r1 - r0 + 1) & 0xffff;
+    if (d > 2 || ((f0 | f1) & ~0x3fu)) return SRW_CORE;
+    return ts | (uint64_t)r0 << 32 | (uint64_t)d << 48 | (uint64_t)f0 << 50 | (uint64_t)f1 << 57;
+}
+
 static void *build_srw(const sfp8f_key *k, size_t *bytes)
 {
     const sfp8_format *f = k->kind == T_SRWC ? &k->b : &k->a; /* the results' format */
@@ -833,23 +844,18 @@ static void *build_srw(const sfp8f_key *k, size_t *bytes)
     for (uint32_t p = 0; p < 65536; p++) {
         uint8_t f0 = 0, f1 = 0;
         uint32_t r0, r1, ts;
-        t->e[p] = 0;
-        t->fl[p] = 0x8080; /* the core */
+        t->e[p] = SRW_CORE;
         if (p >= nsrc) continue;
         r0 = core_sr(k, &env, p >> 8, p & 0xff, 0, &f0);
         r1 = core_sr(k, &env, p >> 8, p & 0xff, 0xffffffffu, &f1);
         if (r0 == r1 && f0 == f1) {
-            t->e[p] = (uint64_t)r0 << 32 | (uint64_t)r1 << 48; /* the same for every R */
-            t->fl[p] = (uint16_t)(f0 | f1 << 8);
+            t->e[p] = srw_entry(0, r0, f0, r1, f1); /* the same for every R */
         } else if (r0 != r1 && sfp8_classify(f, r0) < SFP8_CLASS_INF && sfp8_classify(f, r1) < SFP8_CLASS_INF) {
             uint64_t b = sfp8_convert(f, &sfp8_binary64, r1, &sfp8f_free_env, &fl);
             double v1;
             memcpy(&v1, &b, 8);
             if (!env.tininess_before && fabs(v1) == minnorm) continue; /* flags of the unbounded grid */
-            if (search_ts(k, &env, p, r0, f0, r1, f1, &ts)) {
-                t->e[p] = ts | (uint64_t)r0 << 32 | (uint64_t)r1 << 48;
-                t->fl[p] = (uint16_t)(f0 | f1 << 8);
-            }
+            if (search_ts(k, &env, p, r0, f0, r1, f1, &ts)) t->e[p] = srw_entry(ts, r0, f0, r1, f1);
         }
     }
     *bytes = sizeof *t;
@@ -861,9 +867,13 @@ static int srw_format_ok(const sfp8_format *f)
     return f->bits > 8 && f->bits <= 16 && f->subnormals != SFP8_SUBNORMALS_TESLA;
 }
 
-/* a table of 65536 entries, about 34 core calls each: for calls of 2M+
-   elements (or repeated calls, the table staying cached) */
-enum { SRW_COST = 36 << 20 };
+/* a table of up to 65536 entries, about 34 core calls each: measured (AMD
+   EPYC, AVX-512) 9 ms (bfloat16 -> float16) to 134 ms (float16 tanh), the
+   time of 0.45M..1.5M elements through the core (19..90 ns each) while the
+   table's run takes 0.7 ns (AVX-512) .. 7.5 ns (portable): built for calls of
+   1.5M+ elements (sfp8f_cached: n >= SRW_COST / 16), which repay it in that
+   one call (or for repeated calls, the table staying cached) */
+enum { SRW_COST = 24 << 20 };
 
 const sfp8f_srw *sfp8f_stochastic_wide(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
                                        ptrdiff_t n)
@@ -881,26 +891,72 @@ const sfp8f_srw *sfp8f_stochastic_wide_unary(int op, const sfp8_format *f, const
     return sfp8f_cached(T_SRWU, op, f, NULL, env, build_srw, n, SRW_COST);
 }
 
+/* the core's code and flags of source code c with the random word R (op -1: the conversion) */
+static inline uint32_t srw_core(int op, const sfp8_format *src, const sfp8_format *dst, sfp8_env *e, uint32_t c,
+                                uint32_t R, uint8_t *fl)
+{
+    *fl = 0;
+    e->random = R;
+    return op < 0 ? sfp8_convert(src, dst, c, e, fl) : sfp8x_apply(op, dst, c, 0, 0, e, fl);
+}
+
+/* see fast.h; the SIMD kernels (fast_simd.c, sfp8s_wide_sr_avx512 / _avx2) take
+ * blocks of SR_BLK contiguous codes when the output is apart from the input
+ * (fast_impl.h, sfp8f_apart), their lanes for the core finished here from the
+ * source codes (in place: the codes through a buffer until then); the rest,
+ * and every other layout, the loop element by element in order */
 unsigned sfp8f_run_wide_sr(const sfp8f_srw *t, int op, const sfp8_format *src, const sfp8_format *dst,
                            const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
                            ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     const sr_keys k = sr_keys_of(env, seed, stream);
-    const int isz = src->bits <= 8 ? 1 : 2;
+    const int isz = src->bits <= 8 ? 1 : 2, level = sfp8f_simd_level(), blk = level >= 2 ? 16 : 8;
     const uint32_t smask = sfp8_code_mask(src);
     sfp8_env e = *env;
     unsigned acc = 0;
-    for (ptrdiff_t i = 0; i < n; i++, a += sa, o += so) { /* element i read before output i is written */
+    ptrdiff_t i = 0;
+    if (level >= 1 && sa == isz && so == 2 && n >= blk && sfp8f_apart(o, 2, 2, a, sa, isz, n)) {
+        sfp8s_srw p = {t->e, k.hs, k.base, 0, k.N, isz, smask};
+        uint16_t cb[SR_BLK];
+        uint8_t fb[SR_BLK];
+        const int direct = o != a;
+        for (; i + blk <= n; i += SR_BLK) {
+            const ptrdiff_t m = n - i < SR_BLK ? (n - i) & ~(ptrdiff_t)(blk - 1) : SR_BLK;
+            const char *x = a + i * isz;
+            char *oc = direct ? o + 2 * i : (char *)cb;
+            uint8_t *of = flout ? flout + i : fb;
+            unsigned g;
+            p.index0 = index0 + (uint64_t)i;
+            g = level >= 2 ? sfp8s_wide_sr_avx512(&p, x, oc, of, m) : sfp8s_wide_sr_avx2(&p, x, oc, of, m);
+            if (g & 0x80) { /* lanes for the core */
+                g = 0;
+                for (ptrdiff_t j = 0; j < m; j++) {
+                    if (of[j] & 0x80)
+                        sfp8f_st(oc + 2 * j,
+                                 srw_core(op, src, dst, &e, (uint32_t)sfp8f_ld(x + j * isz, isz) & smask,
+                                          sfp8r_bits(k.hs, k.base, p.index0 + (uint64_t)j), of + j),
+                                 2);
+                    g |= of[j];
+                }
+            }
+            acc |= g;
+            if (!direct) memcpy(o + 2 * i, cb, (size_t)(2 * m));
+            if (m < SR_BLK) {
+                i += m;
+                break;
+            }
+        }
+        a += i * sa;
+        o += i * so;
+    }
+    for (; i < n; i++, a += sa, o += so) { /* element i read before output i is written */
         const uint32_t c = (uint32_t)sfp8f_ld(a, isz) & smask, R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
         const uint64_t ent = t->e[c];
         const unsigned up = (R & k.Rmask) > k.Rmask - ((uint32_t)ent >> (32 - k.N));
-        uint8_t fl = (uint8_t)(t->fl[c] >> (up ? 8 : 0));
-        uint32_t code = (uint32_t)(ent >> (up ? 48 : 32)) & 0xffff;
-        if (fl & 0x80) {
-            fl = 0;
-            e.random = R;
-            code = op < 0 ? sfp8_convert(src, dst, c, &e, &fl) : sfp8x_apply(op, dst, c, 0, 0, &e, &fl);
-        }
+        const uint32_t hi = (uint32_t)(ent >> 32); /* rz | d << 16 | rz flags << 18 | ra flags << 25 */
+        uint8_t fl = (uint8_t)((hi >> (up ? 25 : 18)) & 0x7f);
+        uint32_t code = (hi + (up ? ((hi >> 16) & 3) - 1 : 0)) & 0xffff;
+        if (fl & SRW_FCORE) code = srw_core(op, src, dst, &e, c, R, &fl);
         sfp8f_st(o, code, 2);
         acc |= fl;
         if (flout) flout[i] = fl;
