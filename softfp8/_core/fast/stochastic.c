@@ -422,6 +422,7 @@ typedef struct {
     ptrdiff_t sa, sb, so, n;
     uint8_t *flout;
     const char *z; /* fma: the addends, contiguous codes from element 0 (sfp8f_run_fma_sr) */
+    const struct sfp8f_sr16 *t16; /* 16-bit sqrt: the decoding table (finish_core) */
 } sr_call;
 
 /* The lanes j < m with fl[j] & 0x80 through the core: contiguous operands and
@@ -432,6 +433,33 @@ static __attribute__((noinline)) unsigned finish_core(const sr_call *c, ptrdiff_
 {
     sfp8_env e = *c->env;
     unsigned g = 0;
+    /* sqrt of a negative number (finite, not zero, read without a flag: vf): the
+       same NaN and flags for every such operand and random word (nothing is
+       rounded): the core once, then those lanes without a branch per lane */
+    const sfp8f_sr16 *t = c->op == X_SQRT && !c->src ? c->t16 : NULL;
+    if (t) {
+        uint32_t neg_code = 0;
+        int neg_fl = -1;
+        for (ptrdiff_t j = 0; j < m && neg_fl < 0; j++) {
+            const uint64_t v = t->vf[(uint32_t)sfp8f_ld(x + j * size, size) & t->mask];
+            if ((fl[j] & 0x80) && (v >> 63) && !(v & 0xff) && (v << 1)) {
+                uint8_t got = 0;
+                e.random = 0; /* not used: nothing is rounded */
+                neg_code = sfp8x_apply(X_SQRT, c->f, (uint32_t)sfp8f_ld(x + j * size, size), 0, 0, &e, &got);
+                neg_fl = got;
+            }
+        }
+        if (neg_fl >= 0 && size == 2) /* 16-bit codes (the only caller): masks, no branch */
+            for (ptrdiff_t j = 0; j < m; j++) {
+                const uint64_t v = t->vf[sfp8f_ld16(x + 2 * j) & t->mask];
+                const uint32_t neg = (uint32_t)(fl[j] >> 7) & (uint32_t)(v >> 63) & (uint32_t)((v & 0xff) == 0) &
+                                     (uint32_t)((v << 1) != 0);
+                const uint32_t sel = 0u - neg;
+                const uint16_t code = (uint16_t)((neg_code & sel) | (sfp8f_ld16(out + 2 * j) & ~sel));
+                memcpy(out + 2 * j, &code, 2);
+                fl[j] = (uint8_t)(((uint32_t)neg_fl & sel) | (fl[j] & ~sel));
+            }
+    }
     for (ptrdiff_t j = 0; j < m; j++) {
         if (fl[j] & 0x80) {
             uint8_t got = 0;
@@ -791,7 +819,8 @@ unsigned sfp8f_run_arith_sr(const void *t, int op, const sfp8_format *f, const s
                             uint64_t stream, uint64_t index0, const char *a, ptrdiff_t sa, const char *b,
                             ptrdiff_t sb, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
-    const sr_call c = {op, f, NULL, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout};
+    const sr_call c = {op, f, NULL, env, sr_keys_of(env, seed, stream), index0, a, b, o, sa, sb, so, n, flout, NULL,
+                       f->bits > 8 ? (const sfp8f_sr16 *)t : NULL};
     return f->bits <= 8 ? run_arith8_sr(t, &c) : run_arith16_sr(t, &c);
 }
 
