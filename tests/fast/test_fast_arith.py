@@ -351,6 +351,76 @@ def test_stochastic_cast_f64_whole_range(name):
     assert count == 8 * len(SIMD_LEVELS) * n
 
 
+def _sr_boundary_values(fmt, dtype, rng):
+    """Every finite value of fmt (both signs) and, around each, the values a stochastic
+    cast must tell apart: the neighbours one ulp of dtype away, the midpoints to the next
+    value and one ulp either side of them, a random point between, plus zeros, values far
+    below the smallest subnormal, beyond the largest finite value, binary32 subnormals
+    and infinities / NaN; shuffled so that every kind shares SIMD blocks with the others."""
+    codes = np.arange(1 << fmt.bits, dtype=np.uint32)
+    vals = np.array([fmt.decode(int(c)) for c in codes], dtype=np.float64)
+    fin = np.unique(np.abs(vals[np.isfinite(vals)]))
+    nxt = np.append(fin[1:], fin[-1] * 2)
+    mid = (fin + nxt) / 2
+    out = [fin, nxt, mid, fin + (nxt - fin) * rng.random(fin.size),
+           np.asarray([0.0, fmt.min_subnormal / 3, fmt.min_subnormal / 2, fmt.min_subnormal * 1e-9,
+                       fmt.max * 1.5, fmt.max * 4, 1e30, np.inf, np.nan, 1e-40, 1e-44])]
+    v = np.concatenate(out).astype(dtype)
+    v = np.concatenate([v, np.nextafter(v, dtype(np.inf)), np.nextafter(v, dtype(0))])
+    v = np.concatenate([v, -v])
+    v = v[np.isfinite(v) | np.isinf(v) | np.isnan(v)]
+    return rng.permutation(np.tile(v, 3))
+
+
+_SR_ARITH_FORMATS = {
+    "e4m3": softfp8.e4m3, "e5m2": softfp8.e5m2, "e4m3fnuz": softfp8.e4m3fnuz,
+    "e5m2fnuz": softfp8.e5m2fnuz, "hfp8_143": softfp8.hfp8_143, "float4_e2m1fn": softfp8.float4_e2m1fn,
+    # custom formats at the edges of the arithmetic kernel's cover (fast_simd.c, sr_arith16):
+    # M = 4, a large emin, emin = -125 (its smallest subnormal is binary32's 2^-126) and
+    # emin = 126 (its largest values beyond binary32's), and emin = -126 and 127 (outside:
+    # the key table's kernel)
+    "e3m4": softfp8.format(exp_bits=3, man_bits=4, bias=3),
+    "e5m2b3": softfp8.format(exp_bits=5, man_bits=2, bias=3),
+    "e6m1b126": softfp8.format(exp_bits=6, man_bits=1, bias=126),
+    "e6m1b127": softfp8.format(exp_bits=6, man_bits=1, bias=127),
+    "e4m3bm125": softfp8.format(exp_bits=4, man_bits=3, bias=-125),
+    "e4m3bm126": softfp8.format(exp_bits=4, man_bits=3, bias=-126),
+}
+
+
+@pytest.mark.parametrize("name", list(_SR_ARITH_FORMATS))
+@isolated
+def test_stochastic_cast_boundaries(name):
+    """The stochastic casts float32/float64 -> 8-bit at every rounding boundary of the
+    format (the AVX-512 kernel computes both neighbours by arithmetic for these formats:
+    fast_simd.c, sr_arith16), with few random bits (sr_bits 1..3: t + R = 2^N ties are
+    common) and all 32, both tininess rules (the binade below 2^emin), saturation on and
+    off, odd lengths (the 16-lane tail), per-element flags (softfp8.bits) and the flags'
+    OR without them (astype), at every SIMD level against the core."""
+    fmt = _SR_ARITH_FORMATS[name]
+    rng = np.random.default_rng(23)
+    count = 0
+    for dtype in (np.float32, np.float64):
+        x = _sr_boundary_values(fmt, dtype, rng)
+        x = x[: (x.size // 32 - 1) * 32 + 21]  # a tail of 16 + 5
+        for seed, nbits, tin, sat in itertools.product((5, 2**64 - 3), (1, 2, 3, 32), ("after", "before"),
+                                                       (False, True)):
+            kw = dict(rounding="stochastic", seed=seed, sr_bits=nbits, tininess=tin, saturate=sat)
+            outs = []
+            for lv, simd in [(0, SIMD_LEVELS[-1])] + [(2, s) for s in SIMD_LEVELS]:
+                with fast_mode(lv, simd), np.errstate(all="ignore"):
+                    per = sfb.from_float(x, fmt, **kw)
+                    with softfp8.rounding("stochastic", seed=seed, sr_bits=nbits), softfp8.tininess(tin), \
+                            softfp8.saturation(sat), softfp8.collect_flags() as fl:
+                        whole = x.astype(fmt.dtype)
+                outs.append((per[0].tobytes(), per[1].tobytes(), whole.view(np.uint8).tobytes(), int(fl.flags)))
+            for k, o in enumerate(outs[1:]):
+                assert o == outs[0], f"{name} {dtype.__name__} seed={seed} sr_bits={nbits} {tin} sat={sat} variant {k}"
+            count += x.size
+    assert count == 32 * sum((_sr_boundary_values(fmt, d, rng).size // 32 - 1) * 32 + 21
+                             for d in (np.float32, np.float64))
+
+
 # ---- matmul: the binary64 BLAS path ----
 
 @pytest.mark.parametrize("name", ["e4m3", "e4m3fnuz", "hfp8_143", "e5m2", "cf143_60"])

@@ -254,13 +254,16 @@ int sfp8f_from_float_ok(const sfp8_format *f)
  * cast64.c): signed formats with IEEE subnormals and 1..4 mantissa bits (the
  * rest of sfp8f_from_float_ok's conditions hold), zeros packed without flags,
  * overflow results from the core. */
-static void cast64_params(const sfp8_format *f, const sfp8_env *env, sfp8s_cast64 *p)
+void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env_in, sfp8s_cast64 *p)
 {
     uint8_t fl = 0;
     uint32_t z0, z1;
+    sfp8_env e1 = *env_in;
+    const sfp8_env *env = &e1;
     memset(p, 0, sizeof *p);
+    if (e1.rounding == SFP8_ROUND_STOCHASTIC) e1.rounding = SFP8_ROUND_NEAREST_EVEN;
     if (!f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE || f->man_bits < 1 || f->man_bits > 4 ||
-        f->bits > 8 || env->rounding == SFP8_ROUND_STOCHASTIC)
+        f->bits > 8)
         return;
     p->M = f->man_bits;
     p->emin = 1 - f->bias;
@@ -300,8 +303,7 @@ void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes)
         t[key] = (uint16_t)((r & 0xffu) | (uint32_t)fl << 8);
     }
     memset(t + 65536, 0, 64);
-    cast64_params(&k->a, &env, (sfp8s_cast64 *)(void *)((char *)t + 65536 * sizeof(uint16_t) + 64));
-    cast64_params(&k->a, &env, (sfp8s_cast64 *)(void *)((char *)t + 65536 * sizeof(uint16_t) + 64));
+    sfp8f_cast64_params(&k->a, &env, (sfp8s_cast64 *)(void *)((char *)t + 65536 * sizeof(uint16_t) + 64));
     *bytes = 65536 * sizeof(uint16_t);
     return t;
 }

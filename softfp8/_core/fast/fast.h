@@ -206,6 +206,9 @@ typedef struct sfp8f_sr {
                                      aw = rz for zero/inf/NaN keys, | 0x8000 for keys the SIMD kernels
                                      send to the core (stochastic.c, build_sr) */
     int man_bits, emin;
+    /* the AVX-512 kernel's arithmetic form (fast_simd.h, sfp8s_sr.ar) */
+    int ar;
+    uint32_t maxmag, signbit, negzero;
 } sfp8f_sr;
 const sfp8f_sr *sfp8f_stochastic(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n);
 /* random bits of element i: sfp8_random_u32(seed, stream, index0 + i) */

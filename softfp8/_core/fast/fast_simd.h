@@ -61,6 +61,12 @@ typedef struct sfp8s_sr {
        or below 2^emin with the top M significand bits not all ones, and not negative in an unsigned format; they round on the subnormal grid */
     int sub_ok, tin_before, is_signed;
     const void *dst, *env;   /* const sfp8_format *, const sfp8_env * (stochastic) */
+    /* 1: the AVX-512 kernel computes the two neighbours by arithmetic instead of
+       gathering rza (fast_simd.c, sr_arith16): a signed format with IEEE subnormals
+       whose codes 0..maxmag are its finite magnitudes in order (fast.c,
+       sfp8f_cast64_params), 1 <= M <= 4, -125 <= emin <= 126 */
+    int ar;
+    uint32_t maxmag, signbit, negzero; /* negzero 1: a zero result keeps the sign bit */
 } sfp8s_sr;
 ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                      uint8_t *flo, unsigned *acc);

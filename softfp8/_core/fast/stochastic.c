@@ -41,6 +41,14 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
     }
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
+    {
+        sfp8s_cast64 c;
+        sfp8f_cast64_params(&k->a, &env, &c);
+        t->ar = c.ok && t->emin >= -125 && t->emin <= 126; /* fast_simd.h, sfp8s_sr.ar */
+        t->maxmag = c.maxmag;
+        t->signbit = c.signbit;
+        t->negzero = c.negzero;
+    }
     /* the SIMD kernels' marks (fast_simd.c, sr_cast16): ra = rz for the keys
        of zeros, infinities and NaNs (no rounding: any random word gives rz);
        0x8000 (no flag uses it) for the keys below the normal range (binary32
@@ -82,7 +90,7 @@ unsigned sfp8f_run_from_float_sr(const sfp8f_sr *t, const sfp8_format *dst, cons
     if (sa == isize && so == 1 && sfp8f_simd_level() >= 1 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
         const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin,
                            dst->subnormals == SFP8_SUBNORMALS_IEEE, env->tininess_before != 0, dst->is_signed != 0,
-                           dst, env};
+                           dst, env, t->ar, t->maxmag, t->signbit, t->negzero};
         i = sfp8f_simd_level() >= 2 ? sfp8s_from_float_sr_avx512(&p, a, isize, (uint8_t *)o, n, flout, &acc)
                                     : sfp8s_from_float_sr_avx2(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
