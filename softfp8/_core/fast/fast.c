@@ -254,16 +254,13 @@ int sfp8f_from_float_ok(const sfp8_format *f)
  * cast64.c): signed formats with IEEE subnormals and 1..4 mantissa bits (the
  * rest of sfp8f_from_float_ok's conditions hold), zeros packed without flags,
  * overflow results from the core. */
-void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env_in, sfp8s_cast64 *p)
+void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env, sfp8s_cast64 *p)
 {
     uint8_t fl = 0;
     uint32_t z0, z1;
-    sfp8_env e1 = *env_in;
-    const sfp8_env *env = &e1;
     memset(p, 0, sizeof *p);
-    if (e1.rounding == SFP8_ROUND_STOCHASTIC) e1.rounding = SFP8_ROUND_NEAREST_EVEN;
     if (!f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE || f->man_bits < 1 || f->man_bits > 4 ||
-        f->bits > 8)
+        f->bits > 8 || env->rounding == SFP8_ROUND_STOCHASTIC)
         return;
     p->M = f->man_bits;
     p->emin = 1 - f->bias;

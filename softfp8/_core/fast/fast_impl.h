@@ -56,8 +56,8 @@ extern const sfp8_env sfp8f_free_env;
 /* builders shared between files (fast.c) */
 void *sfp8f_build_conv(const sfp8f_key *k, size_t *bytes);
 void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes);
-/* the arithmetic float64 cast's parameters of f under env (fast.c; p->ok 0: not covered;
-   a stochastic env is covered as nearest-even, whose overflow results p->ovf* are) */
+/* the arithmetic float64 cast's parameters of f under a deterministic env (fast.c;
+   p->ok 0: not covered) */
 struct sfp8s_cast64;
 void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env, struct sfp8s_cast64 *p);
 /* binary32/64 -> format conversions depend on the compressed key only (fast.c) */

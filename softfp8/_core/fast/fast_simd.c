@@ -586,7 +586,6 @@ TGT static inline __attribute__((always_inline)) __mmask16 sr_arith16(const sfp8
         sub = sr_arith_sub(t, p, isize, a, rest, &mag, &tfr, &ix);
         core = (__mmask16)(rest & ~sub);
     }
-    ix &= (__mmask16)~zero;
     /* t + R >= 2^N  <=>  R > (2^N - 1) - t; t = 0 where exact, so only inexact lanes move */
     pick = _mm512_cmpgt_epu32_mask(R, _mm512_sub_epi32(rmask, tfr));
     mag = _mm512_mask_add_epi32(mag, pick, mag, _mm512_set1_epi32(1));
@@ -659,7 +658,7 @@ TGT static inline __attribute__((always_inline)) ptrdiff_t sr_cast_run(const sfp
 TGT ptrdiff_t sfp8s_from_float_sr_avx512(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n,
                                          uint8_t *flo, unsigned *acc)
 {
-    if (t->ar && t->M >= 1 && t->M <= 4 && t->emin >= -125 && t->emin <= 126)
+    if (t->ar)
         return isize == 4 ? sr_cast_run(t, in, 4, 1, out, n, flo, acc) : sr_cast_run(t, in, 8, 1, out, n, flo, acc);
     return isize == 4 ? sr_cast_run(t, in, 4, 0, out, n, flo, acc) : sr_cast_run(t, in, 8, 0, out, n, flo, acc);
 }

@@ -41,7 +41,7 @@ static void *build_sr(const sfp8f_key *k, size_t *bytes)
     }
     t->man_bits = k->a.man_bits;
     t->emin = 1 - k->a.bias;
-    {
+    { /* env is deterministic here (downward); ok, maxmag, signbit, negzero do not depend on it */
         sfp8s_cast64 c;
         sfp8f_cast64_params(&k->a, &env, &c);
         t->ar = c.ok && t->emin >= -125 && t->emin <= 126; /* fast_simd.h, sfp8s_sr.ar */
