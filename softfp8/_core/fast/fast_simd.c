@@ -990,9 +990,14 @@ TGT static inline AINL ptrdiff_t a16_512(int OP, int MODE, const sfp8s_a16 *p, c
 
 static int a16_f32_ok(const sfp8s_a16 *p, int op)
 {
-    const int bias = 1023 - (int)(p->off >> 52), emin = p->ebase - 1023;
-    return op != SFP8S_FMA && p->arith && p->M >= 1 && p->M <= 10 && emin >= -126 &&
-           (int)p->emax_field - 1 - bias <= 127;
+    /* the format's values below 2^128: a result binary32 rounds to infinity is then
+       above the largest finite magnitude (its code, (129 - emin) << M, exceeds maxmag:
+       an overflow lane).  The largest finite magnitude's exponent is read from maxmag,
+       not from the exponent field below the all-ones one: formats without infinities
+       (FN, NONE) have finite values in the all-ones binade, and with bias 127 values
+       from 2^128 up, which binary32 cannot hold (issue 21). */
+    const int emin = p->ebase - 1023, emax = (int)(p->maxmag >> p->M) + emin - 1;
+    return op != SFP8S_FMA && p->arith && p->M >= 1 && p->M <= 10 && emin >= -126 && emax <= 127;
 }
 
 #define RNE_SAE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
