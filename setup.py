@@ -13,9 +13,11 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the fast paths: tables built from the core, SIMD kernels, derived roundings
-FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_core/fast/round_f64.c",
-        "softfp8/_core/fast/order16.c", "softfp8/_core/fast/stochastic.c", "softfp8/_core/fast/fast_simd.c",
-        "softfp8/_core/fast/cast64.c", "softfp8/_core/fast/cast16.c"]
+FAST = ["softfp8/_core/fast/" + f for f in (
+    "switches.c", "cache.c", "families.c", "round64.c", "sr_common.c",
+    # the families (families.def): one file each (sr_table8.c: three rows)
+    "binary8.c", "unary.c", "convert.c", "sum8.c", "order16.c", "fma8.c", "from_float8.c", "arith16.c",
+    "cast16.c", "sr_table8.c", "sr_arith16.c", "sr_fma.c", "sr_wide.c", "sr_from_float8.c", "sr_cast16.c")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/accum.c", "softfp8/_core/gemm.c", "softfp8/_core/elem.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c"] + FAST

@@ -60,6 +60,9 @@ cdef extern from "driver.h":
     unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng,
                               const char *a, Py_ssize_t sa, char *o, Py_ssize_t so, Py_ssize_t n,
                               uint8_t *flout) nogil
+    int sfp8d_run_family(int fam, int op, const sfp8_format *f, const sfp8_format *dst, const sfp8_env *env,
+                         sfp8_rng *rng, char *const data[], const Py_ssize_t strides[], Py_ssize_t n,
+                         uint8_t *flout, unsigned *flags) nogil
 
 cdef extern from "ops.h":
     ctypedef struct sfp8x_opinfo:
@@ -86,35 +89,10 @@ cdef extern from "fast.h":
     void sfp8f_cache_reclaim()
     unsigned sfp8f_read_begin() nogil
     void sfp8f_read_end(unsigned token) nogil
-    ctypedef struct sfp8f_un:
-        pass
-    ctypedef struct sfp8f_conv:
-        pass
-    ctypedef struct sfp8f_fma:
-        pass
-    ctypedef struct sfp8f_a16:
-        pass
-    const uint16_t *sfp8f_binary8(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
-    const sfp8f_un *sfp8f_unary(int op, const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
-    const sfp8f_conv *sfp8f_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
-                                    ptrdiff_t n)
-    const uint16_t *sfp8f_from_float(const sfp8_format *dst, const sfp8_env *env, ptrdiff_t n)
-    const sfp8f_fma *sfp8f_fma_table(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
-    const sfp8f_a16 *sfp8f_arith16(const sfp8_format *f, const sfp8_env *env, ptrdiff_t n)
-    unsigned sfp8f_run_binary8(const uint16_t *tab, const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb,
-                               char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
-    unsigned sfp8f_run_unary(const sfp8f_un *t, const char *a, ptrdiff_t sa, int size, char *o, ptrdiff_t so,
-                             int osize, ptrdiff_t n, uint8_t *flout) nogil
-    unsigned sfp8f_run_convert(const sfp8f_conv *c, const char *a, ptrdiff_t sa, int isize, char *o,
-                               ptrdiff_t so, int osize, ptrdiff_t n, uint8_t *flout) nogil
-    unsigned sfp8f_run_from_float(const uint16_t *tab, const char *a, ptrdiff_t sa, int isize, char *o,
-                                  ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
-    unsigned sfp8f_run_fma(const sfp8f_fma *t, const sfp8_format *f, const sfp8_env *env, const char *a,
-                           ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c, ptrdiff_t sc, char *o,
-                           ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
-    unsigned sfp8f_run_arith16(const sfp8f_a16 *t, int op, const sfp8_format *f, const sfp8_env *env,
-                               const char *a, ptrdiff_t sa, const char *b, ptrdiff_t sb, const char *c,
-                               ptrdiff_t sc, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout) nogil
+    int sfp8f_family_total()
+    int sfp8f_family_info(int k, const char **name, const char **what, const char **space, int own[3])
+    uint64_t sfp8f_family_calls(int k, int l)
+    void sfp8f_family_calls_reset()
 
 _KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary",
           "unary2", "unary_i32", "binary2", "binary_i64")
@@ -207,43 +185,98 @@ def _budget_from_environment():
 _budget_from_environment()
 
 
-# kind: (number, input operands, input sizes, output sizes)
-_FAST_KINDS = {"binary8": (0, 2, (1,), (1,)), "unary": (1, 1, (1, 2), (1, 2)),
-               "convert": (2, 1, (1, 2), (1, 2, 4, 8)), "from_float": (3, 1, (4, 8), (1,)),
-               "fma": (4, 3, (1,), (1,)), "arith16": (5, 2, (2,), (2,))}
+def fast_families():
+    """The fast-path families (softfp8/_core/fast/families.def), in the order the
+    array driver tries them: a list of {"name", "levels", "what", "space"}, levels
+    being the SIMD levels with a kernel of the family's own (0 portable C, 1 AVX2,
+    2 AVX-512; a level without one runs the next lower level's)."""
+    cdef const char *name
+    cdef const char *what
+    cdef const char *space
+    cdef int own[3]
+    cdef int k
+    out = []
+    for k in range(sfp8f_family_total()):
+        sfp8f_family_info(k, &name, &what, &space, own)
+        out.append({"name": name.decode(), "levels": tuple(l for l in range(3) if own[l]),
+                    "what": what.decode(), "space": space.decode()})
+    return out
 
 
-def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t n, tuple out,
+def fast_family_counts():
+    """{(family name, kernel level): calls}: how many array-driver calls each family
+    ran with its kernel of each level since reset_fast_family_counts() (one count
+    per call, not per element; levels as in fast_families())."""
+    cdef int k, l
+    cdef const char *name
+    cdef const char *what
+    cdef const char *space
+    cdef int own[3]
+    out = {}
+    for k in range(sfp8f_family_total()):
+        sfp8f_family_info(k, &name, &what, &space, own)
+        for l in range(3):
+            out[(name.decode(), l)] = int(sfp8f_family_calls(k, l))
+    return out
+
+
+def reset_fast_family_counts():
+    """Zero the counters of fast_family_counts()."""
+    sfp8f_family_calls_reset()
+
+
+def fast_kernel(str family, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t n, tuple out,
                 tuple a, tuple b=None, tuple c=None, str op="add", tuple dst=None, int isize=1,
-                int osize=1, bint want_flags=True):
-    """Test hook: run one fast kernel (sfp8f_run_*) directly on operands laid out in one
-    byte buffer, so outputs may overlap inputs in any way.
+                int osize=1, bint want_flags=True, tuple rngp=(0, 0, 0, 0)):
+    """Test hook: run one fast-path family (a name of fast_families()) alone, through
+    the array driver (driver.h, sfp8d_run_family), on operands laid out in one byte
+    buffer, so outputs may overlap inputs in any way.
 
     out, a, b, c: (byte offset, byte stride) of n elements in buf (strides of any sign);
-    isize / osize: element sizes (bytes) of the inputs and the output; params / dst: the
-    format (and, for convert, the destination format) tuples; envp: (rounding, saturate,
-    tininess_before, sr_bits).  The table is looked up (and built as a call of length n
-    would build it).  Returns None if no table covers the call, else (OR-flags,
-    per-element flags as a uint8 array, or None when want_flags is false)."""
+    params: the format of the operation (op), or with dst the source format of a
+    conversion (op is then ignored); isize / osize: the element sizes (bytes) of the
+    operands and the result, which must be those of the formats (a one-byte result for
+    comparisons and predicates); envp: (rounding, saturate, tininess_before, sr_bits);
+    rngp: (seeded, seed, stream, index0) of stochastic rounding.  The family's table
+    is looked up (and built as a call of length n would build it).  Returns None if
+    the family does not take the call, else (OR-flags, per-element flags as a uint8
+    array, or None when want_flags is false)."""
     cdef sfp8_format f = to_format(params)
     cdef sfp8_format fd
     cdef sfp8_env env
-    cdef const void *tab = NULL
+    cdef sfp8_rng rng
+    cdef char *data[4]
+    cdef Py_ssize_t strides[4]
     cdef Py_ssize_t off[4]
     cdef Py_ssize_t st[4]
     cdef char *base
     cdef unsigned acc = 0
     cdef uint8_t *flp = NULL
-    cdef int opc = 0, kk
-    cdef Py_ssize_t k, lo, hi, size
-    if kind not in _FAST_KINDS:
-        raise ValueError(f"kernel kind must be one of {sorted(_FAST_KINDS)}, got {kind!r}")
-    kk, nin, isizes, osizes = _FAST_KINDS[kind]
-    if isize not in isizes or osize not in osizes:
-        raise ValueError(f"{kind}: element sizes {isize}/{osize} not in {isizes}/{osizes}")
+    cdef int opc = -1, fam = -1, nin, k, ran, kind, want_isize, want_osize
+    cdef Py_ssize_t lo, hi, size
+    names = [d["name"] for d in fast_families()]
+    if family not in names:
+        raise ValueError(f"fast family must be one of {names}, got {family!r}")
+    fam = names.index(family)
+    if dst is not None:
+        fd = to_format(dst)
+        nin = 1
+        want_isize, want_osize = _elem_size(&f), _elem_size(&fd)
+    else:
+        if op not in OPS:
+            raise ValueError(f"unknown operation {op!r}")
+        opc = OPS[op]
+        kind = sfp8x_ops[opc].kind
+        if kind > 5:
+            raise ValueError(f"operation {op!r} has an int operand or two results: no fast family")
+        nin = sfp8x_arity(opc)
+        want_isize = _elem_size(&f)
+        want_osize = 1 if kind in (1, 2, 4) else want_isize
+    if isize != want_isize or osize != want_osize:
+        raise ValueError(f"{family}: element sizes {isize}/{osize} are not the formats' {want_isize}/{want_osize}")
     ops = [out, a, b, c]
     if any(ops[k] is None for k in range(1 + nin)):
-        raise ValueError(f"{kind} takes {nin} input operand(s)")
+        raise ValueError(f"{family} {op if dst is None else 'conversion'} takes {nin} input operand(s)")
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     for k in range(1 + nin):
@@ -255,59 +288,26 @@ def fast_kernel(str kind, tuple params, tuple envp, uint8_t[::1] buf, Py_ssize_t
             if lo < 0 or hi > buf.shape[0]:
                 raise ValueError(f"operand {k} ({off[k]}, {st[k]}) x {n} leaves the {buf.shape[0]}-byte buffer")
     fill_env(&env, envp)
+    fill_rng(&rng, None, rngp)
     cdef uint8_t[::1] flv
-    cdef unsigned tok = sfp8f_read_begin()  # tables stay alive until read_end (fast/cache.c)
-    try:
-        if kind in ("binary8", "unary", "arith16"):
-            opc = OPS[op]
-        if kind == "arith16" and op not in ("add", "sub", "mul", "div"):
-            raise ValueError(f"arith16 kernels take add, sub, mul or div, got {op!r}")
-        if kind == "binary8":
-            tab = sfp8f_binary8(opc, &f, &env, n)
-        elif kind == "unary":
-            tab = sfp8f_unary(opc, &f, &env, n)
-        elif kind == "convert":
-            if dst is None:
-                raise ValueError("convert needs dst")
-            fd = to_format(dst)
-            tab = sfp8f_convert(&f, &fd, &env, n)
-        elif kind == "from_float":
-            tab = sfp8f_from_float(&f, &env, n)
-        elif kind == "fma":
-            tab = sfp8f_fma_table(&f, &env, n)
-        else:
-            tab = sfp8f_arith16(&f, &env, n)
-        if tab == NULL:
-            return None
-        flags = np.zeros(max(n, 1), dtype=np.uint8) if want_flags else None
-        if want_flags:
-            flv = flags
-            flp = &flv[0]
-        base = <char *>&buf[0] if buf.shape[0] else NULL
-        if n == 0:
-            return 0, (flags[:0] if want_flags else None)
-        with nogil:
-            if kk == 0:
-                acc = sfp8f_run_binary8(<const uint16_t *>tab, base + off[1], st[1], base + off[2], st[2],
-                                        base + off[0], st[0], n, flp)
-            elif kk == 1:
-                acc = sfp8f_run_unary(<const sfp8f_un *>tab, base + off[1], st[1], isize, base + off[0], st[0],
-                                      osize, n, flp)
-            elif kk == 2:
-                acc = sfp8f_run_convert(<const sfp8f_conv *>tab, base + off[1], st[1], isize, base + off[0],
-                                        st[0], osize, n, flp)
-            elif kk == 3:
-                acc = sfp8f_run_from_float(<const uint16_t *>tab, base + off[1], st[1], isize, base + off[0],
-                                           st[0], n, flp)
-            elif kk == 4:
-                acc = sfp8f_run_fma(<const sfp8f_fma *>tab, &f, &env, base + off[1], st[1], base + off[2], st[2],
-                                    base + off[3], st[3], base + off[0], st[0], n, flp)
-            else:
-                acc = sfp8f_run_arith16(<const sfp8f_a16 *>tab, opc, &f, &env, base + off[1], st[1],
-                                        base + off[2], st[2], NULL, 0, base + off[0], st[0], n, flp)
-        return int(acc), flags
-    finally:
-        sfp8f_read_end(tok)
+    flags = np.zeros(max(n, 1), dtype=np.uint8) if want_flags else None
+    if want_flags:
+        flv = flags
+        flp = &flv[0]
+    base = <char *>&buf[0] if buf.shape[0] else NULL
+    for k in range(nin):  # operands, then the result (the driver's layout)
+        data[k] = base + off[k + 1]
+        strides[k] = st[k + 1]
+    data[nin] = base + off[0]
+    strides[nin] = st[0]
+    if n == 0:
+        return 0, (flags[:0] if want_flags else None)
+    with nogil:
+        ran = sfp8d_run_family(fam, opc, &f, &fd if dst is not None else &f, &env, &rng, data, strides, n, flp,
+                               &acc)
+    if not ran:
+        return None
+    return int(acc), flags
 
 
 def simd_level():

@@ -1,5 +1,5 @@
-/* The one strided array driver (see driver.h): the fast-path ladder, then the
- * exact core element by element. */
+/* The one strided array driver (see driver.h): the fast-path families
+ * (fast/families.def) in table order, then the exact core element by element. */
 #include "driver.h"
 
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "accum.h"
 #include "codes.h"
 #include "fast.h"
-#include "cast16.h"
+#include "family.h"
 
 static inline uint32_t random_bits(const sfp8_rng *rng, ptrdiff_t i)
 {
@@ -26,28 +26,99 @@ static inline unsigned put_flags(uint8_t *flout, ptrdiff_t i, uint8_t fl)
     return fl;
 }
 
-/* ---- exact add reductions: the superaccumulator (accum.c), with the
- *      8-bit fast table of exact integer values where it covers the codes ---- */
+/* ---- the families (fast/family.h) ---- */
 
-/* exact sum of 8-bit codes through the fast table; 0 if not covered */
-static int fast_sum(const sfp8_format *f, const char *b, ptrdiff_t sb, ptrdiff_t n, SuperAcc *sa, uint8_t *fl)
+/* Family k alone on call c (k < 0: the first family of the table that takes c),
+ * with the kernel of the current SIMD level; inside a read section of the table
+ * cache (fast/cache.c).  Returns the family that ran, with *acc set, or -1. */
+static int run_families(int k, sfp8f_call *c, unsigned *acc)
 {
-    /* the table builder reads values through binary64: only formats whose values
-       are all exact binary64 values */
-    const sfp8f_sum *t = acc_binary64_exact(f) ? sfp8f_sum_table(f, n) : NULL;
-    __int128 total = 0;
-    unsigned cats = 0, fls;
+    _Alignas(16) unsigned char scratch[SFP8F_SCRATCH];
+    const sfp8f_kernel *K;
+    int ran = -1, lo = k < 0 ? 0 : k, hi = k < 0 ? SFP8F_NFAMILIES : k + 1;
+    unsigned tok;
+    if (!sfp8f_enabled()) return -1; /* every family declines */
+    K = sfp8f_kernels(sfp8f_simd_level());
+    tok = sfp8f_read_begin();
+    for (int j = lo; j < hi && ran < 0; j++) {
+        const sfp8f_family *F = &sfp8f_families[j];
+        const void *t;
+        if (!(F->kinds & (unsigned)c->kind) || (F->sr && !c->sr)) continue;
+        c->level = K[j].level;
+        t = F->prepare(c, scratch);
+        if (!t) continue;
+        sfp8f_family_count(j, K[j].level);
+        *acc = K[j].run(t, c);
+        ran = j;
+    }
+    sfp8f_read_end(tok);
+    return ran;
+}
+
+/* the call of an operation (sfp8d_run's arguments) */
+static sfp8f_call op_call(int op, const sfp8_format *f, const sfp8_env *env, const sfp8_rng *rng, char *const data[],
+                          const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
+{
+    const int sz = sfp8d_size(f), arity = sfp8x_arity(op);
+    const int osz = sfp8x_bool_result(op) || sfp8x_ops[op].kind == K_RELATION ? 1 : sz;
+    /* NumPy passes arity + nout pointers: read only those */
+    sfp8f_call c = sfp8f_call1(SFP8F_OP, op, f, f, env, sz, osz, data[0], strides[0], data[arity], strides[arity], n,
+                               flout);
+    if (arity >= 2) c.b = data[1], c.sb = strides[1];
+    if (arity >= 3) c.c = data[2], c.sc = strides[2];
+    /* stochastic rounding of an operation that rounds, with generated random bits */
+    c.sr = env->rounding == SFP8_ROUND_STOCHASTIC && (sfp8x_ops[op].attrs & A_ENV) && !rng->random;
+    c.seed = rng->seed;
+    c.stream = rng->stream;
+    c.index0 = rng->index;
+    return c;
+}
+
+/* the call of a conversion (sfp8d_convert's arguments) */
+static sfp8f_call convert_call(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env,
+                               const sfp8_rng *rng, const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n,
+                               uint8_t *flout)
+{
+    sfp8f_call c = sfp8f_call1(SFP8F_CONVERT, -1, src, dst, env, sfp8d_size(src), sfp8d_size(dst), a, sa, o, so, n,
+                               flout);
+    c.sr = env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random;
+    c.seed = rng->seed;
+    c.stream = rng->stream;
+    c.index0 = rng->index;
+    return c;
+}
+
+/* the families' run of c (k as run_families); 1 with *acc set (and the generator
+   advanced past the elements a stochastic family rounded) if one ran */
+static int fast_run(int k, sfp8f_call *c, const sfp8_env *env, sfp8_rng *rng, unsigned *acc)
+{
+    int ran = run_families(k, c, acc);
+    if (ran < 0) return 0;
+    if (sfp8f_families[ran].sr) rng_advance(rng, env, c->n);
+    return 1;
+}
+
+/* ---- exact add reductions: the superaccumulator (accum.c), with the sum8
+ *      family's exact integer values where it covers the codes ---- */
+
+/* exact sum of the n codes at b through a family (sum8); 0 if none takes them
+   (or a NaN / infinity is among them): sa and fl are then left alone */
+static int fast_sum(const sfp8_format *f, const sfp8_env *env, const char *b, ptrdiff_t sb, ptrdiff_t n,
+                    SuperAcc *sa, uint8_t *fl)
+{
+    sfp8f_sum_acc r = {0, 0};
+    sfp8f_call c = sfp8f_call1(SFP8F_SUM, -1, f, f, env, sfp8d_size(f), sfp8d_size(f), b, sb, NULL, 0, n, NULL);
+    unsigned fls = 0;
     unsigned __int128 mag;
-    if (!t) return 0;
-    fls = sfp8f_run_sum(t, b, sb, n, &total, &cats);
-    if (cats & SFP8F_SUM_SPECIAL) return 0;
+    c.sum = &r;
+    if (run_families(-1, &c, &fls) < 0 || (r.cats & SFP8F_SUM_SPECIAL)) return 0;
     *fl |= (uint8_t)fls;
-    if (cats & SFP8F_SUM_NONZERO) sa->nonzero = 1;
-    if (cats & SFP8F_SUM_POSZERO) sa->pos_zero = 1;
-    if (cats & SFP8F_SUM_NEGZERO) sa->neg_zero = 1;
-    mag = total < 0 ? (unsigned __int128)0 - (unsigned __int128)total : (unsigned __int128)total;
-    if ((uint64_t)mag) acc_add_mag(sa, (uint64_t)mag, 0, total < 0);
-    if ((uint64_t)(mag >> 64)) acc_add_mag(sa, (uint64_t)(mag >> 64), 64, total < 0);
+    if (r.cats & SFP8F_SUM_NONZERO) sa->nonzero = 1;
+    if (r.cats & SFP8F_SUM_POSZERO) sa->pos_zero = 1;
+    if (r.cats & SFP8F_SUM_NEGZERO) sa->neg_zero = 1;
+    mag = r.total < 0 ? (unsigned __int128)0 - (unsigned __int128)r.total : (unsigned __int128)r.total;
+    if ((uint64_t)mag) acc_add_mag(sa, (uint64_t)mag, 0, r.total < 0);
+    if ((uint64_t)(mag >> 64)) acc_add_mag(sa, (uint64_t)(mag >> 64), 64, r.total < 0);
     return 1;
 }
 
@@ -60,66 +131,10 @@ static unsigned sum_exact(const sfp8_format *f, const sfp8_env *env, const uint3
     int sz = sfp8d_size(f);
     acc_init(&sa, f);
     if (first) acc_add_value(&sa, f, *first, &fl);
-    /* fast_sum leaves sa and fl alone when it declines */
-    int summed = 0;
-    if (sz == 1) {
-        unsigned tok = sfp8f_read_begin();
-        summed = fast_sum(f, b, sb, n, &sa, &fl);
-        sfp8f_read_end(tok);
-    }
-    if (!summed)
+    if (n <= 0 || !fast_sum(f, env, b, sb, n, &sa, &fl))
         for (ptrdiff_t i = 0; i < n; i++) acc_add_value(&sa, f, load_code(b + i * sb, sz), &fl);
     *out = acc_round(&sa, f, env, &fl);
     return fl;
-}
-
-/* The rung of tables and SIMD kernels; returns 1 with *acc set if it ran.
- * Runs inside a read section of the table cache (see fast/cache.c). */
-static int fast_run_tables(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
-                    ptrdiff_t n, uint8_t *flout, unsigned *acc)
-{
-    int sz = sfp8d_size(f), arity = sfp8x_arity(op);
-    if (arity == 2) {
-        if (sz == 1) {
-            const uint16_t *tab = sfp8f_binary8(op, f, env, n);
-            if (tab) {
-                *acc = sfp8f_run_binary8(tab, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
-                return 1;
-            }
-        } else if (sfp8f_arith16_op(op)) {
-            const sfp8f_a16 *t = sfp8f_arith16(f, env, n);
-            if (t) {
-                *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], NULL, 0, d[2], s[2], n, flout);
-                return 1;
-            }
-        } else if (sfp8f_order16_op(op)) {
-            const struct sfp8_order *t = sfp8f_order16(op, f, n);
-            if (t) {
-                *acc = sfp8f_run_order16(t, op, f, d[0], s[0], d[1], s[1], d[2], s[2], n, flout);
-                return 1;
-            }
-        }
-        return 0;
-    }
-    if (arity == 1) {
-        const sfp8f_un *tab = sfp8f_unary(op, f, env, n);
-        if (!tab) return 0;
-        *acc = sfp8f_run_unary(tab, d[0], s[0], sz, d[1], s[1], sfp8x_bool_result(op) ? 1 : sz, n, flout);
-        return 1;
-    }
-    if (op == X_FMA && sz == 1) {
-        const sfp8f_fma *t = sfp8f_fma_table(f, env, n);
-        if (!t) return 0;
-        *acc = sfp8f_run_fma(t, f, env, d[0], s[0], d[1], s[1], d[2], s[2], d[3], s[3], n, flout);
-        return 1;
-    }
-    if (op == X_FMA) {
-        const sfp8f_a16 *t = sfp8f_arith16(f, env, n);
-        if (!t) return 0;
-        *acc = sfp8f_run_arith16(t, op, f, env, d[0], s[0], d[1], s[1], d[2], s[2], d[3], s[3], n, flout);
-        return 1;
-    }
-    return 0;
 }
 
 /* the kinds with an int operand or two results (sfp8x_codes_only false):
@@ -154,70 +169,6 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
     return acc;
 }
 
-/* add / subtract / multiply / divide / fma of 8- and 16-bit formats and unary
- * operations of 8-bit ones under stochastic rounding with generated random
- * bits (fast.h, sfp8f_run_arith_sr, sfp8f_run_conv_sr); returns 1 with *acc set
- * (and the generator advanced) if it ran */
-static int fast_sr_arith8(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const d[],
-                          const ptrdiff_t s[], ptrdiff_t n, uint8_t *flout, unsigned *acc)
-{
-    int ran = 0;
-    const void *t;
-    unsigned tok;
-    if (rng->random) return 0;
-    tok = sfp8f_read_begin();
-    if (X_IS_UNARY(op)) { /* 8-bit unary operations: a table per source code; 16-bit sqrt */
-        const sfp8f_sr8 *u = f->bits <= 8 ? sfp8f_stochastic_unary(op, f, env, n) : NULL;
-        const sfp8f_sr16 *u16 = f->bits > 8 && op == X_SQRT ? sfp8f_stochastic16(op, f, env, n) : NULL;
-        const sfp8f_srw *w = f->bits > 8 && !u16 ? sfp8f_stochastic_wide_unary(op, f, env, n) : NULL;
-        if (u) {
-            *acc = sfp8f_run_conv_sr(u, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
-                                     flout);
-            ran = 1;
-        } else if (u16) { /* the operand twice: the kernels read y and ignore it */
-            *acc = sfp8f_run_arith_sr(u16, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[0], s[0],
-                                      d[1], s[1], n, flout);
-            ran = 1;
-        } else if (w) {
-            *acc = sfp8f_run_wide_sr(w, op, f, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], n,
-                                     flout);
-            ran = 1;
-        }
-        sfp8f_read_end(tok);
-        if (ran) rng_advance(rng, env, n);
-        return ran;
-    }
-    if (op == X_FMA) {
-        const sfp8f_sr16 *t3 = sfp8f_stochastic_fma(f, env, n);
-        if (t3) {
-            *acc = sfp8f_run_fma_sr(t3, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2],
-                                    s[2], d[3], s[3], n, flout);
-            ran = 1;
-        }
-        sfp8f_read_end(tok);
-        if (ran) rng_advance(rng, env, n);
-        return ran;
-    }
-    t = f->bits <= 8 ? (const void *)sfp8f_stochastic8(op, f, env, n) : (const void *)sfp8f_stochastic16(op, f, env, n);
-    if (t) {
-        *acc = sfp8f_run_arith_sr(t, op, f, env, rng->seed, rng->stream, rng->index, d[0], s[0], d[1], s[1], d[2], s[2],
-                                  n, flout);
-        ran = 1;
-    }
-    sfp8f_read_end(tok);
-    if (ran) rng_advance(rng, env, n);
-    return ran;
-}
-
-static int fast_run(int op, const sfp8_format *f, const sfp8_env *env, char *const d[], const ptrdiff_t s[],
-                    ptrdiff_t n, uint8_t *flout, unsigned *acc)
-{
-    unsigned tok = sfp8f_read_begin();
-    int ran = fast_run_tables(op, f, env, d, s, n, flout, acc);
-    sfp8f_read_end(tok);
-    return ran;
-}
-
 unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, char *const data[],
                    const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout)
 {
@@ -243,8 +194,10 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
         if (stoch) rng_advance(rng, env, 1);
         return acc;
     }
-    if (stoch && fast_sr_arith8(op, f, env, rng, data, strides, n, flout, &acc)) return acc;
-    if (fast_run(op, f, env, data, strides, n, flout, &acc)) return acc;
+    {
+        sfp8f_call fc = op_call(op, f, env, rng, data, strides, n, flout);
+        if (fast_run(-1, &fc, env, rng, &acc)) return acc;
+    }
 
     /* the exact core, element by element, in order */
     for (ptrdiff_t i = 0; i < n; i++) {
@@ -277,62 +230,6 @@ unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, con
     return sum_exact(f, &e, NULL, a, sa, n, out);
 }
 
-/* The conversion tables' rung (inside a read section of the table cache);
- * returns 1 with *acc set if it ran. */
-static int convert_fast(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
-                        const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout,
-                        unsigned *acc)
-{
-    int isz = sfp8d_size(src), osz = sfp8d_size(dst), ran = 0;
-    unsigned tok = sfp8f_read_begin();
-    if (src->bits <= 16) {
-        const sfp8f_conv *c;
-        const sfp8f_sr8 *t;
-        const sfp8f_srw *w;
-        if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic_conv(src, dst, env, n))) {
-            *acc = sfp8f_run_conv_sr(t, -1, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n,
-                                     flout);
-            rng_advance(rng, env, n);
-            ran = 1;
-        } else if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random &&
-                   (w = sfp8f_stochastic_wide(src, dst, env, n))) {
-            *acc = sfp8f_run_wide_sr(w, -1, src, dst, env, rng->seed, rng->stream, rng->index, a, sa, o, so, n,
-                                     flout);
-            rng_advance(rng, env, n);
-            ran = 1;
-        } else if ((c = sfp8f_convert(src, dst, env, n))) {
-            *acc = sfp8f_run_convert(c, a, sa, isz, o, so, osz, n, flout);
-            ran = 1;
-        }
-    } else if ((src->bits == 32 || src->bits == 64) && dst->bits <= 8) {
-        const sfp8f_sr *t = NULL;
-        const uint16_t *tab = NULL;
-        if (env->rounding == SFP8_ROUND_STOCHASTIC && !rng->random && (t = sfp8f_stochastic(dst, env, n))) {
-            *acc = sfp8f_run_from_float_sr(t, dst, env, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n,
-                                           flout);
-            rng_advance(rng, env, n);
-            ran = 1;
-        } else if ((tab = sfp8f_from_float(dst, env, n))) {
-            *acc = sfp8f_run_from_float(tab, a, sa, isz, o, so, n, flout);
-            ran = 1;
-        }
-    } else if (src->bits == 32 || src->bits == 64) { /* into 9..16 bits (fast/cast16.c) */
-        sfp8f_c16 c16;
-        if (env->rounding == SFP8_ROUND_STOCHASTIC) {
-            if (!rng->random && sfp8f_cast16_sr(src, dst, env, &c16)) {
-                *acc = sfp8f_run_cast16_sr(&c16, rng->seed, rng->stream, rng->index, a, sa, isz, o, so, n, flout);
-                rng_advance(rng, env, n);
-                ran = 1;
-            }
-        } else if (sfp8f_cast16(src, dst, env, &c16)) {
-            *acc = sfp8f_run_cast16(&c16, a, sa, isz, o, so, n, flout);
-            ran = 1;
-        }
-    }
-    sfp8f_read_end(tok);
-    return ran;
-}
-
 unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
                        const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
@@ -341,7 +238,10 @@ unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp
     unsigned acc = 0;
     sfp8_env e = *env;
     if (n <= 0) return 0;
-    if (convert_fast(src, dst, env, rng, a, sa, o, so, n, flout, &acc)) return acc;
+    {
+        sfp8f_call fc = convert_call(src, dst, env, rng, a, sa, o, so, n, flout);
+        if (fast_run(-1, &fc, env, rng, &acc)) return acc;
+    }
     for (ptrdiff_t i = 0; i < n; i++) {
         uint8_t fl = 0;
         if (stoch) e.random = random_bits(rng, i);
@@ -382,4 +282,16 @@ unsigned sfp8d_from_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *r
                           ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
 {
     return int64_loop(0, f, env, rng, a, sa, o, so, n, flout);
+}
+
+int sfp8d_run_family(int fam, int op, const sfp8_format *f, const sfp8_format *dst, const sfp8_env *env,
+                     sfp8_rng *rng, char *const data[], const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout,
+                     unsigned *flags)
+{
+    sfp8f_call c;
+    *flags = 0;
+    if (fam < 0 || fam >= SFP8F_NFAMILIES || n <= 0 || (op >= 0 && !sfp8x_codes_only(op))) return 0;
+    if (op >= 0) c = op_call(op, f, env, rng, data, strides, n, flout);
+    else c = convert_call(f, dst, env, rng, data[0], strides[0], data[1], strides[1], n, flout);
+    return fast_run(fam, &c, env, rng, flags);
 }

@@ -2,20 +2,19 @@
  * NumPy ufunc loops, NumPy casts between softfp8 formats and binary16/32/64,
  * and softfp8.bits -- runs through these functions.  Each takes strided data
  * (strides in bytes, negative and zero strides allowed, unaligned data
- * allowed) and climbs one fast-path ladder:
- *
- *     tables built from the core (fast/)  ->  SIMD kernels (fast/)  ->  exact core
- *
- * where a rung declines (NULL table: stochastic rounding, a format the tables do
- * not cover, fast paths switched off, a call too short to repay a table) the
- * next one runs.  Results are identical on every rung (see docs/performance.md).
+ * allowed) and walks the fast-path families (fast/families.def) in order: the
+ * first whose prepare step takes the call runs it with its kernel of the current
+ * SIMD level; when every family declines (stochastic rounding with caller-given
+ * bits, a format no table covers, fast paths switched off, a call too short to
+ * repay a table) the exact core runs element by element.  Results are identical
+ * either way (docs/architecture.md, "Fast-path families").
  *
  * Element sizes: a code of a format of <= 8 bits is 1 byte, of <= 16 bits a
  * native uint16; binary32 / binary64 (sfp8_binary32 / sfp8_binary64) are 4 / 8
  * bytes; boolean results (comparisons, predicates) are 1 byte 0/1; relations
  * (K_RELATION) are one int8; the int operand of K_BINARY_I64 is a native
  * int64_t, the second result of K_UNARY_I32 a native int32_t.  Codes with bits above the format's width are read
- * with those bits ignored (the core's rule), on every rung.
+ * with those bits ignored (the core's rule), on every path.
  *
  * flout: per-element flags (contiguous, n bytes), or NULL.  Every function
  * returns the OR of the flags it raised.  Outputs may overlap inputs as NumPy's
@@ -59,6 +58,17 @@ unsigned sfp8d_sum(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, con
 /* conversion between two descriptors (storage formats, sfp8_binary32/64) */
 unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8_rng *rng,
                        const char *a, ptrdiff_t sa, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+
+/* One fast-path family alone (the test hook of the families, _ext.fast_kernel):
+ * family `fam` (its index in fast/families.def, fast.h sfp8f_family_info) on the
+ * call sfp8d_run (op >= 0, a code-only kind: data / strides as there) or
+ * sfp8d_convert (op < 0: f -> dst, data[0] / data[1] the source and the result)
+ * would make, with its kernel of the current SIMD level.  Returns 1 with *flags
+ * the OR of the flags if the family took the call, 0 if it declined (nothing is
+ * written then). */
+int sfp8d_run_family(int fam, int op, const sfp8_format *f, const sfp8_format *dst, const sfp8_env *env,
+                     sfp8_rng *rng, char *const data[], const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout,
+                     unsigned *flags);
 
 /* codes <-> int64 (int64 elements are native int64_t) */
 unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,

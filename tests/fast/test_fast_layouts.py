@@ -930,7 +930,7 @@ def test_cache_growth_many_tables():
 
 
 # --------------------------------------------------------------------------
-# the kernels called directly (_ext.fast_kernel): any overlap, per-element flags
+# the families called directly (_ext.fast_kernel): any overlap, per-element flags
 # --------------------------------------------------------------------------
 
 import softfp8.bits as sfb  # noqa: E402
@@ -1046,6 +1046,12 @@ def _direct(kind, fmt, cfg, elem, nin, isize, osize, op="add", dst=None, fill=No
     layouts, size = _layouts(nin, isize, osize, n)
     g = np.random.default_rng(seed_of("direct", kind, fmt.name, op, isize, osize))
     count = 0
+    # the hook runs one family by name (_ext.fast_families()); from_float is the
+    # conversion binary32 / binary64 -> fmt
+    family = {"from_float": "from_float8", "fma": "fma8"}.get(kind, kind)
+    params, fop = fmt.params, "fma" if kind == "fma" else op
+    if kind == "from_float":
+        params, dst = (_ext.BINARY32 if isize == 4 else _ext.BINARY64), fmt.params
     for lab, out, ins in layouts:
         buf0 = np.frombuffer(g.bytes(size), np.uint8).copy()
         if fill is not None:
@@ -1058,7 +1064,7 @@ def _direct(kind, fmt, cfg, elem, nin, isize, osize, op="add", dst=None, fill=No
                 if nin > 2:
                     extra["c"] = ins[2]
                 with switches(2, simd):
-                    r = _ext.fast_kernel(kind, fmt.params, _envp(*cfg), buf, n, out, ins[0], op=op,
+                    r = _ext.fast_kernel(family, params, _envp(*cfg), buf, n, out, ins[0], op=fop,
                                          dst=dst, isize=isize, osize=osize, want_flags=want_flags,
                                          **extra)
                 what = f"{kind} {fmt.name} {op} {lab} simd={simd} flags={want_flags}"
@@ -1190,7 +1196,7 @@ def test_fast_kernel_rejects_bad_layouts():
         _ext.fast_kernel("binary8", p, env, buf, 40, (30, 1), (0, 1), b=(0, 1))
     with pytest.raises(ValueError, match="leaves"):
         _ext.fast_kernel("binary8", p, env, buf, 10, (0, 1), (5, -1), b=(0, 1))
-    with pytest.raises(ValueError, match="kind"):
+    with pytest.raises(ValueError, match="family"):
         _ext.fast_kernel("nope", p, env, buf, 1, (0, 1), (0, 1))
     with pytest.raises(ValueError, match="sizes"):
         _ext.fast_kernel("unary", p, env, buf, 1, (0, 1), (0, 1), op="sqrt", isize=4)

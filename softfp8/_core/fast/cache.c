@@ -161,7 +161,7 @@ static void free_list(retired *r)
     while (r) {
         retired *next = r->next;
         if (r->e) {
-            sfp8f_free_table(&r->e->key, r->e->data);
+            free(r->e->data); /* every table is one block (fast_impl.h, sfp8f_builder) */
             free(r->e);
             BUMP(g_freed);
         }
@@ -293,7 +293,7 @@ static void *get_locked(const sfp8f_key *k, uint64_t h, sfp8f_builder build, int
         g_nbuild_deps = base;
         if (!e || nd > MAX_DEPS || !make_room(bytes) || !insert_locked(e)) {
             for (int i = 0; i < nd; i++) g_build_deps[base + i]->pins -= 1;
-            if (data) sfp8f_free_table(k, data);
+            free(data);
             free(e);
             BUMP(g_refused);
             return NULL;

@@ -1,4 +1,5 @@
-/* binary32 / binary64 -> 16-bit format casts (cast16.c) */
+/* binary32 / binary64 -> 16-bit format casts (cast16.c, sr_cast16.c): the
+ * parameters and the matrix engine's entries (families.c) */
 #ifndef SFP8_CAST16_H
 #define SFP8_CAST16_H
 
@@ -18,15 +19,13 @@ typedef struct sfp8f_c16 {
 } sfp8f_c16;
 
 /* 1 and *p filled if src (binary32 / binary64) -> dst (9..16 bits) under env has
- * the fast path; 0: the core */
+ * the fast path at the current SIMD level; 0: the core.  And its run at the
+ * current level (families.c). */
 int sfp8f_cast16(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8f_c16 *p);
 unsigned sfp8f_run_cast16(const sfp8f_c16 *p, const char *a, ptrdiff_t sa, int isize, char *o, ptrdiff_t so,
                           ptrdiff_t n, uint8_t *flout);
-
-/* stochastic rounding (any sr_bits): 1 and *p filled if covered; random bits of
- * element i: sfp8_random_u32(seed, stream, index0 + i), as the core's */
-int sfp8f_cast16_sr(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, sfp8f_c16 *p);
-unsigned sfp8f_run_cast16_sr(const sfp8f_c16 *p, uint64_t seed, uint64_t stream, uint64_t index0, const char *a,
-                             ptrdiff_t sa, int isize, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);
+/* the same for the kernel of SIMD level `level` (cast16.c) */
+int sfp8f_cast16_params(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, int level,
+                        sfp8f_c16 *p);
 
 #endif

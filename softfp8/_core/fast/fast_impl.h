@@ -1,6 +1,7 @@
 /* Internals shared by the fast-path files of this folder (not included
  * elsewhere): the table cache's interface, environment helpers, unaligned
- * loads and stores, and the overlap rule every kernel follows. */
+ * loads and stores, the overlap rule every kernel follows, and the helpers
+ * one family lends another (each declared here, defined in its family's file). */
 #ifndef SOFTFP8_FAST_IMPL_H
 #define SOFTFP8_FAST_IMPL_H
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "fast.h"
+#include "family.h"
 
 /* ---- the table cache (cache.c) ---- */
 
@@ -22,7 +24,9 @@ typedef struct sfp8f_key {
     int rounding, saturate, tininess;
 } sfp8f_key;
 
-/* builds the table of key k; sets *bytes to its size; NULL if it cannot */
+/* builds the table of key k; sets *bytes to its size; NULL if it cannot.  A
+   table is one block of memory (the cache frees it with free()); tables that
+   point into other tables get them through sfp8f_cached_nested. */
 typedef void *(*sfp8f_builder)(const sfp8f_key *k, size_t *bytes);
 
 /* The table of (kind, op, a, b, env) (b and env may be NULL): a published one
@@ -30,8 +34,6 @@ typedef void *(*sfp8f_builder)(const sfp8f_key *k, size_t *bytes);
  * (n >= entries / 16, or eager mode) and the cache is below its cap; else NULL. */
 void *sfp8f_cached(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
                    sfp8f_builder build, ptrdiff_t n, ptrdiff_t entries);
-/* Frees a table built by a builder of key k's kind (cache.c, on eviction). */
-void sfp8f_free_table(const sfp8f_key *k, void *data);
 /* For builders only (the cache lock is held): the table, built if missing;
  * the table being built pins it (it is not evicted while that one lives). */
 void *sfp8f_cached_nested(int kind, int op, const sfp8_format *a, const sfp8_format *b, const sfp8_env *env,
@@ -53,15 +55,22 @@ static inline int sfp8f_usable_env(const sfp8_env *env) { return env->rounding !
 /* the one environment of env-free operations' tables (and of exact decodings) */
 extern const sfp8_env sfp8f_free_env;
 
-/* builders shared between files (fast.c) */
+/* ---- helpers one family lends another ---- */
+
+/* the conversion table of key k (convert.c; arith16 and sr_arith16 decode with it) */
 void *sfp8f_build_conv(const sfp8f_key *k, size_t *bytes);
+/* the binary64 key table of key k's format and environment (from_float8.c; fma8
+   and sr_from_float8 read it) */
 void *sfp8f_build_fromf(const sfp8f_key *k, size_t *bytes);
-/* the arithmetic float64 cast's parameters of f under a deterministic env (fast.c;
-   p->ok 0: not covered) */
-struct sfp8s_cast64;
-void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env, struct sfp8s_cast64 *p);
-/* binary32/64 -> format conversions depend on the compressed key only (fast.c) */
+/* binary32/64 -> format conversions depend on the compressed key only
+   (from_float8.c; the 8-bit stochastic families cover these formats) */
 int sfp8f_from_float_ok(const sfp8_format *f);
+/* the compressed keys of binary32 / binary64 bits (from_float8.c) */
+static inline uint32_t sfp8f_key32(uint32_t b)
+{
+    return ((b >> 16) & 0xfffeu) | ((b & 0x1ffffu) != 0);
+}
+uint32_t sfp8f_key64(uint64_t b);
 
 /* ---- unaligned loads and stores ---- */
 
@@ -128,6 +137,40 @@ static inline int sfp8f_apart(const char *o, ptrdiff_t so, int osize, const char
     sfp8f_span(o, so, n, osize, &ol, &oh);
     sfp8f_span(a, sa, n, isize, &al, &ah);
     return oh <= al || ah <= ol;
+}
+
+
+/* ---- strided 16-bit results block by block (cast16, sr_cast16) ---- */
+
+enum { SFP8F_BLK16 = 256 };
+
+/* a run of m (<= SFP8F_BLK16 unless contiguous) elements, the call's element i0
+   first, from contiguous in to contiguous out: the flags */
+typedef unsigned (*sfp8f_block16_fn)(const void *ctx, ptrdiff_t i0, const char *in, uint16_t *out, uint8_t *flo,
+                                     ptrdiff_t m);
+
+/* the elements i0.. of a call, block by block: strided inputs gathered in their
+   own type (the core sees the original bits of uncovered lanes), strided outputs
+   scattered */
+static inline unsigned sfp8f_blocked16(sfp8f_block16_fn f, const void *ctx, ptrdiff_t i0, const char *a,
+                                       ptrdiff_t sa, int isize, char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
+{
+    unsigned acc = 0;
+    for (ptrdiff_t i = i0; i < n; i += SFP8F_BLK16) {
+        const ptrdiff_t m = n - i < SFP8F_BLK16 ? n - i : SFP8F_BLK16;
+        _Alignas(64) char ibuf[SFP8F_BLK16 * 8];
+        uint16_t obuf[SFP8F_BLK16];
+        const char *in = a + i * sa;
+        uint16_t *out = so == 2 ? (uint16_t *)(void *)(o + i * so) : obuf;
+        if (sa != isize) {
+            for (ptrdiff_t q = 0; q < m; q++) memcpy(ibuf + q * isize, in + q * sa, (size_t)isize);
+            in = ibuf;
+        }
+        acc |= f(ctx, i, in, out, flout ? flout + i : NULL, m);
+        if (out == obuf)
+            for (ptrdiff_t q = 0; q < m; q++) memcpy(o + (i + q) * so, &obuf[q], 2);
+    }
+    return acc;
 }
 
 #endif

@@ -1,5 +1,5 @@
-/* Comparisons (equal ... greater_equal) and maximum / minimum / fmax / fmin of
- * formats wider than 8 bits, on the order keys of order.h: for two operands that
+/* order16: comparisons (equal ... greater_equal) and maximum / minimum / fmax /
+ * fmin of formats wider than 8 bits, on the order keys of order.h: for two operands that
  * are neither NaN nor subnormal (the core raises invalid or denormal for those,
  * and those elements take the core), the core's comparison
  * is the comparison of the keys and raises nothing, and its maximum / minimum is
@@ -18,7 +18,7 @@
 #include "ops.h"
 #include "order.h"
 
-int sfp8f_order16_op(int op)
+static int order16_op(int op)
 {
     switch (op) {
     case X_MAX: case X_MIN: case X_FMAX: case X_FMIN:
@@ -38,11 +38,13 @@ static void *build_order(const sfp8f_key *k, size_t *bytes)
     return o;
 }
 
-const sfp8_order *sfp8f_order16(int op, const sfp8_format *f, ptrdiff_t n)
+const void *sfp8f_order16_prepare(const sfp8f_call *c, void *scratch)
 {
-    if (!sfp8f_enabled() || f->bits <= 8 || !sfp8f_order16_op(op)) return NULL;
+    const sfp8_format *f = c->f;
+    (void)scratch;
+    if (!sfp8f_enabled() || f->bits <= 8 || sfp8x_arity(c->op) != 2 || !order16_op(c->op)) return NULL;
     /* one table per format, whatever the operation (op 0) and environment */
-    return sfp8f_cached(T_ORD, 0, f, NULL, NULL, build_order, n, 1);
+    return sfp8f_cached(T_ORD, 0, f, NULL, NULL, build_order, c->n, 1);
 }
 
 /* the key of c, or -1 if c must take the core: NaN (invalid), or subnormal
@@ -55,22 +57,21 @@ static inline int64_t key_or_core(const sfp8_order *o, uint32_t c)
     return k;
 }
 
-static inline uint32_t load16(const char *p)
+unsigned sfp8f_order16_run(const void *t, const sfp8f_call *c)
 {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
-unsigned sfp8f_run_order16(const sfp8_order *o, int op, const sfp8_format *f, const char *a, ptrdiff_t sa,
-                           const char *b, ptrdiff_t sb, char *out, ptrdiff_t so, ptrdiff_t n, uint8_t *flout)
-{
+    const sfp8_order *o = t;
+    const int op = c->op;
+    const sfp8_format *f = c->f;
+    const char *a = c->a, *b = c->b;
+    char *out = c->o;
+    const ptrdiff_t sa = c->sa, sb = c->sb, so = c->so, n = c->n;
+    uint8_t *const flout = c->flout;
     unsigned acc = 0;
     int boolean = !(op == X_MAX || op == X_MIN || op == X_FMAX || op == X_FMIN);
     int want_max = op == X_MAX || op == X_FMAX;
     uint32_t zero_key = o->sign_shift < 0 ? 0 : o->mag_mask;
     for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, out += so) {
-        uint32_t x = load16(a), y = load16(b), r;
+        uint32_t x = sfp8f_ld16(a), y = sfp8f_ld16(b), r;
         int64_t kx = key_or_core(o, x), ky = key_or_core(o, y);
         uint8_t fl = 0;
         if (kx < 0 || ky < 0) {
