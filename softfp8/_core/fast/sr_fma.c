@@ -180,12 +180,44 @@ SFP8_AVX512 static inline AINL __m512i srf_load(const sfp8s_srf *q, int isz, con
     return _mm512_i64gather_epi64(_mm512_and_si512(i, msk), (const void *)p->vf, 8);
 }
 
+/* The lanes `low` of a block whose result is zero or below 2^emin (the rounded-to-odd
+ * bits): with q->tiny their own rule (exact zeros: no rounding; IEEE subnormals: K and
+ * t on the grid of 2^(emin - M), underflow iff inexact; under tininess after rounding
+ * an inexact result in the top half-ulp below 2^emin takes the core), else the core.
+ * Updates the magnitudes, inexact, underflow and core lanes. */
+SFP8_AVX512 static inline AINL void tiny_lanes(const sfp8s_srf *q, __mmask8 low, __m512i bits, __m512i R, __m512i rmask,
+                                               __m512i *mag, __mmask8 *rnz, __mmask8 *uf, __mmask8 *slow)
+{
+    const __m512i one = _mm512_set1_epi64(1), magm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+    const double two_n = (double)((uint64_t)1 << q->s.N), top_half = (double)(1 << q->s.M) - 0.5;
+    if (q->tiny) {
+        const __mmask8 sub = low & _mm512_test_epi64_mask(bits, magm);
+        *mag = _mm512_mask_mov_epi64(*mag, low, _mm512_setzero_si512()); /* exact zeros: no rounding */
+        if (sub) {
+            const __m512d qd = _mm512_mul_pd(_mm512_abs_pd(_mm512_castsi512_pd(bits)), _mm512_set1_pd(q->tscale));
+            const __m512d kd = _mm512_roundscale_pd(qd, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m512d fr = _mm512_sub_pd(qd, kd); /* exact */
+            const __m512i t = _mm512_cvttpd_epu64(_mm512_mul_pd(fr, _mm512_set1_pd(two_n)));
+            const __mmask8 inx = sub & _mm512_cmp_pd_mask(fr, _mm512_setzero_pd(), _CMP_NEQ_OQ);
+            __m512i km = _mm512_cvttpd_epu64(kd);
+            km = _mm512_mask_add_epi64(km, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, t)), km, one);
+            *mag = _mm512_mask_mov_epi64(*mag, sub, km);
+            *rnz = (*rnz & (__mmask8)~low) | inx;
+            *uf = inx;
+            if (q->tiny == 2) *slow |= inx & _mm512_cmp_pd_mask(qd, _mm512_set1_pd(top_half), _CMP_GE_OQ);
+        } else {
+            *rnz &= (__mmask8)~low;
+        }
+    } else {
+        *slow |= low;
+    }
+}
+
 SFP8_AVX512 static inline AINL unsigned srf_run(const sfp8s_srf *q, int isz, const char *x, const char *y, const char *z,
                                         char *out, uint8_t *fl, ptrdiff_t n)
 {
     const sfp8s_sr16 *p = &q->s;
     const int sh = 52 - p->M, unsig = !p->signbit;
-    const double two_n = (double)((uint64_t)1 << p->N), top_half = (double)(1 << p->M) - 0.5;
     const __m512i msk = _mm512_set1_epi64((long long)p->mask), lowb = _mm512_set1_epi64(0xff);
     const __m512i one = _mm512_set1_epi64(1), magm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
     const __m512i sgn = _mm512_set1_epi64((long long)(1ULL << 63));
@@ -223,29 +255,7 @@ SFP8_AVX512 static inline AINL unsigned srf_run(const sfp8s_srf *q, int isz, con
         g.h = _mm512_add_epi64(g.h, g.step);
         mag = _mm512_mask_add_epi64(mag, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, _mm512_srl_epi64(rem, tsh))),
                                     mag, one);
-        if (low) { /* rare: their own rule, or the core */
-            if (q->tiny) {
-                const __mmask8 sub = low & _mm512_test_epi64_mask(bits, magm);
-                mag = _mm512_mask_mov_epi64(mag, low, _mm512_setzero_si512()); /* exact zeros: no rounding */
-                if (sub) {
-                    const __m512d qd = _mm512_mul_pd(_mm512_abs_pd(_mm512_castsi512_pd(bits)), _mm512_set1_pd(q->tscale));
-                    const __m512d kd = _mm512_roundscale_pd(qd, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-                    const __m512d fr = _mm512_sub_pd(qd, kd); /* exact */
-                    const __m512i t = _mm512_cvttpd_epu64(_mm512_mul_pd(fr, _mm512_set1_pd(two_n)));
-                    const __mmask8 inx = sub & _mm512_cmp_pd_mask(fr, _mm512_setzero_pd(), _CMP_NEQ_OQ);
-                    __m512i km = _mm512_cvttpd_epu64(kd);
-                    km = _mm512_mask_add_epi64(km, _mm512_cmpgt_epu64_mask(R, _mm512_sub_epi64(rmask, t)), km, one);
-                    mag = _mm512_mask_mov_epi64(mag, sub, km);
-                    rnz = (rnz & (__mmask8)~low) | inx;
-                    uf = inx;
-                    if (q->tiny == 2) slow |= inx & _mm512_cmp_pd_mask(qd, _mm512_set1_pd(top_half), _CMP_GE_OQ);
-                } else {
-                    rnz &= (__mmask8)~low;
-                }
-            } else {
-                slow |= low;
-            }
-        }
+        if (low) tiny_lanes(q, low, bits, R, rmask, &mag, &rnz, &uf, &slow); /* rare */
         slow |= _mm512_cmpgt_epu64_mask(mag, maxmag);
         neg = _mm512_movepi64_mask(bits);
         if (unsig) slow |= neg;

@@ -127,85 +127,85 @@ const void *sfp8f_sr_from_float8_prepare(const sfp8f_call *c, void *scratch)
 typedef ptrdiff_t (*sr_block)(const sfp8s_sr *t, const void *in, int isize, uint8_t *out, ptrdiff_t n, uint8_t *flo,
                               unsigned *acc);
 
+/* The element at a (binary32 if isize is 4, else binary64) with random bits R32 by
+ * the rule: its code | flags << 8, or -1 for the core */
+static inline AINL int sr_element(const sfp8f_sr *t, const char *a, int isize, int N, uint64_t Rmask, uint32_t R32)
+{
+    const int M = t->man_bits;
+    uint64_t rem, tfr;
+    int E, sh;
+    uint32_t key;
+    uint16_t v;
+    if (isize == 4) {
+        uint32_t b;
+        memcpy(&b, a, 4);
+        key = sfp8f_key32(b);
+        E = (int)((b >> 23) & 0xff);
+        if ((b & 0x7fffffffu) == 0 || E == 255) return t->rz[key]; /* zero, infinity, NaN: no rounding */
+        if (E == 0 || E - 127 < t->emin) return -1;
+        sh = 23 - M;
+        rem = b & ((1u << sh) - 1);
+        tfr = N >= sh ? rem << (N - sh) : rem >> (sh - N);
+    } else {
+        uint64_t b;
+        memcpy(&b, a, 8);
+        key = sfp8f_key64(b);
+        E = (int)((b >> 52) & 0x7ff);
+        if ((b & 0x7fffffffffffffffULL) == 0 || E == 2047) return t->rz[key];
+        if (E == 0 || E - 1023 < t->emin || E - 1023 > 127) return -1;
+        sh = 52 - M;
+        rem = b & ((1ULL << sh) - 1);
+        tfr = rem >> (sh - N);
+    }
+    v = t->rz[key];
+    if (v & (SFP8_FLAG_OVERFLOW << 8)) return -1;
+    {
+        uint16_t va = (uint16_t)(t->rza[key] >> 16); /* the key's sign bit picks up or dn */
+        uint16_t pick = (uint16_t)-(uint16_t)(tfr + (R32 & Rmask) >= (1ULL << N)); /* branch-free */
+        v = (uint16_t)((va & pick) | (v & (uint16_t)~pick));
+    }
+    return v;
+}
+
 static inline AINL unsigned from_float_sr_run(const sfp8f_sr *t, const sfp8f_call *c, sr_block block)
 {
     const sfp8_format *dst = c->dst;
     const sfp8_env *env = c->env;
-    const uint64_t seed = c->seed, stream = c->stream, index0 = c->index0;
+    const uint64_t index0 = c->index0;
     const char *a = c->a;
     char *o = c->o;
     const ptrdiff_t sa = c->sa, so = c->so, n = c->n;
     const int isize = c->isize;
     uint8_t *const flout = c->flout;
     const int N = env->sr_bits >= 1 && env->sr_bits <= 32 ? env->sr_bits : 32;
-    const uint64_t hs = sfp8r_seed_key(seed), base = sfp8r_stream_key(stream); /* hoisted */
+    const uint64_t hs = sfp8r_seed_key(c->seed), base = sfp8r_stream_key(c->stream); /* hoisted */
     const uint64_t Rmask = (N == 32) ? 0xffffffffULL : ((1ULL << N) - 1);
-    const int M = t->man_bits;
     unsigned acc = 0;
     sfp8_env e2 = *env;
     ptrdiff_t i = 0;
     if (block && sa == isize && so == 1 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
-        const sfp8s_sr p = {t->rza, hs, base, index0, N, M, t->emin,
+        const sfp8s_sr p = {t->rza, hs, base, index0, N, t->man_bits, t->emin,
                            dst->subnormals == SFP8_SUBNORMALS_IEEE, env->tininess_before != 0, dst->is_signed != 0,
                            dst, env, t->ar, t->maxmag, t->signbit, t->negzero};
         i = block(&p, a, isize, (uint8_t *)o, n, flout, &acc);
         a += i * sa;
         o += i;
     }
-    for (; i < n; i++, a += sa, o += so) {
-        uint64_t idx = index0 + (uint64_t)i;
-        uint32_t R32 = sfp8r_bits(hs, base, idx);
-        uint64_t rem, tfr;
-        int E, sh;
-        uint32_t key;
-        uint16_t v;
-        if (isize == 4) {
-            uint32_t b;
-            memcpy(&b, a, 4);
-            key = sfp8f_key32(b);
-            E = (int)((b >> 23) & 0xff);
-            if ((b & 0x7fffffffu) == 0 || E == 255) goto exact;
-            if (E == 0 || E - 127 < t->emin) goto core;
-            sh = 23 - M;
-            rem = b & ((1u << sh) - 1);
-            tfr = N >= sh ? rem << (N - sh) : rem >> (sh - N);
-        } else {
-            uint64_t b;
-            memcpy(&b, a, 8);
-            key = sfp8f_key64(b);
-            E = (int)((b >> 52) & 0x7ff);
-            if ((b & 0x7fffffffffffffffULL) == 0 || E == 2047) goto exact;
-            if (E == 0 || E - 1023 < t->emin || E - 1023 > 127) goto core;
-            sh = 52 - M;
-            rem = b & ((1ULL << sh) - 1);
-            tfr = rem >> (sh - N);
-        }
-        v = t->rz[key];
-        if (v & (SFP8_FLAG_OVERFLOW << 8)) goto core;
-        {
-            uint16_t va = (uint16_t)(t->rza[key] >> 16); /* the key's sign bit picks up or dn */
-            uint16_t pick = (uint16_t)-(uint16_t)(tfr + (R32 & Rmask) >= (1ULL << N)); /* branch-free */
-            v = (uint16_t)((va & pick) | (v & (uint16_t)~pick));
-        }
-        *(uint8_t *)o = (uint8_t)v;
-        acc |= (unsigned)(v >> 8);
-        if (flout) flout[i] = (uint8_t)(v >> 8);
-        continue;
-    exact: /* zero, infinity, NaN: no rounding */
-        v = t->rz[key];
-        *(uint8_t *)o = (uint8_t)v;
-        acc |= (unsigned)(v >> 8);
-        if (flout) flout[i] = (uint8_t)(v >> 8);
-        continue;
-    core: {
+    for (; i < n; i++, a += sa, o += so) { /* element i read before output i is written */
+        const uint32_t R32 = sfp8r_bits(hs, base, index0 + (uint64_t)i);
+        const int v = sr_element(t, a, isize, N, Rmask, R32);
         uint8_t fl = 0;
-        uint64_t bits = 0;
-        e2.random = R32;
-        memcpy(&bits, a, (size_t)isize);
-        *(uint8_t *)o = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64, dst, bits, &e2, &fl);
+        if (v >= 0) {
+            *(uint8_t *)o = (uint8_t)v;
+            fl = (uint8_t)(v >> 8);
+        } else { /* the core, with the element's random bits */
+            uint64_t bits = 0;
+            e2.random = R32;
+            memcpy(&bits, a, (size_t)isize);
+            *(uint8_t *)o = (uint8_t)sfp8_convert(isize == 4 ? &sfp8_binary32 : &sfp8_binary64, dst, bits, &e2, &fl);
+        }
         acc |= fl;
         if (flout) flout[i] = fl;
-    }
     }
     return acc;
 }

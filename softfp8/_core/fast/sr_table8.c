@@ -101,28 +101,102 @@ static void sr8_compact(sfp8f_sr8 *t)
     }
 }
 
-static void *build_sr8(const sfp8f_key *k, size_t *bytes)
-{
-    /* the results' format: the arithmetic's own, or a conversion's destination */
-    const int conv = k->kind == T_SRCV || k->kind == T_SRUN; /* one entry per source code */
-    const sfp8_format *f = k->kind == T_SRCV ? &k->b : &k->a;
-    const uint32_t nsrc = conv ? (uint32_t)1 << k->a.bits : 65536;
-    sfp8_env env;
-    double v[256], minnorm = INFINITY, base_u, ulp_u;
+/* the values of the results' format's codes, and its unbounded grid below 2^emin */
+typedef struct {
+    const sfp8_format *f;
+    double v[256], minnorm, base_u, ulp_u;
     int fin[256];
-    sfp8f_sr8 *t = malloc(sizeof *t);
-    if (!t) return NULL;
-    sfp8f_key_env(k, &env); /* stochastic, sr_bits 32 */
+} sr8_vals;
+
+static void sr8_vals_init(sr8_vals *V, const sfp8_format *f)
+{
+    V->f = f;
+    V->minnorm = INFINITY;
     for (uint32_t c = 0; c < 256; c++) {
         uint8_t fl = 0;
         uint64_t b = sfp8_convert(f, &sfp8_binary64, c, &sfp8f_free_env, &fl);
         int cls = sfp8_classify(f, c);
-        memcpy(&v[c], &b, 8);
-        fin[c] = cls < SFP8_CLASS_INF;
-        if (cls == SFP8_CLASS_NORMAL && v[c] > 0 && v[c] < minnorm) minnorm = v[c];
+        memcpy(&V->v[c], &b, 8);
+        V->fin[c] = cls < SFP8_CLASS_INF;
+        if (cls == SFP8_CLASS_NORMAL && V->v[c] > 0 && V->v[c] < V->minnorm) V->minnorm = V->v[c];
     }
-    ulp_u = ldexp(minnorm, -f->man_bits - 1); /* the unbounded grid's ulp below 2^emin */
-    base_u = minnorm - ulp_u;
+    V->ulp_u = ldexp(V->minnorm, -f->man_bits - 1); /* the unbounded grid's ulp below 2^emin */
+    V->base_u = V->minnorm - V->ulp_u;
+}
+
+/* The entry of pair p = x << 8 | y of an add / subtract / multiply / divide table:
+ * finite operands whose core results at the lowest and the highest random word,
+ * (r0, f0) and (r1, f1), differ and are finite; the entry stays with the core
+ * unless the rule states it and the core confirms it */
+static void arith_entry(sfp8f_sr8 *t, const sfp8f_key *k, sfp8_env *env, const sr8_vals *V, uint32_t x, uint32_t y,
+                        uint32_t r0, uint8_t f0, uint32_t r1, uint8_t f1)
+{
+    const uint32_t p = x << 8 | y;
+    double a = V->v[x], b = k->op == X_SUB ? -V->v[y] : V->v[y], d, err = 0, lo, hi, u;
+    int ex;
+    if (k->op == X_DIV) {
+        /* the quotient is not exact in binary64: ts from the core itself, the
+           least R that rounds away (the rule t + R >= 2^32 is monotone in R),
+           checked below like every entry; a quotient near 2^emin (the
+           unbounded grid's tininess threshold) takes the core */
+        lo = fabs(V->v[r0]);
+        hi = fabs(V->v[r1]);
+        d = fabs(a / b);
+        if (frexp(hi - lo, &ex) != 0.5 || !(lo < d && d < hi) ||
+            (!env->tininess_before && d >= V->base_u * (1 - 0x1p-40) && d <= V->minnorm * (1 + 0x1p-40)))
+            return;
+        entry_by_search(t, k, env, p, r0, f0, r1, f1);
+        return;
+    }
+    if (k->op == X_MUL) {
+        d = a * b; /* exact: at most 2 x 8 significant bits */
+    } else { /* TwoSum: the error term is zero iff the sum is exact */
+        double bb;
+        d = a + b;
+        bb = d - a;
+        err = (a - (d - bb)) + (b - bb);
+    }
+    d = fabs(d);
+    lo = fabs(V->v[r0]);
+    hi = fabs(V->v[r1]);
+    if (err != 0 || !(lo <= d && d < hi) || frexp(hi - lo, &ex) != 0.5) return;
+    /* d - lo is exact (d's grid is finer than lo's); hi - lo = 2^(ex-1) */
+    u = ldexp(d - lo, 33 - ex);
+    if (u >= 1 && u < 4294967296.0) {
+        uint32_t ts = (uint32_t)u, tu = ts;
+        uint8_t fc = f1, fn = f1, g = 0;
+        if (!env->tininess_before && d >= V->base_u && d < V->minnorm) {
+            tu = (uint32_t)ldexp((d - V->base_u) / V->ulp_u, 32); /* d - base_u exact (Sterbenz) */
+            if (tu > ts) return;
+        }
+        if (tu < ts) { /* ra without rounding up on the unbounded grid */
+            env->random = 0u - ts;
+            if (sfp8x_apply(k->op, V->f, x, y, 0, env, &g) != r1) return;
+            fn = g;
+            if (tu == 0) fc = fn; /* never rounds up there */
+        }
+        if (sfp8f_sr_core_gives(k, env, x, y, 0xffffffffu - ts, r0, f0) &&
+            sfp8f_sr_core_gives(k, env, x, y, 0u - ts, r1, tu >= ts ? fc : fn) &&
+            (tu >= ts || sfp8f_sr_core_gives(k, env, x, y, 0xffffffffu - tu, r1, fn)) &&
+            (tu == 0 || sfp8f_sr_core_gives(k, env, x, y, 0u - tu, r1, fc))) {
+            t->e[p] = sr8_entry(ts, r0, f0, r1, fc | (fc != fn ? 0x40u : 0u));
+            t->tu[p] = tu;
+            t->nf[p] = fn;
+        }
+    }
+}
+
+static void *build_sr8(const sfp8f_key *k, size_t *bytes)
+{
+    /* the results' format: the arithmetic's own, or a conversion's destination */
+    const int conv = k->kind == T_SRCV || k->kind == T_SRUN; /* one entry per source code */
+    const uint32_t nsrc = conv ? (uint32_t)1 << k->a.bits : 65536;
+    sfp8_env env;
+    sr8_vals V;
+    sfp8f_sr8 *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    sfp8f_key_env(k, &env); /* stochastic, sr_bits 32 */
+    sr8_vals_init(&V, k->kind == T_SRCV ? &k->b : &k->a);
     for (uint32_t x = 0; x < 256; x++)
         for (uint32_t y = 0; y < 256; y++) {
             const uint32_t p = x << 8 | y;
@@ -139,63 +213,12 @@ static void *build_sr8(const sfp8f_key *k, size_t *bytes)
             } else if (conv) {
                 /* both neighbours finite; a result rounding up to 2^emin under tininess
                    after rounding (its flags depend on the unbounded grid) takes the core */
-                if (r0 == r1 || r0 >= 256 || r1 >= 256 || !fin[r0] || !fin[r1] ||
-                    (!env.tininess_before && fabs(v[r1]) == minnorm))
+                if (r0 == r1 || r0 >= 256 || r1 >= 256 || !V.fin[r0] || !V.fin[r1] ||
+                    (!env.tininess_before && fabs(V.v[r1]) == V.minnorm))
                     continue;
                 entry_by_search(t, k, &env, p, r0, f0, r1, f1);
-            } else if (fin[x] && fin[y] && r0 < 256 && r1 < 256 && fin[r0] && fin[r1]) {
-                double a = v[x], b = k->op == X_SUB ? -v[y] : v[y], d, err = 0, lo, hi, u;
-                int ex;
-                if (k->op == X_DIV) {
-                    /* the quotient is not exact in binary64: ts from the core itself, the
-                       least R that rounds away (the rule t + R >= 2^32 is monotone in R),
-                       checked below like every entry; a quotient near 2^emin (the
-                       unbounded grid's tininess threshold) takes the core */
-                    lo = fabs(v[r0]);
-                    hi = fabs(v[r1]);
-                    d = fabs(a / b);
-                    if (frexp(hi - lo, &ex) != 0.5 || !(lo < d && d < hi) ||
-                        (!env.tininess_before && d >= base_u * (1 - 0x1p-40) && d <= minnorm * (1 + 0x1p-40)))
-                        continue;
-                    entry_by_search(t, k, &env, p, r0, f0, r1, f1);
-                    continue;
-                }
-                if (k->op == X_MUL) {
-                    d = a * b; /* exact: at most 2 x 8 significant bits */
-                } else { /* TwoSum: the error term is zero iff the sum is exact */
-                    double bb;
-                    d = a + b;
-                    bb = d - a;
-                    err = (a - (d - bb)) + (b - bb);
-                }
-                d = fabs(d);
-                lo = fabs(v[r0]);
-                hi = fabs(v[r1]);
-                if (err != 0 || !(lo <= d && d < hi) || frexp(hi - lo, &ex) != 0.5) continue;
-                /* d - lo is exact (d's grid is finer than lo's); hi - lo = 2^(ex-1) */
-                u = ldexp(d - lo, 33 - ex);
-                if (u >= 1 && u < 4294967296.0) {
-                    uint32_t ts = (uint32_t)u, tu = ts;
-                    uint8_t fc = f1, fn = f1, g = 0;
-                    if (!env.tininess_before && d >= base_u && d < minnorm) {
-                        tu = (uint32_t)ldexp((d - base_u) / ulp_u, 32); /* d - base_u exact (Sterbenz) */
-                        if (tu > ts) continue;
-                    }
-                    if (tu < ts) { /* ra without rounding up on the unbounded grid */
-                        env.random = 0u - ts;
-                        if (sfp8x_apply(k->op, f, x, y, 0, &env, &g) != r1) continue;
-                        fn = g;
-                        if (tu == 0) fc = fn; /* never rounds up there */
-                    }
-                    if (sfp8f_sr_core_gives(k, &env, x, y, 0xffffffffu - ts, r0, f0) &&
-                        sfp8f_sr_core_gives(k, &env, x, y, 0u - ts, r1, tu >= ts ? fc : fn) &&
-                        (tu >= ts || sfp8f_sr_core_gives(k, &env, x, y, 0xffffffffu - tu, r1, fn)) &&
-                        (tu == 0 || sfp8f_sr_core_gives(k, &env, x, y, 0u - tu, r1, fc))) {
-                        t->e[p] = sr8_entry(ts, r0, f0, r1, fc | (fc != fn ? 0x40u : 0u));
-                        t->tu[p] = tu;
-                        t->nf[p] = fn;
-                    }
-                }
+            } else if (V.fin[x] && V.fin[y] && r0 < 256 && r1 < 256 && V.fin[r0] && V.fin[r1]) {
+                arith_entry(t, k, &env, &V, x, y, r0, f0, r1, f1);
             }
         }
     sr8_compact(t);
@@ -308,6 +331,74 @@ typedef unsigned (*sr8_block)(const sfp8s_sr8 *p, const uint8_t *x, const uint8_
  * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
  * and under every calling convention by
  * tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
+/* The index bytes x[j], y[j] of the table for the m elements from element i:
+ * contiguous 8-bit operands in place, else copied into xb, yb (a conversion:
+ * the source codes of isz bytes, masked by smask, split into two bytes) */
+static inline AINL void sr8_operands(const sr_call *c, ptrdiff_t i, ptrdiff_t m, int isz, uint32_t smask, uint8_t *xb,
+                                     uint8_t *yb, const uint8_t **x, const uint8_t **y)
+{
+    const char *a = c->a, *b = c->b;
+    *x = (const uint8_t *)a + i;
+    *y = c->src ? NULL : (const uint8_t *)b + i;
+    if (c->src && isz == 1 && c->sa == 1 && smask == 0xff) { /* 8-bit codes: the low byte in place */
+        static const uint8_t zeros[SR8_BLK];
+        *x = zeros;
+        *y = (const uint8_t *)a + i;
+    } else if (c->src) {
+        uint16_t cb[SR8_BLK];
+        if (isz == 2 && c->sa == 2)
+            memcpy(cb, a + 2 * i, (size_t)(2 * m));
+        else
+            for (ptrdiff_t j = 0; j < m; j++) cb[j] = (uint16_t)sfp8f_ld(a + (i + j) * c->sa, isz);
+        for (ptrdiff_t j = 0; j < m; j++) {
+            xb[j] = (uint8_t)((cb[j] & smask) >> 8);
+            yb[j] = (uint8_t)(cb[j] & smask);
+        }
+        *x = xb;
+        *y = yb;
+    } else {
+        if (c->sa != 1) {
+            for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
+            *x = xb;
+        }
+        if (c->sb != 1) {
+            for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
+            *y = yb;
+        }
+    }
+}
+
+/* element by element in order: any overlap (element i read before output i is written) */
+static unsigned sr8_scalar(const sfp8f_sr8 *t, const sr_call *c, int isz, uint32_t smask)
+{
+    /* locals: the stores through o and flout cannot change them */
+    const sr_keys k = c->k;
+    const uint64_t index0 = c->index0;
+    const ptrdiff_t n = c->n, sa = c->sa, sb = c->sb, so = c->so;
+    uint8_t *const flout = c->flout;
+    const char *a = c->a, *b = c->b;
+    char *o = c->o;
+    unsigned acc = 0;
+    for (ptrdiff_t i = 0; i < n; i++, a += sa, b += sb, o += so) {
+        const uint32_t R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
+        uint8_t xy[2], code, fl;
+        if (c->src) {
+            const uint32_t v = (uint32_t)sfp8f_ld(a, isz) & smask;
+            xy[0] = (uint8_t)(v >> 8);
+            xy[1] = (uint8_t)v;
+        } else {
+            xy[0] = *(const uint8_t *)a;
+            xy[1] = *(const uint8_t *)b;
+        }
+        fl = sr8_one(t, (uint32_t)xy[0] << 8 | xy[1], R & k.Rmask, k.Rmask, k.N, &code);
+        if (fl & 0x80) sfp8f_sr_finish_core(c, i, (const char *)xy, (const char *)xy + 1, o, 1, &fl, 1);
+        else *(uint8_t *)o = code;
+        acc |= fl;
+        if (flout) flout[i] = fl;
+    }
+    return acc;
+}
+
 static inline AINL unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c, sr8_block block)
 {
     /* a conversion: the source codes (isz bytes, masked to src's width) split
@@ -316,76 +407,26 @@ static inline AINL unsigned run_arith8_sr(const sfp8f_sr8 *t, const sr_call *c, 
     const uint32_t smask = c->src ? sfp8_code_mask(c->src) : 0;
     const char *a = c->a, *b = c->b;
     char *o = c->o;
+    uint8_t xb[SR8_BLK], yb[SR8_BLK], code[SR8_BLK], fl[SR8_BLK];
     unsigned acc = 0;
-    ptrdiff_t i = 0;
-    if (block && sfp8f_apart(o, c->so, 1, a, c->sa, isz, c->n) &&
-        (c->src || sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n))) {
-        uint8_t xb[SR8_BLK], yb[SR8_BLK], code[SR8_BLK], fl[SR8_BLK];
-        const int direct = c->so == 1 && o != a && (c->src || o != b);
-        for (; i < c->n; i += SR8_BLK) {
-            ptrdiff_t m = c->n - i < SR8_BLK ? c->n - i : SR8_BLK;
-            const uint8_t *x = (const uint8_t *)a + i, *y = c->src ? NULL : (const uint8_t *)b + i;
-            /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
-            uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
-            const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
-            unsigned g;
-            if (c->src && isz == 1 && c->sa == 1 && smask == 0xff) { /* 8-bit codes: the low byte in place */
-                static const uint8_t zeros[SR8_BLK];
-                x = zeros;
-                y = (const uint8_t *)a + i;
-            } else if (c->src) {
-                uint16_t cb[SR8_BLK];
-                if (isz == 2 && c->sa == 2)
-                    memcpy(cb, a + 2 * i, (size_t)(2 * m));
-                else
-                    for (ptrdiff_t j = 0; j < m; j++) cb[j] = (uint16_t)sfp8f_ld(a + (i + j) * c->sa, isz);
-                for (ptrdiff_t j = 0; j < m; j++) {
-                    xb[j] = (uint8_t)((cb[j] & smask) >> 8);
-                    yb[j] = (uint8_t)(cb[j] & smask);
-                }
-                x = xb;
-                y = yb;
-            } else {
-                if (c->sa != 1) {
-                    for (ptrdiff_t j = 0; j < m; j++) xb[j] = *(const uint8_t *)(a + (i + j) * c->sa);
-                    x = xb;
-                }
-                if (c->sb != 1) {
-                    for (ptrdiff_t j = 0; j < m; j++) yb[j] = *(const uint8_t *)(b + (i + j) * c->sb);
-                    y = yb;
-                }
-            }
-            g = block(&p, x, y, oc, of, m);
-            if (g & 0x80) g = sr8_fix(t, c, i, x, y, oc, of, m); /* lanes for sr8_one, then perhaps the core */
-            acc |= g;
-            if (!direct)
-                for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
-        }
-        return acc;
-    }
-    {
-        /* locals: the stores through o and flout cannot change them */
-        const sr_keys k = c->k;
-        const uint64_t index0 = c->index0;
-        const ptrdiff_t n = c->n, sa = c->sa, sb = c->sb, so = c->so;
-        uint8_t *const flout = c->flout;
-        for (; i < n; i++, a += sa, b += sb, o += so) { /* any overlap: element i read before output i is written */
-            const uint32_t R = sfp8r_bits(k.hs, k.base, index0 + (uint64_t)i);
-            uint8_t xy[2], code, fl;
-            if (c->src) {
-                const uint32_t v = (uint32_t)sfp8f_ld(a, isz) & smask;
-                xy[0] = (uint8_t)(v >> 8);
-                xy[1] = (uint8_t)v;
-            } else {
-                xy[0] = *(const uint8_t *)a;
-                xy[1] = *(const uint8_t *)b;
-            }
-            fl = sr8_one(t, (uint32_t)xy[0] << 8 | xy[1], R & k.Rmask, k.Rmask, k.N, &code);
-            if (fl & 0x80) sfp8f_sr_finish_core(c, i, (const char *)xy, (const char *)xy + 1, o, 1, &fl, 1);
-            else *(uint8_t *)o = code;
-            acc |= fl;
-            if (flout) flout[i] = fl;
-        }
+    int direct;
+    if (!block || !sfp8f_apart(o, c->so, 1, a, c->sa, isz, c->n) ||
+        !(c->src || sfp8f_apart(o, c->so, 1, b, c->sb, 1, c->n)))
+        return sr8_scalar(t, c, isz, smask);
+    direct = c->so == 1 && o != a && (c->src || o != b);
+    for (ptrdiff_t i = 0; i < c->n; i += SR8_BLK) {
+        ptrdiff_t m = c->n - i < SR8_BLK ? c->n - i : SR8_BLK;
+        const uint8_t *x, *y;
+        /* in place (o == a or b): codes through a buffer, the core may read the operands after the kernel */
+        uint8_t *oc = direct ? (uint8_t *)o + i : code, *of = c->flout ? c->flout + i : fl;
+        const sfp8s_sr8 p = {t->q, t->pal, c->k.hs, c->k.base, c->index0 + (uint64_t)i, c->k.N};
+        unsigned g;
+        sr8_operands(c, i, m, isz, smask, xb, yb, &x, &y);
+        g = block(&p, x, y, oc, of, m);
+        if (g & 0x80) g = sr8_fix(t, c, i, x, y, oc, of, m); /* lanes for sr8_one, then perhaps the core */
+        acc |= g;
+        if (!direct)
+            for (ptrdiff_t j = 0; j < m; j++) *(uint8_t *)(o + (i + j) * c->so) = code[j];
     }
     return acc;
 }
