@@ -16,9 +16,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_core/fast/round_f64.c",
         "softfp8/_core/fast/order16.c", "softfp8/_core/fast/stochastic.c", "softfp8/_core/fast/fast_simd.c",
         "softfp8/_core/fast/cast64.c", "softfp8/_core/fast/cast16.c"]
+# the matrix engine: one entry (mm.c) for every matrix product, its generic kernels and paths
+MM = ["softfp8/_core/mm/" + name + ".c" for name in
+      ("mm", "mm_value", "mm_ref", "mm_model", "mm_intdot", "mm_blas", "mm_simd")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
-        "softfp8/_core/accum.c", "softfp8/_core/gemm.c", "softfp8/_core/elem.c",
-        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c"] + FAST
+        "softfp8/_core/accum.c", "softfp8/_core/elem.c",
+        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c"] + MM + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]
