@@ -117,13 +117,7 @@ static int int_blocked(const mm_int *t, mm_call *c, char *O, ptrdiff_t om, ptrdi
     uint8_t fl8 = 0;
     int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb);
     int64_t span = fmt_top(&md->fa) - fmt_low(&md->fa) + fmt_top(&md->fb) - fmt_low(&md->fb) + 129 + 149;
-    for (int jj = 0; jj < n; jj++) { /* as mm_ref.c's exact_init, scaled */
-        SuperAcc *a = &t->acc[jj];
-        a->qmin = low - 149;
-        a->nlimbs = (int)((span + 66 + 63) / 64);
-        a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
-        memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));
-    }
+    for (int jj = 0; jj < n; jj++) acc_init_span(&t->acc[jj], low - 149, span); /* as mm_ref.c's, scaled */
     for (int64_t l0 = 0; l0 < c->k; l0 += md->kblock) {
         int64_t l1 = c->k - l0 < md->kblock ? c->k : l0 + md->kblock;
         __int128 S[MM_INT_WIDTH];

@@ -16,6 +16,10 @@
 
 #include "mm_impl.h"
 
+/* the widest operand formats (16 exponent bits, no mantissa bit) times binary32 scales */
+_Static_assert((2 * ((1 << 16) + 1) + 129 + 149 + 66 + 63) / 64 <= ACC_MAX_LIMBS,
+               "ACC_MAX_LIMBS must hold every scaled product of two valid formats");
+
 /* the superaccumulator of every product a * b * s of the call (s: a binary32, 2^-149 .. 2^128) */
 static void exact_init(mm_call *c)
 {
@@ -24,12 +28,7 @@ static void exact_init(mm_call *c)
     int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb) + (scaled ? -149 : 0);
     int64_t span = fmt_top(&md->fa) - fmt_low(&md->fa) + fmt_top(&md->fb) - fmt_low(&md->fb) +
                    (scaled ? 129 + 149 : 0);
-    SuperAcc *a = c->sacc;
-    a->qmin = low;
-    a->nlimbs = (int)((span + 66 + 63) / 64);
-    a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
-    a->nan_code = a->inf_code = 0;
-    memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));
+    acc_init_span(c->sacc, low, span);
 }
 
 /* NaN and infinite sums of the exact model.  SFP8M_NAN_OPERAND (fa == fb, no scales):
