@@ -196,7 +196,11 @@ def make_case(seed, index):
     desc = {"entry": entry, "fa": fa, "fb": fb, "shape": (m, k, p), "kind": kind, "ctx": ctx}
     if entry == "matmul" and rng.random() < 0.15:
         ctx["rounding"], ctx["seed"] = "stochastic", int(rng.integers(1 << 30))
-    if entry == "matmul":
+    if entry == "matmul" and rng.random() < 0.2:   # a batch: the loop's outer dimension
+        a3 = np.stack([a, layout(codes_of(fa, rng, (m, k), kind), rng)])
+        desc["batch"] = 2
+        call = lambda: a3 @ b   # noqa: E731
+    elif entry == "matmul":
         call = lambda: a @ b   # noqa: E731
     elif entry == "vec":
         which = str(rng.choice(["vecdot", "matvec", "vecmat"]))

@@ -250,7 +250,7 @@ static void fast_final(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t 
     for (int jj = 0; jj < n; jj++) {
         gval s = mm_one, x, t;
         gv_from_double(sum ? sum[jj] : 0.0, &x);
-        if (!md->kblock) mm_scale_at(md, i, 0, j0 + jj, &s, fl8);
+        if (!md->kblock && c->k) mm_scale_at(md, i, 0, j0 + jj, &s, fl8);
         gv_mul(&x, &s, &t, fl8);
         mm_store(O + i * om + (j0 + jj) * op, c->szo, gv_round(&md->fout, &md->envout, &t, fl8));
     }

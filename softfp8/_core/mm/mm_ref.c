@@ -146,9 +146,10 @@ uint64_t mm_model_element(mm_call *c, int64_t i, int64_t j, uint8_t *fl)
             memset(&acc, 0, sizeof acc);
         }
     }
-    /* S: the running sum (promotion) or the accumulator; +0 if empty */
+    /* S: the running sum (promotion) or the accumulator; +0 if empty (K = 0: no scale is
+       read, as in the exact model) */
     x = md->promote ? F : acc;
-    if (md->kblock) s = mm_one;
+    if (md->kblock || !c->k) s = mm_one;
     else mm_scale_at(md, i, 0, j, &s, fl);
     gv_mul(&x, &s, &t, fl);
     return gv_round(&md->fout, &md->envout, &t, fl);
