@@ -88,8 +88,16 @@ def codes_of(fmt, rng, shape, kind):
             if spec.size:
                 pick = rng.random(size) < 0.05
                 c[pick] = rng.choice(spec, int(pick.sum()))
-        if rng.random() < 0.3:
-            c[rng.random(size) < 0.2] = 0
+        zeros = every[vals == 0]   # +0 and, where the format has it, -0 (none: E8M0-like)
+        if rng.random() < 0.3 and zeros.size:
+            pick = rng.random(size) < 0.2
+            c[pick] = rng.choice(zeros, int(pick.sum()))
+            if len(shape) == 2 and rng.random() < 0.5:   # whole zero rows and columns
+                c2 = c.reshape(shape)
+                rows = rng.random(shape[0]) < 0.3
+                c2[rows] = rng.choice(zeros, (int(rows.sum()), shape[1]))
+                cols = rng.random(shape[1]) < 0.3
+                c2[:, cols] = rng.choice(zeros, (shape[0], int(cols.sum())))
     c = c.astype(np.uint64)
     if rng.random() < 0.33 and fmt.bits < 8 * np.dtype(store).itemsize:
         c |= rng.integers(0, 1 << (8 * np.dtype(store).itemsize), size).astype(np.uint64) & ~np.uint64(n - 1)

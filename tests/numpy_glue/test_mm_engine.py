@@ -213,6 +213,70 @@ def test_exact_accumulator_infinity_sign_without_negative_zero():
         assert np.isneginf(v).all(), got
 
 
+@pytest.mark.parametrize("fmt", [softfp8.e4m3, softfp8.e5m2, softfp8.bfloat16])
+def test_zero_sums_on_blas(fmt):
+    """Zero sums on the BLAS paths (blas_bound for E4M3, blas_ziv otherwise; rows wholly
+    certified and rounded straight, and element by element): zero rows and columns of +0,
+    of -0 and of both, products that are all zeros in non-zero lines, cancellations, in
+    every mode and with 64+ and fewer columns -- the generic kernel's signs and flags."""
+    rng = np.random.default_rng(13)
+    one, mone = np.float32(1.0).astype(fmt.dtype), np.float32(-1.0).astype(fmt.dtype)
+    pz, nz = np.float32(0.0).astype(fmt.dtype), np.float32(-0.0).astype(fmt.dtype)
+    for p in (70, 9):
+        a = (rng.standard_normal((12, 16)) * 2).astype(np.float32).astype(fmt.dtype)
+        b = (rng.standard_normal((16, p)) * 2).astype(np.float32).astype(fmt.dtype)
+        a[0], a[1], a[2] = pz, nz, np.where(rng.random(16) < 0.5, pz, nz)
+        b[:, 0], b[:, 1], b[:, 2] = pz, nz, np.where(rng.random(16) < 0.5, pz, nz)
+        a[3, :8], a[3, 8:], b[:8, 3], b[8:, 3] = one, pz, nz, one      # zero products, non-zero lines
+        a[4, :8], a[4, 8:], b[:8, 4], b[8:, 4] = one, mone, one, one  # a cancellation
+        for mode in MODES:
+            def call():
+                with softfp8.rounding(mode):
+                    return softfp8.matmul(a, b, out_dtype=np.float32)
+            got, _, paths = same(call)
+            assert set(paths) <= {"blas_bound", "blas_ziv", "int_dot"} and len(paths) >= 1
+            assert np.signbit(got[1, 0]) and not np.signbit(got[0, 0]) and np.signbit(got[0, 1])
+            assert np.signbit(got[4, 4]) == (mode == "downward")
+
+
+def test_certificate_statistics_stay_normal():
+    """Mixed formats whose products are binary64 numbers but one of whose sums of squares
+    underflows (values near 2^-600): the certificate's norm bound would be 0 and certify a
+    rounded sum (found by the differential search, case 13:2025); such formats take the exact
+    kernels, whose results are the exact dot products rounded once."""
+    tiny = softfp8.format(exp_bits=5, man_bits=8, bias=620)
+    rng = np.random.default_rng(2025)
+    a = (rng.standard_normal((5, 32)) * 8).astype(np.float32).astype(softfp8.bfloat16.dtype)
+    b = rng.integers(0x100, 0x400, (32, 7))              # values near 2^-619 and 2^-589:
+    b[1::2] += 0x1B00                                      # sums of 60+ bits, inexact
+    b = b.astype(np.uint16).view(tiny.dtype)
+    fa, fb = ref.preset("bfloat16"), ref.make_format(5, 8, 620)
+    for mode in ("to_odd", "upward", "toward_zero"):
+        def call():
+            with softfp8.rounding(mode):
+                return softfp8.matmul(a, b, out_dtype=np.float64)
+        got, flags, paths = same(call, fast=2)   # eager: the 14-bit format's tables are built
+        assert "blas_ziv" not in paths and flags & ref.INEXACT
+        for i, j in ((0, 0), (4, 6)):
+            ex = sum(ref.decode(fa, int(a.view(np.uint16)[i, l])).value *
+                     ref.decode(fb, int(b.view(np.uint16)[l, j])).value for l in range(32))
+            assert int(raw(got)[i, j]) == ref.round_pack(ref.FLOAT64, 0, ex, mode)[0]
+
+
+def test_model_kernels_need_normal_binary64_products():
+    """Operand formats each in the model kernels' range whose products are not (values near
+    2^-540: products near 2^-1080, below binary64's subnormals) take the generic kernel:
+    the product table would hold zeros (found by the differential search, case 12:285)."""
+    f = softfp8.format(exp_bits=4, man_bits=3, bias=540)
+    rng = np.random.default_rng(12)
+    a = rng.integers(0x08, 0x70, (6, 40)).astype(np.uint8).view(f.dtype)
+    b = rng.integers(0x08, 0x70, (40, 5)).astype(np.uint8).view(f.dtype)
+    for acc in ("float32", "float16", softfp8.e5m2):
+        got, flags, paths = same(lambda: softfp8.matmul(a, b, out_dtype=np.float32,
+                                                        accumulation=softfp8.Accumulation(accumulator=acc)), fast=2)
+        assert paths == {} and flags & ref.UNDERFLOW and not np.asarray(got).any()
+
+
 # --------------------------------------------------------------------------
 # the derived roundings of the BLAS paths
 # --------------------------------------------------------------------------

@@ -208,8 +208,13 @@ typedef struct {
     unsigned char *bad_row, *bad_col;
     mm_stats ra, rb;             /* blas_ziv: per row of A, per column of B */
     int bound, level, any_bad_col;
+    double dmax;                 /* blas_ziv: the largest max|b_j| / lb_j over the columns */
     mm_int *it;                  /* the exact 8-bit kernel, built on first use (it_state 1) */
     int it_state;
+    /* zero sums: per row of A / column of B, on first use: 1 a non-zero value, 2 all zero
+       (0 not known yet), and the count of sign bits */
+    unsigned char *zrow, *zcol;
+    int64_t *nrow, *ncol;
     unsigned fl;
 } mm_blas;
 
@@ -250,6 +255,71 @@ static void exact_output(mm_blas *b, char *O, ptrdiff_t om, ptrdiff_t op, int64_
     b->fl |= f0;
 }
 
+/* row i of A (col 0) or column i of B (col 1): 2 if every value is zero, else 1; its sign
+   bits counted into nrow / ncol */
+static int line_zero(mm_blas *b, int col, int64_t i)
+{
+    mm_call *c = b->c;
+    unsigned char *z = col ? b->zcol : b->zrow;
+    if (!z[i]) {
+        const double *v = col ? b->pb + i : b->pa + i * c->k;
+        ptrdiff_t st = col ? (ptrdiff_t)c->p : 1;
+        int64_t neg = 0;
+        int any = 0;
+        for (int64_t l = 0; l < c->k; l++) {
+            any |= v[l * st] != 0;
+            neg += signbit(v[l * st]) != 0;
+        }
+        z[i] = any ? 1 : 2;
+        (col ? b->ncol : b->nrow)[i] = neg;
+    }
+    return z[i];
+}
+
+/* 1 if output (i, j)'s binary64 sum is certified exact (blas_bound, or blas_ziv's
+   certificate, as mm_classify computes it) */
+static int certified(const mm_blas *b, int64_t i, int64_t j)
+{
+    const mm_stats *ra = &b->ra, *rb = &b->rb;
+    double s = ra->s0[i] * rb->s1[j], t = ra->s1[i] * rb->s0[j], q = ra->s2[i] * rb->s2[j];
+    s = t < s ? t : s;
+    s = q < s ? q : s;
+    return b->bound || s * (1 + 0x1p-20) < ra->lb[i] * 0x1p53 * rb->lb[j];
+}
+
+/* an exact zero sum at (i, j) (cert: known exact -- else checked here, or the exact
+ * kernels take it; a row of A or a column of B of zeros only makes every product a zero):
+ * -0 if every product is -0, +0 if every one is +0, else +0 (-0 rounding downward) -- the
+ * exact kernels' rule, and a cancellation has non-zero products of both signs.  The count
+ * of products with differing operand signs is 0 only if the row's and the column's sign
+ * counts r, q are equal, k only if q = k - r, and is known from them when one side's
+ * signs are all alike; otherwise one pass over the products counts it. */
+static void zero_output(mm_blas *b, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j, int cert)
+{
+    mm_call *c = b->c;
+    int64_t k = c->k, r, q;
+    uint8_t f0 = 0;
+    int neg, down = c->md->envout.rounding == SFP8_ROUND_DOWNWARD;
+    if (line_zero(b, 0, i) == 1 && line_zero(b, 1, j) == 1 && !cert && !certified(b, i, j)) {
+        exact_output(b, O, om, op, i, j, 0);
+        return;
+    }
+    line_zero(b, 1, j); /* both sign counts known */
+    r = b->nrow[i], q = b->ncol[j];
+    if (q != r && q != k - r) {
+        neg = down;
+    } else if (r == 0 || r == k || q == 0 || q == k) {
+        neg = q != r;
+    } else {
+        int64_t cnt = 0;
+        for (int64_t l = 0; l < k; l++)
+            cnt += (signbit(b->pa[i * k + l]) != 0) ^ (signbit(b->pb[l * c->p + j]) != 0);
+        neg = cnt == k ? 1 : cnt == 0 ? 0 : down;
+    }
+    mm_store(O + i * om + j * op, c->szo, sfp8_round_value(&c->md->fout, neg, 0, 0, 0, &c->md->envout, &f0));
+    b->fl |= f0;
+}
+
 /* A and B decoded into pa (m x k) and pb (k x p), the special rows / columns marked,
    the statistics of blas_ziv */
 static void decode_operands(mm_blas *b)
@@ -275,7 +345,11 @@ static void decode_operands(mm_blas *b)
         if (!b->bound) mm_stats_v(b->level, row, c->p, b->rb.s0, b->rb.s1, b->rb.s2, b->rb.lb);
     }
     if (!b->bound)
-        for (int64_t j = 0; j < c->p; j++) b->rb.s2[j] = sqrt(b->rb.s2[j]);
+        for (int64_t j = 0; j < c->p; j++) {
+            double d = b->rb.s1[j] / b->rb.lb[j]; /* exact: a power of two divides (0 for zeros) */
+            b->rb.s2[j] = sqrt(b->rb.s2[j]);
+            b->dmax = d > b->dmax ? d : b->dmax;
+        }
     b->fl |= fl;
 }
 
@@ -328,13 +402,17 @@ static void finish_range(mm_blas *b, char *O, ptrdiff_t om, ptrdiff_t op, int64_
     int osz = b->R.osz;
     int64_t i = k0 / c->p, j = k0 % c->p;
     ptrdiff_t nc, nx, ix = 0, ic = 0;
-    if (b->bound && !b->any_bad_col && !b->bad_row[i] && j + (k1 - k0) <= c->p) {
-        /* every sum of the row segment exact: rounded straight from the product (in place),
-           then the zero sums (their signs) by the exact kernels */
+    if (!b->any_bad_col && !b->bad_row[i] && j + (k1 - k0) <= c->p &&
+        (b->bound || (double)c->k * b->ra.s1[i] * b->dmax * (1 + 0x1p-20) < b->ra.lb[i] * 0x1p53)) {
+        /* every sum of the row segment exact -- by the formats' bound, or by the row's
+           certificate k max|a| max_j (max|b_j| / lb_j) < lb_a 2^53, which bounds every
+           output's S / (lb_a lb_j) (the ratios are exact, the product inflated for its
+           rounding): rounded straight from the product (in place), then the zero sums
+           (their signs) */
         double *row = b->pc + k0;
         b->fl |= round_values(&b->R, row, k1 - k0, O + i * om + j * op, op);
         for (int64_t q = 0; q < k1 - k0; q++)
-            if (row[q] == 0) exact_output(b, O, om, op, i, j + q, 0);
+            if (row[q] == 0) zero_output(b, O, om, op, i, j + q, 1);
         return;
     }
     nx = classify_block(b, k0, k1, w->state, w->xs, w->lo, w->hi, &nc);
@@ -358,7 +436,8 @@ static void finish_range(mm_blas *b, char *O, ptrdiff_t om, ptrdiff_t op, int64_
             b->fl |= SFP8_FLAG_INEXACT;
         } else {
             ic += s == MM_ZIV;
-            exact_output(b, O, om, op, i, j, s == MM_SPECIAL);
+            if (s == MM_EXACT && b->pc[kk] == 0) zero_output(b, O, om, op, i, j, 0);
+            else exact_output(b, O, om, op, i, j, s == MM_SPECIAL);
         }
         if (++j == c->p) j = 0, i++;
     }
@@ -424,6 +503,11 @@ static int blas_setup(mm_blas *b, mm_call *c, int fast)
     vb = value_bits(b->decb, md->fb.bits, &lb);
     while (((int64_t)1 << lg) < c->k) lg++;
     b->bound = va && vb && lg + va + vb <= 53;
+    /* blas_ziv's statistics (sums of squares, ratios, products of them) must stay normal
+       and finite binary64 numbers for their 2^-20 allowance to hold */
+    if (!b->bound && (2 * fmt_low(&md->fa) < -1000 || 2 * fmt_top(&md->fa) + 31 > 1000 ||
+                      2 * fmt_low(&md->fb) < -1000 || 2 * fmt_top(&md->fb) + 31 > 1000))
+        return 0;
     b->c = c;
     b->level = sfp8f_simd_level();
     b->fl = sfl; /* the scale product's flags: every output computes it (k > 0) */
@@ -438,15 +522,18 @@ int mm_blas_run(mm_call *c, const sfp8m_blas *blas, char *O, ptrdiff_t om, ptrdi
     int ret = 1;
     memset(&b, 0, sizeof b);
     if (!blas || !blas->dgemm || !blas_setup(&b, c, fast)) return 0;
-    /* pa, pb, pc, the statistics (4 per row, 4 per column); the flags */
-    buf = malloc((size_t)(m * k + k * p + m * p + 4 * m + 4 * p) * sizeof(double) + (size_t)(m + p));
+    /* pa, pb, pc, the statistics (4 per row, 4 per column), the zero-sum counts; the flags
+       and the zero-sum states */
+    buf = malloc((size_t)(m * k + k * p + m * p + 5 * m + 5 * p) * sizeof(double) + (size_t)(2 * (m + p)));
     if (!buf) return 0; /* too large for a binary64 copy: the exact kernels */
     b.pa = buf, b.pb = b.pa + m * k, b.pc = b.pb + k * p;
     b.ra.s0 = b.pc + m * p, b.ra.s1 = b.ra.s0 + m, b.ra.s2 = b.ra.s1 + m, b.ra.lb = b.ra.s2 + m;
     b.rb.s0 = b.ra.lb + m, b.rb.s1 = b.rb.s0 + p, b.rb.s2 = b.rb.s1 + p, b.rb.lb = b.rb.s2 + p;
-    b.bad_row = (unsigned char *)(b.rb.lb + p);
+    b.nrow = (int64_t *)(void *)(b.rb.lb + p), b.ncol = b.nrow + m;
+    b.bad_row = (unsigned char *)(b.ncol + p);
     b.bad_col = b.bad_row + m;
-    memset(b.bad_row, 0, (size_t)(m + p));
+    b.zrow = b.bad_col + p, b.zcol = b.zrow + m;
+    memset(b.bad_row, 0, (size_t)(2 * (m + p)));
     decode_operands(&b);
     for (int64_t j = 0; j < p; j++) b.any_bad_col |= b.bad_col[j];
     if (blas->dgemm(blas->ctx, m, k, p, b.pa, b.pb, b.pc) < 0) {

@@ -125,8 +125,9 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
     *out = NULL;
     if (md->exact || md->fa.bits > 8 || md->fb.bits > 8 || !sfp8f_rounder(&md->facc, &md->envacc, &racc) ||
         !sfp8f_rounder(&md->fprom, &md->envprom, &rprom) || !fast_range(&md->facc) || !fast_range(&md->fprom) ||
-        (pf && !fast_range(pf)) || !fast_range(&md->fa) || !fast_range(&md->fb))
-        return 0;
+        (pf && !fast_range(pf)) || !fast_range(&md->fa) || !fast_range(&md->fb) ||
+        (!pf && (fmt_low(&md->fa) + fmt_low(&md->fb) < -1000 || fmt_top(&md->fa) + fmt_top(&md->fb) > 1000)))
+        return 0; /* the products (exact, or rounded into fp) must be normal binary64 numbers */
     if (!mm_call_tables(c, INT64_MAX) || !(t = calloc(1, sizeof *t))) return -1;
     *out = t;
     t->racc = racc;

@@ -587,10 +587,8 @@ void mm_odd_scale(int level, double *v, ptrdiff_t n, double s)
 {
     ptrdiff_t i = 0;
 #if MM_SIMD
-    static int fma_ok = -1;
-    if (fma_ok < 0) fma_ok = __builtin_cpu_supports("fma") != 0;
     if (level >= 2) i = odd_scale_512(v, n, s);
-    else if (level >= 1 && fma_ok) i = odd_scale_256(v, n, s);
+    else if (level >= 1 && __builtin_cpu_supports("fma")) i = odd_scale_256(v, n, s);
 #endif
     (void)level;
     for (; i < n; i++) v[i] = odd_mul(v[i], s);

@@ -133,9 +133,10 @@ static void blas_resolve(void)
 static const sfp8m_blas *blas_pick(int64_t m, int64_t k, int64_t p)
 {
     static const sfp8m_blas nat = {native_dgemm, NULL}, cb = {numpy_dgemm, NULL};
-    if (blas_mode == BLAS_NATIVE && (native.ilp64 || (m <= INT32_MAX && k <= INT32_MAX && p <= INT32_MAX)))
+    int mode = __atomic_load_n(&blas_mode, __ATOMIC_RELAXED); /* set_blas may run in another thread */
+    if (mode == BLAS_NATIVE && (native.ilp64 || (m <= INT32_MAX && k <= INT32_MAX && p <= INT32_MAX)))
         return &nat;
-    if (blas_mode != BLAS_NONE && np_matmul_fn) return &cb;
+    if (mode != BLAS_NONE && np_matmul_fn) return &cb;
     return NULL;
 }
 
@@ -161,7 +162,7 @@ PyObject *sfp8_npy_set_blas(PyObject *mode)
                          native.fn ? ", 'native'" : " ('native': none found)", mode);
             return NULL;
         }
-        blas_mode = k;
+        __atomic_store_n(&blas_mode, k, __ATOMIC_RELAXED);
     }
     return Py_BuildValue("{s:s,s:s,s:z,s:z}", "previous", names[old], "using", names[blas_mode], "native_symbol",
                          native.fn ? native.symbol : NULL, "native_library", native.fn ? native.library : NULL);
