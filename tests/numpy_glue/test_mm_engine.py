@@ -263,6 +263,29 @@ def test_certificate_statistics_stay_normal():
             assert int(raw(got)[i, j]) == ref.round_pack(ref.FLOAT64, 0, ex, mode)[0]
 
 
+def test_outputs_beyond_binary64():
+    """Outputs in formats whose values lie beyond binary64's range (biases near +-2^20):
+    every sum overflows (or underflows) there, the core's conversion of the certified sums
+    says so, and Ziv's test is off -- it would accept codes whose binary64 value is 0 or
+    infinite with inexact alone (search cases 14:1538, 14:2888)."""
+    rng = np.random.default_rng(14)
+    a = (rng.standard_normal((9, 96)) * 8).astype(np.float32).astype(softfp8.e5m2)
+    b = (rng.standard_normal((96, 70)) * 8).astype(np.float32).astype(softfp8.e5m2fnuz)
+    # every row and column from 2^-17 to 2^15: no certificate, Ziv's test decides
+    a[:, 0], a[:, 1] = softfp8.e5m2.max, softfp8.e5m2.min_subnormal
+    b[2], b[3] = softfp8.e5m2fnuz.max, softfp8.e5m2fnuz.min_subnormal
+    outs = [(softfp8.format(exp_bits=9, man_bits=2, bias=2 ** 20 - 5, specials="fn"), ref.OVERFLOW),
+            (softfp8.format(exp_bits=4, man_bits=7, bias=-(2 ** 20), specials="fn", subnormals="nozero",
+                            saturate=True), ref.UNDERFLOW)]
+    for out, flag in outs:
+        for mode in ("to_odd", "nearest_away", "upward"):
+            def call():
+                with softfp8.rounding(mode), softfp8.tininess("before"):
+                    return softfp8.matmul(a, b, out_dtype=out)
+            _, flags, paths = same(call)
+            assert paths.get("blas_ziv") == 1 and flags & flag, (out, mode, paths)
+
+
 def test_model_kernels_need_normal_binary64_products():
     """Operand formats each in the model kernels' range whose products are not (values near
     2^-540: products near 2^-1080, below binary64's subnormals) take the generic kernel:

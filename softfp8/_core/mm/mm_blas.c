@@ -118,8 +118,9 @@ static int rounder_init(mm_rounder *R, const mm_call *c, const gval *s, int64_t 
         R->min_normal = bits_d(sfp8_convert(f, &sfp8_binary64, sfp8_min_normal_code(f), &ex, &f0));
         R->max_finite = bits_d(sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &ex, &f0));
     }
-    /* Ziv's test on scaled intervals: exact scaling only; a binary64 output has none */
-    R->ziv = R->s_pow2 && f->bits != 64;
+    /* Ziv's test: exact scaling only; an output whose values are binary64 numbers (its
+       limits and the accepted code's value are then exact; a binary64 output has none) */
+    R->ziv = R->s_pow2 && f->bits != 64 && (f->bits == 32 || acc_binary64_exact(f));
     return 1;
 }
 
@@ -192,8 +193,8 @@ static void ziv_accept(const mm_rounder *R, const double *lo, const double *hi, 
     double mn = 2 * R->min_normal, mx = 0.5 * R->max_finite;
     for (ptrdiff_t q = 0; q < n; q++) {
         double v = code_value(R, clo + q * R->osz);
-        ok[q] = (load_raw(clo + q * R->osz, R->osz) == load_raw(chi + q * R->osz, R->osz)) & !(v >= lo[q] && v <= hi[q]) &
-                (fabs(v) >= mn) & (fabs(v) <= mx);
+        int same = load_raw(clo + q * R->osz, R->osz) == load_raw(chi + q * R->osz, R->osz);
+        ok[q] = same & !(v >= lo[q] && v <= hi[q]) & (fabs(v) >= mn) & (fabs(v) <= mx);
     }
 }
 
@@ -466,7 +467,8 @@ static int finish_blocks(mm_blas *b, char *O, ptrdiff_t om, ptrdiff_t op)
             for (int64_t j0 = 0; j0 < c->p; j0 += MM_BLK)
                 finish_range(b, O, om, op, i * c->p + j0, i * c->p + (c->p - j0 < MM_BLK ? c->p : j0 + MM_BLK), &w);
     } else {
-        for (int64_t k0 = 0; k0 < mp; k0 += MM_BLK) finish_range(b, O, om, op, k0, mp - k0 < MM_BLK ? mp : k0 + MM_BLK, &w);
+        for (int64_t k0 = 0; k0 < mp; k0 += MM_BLK)
+            finish_range(b, O, om, op, k0, mp - k0 < MM_BLK ? mp : k0 + MM_BLK, &w);
     }
     free(w.xs);
     free(w.cx);
@@ -494,9 +496,9 @@ static int blas_setup(mm_blas *b, mm_call *c, int fast)
         !acc_binary64_exact(&md->fa) || !acc_binary64_exact(&md->fb) || lowsum < -1000 || topsum > 960)
         return 0;
     mm_scale_at(md, 0, 0, 0, &s, &sfl);
-    if (s.cls != GV_FIN || !rounder_init(&b->R, c, &s, lowsum, topsum)) return 0;
+    /* a finite positive scale product (zero sums keep the products' signs) */
+    if (s.cls != GV_FIN || s.neg || !rounder_init(&b->R, c, &s, lowsum, topsum)) return 0;
     if (!(b->deca = dec_table(&md->fa, n)) || !(b->decb = dec_table(&md->fb, n))) return 0;
-    c->deca = b->deca, c->decb = b->decb;
     mm_ieee_init(&b->Da, &md->fa, b->deca);
     mm_ieee_init(&b->Db, &md->fb, b->decb);
     va = value_bits(b->deca, md->fa.bits, &la);
@@ -508,6 +510,7 @@ static int blas_setup(mm_blas *b, mm_call *c, int fast)
     if (!b->bound && (2 * fmt_low(&md->fa) < -1000 || 2 * fmt_top(&md->fa) + 31 > 1000 ||
                       2 * fmt_low(&md->fb) < -1000 || 2 * fmt_top(&md->fb) + 31 > 1000))
         return 0;
+    c->deca = b->deca, c->decb = b->decb; /* mm_exact_element finds the special products by them */
     b->c = c;
     b->level = sfp8f_simd_level();
     b->fl = sfl; /* the scale product's flags: every output computes it (k > 0) */

@@ -128,11 +128,12 @@ static int int_blocked(const mm_int *t, mm_call *c, char *O, ptrdiff_t om, ptrdi
             int neg = S[jj] < 0;
             unsigned __int128 mag = neg ? -(unsigned __int128)S[jj] : (unsigned __int128)S[jj];
             mm_scale_at(md, i, l0, j0 + jj, &s, &fl8);
-            if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
+            if (s.cls != GV_FIN || s.neg) return 0; /* out of range, or negative: generic */
             if (!mag) continue;
             mag *= s.sig; /* below 2^100 * 2^24 */
             acc_add_mag(&t->acc[jj], (uint64_t)mag, low + s.exp - t->acc[jj].qmin, neg);
-            if ((uint64_t)(mag >> 64)) acc_add_mag(&t->acc[jj], (uint64_t)(mag >> 64), low + s.exp + 64 - t->acc[jj].qmin, neg);
+            if ((uint64_t)(mag >> 64))
+                acc_add_mag(&t->acc[jj], (uint64_t)(mag >> 64), low + s.exp + 64 - t->acc[jj].qmin, neg);
         }
     }
     for (int jj = 0; jj < n; jj++) {
@@ -164,7 +165,7 @@ int mm_int_block(const mm_int *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t o
         unsigned __int128 mag = neg ? -(unsigned __int128)S[jj] : (unsigned __int128)S[jj];
         uint64_t r;
         if (c->k) mm_scale_at(md, i, 0, j0 + jj, &s, &fl8); /* as the generic kernel: computed when used */
-        if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
+        if (s.cls != GV_FIN || s.neg) return 0; /* out of range, or negative: generic */
         if (mag == 0) {
             r = sfp8_round_value(&md->fout, zero_sign(t, c, i, j0 + jj), 0, 0, 0, &md->envout, &fl8);
         } else {
