@@ -4,6 +4,7 @@ import os
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from libc.string cimport memset
 
 cnp.import_array()
 
@@ -335,7 +336,6 @@ cdef tuple from_format(const sfp8_format *f):
 
 
 BINARY32 = from_format(&sfp8_binary32)
-GEMM_NOTDONE = SFP8G_NOTDONE
 BINARY64 = from_format(&sfp8_binary64)
 
 
@@ -527,20 +527,22 @@ def from_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray 
 
 
 # --------------------------------------------------------------------------
-# matrix products under an accumulation model (softfp8/_core/gemm.c)
+# the matrix engine (softfp8/_core/mm/): every matrix product but the NumPy loops'
+# (softfp8/_core/npy/matmul.c) comes through gemm() below
 # --------------------------------------------------------------------------
 
-cdef extern from "gemm.h":
-    ctypedef struct sfp8g_scale:
+cdef extern from "mm/mm.h":
+    ctypedef struct sfp8m_scale:
         const uint32_t *s
         Py_ssize_t rs
         Py_ssize_t cs
         int64_t br
         int64_t bc
-    ctypedef struct sfp8g_model:
+    ctypedef struct sfp8m_model:
         sfp8_format fa
         sfp8_format fb
         int exact
+        int nan_rule
         int has_prod
         sfp8_format fp
         sfp8_env envp
@@ -551,20 +553,32 @@ cdef extern from "gemm.h":
         sfp8_env envprom
         sfp8_format fout
         sfp8_env envout
-        sfp8g_scale sa
-        sfp8g_scale sb
+        sfp8m_scale sa
+        sfp8m_scale sb
         int64_t kblock
-    unsigned SFP8G_NOMEM
-    unsigned SFP8G_NOTDONE
-    unsigned sfp8g_gemm_f64(const sfp8g_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
-                            Py_ssize_t bk, Py_ssize_t bp, const double *D, Py_ssize_t dm, char *O,
-                            Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p) nogil
-    unsigned sfp8g_gemm(const sfp8g_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
-                        Py_ssize_t bk, Py_ssize_t bp, char *O, Py_ssize_t om, Py_ssize_t op, int64_t m,
-                        int64_t k, int64_t p, int use_fast) nogil
+    ctypedef struct sfp8m_blas:
+        pass
+    ctypedef struct sfp8m_path_info:
+        const char *name
+        int levels
+        const char *what
+    unsigned SFP8M_NOMEM
+    unsigned SFP8M_BLASFAIL
+    int SFP8M_NAN_CANONICAL
+    int SFP8M_NUM_PATHS
+    unsigned sfp8m_gemm(const sfp8m_model *md, const sfp8m_blas *blas, const char *A, Py_ssize_t am,
+                        Py_ssize_t ak, const char *B, Py_ssize_t bk, Py_ssize_t bp, char *O, Py_ssize_t om,
+                        Py_ssize_t op, int64_t m, int64_t k, int64_t p, int fast) nogil
+    const sfp8m_path_info *sfp8m_path(int id)
+    uint64_t sfp8m_path_count(int id, int level)
+    void sfp8m_reset_path_counts()
+
+cdef extern from "npy/matmul_api.h":
+    const sfp8m_blas *sfp8_npy_blas(int64_t m, int64_t k, int64_t p)
+    object sfp8_npy_set_blas(object mode)
 
 
-cdef void _gemm_scale(sfp8g_scale *sc, object s, tuple blk) except *:
+cdef void _gemm_scale(sfp8m_scale *sc, object s, tuple blk) except *:
     # s: None or a C-contiguous 2-D uint32 array (binary32 bit patterns); blk: (rows, cols)
     cdef const uint32_t[:, ::1] v
     if s is None:
@@ -581,21 +595,26 @@ cdef void _gemm_scale(sfp8g_scale *sc, object s, tuple blk) except *:
         raise ValueError("scale blocks must be at least 1 x 1")
 
 
+cdef int _propagate_error() except -1:
+    # the BLAS callback (numpy.matmul) failed and left its exception set: raise it
+    return -1
+
+
 def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tuple envacc,
-         int64_t promote, tuple fprom, tuple envprom, tuple fout, tuple envout, cnp.ndarray A, cnp.ndarray B, cnp.ndarray O,
-         object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None,
-         object D=None):
-    """O = A @ B (2-D code arrays, any strides) under an accumulation model
-    (softfp8/_core/gemm.h); returns the flags.  fp: None or the product format;
-    sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales.  D: None, or the
-    exact model with per-tensor scales finished from D, the C-contiguous float64 GEMM of
-    the decoded operands (sfp8g_gemm_f64; SFP8G_NOTDONE in the result: nothing written)."""
-    cdef sfp8g_model md
+         int64_t promote, tuple fprom, tuple envprom, tuple fout, tuple envout, cnp.ndarray A, cnp.ndarray B,
+         cnp.ndarray O, object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None):
+    """O = A @ B (2-D code arrays, any strides) by the matrix engine (softfp8/_core/mm/mm.h):
+    the exact model (exact) or an accumulation model; returns the flags.  fp: None or the
+    product format; sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales;
+    fast: None (the fast-path switch's setting) or 0 / 1 / 2."""
+    cdef sfp8m_model md
     cdef unsigned fl
-    cdef int use_fast = sfp8f_enabled() if fast is None else bool(fast)
+    cdef int use_fast = sfp8f_enabled() if fast is None else int(fast)
+    memset(&md, 0, sizeof(md))
     md.fa = to_format(fa)
     md.fb = to_format(fb)
     md.exact = exact
+    md.nan_rule = SFP8M_NAN_CANONICAL
     md.has_prod = fp is not None
     md.fp = to_format(fp if fp is not None else fa)
     fill_env(&md.envp, envp)
@@ -616,6 +635,8 @@ def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tupl
         raise ValueError("gemm arrays have the wrong item sizes")
     if promote < 0 or kblock < 0:
         raise ValueError("promote and kblock must be >= 0")
+    if use_fast not in (0, 1, 2):
+        raise ValueError(f"gemm fast must be None, 0, 1 or 2, got {fast!r}")
     _gemm_scale(&md.sa, sa, sa_block)
     _gemm_scale(&md.sb, sb, sb_block)
     cdef const char *pa = _ptr(A)
@@ -623,21 +644,56 @@ def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tupl
     cdef char *po = _ptr(O)
     cdef Py_ssize_t am = A.strides[0], ak = A.strides[1], bk = B.strides[0], bp = B.strides[1]
     cdef Py_ssize_t om = O.strides[0], op = O.strides[1]
-    cdef const double[:, ::1] dv
-    cdef const double *pd
-    if D is not None:
-        dv = D
-        if dv.shape[0] != m or dv.shape[1] != p:
-            raise ValueError("gemm: D does not fit the result")
-        pd = &dv[0, 0] if m * p else NULL
-        with nogil:
-            fl = sfp8g_gemm_f64(&md, pa, am, ak, pb, bk, bp, pd, p, po, om, op, m, k, p)
-    else:
-        with nogil:
-            fl = sfp8g_gemm(&md, pa, am, ak, pb, bk, bp, po, om, op, m, k, p, use_fast)
-    if fl & SFP8G_NOMEM:
+    cdef const sfp8m_blas *blas = sfp8_npy_blas(m, k, p) if exact and use_fast else NULL
+    with nogil:
+        fl = sfp8m_gemm(&md, blas, pa, am, ak, pb, bk, bp, po, om, op, m, k, p, use_fast)
+    if fl & SFP8M_BLASFAIL:
+        _propagate_error()
+    if fl & SFP8M_NOMEM:
         raise MemoryError("softfp8 gemm: out of memory")
     return fl
+
+
+def matrix_paths():
+    """The matrix engine's registered fast paths (softfp8/_core/mm/mm_paths.def), in table
+    order: [{"name", "levels" (SIMD levels with their own kernels), "what"}]."""
+    cdef const sfp8m_path_info *q
+    out = []
+    for i in range(SFP8M_NUM_PATHS):
+        q = sfp8m_path(i)
+        out.append({"name": q.name.decode(), "levels": tuple(l for l in range(3) if q.levels >> l & 1),
+                    "what": q.what.decode()})
+    return out
+
+
+def matrix_path_counts():
+    """{(path name, SIMD level): calls} since the last reset_matrix_path_counts() (a call
+    counts once per path it ran)."""
+    cdef const sfp8m_path_info *q
+    out = {}
+    for i in range(SFP8M_NUM_PATHS):
+        q = sfp8m_path(i)
+        for l in range(3):
+            out[(q.name.decode(), l)] = sfp8m_path_count(i, l)
+    return out
+
+
+def reset_matrix_path_counts():
+    sfp8m_reset_path_counts()
+
+
+def set_blas(mode):
+    """The BLAS routine of the exact matrix products: 'native' (NumPy's OpenBLAS dgemm,
+    called without the GIL), 'numpy' (a callback into numpy.matmul) or 'none'; returns
+    blas_info() with "previous" the mode before (docs/matrix-engine.md)."""
+    return sfp8_npy_set_blas(mode)
+
+
+def blas_info():
+    """{"using": 'native' / 'numpy' / 'none', "native_symbol", "native_library"}."""
+    d = sfp8_npy_set_blas(None)
+    del d["previous"]
+    return d
 
 # --------------------------------------------------------------------------
 # NumPy DType glue (softfp8/_core/npy/*.c)

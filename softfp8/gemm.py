@@ -3,8 +3,9 @@
 ``Accumulation`` describes how a matrix unit sums products (a product format, an
 accumulator format with its rounding, promotion of partial sums into a running
 sum every N products); ``matmul(a, b, accumulation=...)`` and ``scaled_mm``
-compute with it bit-exactly in C (softfp8/_core/gemm.c).  The models are
-specified in docs/training.md, section "Accumulation models".
+compute with it bit-exactly in C, in the matrix engine (softfp8/_core/mm/,
+docs/matrix-engine.md).  The models are specified in docs/training.md, section
+"Accumulation models".
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from . import _context, _ext
 from . import bits as _bits
 from ._dtypes import _matmul_shape, dtype_of, format_of
 from ._dtypes import matmul as _exact_matmul
-from ._formats import convert_codes, lookup
+from ._formats import lookup
 from ._validation import _as_int, format_or_none
 
 _STOCHASTIC = _context.ROUNDING_MODES.index("stochastic")
@@ -153,8 +154,10 @@ def _publish(fl):
 
 
 def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=None,
-         sb_block=(1, 1), kblock=0, D=None):
-    """res[...] = a2 @ b2 (2-D) under model (None: exact); returns the flags."""
+         sb_block=(1, 1), kblock=0):
+    """res[...] = a2 @ b2 (2-D) under model (None: exact) by the matrix engine; returns the
+    flags.  The engine picks the path (BLAS with an exactness certificate, integer dot
+    products, the model kernels, the generic kernel: docs/matrix-engine.md)."""
     out_env = _env(out, None)
     if model is None:
         exact, fp, envp, facc, envacc, fprom, envprom = True, None, out_env, out.params, out_env, \
@@ -168,56 +171,7 @@ def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=
         fprom = model._prom.params
         envprom = _env(model._prom, "nearest_even")
     return _ext.gemm(fa.params, fb.params, exact, fp, envp, facc, envacc, promote, fprom, envprom,
-                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock, D=D)
-
-
-# ---- the BLAS path of the exact model (docs/training.md, "Scaled matmul on BLAS") ----
-# Operands of at most 16 bits with IEEE subnormals decode exactly into binary64 and their
-# products are exact binary64 numbers; np.matmul of the decoded operands (BLAS dgemm) then
-# gives the exact dot product wherever k max|a_i| max|b_j| < 2^(qa_i + qb_j + 51), and the C
-# kernel (sfp8g_gemm_f64) finishes from it: one rounding of the exact sum times the scale
-# product, the exact accumulator for the other elements.
-
-_BLAS_TABLES: dict = {}
-
-
-def _blas_table(fmt):
-    """binary64 values of every code of fmt, or None if fmt does not qualify."""
-    if fmt.params not in _BLAS_TABLES:
-        t = None
-        if (fmt.bits <= 16 and fmt.subnormals == "ieee" and fmt.man_bits <= 25
-                and fmt.min_subnormal >= 2.0 ** -400 and fmt.max <= 2.0 ** 400):
-            t = convert_codes(fmt.params, _ext.BINARY64,
-                              np.arange(1 << fmt.bits, dtype=np.uint64))[0].view(np.float64)
-        _BLAS_TABLES[fmt.params] = t
-    return _BLAS_TABLES[fmt.params]
-
-
-def _decode64(x, fmt, table):
-    """x's values as float64.  8-bit formats by softfp8's own cast (its fast kernel, several
-    times np.take's speed; exact, and the only flags it can raise -- denormal for subnormal
-    codes, invalid for signalling NaNs -- are ones the product raises for the same codes
-    whichever kernel finishes it); 16-bit ones by a lookup in the table of every code."""
-    if fmt.bits <= 8:
-        return x.astype(np.float64)
-    return np.take(table, x.view(np.uint16))
-
-
-def _blas_exact(a2, b2, res, fa, fb, out, sa=None, sa_block=(1, 1), sb=None, sb_block=(1, 1)):
-    """res[...] = a2 @ b2 under the exact model (scales per tensor or None) by the float64
-    GEMM and the C finisher; the flags, or None where this path does not apply (then nothing
-    is written and the caller runs the exact accumulator)."""
-    m, k = a2.shape
-    p = b2.shape[1]
-    if not _ext.fast_enabled() or m * p == 0 or k == 0:
-        return None
-    ta, tb = _blas_table(fa), _blas_table(fb)
-    if ta is None or tb is None:
-        return None
-    with np.errstate(invalid="ignore", over="ignore"):   # NaN / inf: the C kernel declines
-        D = _decode64(a2, fa, ta) @ _decode64(b2, fb, tb)
-    fl = _run(a2, b2, res, fa, fb, None, out, 0, sa, sa_block, sb, sb_block, 0, D=D)
-    return None if fl & _ext.GEMM_NOTDONE else fl
+                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock)
 
 
 def _operands(a, b, what):
@@ -266,12 +220,7 @@ def matmul(a, b, out_dtype=None, out=None, accumulation=None):
     promote = 0 if model is None or model.promote_every is None else model.promote_every
     fl = 0
     for idx in np.ndindex(*batch):
-        ai, bi = A[idx], B[idx]
-        fast = _blas_exact(ai, bi, res[idx], fa, fb, tgt) if model is None else None
-        if fast is not None:
-            fl |= fast
-        else:
-            fl |= _run(ai, bi, res[idx], fa, fb, model, tgt, promote)
+        fl |= _run(A[idx], B[idx], res[idx], fa, fb, model, tgt, promote)
     _publish(fl)
     if a.ndim == 1:
         res = res[..., 0, :]
@@ -374,12 +323,6 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=None, *
             elif kblock % promote:
                 raise ValueError(f"promote_every={promote} must divide the scales' K-block "
                                  f"of {kblock} products")
-    res = np.empty((m, p), dtype=tgt.dtype)
-    if model is None and sa.size == 1 and sb.size == 1 and not kblock:
-        fl = _blas_exact(a, b, res, fa, fb, tgt, sa, blka, sb, blkb)
-        if fl is not None:
-            _publish(fl)
-            return res
     res = np.empty((m, p), dtype=tgt.dtype)
     fl = _run(a, b, res, fa, fb, model, tgt, promote, sa, blka, sb, blkb, kblock)
     _publish(fl)

@@ -1,8 +1,8 @@
 /*
  * Exact superaccumulator: sums of values and of products of two values of a
  * storage format, held exactly in fixed-point limbs and rounded once by the
- * core's sfp8_round_value.  Plain C (no Python, no NumPy); used by the NumPy
- * glue's add reductions and matmul.
+ * core's sfp8_round_value.  Plain C (no Python, no NumPy); used by the array
+ * driver's add reductions and the matrix engine (softfp8/_core/mm/).
  */
 #include <string.h>
 
@@ -27,14 +27,20 @@ int acc_binary64_exact(const sfp8_format *f)
     return qmin >= -1074 && top <= 1023;
 }
 
-void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
+void acc_init_span(SuperAcc *a, int64_t qmin, int64_t span)
 {
-    int n = acc_limbs_needed(f, k);
-    a->qmin = k * ((int64_t)-f->bias - f->man_bits); /* <= the smallest quantum of either convention */
-    a->nlimbs = n; /* <= ACC_MAX_LIMBS for every valid format (static assert above) */
+    a->qmin = qmin;
+    a->nlimbs = (int)((span + 66 + 63) / 64); /* 64 bits of count headroom, a sign bit, a spare bit */
     a->nan = a->snan = a->pinf = a->ninf = a->nonzero = a->pos_zero = a->neg_zero = 0;
     a->nan_code = a->inf_code = 0;
     memset(a->limb, 0, (size_t)a->nlimbs * sizeof(uint64_t));
+}
+
+void acc_init_k(SuperAcc *a, const sfp8_format *f, int k)
+{
+    /* qmin <= the smallest quantum of either subnormal convention; the span gives
+       acc_limbs_needed(f, k) <= ACC_MAX_LIMBS limbs for every valid format (static assert above) */
+    acc_init_span(a, k * ((int64_t)-f->bias - f->man_bits), (int64_t)k * (((int64_t)1 << f->exp_bits) + 1 + f->man_bits));
 }
 
 /* exact value sig * 2^exp (sig odd) of a finite non-zero code, read from its
@@ -55,21 +61,6 @@ void acc_finite_value(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_
     tz = __builtin_ctzll(*sig); /* sig != 0 */
     *sig >>= tz;
     *exp += tz;
-}
-
-/* exact (sig, exp) of a finite non-zero code; 0 for zero; -1 NaN; -2 inf */
-static int decode_exact(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp, int *neg,
-                        uint8_t *flags)
-{
-    int cls = sfp8_classify(f, code);
-    *neg = sfp8_signbit(f, code);
-    if (cls == SFP8_CLASS_SUBNORMAL) *flags |= SFP8_FLAG_DENORMAL;
-    if (cls == SFP8_CLASS_QNAN || cls == SFP8_CLASS_SNAN) return -1;
-    if (cls == SFP8_CLASS_INF) return -2;
-    if (cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH))
-        return 0;
-    acc_finite_value(f, code, sig, exp);
-    return 1;
 }
 
 void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg)
@@ -185,40 +176,6 @@ uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8
     }
     if (a->pinf || a->ninf) return sfp8_add(f, a->inf_code, a->inf_code, env, flags);
     return (uint32_t)acc_round_finite(a, f, env, flags);
-}
-
-void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl)
-{
-    uint64_t gx = 0, gy = 0;
-    int64_t ex = 0, ey = 0;
-    int nx, ny;
-    int cx = decode_exact(f, x, &gx, &ex, &nx, fl), cy = decode_exact(f, y, &gy, &ey, &ny, fl);
-    if (cx == -1 || cy == -1) {
-        uint32_t c = cx == -1 ? x : y;
-        if (!sa->nan) sa->nan_code = c;
-        sa->nan = 1;
-        if (sfp8_classify(f, x) == SFP8_CLASS_SNAN || sfp8_classify(f, y) == SFP8_CLASS_SNAN) sa->snan = 1;
-        return;
-    }
-    if (cx == -2 || cy == -2) {
-        if (cx == 0 || cy == 0) {
-            if (!sa->nan) sa->nan_code = sfp8_default_nan(f);
-            sa->nan = 1;
-            *fl |= SFP8_FLAG_INVALID;
-            return;
-        }
-        if (nx ^ ny) sa->ninf = 1;
-        else sa->pinf = 1;
-        sa->inf_code = sfp8_copysign(f, cx == -2 ? x : y, (nx ^ ny) ? sfp8_neg(f, 0) | ((uint32_t)1 << (f->bits - 1)) : 0);
-        return;
-    }
-    if (cx == 0 || cy == 0) {
-        if (nx ^ ny) sa->neg_zero = 1;
-        else sa->pos_zero = 1;
-        return;
-    }
-    sa->nonzero = 1;
-    acc_add_mag(sa, gx * gy, ex + ey - sa->qmin, nx ^ ny);
 }
 
 uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *f, const sfp8_format *outf, const sfp8_env *env,

@@ -30,14 +30,16 @@ int acc_limbs_needed(const sfp8_format *f, int k);
 /* 1 if every value of f is an exact binary64 and sums of them fit the
    fast path's 64-bit integer partial sums (fast/fast.c build_sum) */
 int acc_binary64_exact(const sfp8_format *f);
+/* an empty accumulator whose unit is 2^qmin, for sums below 2^(qmin + span) (and up to
+   2^64 terms); span + 66 <= 64 * ACC_MAX_LIMBS */
+void acc_init_span(SuperAcc *a, int64_t qmin, int64_t span);
 /* k = 2: sums of products of two values, else 1 (f must be a valid format) */
 void acc_init_k(SuperAcc *a, const sfp8_format *f, int k);
 static inline void acc_init(SuperAcc *a, const sfp8_format *f) { acc_init_k(a, f, 1); }
 /* add sig * 2^(qmin + pos), negated if neg (two's complement limbs) */
 void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg);
-/* add one value / the exact product of two values of f */
+/* add one value of f */
 void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *flags);
-void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl);
 /* the sum rounded once into f (NaN / infinity as f's addition gives them);
    rounding consumes the accumulator (its limbs are left unspecified) */
 uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags);

@@ -1,8 +1,8 @@
-"""The BLAS path of the exact model (softfp8/gemm.py, ``_blas_exact``; docs/training.md,
-"Scaled matmul on BLAS"): softfp8.scaled_mm with per-tensor scales and softfp8.matmul of
-mixed formats, run by a float64 GEMM with a per-element exactness test, must give the
-codes and flags of the exact accumulator (the core, softfp8/_core/gemm.c) on random and
-adversarial inputs, and the exact dot product of Python fractions rounded once.
+"""The BLAS paths of the matrix engine (softfp8/_core/mm/mm_blas.c; docs/matrix-engine.md):
+softfp8.scaled_mm with per-tensor scales and softfp8.matmul of mixed formats, run by a
+float64 GEMM with a per-element exactness certificate and Ziv's test, must give the codes
+and flags of the engine's generic exact kernel (fast paths off) on random and adversarial
+inputs, and the exact dot product of Python fractions rounded once.
 """
 from fractions import Fraction
 
@@ -21,15 +21,19 @@ pytestmark = pytest.mark.skipif(not _ext.fast_enabled(), reason="fast paths disa
 
 
 def _core(a, b, sa, sb, out):
-    """The exact accumulator on the same operands: (result, flags)."""
+    """The generic exact kernel (fast paths off) on the same operands: (result, flags)."""
     tgt = gemm._target(out, "out", allow_float64=True)
     m, k = a.shape
     p = b.shape[1]
     s1 = gemm._scale(sa, "scale_a", m, k, 1, None)
     s2 = gemm._scale(sb, "scale_b", k, p, 0, None)
     res = np.empty((m, p), dtype=tgt.dtype)
-    fl = gemm._run(a, b, res, format_of(a.dtype), format_of(b.dtype), None, tgt, 0,
-                   s1[0], s1[1], s2[0], s2[1], 0)
+    prev = _ext.set_fast(0)
+    try:
+        fl = gemm._run(a, b, res, format_of(a.dtype), format_of(b.dtype), None, tgt, 0,
+                       s1[0], s1[1], s2[0], s2[1], 0)
+    finally:
+        _ext.set_fast(prev)
     return res, fl
 
 
@@ -172,30 +176,36 @@ def test_equals_fractions():
     assert n > 200
 
 
-def test_blas_path_is_taken(monkeypatch):
-    """The exact accumulator runs (as a second call) only for operands holding NaN or
-    infinity; elements failing the exactness test are finished inside the one call."""
+def _paths(call):
+    """{path name: calls} of the matrix engine's fast paths during call()."""
+    _ext.reset_matrix_path_counts()
+    call()
+    out = {}
+    for (name, _level), n in _ext.matrix_path_counts().items():
+        out[name] = out.get(name, 0) + n
+    return {k: v for k, v in out.items() if v}
+
+
+def test_blas_path_is_taken():
+    """One call of the BLAS path finishes every element: those failing the exactness test
+    by the integer kernel inside the same call, NaN / infinity rows by their special
+    products (the engine's path counters, softfp8._ext.matrix_path_counts)."""
     rng = np.random.default_rng(5)
     a, b = _codes(rng, (64, 128), softfp8.e4m3, 2), _codes(rng, (128, 48), softfp8.e5m2, 2)
-    calls = []
-    real = gemm._run
-
-    def spy(*args, D=None, **kw):
-        fl = real(*args, D=D, **kw)
-        calls.append((D is not None, bool(fl & _ext.GEMM_NOTDONE)))
-        return fl
-
-    monkeypatch.setattr(gemm, "_run", spy)
-    softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
-    a[3, 5:15] = softfp8.e4m3.max        # element (3, 7): ten products 448 * 57344
-    a[3, 15] = softfp8.e4m3.min_subnormal   # next to 2^-9 * 2^-16: fails the test
-    b[5:15, 7] = softfp8.e5m2.max
-    b[15, 7] = softfp8.e5m2.min_subnormal
-    softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
-    assert calls == [(True, False), (True, False)]
+    run = lambda: softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))   # noqa: E731
+    assert _paths(run) == {"blas_ziv": 1}
+    a[3] = 0.0                           # element (3, 7): twenty products +-448 * 57344 that
+    a[3, 5:25] = softfp8.e4m3.max           # cancel, and 2^-9 * 2^-16: sum |a b| > 2^53 * 2^-25
+    a[3, 25] = softfp8.e4m3.min_subnormal   # (no certificate), Ziv's interval holds 0 -> the
+    b[5:15, 7] = softfp8.e5m2.max           # integer kernel
+    b[15:25, 7] = -softfp8.e5m2.max
+    b[25, 7] = softfp8.e5m2.min_subnormal
+    assert _paths(run) == {"blas_ziv": 1, "int_dot": 1}
+    want, wf = _core(a, b, np.float32(2.0), np.float32(0.5), np.float32)
+    got, gf = _fast(a, b, np.float32(2.0), np.float32(0.5), np.float32)
+    assert np.array_equal(_bits(got), _bits(want)) and gf == wf
     a[0, 0] = np.nan
-    softfp8.scaled_mm(a, b, np.float32(2.0), np.float32(0.5))
-    assert calls[2:] == [(True, True), (False, False)]
+    assert _paths(run) == {"blas_ziv": 1, "int_dot": 1}
 
 
 def test_mixed_matmul_uses_it():

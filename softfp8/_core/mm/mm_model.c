@@ -1,0 +1,390 @@
+/*
+ * Accumulation models on 8-bit operands, faster than the generic kernel (mm_ref.c)
+ * and proven equal to it, codes and flags (paths model_f32, model_odd, model_fma16
+ * of mm_paths.def; tests/numpy_glue/test_gemm.py::test_fast_equals_core and the
+ * engine's differential test tests/numpy_glue/test_mm_engine.py):
+ *
+ *  - model_f32: a binary32 accumulator rounded to nearest even, every product a
+ *    binary32 number and no sum able to underflow: IEEE binary32 addition in the
+ *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum;
+ *  - model_fma16: a 16-bit accumulator holding every operand value exactly, no
+ *    product format: round_acc(acc + a * b) is that format's fma, run by the 16-bit
+ *    arithmetic fast path (sfp8f_run_arith16) over a row of up to 256 columns;
+ *  - model_odd: any other accumulator sfp8f_rounder covers: the binary64 sum rounded
+ *    to odd (sfp8f_odd_sum, fast.h) then rounded by sfp8f_round_doubles (both DERIVED
+ *    from core.c round_pack in fast/, proven there).
+ *
+ * Products come from a table of the generic kernel's own products (index
+ * a << 8 | b: exact, or rounded into the product format by the core).  A NaN, an
+ * infinity or an overflow anywhere in a block sends the block to the generic kernel;
+ * promotions and the final product by the scale are the generic kernel's own steps
+ * (mm_value.c) on the block's exact sums.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_impl.h"
+#include "ops.h"
+
+#define FB 16     /* columns per block of model_f32 / model_odd */
+#define FB16 256  /* columns per block of model_fma16 */
+
+struct mm_model_fast {
+    int path;                  /* SFP8M_MODEL_* */
+    double *pt;                /* 65536 products (index a << 8 | b), rounded into fp if has_prod */
+    float *ptf;                /* the same as binary32 numbers (model_f32) */
+    uint8_t *pfl, *pcat;       /* their flags; 1: NaN or infinity */
+    double *accdec, *promdec;  /* decodings of the accumulator's / running sum's codes (NULL: binary32) */
+    sfp8f_rnd racc, rprom;
+    uint32_t zacc[2], zprom[2]; /* +0 and -0 of the accumulator / running sum */
+    /* model_fma16: the table, B's codes in the accumulator format (k x p16), A's conversion */
+    const sfp8f_a16 *t16;
+    uint16_t *b16, ca16[256];
+    int64_t p16;
+    uint8_t fla[256], cta[256], flb[256], ctb[256];
+    unsigned flb_all;
+};
+
+/* 1 if the values of f (and their products with binary32 scales) are normal binary64 numbers */
+static int fast_range(const sfp8_format *f)
+{
+    if (f->bits > 16) return f->exp_bits == 8 && f->man_bits == 23;
+    return fmt_low(f) - 149 >= -1000 && fmt_top(f) + 129 <= 1000;
+}
+
+/* binary64 values of every code of a storage format; specials as infinity (not finite) */
+static double *double_table(const sfp8_format *f)
+{
+    uint32_t n = (uint32_t)1 << f->bits;
+    double *t = malloc(n * sizeof(double));
+    if (t)
+        for (uint32_t c = 0; c < n; c++) {
+            gval v;
+            gv_decode(f, c, &v);
+            t[c] = v.cls <= GV_FIN ? gv_double(&v) : (double)INFINITY;
+        }
+    return t;
+}
+
+static int same_value(const gval *x, const gval *y)
+{
+    return x->cls == y->cls && x->neg == y->neg && x->sig == y->sig && x->exp == y->exp;
+}
+
+/* codes in facc of every 8-bit code of an operand (0: a finite value is not exact there) */
+static int embed(const sfp8m_model *md, const gval *d, uint32_t mask, uint16_t *to, uint8_t *fl, uint8_t *cat)
+{
+    for (uint32_t c = 0; c < 256; c++) {
+        const gval *v = &d[c & mask];
+        fl[c] = v->fl;
+        cat[c] = v->cls > GV_FIN;
+        to[c] = 0;
+        if (!cat[c]) {
+            uint8_t f = 0;
+            gval w;
+            uint64_t code = gv_round(&md->facc, &md->envacc, v, &f);
+            gv_decode(&md->facc, code, &w);
+            if (f || !same_value(v, &w)) return 0;
+            to[c] = (uint16_t)code;
+        }
+    }
+    return 1;
+}
+
+/* model_fma16's state: 1 taken, 0 not covered, -1 no memory */
+static int fma16_init(mm_model_fast *t, mm_call *c)
+{
+    const sfp8m_model *md = c->md;
+    uint16_t cb16[256];
+    unsigned ctb_all = 0;
+    if (md->has_prod || md->facc.bits <= 8 || !md->facc.is_signed || md->facc.specials == SFP8_SPECIALS_FNUZ ||
+        !(t->t16 = sfp8f_arith16(&md->facc, &md->envacc, PTRDIFF_MAX)))
+        return 0;
+    if (!embed(md, c->da, c->mask_a, t->ca16, t->fla, t->cta) || !embed(md, c->db, c->mask_b, cb16, t->flb, t->ctb))
+        return 0;
+    if (!(t->b16 = malloc((size_t)(c->k * c->p) * 2 + 2))) return -1;
+    for (int64_t l = 0; l < c->k; l++)
+        for (int64_t j = 0; j < c->p; j++) {
+            uint8_t cb = *(const uint8_t *)(c->B + l * c->bk + j * c->bp);
+            t->b16[l * c->p + j] = cb16[cb];
+            t->flb_all |= t->flb[cb];
+            ctb_all |= t->ctb[cb];
+        }
+    t->p16 = c->p;
+    return !ctb_all; /* a NaN or infinity in B: model_odd / model_f32 (and the generic kernel for its blocks) */
+}
+
+int mm_model_init(mm_call *c, mm_model_fast **out)
+{
+    const sfp8m_model *md = c->md;
+    const sfp8_format *pf = md->has_prod ? &md->fp : NULL;
+    mm_model_fast *t;
+    sfp8f_rnd racc, rprom;
+    int r;
+    *out = NULL;
+    if (md->exact || md->fa.bits > 8 || md->fb.bits > 8 || !sfp8f_rounder(&md->facc, &md->envacc, &racc) ||
+        !sfp8f_rounder(&md->fprom, &md->envprom, &rprom) || !fast_range(&md->facc) || !fast_range(&md->fprom) ||
+        (pf && !fast_range(pf)) || !fast_range(&md->fa) || !fast_range(&md->fb) ||
+        (!pf && (fmt_low(&md->fa) + fmt_low(&md->fb) < -1000 || fmt_top(&md->fa) + fmt_top(&md->fb) > 1000)))
+        return 0; /* the products (exact, or rounded into fp) must be normal binary64 numbers */
+    if (!mm_call_tables(c, INT64_MAX) || !(t = calloc(1, sizeof *t))) return -1;
+    *out = t;
+    t->racc = racc;
+    t->rprom = rprom;
+    t->pt = malloc(65536 * sizeof(double));
+    t->pfl = malloc(65536);
+    t->pcat = malloc(65536);
+    if (!t->pt || !t->pfl || !t->pcat) return -1;
+    for (uint32_t a = 0; a < 256; a++)
+        for (uint32_t b = 0; b < 256; b++) {
+            const gval *va = &c->da[a & c->mask_a], *vb = &c->db[b & c->mask_b];
+            uint8_t fl = va->fl | vb->fl;
+            gval x;
+            gv_mul(va, vb, &x, &fl);
+            if (pf) gv_decode(pf, gv_round(pf, &md->envp, &x, &fl), &x);
+            t->pt[a << 8 | b] = x.cls <= GV_FIN ? gv_double(&x) : 0.0;
+            t->pcat[a << 8 | b] = x.cls > GV_FIN;
+            t->pfl[a << 8 | b] = fl;
+        }
+    t->path = SFP8M_MODEL_ODD;
+    if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
+        (pf ? fmt_low(pf) : fmt_low(&md->fa) + fmt_low(&md->fb)) >= -126 &&
+        (pf ? fmt_top(pf) : fmt_top(&md->fa) + fmt_top(&md->fb)) <= 127) {
+        /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
+           every binary32 sum of them is a normal number or zero: no underflow */
+        if (!(t->ptf = malloc(65536 * sizeof(float)))) return -1;
+        for (uint32_t x = 0; x < 65536; x++) t->ptf[x] = (float)t->pt[x];
+        t->path = SFP8M_MODEL_F32;
+    }
+    if ((md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) ||
+        (md->fprom.bits <= 16 && !(t->promdec = double_table(&md->fprom))))
+        return -1;
+    for (int s = 0; s < 2; s++) {
+        uint8_t fl = 0;
+        t->zacc[s] = (uint32_t)sfp8_round_value(&md->facc, s, 0, 0, 0, &md->envacc, &fl);
+        t->zprom[s] = (uint32_t)sfp8_round_value(&md->fprom, s, 0, 0, 0, &md->envprom, &fl);
+    }
+    r = fma16_init(t, c);
+    if (r < 0) return -1;
+    if (r) t->path = SFP8M_MODEL_FMA16;
+    else t->t16 = NULL;
+    return 1;
+}
+
+void mm_model_free(mm_model_fast *t)
+{
+    if (!t) return;
+    free(t->pt);
+    free(t->ptf);
+    free(t->pfl);
+    free(t->pcat);
+    free(t->accdec);
+    free(t->promdec);
+    free(t->b16);
+    free(t);
+}
+
+int mm_model_width(const mm_model_fast *t) { return t->t16 ? FB16 : FB; }
+int mm_model_path(const mm_model_fast *t) { return t->path; }
+
+static inline double f32_double(uint32_t c)
+{
+    float f;
+    memcpy(&f, &c, 4);
+    return (double)f;
+}
+
+/* v[jj] = (first ? q[jj] : v[jj] + q[jj]) rounded by r; zeros by IEEE's sign
+ * rule; returns 0 if a result is not finite */
+static int fast_round(const sfp8f_rnd *r, const uint32_t *z, const double *dec, int down, int first, double *v,
+                      const double *q, int n, unsigned *fl)
+{
+    double d[FB] = {0};
+    uint32_t code[FB];
+    int ok = 1;
+    for (int jj = 0; jj < n; jj++) {
+        if (first) {
+            d[jj] = q[jj];
+        } else {
+            double s;
+            uint64_t b = sfp8f_odd_sum(v[jj], q[jj], &s);
+            memcpy(&d[jj], &b, 8);
+        }
+    }
+    *fl |= sfp8f_round_doubles(r, d, n, code);
+    for (int jj = 0; jj < n; jj++) {
+        double x;
+        if (d[jj] == 0) { /* x + y = 0: the common sign of the operands, else -0 only rounding downward */
+            int neg = first ? signbit(q[jj]) != 0
+                            : (signbit(v[jj]) != 0) == (signbit(q[jj]) != 0) ? signbit(v[jj]) != 0 : down;
+            code[jj] = z[neg];
+        }
+        x = dec ? dec[code[jj]] : f32_double(code[jj]);
+        ok &= fabs(x) <= 1.7976931348623157e308;
+        v[jj] = x;
+    }
+    return ok;
+}
+
+/* promotion of the accumulators acc[0 .. n-1] (columns j0 ..) after product l:
+ * F = round_prom(F + acc * s) (first: F = round_prom(acc * s)); 0: the generic kernel */
+static int fast_promote(mm_model_fast *t, const sfp8m_model *md, int64_t i, int64_t l, int64_t j0, int n,
+                        const double *acc, double *F, int first, unsigned *fl, uint8_t *fl8)
+{
+    double q[FB];
+    for (int jj = 0; jj < n; jj++) {
+        gval s = mm_one;
+        if (md->kblock) mm_scale_at(md, i, l, j0 + jj, &s, fl8);
+        if (s.cls != GV_FIN) return 0; /* a scale product that overflowed or underflowed */
+        q[jj] = acc[jj] * gv_double(&s); /* exact: at most 48 significant bits, normal */
+    }
+    return fast_round(&t->rprom, t->zprom, t->promdec, md->envprom.rounding == SFP8_ROUND_DOWNWARD, first, F, q,
+                      n, fl);
+}
+
+/* the outputs of columns j0 .. j0 + n - 1: round_out(S * s), S = sum[jj] (NULL: +0) */
+static void fast_final(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n,
+                       const double *sum, uint8_t *fl8)
+{
+    const sfp8m_model *md = c->md;
+    for (int jj = 0; jj < n; jj++) {
+        gval s = mm_one, x, t;
+        gv_from_double(sum ? sum[jj] : 0.0, &x);
+        if (!md->kblock && c->k) mm_scale_at(md, i, 0, j0 + jj, &s, fl8);
+        gv_mul(&x, &s, &t, fl8);
+        mm_store(O + i * om + (j0 + jj) * op, c->szo, gv_round(&md->fout, &md->envout, &t, fl8));
+    }
+}
+
+/* model_fma16: the first product of a chunk is fma(a, b, z) with z the zero that
+ * leaves a * b's zero sign (-0, +0 when rounding downward).  Reading a subnormal
+ * accumulator raises denormal in the fma: masked (the model raises it for A and B
+ * only, from their own formats). */
+static int fma16_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0,
+                       int n, unsigned *flout)
+{
+    const sfp8m_model *md = c->md;
+    uint16_t arow[FB16], acc16[FB16], zrow[FB16];
+    double acc[FB16], F[FB16];
+    unsigned fl = 0, afl = 0, cat = 0;
+    uint8_t fl8 = 0;
+    int aemp = 1, femp = 1;
+    uint16_t z = (uint16_t)t->zacc[md->envacc.rounding != SFP8_ROUND_DOWNWARD];
+    for (int jj = 0; jj < n; jj++) zrow[jj] = z;
+    for (int64_t l0 = 0; l0 < c->k;) {
+        int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k;
+        for (int64_t l = l0; l < l1; l++) {
+            uint8_t ca = *(const uint8_t *)(c->A + i * c->am + l * c->ak);
+            const uint16_t *brow = t->b16 + l * t->p16 + j0;
+            uint16_t a16 = t->ca16[ca];
+            afl |= t->fla[ca];
+            cat |= t->cta[ca];
+            for (int jj = 0; jj < n; jj++) arow[jj] = a16;
+            fl |= sfp8f_run_arith16(t->t16, X_FMA, &md->facc, &md->envacc, (const char *)arow, 2,
+                                    (const char *)brow, 2, (const char *)(l == l0 ? zrow : acc16), 2,
+                                    (char *)acc16, 2, n, NULL);
+        }
+        if (cat) return 0;
+        for (int jj = 0; jj < n; jj++) {
+            acc[jj] = t->accdec[acc16[jj]];
+            if (!(fabs(acc[jj]) <= 1.7976931348623157e308)) return 0; /* NaN or infinity: the generic kernel */
+        }
+        aemp = 0;
+        if (md->promote) {
+            for (int j = 0; j < n; j += FB)
+                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, acc + j, F + j, femp, &fl, &fl8))
+                    return 0;
+            femp = 0;
+            aemp = 1;
+        }
+        l0 = l1;
+    }
+    fast_final(c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
+    *flout |= (fl & ~SFP8_FLAG_DENORMAL) | (c->k ? afl | t->flb_all : 0) | fl8;
+    return 1;
+}
+
+/* model_f32's chunk l0 .. l1 - 1 into acc: 0 on a NaN, infinity or overflow */
+static int f32_chunk(const mm_model_fast *t, const mm_call *c, int64_t i, int64_t j0, int n, int64_t l0, int64_t l1,
+                     double *acc, unsigned *flp)
+{
+    float af[FB];
+    unsigned fl = 0, cat = 0;
+    int inex = 0;
+    for (int64_t l = l0; l < l1; l++) {
+        uint32_t ca = (uint32_t)*(const uint8_t *)(c->A + i * c->am + l * c->ak) << 8;
+        const char *brow = c->B + l * c->bk + j0 * c->bp;
+        if (l == l0) {
+            for (int jj = 0; jj < n; jj++) { /* exact: the product is a binary32 number */
+                uint32_t idx = ca | *(const uint8_t *)(brow + jj * c->bp);
+                af[jj] = t->ptf[idx];
+                fl |= t->pfl[idx];
+                cat |= t->pcat[idx];
+            }
+            continue;
+        }
+        for (int jj = 0; jj < n; jj++) {
+            uint32_t idx = ca | *(const uint8_t *)(brow + jj * c->bp);
+            float pv = t->ptf[idx], x = af[jj], sum = x + pv, bb = sum - x;
+            fl |= t->pfl[idx];
+            cat |= t->pcat[idx];
+            inex |= ((x - (sum - bb)) + (pv - bb)) != 0;
+            af[jj] = sum;
+        }
+    }
+    if (cat) return 0;
+    for (int jj = 0; jj < n; jj++) {
+        if (!(fabsf(af[jj]) <= 3.4028234663852886e38f)) return 0; /* overflow: the generic kernel */
+        acc[jj] = af[jj];
+    }
+    *flp |= fl | (inex ? SFP8_FLAG_INEXACT : 0);
+    return 1;
+}
+
+/* model_odd's chunk l0 .. l1 - 1 into acc: 0 on a NaN, infinity or overflow */
+static int odd_chunk(const mm_model_fast *t, const mm_call *c, int64_t i, int64_t j0, int n, int64_t l0, int64_t l1,
+                     double *acc, unsigned *flp)
+{
+    double q[FB];
+    unsigned cat = 0;
+    int down = c->md->envacc.rounding == SFP8_ROUND_DOWNWARD;
+    for (int64_t l = l0; l < l1; l++) {
+        uint32_t ca = (uint32_t)*(const uint8_t *)(c->A + i * c->am + l * c->ak) << 8;
+        const char *brow = c->B + l * c->bk + j0 * c->bp;
+        for (int jj = 0; jj < n; jj++) {
+            uint32_t idx = ca | *(const uint8_t *)(brow + jj * c->bp);
+            q[jj] = t->pt[idx];
+            *flp |= t->pfl[idx];
+            cat |= t->pcat[idx];
+        }
+        if (cat) return 0;
+        if (!fast_round(&t->racc, t->zacc, t->accdec, down, l == l0, acc, q, n, flp)) return 0;
+    }
+    return 1;
+}
+
+int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n,
+                   unsigned *flout)
+{
+    const sfp8m_model *md = c->md;
+    double acc[FB], F[FB];
+    unsigned fl = 0;
+    uint8_t fl8 = 0;
+    int aemp = 1, femp = 1;
+    if (t->t16) return fma16_block(t, c, O, om, op, i, j0, n, flout);
+    for (int64_t l0 = 0; l0 < c->k;) {
+        int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
+        if (!(t->ptf ? f32_chunk : odd_chunk)(t, c, i, j0, n, l0, l1, acc, &fl)) return 0;
+        aemp = 0;
+        if (md->promote) {
+            if (!fast_promote(t, md, i, l1 - 1, j0, n, acc, F, femp, &fl, &fl8)) return 0;
+            femp = 0;
+            aemp = 1;
+        }
+        l0 = l1;
+    }
+    fast_final(c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
+    *flout |= fl | fl8;
+    return 1;
+}
