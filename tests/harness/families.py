@@ -333,14 +333,20 @@ def _close(fmt, a, g):
     return c.astype(fmt.storage)
 
 
-def _pairs16(fmt, key, n_random=6000):
-    """(name, a, b): boundary x boundary, random, close pairs, raw codes above the width."""
+def _pairs16(fmt, key, n=None):
+    """(name, a, b) operand pairs of a 9..16-bit format: boundary x boundary, uniform codes
+    biased to the extremes, values near 1 (whole SIMD blocks of normal results), exponents
+    within 3 of each other around 1 / sqrt(min normal) / sqrt(max) / the extreme fields,
+    codes a few units apart (cancellation), and raw codes above the width."""
     g = rng_of(key, fmt.name)
+    n = (n or (20000 if fmt in S.F16 else 5000)) * S.SCALE
     b = S.boundary_codes(fmt)
-    out = [("boundary", np.repeat(b, b.size), np.tile(b, b.size))]
-    r = S.random_codes(fmt, n_random, g, spare=False)
-    out.append(("random", r, S.random_codes(fmt, n_random, g, spare=False)))
-    out.append(("close", r, _close(fmt, r, g)))
+    out = [("boundary", np.repeat(b, b.size), np.tile(b, b.size)),
+           ("biased", S.biased_codes(fmt, n, g), S.biased_codes(fmt, n, g)),
+           ("narrow", S.narrow_codes(fmt, n, g), S.narrow_codes(fmt, n, g)),
+           ("exp-close", *S.exp_close_pairs(fmt, n, g))]
+    r = S.random_codes(fmt, n, g, spare=False)
+    out.append(("ulps-close", r, _close(fmt, r, g)))
     if fmt.bits < 16:
         out.append(("raw-codes", S.random_codes(fmt, 4096, g), S.random_codes(fmt, 4096, g)))
     return out
@@ -362,7 +368,9 @@ def _arith16():
 
     def envs():
         for fmt in (softfp8.float16, softfp8.bfloat16, S.MID[1]):
-            _, a, b = _pairs16(fmt, "arith16-envs", 3000)[1]
+            pairs = _pairs16(fmt, "arith16-envs", 2000)
+            a = np.concatenate([p[1] for p in pairs[1:4]])
+            b = np.concatenate([p[2] for p in pairs[1:4]])
             for env in S.CONFIGS:
                 for opname in ("add", "mul", "div"):
                     yield op_case(f"{S.fid(fmt)}/{opname}/{S.env_id(env)}/random", fmt, opname, [a, b], env)
@@ -523,14 +531,50 @@ def float_source(tag, fmts, main, envs, rot, layout_pairs, layout_env, public=No
     return parts
 
 
+def key_blocks():
+    """binary64 inputs in blocks of 16 lanes of one kind each, so that the AVX-512 kernels
+    take their binary32-conversion key on every block of ordinary lanes (exponents at the
+    edges of binary32's normal range, every low-bit class) and key64x8 on the others (tiny,
+    subnormal, huge, NaN payloads)."""
+    g = rng_of("key-blocks")
+    blocks = []
+    for e in (1, 2, 895, 896, 897, 898, 1000, 1023, 1149, 1150, 1151, 1152, 2046):
+        for low in (0, 1, 1 << 28, 1 << 29, (1 << 46) - 1, 1 << 45, 1 << 46):
+            m = (g.integers(0, 1 << 52, 16, dtype=np.uint64) & ~np.uint64((1 << 47) - 1)) | np.uint64(low)
+            sgn = g.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)
+            blocks.append(sgn | (np.uint64(e) << np.uint64(52)) | (m & np.uint64((1 << 52) - 1)))
+    for special in (0, 0x7FF << 52, (0x7FF << 52) | 1, (0x7FF << 52) | (1 << 51), 1, (1 << 52) - 1):
+        blocks.append(np.full(16, special, dtype=np.uint64) | (g.integers(0, 2, 16, dtype=np.uint64) << np.uint64(63)))
+    return np.concatenate(blocks).view(np.float64)
+
+
+def key_block_cases(envs):
+    """each 16-lane block a call of its own: codes, and every block's flags"""
+    x = key_blocks()
+    assert x.size == (13 * 7 + 6) * 16
+    for fmt in (softfp8.e4m3, softfp8.e5m2, softfp8.ue4m3):
+        for env in envs:
+            def fn(g, fmt=fmt, env=env):
+                codes, flags = [], []
+                for k in range(0, x.size, 16):
+                    with S.context(env), softfp8.collect_flags() as fl:
+                        codes.append(x[k:k + 16].astype(fmt.dtype))
+                    flags.append(int(fl.flags))
+                return np.concatenate(codes), np.array(flags, np.uint8)
+            yield Case(f"float64->{S.fid(fmt)}/{S.env_id(env)}/key-blocks", fn, x.size, inputs=[raw(x)])
+
+
 @register("from_float8", "family", "binary32/binary64 -> 8-bit formats through the compressed key table")
 def _from_float8():
-    return float_source("ff8", S.F8 + S.NARROW[::2], S.F8_MAIN, S.CONFIGS, lambda k: S.SOME[k % 2::2],
-                        ((np.float32, softfp8.e4m3), (np.float64, softfp8.e5m2), (np.float32, S.NARROW[2])),
-                        lambda k: S.rotate(S.CONFIGS, 9 * k), lambda: _quantiser_cases(deterministic=True))
+    parts = float_source("ff8", S.F8 + S.NARROW[::2], S.F8_MAIN, S.CONFIGS, lambda k: S.SOME[k % 2::2],
+                         ((np.float32, softfp8.e4m3), (np.float64, softfp8.e5m2), (np.float32, S.NARROW[2])),
+                         lambda k: S.rotate(S.CONFIGS, 9 * k), lambda: _quantiser_cases(deterministic=True))
+    parts["key-blocks"] = lambda: key_block_cases([c for c in S.CONFIGS if c[0] in ("nearest_even", "toward_zero",
+                                                                                    "upward") and c[2] == "after"])
+    return parts
 
 
-@register("cast16", "family", "binary32/binary64 -> 9..16-bit formats (cast16.c arithmetic rounding)")
+@register("cast16", "family", "binary32/binary64 -> 9..16-bit formats (cast16.c arithmetic rounding)", tables=False)
 def _cast16():
     return float_source("c16", S.WIDE, (softfp8.float16, softfp8.bfloat16), S.CONFIGS, lambda k: S.SOME[k % 3::3],
                         ((np.float32, softfp8.float16), (np.float64, softfp8.bfloat16), (np.float32, S.MID[1])),
@@ -565,11 +609,80 @@ def _sr_arith8():
     return {"exhaustive": exhaustive, "layouts": layouts}
 
 
+# ---- stochastic square roots on the decision grid (the generator inverted) ----
+
+_M64 = (1 << 64) - 1
+_MIX = (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53)
+_GOLD = 0x9E3779B97F4A7C15
+
+
+def _mix64(z):  # rng.h sfp8r_mix64
+    for c in _MIX:
+        z ^= z >> 33
+        z = (z * c) & _M64
+    return z ^ (z >> 33)
+
+
+def _unmix64(z):  # its inverse (x ^ x >> 33 is its own inverse on 64 bits)
+    for c in reversed(_MIX):
+        z ^= z >> 33
+        z = (z * pow(c, -1, 1 << 64)) & _M64
+    return z ^ (z >> 33)
+
+
+def index_with_word(seed, word):
+    """An element index whose random word (rng.h sfp8r_bits, stream 0) is word."""
+    seed_key = _mix64((seed + 0x94D049BB133111EB) & _M64)
+    h = _unmix64(_unmix64((word << 32) | 0x5EED) ^ seed_key)
+    return ((h - 0x632BE59BD9B4E019) * pow(_GOLD, -1, 1 << 64)) & _M64
+
+
+def grid_root_cases():
+    """Square roots of E3M12 whose binary64 rounding d lies on the grid of 2^(E-M-N) that
+    decides stochastic rounding (N = 32) while the root is not d: when the root is below
+    d its kept bits and fraction are those of the binary64 number below d, which changes
+    the result for one random word in 2^32.  Each such code at lanes 3, 12 and 27 of a
+    32-element call whose element index gives that lane exactly that word."""
+    from fractions import Fraction
+    fmt = softfp8.format(exp_bits=3, man_bits=12, bias=3, name="e3m12")
+    M, N, seed = fmt.man_bits, 32, 2**64 - 3
+    sh = 52 - M
+    codes = np.arange(1 << (M + fmt.exp_bits), dtype=np.uint32)
+    e = (codes >> M).astype(np.int64)
+    vals = np.ldexp(1.0 + (codes & ((1 << M) - 1)) / 2.0**M, e - fmt.bias)
+    ok = (e > 0) & (e < (1 << fmt.exp_bits) - 1)
+    d = np.sqrt(vals[ok])
+    bits = d.view(np.uint64)
+    on_grid = (bits & np.uint64((1 << (sh - N)) - 1)) == 0
+    found = []
+    for c, x, root, b in zip(codes[ok][on_grid], vals[ok][on_grid], d[on_grid], bits[on_grid]):
+        fx, fr = Fraction(float(x)), Fraction(float(root))
+        if fr * fr == fx:
+            continue  # an exact root
+        below = fr * fr > fx
+        kb = int(b) - 1 if below else int(b)
+        found.append((int(c), below, (1 << N) - 1 - ((kb & ((1 << sh) - 1)) >> (sh - N))))
+    assert (len(found), sum(below for _, below, _ in found)) == (93, 48)
+    env = sfb._env(fmt, "stochastic", False, "after", N)
+    op = OPS["sqrt"].id
+    from softfp8 import _ext
+    for c, below, word in found:
+        idx = index_with_word(seed, word)
+        assert _ext.random_u32(seed, 0, idx) == word
+        x = np.full(32, c, dtype=np.uint16)
+        for lane in (3, 12, 27):
+            def fn(g, x=x, start=(idx - lane) & _M64):
+                out, fl = np.empty(32, np.uint16), np.zeros(32, np.uint8)
+                _ext.run(op, fmt.params, env, (1, seed, 0, start), None, (x,), out, fl)
+                return out, fl
+            yield Case(f"e3m12/sqrt/sr/grid-root 0x{c:x} lane {lane}", fn, 32)
+
+
 @register("sr_arith16", "family", "stochastic add/sub/mul/div/sqrt of 16-bit formats (binary64, decided in the kernel)")
 def _sr_arith16():
     def formats():
         for k, fmt in enumerate(S.WIDE):
-            for j, (name, a, b) in enumerate(_pairs16(fmt, "sr16", 3000)):
+            for j, (name, a, b) in enumerate(_pairs16(fmt, "sr16")):
                 for opname in ("add", "sub", "mul", "div"):
                     env = S.rotate(S.SR, k + j + len(opname))
                     yield op_case(f"{S.fid(fmt)}/{opname}/{S.env_id(env)}/{name}", fmt, opname, [a, b], env,
@@ -580,7 +693,9 @@ def _sr_arith16():
 
     def envs():
         for fmt in (softfp8.float16, softfp8.bfloat16):
-            _, a, b = _pairs16(fmt, "sr16-envs", 3000)[1]
+            pairs = _pairs16(fmt, "sr16-envs", 5000)
+            a = np.concatenate([p[1] for p in pairs[1:4]])
+            b = np.concatenate([p[2] for p in pairs[1:4]])
             for env in S.SR:
                 for opname in ("add", "sub", "mul", "div", "sqrt"):
                     ops = [a] if opname == "sqrt" else [a, b]
@@ -596,7 +711,7 @@ def _sr_arith16():
                 yield from layout_cases(f"{S.fid(fmt)}/{opname}/{S.env_id(env)}", _ufunc(opname), ops, fmt.dtype,
                                         env)
 
-    return {"formats": formats, "envs": envs, "layouts": layouts}
+    return {"formats": formats, "envs": envs, "layouts": layouts, "grid-roots": grid_root_cases}
 
 
 @register("sr_unary8", "family", "stochastic unary operations of 8-bit formats (per-code two-candidate tables)")
@@ -672,12 +787,14 @@ def _sr_convert8():
 
 @register("sr_from_float8", "family", "stochastic binary32/binary64 -> 8-bit formats")
 def _sr_from_float8():
-    return float_source("srff8", S.F8 + S.NARROW[::2], S.F8_MAIN, S.SR, lambda k: [S.rotate(S.SR, k)],
-                        ((np.float32, softfp8.e4m3), (np.float64, softfp8.e4m3)), lambda k: S.rotate(S.SR, k),
-                        lambda: _quantiser_cases(deterministic=False))
+    parts = float_source("srff8", S.F8 + S.NARROW[::2], S.F8_MAIN, S.SR, lambda k: [S.rotate(S.SR, k)],
+                         ((np.float32, softfp8.e4m3), (np.float64, softfp8.e4m3)), lambda k: S.rotate(S.SR, k),
+                         lambda: _quantiser_cases(deterministic=False))
+    parts["key-blocks"] = lambda: key_block_cases(S.SR[:2])
+    return parts
 
 
-@register("sr_cast16", "family", "stochastic binary32/binary64 -> 9..16-bit formats")
+@register("sr_cast16", "family", "stochastic binary32/binary64 -> 9..16-bit formats", tables=False)
 def _sr_cast16():
     return float_source("src16", S.WIDE, (softfp8.float16, softfp8.bfloat16), S.SR, lambda k: [S.rotate(S.SR, k)],
                         ((np.float32, softfp8.bfloat16), (np.float64, S.MID[1])), lambda k: S.rotate(S.SR, k))

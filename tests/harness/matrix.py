@@ -180,7 +180,8 @@ MIXED = [(softfp8.e4m3, softfp8.e5m2), (softfp8.e5m2, softfp8.e4m3fnuz), (softfp
          (S.MID[1], softfp8.e4m3), (softfp8.e5m2, S.MID[4]), (EXTREME[0], EXTREME16[0])]
 
 
-@register("gemm_f64", "matrix", "exact model finished from a float64 GEMM: scaled_mm per tensor, mixed matmul")
+@register("gemm_f64", "matrix", "exact model finished from a float64 GEMM: scaled_mm per tensor, mixed matmul",
+          tables=False)
 def _gemm_f64():
     def mixed():
         i = 0
@@ -219,7 +220,8 @@ def _grid_scales(g, shape):
     return g.choice(pool, shape).astype(np.float32)
 
 
-@register("gemm_exact8", "matrix", "exact model of 8-bit operands by integer products (row / column / block scales)")
+@register("gemm_exact8", "matrix", "exact model of 8-bit operands by integer products (row / column / block scales)",
+          tables=False)
 def _gemm_exact8():
     def scales():
         i = 0
@@ -324,7 +326,7 @@ def model_cases(pairs, shapes, tag, accs):
 MODEL_SHAPES = ((64, 64, 16), (3, 130, 65), (1, 33, 1), (5, 1, 7), (0, 4, 3), (9, 17, 64))
 
 
-@register("gemm_model", "matrix", "accumulation models of 8-bit operands: the binary64 kernel")
+@register("gemm_model", "matrix", "accumulation models of 8-bit operands: the binary64 kernel", tables=False)
 def _gemm_model():
     def models():
         pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.NARROW[3], softfp8.e4m3fnuz),

@@ -19,17 +19,20 @@ class Entry:
     what: str
     parts: Dict[str, Callable[[], Iterable]]
     # parts whose calls need not reach this entry's kernel (public entry points that may
-    # decline to it); the coverage check (test_guard.py) skips them
+    # decline to it); the coverage check (test_harness.py) skips them
     no_coverage: tuple = ()
+    # the path looks up tables in the fast-path cache (the interim engagement check of
+    # test_harness.py while the contract's counters are absent)
+    tables: bool = True
 
 
-def register(name, kind, what, no_coverage=()):
+def register(name, kind, what, no_coverage=(), tables=True):
     """Decorator: fn() -> {part name: callable returning cases} registers entry `name`."""
     assert kind in ("family", "matrix")
 
     def deco(fn):
         assert name not in ENTRIES, f"entry {name} registered twice"
-        ENTRIES[name] = Entry(name, kind, what, fn(), tuple(no_coverage))
+        ENTRIES[name] = Entry(name, kind, what, fn(), tuple(no_coverage), tables)
         return fn
     return deco
 

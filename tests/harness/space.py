@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 
 import numpy as np
 
@@ -190,6 +191,60 @@ def random_codes(fmt, n, g, spare=True):
     """n random storage codes; with spare, random bits above the width too."""
     c = g.integers(0, 1 << fmt.bits, n, dtype=np.uint32).astype(fmt.storage)
     return above_width(fmt, c, g) if spare else c
+
+
+# SOFTFP8_HARNESS_SCALE=k multiplies the random operand counts (a longer proof, opt-in)
+SCALE = max(1, int(os.environ.get("SOFTFP8_HARNESS_SCALE") or 1))
+
+
+def _signs(fmt, u, g):
+    if fmt.signed:
+        u |= (g.random(u.size) < 0.5).astype(np.uint32) << (fmt.bits - 1)
+    return u
+
+
+def biased_codes(fmt, n, g):
+    """Uniform codes, a quarter of them near the largest finite code, the smallest normal
+    and zero (by the fields: within 64 codes of the top finite exponent, of 1 << man_bits)."""
+    u = g.integers(0, 1 << fmt.bits, n, dtype=np.uint32)
+    k = n // 4
+    top = ((1 << fmt.exp_bits) - 1) << fmt.man_bits
+    near = g.integers(-64, 65, k) + np.where(g.random(k) < 0.5, top - 1, 1 << fmt.man_bits)
+    lim = (1 << (fmt.bits - int(fmt.signed))) - 1
+    u[:k] = _signs(fmt, np.clip(near, 0, lim).astype(np.uint32), g)
+    return u.astype(fmt.storage)
+
+
+def narrow_codes(fmt, n, g):
+    """Codes of values within 2^+-10 of 1 (1% zeros): whole SIMD blocks of normal
+    results, sums exact or not in binary32 / binary64."""
+    M, bias = fmt.man_bits, fmt.bias
+    lo, hi = max(1, bias - 10), min((1 << fmt.exp_bits) - 1, bias + 11)
+    if lo >= hi:
+        lo, hi = 1, max(2, (1 << fmt.exp_bits) - 1)
+    e = g.integers(lo, hi, n, dtype=np.uint32)
+    u = _signs(fmt, (e << M) | g.integers(0, 1 << M, n, dtype=np.uint32), g)
+    u[g.random(n) < 0.01] = 0
+    return u.astype(fmt.storage)
+
+
+def exp_close_pairs(fmt, n, g):
+    """Operand pairs whose exponent fields differ by at most 3, centred on 1, on the
+    square roots of the smallest normal and of the largest finite value (products near
+    2^emin and near overflow), near the top and the bottom fields (sums that overflow or
+    cancel below 2^emin); 0.5% uniform codes (NaN, infinity, zeros, subnormals inside
+    such blocks)."""
+    M, bias, top = fmt.man_bits, fmt.bias, (1 << fmt.exp_bits) - 2
+    centres = np.clip(np.array([bias, (bias + 1) // 2, bias + (top - bias) // 2, top - 3, 4]), 1, max(top, 1))
+    c = centres[g.integers(0, len(centres), n)]
+    pair = []
+    for _ in range(2):
+        e = np.clip(c + g.integers(-3, 4, n), 1, max(top, 1)).astype(np.uint32)
+        u = _signs(fmt, (e << M) | g.integers(0, 1 << M, n, dtype=np.uint32), g)
+        hit = g.random(n) < 0.005
+        u[hit] = g.integers(0, 1 << fmt.bits, int(hit.sum()), dtype=np.uint32)
+        pair.append(u.astype(fmt.storage))
+    return pair
 
 
 def as_dtype(codes, fmt):
