@@ -6,11 +6,14 @@ The reference models live in ``tests/models/``; the ``ref`` fixture returns
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 from pathlib import Path
 
 import pytest
+
+from softfp8 import _ext
 
 from .models import fraction_model
 
@@ -41,6 +44,29 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running statistical or exhaustive test")
 
 
+# --------------------------------------------------------------------------
+# the fast-path switches (process-wide)
+# --------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def fast_level(n):
+    """The fast paths at level n (0 off, 1 on, 2 eager) for a block."""
+    prev = _ext.set_fast(n)
+    try:
+        yield
+    finally:
+        _ext.set_fast(prev)
+
+
+@pytest.fixture
+def restore_fast_switches():
+    """Whatever the test does, the fast-path level and the SIMD level come back."""
+    fast, simd = _ext.fast_enabled(), _ext.simd_level()
+    yield
+    _ext.set_fast(fast)
+    _ext.set_simd(simd)
+
+
 @pytest.fixture(scope="session")
 def ref():
     """The Fraction reference model (tests.models.fraction_model)."""
@@ -53,10 +79,10 @@ def ref():
 
 # files whose tests sweep whole code spaces; SOFTFP8_SAMPLE=k keeps one of their tests
 # in k (chosen by a hash of the test id, so the same ones every run) and every other test
+# (the harness samples its own cases: tests/harness/test_harness.py)
 EXHAUSTIVE_FILES = {
-    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_fast_paths.py", "test_fast_layouts.py",
-    "test_fast_arith.py", "test_testfloat.py", "test_fma_random.py", "test_stochastic.py",
-    "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
+    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
+    "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
     "test_elementary_binary.py", "test_elementary_unary.py", "test_tesla.py", "test_new_presets.py",
 }
 

@@ -38,12 +38,7 @@ def _reset(kind):
     (_ext.reset_fast_family_counts if kind == "family" else _ext.reset_matrix_path_counts)()
 
 
-@pytest.fixture(autouse=True)
-def _restore_switches():
-    fast, simd = _ext.fast_enabled(), _ext.simd_level()
-    yield
-    _ext.set_fast(fast)
-    _ext.set_simd(simd)
+pytestmark = pytest.mark.usefixtures("restore_fast_switches")
 
 
 def run_part(name, part):
