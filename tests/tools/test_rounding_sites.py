@@ -153,3 +153,34 @@ def test_python_rounding_is_declared():
     declared = set(PY_ROUNDING)
     assert not found - declared, f"Python functions that round, undeclared (PY_ROUNDING): {sorted(found - declared)}"
     assert not declared - found, f"PY_ROUNDING entries no longer in the package: {sorted(declared - found)}"
+
+
+# ---- every derived rounding names its proof --------------------------------------------
+
+_PROOF_REF = re.compile(r"tests/[\w/]+\.py(?:::[\w*]+)?")
+
+
+def derived_label_errors(srcs):
+    """Files of the fast families and the matrix engine that round (R1-R5) without a
+    "DERIVED from core.c round_pack" label, and test references in C comments that name
+    no existing test (a renamed or deleted proof)."""
+    errs = []
+    rounding = {n for n, _, _, _, _ in sites(srcs) if family_file(n) or n in MATRIX_ENGINE}
+    for n in sorted(rounding):
+        if "DERIVED from core.c round_pack" not in " ".join(srcs[n].text.split()):
+            errs.append(f"{n}: rounds (rules R1-R5) but carries no 'DERIVED from core.c round_pack' label")
+    repo = C.PKG.parent
+    for n, s in sorted(srcs.items()):
+        for m in _PROOF_REF.finditer(s.text):
+            path, _, test = m.group(0).partition("::")
+            p = repo / path
+            if not p.is_file():
+                errs.append(f"{n}:{s.line_of(m.start())}: names {m.group(0)}, but {path} does not exist")
+            elif test and not re.search(r"^(?:async )?def " + re.escape(test.rstrip("*")), p.read_text(), re.M):
+                errs.append(f"{n}:{s.line_of(m.start())}: names {m.group(0)}, which {path} does not define")
+    return errs
+
+
+def test_derived_rounding_names_its_proof():
+    errs = derived_label_errors(C.sources())
+    assert not errs, "derived roundings and their proofs:\n  " + "\n  ".join(errs)
