@@ -42,6 +42,31 @@ def vectors_dir() -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "vectors: runs the TestFloat reference vectors")
     config.addinivalue_line("markers", "slow: long-running statistical or exhaustive test")
+    config.addinivalue_line("markers", "core: compares the exact core with an independent reference; runs with "
+                                       "the fast paths off (SOFTFP8_FAST=0 ... -m core, docs/testing.md)")
+
+
+# --------------------------------------------------------------------------
+# the two passes of the README's command (docs/testing.md, "The two passes")
+# --------------------------------------------------------------------------
+
+# Tests that prove the exact core (and the matrix engine's reference kernels) against
+# independent references: marked `core`, they run once, with the fast paths off
+# (`SOFTFP8_FAST=0 python -m pytest -m core`); every other test runs once with the fast
+# paths on (`-m "not core"`).  The differential harness (tests/harness) proves every
+# fast path equal to the core, so a reference result proven for the core holds for the
+# fast paths and the reference tests need not run twice.
+CORE_PASS = (
+    "tests/core/",
+    "tests/numpy_glue/test_gemm.py",
+    "tests/numpy_glue/test_gemm_blas.py",
+    "tests/fast/test_matmul_exact.py",
+)
+
+
+def _in_core_pass(item):
+    rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in CORE_PASS)
 
 
 # --------------------------------------------------------------------------
@@ -88,6 +113,9 @@ EXHAUSTIVE_FILES = {
 
 
 def pytest_collection_modifyitems(config, items):
+    for it in items:
+        if _in_core_pass(it):
+            it.add_marker("core")
     k = os.environ.get("SOFTFP8_SAMPLE")
     if not k:
         return
