@@ -59,7 +59,6 @@ def pytest_configure(config):
 CORE_PASS = (
     "tests/core/",
     "tests/numpy_glue/test_gemm.py",
-    "tests/numpy_glue/test_gemm_blas.py",
     "tests/fast/test_matmul_exact.py",
 )
 

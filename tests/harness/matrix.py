@@ -142,7 +142,8 @@ MM8_FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.float8_e3m4
                softfp8.cfloat8_143(bias=20), softfp8.float8_e8m0fnu] + FNUZ_TESLA + S.NARROW[::5] + EXTREME
 
 
-@register("mm_blas8", "matrix", "@ / np.matmul / vecdot of 8-bit formats: certified binary64 BLAS products")
+@register("mm_blas8", "matrix", "@ / np.matmul / vecdot of 8-bit formats: certified binary64 BLAS products",
+          no_coverage=("stochastic",))
 def _mm_blas8():
     def part(fmts):
         return lambda: product_cases(fmts, "mm8", S.CONFIGS)
@@ -211,7 +212,23 @@ def _gemm_f64():
                                 lambda g, a=a, b=b, sa=sa, sb=sb, od=od: softfp8.scaled_mm(
                                     a, b, np.float32(sa), np.float32(sb), out_dtype=_od(od)), m * p, env)
 
-    return {"mixed": mixed, "scaled": scaled}
+    def f32_range():
+        # binary32 results across the edges of binary32's range: per-tensor scale products
+        # (subnormal ones among them) that put sums below 2^-126, inexact there (underflow),
+        # and near the top; nearest-even (the hardware conversion's mode) and the others
+        i = 0
+        for fa, fb in ((softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.MID[1], softfp8.e4m3)):
+            for sa, sb in ((2.0 ** -130, 1.0), (0.3, 2.0 ** -128), (1.7, 2.0 ** -135), (2.0 ** 100, 2.0 ** 12)):
+                for (m, k, p) in ((3, 64, 65), (5, 7, 3), (1, 33, 1), (2, 16, 17)):
+                    kind = S.rotate(("small", "any", "tiny", "top"), i)
+                    env = S.CONFIGS[i % 4] if i % 2 == 0 else S.rotate(S.CONFIGS, 5 * i)
+                    i += 1
+                    a, b = operands(fa, fb, m, k, p, kind, "f32-range")
+                    yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/scaled_mm({sa},{sb})->float32/{_shape_id(m, k, p)}/{kind}/"
+                                f"{S.env_id(env)}", lambda g, a=a, b=b, sa=sa, sb=sb: softfp8.scaled_mm(
+                                    a, b, np.float32(sa), np.float32(sb), out_dtype=np.float32), m * p, env)
+
+    return {"mixed": mixed, "scaled": scaled, "f32-range": f32_range}
 
 
 def _grid_scales(g, shape):

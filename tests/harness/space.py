@@ -283,6 +283,13 @@ def float_inputs(fmt, dtype, g, n_random=512):
     with np.errstate(all="ignore"):
         x = base.astype(dt)
         x = np.concatenate([x, np.nextafter(x, dt.type(np.inf)), np.nextafter(x, dt.type(0))])
+    # the midpoints with one low bit set: the sticky bits of the kernels' compressed keys
+    # (binary32: bits 0..16 below the key's 15; binary64: the low 29 and the bits near 46)
+    low = (0, 1, 15, 16, 17, 18) if dt.itemsize == 4 else (0, 1, 28, 29, 30, 44, 45, 46, 47)
+    with np.errstate(all="ignore"):
+        m = mids.astype(dt).view(ut)
+    sticky = np.concatenate([m | ut.type(1 << k) for k in low]).view(dt)
+    x = np.concatenate([x, sticky])
     x = np.concatenate([x, -x])
     nan_bits = np.array([0x7FC00000, 0x7F800001, 0xFFC00123, 0x7FBFFFFF] if dt.itemsize == 4 else
                         [0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8000000000123, 0x7FF7FFFFFFFFFFFF],
