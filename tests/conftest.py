@@ -6,11 +6,14 @@ The reference models live in ``tests/models/``; the ``ref`` fixture returns
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 from pathlib import Path
 
 import pytest
+
+from softfp8 import _ext
 
 from .models import fraction_model
 
@@ -39,6 +42,53 @@ def vectors_dir() -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "vectors: runs the TestFloat reference vectors")
     config.addinivalue_line("markers", "slow: long-running statistical or exhaustive test")
+    config.addinivalue_line("markers", "core: compares the exact core with an independent reference; runs with "
+                                       "the fast paths off (SOFTFP8_FAST=0 ... -m core, docs/testing.md)")
+
+
+# --------------------------------------------------------------------------
+# the two passes of the README's command (docs/testing.md, "The two passes")
+# --------------------------------------------------------------------------
+
+# Tests that prove the exact core (and the matrix engine's reference kernels) against
+# independent references: marked `core`, they run once, with the fast paths off
+# (`SOFTFP8_FAST=0 python -m pytest -m core`); every other test runs once with the fast
+# paths on (`-m "not core"`).  The differential harness (tests/harness) proves every
+# fast path equal to the core, so a reference result proven for the core holds for the
+# fast paths and the reference tests need not run twice.
+CORE_PASS = (
+    "tests/core/",
+    "tests/numpy_glue/test_gemm.py",
+    "tests/fast/test_matmul_exact.py",
+)
+
+
+def _in_core_pass(item):
+    rel = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+    return any(rel == p or (p.endswith("/") and rel.startswith(p)) for p in CORE_PASS)
+
+
+# --------------------------------------------------------------------------
+# the fast-path switches (process-wide)
+# --------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def fast_level(n):
+    """The fast paths at level n (0 off, 1 on, 2 eager) for a block."""
+    prev = _ext.set_fast(n)
+    try:
+        yield
+    finally:
+        _ext.set_fast(prev)
+
+
+@pytest.fixture
+def restore_fast_switches():
+    """Whatever the test does, the fast-path level and the SIMD level come back."""
+    fast, simd = _ext.fast_enabled(), _ext.simd_level()
+    yield
+    _ext.set_fast(fast)
+    _ext.set_simd(simd)
 
 
 @pytest.fixture(scope="session")
@@ -53,15 +103,18 @@ def ref():
 
 # files whose tests sweep whole code spaces; SOFTFP8_SAMPLE=k keeps one of their tests
 # in k (chosen by a hash of the test id, so the same ones every run) and every other test
+# (the harness samples its own cases: tests/harness/test_harness.py)
 EXHAUSTIVE_FILES = {
-    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_fast_paths.py", "test_fast_layouts.py",
-    "test_fast_arith.py", "test_testfloat.py", "test_fma_random.py", "test_stochastic.py",
-    "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
+    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
+    "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
     "test_elementary_binary.py", "test_elementary_unary.py", "test_tesla.py", "test_new_presets.py",
 }
 
 
 def pytest_collection_modifyitems(config, items):
+    for it in items:
+        if _in_core_pass(it):
+            it.add_marker("core")
     k = os.environ.get("SOFTFP8_SAMPLE")
     if not k:
         return

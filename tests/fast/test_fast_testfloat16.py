@@ -15,7 +15,7 @@ import softfp8.bits as sb
 from softfp8 import _ext
 
 from ..core.test_testfloat import CASES, ROUNDING, TININESS, WIDTHS, nan16, parse
-from .test_fast_paths import SIMD_LEVELS, fast_mode
+from ..harness.machinery import LEVELS as SIMD_LEVELS, switches as fast_mode
 
 pytestmark = pytest.mark.vectors
 

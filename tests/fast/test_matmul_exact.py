@@ -16,7 +16,6 @@ import softfp8
 from softfp8 import _ext
 
 from ..models import rational as ref
-from .test_fast_paths import isolated
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd")
 
@@ -226,7 +225,6 @@ def _check(fmt, model, A, B, mode, out, layout, what, saturate=None):
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-@isolated
 def test_matmul_blas_paths_exact(name):
     fmt = FORMATS[name]
     model = Ref(fmt)
@@ -254,7 +252,6 @@ def test_matmul_blas_paths_exact(name):
     assert specials == (0 if fmt.specials == "none" else len(plan))
 
 
-@isolated
 def test_saturating_format_with_infinities_after_a_warm_cache():
     """Regression: the dgemm path once decoded operands with the call's environment,
     so a saturating format (or context) turned infinities into the largest binary64:
@@ -325,7 +322,6 @@ def _plant(fmt, A, B, specials):
 
 
 @pytest.mark.parametrize("name", sorted(VECTOR_FORMATS))
-@isolated
 def test_matmul_blocks_and_vector_kernels(name):
     """Outputs over several blocks of npy/matmul.c's finishing pass (37 x 83: blocks of
     2048 end inside a row), lines of 45 and 83 (vector bodies and odd tails), subnormal /

@@ -30,7 +30,7 @@ import pytest
 import softfp8
 from softfp8 import bits
 
-from ..fast.test_fast_arith import level as fast    # fast paths at a level for a block
+from ..conftest import fast_level as fast    # fast paths at a level for a block
 from ..models import rational as ref
 
 N = 5000            # >= 4096: the per-code table of 12-bit formats is used

@@ -109,3 +109,131 @@ def test_runtime_import_order():
                           capture_output=True, text=True, timeout=120, cwd=PKG.parent)
     assert proc.returncode == 0, proc.stderr
     assert "cfloat8_143" in proc.stdout
+
+
+# ==========================================================================
+# C: layers, no include or call cycle, no Python import by name, file sizes
+# ==========================================================================
+#
+# The C sources depend downward only: the NumPy glue (npy/) -> the array driver and the
+# matrix engine -> the fast paths (fast/) -> the exact core.  The glue reaches fast/ only
+# through the driver and the matrix engine ("one way into fast/").  A dependency is an
+# #include or a call of a function defined in another file (tests/tools/csource.py reads
+# the definitions and calls); a header and the source of its name (x.h, x.c) are one
+# module.  Cycles are forbidden between modules of any layer.
+
+import re as _re
+
+from . import csource as _C
+
+GLUE, ENGINE, FAST, CORE = 3, 2, 1, 0
+LAYER_NAMES = {GLUE: "NumPy glue", ENGINE: "driver / matrix engine", FAST: "fast paths", CORE: "exact core"}
+# files outside npy/ and fast/, by layer (a new file must be placed here)
+ENGINE_FILES = {"driver.c", "driver.h", "gemm.c", "gemm.h"}
+CORE_FILES = {"core.c", "core_x.h", "accum.c", "accum.h", "codes.h", "order.h", "rng.h", "ops.c", "ops.h",
+              "ops.def", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c", "include/softfp8/softfp8.h"}
+# what _ext.pyx may use of fast/: its switches, the cache's diagnostics and the counters --
+# no table getter and no kernel (the way into fast/ is the driver)
+PYX_FAST_ALLOWED = {"sfp8f_enabled", "sfp8f_set_enabled", "sfp8f_simd_level", "sfp8f_set_simd", "sfp8f_cache_info",
+                    "sfp8f_cache_stats", "sfp8f_set_cache_cap", "sfp8f_cache_reclaim", "sfp8f_read_begin",
+                    "sfp8f_read_end", "sfp8f_families", "sfp8f_family_counts", "sfp8f_reset_family_counts"}
+MAX_LINES = 1200
+
+
+def c_layer(name):
+    if name.startswith("npy/"):
+        return GLUE
+    if name.startswith("fast/"):
+        return FAST
+    if name in ENGINE_FILES:
+        return ENGINE
+    if name in CORE_FILES:
+        return CORE
+    return None
+
+
+def layer_violations(graph):
+    out = []
+    for a, deps in sorted(graph.items()):
+        for b, why in sorted(deps.items()):
+            la, lb = c_layer(a), c_layer(b)
+            if lb > la:
+                out.append(f"{a} ({LAYER_NAMES[la]}) depends on {b} ({LAYER_NAMES[lb]}): {why[0]}")
+            elif la == GLUE and lb == FAST:
+                out.append(f"{a} (NumPy glue) reaches fast/ directly ({b}): {why[0]} -- go through the driver "
+                           f"or the matrix engine")
+    return out
+
+
+def test_c_every_file_is_placed():
+    srcs = _C.c_files()
+    unplaced = sorted(n for n in srcs if c_layer(n) is None)
+    assert not unplaced, f"place these C files in a layer (ENGINE_FILES / CORE_FILES): {unplaced}"
+    assert len(srcs) >= 40 and {c_layer(n) for n in srcs} == {GLUE, ENGINE, FAST, CORE}
+
+
+def test_c_reader_finds_every_definition():
+    """csource finds each function definition a plain text search finds (a line starting a
+    definition at column 0: `type name(...)` ending in `{` on it or the next lines)."""
+    checked = 0
+    for name, s in _C.sources().items():
+        found = {f.name for f in s.funcs}
+        for m in _re.finditer(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w \*]*?\b([A-Za-z_]\w*)\(([^;{]*?)\)\s*\{",
+                              s.code, _re.M):
+            assert m.group(1) in found or m.group(1) in _C.KEYWORDS, f"{name}: {m.group(1)} not read"
+            checked += 1
+    assert checked >= 500
+
+
+def test_c_layers():
+    errs = layer_violations(_C.dependency_graph())
+    assert not errs, "C dependencies against the layers:\n  " + "\n  ".join(errs)
+
+
+def test_c_no_cycles():
+    g = _C.module_graph(_C.dependency_graph())
+    found = []
+    for comp in _C.cycles(g):
+        edges = [f"{a} -> {b} ({g[a][b][0]})" for a in comp for b in comp if b in g[a]]
+        found.append(" <-> ".join(comp) + ":\n      " + "\n      ".join(edges))
+    assert not found, "C files depend on each other in cycles:\n  " + "\n  ".join(found)
+
+
+def test_c_cycle_and_layer_checks_can_fail():
+    g = {"npy/a.c": {"npy/b.c": ["f calls g"]}, "npy/b.c": {"npy/a.c": ["g calls f"]},
+         "core.c": {"driver.c": ["x calls y"]}, "driver.c": {}}
+    assert _C.cycles(_C.module_graph(g)) == [["npy/a", "npy/b"]]
+    assert layer_violations(g) == ["core.c (exact core) depends on driver.c (driver / matrix engine): x calls y"]
+    g = {"npy/m.c": {"fast/fast.c": ["h calls sfp8f_convert"]}}
+    assert len(layer_violations(g)) == 1 and "reaches fast/ directly" in layer_violations(g)[0]
+
+
+def test_c_imports_no_python_module_of_the_package():
+    bad, imports = [], 0
+    for name, s in _C.sources().items():
+        for m in _re.finditer(r"\bPyImport_\w+\s*\(", s.code):
+            imports += 1
+            lits = [t for off, t in s.strings if m.end() - 1 <= off <= m.end() + 2]
+            if not lits:
+                bad.append(f"{name}:{s.line_of(m.start())}: a PyImport call whose module is not a literal")
+            elif lits[0] == "softfp8" or lits[0].startswith("softfp8."):
+                bad.append(f"{name}:{s.line_of(m.start())}: imports the Python module {lits[0]!r}")
+    assert imports >= 3          # the check saw the real imports (numpy, ml_dtypes, ...)
+    assert not bad, "C code importing softfp8's Python modules by name:\n  " + "\n  ".join(bad)
+
+
+def test_pyx_reaches_fast_only_through_switches():
+    pyx = (_C.PKG / "_ext.pyx").read_text()
+    used = set(_re.findall(r"\b(sfp8f_\w+)", pyx))
+    assert {"sfp8f_enabled", "sfp8f_set_simd"} <= used
+    extra = sorted(used - PYX_FAST_ALLOWED)
+    assert not extra, f"_ext.pyx reaches fast/ kernels or tables directly (not through the driver): {extra}"
+
+
+def test_no_source_file_over_1200_lines():
+    files = [p for p in _C.c_files().values()]
+    files += [p for p in _C.PKG.glob("*.py")] + [_C.PKG / "_ext.pyx"]
+    assert len(files) >= 60
+    long = sorted(f"{p.relative_to(_C.PKG.parent)}: {n} lines" for p in files
+                  if (n := len(p.read_text().splitlines())) > MAX_LINES)
+    assert not long, f"source files over {MAX_LINES} lines: {long}"

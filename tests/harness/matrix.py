@@ -1,0 +1,380 @@
+"""One registry entry per matrix path, and the public entry points above them.
+
+Every case is a public call -- ``@`` / np.matmul / np.vecdot / np.matvec / np.vecmat,
+softfp8.matmul (out_dtype, accumulation, mixed formats), softfp8.scaled_mm (per tensor /
+row / column / block scales of any value), softfp8.mx.matmul, softfp8.dask -- whose result
+and flags with the fast paths on must equal the engine's exact / generic reference kernel,
+which is what runs with the fast paths off (``_ext.set_fast(0)``).
+
+Operands: small finite values (many exact ties for the rounding of the sum), any raw
+storage code (NaN, infinities, codes above the width), values near the top (overflow),
+the smallest ones (underflow, subnormal results), and cancelling pairs (exact zeros,
+their sign).  Shapes: space.MATRIX_SHAPES (empty, 1 x K, K = 1, odd, across the 8 / 16 /
+32 / 64 blocks, two blocks, tails).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import softfp8
+
+from . import space as S
+from .machinery import Case, raw, rng_of
+from .registry import register
+
+KINDS = ("small", "any", "top", "tiny", "cancel")
+
+
+def mat_codes(fmt, shape, kind, g):
+    """codes of one operand (fmt's storage), of the given kind."""
+    n = int(np.prod(shape))
+    c, v = S.values(fmt)
+    fin = np.isfinite(v)
+    av = np.abs(np.where(fin, v, 0))
+    pos = av[fin & (av > 0)]
+    if kind == "any" or pos.size == 0:
+        return S.random_codes(fmt, n, g).reshape(shape)
+    if kind == "small":
+        lo, hi = np.quantile(pos, 0.35), np.quantile(pos, 0.65)
+        pool = c[fin & (av >= lo) & (av <= hi)]
+    elif kind == "top":
+        pool = c[fin & (av >= np.quantile(pos, 0.9))]
+    elif kind == "tiny":
+        pool = c[fin & (av <= np.quantile(pos, 0.1))]
+    else:   # cancel: a value and its negative (or zeros for unsigned formats)
+        pool = c[fin & (av >= np.quantile(pos, 0.3)) & (av <= np.quantile(pos, 0.7))]
+    out = g.choice(pool if pool.size else c, n)
+    if kind == "cancel" and fmt.signed and n > 1:
+        half = n // 2
+        out[half:2 * half] = out[:half] ^ (1 << (fmt.bits - 1))
+    return S.above_width(fmt, out.astype(fmt.storage), g).reshape(shape)
+
+
+def operands(fa, fb, m, k, p, kind, key):
+    g = rng_of("mat", fa.name, fb.name, m, k, p, kind, key)
+    a = mat_codes(fa, (m, k), kind, g)
+    b = mat_codes(fb, (k, p), kind, g)
+    if kind == "cancel" and k > 1:          # b's columns repeat: a row times them cancels
+        b[k // 2:2 * (k // 2)] = b[:k // 2]
+    return S.as_dtype(a.reshape(-1), fa).reshape(m, k), S.as_dtype(b.reshape(-1), fb).reshape(k, p)
+
+
+def _call(f, env):
+    def fn(g):
+        with S.context(env):
+            return f(g)
+    return fn
+
+
+def mcase(cid, f, count, env, a=None, b=None):
+    return Case(cid, _call(f, env), count, inputs=())
+
+
+def _shape_id(m, k, p):
+    return f"{m}x{k}x{p}"
+
+
+# --------------------------------------------------------------------------
+# @ / np.matmul and the vector products of one format (npy/matmul.c)
+# --------------------------------------------------------------------------
+
+def product_cases(fmts, tag, envs):
+    i = 0
+    for fmt in fmts:
+        for (m, k, p) in S.MATRIX_SHAPES:
+            for kind in KINDS:
+                env = S.rotate(envs, i)
+                i += 1
+                a, b = operands(fmt, fmt, m, k, p, kind, tag)
+                yield mcase(f"{S.fid(fmt)}/matmul/{_shape_id(m, k, p)}/{kind}/{S.env_id(env)}",
+                            lambda g, a=a, b=b: np.matmul(a, b), m * p, env)
+        # the other ways in, on one shape
+        m, k, p = 7, 33, 65
+        a, b = operands(fmt, fmt, m, k, p, "small", tag + "-ways")
+        env = S.rotate(envs, i)
+        ways = {
+            "@": lambda g: a @ b,
+            "out=": lambda g: np.matmul(a, b, out=np.empty((m, p), fmt.dtype)),
+            "transposed": lambda g: np.matmul(b.T.copy(), a.T.copy()).T,
+            "strided": lambda g: np.matmul(a[::2], b[:, ::3]),
+            "fortran": lambda g: np.matmul(np.asfortranarray(a), np.asfortranarray(b)),
+            "batch-broadcast": lambda g: np.matmul(np.stack([a, a[::-1]])[:, None], np.stack([b, b, b])),
+            "vecdot": lambda g: np.vecdot(a, b.T[:m] if p >= m else a),
+            "matvec": lambda g: np.matvec(a, b[:, 0]),
+            "vecmat": lambda g: np.vecmat(a[0], b),
+            "softfp8.matmul": lambda g: softfp8.matmul(a, b),
+            "softfp8.matmul-f32": lambda g: softfp8.matmul(a, b, out_dtype=np.float32),
+            "softfp8.matmul-f64": lambda g: softfp8.matmul(a, b, out_dtype=np.float64),
+            "softfp8.matmul-f32-out": lambda g: softfp8.matmul(a, b, out_dtype=np.float32,
+                                                               out=np.empty((m, p), np.float32)),
+            "1-D@2-D": lambda g: np.matmul(a[0], b),
+            "2-D@1-D": lambda g: np.matmul(a, b[:, 1]),
+        }
+        for name, f in ways.items():
+            yield mcase(f"{S.fid(fmt)}/{name}/{S.env_id(env)}", f, m * p, env)
+        for (m, k, p) in ((3, 17, 64), (1, 65, 1), (5, 1, 7)):
+            for kind in ("small", "any", "tiny"):
+                a, b = operands(fmt, fmt, m, k, p, kind, tag + "-f32")
+                for od in (np.float32, np.float64):
+                    env = S.rotate(envs, i)
+                    i += 1
+                    yield mcase(f"{S.fid(fmt)}/softfp8.matmul->{np.dtype(od).name}/{_shape_id(m, k, p)}/{kind}/"
+                                f"{S.env_id(env)}", lambda g, a=a, b=b, od=od: softfp8.matmul(a, b, out_dtype=od),
+                                m * p, env)
+
+
+# formats with an FNUZ / Tesla flavour (issue 21: np.matmul gave +inf, the core -inf)
+FNUZ_TESLA = [softfp8.format(exp_bits=4, man_bits=3, bias=8, specials="fnuz", subnormals="tesla", name="e4m3fnuz-tesla"),
+              softfp8.format(exp_bits=5, man_bits=2, bias=12, specials="fnuz", subnormals="tesla",
+                             name="e5m2fnuz-tesla")]
+
+# values beyond binary64's range (products and sums overflow or underflow a binary64 BLAS)
+EXTREME = [softfp8.format(exp_bits=2, man_bits=2, bias=-700, specials="fn", subnormals="tesla", name="e2m2fnt-700"),
+           softfp8.format(exp_bits=1, man_bits=3, bias=-700, specials="none", subnormals="flush", saturate=True,
+                          name="e1m3none-700"),
+           softfp8.format(exp_bits=3, man_bits=1, bias=-700, specials="fn", subnormals="flush", name="e3m1fn-700"),
+           softfp8.format(exp_bits=4, man_bits=3, bias=900, name="e4m3b900"),
+           softfp8.format(exp_bits=2, man_bits=3, bias=-700, specials="fnuz", subnormals="tesla", name="e2m3fnuzt-700")]
+EXTREME16 = [softfp8.format(exp_bits=5, man_bits=9, bias=-900, specials="fnuz", subnormals="tesla", name="e5m9fnuzt-900"),
+             softfp8.format(exp_bits=6, man_bits=6, bias=1000, name="e6m6b1000")]
+
+MM8_FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.float8_e3m4, softfp8.hfp8_143,
+               softfp8.cfloat8_143(bias=20), softfp8.float8_e8m0fnu] + FNUZ_TESLA + S.NARROW[::5] + EXTREME
+
+
+@register("mm_blas8", "matrix", "@ / np.matmul / vecdot of 8-bit formats: certified binary64 BLAS products",
+          no_coverage=("stochastic",))
+def _mm_blas8():
+    def part(fmts):
+        return lambda: product_cases(fmts, "mm8", S.CONFIGS)
+    return {"presets": part(MM8_FORMATS[:5]), "custom": part(MM8_FORMATS[5:]),
+            "stochastic": lambda: product_cases([softfp8.e4m3], "mm8sr", S.SR)}
+
+
+@register("mm_ziv", "matrix", "@ / np.matmul / vecdot of 9..16-bit formats: Ziv-certified binary64 BLAS products")
+def _mm_ziv():
+    def part(fmts):
+        return lambda: product_cases(fmts, "mmz", S.CONFIGS)
+    return {"presets": part(S.F16), "custom": part(S.MID + EXTREME16)}
+
+
+# --------------------------------------------------------------------------
+# gemm.c: softfp8.matmul of mixed formats and accumulation models, scaled_mm, mx, dask
+# --------------------------------------------------------------------------
+
+OUT_DTYPES = (np.float32, np.float64, softfp8.float16, softfp8.bfloat16, softfp8.e4m3)
+# per-tensor scales: non-powers of two, subnormal, huge (binary32 values)
+SCALES = (0.3, 1.0, 2.0 ** -140, 3.0e30, 1.7, 448.0 / 3.1)
+
+
+def _od(d):
+    return d.dtype if isinstance(d, softfp8.Format) else np.dtype(d)
+
+
+def _odid(d):
+    return S.fid(d) if isinstance(d, softfp8.Format) else np.dtype(d).name
+
+
+MIXED = [(softfp8.e4m3, softfp8.e5m2), (softfp8.e5m2, softfp8.e4m3fnuz), (softfp8.float16, softfp8.e4m3),
+         (softfp8.bfloat16, softfp8.float16), (S.NARROW[3], softfp8.e4m3), (softfp8.e2m1, S.NARROW[17]),
+         (S.MID[7], S.MID[8]), (S.MID[0], softfp8.e5m2), (FNUZ_TESLA[0], softfp8.e4m3),
+         (S.MID[1], softfp8.e4m3), (softfp8.e5m2, S.MID[4]), (EXTREME[0], EXTREME16[0])]
+
+
+@register("gemm_f64", "matrix", "exact model finished from a float64 GEMM: scaled_mm per tensor, mixed matmul",
+          tables=False)
+def _gemm_f64():
+    def mixed():
+        i = 0
+        for fa, fb in MIXED:
+            for (m, k, p) in S.MATRIX_SHAPES[::2]:
+                for kind in KINDS:
+                    od = S.rotate(OUT_DTYPES, i)
+                    env = S.rotate(S.CONFIGS, i)
+                    i += 1
+                    a, b = operands(fa, fb, m, k, p, kind, "mixed")
+                    yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/matmul->{_odid(od)}/{_shape_id(m, k, p)}/{kind}/"
+                                f"{S.env_id(env)}", lambda g, a=a, b=b, od=od: softfp8.matmul(a, b, out_dtype=_od(od)),
+                                m * p, env)
+
+    def scaled():
+        i = 0
+        for fa, fb in MIXED[:5] + [(softfp8.e4m3, softfp8.e4m3)]:
+            for (m, k, p) in S.MATRIX_SHAPES[1::2]:
+                for kind in ("small", "any", "top", "tiny"):
+                    sa, sb = S.rotate(SCALES, i), S.rotate(SCALES, 3 * i + 1)
+                    od = S.rotate(OUT_DTYPES, i)
+                    env = S.rotate(S.CONFIGS, i)
+                    i += 1
+                    a, b = operands(fa, fb, m, k, p, kind, "scaled")
+                    yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/scaled_mm({sa},{sb})->{_odid(od)}/{_shape_id(m, k, p)}/"
+                                f"{kind}/{S.env_id(env)}",
+                                lambda g, a=a, b=b, sa=sa, sb=sb, od=od: softfp8.scaled_mm(
+                                    a, b, np.float32(sa), np.float32(sb), out_dtype=_od(od)), m * p, env)
+
+    def f32_range():
+        # binary32 results across the edges of binary32's range: per-tensor scale products
+        # (subnormal ones among them) that put sums below 2^-126, inexact there (underflow),
+        # and near the top; nearest-even (the hardware conversion's mode) and the others
+        i = 0
+        for fa, fb in ((softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.MID[1], softfp8.e4m3)):
+            for sa, sb in ((2.0 ** -130, 1.0), (0.3, 2.0 ** -128), (1.7, 2.0 ** -135), (2.0 ** 100, 2.0 ** 12)):
+                for (m, k, p) in ((3, 64, 65), (5, 7, 3), (1, 33, 1), (2, 16, 17)):
+                    kind = S.rotate(("small", "any", "tiny", "top"), i)
+                    env = S.CONFIGS[i % 4] if i % 2 == 0 else S.rotate(S.CONFIGS, 5 * i)
+                    i += 1
+                    a, b = operands(fa, fb, m, k, p, kind, "f32-range")
+                    yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/scaled_mm({sa},{sb})->float32/{_shape_id(m, k, p)}/{kind}/"
+                                f"{S.env_id(env)}", lambda g, a=a, b=b, sa=sa, sb=sb: softfp8.scaled_mm(
+                                    a, b, np.float32(sa), np.float32(sb), out_dtype=np.float32), m * p, env)
+
+    return {"mixed": mixed, "scaled": scaled, "f32-range": f32_range}
+
+
+def _grid_scales(g, shape):
+    """binary32 scales of any value: non-powers of two, subnormal, huge."""
+    pool = np.array([0.3, 1.0, 2.0 ** -140, 3.0e30, 1.7, 0.0625, 144.5, 1e-30], np.float32)
+    return g.choice(pool, shape).astype(np.float32)
+
+
+@register("gemm_exact8", "matrix", "exact model of 8-bit operands by integer products (row / column / block scales)",
+          tables=False)
+def _gemm_exact8():
+    def scales():
+        i = 0
+        for fa, fb in [(softfp8.e4m3, softfp8.e5m2), (softfp8.e4m3, softfp8.e4m3), (S.NARROW[3], softfp8.e4m3fnuz),
+                       (FNUZ_TESLA[1], softfp8.e5m2)]:
+            for (m, k, p) in ((4, 64, 3), (3, 128, 17), (1, 33, 1), (5, 1, 3), (6, 96, 65)):
+                for kind in ("small", "any", "top", "tiny", "cancel"):
+                    g = rng_of("gemm8", fa.name, m, k, p, kind)
+                    a, b = operands(fa, fb, m, k, p, kind, "exact8")
+                    od = S.rotate(OUT_DTYPES, i)
+                    env = S.rotate(S.CONFIGS, i)
+                    i += 1
+                    ways = {"row-col": (_grid_scales(g, (m, 1)), _grid_scales(g, (1, p)), None, None)}
+                    if k >= 32:
+                        ways["block32"] = (_grid_scales(g, (m, -(-k // 32))), _grid_scales(g, (-(-k // 32), p)),
+                                           (1, 32), (32, 1))
+                    for wname, (sa, sb, ba, bb) in ways.items():
+                        yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/scaled_mm-{wname}->{_odid(od)}/{_shape_id(m, k, p)}/"
+                                    f"{kind}/{S.env_id(env)}",
+                                    lambda g, a=a, b=b, sa=sa, sb=sb, ba=ba, bb=bb, od=od: softfp8.scaled_mm(
+                                        a, b, sa, sb, out_dtype=_od(od), block_a=ba, block_b=bb), m * p, env)
+
+    def mx_and_dask():
+        from softfp8 import mx
+        g = rng_of("mx")
+        for kind in ("mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp4"):
+            for (m, k, p) in ((4, 64, 5), (3, 96, 33)):
+                x = g.standard_normal((m, k)) * 4
+                y = g.standard_normal((k, p)) / 3
+                qa = mx.quantize(x, kind, axis=1)
+                qb = mx.quantize(y, kind, axis=0)
+                for od in (np.float32, softfp8.bfloat16):
+                    yield mcase(f"mx.matmul/{kind}/{_shape_id(m, k, p)}->{_odid(od)}",
+                                lambda g, qa=qa, qb=qb, od=od: mx.matmul(qa, qb, out_dtype=_od(od)), m * p,
+                                S.CONFIGS[0])
+                    acc = softfp8.Accumulation(accumulator=np.float32, promote_every=32)
+                    yield mcase(f"mx.matmul/{kind}/{_shape_id(m, k, p)}/acc-f32->{_odid(od)}",
+                                lambda g, qa=qa, qb=qb, od=od, acc=acc: mx.matmul(qa, qb, out_dtype=_od(od),
+                                                                                   accumulation=acc),
+                                m * p, S.CONFIGS[0])
+        yield from _dask_cases()
+
+    return {"scales": scales, "mx+dask": mx_and_dask}
+
+
+def _dask_cases():
+    try:
+        import dask
+        import dask.array as da
+        from softfp8 import dask as sdask
+    except ImportError:   # the optional extra is absent: nothing to prove here
+        return
+    for fmt in (softfp8.e4m3, softfp8.bfloat16):
+        a, b = operands(fmt, fmt, 40, 96, 24, "small", "dask")
+        for ck in (96, 32, 17):
+            def fn(g, a=a, b=b, ck=ck):
+                with dask.config.set(scheduler="synchronous"):
+                    return sdask.matmul(da.from_array(a, chunks=(16, ck)), da.from_array(b, chunks=(ck, 8))).compute()
+            yield mcase(f"dask.matmul/{S.fid(fmt)}/k-chunks-{ck}", fn, 40 * 24, S.CONFIGS[2])
+        x = S.as_dtype(S.random_codes(fmt, 5000, rng_of("dask-sum", fmt.name), spare=False), fmt)
+
+        def fsum(g, x=x):
+            with dask.config.set(scheduler="synchronous"):
+                return sdask.sum(da.from_array(x, chunks=700)).compute()
+        yield mcase(f"dask.sum/{S.fid(fmt)}", fsum, 1, S.CONFIGS[4])
+
+
+ACCUMULATIONS = (
+    ("f32", dict(accumulator=np.float32)),
+    ("f32-promote32", dict(accumulator=np.float32, promote_every=32)),
+    ("f16", dict(accumulator=softfp8.float16)),
+    ("bf16-rz", dict(accumulator=softfp8.bfloat16, rounding="toward_zero")),
+    ("e5m2-acc", dict(accumulator=softfp8.e5m2, promote_every=4)),
+    ("prod-f16", dict(product=softfp8.float16, accumulator=np.float32, promote_every=16)),
+    ("f16-promote-bf16", dict(accumulator=softfp8.float16, promote_every=8, promoted=softfp8.bfloat16)),
+    ("f32-up", dict(accumulator=np.float32, rounding="upward")),
+)
+
+
+def model_cases(pairs, shapes, tag, accs):
+    i = 0
+    for fa, fb in pairs:
+        for (m, k, p) in shapes:
+            for kind in ("small", "any", "top", "tiny", "cancel"):
+                name, kw = S.rotate(accs, i)
+                acc = softfp8.Accumulation(**kw)
+                od = S.rotate(OUT_DTYPES, i)
+                env = S.rotate(S.SOME, i)
+                i += 1
+                a, b = operands(fa, fb, m, k, p, kind, tag)
+                yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/matmul-acc-{name}->{_odid(od)}/{_shape_id(m, k, p)}/{kind}/"
+                            f"{S.env_id(env)}", lambda g, a=a, b=b, acc=acc, od=od: softfp8.matmul(
+                                a, b, out_dtype=_od(od), accumulation=acc), m * p, env)
+                sa, sb = S.rotate(SCALES, i), S.rotate(SCALES, i + 2)
+                yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/scaled_mm({sa},{sb})-acc-{name}->{_odid(od)}/"
+                            f"{_shape_id(m, k, p)}/{kind}/{S.env_id(env)}",
+                            lambda g, a=a, b=b, acc=acc, od=od, sa=sa, sb=sb: softfp8.scaled_mm(
+                                a, b, np.float32(sa), np.float32(sb), out_dtype=_od(od), accumulation=acc),
+                            m * p, env)
+
+
+MODEL_SHAPES = ((64, 64, 16), (3, 130, 65), (1, 33, 1), (5, 1, 7), (0, 4, 3), (9, 17, 64))
+
+
+@register("gemm_model", "matrix", "accumulation models of 8-bit operands: the binary64 kernel", tables=False)
+def _gemm_model():
+    def models():
+        pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.NARROW[3], softfp8.e4m3fnuz),
+                 (FNUZ_TESLA[0], softfp8.e5m2)]
+        yield from model_cases(pairs, MODEL_SHAPES, "model", ACCUMULATIONS)
+
+    def regressions():
+        # issue 21: scaled_mm with an accumulation model and a non-power-of-two scale
+        rng = np.random.default_rng(0)
+        a = rng.integers(-8, 8, (64, 64)).astype(np.float32).astype(softfp8.e4m3)
+        b = rng.integers(-8, 8, (64, 16)).astype(np.float32).astype(softfp8.e4m3)
+        acc = softfp8.Accumulation(accumulator=np.float32)
+        yield mcase("issue21-scaled_mm-acc-f32-scale0.3",
+                    lambda g: softfp8.scaled_mm(a, b, np.float32(0.3), np.float32(1.0), out_dtype=np.float32,
+                                                accumulation=acc), 64 * 16, S.CONFIGS[0])
+        for s in (0.3, 1.7, 2.0 ** -140, 3.0e30):
+            yield mcase(f"issue21-scaled_mm-acc-f32-scale{s}-b",
+                        lambda g, s=s: softfp8.scaled_mm(a, b, np.float32(1.0), np.float32(s), out_dtype=np.float32,
+                                                         accumulation=acc), 64 * 16, S.CONFIGS[0])
+
+    return {"models": models, "regressions": regressions}
+
+
+@register("gemm_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")
+def _gemm_fma16():
+    def models():
+        accs = (("f16", dict(accumulator=softfp8.float16)),
+                ("bf16", dict(accumulator=softfp8.bfloat16, rounding="toward_zero")),
+                ("f16-promote8", dict(accumulator=softfp8.float16, promote_every=8)),
+                ("f16-down", dict(accumulator=softfp8.float16, rounding="downward")))
+        pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e5m2, softfp8.e4m3), (softfp8.e2m1, softfp8.e2m1)]
+        yield from model_cases(pairs, MODEL_SHAPES, "fma16", accs)
+
+    return {"models": models}
