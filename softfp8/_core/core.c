@@ -473,6 +473,14 @@ static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, 
             mag = K + (uint64_t)round_up(env, sign, (int)(K & 1), &fr);
         }
         inexact = fr.inexact;
+        /* a format with no normal binade below its special exponent (one exponent bit,
+           IEEE specials): the carry out of the largest subnormal is an overflow (and an
+           underflow too where the value was tiny) */
+        if (mag > max_mag(f)) {
+            if (sign && !f->is_signed) return invalid_nan(f, flags);
+            if (tiny) *flags |= SFP8_FLAG_UNDERFLOW;
+            return overflow_result(f, env, sign, flags);
+        }
     }
 
     if (inexact) {

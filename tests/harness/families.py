@@ -352,7 +352,10 @@ def _pairs16(fmt, key, n=None):
     return out
 
 
-@register("arith16", "family", "16-bit add/sub/mul/div/fma: binary64 arithmetic rounded by the derived rounder")
+# regressions: the issue-21 format has flushed subnormals, which only the SIMD kernels take
+# (the portable kernel leaves it to the core), so that part cannot reach level 0
+@register("arith16", "family", "16-bit add/sub/mul/div/fma: binary64 arithmetic rounded by the derived rounder",
+          no_coverage=("regressions",))
 def _arith16():
     def formats():
         for k, fmt in enumerate(S.WIDE):

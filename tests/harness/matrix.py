@@ -142,20 +142,13 @@ MM8_FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.float8_e3m4
                softfp8.cfloat8_143(bias=20), softfp8.float8_e8m0fnu] + FNUZ_TESLA + S.NARROW[::5] + EXTREME
 
 
-@register("mm_blas8", "matrix", "@ / np.matmul / vecdot of 8-bit formats: certified binary64 BLAS products",
+@register("blas_bound", "matrix", "@ / np.matmul / vecdot of 8-bit formats: binary64 BLAS products exact by the formats' bound",
           no_coverage=("stochastic",))
 def _mm_blas8():
     def part(fmts):
         return lambda: product_cases(fmts, "mm8", S.CONFIGS)
     return {"presets": part(MM8_FORMATS[:5]), "custom": part(MM8_FORMATS[5:]),
             "stochastic": lambda: product_cases([softfp8.e4m3], "mm8sr", S.SR)}
-
-
-@register("mm_ziv", "matrix", "@ / np.matmul / vecdot of 9..16-bit formats: Ziv-certified binary64 BLAS products")
-def _mm_ziv():
-    def part(fmts):
-        return lambda: product_cases(fmts, "mmz", S.CONFIGS)
-    return {"presets": part(S.F16), "custom": part(S.MID + EXTREME16)}
 
 
 # --------------------------------------------------------------------------
@@ -181,9 +174,8 @@ MIXED = [(softfp8.e4m3, softfp8.e5m2), (softfp8.e5m2, softfp8.e4m3fnuz), (softfp
          (S.MID[1], softfp8.e4m3), (softfp8.e5m2, S.MID[4]), (EXTREME[0], EXTREME16[0])]
 
 
-@register("gemm_f64", "matrix", "exact model finished from a float64 GEMM: scaled_mm per tensor, mixed matmul",
-          tables=False)
-def _gemm_f64():
+def _f64_parts():
+    """softfp8.matmul of mixed formats and scaled_mm with per-tensor scales (blas_ziv)"""
     def mixed():
         i = 0
         for fa, fb in MIXED:
@@ -231,13 +223,21 @@ def _gemm_f64():
     return {"mixed": mixed, "scaled": scaled, "f32-range": f32_range}
 
 
+@register("blas_ziv", "matrix", "@ / np.matmul / vecdot of 9..16-bit formats, softfp8.matmul of mixed formats, "
+          "scaled_mm per tensor: certified or Ziv-tested binary64 BLAS products", tables=False)
+def _blas_ziv():
+    def part(fmts):
+        return lambda: product_cases(fmts, "mmz", S.CONFIGS)
+    return {"presets": part(S.F16), "custom": part(S.MID + EXTREME16), **_f64_parts()}
+
+
 def _grid_scales(g, shape):
     """binary32 scales of any value: non-powers of two, subnormal, huge."""
     pool = np.array([0.3, 1.0, 2.0 ** -140, 3.0e30, 1.7, 0.0625, 144.5, 1e-30], np.float32)
     return g.choice(pool, shape).astype(np.float32)
 
 
-@register("gemm_exact8", "matrix", "exact model of 8-bit operands by integer products (row / column / block scales)",
+@register("int_dot", "matrix", "exact model of 8-bit operands by integer products (row / column / block scales)",
           tables=False)
 def _gemm_exact8():
     def scales():
@@ -343,12 +343,27 @@ def model_cases(pairs, shapes, tag, accs):
 MODEL_SHAPES = ((64, 64, 16), (3, 130, 65), (1, 33, 1), (5, 1, 7), (0, 4, 3), (9, 17, 64))
 
 
-@register("gemm_model", "matrix", "accumulation models of 8-bit operands: the binary64 kernel", tables=False)
-def _gemm_model():
+MODEL_PAIRS = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.NARROW[3], softfp8.e4m3fnuz),
+               (FNUZ_TESLA[0], softfp8.e5m2)]
+
+
+@register("model_odd", "matrix", "accumulation models of 8-bit operands: binary64 sums rounded to odd, then the "
+          "fast rounder", tables=False)
+def _model_odd():
     def models():
-        pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.NARROW[3], softfp8.e4m3fnuz),
-                 (FNUZ_TESLA[0], softfp8.e5m2)]
-        yield from model_cases(pairs, MODEL_SHAPES, "model", ACCUMULATIONS)
+        yield from model_cases(MODEL_PAIRS, MODEL_SHAPES, "model",
+                               [a for a in ACCUMULATIONS if a[1].get("accumulator") is not np.float32 or
+                                a[1].get("rounding") or a[1].get("product")])
+    return {"models": models}
+
+
+@register("model_f32", "matrix", "accumulation models with a binary32 accumulator rounded to nearest even",
+          tables=False)
+def _model_f32():
+    def models():
+        yield from model_cases(MODEL_PAIRS, MODEL_SHAPES, "model-f32",
+                               [a for a in ACCUMULATIONS if a[1].get("accumulator") is np.float32 and
+                                not a[1].get("rounding") and not a[1].get("product")])
 
     def regressions():
         # issue 21: scaled_mm with an accumulation model and a non-power-of-two scale
@@ -367,7 +382,7 @@ def _gemm_model():
     return {"models": models, "regressions": regressions}
 
 
-@register("gemm_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")
+@register("model_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")
 def _gemm_fma16():
     def models():
         accs = (("f16", dict(accumulator=softfp8.float16)),
