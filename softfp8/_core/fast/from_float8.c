@@ -131,7 +131,12 @@ void sfp8f_cast64_params(const sfp8_format *f, const sfp8_env *env, sfp8s_cast64
     p->signbit = 1u << (f->bits - 1);
     z0 = (uint32_t)sfp8_round_value(f, 0, 0, 0, 0, env, &fl);
     z1 = (uint32_t)sfp8_round_value(f, 1, 0, 0, 0, env, &fl);
-    if (fl || z0 != 0 || (z1 != 0 && z1 != p->signbit) || p->maxmag >= p->signbit) return;
+    /* maxmag < 2^M: no normal binade below the special exponent (one exponent bit, IEEE
+       specials), the carry out of the subnormals is an overflow that may also be tiny:
+       the core's */
+    if (fl || z0 != 0 || (z1 != 0 && z1 != p->signbit) || p->maxmag >= p->signbit ||
+        p->maxmag < (1u << p->M))
+        return;
     p->negzero = z1 != 0;
     for (int s = 0; s < 2; s++) {
         uint8_t of = 0;

@@ -19,7 +19,8 @@ int sfp8f_rounder(const sfp8_format *f, const sfp8_env *env, sfp8f_rnd *r)
 {
     if (!sfp8f_usable_env(env) || !f->is_signed || f->subnormals != SFP8_SUBNORMALS_IEEE ||
         f->specials == SFP8_SPECIALS_FNUZ || f->specials == SFP8_SPECIALS_P3109 || f->man_bits < 1 || f->man_bits > 23 || f->bits > 32 ||
-        f->bias < -900 || f->bias > 900 || (1 << f->exp_bits) - f->bias > 900)
+        f->bias < -900 || f->bias > 900 || (1 << f->exp_bits) - f->bias > 900 ||
+        sfp8_max_code(f) < ((uint64_t)1 << f->man_bits)) /* no normal binade: the core's (from_float8.c) */
         return 0;
     r->M = f->man_bits;
     r->emin = 1 - f->bias;
