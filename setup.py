@@ -24,7 +24,8 @@ CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
 LIBS = ["quadmath", "m"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
-            ("module", "context", "dtype", "scalar", "casts", "promotion", "pyscalar", "loops", "matmul", "order")]
+            ("api", "module", "context", "family", "dtype", "longdouble", "scalar", "casts", "promotion",
+             "pyscalar", "loops", "matmul", "order")]
 
 
 def write_sv_package():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _formats, _registry
+from . import _ext, _formats, _registry
 from . import bits as _bits
 from ._dtypes import dtype_of, format_of
 from ._validation import format_or_none
@@ -157,3 +157,6 @@ def _ml_cast_dtype(dt):
         r = dtype_of(_ml_cast_format(dt))
         _ML_CAST[dt] = r
     return r
+
+
+_ext.set_ml_hook(_ml_cast_dtype)

@@ -5,6 +5,20 @@
  */
 #include "glue.h"
 
+/* numpy.exceptions.ComplexWarning, as NumPy warns when a cast drops imaginary parts */
+int sfp8_warn_complex(void)
+{
+    PyObject *mod = PyImport_ImportModule("numpy.exceptions"), *w;
+    int r;
+    if (!mod) return -1;
+    w = PyObject_GetAttrString(mod, "ComplexWarning");
+    Py_DECREF(mod);
+    if (!w) return -1;
+    r = PyErr_WarnEx(w, "Casting complex values to real discards the imaginary part", 1);
+    Py_DECREF(w);
+    return r;
+}
+
 static PyObject *make_scalar(PyArray_Descr *descr, uint32_t code)
 {
     int fam = family_of(NPY_DTYPE(descr));
