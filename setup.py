@@ -25,7 +25,7 @@ LIBS = ["quadmath", "m"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
             ("api", "module", "context", "family", "dtype", "longdouble", "scalar", "casts", "promotion",
-             "pyscalar", "loops", "matmul", "order")]
+             "pyscalar", "loops", "matmul", "dot", "order")]
 
 
 def write_sv_package():

@@ -647,6 +647,7 @@ cdef extern from "npy_api.h":
     object sfp8_npy_init(object module)
     object sfp8_make_dtype(object name, object scalar_type, int parametric, int float_rank)
     object sfp8_new_descr(object cls, object format, object params)
+    object sfp8_finfo_constants(object descr)
     int sfp8_set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of) except -1
     int sfp8_set_ml_hook(object ml_equivalent) except -1
     object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
@@ -666,6 +667,12 @@ def make_dtype(str name, object scalar_type, bint parametric, int float_rank):
 def new_descr(object cls, object format, tuple params):
     """A descriptor (dtype instance) of DType class cls for a Format."""
     return sfp8_new_descr(cls, format, params)
+
+
+def finfo_constants(object descr):
+    """{name: value} of the np.finfo constants a softfp8 dtype's format holds
+    (scalars of the format; ints for nmant, minexp, maxexp, precision)."""
+    return sfp8_finfo_constants(descr)
 
 
 def set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of):

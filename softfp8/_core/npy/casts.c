@@ -59,6 +59,7 @@ static PyArray_Descr *ml_equivalent(PyArray_Descr *d)
 }
 
 static int is_ml_descr(PyArray_Descr *d);
+static int contains(PyArray_Descr *a, PyArray_Descr *b);
 
 static int endpoint_of(PyArray_Descr *d, Endpoint *e)
 {
@@ -617,11 +618,53 @@ static void init_ml_partners(void)
     Py_DECREF(mod);
 }
 
-static int is_ml_descr(PyArray_Descr *d)
+static int ml_index(PyArray_DTypeMeta *cls)
 {
     for (int i = 0; i < n_ml; i++)
-        if (NPY_DTYPE(d) == ml_dtypes_cls[i]) return 1;
-    return 0;
+        if (cls == ml_dtypes_cls[i]) return i;
+    return -1;
+}
+
+static int is_ml_descr(PyArray_Descr *d)
+{
+    return ml_index(NPY_DTYPE(d)) >= 0;
+}
+
+int sfp8_ml_partner_count(void)
+{
+    return n_ml > 0 ? n_ml : 0;
+}
+
+PyArray_DTypeMeta *sfp8_ml_partner(int i)
+{
+    return ml_dtypes_cls[i];
+}
+
+/* The promotion rank (dtype.c) of ml_dtypes DType cls: the smallest of
+   float16 (1), float32 (2), float64 (3) holding every value of its type
+   exactly (as for softfp8's formats), 0 for none or if cls is not one of
+   ml_dtypes' float types; cached. */
+int sfp8_ml_rank(PyArray_DTypeMeta *cls)
+{
+    static int ranks[N_ML];
+    static const int floats[3] = {NPY_HALF, NPY_FLOAT, NPY_DOUBLE};
+    int i = ml_index(cls);
+    PyArray_Descr *m;
+    if (i < 0) return 0;
+    if (ranks[i]) return ranks[i] > 0 ? ranks[i] : 0;
+    ranks[i] = -1;
+    m = ml_equivalent(cls->singleton);
+    if (!m) {
+        PyErr_Clear();  /* no softfp8 format: no rank */
+        return 0;
+    }
+    for (int r = 0; r < 3 && ranks[i] < 0; r++) {
+        PyArray_Descr *t = PyArray_DescrFromType(floats[r]);
+        if (t && contains(m, t)) ranks[i] = r + 1;
+        Py_XDECREF(t);
+    }
+    Py_DECREF(m);
+    return ranks[i] > 0 ? ranks[i] : 0;
 }
 
 /* complex DTypes a format casts to (real part, +0 imaginary) and from (real part, ComplexWarning) */

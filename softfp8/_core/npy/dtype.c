@@ -32,6 +32,9 @@ static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 
 static PyArray_Descr *ensure_canonical(PyArray_Descr *d)
 {
+    /* np.dot and friends canonicalise their operands' descriptor just before
+       calling the dotfunc, which gets none (dot.c) */
+    sfp8_dot_note_descr(d);
     Py_INCREF(d);
     return d;
 }
@@ -120,6 +123,20 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
             return cls;
         }
         r = ri > r ? ri : r;
+        Py_INCREF(rank_dtype(r));
+        return rank_dtype(r);
+    }
+    if (sfp8_ml_partner_count() && sfp8_ml_rank(other)) {
+        /* an ml_dtypes float type: as between two formats (by its values), but
+           at least float32: ml_dtypes calls its casts into float16 unsafe (so
+           the ufunc could not cast the operand), and promotes its types with
+           float16 to float32 itself */
+        int ri = families[i].float_rank, ro = sfp8_ml_rank(other) > 2 ? 3 : 2;
+        if (!ri) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        r = ri > ro ? ri : ro;
         Py_INCREF(rank_dtype(r));
         return rank_dtype(r);
     }
@@ -278,6 +295,50 @@ integer:
     return 1;
 }
 
+/* finfo_constants(descr) -> {name: value}: np.finfo's constants that
+   get_constant gives for the descriptor (scalars of the format; Python ints for
+   nmant, minexp, maxexp, precision), under the attribute names NumPy's
+   _populate_finfo_constants uses.  NumPy >= 2.5.1 refuses a descriptor missing
+   any of them ("data type %R not compatible with finfo"); softfp8/_dtypes.py
+   then builds the np.finfo object from these and fills the rest exactly. */
+PyObject *sfp8_finfo_constants(PyObject *descr)
+{
+    static const struct {
+        const char *name;
+        int id, is_int;
+    } table[] = {
+        {"max", NPY_CONSTANT_maximum_finite, 0},
+        {"min", NPY_CONSTANT_minimum_finite, 0},
+        {"_radix", NPY_CONSTANT_finfo_radix, 0},
+        {"eps", NPY_CONSTANT_finfo_eps, 0},
+        {"smallest_normal", NPY_CONSTANT_finfo_smallest_normal, 0},
+        {"smallest_subnormal", NPY_CONSTANT_finfo_smallest_subnormal, 0},
+        {"nmant", NPY_CONSTANT_finfo_nmant, 1},
+        {"minexp", NPY_CONSTANT_finfo_min_exp, 1},
+        {"maxexp", NPY_CONSTANT_finfo_max_exp, 1},
+        {"precision", NPY_CONSTANT_finfo_decimal_digits, 1},
+    };
+    PyArray_Descr *d = (PyArray_Descr *)descr;
+    PyObject *out;
+    if (!PyArray_DescrCheck(descr) || !is_sfp8_descr(d) || is_unset_descr(d)) {
+        PyErr_SetString(PyExc_TypeError, "finfo_constants needs a softfp8 dtype");
+        return NULL;
+    }
+    out = PyDict_New();
+    for (size_t i = 0; out && i < sizeof table / sizeof table[0]; i++) {
+        union {
+            npy_intp iv;
+            uint16_t code;
+        } buf = {0};
+        PyObject *v;
+        if (!get_constant(d, table[i].id, &buf)) continue;
+        v = table[i].is_int ? PyLong_FromSsize_t(buf.iv) : sfp8_getitem(d, (char *)&buf.code);
+        if (!v || PyDict_SetItemString(out, table[i].name, v) < 0) Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    return out;
+}
+
 /* make_dtype(name, scalar_type, parametric, float_rank) -> DType class */
 PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank)
 {
@@ -311,6 +372,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             {NPY_DT_PyArray_ArrFuncs_argsort, (void *)&sfp8_arr_argsort},
             {NPY_DT_PyArray_ArrFuncs_nonzero, (void *)&arr_nonzero},
             {NPY_DT_PyArray_ArrFuncs_fill, (void *)&arr_fill},
+            {NPY_DT_PyArray_ArrFuncs_dotfunc, (void *)sfp8_dotfunc(fam)},
             {0, NULL}
         };
         PyArrayDTypeMeta_Spec spec = {
@@ -342,6 +404,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
         }
         Py_DECREF(any);
     }
+    if (add_sort_methods(cls) < 0) return NULL;
     Py_INCREF((PyObject *)cls);
     return (PyObject *)cls;
 }

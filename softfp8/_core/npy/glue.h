@@ -9,7 +9,8 @@
  *   api.c context.c longdouble.c order.c   (no other glue file)
  *   family.c -> scalar.c -> casts.c -> promotion.c -> pyscalar.c
  *   dtype.c (DType classes: family, scalar, casts, order, dot)
- *   loops.c, matmul.c, dot.c (ufunc loops, products)
+ *   loops.c, matmul.c (ufunc loops, products)
+ *   dot.c (np.dot: one call into matmul.c) <- dtype.c
  *   module.c (the entry points called by softfp8/_ext.pyx)
  * No glue file imports softfp8's Python modules by name: what it needs from
  * Python is passed in at import through module.c's entry points.
@@ -169,6 +170,8 @@ int sfp8_arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr);
 int sfp8_arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr);
 int sfp8_arr_sort(void *start, npy_intp n, void *arr);
 int sfp8_arr_argsort(void *start, npy_intp *tosort, npy_intp n, void *arr);
+/* np.sort / np.argsort's ArrayMethods of DType cls (both directions) */
+int add_sort_methods(PyArray_DTypeMeta *cls);
 
 /* ---- scalars (scalar.c) ------------------------------------------------- */
 
@@ -214,6 +217,11 @@ void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t
    module.c); the ml_dtypes equivalent of an ml_dtypes dtype */
 extern PyObject *contains_func;
 void sfp8_casts_set_ml_hook(PyObject *fn);
+/* ml_dtypes' float DTypes (when ml_dtypes is installed): how many, the i-th,
+   and the promotion rank of one (dtype.c common_dtype; 0: none) */
+int sfp8_ml_partner_count(void);
+PyArray_DTypeMeta *sfp8_ml_partner(int i);
+int sfp8_ml_rank(PyArray_DTypeMeta *cls);
 
 /* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
 extern PyArray_DTypeMeta *builtin_cast_partners[32];
@@ -266,5 +274,17 @@ NPY_CASTING resolve_2_1(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtyp
 /* ---- matmul (matmul.c) -------------------------------------------------- */
 
 int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls);
+/* one exact dot product sum a[l] * b[l] (l < n, strides in bytes) of codes of
+   f, rounded once into f under env, stored at out; returns the flags (the
+   exact element of matmul, for np.dot: dot.c) */
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
+                          npy_intp sb, npy_intp n, char *out);
+
+/* ---- np.dot and friends (dot.c) ----------------------------------------- */
+
+/* the dotfunc of family fam (NumPy >= 2.5 calls it) */
+PyArray_DotFunc *sfp8_dotfunc(int fam);
+/* ensure_canonical (dtype.c): NumPy canonicalised d on this thread (GIL held) */
+void sfp8_dot_note_descr(PyArray_Descr *d);
 
 #endif

@@ -1220,3 +1220,16 @@ int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
     Py_DECREF(uf);
     return 0;
 }
+
+/* One exact dot product of n codes (strides in bytes) rounded once into f: the
+   exact element above, for np.dot's dotfunc (npy/dot.c). */
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
+                          npy_intp sb, npy_intp n, char *out)
+{
+    MatmulData md;
+    uint8_t fl = 0;
+    md.f = *f;
+    md.out_kind = 0;
+    matmul_exact_element(&md, env, a, b, out, 0, 0, n, 0, sa, sb, 0, NULL, &fl);
+    return fl;
+}

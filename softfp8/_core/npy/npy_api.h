@@ -5,6 +5,8 @@
 PyObject *sfp8_npy_init(PyObject *module);
 PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank);
 PyObject *sfp8_new_descr(PyObject *cls, PyObject *format, PyObject *params);
+/* np.finfo's constants of a descriptor that its format holds (dtype.c) */
+PyObject *sfp8_finfo_constants(PyObject *descr);
 /* getter() -> State; factory(family_index, args, kwargs) -> descr;
    contains_fn(a, b) -> bool; type_of(descr) -> descr.type;
    from_format(format) -> descr (descr.__reduce__) */

@@ -93,15 +93,26 @@ int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, i
 int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops, promoter_fn *fn)
 {
     PyObject *out = boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
-    int nargs = ((PyUFuncObject *)ufunc)->nargs;
+    int nargs = ((PyUFuncObject *)ufunc)->nargs, n = 0;
     PyObject *items[4] = {(PyObject *)cls, Py_None, out, out};
+    PyArray_DTypeMeta *partners[64];
     if (nargs < 3 || nargs > 4) return 0;
     if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
+    /* the partners X of (X, D): NumPy's numbers, complex numbers, ml_dtypes'
+       float types, and Python int/float unless they have loops */
+    for (int j = 0; j < n_builtin_partners; j++) partners[n++] = builtin_cast_partners[j];
+    partners[n++] = &PyArray_CFloatDType;
+    partners[n++] = &PyArray_CDoubleDType;
+    partners[n++] = &PyArray_CLongDoubleDType;
+    partners[n++] = &PyArray_PyComplexDType;
+    for (int j = 0; j < sfp8_ml_partner_count() && n < 62; j++) partners[n++] = sfp8_ml_partner(j);
+    if (!pyloops) {
+        partners[n++] = &PyArray_PyFloatDType;
+        partners[n++] = &PyArray_PyLongDType;
+    }
     items[1] = (PyObject *)cls;
-    for (int j = 0; j < n_builtin_partners + (pyloops ? 0 : 2); j++) {
-        items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
-                   : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
-                                             : (PyObject *)&PyArray_PyLongDType;
+    for (int j = 0; j < n; j++) {
+        items[0] = (PyObject *)partners[j];
         if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
     }
     return 0;
