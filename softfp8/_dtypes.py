@@ -399,6 +399,16 @@ def _np_finfo(d):
     if type(info.eps) is np.float64 or type(info._radix) is np.float64 or not _holds(fmt, epsneg):
         # NumPy's eps / radix would not be exact in the format
         info.epsneg = np.float64(epsneg)
+    # resolution: NumPy's 10**-precision rounded into the format (its `dtype.type(10) **
+    # -precision` overflows where 10 is above the max); a float64 where it lies outside the
+    # format's range [smallest subnormal, max] (rounding would give 0, inf or NaN)
+    res = 10.0 ** -info.precision
+    code, fl = _bits.from_float(np.float64(res), fmt, **_bits.FIXED)
+    value = fmt.decode(int(code))
+    if int(fl) & int(_context.Flags.OVERFLOW) or not (0 < value < math.inf):
+        info.resolution = np.float64(res)    # above the max, or below half the smallest subnormal
+    else:
+        info.resolution = _ext.scalar_from_code(d, int(code))
     return _FINFO.setdefault(fmt, info)
 
 

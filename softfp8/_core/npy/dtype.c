@@ -20,14 +20,16 @@ static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
     return default_descr(cls);
 }
 
+/* The family's own scalars and Python's bool / int / float are set through
+   setitem (scalar.c).  NumPy's scalars are not: NumPy then casts them
+   (PyArray_Pack -> npy_cast_raw_scalar_item), with the cast's floating-point
+   error reporting, exactly as it fills a float16 array from np.float64(1e-30)
+   (an underflow there, none through float16's setitem). */
 static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 {
     int i = family_of(cls);
     if (i >= 0 && PyType_IsSubtype(pytype, families[i].scalar_type)) return 1;
-    if (pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type) return 1;
-    if (PyType_IsSubtype(pytype, &PyFloatingArrType_Type) || PyType_IsSubtype(pytype, &PyIntegerArrType_Type))
-        return 1;
-    return 0;
+    return pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type;
 }
 
 static PyArray_Descr *ensure_canonical(PyArray_Descr *d)
