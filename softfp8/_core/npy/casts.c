@@ -650,7 +650,7 @@ int sfp8_ml_rank(PyArray_DTypeMeta *cls)
     static const int floats[3] = {NPY_HALF, NPY_FLOAT, NPY_DOUBLE};
     int i = ml_index(cls);
     PyArray_Descr *m;
-    if (i < 0) return 0;
+    if (i < 0 || !cls->singleton || !ml_equiv_func) return 0; /* (the hook comes with softfp8's import) */
     if (ranks[i]) return ranks[i] > 0 ? ranks[i] : 0;
     ranks[i] = -1;
     m = ml_equivalent(cls->singleton);
