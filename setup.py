@@ -4,6 +4,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy
 from Cython.Build import cythonize
@@ -29,7 +30,8 @@ CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
 LIBS = ["quadmath", "m"]
 # the NumPy glue, one file per concern (softfp8/_core/npy/glue.h is its private header)
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
-            ("module", "context", "dtype", "scalar", "casts", "promotion", "pyscalar", "loops", "matmul", "order")]
+            ("api", "module", "context", "family", "dtype", "longdouble", "scalar", "casts", "promotion",
+             "pyscalar", "loops", "matmul", "dot", "order")]
 
 
 def write_sv_package():
@@ -162,6 +164,11 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, language_level=3),
+    # the generated C depends on the interpreter and on NumPy's Cython declarations
+    # (numpy/__init__.pxd): one copy per (Python, NumPy), so that in-place builds for
+    # several interpreters in one tree (Python 3.11 with NumPy 2.4, 3.13 with NumPy 2.5)
+    # never compile another one's file
+    ext_modules=cythonize(extensions, language_level=3, build_dir=os.path.join(
+        "build", f"cython-{sys.implementation.cache_tag}-numpy{numpy.__version__}")),
     cmdclass={"build_py": BuildPyWithHeaders, "build_ext": BuildExtWithLibrary},
 )

@@ -16,7 +16,7 @@ from ._context import (  # noqa: F401
 from . import bits  # noqa: F401
 from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
 from . import _printing  # noqa: F401  (installs NumPy array printing)
-from ._io import load, save  # noqa: F401
+from ._io import load, save, savez  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
 from . import scaling  # noqa: F401
 from . import mx  # noqa: F401  (block formats: OCP MX, NVFP4, DeepSeek-V3 tiles)
@@ -50,7 +50,7 @@ def get_libraries():
 
 
 __all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulation", "scaled_mm",
-           "save", "load", "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
+           "save", "savez", "load", "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "p3109", "format", "presets", "lookup",
            "get_include", "get_library_dir", "get_libraries", "scaling", "mx", *_NAMED]

@@ -206,7 +206,9 @@ class SoftScalar(_ext.ScalarBase):
         return self.format.shortest(self.code)
 
     def __format__(self, spec):
-        return format(float(self), spec) if spec else str(self)
+        # as NumPy's scalars (gentype_format): the Python float's format, also for an
+        # empty spec (f"{np.float16(0.0078125)}" is '0.0078125' while str() is '0.007812')
+        return format(float(self), spec)
 
     def __reduce__(self):
         return (_ext.scalar_from_code, (self.dtype, self.code))
@@ -358,7 +360,10 @@ def _np_finfo(d):
     """The np.finfo object of softfp8 descriptor d, cached per format (bounded).
 
     Built with NumPy's own ``finfo._init`` from the descriptor itself (every attribute
-    derived by NumPy from the DType's get_constant slot).
+    derived by NumPy from the DType's get_constant slot); on NumPy >= 2.5.1, which
+    refuses a descriptor whose format cannot hold one of the constants, from the same
+    constants (``_ext.finfo_constants``).  ``nexp`` and ``iexp`` are the exponent
+    field's width.
 
     A constant the format cannot hold exactly (eps = 2**-man_bits above the max or
     below the smallest subnormal of a Tesla format with a high or low bias, or the
@@ -369,7 +374,23 @@ def _np_finfo(d):
     info = _FINFO.get(fmt)
     if info is not None:
         return info
-    info = object.__new__(np.finfo)._init(d)
+    info = object.__new__(np.finfo)
+    try:
+        info._init(d)
+    except ValueError:
+        # NumPy >= 2.5.1 requires every constant ("data type ... not compatible with
+        # finfo", _populate_finfo_constants in multiarraymodule.c): set what _init sets,
+        # from the constants the format holds (the DType's get_constant), and fill eps /
+        # radix below as on NumPy 2.4
+        info.dtype = d
+        info.bits = d.itemsize * 8
+        info._fmt = info._repr = None
+        for name, value in _ext.finfo_constants(d).items():
+            setattr(info, name, value)
+    # the exponent field's width, as ml_dtypes.finfo gives it (NumPy derives nexp and
+    # iexp from maxexp - minexp, assuming IEEE's reserved exponent codes, which is one
+    # too many for formats without infinity: E4M3 has maxexp 9 and minexp -6)
+    info.nexp = info.iexp = fmt.exp_bits
     if getattr(info, "eps", None) is None:
         info.eps = np.float64(math.ldexp(1.0, -fmt.man_bits))
     if getattr(info, "_radix", None) is None:
@@ -378,6 +399,16 @@ def _np_finfo(d):
     if type(info.eps) is np.float64 or type(info._radix) is np.float64 or not _holds(fmt, epsneg):
         # NumPy's eps / radix would not be exact in the format
         info.epsneg = np.float64(epsneg)
+    # resolution: NumPy's 10**-precision rounded into the format (its `dtype.type(10) **
+    # -precision` overflows where 10 is above the max); a float64 where it lies outside the
+    # format's range [smallest subnormal, max] (rounding would give 0, inf or NaN)
+    res = 10.0 ** -info.precision
+    code, fl = _bits.from_float(np.float64(res), fmt, **_bits.FIXED)
+    value = fmt.decode(int(code))
+    if int(fl) & int(_context.Flags.OVERFLOW) or not (0 < value < math.inf):
+        info.resolution = np.float64(res)    # above the max, or below half the smallest subnormal
+    else:
+        info.resolution = _ext.scalar_from_code(d, int(code))
     return _FINFO.setdefault(fmt, info)
 
 
@@ -478,7 +509,9 @@ def _compute_contains(a, b):
         codes = np.arange(1 << fa.bits, dtype=np.uint32)
         vals, _ = _bits.to_float(codes, fa, **_bits.FIXED)
         out, fl = _bits.convert(codes, fa, dst, saturate=False, **_bits.FIXED)
-        if np.any(fl & _MASK):
+        # a NaN must stay a NaN (checked below); quieting a signalling NaN raises
+        # invalid, which loses no value (NumPy's float16 -> float32 is "safe" too)
+        if np.any(fl[~np.isnan(vals)] & _MASK):
             return False
         back = out if not isinstance(dst, Format) else _bits.to_float(out, dst, **_bits.FIXED)[0]
         return _values_equal(vals, back)

@@ -703,7 +703,9 @@ cdef extern from "npy_api.h":
     object sfp8_npy_init(object module)
     object sfp8_make_dtype(object name, object scalar_type, int parametric, int float_rank)
     object sfp8_new_descr(object cls, object format, object params)
+    object sfp8_finfo_constants(object descr)
     int sfp8_set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of) except -1
+    int sfp8_set_ml_hook(object ml_equivalent) except -1
     object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
     object sfp8_new_fma_ufunc()
     object sfp8_register_clip(object dtype_cls)
@@ -723,11 +725,23 @@ def new_descr(object cls, object format, tuple params):
     return sfp8_new_descr(cls, format, params)
 
 
+def finfo_constants(object descr):
+    """{name: value} of the np.finfo constants a softfp8 dtype's format holds
+    (scalars of the format; ints for nmant, minexp, maxexp, precision)."""
+    return sfp8_finfo_constants(descr)
+
+
 def set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of):
     """The Python callables the glue calls: getter() -> State,
     factory(family_index, args, kwargs) -> descr, contains_fn(a, b) -> bool,
     type_of(descr) -> descr.type, dtype_of(format) -> descr (pickling)."""
     sfp8_set_hooks(getter, factory, contains_fn, type_of, dtype_of)
+
+
+def set_ml_hook(object ml_equivalent):
+    """ml_equivalent(dtype) -> the softfp8 dtype with the codes of an ml_dtypes
+    dtype (softfp8/_interop.py), for the casts between them."""
+    sfp8_set_ml_hook(ml_equivalent)
 
 
 def register_ufuncs(object cls, object fma_ufunc):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _formats, _registry
+from . import _ext, _formats, _registry
 from . import bits as _bits
 from ._dtypes import dtype_of, format_of
 from ._validation import format_or_none
@@ -157,3 +157,54 @@ def _ml_cast_dtype(dt):
         r = dtype_of(_ml_cast_format(dt))
         _ML_CAST[dt] = r
     return r
+
+
+
+# --------------------------------------------------------------------------
+# DLPack (NumPy >= 2.5: numpy.dtypes.register_dlpack_dtype)
+# --------------------------------------------------------------------------
+
+# DLDataTypeCode of DLPack's dlpack.h (DLPack 1.1: kDLFloat 2, kDLBfloat 4, the FP8
+# codes 7..14), keyed by the ml_dtypes name that DLPack's names follow (registry column).
+# kDLFloat6_* (15, 16) and kDLFloat4_e2m1fn (17) are specified with bits 6 and 4, which
+# NumPy cannot register: register_dlpack_dtype requires bits == 8 * itemsize (dlpack.c,
+# "number of bits must match the dtype's elsize").
+_DLPACK_CODES = {
+    "bfloat16": 4, "float8_e3m4": 7, "float8_e4m3": 8, "float8_e4m3b11fnuz": 9,
+    "float8_e4m3fn": 10, "float8_e4m3fnuz": 11, "float8_e5m2": 12, "float8_e5m2fnuz": 13,
+    "float8_e8m0fnu": 14,
+}
+_DLPACK_FLOAT = 2   # kDLFloat: IEEE binary16 is softfp8.float16
+
+
+def _dlpack_table():
+    """{softfp8 preset name: (DLPack code, bits)} of the presets DLPack has a type for."""
+    out = {name: (_DLPACK_CODES[ml], 8 * _formats.PRESETS[name].storage.itemsize)
+           for name, ml in _ML_DTYPES.items() if ml in _DLPACK_CODES}
+    out["float16"] = (_DLPACK_FLOAT, 16)
+    return out
+
+
+def _register_dlpack():
+    """Let np.from_dlpack / ndarray.__dlpack__ carry the presets DLPack names.
+
+    Export (softfp8 -> DLPack) is always registered.  Import (DLPack -> NumPy) gives
+    softfp8's dtype unless another package registered the same (code, bits) first
+    (NumPy then raises ValueError and keeps the first; its own types -- float16 for
+    kDLFloat bits 16 -- always win on import)."""
+    register = getattr(getattr(np, "dtypes", None), "register_dlpack_dtype", None)
+    if register is None:      # NumPy 2.4: np.from_dlpack refuses softfp8 arrays
+        return {}
+    done = {}
+    for name, key in _dlpack_table().items():
+        try:
+            register(key, dtype_of(_formats.PRESETS[name]))
+        except ValueError:
+            pass
+        done[name] = key
+    return done
+
+
+DLPACK = _register_dlpack()
+
+_ext.set_ml_hook(_ml_cast_dtype)

@@ -1,8 +1,19 @@
-"""softfp8.save / softfp8.load: bit-exact array files without pickle.
+"""softfp8.save / softfp8.savez / softfp8.load: bit-exact array files without pickle.
 
 The file is a NumPy ``.npz`` archive holding the codes (``uint8``/``uint16``
 view of the array) and a JSON description of the format, so it can also be
 read by plain NumPy (``np.load(f)["codes"]``) without executing code.
+
+``save`` writes one array (entries ``codes`` and ``format``); ``savez`` several,
+softfp8 and NumPy ones, under np.savez's names (``arr_0``, ... for positional arrays,
+the keyword names otherwise), each softfp8 array as its codes, with one JSON entry
+``__softfp8__`` naming the format of each.  ``load`` reads both: an array for a
+``save`` file, a dict of arrays for a ``savez`` file.
+
+np.save / np.savez cannot do this without pickle: NumPy's ``write_array``
+(numpy/lib/_format_impl.py) pickles every array whose DType is not a legacy one
+(``if array.dtype.hasobject or not dtype_class._legacy:`` ... ``pickle.dump(array,
+fp, ...)``), so a plain ``np.load`` refuses such a file unless ``allow_pickle=True``.
 """
 from __future__ import annotations
 
@@ -15,6 +26,7 @@ from . import _formats
 from ._dtypes import dtype_of, format_of
 
 _VERSION = 1
+_SAVEZ_KEY = "__softfp8__"
 
 
 def _describe(fmt):
@@ -65,8 +77,36 @@ def save(file, arr):
     np.savez(file, codes=codes, format=meta)
 
 
-def load(file):
-    """Load an array written by softfp8.save."""
+def savez(file, *args, **kwds):
+    """Save several arrays in one ``.npz`` without pickle, as ``np.savez``: positional
+    arrays as ``arr_0``, ``arr_1``, ..., keyword arrays under their names.  softfp8
+    arrays (any format) are stored bit-exactly as codes; NumPy arrays of numeric,
+    boolean and string dtypes as they are.  ``softfp8.load`` returns a dict of them."""
+    named = {f"arr_{i}": a for i, a in enumerate(args)}
+    for key, value in kwds.items():
+        if key in named:
+            raise TypeError(f"softfp8.savez: cannot use un-named variables and keyword {key}")
+        named[key] = value
+    if _SAVEZ_KEY in named:
+        raise ValueError(f"softfp8.savez: the name {_SAVEZ_KEY!r} is reserved for the formats")
+    entries, formats = {}, {}
+    for key, value in named.items():
+        arr = np.asarray(value)
+        fmt = format_of(arr.dtype)
+        if fmt is not None:
+            entries[key] = np.array(arr, copy=None, order="C").view(fmt.storage)
+            formats[key] = _describe(fmt)
+        elif arr.dtype.hasobject or not type(arr.dtype)._legacy:
+            raise TypeError(f"softfp8.savez: array {key!r} has dtype {arr.dtype}, which np.savez "
+                            f"would pickle; softfp8.savez stores softfp8 and NumPy numeric arrays")
+        else:
+            entries[key] = arr
+    meta = np.array(json.dumps({"softfp8": _VERSION, "arrays": formats}))
+    np.savez(file, **entries, **{_SAVEZ_KEY: meta})
+
+
+def _open(file):
+    """(NpzFile) of a softfp8 file, or ValueError naming the file."""
     try:
         z = np.load(file, allow_pickle=False)
     except (ValueError, EOFError, OSError, zipfile.BadZipFile) as exc:
@@ -75,17 +115,47 @@ def load(file):
         raise ValueError(f"{file!r} is not a softfp8 array file ({exc})") from None
     if not hasattr(z, "files"):  # a plain .npy array
         raise ValueError(f"{file!r} is not a softfp8 array file (a plain .npy array)")
+    return z
+
+
+_READ_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError,
+                KeyError)   # bad JSON, truncated, flag bits flipped (zipfile: "encrypted")
+
+
+def _with_format(codes, fmt, file):
+    if codes.dtype != fmt.storage:
+        raise ValueError(f"{file!r}: codes stored as {codes.dtype}, expected {fmt.storage}")
+    return codes.view(dtype_of(fmt))
+
+
+def _load_savez(z, file):
+    try:
+        meta = json.loads(str(z[_SAVEZ_KEY]))
+        arrays = {key: z[key] for key in z.files if key != _SAVEZ_KEY}
+    except _READ_ERRORS as exc:
+        raise ValueError(f"{file!r}: corrupted softfp8 array file ({exc})") from None
+    formats = meta.get("arrays") if isinstance(meta, dict) and meta.get("softfp8") == _VERSION else None
+    if not isinstance(formats, dict) or not set(formats) <= set(arrays):
+        raise ValueError(f"{file!r}: corrupted softfp8 array file (format entry {meta!r})")
+    for key, desc in formats.items():
+        arrays[key] = _with_format(arrays[key], _rebuild(desc, file), file)
+    return arrays
+
+
+def load(file):
+    """Load a file written by softfp8.save (the array) or softfp8.savez (a dict of the
+    arrays by name, in the order they were saved)."""
+    z = _open(file)
     with z:
+        if _SAVEZ_KEY in z.files:
+            return _load_savez(z, file)
         if "codes" not in z.files or "format" not in z.files:
             raise ValueError(f"{file!r} is not a softfp8 array file (expected 'codes' and "
                              f"'format' entries, found {z.files})")
         try:
             desc = json.loads(str(z["format"]))
             codes = z["codes"]
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError,
-                KeyError) as exc:  # bad JSON, truncated, flag bits flipped (zipfile: "encrypted")
+        except _READ_ERRORS as exc:
             raise ValueError(f"{file!r}: corrupted softfp8 array file ({exc})") from None
         fmt = _rebuild(desc, file)
-    if codes.dtype != fmt.storage:
-        raise ValueError(f"{file!r}: codes stored as {codes.dtype}, expected {fmt.storage}")
-    return codes.view(dtype_of(fmt))
+    return _with_format(codes, fmt, file)

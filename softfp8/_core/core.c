@@ -1239,8 +1239,16 @@ uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     uint64_t res, mag, up;
     uint8_t scratch = 0;
     unpack(f, a, &x, flags);
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_INF) return (uint32_t)default_nan(f);
+    /* NaN and infinity have no spacing: invalid, as NumPy's float16 raises it
+       (docs/semantics.md) */
+    if (any_nan3(f, &x, NULL, NULL, &res, flags)) {
+        *flags |= SFP8_FLAG_INVALID;
+        return (uint32_t)res;
+    }
+    if (x.kind == K_INF) {
+        *flags |= SFP8_FLAG_INVALID;
+        return (uint32_t)default_nan(f);
+    }
     if (x.kind == K_ZERO) {
         up = next_mag_up(f, 0);
         unpack(f, up, &n, &scratch);

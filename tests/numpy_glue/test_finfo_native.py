@@ -1,6 +1,8 @@
 """np.finfo on every softfp8 format through the DType's get_constant slot: every
-preset, all 64 biases of each Tesla family (both subnormal conventions) and custom
-formats, against the exact values of the independent reference model."""
+preset, all 64 biases of each Tesla family (both subnormal conventions), custom
+formats and the 120 IEEE P3109 formats of 3..8 bits, against the exact values of the
+independent reference models; on NumPy 2.4 and on NumPy >= 2.5.1, which requires every
+constant (softfp8 then fills what the format cannot hold, softfp8/_dtypes.py)."""
 import math
 from fractions import Fraction
 
@@ -91,6 +93,18 @@ def test_np_finfo_every_format():
         assert Fraction(2) ** (fi.maxexp - 1) <= vmax < Fraction(2) ** fi.maxexp, fmt
         assert fi.precision == math.floor(r.man_bits * math.log10(2))
         assert fi.machep == -r.man_bits and fi.negep == -r.man_bits - 1
+        # the exponent field's width (ml_dtypes' finfo_test asserts nmant + nexp + sign == bits)
+        assert fi.nexp == fi.iexp == r.exp_bits, (fmt, fi.nexp)
+        # resolution: 10**-precision rounded into the format, or an exact float64 where that
+        # rounding overflows or gives zero
+        code, rfl = ref.round_pack(r, 0, Fraction(1, 10 ** fi.precision))
+        rd = ref.decode(r, code)
+        if rfl & ref.OVERFLOW or rd.kind != "finite":
+            assert type(fi.resolution) is np.float64 and fi.resolution == 10.0 ** -fi.precision, fmt
+        else:
+            assert _is_format_scalar(fi.resolution, d)
+            assert Fraction(float(fi.resolution)) == rd.value, fmt
+        str(fi)                                       # NumPy's text, with the format's `**`
         assert np.finfo(d) is fi                      # cached like NumPy's own
         checked += 1
     assert checked == 407
@@ -116,3 +130,33 @@ def test_nan_to_num_parametric(fmt):
     exp = [0.0 if math.isnan(v) else (vmax if v == math.inf else -vmax if v == -math.inf else v)
            for v in vals]
     assert [float(x) for x in out] == exp
+
+
+def test_np_finfo_and_nan_to_num_p3109():
+    """Every P3109 format of 3..8 bits (tests/core/test_p3109.py's reference, written from
+    the report): np.finfo's extremes, eps and exponent limits, and np.nan_to_num."""
+    from ..core.test_p3109 import ALL, ref_format, sf_format
+
+    checked = 0
+    for k, p, s, e in ALL:
+        fmt, r = sf_format(k, p, s, e), ref_format(k, p, s, e)
+        fi = np.finfo(fmt.dtype)
+        fin = sorted(v for v in r.values if isinstance(v, Fraction))
+        pos = [v for v in fin if v > 0]
+        assert Fraction(float(fi.max)) == fin[-1] and Fraction(float(fi.min)) == fin[0], fmt
+        assert Fraction(float(fi.smallest_subnormal)) == pos[0], fmt
+        assert Fraction(float(fi.eps)) == Fraction(1, 2 ** (p - 1)) and fi.nmant == p - 1, fmt
+        assert Fraction(2) ** (fi.maxexp - 1) <= fin[-1] < Fraction(2) ** fi.maxexp, fmt
+        assert fi.nexp == fmt.exp_bits and fi.nmant + fi.nexp + s == k, fmt
+        with np.errstate(all="ignore"):
+            a = np.array([math.nan, math.inf, -math.inf, 1.0], dtype=np.float64).astype(fmt.dtype)
+            out = np.nan_to_num(a)
+        assert out.dtype == fmt.dtype
+        # NaN -> 0, +inf -> max, -inf -> min (what the cast made of them: infinities in the
+        # extended domain, NaN in the finite one)
+        want = [0.0 if math.isnan(v) else float(fin[-1]) if v == math.inf else
+                float(fin[0]) if v == -math.inf else v for v in a.astype(np.float64).tolist()]
+        assert [float(x) for x in out] == want, fmt
+        assert e == (math.inf in a.astype(np.float64).tolist())
+        checked += 1
+    assert checked == len(ALL) == 120

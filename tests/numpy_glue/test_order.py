@@ -102,6 +102,43 @@ def test_sort_argsort_every_kind(fmt):
     assert len(codes) * len(KINDS) == (2 * (1 << fmt.bits) + 4096) * 3
 
 
+NP25 = np.lib.NumpyVersion(np.__version__) >= "2.5.0"
+
+
+@pytest.mark.skipif(not NP25, reason="descending= is NumPy 2.5's")
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_sort_argsort_descending(fmt):
+    """np.sort / np.argsort(descending=True): largest value first, NaNs last (as NumPy
+    sorts floats), equal values in input order (the sort is stable), both kinds."""
+    rng = np.random.default_rng(fmt.bits * 1000 + fmt.bias + 1)
+    if fmt.bits <= 8:   # every code twice, and codes with bits above the width
+        codes = _all_codes(fmt, rng, extra=1024)
+    else:               # 4096 random storage codes, a third of them repeated
+        codes = rng.integers(0, 1 << 16, 3072).astype(np.uint16)
+        codes = np.concatenate([codes, codes[:1024]])
+        rng.shuffle(codes)
+    a = codes.view(fmt.dtype)
+    keys = [(nan, -v if not nan else 0) for nan, v in _ref_keys(fmt, codes)]
+    expected = sorted(range(len(codes)), key=keys.__getitem__)
+    for stable in (False, True):
+        assert np.argsort(a, descending=True, stable=stable).tolist() == expected, stable
+        assert np.sort(a, descending=True, stable=stable).view(codes.dtype).tolist() == \
+            codes[expected].tolist(), stable
+    b = a.copy()
+    b.sort(descending=True)
+    assert b.view(codes.dtype).tolist() == codes[expected].tolist()
+    m = np.stack([a, a[::-1]])   # along each axis of a 2-D array
+    assert np.argsort(m, axis=1, descending=True)[0].tolist() == expected
+    assert np.argsort(m.T, axis=0, descending=True)[:, 0].tolist() == expected
+    assert len(codes) == (2 * (1 << fmt.bits) + 1024 if fmt.bits <= 8 else 4096)
+
+
+@pytest.mark.skipif(NP25, reason="NumPy 2.4 has no descending=")
+def test_descending_not_in_numpy24():
+    with pytest.raises(TypeError, match="descending"):
+        np.sort(np.zeros(3, softfp8.e4m3.dtype), descending=True)
+
+
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
 def test_argmax_argmin(fmt):
     rng = np.random.default_rng(fmt.bits * 77 + fmt.bias)

@@ -28,14 +28,12 @@ RUNNER = REPO / "tools" / "peer_suites.py"
 TEST_HALF = Path(np.__file__).resolve().parent / "_core" / "tests" / "test_half.py"
 SUITE = "numpy/test_half::TestHalf::"
 
-# NumPy 2.4's test_half.py has 39 tests (parametrisations counted).
+# NumPy 2.4's and 2.5's test_half.py have 39 tests (parametrisations counted).
 EXPECTED_TESTS = 39
 
-# test id -> the defect (issue 9 item), to be removed as fixes land.
-KNOWN_FAILURES = {
-    SUITE + "test_half_fpe":
-        "np.spacing(inf) / np.spacing(nan) raise no 'invalid' FP error (item 5)",
-}
+# test id -> the defect, to be removed as fixes land (none left: test_half_fpe passes
+# since np.spacing(inf / nan) raises invalid, issue 24).
+KNOWN_FAILURES: dict = {}
 
 
 @pytest.fixture(scope="module")

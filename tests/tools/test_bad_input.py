@@ -609,6 +609,23 @@ io_row("load codes dtype",
                       format=np.array(json.dumps(_DESC))) and (lambda: softfp8.load(t / "c.npz")),
        ValueError, r"c\.npz.*uint16")
 
+io_row("savez path None", lambda t: (lambda: softfp8.savez(None, np.zeros(3, E4.dtype))),
+       TypeError, r"NoneType")
+io_row("savez object array", lambda t: (lambda: softfp8.savez(t / "o.npz", a=np.array([None]))),
+       TypeError, r"'a'.*object.*pickle")
+io_row("savez reserved name", lambda t: (lambda: softfp8.savez(t / "r.npz", __softfp8__=np.zeros(2))),
+       ValueError, r"__softfp8__")
+io_row("savez name twice", lambda t: (lambda: softfp8.savez(t / "n.npz", np.zeros(2), arr_0=np.zeros(2))),
+       TypeError, r"arr_0")
+io_row("savez bad dir", lambda t: (lambda: softfp8.savez(t / "no" / "x.npz", a=np.zeros(3, E4.dtype))),
+       FileNotFoundError, r"no")
+for label, meta in [("not json", "{x"), ("no arrays", '{"softfp8": 1}'),
+                    ("unknown array", '{"softfp8": 1, "arrays": {"zz": {}}}'),
+                    ("bad format", '{"softfp8": 1, "arrays": {"a": {"softfp8": 1, "name": "e4m3"}}}')]:
+    io_row(f"load savez {label}", lambda t, meta=meta: _npz(t / "z.npz", a=np.zeros(3, np.uint8),
+                                                           __softfp8__=np.array(meta)) and
+           (lambda: softfp8.load(t / "z.npz")), ValueError, r"z\.npz")
+
 
 def _check(fn, exc, pat):
     with pytest.raises(exc) as info:

@@ -25,15 +25,31 @@ typedef struct {
     Endpoint src, dst;
 } CastData;
 
-/* The softfp8 dtype with the codes of ml_dtypes dtype d (softfp8._interop
-   decides, from ml_dtypes.finfo, and checks every code); NULL with an
+/* Python hooks, set once at import (module.c): contains_func(a, b) -> bool,
+   every value of dtype a exactly in dtype b (casting safety); ml_equiv_func(d)
+   -> the softfp8 dtype with the codes of ml_dtypes dtype d (softfp8/_interop.py
+   decides it from ml_dtypes.finfo and checks every code), raising when softfp8
+   has none. */
+PyObject *contains_func = NULL;
+static PyObject *ml_equiv_func = NULL;
+
+void sfp8_casts_set_ml_hook(PyObject *fn)
+{
+    Py_XINCREF(fn);
+    Py_XSETREF(ml_equiv_func, fn);
+}
+
+/* The softfp8 dtype with the codes of ml_dtypes dtype d; NULL with an
    exception when d is not one softfp8 can represent. */
 static PyArray_Descr *ml_equivalent(PyArray_Descr *d)
 {
-    PyObject *mod = PyImport_ImportModule("softfp8._interop"), *r;
-    if (!mod) return NULL;
-    r = PyObject_CallMethod(mod, "_ml_cast_dtype", "O", (PyObject *)d);
-    Py_DECREF(mod);
+    PyObject *r;
+    if (!ml_equiv_func) {
+        PyErr_Format(PyExc_TypeError, "softfp8: casts with %S need softfp8's ml_dtypes interop "
+                                      "(import softfp8)", (PyObject *)d);
+        return NULL;
+    }
+    r = PyObject_CallOneArg(ml_equiv_func, (PyObject *)d);
     if (r && !(PyArray_DescrCheck(r) && is_sfp8_descr((PyArray_Descr *)r))) {
         Py_DECREF(r);
         PyErr_Format(PyExc_TypeError, "softfp8: no format for %S", (PyObject *)d);
@@ -43,20 +59,7 @@ static PyArray_Descr *ml_equivalent(PyArray_Descr *d)
 }
 
 static int is_ml_descr(PyArray_Descr *d);
-
-/* numpy.exceptions.ComplexWarning, as NumPy warns when a cast drops imaginary parts */
-int sfp8_warn_complex(void)
-{
-    PyObject *mod = PyImport_ImportModule("numpy.exceptions"), *w;
-    int r;
-    if (!mod) return -1;
-    w = PyObject_GetAttrString(mod, "ComplexWarning");
-    Py_DECREF(mod);
-    if (!w) return -1;
-    r = PyErr_WarnEx(w, "Casting complex values to real discards the imaginary part", 1);
-    Py_DECREF(w);
-    return r;
-}
+static int contains(PyArray_Descr *a, PyArray_Descr *b);
 
 static int endpoint_of(PyArray_Descr *d, Endpoint *e)
 {
@@ -93,119 +96,6 @@ static int endpoint_of(PyArray_Descr *d, Endpoint *e)
         return -1;
     }
 }
-
-/* ---- long double ------------------------------------------------------- */
-
-#if SFP8_X87_LONG_DOUBLE
-/*
- * x87 80-bit extended: 64-bit significand with an explicit integer bit, 15-bit
- * exponent (bias 16383) and the sign, little-endian in the first 10 bytes.
- *
- * Into a format: the value is decoded bit by bit and rounded once by the core
- * (sfp8_round_value takes the 64-bit significand as it is: no sticky needed).
- * Infinities and NaNs go through sfp8_convert from X87_HI (below) so that the
- * core decides what they become.
- *
- * Out of a format: the core rounds into a 64-bit view of the x87 format --
- * sign, the 15-bit exponent and the top 48 fraction bits -- which holds every
- * value of a <= 16-bit format exactly whenever long double does.  X87_HI has
- * the x87 exponent range (bias 16383); below 2^-16382 its subnormals stop at
- * 2^-16430 while the x87 ones reach 2^-16445, so values there are rounded
- * again from the original code into X87_LO (bias 16398, subnormal quantum
- * 2^-16445 like the x87).  Turning the result into the 80-bit layout only moves
- * bits: no rounding happens outside the core.
- */
-static const sfp8_format X87_HI = {64, 1, 15, 48, 16383, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
-static const sfp8_format X87_LO = {64, 1, 15, 48, 16398, SFP8_SPECIALS_IEEE, SFP8_SUBNORMALS_IEEE, 0};
-#define X87_INT_BIT ((uint64_t)1 << 63)
-
-uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags)
-{
-    uint64_t m;
-    uint16_t se;
-    int sign, e;
-    memcpy(&m, p, 8);
-    memcpy(&se, (const char *)p + 8, 2);
-    sign = se >> 15;
-    e = se & 0x7FFF;
-    if (e == 0x7FFF || (e != 0 && !(m & X87_INT_BIT))) {
-        /* infinity, NaN; pseudo-infinity, pseudo-NaN and unnormals are invalid
-           operands (as on the x87): read as a signalling NaN */
-        uint64_t frac = m & ~X87_INT_BIT, hi = (uint64_t)sign << 63 | (uint64_t)0x7FFF << 48;
-        if (e == 0x7FFF && (m & X87_INT_BIT)) {
-            uint64_t top = frac >> 15; /* quiet bit and the top payload bits */
-            hi |= frac == 0 ? 0 : top != 0 ? top : 1;
-        } else {
-            hi |= 1;
-        }
-        return (uint32_t)sfp8_convert(&X87_HI, f, hi, env, flags);
-    }
-    if (e == 0 && m != 0) *flags |= SFP8_FLAG_DENORMAL; /* denormal or pseudo-denormal */
-    return (uint32_t)sfp8_round_value(f, sign, m, (int64_t)(e ? e : 1) - 16383 - 63, 0, env, flags);
-}
-
-void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out)
-{
-    uint8_t fl = 0;
-    uint64_t d = sfp8_convert(f, &X87_HI, c, env, &fl), frac, m;
-    int e, sign = (int)(d >> 63);
-    int cls = sfp8_classify(&X87_HI, d);
-    unsigned char b[sizeof(long double)];
-    uint16_t se;
-    if ((fl & SFP8_FLAG_UNDERFLOW) || cls == SFP8_CLASS_SUBNORMAL) {
-        /* below 2^-16382: round on the x87 grid instead */
-        fl = 0;
-        d = sfp8_convert(f, &X87_LO, c, env, &fl);
-        e = (int)((d >> 48) & 0x7FFF);
-        frac = d & (((uint64_t)1 << 48) - 1);
-        if (e > 15) { /* rounded up to the smallest normal */
-            e -= 15;
-            m = X87_INT_BIT | frac << 15;
-        } else if (e > 0) {
-            m = (((uint64_t)1 << 48) | frac) << (e - 1);
-            e = 0;
-        } else {
-            m = frac;
-        }
-    } else {
-        e = (int)((d >> 48) & 0x7FFF);
-        frac = d & (((uint64_t)1 << 48) - 1);
-        m = (e ? X87_INT_BIT : 0) | frac << 15;
-        if ((fl & SFP8_FLAG_OVERFLOW) && e != 0x7FFF)
-            m = ~(uint64_t)0; /* the core delivered the largest finite value: the x87's */
-    }
-    *flags |= fl;
-    se = (uint16_t)(sign << 15 | e);
-    memset(b, 0, sizeof b);
-    memcpy(b, &m, 8);
-    memcpy(b + 8, &se, 2);
-    memcpy(out, b, sizeof b);
-}
-#else
-/* long double is not the x87 format here: go through double, exact when long
-   double is double, otherwise rounded twice (NOT exact for binary128 or
-   double-double long doubles). */
-uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, uint8_t *flags)
-{
-    long double lv;
-    double dv;
-    uint64_t b;
-    memcpy(&lv, p, sizeof lv);
-    dv = (double)lv;
-    memcpy(&b, &dv, 8);
-    return (uint32_t)sfp8_convert(&sfp8_binary64, f, b, env, flags);
-}
-
-void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out)
-{
-    uint64_t b = sfp8_convert(f, &sfp8_binary64, c, env, flags);
-    double dv;
-    long double lv;
-    memcpy(&dv, &b, 8);
-    lv = dv;
-    memcpy(out, &lv, sizeof lv);
-}
-#endif
 
 static inline int64_t sext(uint64_t v, int size)
 {
@@ -728,11 +618,53 @@ static void init_ml_partners(void)
     Py_DECREF(mod);
 }
 
-static int is_ml_descr(PyArray_Descr *d)
+static int ml_index(PyArray_DTypeMeta *cls)
 {
     for (int i = 0; i < n_ml; i++)
-        if (NPY_DTYPE(d) == ml_dtypes_cls[i]) return 1;
-    return 0;
+        if (cls == ml_dtypes_cls[i]) return i;
+    return -1;
+}
+
+static int is_ml_descr(PyArray_Descr *d)
+{
+    return ml_index(NPY_DTYPE(d)) >= 0;
+}
+
+int sfp8_ml_partner_count(void)
+{
+    return n_ml > 0 ? n_ml : 0;
+}
+
+PyArray_DTypeMeta *sfp8_ml_partner(int i)
+{
+    return ml_dtypes_cls[i];
+}
+
+/* The promotion rank (dtype.c) of ml_dtypes DType cls: the smallest of
+   float16 (1), float32 (2), float64 (3) holding every value of its type
+   exactly (as for softfp8's formats), 0 for none or if cls is not one of
+   ml_dtypes' float types; cached. */
+int sfp8_ml_rank(PyArray_DTypeMeta *cls)
+{
+    static int ranks[N_ML];
+    static const int floats[3] = {NPY_HALF, NPY_FLOAT, NPY_DOUBLE};
+    int i = ml_index(cls);
+    PyArray_Descr *m;
+    if (i < 0 || !cls->singleton || !ml_equiv_func) return 0; /* (the hook comes with softfp8's import) */
+    if (ranks[i]) return ranks[i] > 0 ? ranks[i] : 0;
+    ranks[i] = -1;
+    m = ml_equivalent(cls->singleton);
+    if (!m) {
+        PyErr_Clear();  /* no softfp8 format: no rank */
+        return 0;
+    }
+    for (int r = 0; r < 3 && ranks[i] < 0; r++) {
+        PyArray_Descr *t = PyArray_DescrFromType(floats[r]);
+        if (t && contains(m, t)) ranks[i] = r + 1;
+        Py_XDECREF(t);
+    }
+    Py_DECREF(m);
+    return ranks[i] > 0 ? ranks[i] : 0;
 }
 
 /* complex DTypes a format casts to (real part, +0 imaginary) and from (real part, ComplexWarning) */

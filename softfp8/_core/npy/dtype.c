@@ -1,153 +1,12 @@
 /*
- * NumPy glue: descriptors (dtype instances) and DType classes of the softfp8
- * format families, their common instance / common DType, the legacy
- * ArrFuncs NumPy still reads through (sort, argmax/argmin, nonzero, arange,
- * copyswap/copyswapn) and the constants behind np.finfo / np.nan_to_num.
+ * NumPy glue: the DType classes of the format families (family.c holds the
+ * table and the descriptors): their NumPy slots -- descriptor discovery,
+ * common instance / common DType (promotion), the constants behind np.finfo /
+ * np.nan_to_num, getitem / setitem (scalar.c), the legacy ArrFuncs NumPy still
+ * reads through (ordering: order.c; np.dot: dot.c; nonzero, arange,
+ * copyswap/copyswapn here) -- and the cast specs (casts.c) each class is made with.
  */
 #include "glue.h"
-
-Family families[MAX_FAMILIES];
-int n_families = 0;
-PyObject *descr_factory = NULL;
-PyObject *contains_func = NULL;
-PyObject *type_of_func = NULL;
-PyObject *from_format_func = NULL;
-
-/* type number of every softfp8 descriptor (see make_descr): above NumPy's
-   builtin (< NPY_NTYPES_LEGACY), legacy user (NPY_USERDEF + n) and string
-   (NPY_VSTRING) numbers and outside the character codes */
-#define SFP8_DESCR_TYPE_NUM (1 << 24)
-
-int family_of(PyArray_DTypeMeta *cls)
-{
-    for (int i = 0; i < n_families; i++)
-        if (families[i].cls == cls) return i;
-    return -1;
-}
-
-int is_sfp8_descr(PyArray_Descr *d) { return family_of(NPY_DTYPE(d)) >= 0; }
-
-static void descr_dealloc(SFP8Descr *self)
-{
-    Py_XDECREF(self->format);
-    PyArrayDescr_Type.tp_dealloc((PyObject *)self);
-}
-
-static PyObject *descr_repr(SFP8Descr *self)
-{
-    PyObject *r = PyObject_Repr(self->format);
-    return r;
-}
-
-static PyObject *descr_str(SFP8Descr *self)
-{
-    if (PyUnicode_Check(self->format)) return Py_NewRef(self->format); /* unset_descr */
-    return PyObject_GetAttrString(self->format, "name");
-}
-
-static Py_hash_t descr_hash(SFP8Descr *self)
-{
-    return PyObject_Hash(self->format);
-}
-
-static PyObject *descr_get_format(SFP8Descr *self, void *closure)
-{
-    (void)closure;
-    Py_INCREF(self->format);
-    return self->format;
-}
-
-static PyObject *descr_get_name(SFP8Descr *self, void *closure)
-{
-    (void)closure;
-    return PyObject_GetAttrString(self->format, "name");
-}
-
-static PyObject *descr_get_type(SFP8Descr *self, void *closure)
-{
-    /* the scalar type; for parametric families a per-format subclass whose
-       constructor knows the format (so dtype.type(x) works, as NumPy's mean uses) */
-    (void)closure;
-    if (!type_of_func) {
-        PyErr_SetString(PyExc_RuntimeError, "softfp8 dtypes not initialised");
-        return NULL;
-    }
-    return PyObject_CallOneArg(type_of_func, (PyObject *)self);
-}
-
-static PyGetSetDef descr_getset[] = {
-    {"type", (getter)descr_get_type, NULL, "scalar type", NULL},
-    {"format", (getter)descr_get_format, NULL, "the softfp8 format", NULL},
-    {"name", (getter)descr_get_name, NULL, "format name", NULL},
-    {NULL}
-};
-
-static PyObject *descr_reduce(SFP8Descr *self, PyObject *unused)
-{
-    (void)unused;
-    if (!from_format_func) {
-        PyErr_SetString(PyExc_RuntimeError, "softfp8 dtypes not initialised");
-        return NULL;
-    }
-    return Py_BuildValue("(O(O))", from_format_func, self->format);
-}
-
-static PyMethodDef descr_methods[] = {
-    {"__reduce__", (PyCFunction)descr_reduce, METH_NOARGS, NULL},
-    {NULL}
-};
-
-static PyObject *descr_new_py(PyTypeObject *cls, PyObject *args, PyObject *kwds)
-{
-    int i = family_of((PyArray_DTypeMeta *)cls);
-    if (i < 0 || !descr_factory) {
-        PyErr_SetString(PyExc_TypeError, "unknown softfp8 DType");
-        return NULL;
-    }
-    {
-        PyObject *call = Py_BuildValue("(iOO)", i, args ? args : Py_None, kwds ? kwds : Py_None);
-        PyObject *res = call ? PyObject_Call(descr_factory, call, NULL) : NULL;
-        Py_XDECREF(call);
-        return res;
-    }
-}
-
-static PyObject *descr_default_for(PyArray_DTypeMeta *cls)
-{
-    PyObject *empty = PyTuple_New(0);
-    PyObject *res = empty ? descr_new_py((PyTypeObject *)cls, empty, NULL) : NULL;
-    Py_XDECREF(empty);
-    return res;
-}
-
-/* Create a descriptor of family i for the given format object / params. */
-static PyObject *make_descr(int fam, PyObject *format, const sfp8_format *f)
-{
-    SFP8Descr *d = (SFP8Descr *)PyArrayDescr_Type.tp_new((PyTypeObject *)families[fam].cls, NULL, NULL);
-    if (!d) return NULL;
-    d->fmt = *f;
-    sfp8_order_init(&d->order, f);
-    d->format = format;
-    Py_INCREF(format);
-    d->base.elsize = f->bits <= 8 ? 1 : 2;
-    d->base.alignment = d->base.elsize;
-    d->base.kind = 'f';
-    d->base.byteorder = f->bits <= 8 ? '|' : '=';
-    /* NumPy gives new-style descriptors the type number -1, and einsum indexes
-       its builtin kernel tables with it (einsum_sumprod.c.src only rejects
-       numbers >= NPY_NTYPES_LEGACY), calling a neighbouring table's function.
-       A number above every builtin, legacy-user and string type number makes
-       it refuse cleanly ("invalid data type for einsum"), as for ml_dtypes. */
-    d->base.type_num = SFP8_DESCR_TYPE_NUM;
-    return (PyObject *)d;
-}
-
-int descr_same(PyArray_Descr *a, PyArray_Descr *b)
-{
-    if (a == b) return 1;
-    if (!fmt_equal(descr_fmt(a), descr_fmt(b))) return 0;
-    return PyObject_RichCompareBool(((SFP8Descr *)a)->format, ((SFP8Descr *)b)->format, Py_EQ) == 1;
-}
 
 static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
 {
@@ -158,56 +17,26 @@ static PyArray_Descr *discover_descr(PyArray_DTypeMeta *cls, PyObject *obj)
             return (PyArray_Descr *)d;
         }
     }
-    return (PyArray_Descr *)descr_default_for(cls);
+    return default_descr(cls);
 }
 
+/* The family's own scalars and Python's bool / int / float are set through
+   setitem (scalar.c).  NumPy's scalars are not: NumPy then casts them
+   (PyArray_Pack -> npy_cast_raw_scalar_item), with the cast's floating-point
+   error reporting, exactly as it fills a float16 array from np.float64(1e-30)
+   (an underflow there, none through float16's setitem). */
 static int is_known_scalar_type(PyArray_DTypeMeta *cls, PyTypeObject *pytype)
 {
     int i = family_of(cls);
     if (i >= 0 && PyType_IsSubtype(pytype, families[i].scalar_type)) return 1;
-    if (pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type) return 1;
-    if (PyType_IsSubtype(pytype, &PyFloatingArrType_Type) || PyType_IsSubtype(pytype, &PyIntegerArrType_Type))
-        return 1;
-    return 0;
-}
-
-PyArray_Descr *default_descr(PyArray_DTypeMeta *cls)
-{
-    return (PyArray_Descr *)descr_default_for(cls);
-}
-
-/* The "no parameters" descriptor of a parametric family (SoftFloatDType, the
-   Tesla families).  NumPy asks for a descriptor of the loop's DType class
-   without a target instance when it adapts a ufunc's out= operand of another
-   dtype (PyArray_CastDescrToDType: `given_descrs[2] = {descr, NULL}`, then
-   "cannot cast dtype %S to %S" on failure), e.g. np.positive(x, out=<float32>,
-   casting="unsafe").  cast_resolve answers with this descriptor; the ufunc
-   resolvers take the operands' format for any out= descriptor not equal to
-   theirs, so the result is computed in the operands' format and NumPy casts it
-   into out=.  Any cast to or from it raises (casts.c), so an array never gets
-   it (x.astype(softfp8.SoftFloatDType) still asks for parameters). */
-static PyObject *unset_descrs[MAX_FAMILIES];
-
-PyArray_Descr *unset_descr(int fam)
-{
-    if (!unset_descrs[fam]) {
-        /* any valid format fills the C fields (never read: casts refuse it and
-           descr_same compares the Format objects too) */
-        PyObject *name = PyUnicode_FromFormat("%s (no parameters)", ((PyTypeObject *)families[fam].cls)->tp_name);
-        unset_descrs[fam] = name ? make_descr(fam, name, &sfp8_presets[0].format) : NULL;
-        Py_XDECREF(name);
-        if (!unset_descrs[fam]) return NULL;
-    }
-    return (PyArray_Descr *)Py_NewRef(unset_descrs[fam]);
-}
-
-int is_unset_descr(PyArray_Descr *d)
-{
-    return d && is_sfp8_descr(d) && PyUnicode_Check(((SFP8Descr *)d)->format);
+    return pytype == &PyFloat_Type || pytype == &PyLong_Type || pytype == &PyBool_Type;
 }
 
 static PyArray_Descr *ensure_canonical(PyArray_Descr *d)
 {
+    /* np.dot and friends canonicalise their operands' descriptor just before
+       calling the dotfunc, which gets none (dot.c) */
+    sfp8_dot_note_descr(d);
     Py_INCREF(d);
     return d;
 }
@@ -296,6 +125,20 @@ static PyArray_DTypeMeta *common_dtype(PyArray_DTypeMeta *cls, PyArray_DTypeMeta
             return cls;
         }
         r = ri > r ? ri : r;
+        Py_INCREF(rank_dtype(r));
+        return rank_dtype(r);
+    }
+    if (sfp8_ml_partner_count() && sfp8_ml_rank(other)) {
+        /* an ml_dtypes float type: as between two formats (by its values), but
+           at least float32: ml_dtypes calls its casts into float16 unsafe (so
+           the ufunc could not cast the operand), and promotes its types with
+           float16 to float32 itself */
+        int ri = families[i].float_rank, ro = sfp8_ml_rank(other) > 2 ? 3 : 2;
+        if (!ri) {
+            Py_INCREF(Py_NotImplemented);
+            return (PyArray_DTypeMeta *)Py_NotImplemented;
+        }
+        r = ri > ro ? ri : ro;
         Py_INCREF(rank_dtype(r));
         return rank_dtype(r);
     }
@@ -454,68 +297,64 @@ integer:
     return 1;
 }
 
+/* finfo_constants(descr) -> {name: value}: np.finfo's constants that
+   get_constant gives for the descriptor (scalars of the format; Python ints for
+   nmant, minexp, maxexp, precision), under the attribute names NumPy's
+   _populate_finfo_constants uses.  NumPy >= 2.5.1 refuses a descriptor missing
+   any of them ("data type %R not compatible with finfo"); softfp8/_dtypes.py
+   then builds the np.finfo object from these and fills the rest exactly. */
+PyObject *sfp8_finfo_constants(PyObject *descr)
+{
+    static const struct {
+        const char *name;
+        int id, is_int;
+    } table[] = {
+        {"max", NPY_CONSTANT_maximum_finite, 0},
+        {"min", NPY_CONSTANT_minimum_finite, 0},
+        {"_radix", NPY_CONSTANT_finfo_radix, 0},
+        {"eps", NPY_CONSTANT_finfo_eps, 0},
+        {"smallest_normal", NPY_CONSTANT_finfo_smallest_normal, 0},
+        {"smallest_subnormal", NPY_CONSTANT_finfo_smallest_subnormal, 0},
+        {"nmant", NPY_CONSTANT_finfo_nmant, 1},
+        {"minexp", NPY_CONSTANT_finfo_min_exp, 1},
+        {"maxexp", NPY_CONSTANT_finfo_max_exp, 1},
+        {"precision", NPY_CONSTANT_finfo_decimal_digits, 1},
+    };
+    PyArray_Descr *d = (PyArray_Descr *)descr;
+    PyObject *out;
+    if (!PyArray_DescrCheck(descr) || !is_sfp8_descr(d) || is_unset_descr(d)) {
+        PyErr_SetString(PyExc_TypeError, "finfo_constants needs a softfp8 dtype");
+        return NULL;
+    }
+    out = PyDict_New();
+    for (size_t i = 0; out && i < sizeof table / sizeof table[0]; i++) {
+        union {
+            npy_intp iv;
+            uint16_t code;
+        } buf = {0};
+        PyObject *v;
+        if (!get_constant(d, table[i].id, &buf)) continue;
+        v = table[i].is_int ? PyLong_FromSsize_t(buf.iv) : sfp8_getitem(d, (char *)&buf.code);
+        if (!v || PyDict_SetItemString(out, table[i].name, v) < 0) Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    return out;
+}
+
 /* make_dtype(name, scalar_type, parametric, float_rank) -> DType class */
 PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric, int float_rank)
 {
     PyArray_DTypeMeta *cls;
-    PyTypeObject *t;
     PyArrayMethod_Spec **casts;
     int fam;
-    const char *cname;
-    char *tp_name;
-    if (n_families >= MAX_FAMILIES) {
-        PyErr_SetString(PyExc_RuntimeError, "too many softfp8 DType families");
-        return NULL;
-    }
     if (!PyType_Check(scalar_type) || !PyType_IsSubtype((PyTypeObject *)scalar_type, &ScalarBaseType)) {
         PyErr_SetString(PyExc_TypeError, "scalar_type must subclass softfp8._ext.ScalarBase");
         return NULL;
     }
-    cname = PyUnicode_AsUTF8(name);
-    if (!cname) return NULL;
-    tp_name = PyMem_Malloc(strlen(cname) + 16);
-    cls = PyMem_Calloc(1, sizeof(PyArray_DTypeMeta));
-    if (!tp_name || !cls) {
-        PyMem_Free(tp_name);
-        PyMem_Free(cls);
-        return PyErr_NoMemory();
-    }
-    sprintf(tp_name, "softfp8.%s", cname);
-    t = (PyTypeObject *)cls;
-    {
-        PyTypeObject proto = {PyVarObject_HEAD_INIT(NULL, 0)};
-        memcpy(t, &proto, sizeof(PyTypeObject));
-    }
-    t->tp_name = tp_name;
-    t->tp_basicsize = sizeof(SFP8Descr);
-    t->tp_flags = Py_TPFLAGS_DEFAULT;
-    t->tp_new = descr_new_py;
-    t->tp_dealloc = (destructor)descr_dealloc;
-    t->tp_repr = (reprfunc)descr_repr;
-    t->tp_str = (reprfunc)descr_str;
-    t->tp_hash = (hashfunc)descr_hash;
-    /* CPython inherits tp_richcompare only together with tp_hash (both NULL in the
-       subtype: inherit_slots in Objects/typeobject.c); softfp8 sets tp_hash, so without
-       this line descriptors compared by identity.  NumPy's comparison is the DType's
-       value semantics: descriptor.c arraydescr_richcompare, Py_EQ ->
-       PyArray_EquivTypes (multiarraymodule.c) -> "no" cast safety, which cast_resolve
-       (casts.c) gives exactly to descr_same pairs: equal parameters and equal Format
-       (name and parameters), the same things descr_hash hashes. */
-    t->tp_richcompare = PyArrayDescr_Type.tp_richcompare;
-    t->tp_getset = descr_getset;
-    t->tp_methods = descr_methods;
-    t->tp_base = &PyArrayDescr_Type;
-    Py_SET_TYPE(t, &PyArrayDTypeMeta_Type);
-    if (PyType_Ready(t) < 0) return NULL;
-
-    fam = n_families;
-    families[fam].cls = cls;
-    families[fam].scalar_type = (PyTypeObject *)scalar_type;
-    families[fam].parametric = parametric;
-    families[fam].float_rank = float_rank;
-    Py_INCREF(scalar_type);
-    n_families++;
-
+    cls = family_new_class(name);
+    if (!cls) return NULL;
+    fam = family_add(cls, (PyTypeObject *)scalar_type, parametric, float_rank);
+    if (fam < 0) return NULL;
     casts = cast_specs_for(fam);
     {
         PyType_Slot slots[] = {
@@ -535,6 +374,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             {NPY_DT_PyArray_ArrFuncs_argsort, (void *)&sfp8_arr_argsort},
             {NPY_DT_PyArray_ArrFuncs_nonzero, (void *)&arr_nonzero},
             {NPY_DT_PyArray_ArrFuncs_fill, (void *)&arr_fill},
+            {NPY_DT_PyArray_ArrFuncs_dotfunc, (void *)sfp8_dotfunc(fam)},
             {0, NULL}
         };
         PyArrayDTypeMeta_Spec spec = {
@@ -545,7 +385,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
             .baseclass = NULL,
         };
         if (PyArrayInitDTypeMeta_FromSpec(cls, &spec) < 0) {
-            n_families--;
+            family_drop_last();
             return NULL;
         }
     }
@@ -566,24 +406,7 @@ PyObject *sfp8_make_dtype(PyObject *name, PyObject *scalar_type, int parametric,
         }
         Py_DECREF(any);
     }
+    if (add_sort_methods(cls) < 0) return NULL;
     Py_INCREF((PyObject *)cls);
     return (PyObject *)cls;
-}
-
-PyObject *sfp8_new_descr(PyObject *cls, PyObject *format, PyObject *params)
-{
-    sfp8_format f;
-    int fam = family_of((PyArray_DTypeMeta *)cls);
-    if (fam < 0) {
-        PyErr_SetString(PyExc_TypeError, "not a softfp8 DType class");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(params, "iiiiiiii", &f.bits, &f.is_signed, &f.exp_bits, &f.man_bits, &f.bias,
-                          &f.specials, &f.subnormals, &f.saturate))
-        return NULL;
-    if (sfp8_validate(&f) != SFP8_OK) {
-        PyErr_SetString(PyExc_ValueError, "invalid softfp8 format descriptor");
-        return NULL;
-    }
-    return make_descr(fam, format, &f);
 }

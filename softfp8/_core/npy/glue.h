@@ -1,8 +1,19 @@
 /*
  * Private header of the NumPy glue (softfp8/_core/npy/): the types shared by
  * its files and the functions one file calls in another.  Every file of the
- * glue includes this header first; module.c (which defines SFP8_NPY_IMPORT)
- * owns NumPy's C-API tables, the others use them.
+ * glue includes this header first; api.c (which defines SFP8_NPY_IMPORT) owns
+ * NumPy's C-API tables, the others use them.
+ *
+ * The files call each other in one direction only (no cycle; a cross-file call
+ * is a dependency), from the bottom up:
+ *   api.c context.c longdouble.c order.c   (no other glue file)
+ *   family.c -> scalar.c -> casts.c -> promotion.c -> pyscalar.c
+ *   dtype.c (DType classes: family, scalar, casts, order, dot)
+ *   loops.c, matmul.c (ufunc loops, products)
+ *   dot.c (np.dot: one call into matmul.c) <- dtype.c
+ *   module.c (the entry points called by softfp8/_ext.pyx)
+ * No glue file imports softfp8's Python modules by name: what it needs from
+ * Python is passed in at import through module.c's entry points.
  *
  * The rounding environment and the sticky-flag cell are read from the Python
  * context once, when a ufunc or cast starts (get_loop, with the GIL), and
@@ -15,7 +26,9 @@
 #include <Python.h>
 
 #define NPY_NO_DEPRECATED_API NPY_2_0_API_VERSION
-#define NPY_TARGET_VERSION NPY_2_0_API_VERSION
+/* NumPy >= 2.4 (pyproject.toml): its sort / argsort ArrayMethods
+   (PyUFunc_AddLoopsFromSpecs, PyArrayMethod_Context.parameters) */
+#define NPY_TARGET_VERSION NPY_2_4_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL sfp8_npy_ARRAY_API
 #define PY_UFUNC_UNIQUE_SYMBOL sfp8_npy_UFUNC_API
 #ifndef SFP8_NPY_IMPORT
@@ -36,6 +49,9 @@
 #include "codes.h"
 
 typedef struct PyArrayMethodObject_tag PyArrayMethodObject;
+
+/* ---- NumPy's C-API tables (api.c) --------------------------------------- */
+int sfp8_npy_import_api(void);
 
 /* ---- context state (context.c) ----------------------------------------- */
 
@@ -94,7 +110,7 @@ static inline uint32_t loop_random(LoopData *d)
     return sfp8_random_u32(d->seed, d->stream, d->index++);
 }
 
-/* ---- descriptors and DType families (dtype.c) -------------------------- */
+/* ---- format families and their descriptors (family.c) ------------------ */
 
 typedef struct {
     PyArray_Descr base;
@@ -118,11 +134,15 @@ extern Family families[MAX_FAMILIES];
 extern int n_families;
 /* Python hooks (sfp8_set_hooks) */
 extern PyObject *descr_factory;   /* (family_index, args, kwargs) -> descr or raise */
-extern PyObject *contains_func;   /* (fmt_a, fmt_b) -> bool (every value of a in b) */
 extern PyObject *type_of_func;    /* (descr) -> descr.type */
 extern PyObject *from_format_func; /* (format) -> descr, for descr.__reduce__ */
 
 int family_of(PyArray_DTypeMeta *cls);
+/* a new DType class softfp8.<name> (completed by dtype.c) */
+PyArray_DTypeMeta *family_new_class(PyObject *name);
+/* enter it in the table: its family index (-1: error); family_drop_last undoes it */
+int family_add(PyArray_DTypeMeta *cls, PyTypeObject *scalar_type, int parametric, int float_rank);
+void family_drop_last(void);
 int is_sfp8_descr(PyArray_Descr *d);
 int descr_same(PyArray_Descr *a, PyArray_Descr *b);
 PyArray_Descr *default_descr(PyArray_DTypeMeta *cls);
@@ -150,6 +170,8 @@ int sfp8_arr_argmax(char *ip, npy_intp n, npy_intp *max_ind, void *arr);
 int sfp8_arr_argmin(char *ip, npy_intp n, npy_intp *min_ind, void *arr);
 int sfp8_arr_sort(void *start, npy_intp n, void *arr);
 int sfp8_arr_argsort(void *start, npy_intp *tosort, npy_intp n, void *arr);
+/* np.sort / np.argsort's ArrayMethods of DType cls (both directions) */
+int add_sort_methods(PyArray_DTypeMeta *cls);
 
 /* ---- scalars (scalar.c) ------------------------------------------------- */
 
@@ -170,8 +192,11 @@ int object_value_to_code(const sfp8_format *f, PyObject *obj, const sfp8_env *en
 PyObject *sfp8_getitem(PyArray_Descr *descr, char *data);
 int sfp8_setitem(PyArray_Descr *descr, PyObject *obj, char *data);
 PyObject *scalar_from_code(PyObject *unused, PyObject *args);
+/* numpy.exceptions.ComplexWarning "Casting complex values to real discards
+   the imaginary part" (-1 when it became an error) */
+int sfp8_warn_complex(void);
 
-/* ---- casts (casts.c) ---------------------------------------------------- */
+/* ---- long double (longdouble.c) ----------------------------------------- */
 
 /* long double: exact on the x87 80-bit format (decoded bit by bit, rounded
    once by the core); elsewhere through double (see casts.c) */
@@ -186,9 +211,17 @@ uint32_t ld_to_code(const sfp8_format *f, const void *p, const sfp8_env *env, ui
 /* code c of f as a long double at out (exact whenever long double holds the value) */
 void ld_from_code(const sfp8_format *f, uint32_t c, const sfp8_env *env, uint8_t *flags, void *out);
 
-/* numpy.exceptions.ComplexWarning "Casting complex values to real discards
-   the imaginary part" (-1 when it became an error) */
-int sfp8_warn_complex(void);
+/* ---- casts (casts.c) ---------------------------------------------------- */
+
+/* Python hooks: (dtype_a, dtype_b) -> bool, every value of a in b (set by
+   module.c); the ml_dtypes equivalent of an ml_dtypes dtype */
+extern PyObject *contains_func;
+void sfp8_casts_set_ml_hook(PyObject *fn);
+/* ml_dtypes' float DTypes (when ml_dtypes is installed): how many, the i-th,
+   and the promotion rank of one (dtype.c common_dtype; 0: none) */
+int sfp8_ml_partner_count(void);
+PyArray_DTypeMeta *sfp8_ml_partner(int i);
+int sfp8_ml_rank(PyArray_DTypeMeta *cls);
 
 /* NumPy's numeric DTypes a softfp8 DType casts to and from (and promotes with) */
 extern PyArray_DTypeMeta *builtin_cast_partners[32];
@@ -201,12 +234,14 @@ PyArrayMethod_Spec **cast_specs_for(int fam);
 /* ---- promotion (promotion.c) -------------------------------------------- */
 
 int add_promoter(PyObject *ufunc, PyObject *const items[], int nargs);
-int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout);
+/* the promoters of a binary ufunc for DType cls; pyloops: the ufunc has loops
+   of its own for Python int/float partners (pyscalar.c), which then get none */
+int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops);
 /* the same with another promoter function */
 typedef int promoter_fn(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
                         PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[]);
 int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promoter_fn *fn);
-int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, promoter_fn *fn);
+int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops, promoter_fn *fn);
 
 /* ---- Python int/float operands (pyscalar.c) ----------------------------- */
 
@@ -239,5 +274,17 @@ NPY_CASTING resolve_2_1(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtyp
 /* ---- matmul (matmul.c) -------------------------------------------------- */
 
 int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls);
+/* one exact dot product sum a[l] * b[l] (l < n, strides in bytes) of codes of
+   f, rounded once into f under env, stored at out; returns the flags (the
+   exact element of matmul, for np.dot: dot.c) */
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
+                          npy_intp sb, npy_intp n, char *out);
+
+/* ---- np.dot and friends (dot.c) ----------------------------------------- */
+
+/* the dotfunc of family fam (NumPy >= 2.5 calls it) */
+PyArray_DotFunc *sfp8_dotfunc(int fam);
+/* ensure_canonical (dtype.c): NumPy canonicalised d on this thread (GIL held) */
+void sfp8_dot_note_descr(PyArray_Descr *d);
 
 #endif

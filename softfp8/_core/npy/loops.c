@@ -245,7 +245,12 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, int op)
     };
     if (PyUFunc_AddLoopFromSpec(ufunc, &spec) < 0) return -1;
     if (kind == K_BINARY_I64) return add_ldexp_promoters(ufunc, cls);
-    if (nin == 2 && add_binary_promoters(ufunc, cls, boolout) < 0) return -1;
+    if (nin == 2) {
+        /* Python int/float partners: loops of their own (pyscalar.c) where the
+           operation has them, else promoters like the other partners */
+        int pyloops = nargs == 3 ? add_pyscalar_loops(ufunc, cls) : 0;
+        if (pyloops < 0 || add_binary_promoters(ufunc, cls, boolout, pyloops) < 0) return -1;
+    }
     return 0;
 }
 
@@ -329,7 +334,7 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
         PyObject *fp = PyObject_GetAttrString(numpy_module, "float_power");
         int r;
         if (!fp) return NULL;
-        r = add_binary_promoters_fn(fp, cls, 0, float64_promoter);
+        r = add_binary_promoters_fn(fp, cls, 0, 0, float64_promoter);
         Py_DECREF(fp);
         if (r < 0) return NULL;
     }

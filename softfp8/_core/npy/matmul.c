@@ -16,6 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NOLOAD */
 #endif
+#include <string.h>
 #include "glue.h"
 #include "fast.h"
 #include "matmul_api.h"
@@ -374,4 +375,25 @@ int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
     }
     Py_DECREF(uf);
     return 0;
+}
+
+/* One exact dot product of n codes (strides in bytes) rounded once into f, as `@`
+   computes it (the matrix engine's exact model, no BLAS: one output), for np.dot's
+   dotfunc (npy/dot.c).  Out of memory: the output is f's default NaN and invalid is
+   raised (a dotfunc has no error return; the engine needs memory only for tables,
+   which one output never builds). */
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
+                          npy_intp sb, npy_intp n, char *out)
+{
+    sfp8m_model mdl;
+    unsigned fl;
+    sfp8m_exact_model(&mdl, f, f, env);
+    fl = sfp8m_gemm(&mdl, NULL, a, 0, sa, b, sb, 0, out, 0, 0, 1, n, 1, sfp8f_enabled());
+    if (fl & (SFP8M_NOMEM | SFP8M_BLASFAIL)) {
+        uint16_t nan = (uint16_t)sfp8_default_nan(f);
+        if (f->bits <= 8) *(uint8_t *)out = (uint8_t)nan;
+        else memcpy(out, &nan, 2);
+        return SFP8_FLAG_INVALID;
+    }
+    return fl & 0xffu;
 }

@@ -1,8 +1,8 @@
 /*
- * NumPy glue: module initialisation and the Python hooks.  This file owns
- * NumPy's C-API tables (SFP8_NPY_IMPORT); the glue's other files use them.
+ * NumPy glue: the entry points softfp8/_ext.pyx calls (npy_api.h) -- module
+ * initialisation and the Python hooks the glue's files need, passed in here
+ * once at import (no glue file imports softfp8's Python modules).
  */
-#define SFP8_NPY_IMPORT
 #include "glue.h"
 
 int sfp8_set_hooks(PyObject *getter, PyObject *factory, PyObject *contains_fn, PyObject *type_of,
@@ -21,10 +21,15 @@ int sfp8_set_hooks(PyObject *getter, PyObject *factory, PyObject *contains_fn, P
     return 0;
 }
 
+int sfp8_set_ml_hook(PyObject *ml_equivalent)
+{
+    sfp8_casts_set_ml_hook(ml_equivalent);
+    return 0;
+}
+
 PyObject *sfp8_npy_init(PyObject *module)
 {
-    if (PyArray_ImportNumPyAPI() < 0) return NULL;
-    if (PyUFunc_ImportUFuncAPI() < 0) return NULL;
+    if (sfp8_npy_import_api() < 0) return NULL;
     if (PyType_Ready(&FlagCellType) < 0) return NULL;
     if (PyType_Ready(&StateType) < 0) return NULL;
     ScalarBaseType.tp_base = &PyFloatingArrType_Type;

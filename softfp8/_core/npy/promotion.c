@@ -1,7 +1,8 @@
 /*
  * NumPy glue: ufunc promoters.  A softfp8 operand meeting a NumPy numeric
- * DType is promoted to the common DType of the inputs; a Python int/float
- * selects the Python-number loops of pyscalar.c where the operation has them.
+ * DType is promoted to the common DType of the inputs; where the operation has
+ * Python-number loops (pyscalar.c, registered by the caller), a Python
+ * int/float gets no promoter and selects them.
  */
 #include "glue.h"
 
@@ -79,34 +80,39 @@ int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promote
 }
 
 /* promoters of a binary ufunc: (D, any) and (X, D) for every non-softfp8
-   partner X (NumPy numeric DTypes and Python int/float); never two wildcard
-   patterns that could match one call equally well */
-int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout)
+   partner X (NumPy numeric DTypes, and Python int/float unless the ufunc has
+   loops of its own for them: pyloops); never two wildcard patterns that could
+   match one call equally well */
+int add_binary_promoters(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops)
 {
-    return add_binary_promoters_fn(ufunc, cls, boolout, sfp8_promoter);
+    return add_binary_promoters_fn(ufunc, cls, boolout, pyloops, sfp8_promoter);
 }
 
 /* the same patterns with promoter fn; the ufunc's outputs (one or two) are
    wildcards, or bool */
-int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, promoter_fn *fn)
+int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops, promoter_fn *fn)
 {
     PyObject *out = boolout ? (PyObject *)&PyArray_BoolDType : Py_None;
-    int nargs = ((PyUFuncObject *)ufunc)->nargs;
+    int nargs = ((PyUFuncObject *)ufunc)->nargs, n = 0;
     PyObject *items[4] = {(PyObject *)cls, Py_None, out, out};
-    int pyloops = 0;
+    PyArray_DTypeMeta *partners[64];
     if (nargs < 3 || nargs > 4) return 0;
-    /* Python int/float partners: loops of their own (pyscalar.c) where the
-       operation has them, else a promoter like the other partners */
-    if (fn == sfp8_promoter && nargs == 3) {
-        pyloops = add_pyscalar_loops(ufunc, cls);
-        if (pyloops < 0) return -1;
-    }
     if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
+    /* the partners X of (X, D): NumPy's numbers, complex numbers, ml_dtypes'
+       float types, and Python int/float unless they have loops */
+    for (int j = 0; j < n_builtin_partners; j++) partners[n++] = builtin_cast_partners[j];
+    partners[n++] = &PyArray_CFloatDType;
+    partners[n++] = &PyArray_CDoubleDType;
+    partners[n++] = &PyArray_CLongDoubleDType;
+    partners[n++] = &PyArray_PyComplexDType;
+    for (int j = 0; j < sfp8_ml_partner_count() && n < 62; j++) partners[n++] = sfp8_ml_partner(j);
+    if (!pyloops) {
+        partners[n++] = &PyArray_PyFloatDType;
+        partners[n++] = &PyArray_PyLongDType;
+    }
     items[1] = (PyObject *)cls;
-    for (int j = 0; j < n_builtin_partners + (pyloops ? 0 : 2); j++) {
-        items[0] = j < n_builtin_partners ? (PyObject *)builtin_cast_partners[j]
-                   : j == n_builtin_partners ? (PyObject *)&PyArray_PyFloatDType
-                                             : (PyObject *)&PyArray_PyLongDType;
+    for (int j = 0; j < n; j++) {
+        items[0] = (PyObject *)partners[j];
         if (add_promoter_fn(ufunc, items, nargs, fn) < 0) return -1;
     }
     return 0;

@@ -5,6 +5,20 @@
  */
 #include "glue.h"
 
+/* numpy.exceptions.ComplexWarning, as NumPy warns when a cast drops imaginary parts */
+int sfp8_warn_complex(void)
+{
+    PyObject *mod = PyImport_ImportModule("numpy.exceptions"), *w;
+    int r;
+    if (!mod) return -1;
+    w = PyObject_GetAttrString(mod, "ComplexWarning");
+    Py_DECREF(mod);
+    if (!w) return -1;
+    r = PyErr_WarnEx(w, "Casting complex values to real discards the imaginary part", 1);
+    Py_DECREF(w);
+    return r;
+}
+
 static PyObject *make_scalar(PyArray_Descr *descr, uint32_t code)
 {
     int fam = family_of(NPY_DTYPE(descr));
@@ -345,10 +359,17 @@ int object_to_code(PyArray_Descr *descr, PyObject *obj, uint32_t *out)
     } else {
         r = object_value_to_code(f, obj, &env, &fl, out, ((SFP8Descr *)descr)->format);
     }
-    /* sticky flags, and the floating-point status NumPy reads after a cast
-       from object arrays (errstate), as float16's setitem raises it */
-    if (r == 0) loop_publish(ld, fl);
+    /* the sticky flags, and overflow through np.errstate right here, as NumPy's
+       float16 setitem and scalar constructor report it (arraytypes.c.src
+       MyPyFloat_AsHalf: `PyUFunc_GiveFloatingpointErrors("cast",
+       NPY_FPE_OVERFLOW)`), when filling an array (np.array([1e6], dtype=e4m3),
+       a[i] = x, np.full) or making a scalar; nothing is left in the hardware
+       status for a later check of NumPy's to find (float16's setitem reports no
+       underflow) */
+    if (r == 0 && fl) __atomic_fetch_or(ld->flags, (unsigned)fl, __ATOMIC_RELAXED);
     loopdata_free((NpyAuxData *)ld);
+    if (r == 0 && (fl & SFP8_FLAG_OVERFLOW) && PyUFunc_GiveFloatingpointErrors("cast", NPY_FPE_OVERFLOW) < 0)
+        return -1;
     return r;
 }
 
