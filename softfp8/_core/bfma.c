@@ -636,7 +636,7 @@ static uint64_t dot_block(const bctx *g, const uint32_t *a, const uint32_t *b, i
             mval cur;
             int m = 0;
             mv_decode(&md->fo, d, &cur);
-            if (cur.cls == MV_INF) break; /* inf + finite products = inf */
+            if (cur.cls == MV_INF || cur.cls == MV_NAN) break; /* inf (NaN) + finite products */
             if (!md->out_subnormals && cur.cls == MV_FIN && mv_log2(&cur) < g->emin_o) {
                 cur.cls = MV_ZERO;
                 cur.neg = 0;

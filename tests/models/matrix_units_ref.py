@@ -254,20 +254,29 @@ def _block_odd_even(Pall, c, prm, W):
 
 
 def _add_fo(x: Val, y: Val, fo, mode, out_sub):
-    """IEEE addition of two finite-or-zero values of fo, rounded into fo: (Val, flags)."""
+    """IEEE addition of two values of fo, rounded into fo: (Val, flags)."""
+    if x.kind == "nan" or y.kind == "nan":
+        return Val("nan"), 0
+    if x.kind == "inf" or y.kind == "inf":
+        if x.kind == "inf" and y.kind == "inf" and x.neg != y.neg:
+            return Val("nan"), INVALID
+        return (x if x.kind == "inf" else y), 0
     s = x.v + y.v
-    if s == 0:
-        neg = (x.neg and y.neg) if (x.kind == "zero" and y.kind == "zero") else (mode == "downward")
-        return Val("zero", int(neg)), 0
-    res, fl = round_block(s, s < 0, fo, 23 if fo == "binary32" else 10, mode, out_sub)
-    return value_of(res), fl
+    if s == 0:   # x + x = x; +0 + -0 and exact cancellation: +0 (-0 rounding downward)
+        same = x.kind == "zero" and y.kind == "zero" and x.neg == y.neg
+        return Val("zero", int(x.neg if same else mode == "downward")), 0
+    res, fl = round_block(s, s < 0, fo, 23 if fo == "binary32" else 10, mode, True)
+    v = value_of(res)
+    if v.kind == "fin" and not out_sub and abs(v.v) < Fraction(2) ** emin_of(fo):
+        return Val("zero", v.neg), fl | UNDERFLOW | INEXACT     # flushed: a zero of its sign
+    return v, fl
 
 
 def _round_product_fo(p: Fraction, fo, out_sub):
     res, fl = round_block(p, p < 0, fo, 23 if fo == "binary32" else 10, "nearest_even", True)
     v = value_of(res)
     if v.kind == "fin" and not out_sub and abs(v.v) < Fraction(2) ** emin_of(fo):
-        return Val("zero"), fl | INEXACT
+        return Val("zero"), fl | UNDERFLOW | INEXACT
     return v, fl
 
 
@@ -290,15 +299,11 @@ def _block_pairwise(prods, c, prm, fo):
             return lst[0]
         h = len(lst) // 2
         x, y = tree(lst[:h]), tree(lst[h:])
-        if x.kind == "inf" or y.kind == "inf":
-            return x if x.kind == "inf" else y
         r, f = _add_fo(x, y, fo, mode, osub)
         fl |= f
         return r
 
     s = tree(vals)
-    if s.kind == "inf":
-        return s, fl
     r, f = _add_fo(c, s, fo, mode, osub)
     return r, fl | f
 
@@ -356,21 +361,23 @@ def block_dot(params, fa, fb, fo, a_codes, b_codes, c_code):
     K = len(A)
     chunk = prom if prom else max(K, 1)
     F = c
+    if not prm["output_subnormals"] and c.kind == "fin" and abs(c.v) < Fraction(2) ** emin_of(fo):
+        F = Val("zero")          # the addend is read as zero
+        fl |= INEXACT
     for c0 in range(0, K, chunk):
         acc = Val("zero") if prom else F
         for k0 in range(c0, min(K, c0 + chunk), n):
+            if acc.kind in ("inf", "nan"):
+                break            # inf (or NaN) + finite products
             acc, f = _one_block(A[k0:k0 + n], B[k0:k0 + n], acc, prm, fo, W, p, ea, eb_)
             fl |= f
-            if acc.kind == "inf":
-                break
         if prom:
-            if acc.kind == "inf" or F.kind == "inf":
-                F = acc if acc.kind == "inf" else F
-            else:
-                F, f = _add_fo(F, acc, fo, "nearest_even", True)
-                fl |= f
+            F, f = _add_fo(F, acc, fo, "nearest_even", True)
+            fl |= f
         else:
             F = acc
+    if F.kind == "nan":
+        return OUT_NAN[fo], fl
     if F.kind == "inf":
         return encode(fo, ("inf", F.neg)), fl
     return encode(fo, (F.v, F.neg)), fl

@@ -1,0 +1,391 @@
+"""Matrix-unit models (docs/matrix-units.md): bit-exact against the published real-GPU
+inner products, against the independent Fraction reference (tests/models/matrix_units_ref.py)
+on random and special-value inputs for every profile and for random BlockFMA settings,
+the Accumulation orders with addends, and bad input."""
+from __future__ import annotations
+
+import io
+import json
+import lzma
+from fractions import Fraction
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import softfp8
+from softfp8 import _ext, matrix_units
+from tests.models import fraction_model as fm
+from tests.models import matrix_units_ref as ref
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "matrix_units" / "gpu_dot_products.npz.xz"
+
+# ---------------------------------------------------------------- the GPUs' own outputs
+
+_GPU_FORMAT = {"fp16": np.float16, "bf16": ml_dtypes.bfloat16, "tf32": np.float32,
+               "E4M3": softfp8.e4m3, "E5M2": softfp8.e5m2}
+# (gpu, input, output) -> indices where the profile and the GPU differ (docs/matrix-units.md,
+# "Validation": one B200 E5M2 case that no model variant tried explains)
+KNOWN_MISMATCHES = {("B200", "E5M2", "fp32"): [3935]}
+# FP8 inputs with fp16 outputs: published, not modelled (the profiles refuse them)
+UNMODELLED = {(g, f, "fp16") for g in ("Ada", "H100", "H200", "B200") for f in ("E4M3", "E5M2")}
+
+
+def _load():
+    z = np.load(io.BytesIO(lzma.decompress(DATA.read_bytes())))
+    return z, json.loads(bytes(z["index"]))
+
+
+_Z, _INDEX = _load()
+_SETS = [(g, f, o) for g, f, _, _, _, outs in _INDEX for o in outs]
+
+
+def test_gpu_data_inventory():
+    """Every published data set is here: 8 GPUs, 32 (GPU, input) pairs, 48 result sets of
+    5,000 cases; 40 modelled (200,000 cases), 8 FP8 -> fp16 sets refused."""
+    assert len(_INDEX) == 32 and len(_SETS) == 48
+    assert {g for g, *_ in _INDEX} == {"V100", "A100", "A2", "Ada", "L40S", "H100", "H200", "B200"}
+    assert all(_Z[d].shape == (5000,) for *_, outs in _INDEX for d in outs.values())
+    assert UNMODELLED <= set(_SETS) and len(set(_SETS) - UNMODELLED) == 40
+
+
+@pytest.mark.parametrize("gpu,fmt,out", _SETS, ids=["-".join(s) for s in _SETS])
+def test_gpu_data(gpu, fmt, out):
+    """The profile reproduces the GPU's results bit for bit (5,000 cases per set)."""
+    (K, abk, ck, outs), = [(K, abk, ck, outs) for g, f, K, abk, ck, outs in _INDEX if (g, f) == (gpu, fmt)]
+    ab, c, want = _Z[abk], _Z[ck].view(np.float32), _Z[outs[out]]
+    view = _GPU_FORMAT[fmt]
+    a, b = ab[0].view(view), ab[1].view(view)
+    assert a.shape == (5000, K) and K in (4, 8, 16, 32)
+    unit = softfp8.Accumulation.profile(gpu.lower())
+    if (gpu, fmt, out) in UNMODELLED:
+        with pytest.raises(ValueError, match="not modelled"):
+            softfp8.matmul(a[:1, None, :], b[:1, :, None], c=c[:1, None, None].astype(np.float16),
+                           out_dtype=np.float16, accumulation=unit)
+        return
+    if gpu in ("H100", "H200") and fmt in ("E4M3", "E5M2"):
+        # these sets were measured with the addend zero (wgmma's D = A B + D with D = 0:
+        # the toolbox's model_validation/Validate_TC_models.m); the c file is not used
+        c = np.zeros_like(c)
+    if out == "fp16":
+        cc = c.astype(np.float16)        # the CUDA program's __float2half: nearest even
+        got = softfp8.matmul(a[:, None, :], b[:, :, None], c=cc[:, None, None], out_dtype=np.float16,
+                             accumulation=unit).reshape(-1).view(np.uint16)
+    else:
+        got = softfp8.matmul(a[:, None, :], b[:, :, None], c=c[:, None, None],
+                             accumulation=unit).reshape(-1).view(np.uint32)
+    bad = np.flatnonzero(got != want).tolist()
+    assert got.shape == (5000,)
+    assert bad == KNOWN_MISMATCHES.get((gpu, fmt, out), []), (gpu, fmt, out, bad[:10])
+
+
+# ---------------------------------------------------------------- inputs for the reference tests
+
+_IN_VIEW = {"float16": np.float16, "bfloat16": softfp8.bfloat16, "tf32": np.float32, "e4m3": softfp8.e4m3,
+            "e5m2": softfp8.e5m2, "e4m3fnuz": softfp8.e4m3fnuz, "e5m2fnuz": softfp8.e5m2fnuz}
+_CODE_T = {"float16": np.uint16, "bfloat16": np.uint16, "tf32": np.uint32, "e4m3": np.uint8, "e5m2": np.uint8,
+           "e4m3fnuz": np.uint8, "e5m2fnuz": np.uint8}
+
+
+# operands are generated as codes of these specs (TF32: its 19-bit layout, shifted into
+# binary32 bit patterns at the end)
+_TF32 = fm.Spec(19, True, 8, 10, 127, "ieee", "ieee", False)
+
+
+def _spec(fmt):
+    return _TF32 if fmt == "tf32" else ref.SPECS[fmt]
+
+
+def _enc(fmt, v):
+    """Code of the exact value v (a Fraction) of fmt (tf32: binary32 bits)."""
+    return fm.encode_finite(_spec(fmt), int(v < 0), abs(Fraction(v)))
+
+
+def _specials(fmt):
+    sp = _spec(fmt)
+    out = {"zero": 0, "max": fm.max_code(sp), "minsub": _enc(fmt, fm.min_subnormal(sp)),
+           "minnorm": _enc(fmt, fm.min_normal(sp))}
+    if sp.specials != "none":
+        out["nan"] = fm.canonical_nan(sp)
+    if sp.specials == "ieee":
+        out["inf"] = fm.inf_code(sp)
+    if sp.specials != "fnuz":
+        out["negzero"] = fm.sign_bit(sp)
+    return out
+
+
+def _random_finite(rng, fmt, n, spread, centre=0):
+    """n codes of finite values with binades within +-spread of 2^centre (random signs)."""
+    sp = _spec(fmt)
+    M = sp.M
+    e = centre + rng.integers(-spread, spread + 1, n)
+    m = rng.integers(0, 1 << M, n)
+    emin = 1 - sp.bias
+    out = []
+    for ei, mi, s in zip(e, m, rng.integers(0, 2, n)):
+        ei = int(max(min(ei, sp.bias), emin))
+        v = (Fraction((1 << M) + int(mi), 1 << M)) * Fraction(2) ** ei
+        v = min(v, fm.max_value(sp))
+        out.append(_enc(fmt, -v if s else v))
+    return out
+
+
+def _case(rng, fmt, K, kind, W=25):
+    """(a codes, b codes): structured inputs of a kind."""
+    sp = _spec(fmt)
+    spec_codes = _specials(fmt)
+    if kind == "random":
+        a = _random_finite(rng, fmt, K, 3)
+        b = _random_finite(rng, fmt, K, 3)
+    elif kind == "wide":                 # exponents spread far: products at and past the window
+        a = _random_finite(rng, fmt, K, min(sp.bias, 40))
+        b = _random_finite(rng, fmt, K, min(sp.bias, 40))
+    elif kind == "tiny":                 # products near the bottom of the range (min_exponent,
+        centre = (1 - sp.bias) // 2 - 1  # binary32 / binary16 subnormal results)
+        a = _random_finite(rng, fmt, K, 3, centre)
+        b = _random_finite(rng, fmt, K, 3, centre)
+    elif kind == "huge":                 # products around the output's overflow threshold
+        centre = min(sp.bias // 2 + 1, 64)
+        a = _random_finite(rng, fmt, K, 2, centre)
+        b = _random_finite(rng, fmt, K, 2, centre)
+    elif kind == "cancel":               # pairs of equal and opposite products plus a small rest
+        a = _random_finite(rng, fmt, K, 2)
+        b = _random_finite(rng, fmt, K, 2)
+        for i in range(0, K - 1, 2):
+            a[i + 1] = a[i] ^ (fm.sign_bit(sp) if sp.specials != "fnuz" or a[i] else 0)
+            b[i + 1] = b[i]
+    elif kind == "subnormal":            # subnormal and tiny operands, some zeros
+        lo = [spec_codes["minsub"], spec_codes["minnorm"], 0, spec_codes["minsub"] + 1]
+        a = [int(rng.choice(lo)) if rng.random() < 0.6 else x for x in _random_finite(rng, fmt, K, 2)]
+        b = [int(rng.choice(lo)) if rng.random() < 0.6 else x for x in _random_finite(rng, fmt, K, 2)]
+    elif kind == "align":                # one big product and products near 2^-W below it
+        a = _random_finite(rng, fmt, K, 1)
+        b = _random_finite(rng, fmt, K, 1)
+        for i in range(1, K):
+            tgt = Fraction(2) ** -int(rng.integers(W - 3, W + 3)) * (1 + Fraction(int(rng.integers(0, 8)), 8))
+            if fm.min_subnormal(sp) <= tgt <= fm.max_value(sp) and rng.random() < 0.7:
+                v = fm.decode(sp, fm.round_value(sp, 0, tgt, "toward_zero")[0])[2]
+                if v:
+                    a[i] = _enc(fmt, -v if rng.random() < 0.5 else v)
+                    b[i] = _enc(fmt, Fraction(1))
+    else:                                # "special": a NaN / inf / max somewhere
+        a = _random_finite(rng, fmt, K, 2)
+        b = _random_finite(rng, fmt, K, 2)
+        keys = [k for k in ("nan", "inf", "max", "zero", "negzero") if k in spec_codes]
+        for _ in range(int(rng.integers(1, 3))):
+            i = int(rng.integers(0, K))
+            (a if rng.random() < 0.5 else b)[i] = spec_codes[str(rng.choice(keys))]
+            if rng.random() < 0.3:
+                a[i] ^= fm.sign_bit(sp) if sp.specials != "fnuz" else 0
+    if fmt == "tf32":   # binary32 bit patterns of the TF32 values
+        a = [x << 13 for x in a]
+        b = [x << 13 for x in b]
+    return a, b
+
+
+def _addends(rng, fo, n):
+    sp = ref.SPECS[fo]
+    vals = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.08:
+            vals.append(0)
+        elif r < 0.12:
+            vals.append(fm.sign_bit(sp))
+        elif r < 0.18:
+            vals.append(_enc(fo, fm.min_subnormal(sp) * int(rng.integers(1, 9))) | (fm.sign_bit(sp) * int(rng.integers(0, 2))))
+        elif r < 0.21:
+            vals.append(fm.inf_code(sp) | (fm.sign_bit(sp) * int(rng.integers(0, 2))))
+        elif r < 0.23:
+            vals.append(fm.canonical_nan(sp))
+        elif r < 0.28:
+            vals.append(fm.max_code(sp) | (fm.sign_bit(sp) * int(rng.integers(0, 2))))
+        else:
+            e = int(rng.integers(-6, 4))
+            m = Fraction(int(rng.integers(1 << 23, 1 << 24)), 1 << 23) if fo == "binary32" else \
+                Fraction(int(rng.integers(1 << 10, 1 << 11)), 1 << 10)
+            v = m * Fraction(2) ** e
+            vals.append(_enc(fo, -v if rng.random() < 0.5 else v))
+    return vals
+
+
+def _run_c(unit, fa, fb, fo, a, b, c, flags=False):
+    """softfp8.matmul on dot products given as code lists: a, b (n, K), c (n,)."""
+    A = np.array(a, dtype=_CODE_T[fa]).view(_IN_VIEW[fa])
+    B = np.array(b, dtype=_CODE_T[fb]).view(_IN_VIEW[fb])
+    ct, dt = (np.uint32, np.float32) if fo == "binary32" else (np.uint16, np.float16)
+    C = np.array(c, dtype=ct).view(dt)
+    if not flags:
+        r = softfp8.matmul(A[:, None, :], B[:, :, None], c=C[:, None, None], out_dtype=dt, accumulation=unit)
+        return r.reshape(-1).view(ct).tolist(), None
+    codes, fls = [], []
+    for i in range(len(a)):
+        softfp8.clear_flags()
+        r = softfp8.matmul(A[i:i + 1], B[i][:, None], c=C[i:i + 1, None], out_dtype=dt, accumulation=unit)
+        codes.append(int(r.reshape(-1).view(ct)[0]))
+        fls.append(int(softfp8.get_flags()))
+    softfp8.clear_flags()
+    return codes, fls
+
+
+KINDS = ("random", "wide", "tiny", "huge", "cancel", "subnormal", "align", "special")
+
+
+def _compare(model, fa, fb, fo, rng, n_per_kind, K, flag_every=4):
+    """C (through softfp8.matmul) against the Fraction reference; returns the case count."""
+    prm = model.params()
+    W = 23 + (prm["extra_bits"] or 0)
+    cases = 0
+    for kind in KINDS:
+        ab = [_case(rng, fa, K, kind, W) for _ in range(n_per_kind)]
+        a = [x for x, _ in ab]
+        b = [_case(rng, fb, K, kind, W)[1] if fb != fa else y for _, y in ab]
+        c = _addends(rng, fo, n_per_kind)
+        if kind == "tiny":
+            c = [x if rng.random() < 0.5 else 0 for x in _addends(rng, fo, n_per_kind)]
+        got, _ = _run_c(model, fa, fb, fo, a, b, c)
+        sel = list(range(0, n_per_kind, flag_every))
+        got_f, fls = _run_c(model, fa, fb, fo, [a[i] for i in sel], [b[i] for i in sel], [c[i] for i in sel],
+                            flags=True)
+        for i in range(n_per_kind):
+            want, wfl = ref.block_dot(prm, fa, fb, fo, a[i], b[i], c[i])
+            assert got[i] == want, (model, fa, fb, fo, kind, a[i], b[i], hex(c[i]), hex(got[i]), hex(want))
+            if i in sel:
+                j = sel.index(i)
+                assert got_f[j] == want
+                assert fls[j] == wfl, (model, fa, fo, kind, a[i], b[i], hex(c[i]), fls[j], wfl)
+            cases += 1
+    return cases
+
+
+def _profile_rows():
+    rows = []
+    for name in matrix_units.profiles():
+        unit = softfp8.Accumulation.profile(name)
+        for fin in unit.inputs:
+            for fout in unit.outputs(fin):
+                rows.append((name, fin, fout))
+    return rows
+
+
+_ROWS = _profile_rows()
+
+
+def test_profile_table():
+    """12 profiles; the (input, output) rows each offers (docs/matrix-units.md table)."""
+    assert len({r[0] for r in _ROWS}) == 12
+    # v100 2, a100/a2/a30 4 each, ada/l40s/h100/h200/b200 6 each, mi100 2, mi250 2, mi300x 5
+    assert len(_ROWS) == 2 + 3 * 4 + 5 * 6 + 2 + 2 + 5 == 53
+    h = softfp8.Accumulation.profile("h100")
+    assert h.model("e4m3", "float32") == softfp8.BlockFMA(block=32, extra_bits=-10, min_exponent=-133)
+    assert h.model("float16", "float16") == softfp8.BlockFMA(block=16, extra_bits=2, rounding="nearest_even",
+                                                               min_exponent=-21)
+
+
+@pytest.mark.parametrize("name,fin,fout", _ROWS, ids=["-".join(r) for r in _ROWS])
+def test_profiles_against_reference(name, fin, fout):
+    """Every profile row on random, wide-range, cancelling, subnormal, alignment-limit and
+    special-value inputs (and addends), codes and flags, against the Fraction reference."""
+    unit = softfp8.Accumulation.profile(name)
+    model = unit.model(fin, fout)
+    rng = np.random.default_rng(abs(hash((name, fin, fout))) % 2**32)
+    K = 2 * model.block + 3 if model.block <= 8 else model.block + 5
+    fo = "binary32" if fout == "float32" else "binary16"
+    assert _compare(model, fin, fin, fo, rng, 4, K) == 4 * len(KINDS)
+
+
+_GENERIC = [
+    dict(block=4, extra_bits=3, sticky=True, rounding="nearest_even"),
+    dict(block=5, extra_bits=-4, rounding="upward", min_exponent=-3),
+    dict(block=3, extra_bits=0, rounding="downward", normalized_products=True),
+    dict(block=8, extra_bits=None, rounding="nearest_away", input_subnormals=False, output_subnormals=False),
+    dict(block=6, extra_bits=2, addend="late", alignment_rounding="nearest_even", addend_extra_bits=3,
+         min_exponent=2),
+    dict(block=4, extra_bits=1, addend="late", alignment_rounding="upward", zero_addend_exponent=-10,
+         rounding="toward_zero", product_overflow=False),
+    dict(block=6, extra_bits=0, grouping="odd_even", alignment_rounding="toward_zero", rounding="nearest_even",
+         min_exponent=1),
+    dict(block=4, extra_bits=None, grouping="pairwise", rounding="toward_zero", output_subnormals=False),
+    dict(block=2, extra_bits=-12, rounding="nearest_even", promote_every=4),
+    dict(block=16, extra_bits=6, sticky=True, rounding="toward_zero", promote_every=32),
+]
+
+
+@pytest.mark.parametrize("fin,fo", [("e4m3", "binary32"), ("float16", "binary16"), ("bfloat16", "binary32"),
+                                     ("e5m2fnuz", "binary32"), ("tf32", "binary32")])
+@pytest.mark.parametrize("prm", _GENERIC, ids=[str(i) for i in range(len(_GENERIC))])
+def test_generic_against_reference(prm, fin, fo):
+    """Settings no profile uses (sticky bits, negative and zero windows, late addends with
+    every alignment rounding, odd/even and pairwise grouping, promotion) in every format."""
+    if prm.get("promote_every") and fo != "binary32":
+        pytest.skip("promotion is defined for binary32 outputs")
+    if fo == "binary16" and (prm["extra_bits"] or 0) < -9:
+        pytest.skip("no fraction bit left in a binary16 result")
+    model = softfp8.BlockFMA(**prm)
+    rng = np.random.default_rng(len(str(prm)) * 7 + len(fin))
+    assert _compare(model, fin, fin, fo, rng, 3, 2 * model.block + 1, flag_every=3) == 3 * len(KINDS)
+
+
+def test_mixed_fp8_operands():
+    """E4M3 x E5M2 (as Hopper multiplies them) against the reference."""
+    model = softfp8.Accumulation.profile("h100").model("e4m3", "float32", "e5m2")
+    rng = np.random.default_rng(5)
+    assert _compare(model, "e4m3", "e5m2", "binary32", rng, 4, 40) == 4 * len(KINDS)
+
+
+@pytest.mark.parametrize("model", [
+    softfp8.Accumulation.profile("mi300x").model("e4m3fnuz", "float32"),
+    softfp8.BlockFMA(block=8, extra_bits=3, grouping="odd_even", alignment_rounding="upward"),
+    softfp8.BlockFMA(block=8, extra_bits=1, addend="late", alignment_rounding="nearest_even",
+                     zero_addend_exponent=-20, addend_extra_bits=2),
+    softfp8.Accumulation.profile("mi300x").model("float16", "float32")], ids=["mi300x-fp8", "oddeven", "late", "mi300x"])
+def test_two_term_alignment_boundaries(model):
+    """Addends 18 .. 32 binades below the products (the odd/even grouping truncates those
+    more than 25 below instead of rounding them) and products below the addend, both signs,
+    against the reference."""
+    fin = "e4m3fnuz" if model.grouping == "odd_even" and model.alignment_rounding == "downward" else "float16"
+    rng = np.random.default_rng(11)
+    one = _enc(fin, Fraction(1))
+    a, b, c = [], [], []
+    for d in range(-12, 33):
+        for rep in range(4):
+            # products of nominal exponent 0 exactly (1 * [1, 2)), both signs; the addend at 2^-d
+            y = [_enc(fin, Fraction(int(rng.integers(8, 16)), 8)) for _ in range(8)]
+            a.append([one ^ (fm.sign_bit(_spec(fin)) * int(rng.integers(0, 2))) for _ in range(8)])
+            b.append(y)
+            m = Fraction(int(rng.integers(1 << 23, 1 << 24)) | 1, 1 << 23)
+            cv = m * Fraction(2) ** -d
+            c.append(_enc("binary32", -cv if rep % 2 else cv))
+    got, _ = _run_c(model, fin, fin, "binary32", a, b, c)
+    for i in range(len(a)):
+        want, _ = ref.block_dot(model.params(), fin, fin, "binary32", a[i], b[i], c[i])
+        assert got[i] == want, (i, hex(got[i]), hex(want))
+    assert len(a) == 45 * 4
+
+
+def test_pairwise_zero_signs():
+    """CDNA2's pairwise grouping: a flushed (subnormal) sum keeps its sign, a flushed product
+    is +0, the addend keeps its sign (the published model's flushes), against the reference."""
+    unit = softfp8.Accumulation.profile("mi250")
+    model = unit.model("bfloat16", "float32")
+    v = Fraction(2) ** -126
+    cases = [  # (products as bf16 pairs (x, 1), addend)
+        ([-2 * v, 1.5 * v, 0, 0], -0.0), ([-2 * v, 1.5 * v, 0, 0], 0.0), ([2 * v, -1.5 * v, 0, 0], -0.0),
+        ([-v / 2, 0, 0, 0], -0.0), ([-v / 2, -v / 4, 0, 0], -0.0), ([0, 0, 0, 0], -0.0), ([-0.0, 0, 0, 0], -0.0),
+        ([-2 * v, 1.5 * v, -2 * v, 1.5 * v], -0.0), ([-v, 0, 0, 0], -(v / 4)),
+    ]
+    one = _enc("bfloat16", Fraction(1))
+    a, b, c = [], [], []
+    for prods, cv in cases:
+        a.append([_enc("bfloat16", Fraction(x)) if x != 0 or str(x) != "-0.0" else fm.sign_bit(_spec("bfloat16"))
+                  for x in prods])
+        b.append([one] * 4)
+        cb = np.array(cv, dtype=np.float32).view(np.uint32) if isinstance(cv, float) else _enc("binary32", cv)
+        c.append(int(cb))
+    got, fls = _run_c(model, "bfloat16", "bfloat16", "binary32", a, b, c, flags=True)
+    for i in range(len(a)):
+        want, wfl = ref.block_dot(model.params(), "bfloat16", "bfloat16", "binary32", a[i], b[i], c[i])
+        assert (got[i], fls[i]) == (want, wfl), (i, hex(got[i]), hex(want), fls[i], wfl)
+    # -2v + 1.5v flushes to -0 in both pairs, -0 + -0 + c(-0) = -0; a +0 pair makes it +0
+    assert (hex(got[7]), hex(got[0]), len(got)) == ("0x80000000", "0x0", 9)
