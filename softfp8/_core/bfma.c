@@ -550,7 +550,6 @@ static uint64_t block_pairwise(const bctx *g, const mval *pa, const mval *pb, in
         v[i] = flush_sub(g, value_round(&md->fo, &ENV_RNE, &pr, fl), 0, fl);
     }
     mv_decode(&md->fo, tree_sum(g, v, n, fl), &s);
-    if (!md->out_subnormals && cc.cls == MV_FIN && mv_log2(&cc) < g->emin_o) cc.cls = MV_ZERO; /* keeps its sign */
     return flush_sub(g, add_round(g->w, &md->fo, &md->envo, &cc, &s, fl), 1, fl);
 }
 
@@ -623,10 +622,10 @@ static uint64_t dot_block(const bctx *g, const uint32_t *a, const uint32_t *b, i
     if (block_specials(g, a, b, k, &c, &res, fl)) return res;
     zero = plus_zero(&md->fo);
     F = c;
-    if (c.sub && md->out_subnormals == 0) { /* read as zero (docs: "The addend") */
-        *fl |= SFP8_FLAG_INEXACT;
+    if (c.sub && md->out_subnormals == 0) { /* read as zero (docs: "The addend"): +0, or a zero of */
+        *fl |= SFP8_FLAG_INEXACT;          /* its sign in the pairwise grouping */
         F.cls = MV_ZERO;
-        F.neg = 0;
+        F.neg = md->grouping == SFP8M_PAIRWISE_TREE ? c.neg : 0;
     }
     acc = mv_code(&md->fo, &F);
     for (int64_t c0 = 0; c0 < k; c0 += chunk) {
@@ -637,11 +636,7 @@ static uint64_t dot_block(const bctx *g, const uint32_t *a, const uint32_t *b, i
             int m = 0;
             mv_decode(&md->fo, d, &cur);
             if (cur.cls == MV_INF || cur.cls == MV_NAN) break; /* inf (NaN) + finite products */
-            if (!md->out_subnormals && cur.cls == MV_FIN && mv_log2(&cur) < g->emin_o) {
-                cur.cls = MV_ZERO;
-                cur.neg = 0;
-                *fl |= SFP8_FLAG_INEXACT;
-            }
+
             for (int64_t l = k0; l < k0 + n; l++, m++) {
                 if (l < cend) {
                     mv_decode(&md->fa, a[l], &g->pa[m]);

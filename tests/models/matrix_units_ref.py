@@ -362,7 +362,8 @@ def block_dot(params, fa, fb, fo, a_codes, b_codes, c_code):
     chunk = prom if prom else max(K, 1)
     F = c
     if not prm["output_subnormals"] and c.kind == "fin" and abs(c.v) < Fraction(2) ** emin_of(fo):
-        F = Val("zero")          # the addend is read as zero
+        # the addend is read as zero: +0, a zero of its sign in the pairwise grouping
+        F = Val("zero", c.neg if prm["grouping"] == "pairwise" else 0)
         fl |= INEXACT
     for c0 in range(0, K, chunk):
         acc = Val("zero") if prom else F
@@ -389,9 +390,6 @@ def _one_block(A, B, c, prm, fo, W, p, ea, eb_):
     if c.kind == "inf":
         return c, 0
     fl = 0
-    if not prm["output_subnormals"] and c.kind == "fin" and abs(c.v) < Fraction(2) ** emin_of(fo):
-        c = Val("zero")
-        fl |= INEXACT
     pad = n - len(A)
     A = A + [Val("zero")] * pad
     B = B + [Val("zero")] * pad
