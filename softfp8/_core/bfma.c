@@ -555,7 +555,7 @@ static uint64_t block_pairwise(const bctx *g, const mval *pa, const mval *pb, in
 
 /* the whole dot product's special values (docs: "decided over the whole dot product");
  * returns 1 and the result in *res if they decide it */
-static int block_specials(const bctx *g, const uint32_t *a, const uint32_t *b, int64_t k, const mval *c,
+static int block_specials(const bctx *g, const mval *a, const mval *b, int64_t k, const mval *c,
                           uint64_t *res, uint8_t *fl)
 {
     const sfp8m_model *md = g->md;
@@ -565,8 +565,8 @@ static int block_specials(const bctx *g, const uint32_t *a, const uint32_t *b, i
     if (c->sub) *fl |= SFP8_FLAG_DENORMAL;
     if (c->snan) *fl |= SFP8_FLAG_INVALID;
     for (int64_t l = 0; l < k; l++) {
-        mv_decode(&md->fa, a[l], &x);
-        mv_decode(&md->fb, b[l], &y);
+        x = a[l];
+        y = b[l];
         if (x.sub || y.sub) *fl |= SFP8_FLAG_DENORMAL;
         if (!md->in_subnormals) {
             if (x.sub) x.cls = MV_ZERO;
@@ -609,7 +609,7 @@ static int block_specials(const bctx *g, const uint32_t *a, const uint32_t *b, i
     return 0;
 }
 
-static uint64_t dot_block(const bctx *g, const uint32_t *a, const uint32_t *b, int64_t k, uint64_t ccode,
+static uint64_t dot_block(const bctx *g, const mval *a, const mval *b, int64_t k, uint64_t ccode,
                           uint8_t *fl)
 {
     const sfp8m_model *md = g->md;
@@ -639,8 +639,8 @@ static uint64_t dot_block(const bctx *g, const uint32_t *a, const uint32_t *b, i
 
             for (int64_t l = k0; l < k0 + n; l++, m++) {
                 if (l < cend) {
-                    mv_decode(&md->fa, a[l], &g->pa[m]);
-                    mv_decode(&md->fb, b[l], &g->pb[m]);
+                    g->pa[m] = a[l];
+                    g->pb[m] = b[l];
                     if (!md->in_subnormals) {
                         if (g->pa[m].sub) g->pa[m].cls = MV_ZERO;
                         if (g->pb[m].sub) g->pb[m].cls = MV_ZERO;
@@ -751,7 +751,7 @@ static uint64_t chunk_sum(const octx *o, const mval *p, int64_t n, const mval *s
     }
 }
 
-static uint64_t dot_order(const octx *o, const uint32_t *a, const uint32_t *b, int64_t k, uint64_t ccode,
+static uint64_t dot_order(const octx *o, const mval *a, const mval *b, int64_t k, uint64_t ccode,
                           uint8_t *fl)
 {
     const sfp8m_model *md = o->md;
@@ -764,8 +764,8 @@ static uint64_t dot_order(const octx *o, const uint32_t *a, const uint32_t *b, i
         if (c.snan) *fl |= SFP8_FLAG_INVALID;
     }
     for (int64_t l = 0; l < k; l++) {
-        mv_decode(&md->fa, a[l], &x);
-        mv_decode(&md->fb, b[l], &y);
+        x = a[l];
+        y = b[l];
         if (x.sub || y.sub) *fl |= SFP8_FLAG_DENORMAL;
         mv_mul(&x, &y, &o->p[l], fl);
         if (md->has_prod) mv_decode(&md->fp, value_round(&md->fp, &md->envp, &o->p[l], fl), &o->p[l]);
@@ -905,9 +905,23 @@ typedef struct {
     bctx b;
     octx o;
     wacc w;
+    mval *da, *db; /* decoded operands: one row of A (k), and B (k, or k x p in sfp8m_gemm) */
 } dctx;
 
-static dctx *dctx_new(const sfp8m_model *md, int64_t k)
+static void dctx_free(dctx *d)
+{
+    if (!d) return;
+    free(d->b.t);
+    free(d->b.pa);
+    free(d->b.pb);
+    free(d->o.p);
+    free(d->da);
+    free(d->db);
+    free(d);
+}
+
+/* scratch for dot products of k terms; nb: decoded B operands to hold */
+static dctx *dctx_new(const sfp8m_model *md, int64_t k, int64_t nb)
 {
     dctx *d = calloc(1, sizeof *d);
     int64_t n = md->order == SFP8M_BLOCK ? md->block : k;
@@ -923,28 +937,16 @@ static dctx *dctx_new(const sfp8m_model *md, int64_t k)
     d->b.pa = malloc((size_t)(n + 1) * sizeof(mval));
     d->b.pb = malloc((size_t)(n + 1) * sizeof(mval));
     d->o.p = malloc((size_t)(k + 1) * sizeof(mval));
-    if (!d->b.t || !d->b.pa || !d->b.pb || !d->o.p) {
-        free(d->b.t);
-        free(d->b.pa);
-        free(d->b.pb);
-        free(d->o.p);
-        free(d);
+    d->da = malloc((size_t)(k + 1) * sizeof(mval));
+    d->db = malloc((size_t)(nb + 1) * sizeof(mval));
+    if (!d->b.t || !d->b.pa || !d->b.pb || !d->o.p || !d->da || !d->db) {
+        dctx_free(d);
         return NULL;
     }
     return d;
 }
 
-static void dctx_free(dctx *d)
-{
-    if (!d) return;
-    free(d->b.t);
-    free(d->b.pa);
-    free(d->b.pb);
-    free(d->o.p);
-    free(d);
-}
-
-static uint64_t dot_ctx(dctx *d, const uint32_t *a, const uint32_t *b, int64_t k, uint64_t c, uint8_t *flags)
+static uint64_t dot_vals(dctx *d, const mval *a, const mval *b, int64_t k, uint64_t c, uint8_t *flags)
 {
     if (d->b.md->order == SFP8M_BLOCK) return dot_block(&d->b, a, b, k, c, flags);
     return dot_order(&d->o, a, b, k, c, flags);
@@ -953,10 +955,14 @@ static uint64_t dot_ctx(dctx *d, const uint32_t *a, const uint32_t *b, int64_t k
 uint64_t sfp8m_dot(const sfp8m_model *md, const uint32_t *a, const uint32_t *b, int64_t k, uint64_t c,
                    uint8_t *flags)
 {
-    dctx *d = dctx_new(md, k);
+    dctx *d = dctx_new(md, k, k);
     uint64_t r;
     if (!d) return 0;
-    r = dot_ctx(d, a, b, k, c, flags);
+    for (int64_t l = 0; l < k; l++) {
+        mv_decode(&md->fa, a[l], &d->da[l]);
+        mv_decode(&md->fb, b[l], &d->db[l]);
+    }
+    r = dot_vals(d, d->da, d->db, k, c, flags);
     dctx_free(d);
     return r;
 }
@@ -967,26 +973,19 @@ unsigned sfp8m_gemm(const sfp8m_model *md, const char *A, ptrdiff_t am, ptrdiff_
                     ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O,
                     ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k, int64_t p)
 {
-    dctx *d = dctx_new(md, k);
-    uint32_t *ra = malloc((size_t)(k + 1) * 4), *cb = malloc((size_t)(k + 1) * 4);
+    dctx *d = dctx_new(md, k, k * p);
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo);
     uint8_t fl = 0;
-    if (!d || !ra || !cb) {
-        dctx_free(d);
-        free(ra);
-        free(cb);
-        return SFP8M_NOMEM;
-    }
-    for (int64_t j = 0; j < p; j++) {
-        for (int64_t l = 0; l < k; l++) cb[l] = (uint32_t)load_raw(B + l * bk + j * bp, sb);
-        for (int64_t i = 0; i < m; i++) {
+    if (!d) return SFP8M_NOMEM;
+    for (int64_t j = 0; j < p; j++) /* B decoded once, column by column */
+        for (int64_t l = 0; l < k; l++) mv_decode(&md->fb, load_raw(B + l * bk + j * bp, sb), &d->db[j * k + l]);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t l = 0; l < k; l++) mv_decode(&md->fa, load_raw(A + i * am + l * ak, sa), &d->da[l]);
+        for (int64_t j = 0; j < p; j++) {
             uint64_t c = C ? load_raw(C + i * cm + j * cp, so) : 0;
-            for (int64_t l = 0; l < k; l++) ra[l] = (uint32_t)load_raw(A + i * am + l * ak, sa);
-            store_raw(O + i * om + j * op, so, dot_ctx(d, ra, cb, k, c, &fl));
+            store_raw(O + i * om + j * op, so, dot_vals(d, d->da, d->db + j * k, k, c, &fl));
         }
     }
     dctx_free(d);
-    free(ra);
-    free(cb);
     return fl;
 }
