@@ -352,7 +352,13 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     if isinstance(c, (type, np.dtype, str)) or format_or_none(c) is not None:
         raise TypeError(f"softfp8.matmul's third argument is the addend c (A @ B + C), got {c!r}: "
                         f"pass the output type as out_dtype=")
+    if isinstance(accumulation, str) and accumulation == "exact":
+        accumulation = None
     block = is_block_model(accumulation)
+    if not block and accumulation is not None and not (hasattr(accumulation, "_acc")
+                                                       and hasattr(accumulation, "order")):
+        raise TypeError(f"accumulation must be None, 'exact', a softfp8.Accumulation, a softfp8.BlockFMA "
+                        f"or a matrix unit (softfp8.Accumulation.profile(name)), got {accumulation!r}")
     a, fa, ka = _operand(a, block, "a")
     b, fb, kb = _operand(b, block, "b")
     if out_dtype is None:

@@ -549,6 +549,8 @@ _BAD = [
     ("c given a dtype", lambda: softfp8.matmul(_E4, _E4b, np.float32), TypeError, r"third argument is the addend c"),
     ("c exact wrong dtype", lambda: softfp8.matmul(_E4, _E4b, c=np.ones((2, 3), np.float32)), TypeError,
      r"output's type e4m3"),
+    ("c bad accumulation", lambda: softfp8.matmul(_E4, _E4b, c=np.ones((2, 3), np.float32), out_dtype=np.float32,
+                                                  accumulation="fp16"), TypeError, r"'fp16'"),
     ("block 0", lambda: softfp8.BlockFMA(block=0, extra_bits=1), ValueError, r"block must be in 1 \.\. 65536, got 0"),
     ("extra_bits 41", lambda: softfp8.BlockFMA(block=4, extra_bits=41), ValueError, r"extra_bits.*got 41"),
     ("extra_bits float", lambda: softfp8.BlockFMA(block=4, extra_bits=1.5), TypeError, r"extra_bits.*1\.5"),
@@ -599,6 +601,9 @@ def test_addend_broadcast_and_batches():
     assert softfp8.matmul(a, b, c=bias, out=out, accumulation=unit) is out and np.array_equal(out, full)
     k0 = softfp8.matmul(np.ones((2, 0), np.float16), np.ones((0, 4), np.float16), c=bias, accumulation=unit)
     assert np.array_equal(k0, np.broadcast_to(bias, (2, 4)))
+    e4 = a.astype(softfp8.e4m3)
+    exact = softfp8.matmul(e4, b.astype(softfp8.e4m3), c=bias, out_dtype=np.float32, accumulation="exact")
+    assert np.array_equal(exact, full)
 
 
 # ---------------------------------------------------------------- the published MATLAB models
