@@ -23,7 +23,7 @@ FAST = ["softfp8/_core/fast/" + f for f in (
 MM = ["softfp8/_core/mm/" + name + ".c" for name in
       ("mm", "mm_value", "mm_ref", "mm_model", "mm_intdot", "mm_blas", "mm_simd")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
-        "softfp8/_core/accum.c", "softfp8/_core/elem.c",
+        "softfp8/_core/accum.c", "softfp8/_core/bfma.c", "softfp8/_core/elem.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c"] + MM + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage

@@ -22,6 +22,7 @@ from . import scaling  # noqa: F401
 from . import mx  # noqa: F401  (block formats: OCP MX, NVFP4, DeepSeek-V3 tiles)
 from . import p3109  # noqa: F401
 from .gemm import Accumulation, matmul, scaled_mm  # noqa: F401,F811  (matmul: with accumulation=)
+from .matrix_units import BlockFMA, MatrixUnit  # noqa: F401  (docs/matrix-units.md)
 
 # every preset, alias and Tesla family (softfp8.e4m3, softfp8.float8_e4m3fn, softfp8.shp, ...)
 globals().update(_NAMED)
@@ -49,7 +50,8 @@ def get_libraries():
     return ["softfp8"]
 
 
-__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulation", "scaled_mm",
+__all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulation", "BlockFMA", "MatrixUnit",
+           "scaled_mm",
            "save", "savez", "load", "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "p3109", "format", "presets", "lookup",

@@ -696,6 +696,119 @@ def blas_info():
     return d
 
 # --------------------------------------------------------------------------
+# matrix-unit models: block FMA, further orders, addends (softfp8/_core/bfma.c)
+# --------------------------------------------------------------------------
+
+cdef extern from "bfma.h":
+    ctypedef struct sfp8u_model:
+        int order
+        sfp8_format fa
+        sfp8_format fb
+        sfp8_format fo
+        sfp8_env envo
+        int has_addend
+        int block
+        int exact_align
+        int extra_bits
+        int sticky
+        int grouping
+        int late_addend
+        int align_rounding
+        int addend_extra_bits
+        int has_zero_addend_exp
+        int zero_addend_exp
+        int normalized_products
+        int has_min_exp
+        int min_exp
+        int product_overflow
+        int in_subnormals
+        int out_subnormals
+        int64_t promote
+        int has_prod
+        sfp8_format fp
+        sfp8_env envp
+        sfp8_format facc
+        sfp8_env envacc
+        sfp8_format fprom
+        sfp8_env envprom
+    unsigned SFP8U_NOMEM
+    const char *sfp8u_check(const sfp8u_model *md)
+    unsigned sfp8u_gemm(const sfp8u_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
+                        Py_ssize_t bk, Py_ssize_t bp, const char *C, Py_ssize_t cm, Py_ssize_t cp, char *O,
+                        Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p) nogil
+
+
+def mu_gemm(dict md, cnp.ndarray A, cnp.ndarray B, object C, cnp.ndarray O):
+    """O = A @ B + C (2-D code arrays, any strides; C: None or an array of O's shape and
+    item size, broadcast strides allowed) under the matrix-unit model md
+    (softfp8/_core/bfma.h field names; formats as parameter tuples, environments as
+    (rounding, saturate, tininess_before, sr_bits)); returns the flags."""
+    cdef sfp8u_model m
+    cdef unsigned fl
+    cdef const char *why
+    cdef const char *pc = NULL
+    cdef Py_ssize_t cm = 0, cp = 0
+    memset(&m, 0, sizeof(m))
+    m.order = md["order"]
+    m.fa = to_format(md["fa"])
+    m.fb = to_format(md["fb"])
+    m.fo = to_format(md["fo"])
+    fill_env(&m.envo, md["envo"])
+    m.has_addend = C is not None
+    m.block = md.get("block", 1)
+    m.exact_align = md.get("exact_align", 0)
+    m.extra_bits = md.get("extra_bits", 0)
+    m.sticky = md.get("sticky", 0)
+    m.grouping = md.get("grouping", 0)
+    m.late_addend = md.get("late_addend", 0)
+    m.align_rounding = md.get("align_rounding", 2)
+    m.addend_extra_bits = md.get("addend_extra_bits", 7)
+    m.has_zero_addend_exp = md.get("zero_addend_exp") is not None
+    m.zero_addend_exp = md.get("zero_addend_exp") or 0
+    m.has_min_exp = md.get("min_exp") is not None
+    m.min_exp = md.get("min_exp") or 0
+    m.normalized_products = md.get("normalized_products", 0)
+    m.product_overflow = md.get("product_overflow", 1)
+    m.in_subnormals = md.get("in_subnormals", 1)
+    m.out_subnormals = md.get("out_subnormals", 1)
+    m.promote = md.get("promote", 0)
+    m.has_prod = md.get("fp") is not None
+    m.fp = to_format(md.get("fp") or md["fo"])
+    fill_env(&m.envp, md.get("envp", md["envo"]))
+    m.facc = to_format(md.get("facc", md["fo"]))
+    fill_env(&m.envacc, md.get("envacc", md["envo"]))
+    m.fprom = to_format(md.get("fprom", md["fo"]))
+    fill_env(&m.envprom, md.get("envprom", md["envo"]))
+    why = sfp8u_check(&m)
+    if why != NULL:
+        raise ValueError(f"matrix-unit model: {why.decode()}")
+    if A.ndim != 2 or B.ndim != 2 or O.ndim != 2:
+        raise ValueError("mu_gemm operands must be 2-D")
+    cdef int64_t rows = A.shape[0], k = A.shape[1], p = B.shape[1]
+    if B.shape[0] != k or O.shape[0] != rows or O.shape[1] != p:
+        raise ValueError("mu_gemm shapes do not fit")
+    if A.itemsize != _elem_size(&m.fa) or B.itemsize != _elem_size(&m.fb) or O.itemsize != _elem_size(&m.fo):
+        raise ValueError("mu_gemm arrays have the wrong item sizes")
+    cdef cnp.ndarray Ca
+    if C is not None:
+        Ca = C
+        if Ca.ndim != 2 or Ca.shape[0] != rows or Ca.shape[1] != p or Ca.itemsize != O.itemsize:
+            raise ValueError("mu_gemm: C does not fit the result")
+        pc = _ptr(Ca)
+        cm = Ca.strides[0]
+        cp = Ca.strides[1]
+    cdef const char *pa = _ptr(A)
+    cdef const char *pb = _ptr(B)
+    cdef char *po = _ptr(O)
+    cdef Py_ssize_t am = A.strides[0], ak = A.strides[1], bk = B.strides[0], bp = B.strides[1]
+    cdef Py_ssize_t om = O.strides[0], op = O.strides[1]
+    with nogil:
+        fl = sfp8u_gemm(&m, pa, am, ak, pb, bk, bp, pc, cm, cp, po, om, op, rows, k, p)
+    if fl & SFP8U_NOMEM:
+        raise MemoryError("softfp8 matrix-unit model: out of memory")
+    return fl
+
+# --------------------------------------------------------------------------
 # NumPy DType glue (softfp8/_core/npy/*.c)
 # --------------------------------------------------------------------------
 

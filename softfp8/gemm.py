@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _context, _ext
 from . import bits as _bits
+from . import matrix_units as _mu
 from ._dtypes import _matmul_shape, dtype_of, format_of
 from ._dtypes import matmul as _exact_matmul
 from ._formats import lookup
@@ -91,7 +92,9 @@ class Accumulation:
     and each partial sum is added into a running sum of format ``promoted``
     (binary32 by default, rounded to nearest even), as IBM's chunk-based
     accumulation and the promotion of DeepSeek-V3's FP8 GEMMs do.
-    ``order``: "sequential" (products added in order of the inner index).
+    ``order``: "sequential" (products added in order of the inner index), "pairwise"
+    (a binary tree) or "kahan" (compensated; docs/matrix-units.md, "Further orders").
+    ``Accumulation.profile(name)``: a real GPU's matrix unit (docs/matrix-units.md).
     """
 
     __slots__ = ("product", "accumulator", "rounding", "product_rounding", "promote_every",
@@ -108,15 +111,17 @@ class Accumulation:
             promote_every = _as_int(promote_every, "promote_every")
             if promote_every < 1:
                 raise ValueError(f"promote_every must be None or >= 1, got {promote_every}")
-        if order != "sequential":
+        if order not in ("sequential", "pairwise", "kahan"):
             if not isinstance(order, str):
-                raise TypeError(f"order must be a string ('sequential'), got {order!r}")
-            raise ValueError(f"unknown order {order!r}: only 'sequential' is modelled")
+                raise TypeError(f"order must be a string ('sequential', 'pairwise', 'kahan'), got {order!r}")
+            raise ValueError(f"unknown order {order!r}: 'sequential', 'pairwise' or 'kahan'")
         self.product = product
         self.accumulator = accumulator
         self.promote_every = promote_every
         self.promoted = promoted
         self.order = order
+
+    profile = staticmethod(_mu.profile)
 
     def __repr__(self):
         parts = [f"product={self._prod.name if self._prod else None}",
@@ -126,6 +131,8 @@ class Accumulation:
             parts.append(f"product_rounding={self.product_rounding!r}")
         if self._prom.name != "float32":
             parts.append(f"promoted={self._prom.name!r}")
+        if self.order != "sequential":
+            parts.append(f"order={self.order!r}")
         return f"softfp8.Accumulation({', '.join(parts)})"
 
 
@@ -141,6 +148,9 @@ def _env(target, rounding):
 def _model(acc):
     if acc is None or (isinstance(acc, str) and acc == "exact"):
         return None
+    if _mu.is_block_model(acc) or (isinstance(acc, Accumulation) and acc.order != "sequential"):
+        raise TypeError(f"softfp8.scaled_mm does not model {acc!r} yet: matrix units, BlockFMA and the "
+                        f"pairwise and Kahan orders are computed by softfp8.matmul")
     if not isinstance(acc, Accumulation):
         raise TypeError(f"accumulation must be None, 'exact' or a softfp8.Accumulation, "
                         f"got {acc!r}")
@@ -183,8 +193,8 @@ def _operands(a, b, what):
     return a, b, fa, fb
 
 
-def matmul(a, b, out_dtype=None, out=None, accumulation=None):
-    """Matrix product of two softfp8 arrays (np.matmul's shapes and broadcasting).
+def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
+    """Matrix product of two softfp8 arrays (np.matmul's shapes and broadcasting), plus C.
 
     ``accumulation=None``: every output element is the exact dot product rounded
     once (context rounding) into ``out_dtype`` -- the operands' format by default,
@@ -193,7 +203,12 @@ def matmul(a, b, out_dtype=None, out=None, accumulation=None):
     models").  The operands may have different formats (E4M3 x E5M2, ...): then
     ``out_dtype`` defaults to float32 and may be float32, float64, float16,
     bfloat16 or any softfp8 format.  ``out`` must have the result's shape and dtype.
+    ``c``: A @ B + C, C of the output's dtype, broadcast to the result's shape, entering
+    where the model puts it; ``accumulation`` may also be a matrix unit
+    (``Accumulation.profile(name)``) or a ``softfp8.BlockFMA`` (docs/matrix-units.md).
     """
+    if _mu.handles(accumulation, c):
+        return _mu.matmul(a, b, c, out_dtype, out, accumulation)
     a, b, fa, fb = _operands(a, b, "softfp8.matmul")
     model = _model(accumulation)
     if model is None and a.dtype == b.dtype:

@@ -152,7 +152,7 @@ def _mm_blas8():
 
 
 # --------------------------------------------------------------------------
-# gemm.c: softfp8.matmul of mixed formats and accumulation models, scaled_mm, mx, dask
+# the matrix engine: softfp8.matmul of mixed formats and accumulation models, scaled_mm, mx, dask
 # --------------------------------------------------------------------------
 
 OUT_DTYPES = (np.float32, np.float64, softfp8.float16, softfp8.bfloat16, softfp8.e4m3)
