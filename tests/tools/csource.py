@@ -210,7 +210,11 @@ def dependency_graph(srcs=None):
 
 def module_of(name):
     """A header and the source of the same name in the same folder are one module
-    (x.h declares what x.c defines); other files are modules of their own."""
+    (x.h declares what x.c defines); other files are modules of their own, except the
+    matrix engine: mm/ is one module (mm.h its interface, mm_impl.h the private header
+    its files share; docs/matrix-engine.md), split into files by kernel, not by layer."""
+    if name.startswith("mm/"):
+        return "mm"
     stem, _, ext = name.rpartition(".")
     return stem if ext in ("c", "h") else name
 

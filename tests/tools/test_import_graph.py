@@ -129,14 +129,18 @@ from . import csource as _C
 GLUE, ENGINE, FAST, CORE = 3, 2, 1, 0
 LAYER_NAMES = {GLUE: "NumPy glue", ENGINE: "driver / matrix engine", FAST: "fast paths", CORE: "exact core"}
 # files outside npy/ and fast/, by layer (a new file must be placed here)
-ENGINE_FILES = {"driver.c", "driver.h", "gemm.c", "gemm.h"}
+# (and every file of mm/, the matrix engine)
+ENGINE_FILES = {"driver.c", "driver.h"}
 CORE_FILES = {"core.c", "core_x.h", "accum.c", "accum.h", "codes.h", "order.h", "rng.h", "ops.c", "ops.h",
-              "ops.def", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c", "include/softfp8/softfp8.h"}
+              "ops.def", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c", "include/softfp8/softfp8.h",
+              # the matrix-unit models: exact definitions like accum.c (docs/matrix-units.md)
+              "bfma.c", "bfma.h"}
 # what _ext.pyx may use of fast/: its switches, the cache's diagnostics and the counters --
 # no table getter and no kernel (the way into fast/ is the driver)
 PYX_FAST_ALLOWED = {"sfp8f_enabled", "sfp8f_set_enabled", "sfp8f_simd_level", "sfp8f_set_simd", "sfp8f_cache_info",
                     "sfp8f_cache_stats", "sfp8f_set_cache_cap", "sfp8f_cache_reclaim", "sfp8f_read_begin",
-                    "sfp8f_read_end", "sfp8f_families", "sfp8f_family_counts", "sfp8f_reset_family_counts"}
+                    "sfp8f_read_end", "sfp8f_family_info", "sfp8f_family_total", "sfp8f_family_calls",
+                    "sfp8f_family_calls_reset"}
 MAX_LINES = 1200
 
 
@@ -145,7 +149,7 @@ def c_layer(name):
         return GLUE
     if name.startswith("fast/"):
         return FAST
-    if name in ENGINE_FILES:
+    if name in ENGINE_FILES or name.startswith("mm/"):
         return ENGINE
     if name in CORE_FILES:
         return CORE

@@ -30,8 +30,12 @@ from . import csource as C
 
 # ---- where rounding is declared ----------------------------------------------------------
 CORE = {"core.c", "core_x.h", "accum.c", "accum.h", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c",
-        "include/softfp8/softfp8.h"}
-MATRIX_ENGINE = {"gemm.c", "gemm.h"}
+        "include/softfp8/softfp8.h", "bfma.c", "bfma.h"}
+
+
+def matrix_engine(name):
+    """The matrix engine (mm/): its DERIVED pieces (mm_simd.c) and the generic kernels."""
+    return name.startswith("mm/")
 
 
 def family_file(name):
@@ -40,7 +44,7 @@ def family_file(name):
 
 
 def allowed(name):
-    return name in CORE or name in MATRIX_ENGINE or family_file(name)
+    return name in CORE or matrix_engine(name) or family_file(name)
 
 
 # sites outside the declared files that look like rounding but are not: (file, function, rule): why
@@ -165,7 +169,7 @@ def derived_label_errors(srcs):
     "DERIVED from core.c round_pack" label, and test references in C comments that name
     no existing test (a renamed or deleted proof)."""
     errs = []
-    rounding = {n for n, _, _, _, _ in sites(srcs) if family_file(n) or n in MATRIX_ENGINE}
+    rounding = {n for n, _, _, _, _ in sites(srcs) if family_file(n) or matrix_engine(n)}
     for n in sorted(rounding):
         if "DERIVED from core.c round_pack" not in " ".join(srcs[n].text.split()):
             errs.append(f"{n}: rounds (rules R1-R5) but carries no 'DERIVED from core.c round_pack' label")

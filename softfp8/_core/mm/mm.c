@@ -154,3 +154,8 @@ unsigned sfp8m_gemm(const sfp8m_model *md, const sfp8m_blas *blas, const char *A
     fesetenv(&fe);
     return flags;
 }
+
+int sfp8m_fast_level(void)
+{
+    return sfp8f_enabled();
+}

@@ -85,6 +85,11 @@ unsigned sfp8m_gemm(const sfp8m_model *md, const sfp8m_blas *blas, const char *A
                     const char *B, ptrdiff_t bk, ptrdiff_t bp, char *O, ptrdiff_t om, ptrdiff_t op, int64_t m,
                     int64_t k, int64_t p, int fast);
 
+/* The fast-path setting (0, 1, 2) the callers pass as `fast`: the switches of fast/
+ * (SOFTFP8_FAST, _ext.set_fast), read through the engine so that the glue never
+ * reaches fast/. */
+int sfp8m_fast_level(void);
+
 /* The exact dot product of one format rounded once, as `@` computes it (the model
  * np.matmul uses: fa = fb = f, SFP8M_NAN_OPERAND, no scales, output f / binary32 /
  * binary64 by out); for other loops of the glue (np.dot). */

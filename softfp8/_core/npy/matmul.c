@@ -18,7 +18,6 @@
 #endif
 #include <string.h>
 #include "glue.h"
-#include "fast.h"
 #include "matmul_api.h"
 
 #include <stdlib.h>
@@ -186,7 +185,7 @@ static int matmul_run(MatmulData *md, char *const data[], const npy_intp outer[]
 {
     const sfp8_format *out = md->out_kind == 0 ? &md->f : md->out_kind == 1 ? &sfp8_binary32 : &sfp8_binary64;
     unsigned int accf = 0;
-    int fast = sfp8f_enabled();
+    int fast = sfp8m_fast_level();
     const sfp8m_blas *blas = md->ld.stoch || !fast ? NULL : blas_pick(m, n, p);
     sfp8m_model mdl;
     sfp8_env env;
@@ -388,7 +387,7 @@ unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char 
     sfp8m_model mdl;
     unsigned fl;
     sfp8m_exact_model(&mdl, f, f, env);
-    fl = sfp8m_gemm(&mdl, NULL, a, 0, sa, b, sb, 0, out, 0, 0, 1, n, 1, sfp8f_enabled());
+    fl = sfp8m_gemm(&mdl, NULL, a, 0, sa, b, sb, 0, out, 0, 0, 1, n, 1, sfp8m_fast_level());
     if (fl & (SFP8M_NOMEM | SFP8M_BLASFAIL)) {
         uint16_t nan = (uint16_t)sfp8_default_nan(f);
         if (f->bits <= 8) *(uint8_t *)out = (uint8_t)nan;
