@@ -11,7 +11,7 @@
  * range (IEEE-style) or are the "-0" code (FNUZ-style).  The NaN test comes from
  * the core's sfp8_classify (a binary search over magnitudes).  Checked against
  * the core's comparison and the exact reference model by
- * tests/numpy_glue/test_order.py and tests/fast/test_fast_layouts.py.
+ * tests/numpy_glue/test_order.py and tests/harness/test_harness.py::test_entry [order16].
  * Bits above the format's width are ignored (docs/semantics.md). */
 #ifndef SOFTFP8_ORDER_H
 #define SOFTFP8_ORDER_H

@@ -10,8 +10,7 @@ import pytest
 import softfp8
 from softfp8 import _ext
 
-from .test_fast_layouts import switches
-from .test_fast_paths import SIMD_LEVELS
+from tests.harness.machinery import LEVELS as SIMD_LEVELS, switches
 
 # name -> the SIMD levels with a kernel of the family's own (0 portable C, 1 AVX2, 2 AVX-512)
 FAMILIES = {

@@ -23,7 +23,7 @@ import softfp8
 from softfp8 import _ext
 from tests.models import fraction_model as fm
 
-from .test_fast_paths import SIMD_LEVELS
+from tests.harness.machinery import LEVELS as SIMD_LEVELS
 
 MODES = ("nearest_even", "nearest_away", "toward_zero", "upward", "downward", "to_odd", "stochastic")
 REPORTED = dict(exp_bits=8, man_bits=4, bias=127, specials="fn", subnormals="flush", signed=True, saturate=True)

@@ -7,9 +7,9 @@
  * rounder (round64.h, round_f64: round_pack specialised to a binary64 source).
  * NaN / infinity operands, division by zero and exact zero quotients / fma
  * results take the core.  Proven equal by
- * tests/fast/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs,
+ * tests/harness/test_harness.py::test_entry [arith16], ::test_16bit_arith_configs,
  * ::test_matmul_paths, and under every calling convention by
- * tests/fast/test_fast_layouts.py::test_arith16_layouts.
+ * tests/harness/test_harness.py::test_entry [arith16].
  *
  * The 16-bit scalar loop reads element i's operands before writing output i,
  * so it is correct for any overlap (fast.h); the SIMD kernels (below)

@@ -1,6 +1,10 @@
 /* The arith16 family's table and parameters that other families read
  * (internal to fast/): the sr_arith16 and sr_fma families decode 16-bit codes
- * with the same arithmetic (the SIMD loaders below) and reuse its table. */
+ * with the same arithmetic (the SIMD loaders below) and reuse its table.
+ *
+ * DERIVED from core.c round_pack: RNE_SAE, binary64 lanes rounded to nearest (exact
+ * conversions of decoded operands only); proof: tests/harness/test_harness.py::test_entry (entries arith16, sr_arith16, sr_fma).
+ */
 #ifndef SOFTFP8_FAST_ARITH16_H
 #define SOFTFP8_FAST_ARITH16_H
 #include <stddef.h>

@@ -10,9 +10,9 @@
  * gather of the last entry inside it) and AVX-512 (sixteen lanes), the SIMD
  * kernels on contiguous operands sfp8f_apart allows, without per-element flags,
  * the tail by the portable loop.  Equal to the core under every calling
- * convention: tests/fast/test_fast_layouts.py::test_direct_binary8 (any
+ * convention: tests/harness/test_harness.py::test_entry [binary8] (any
  * overlap, per-element flags, every level) and the exhaustive pair tests of
- * tests/fast/test_fast_paths.py. */
+ * tests/harness/test_harness.py::test_entry [binary8]. */
 #include <stdlib.h>
 #include <string.h>
 

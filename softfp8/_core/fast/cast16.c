@@ -28,8 +28,8 @@
  * core sees the original bits of uncovered lanes); calls whose output overlaps
  * the input run element by element, in order.
  *
- * Proven equal to the core by tests/fast/test_fast_paths.py::test_cast16_*
- * and tests/fast/test_fast_layouts.py::test_cast_layouts.  The stochastic casts
+ * Proven equal to the core by tests/harness/test_harness.py::test_entry [cast16]
+ * and tests/harness/test_harness.py::test_entry [cast16].  The stochastic casts
  * into these formats are sr_cast16.c. */
 #include <string.h>
 

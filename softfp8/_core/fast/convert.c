@@ -10,8 +10,8 @@
  * sources: sixty-four lanes through byte planes of the table, one 64-byte
  * permute per plane and output byte; contiguous operands sfp8f_apart allows,
  * without per-element flags).  Equal to the core under every calling
- * convention: tests/fast/test_fast_layouts.py::test_direct_convert and the
- * exhaustive conversion tests of tests/fast/test_fast_paths.py. */
+ * convention: tests/harness/test_harness.py::test_entry [convert] and the
+ * exhaustive conversion tests of tests/harness/test_harness.py::test_entry [convert]. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -163,7 +163,7 @@ static inline uint64_t sfp8f_dbits(double x)
  * p + q = s + err exactly (TwoSum); returns the bits of (p + q) rounded to odd,
  * which keeps every rounding decision of a format with at most 51 significand
  * bits (the final rounding then happens once, from these bits).  Proven equal,
- * through its users, by tests/fast/test_fast_arith.py::test_fma_exhaustive_nearest_even,
+ * through its users, by tests/harness/test_harness.py::test_entry [fma8],
  * ::test_fma_random_all_configs, ::test_16bit_arith_random, ::test_16bit_arith_configs. */
 static inline uint64_t sfp8f_odd_sum(double p, double q, double *s_out)
 {

@@ -6,9 +6,9 @@
  * binary64 key table (from_float8.c, built by the core); NaN/infinity
  * operands and zero sums take the core.  Operand tables have 256 entries built
  * by the core for every byte.  Proven equal by
- * tests/fast/test_fast_arith.py::test_fma_exhaustive_nearest_even and
+ * tests/harness/test_harness.py::test_entry [fma8] and
  * ::test_fma_random_all_configs, and under every calling convention by
- * tests/fast/test_fast_layouts.py::test_fma_layouts and ::test_direct_fma.
+ * tests/harness/test_harness.py::test_entry [fma8] and ::test_direct_fma.
  *
  * Kernels: portable C (element by element in order; any overlap); AVX-512
  * (sixteen lanes: operand values from two byte planes of their binary32 bits,

@@ -8,10 +8,10 @@
  * = code | flags << 8, each the core's rounding of one member of the key's
  * class; the claim is that every member of a class rounds the same way in the
  * formats sfp8f_from_float_ok accepts.  Proven equal by
- * tests/fast/test_fast_paths.py::test_key_class_members_are_classes,
+ * tests/harness/test_harness.py::test_entry [from_float8],
  * ::test_cast_float32_key_classes, ::test_cast_float_structured,
  * ::test_cast_float32_random, ::test_cast_float64_random, and under every
- * calling convention by tests/fast/test_fast_layouts.py::test_cast_layouts and
+ * calling convention by tests/harness/test_harness.py::test_entry [from_float8] and
  * ::test_direct_from_float.
  *
  * The arithmetic kernels (binary64 inputs, AVX2 and AVX-512): the key table's
@@ -42,11 +42,11 @@
  * see no subnormal operand or result, so MXCSR (its flags, DAZ, FTZ) neither
  * changes nor matters.
  *
- * Proven equal to the core by tests/fast/test_fast_paths.py::test_cast_float64_presets
+ * Proven equal to the core by tests/harness/test_harness.py::test_entry [from_float8]
  * (every rounding boundary of the presets of <= 8 bits and its neighbours under
  * all 24 environments, random values, at each SIMD level), ::test_cast_float64_random,
  * ::test_cast_float_structured
- * and tests/fast/test_fast_layouts.py::test_cast_layouts.
+ * and tests/harness/test_harness.py::test_entry [from_float8].
  *
  * Kernels: portable C (the key table, element by element in order; any
  * overlap), AVX2 (the arithmetic kernel on contiguous binary64 input, four

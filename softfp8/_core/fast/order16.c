@@ -6,8 +6,8 @@
  * the operand with the larger / smaller key, -0 < +0 between zeros (core.c,
  * minmax).  The keys are the core's value order by construction (order.h);
  * equality with the core is tested under every NumPy calling convention by
- * tests/fast/test_fast_layouts.py::test_order16_layouts and on random and
- * special-heavy operands by tests/fast/test_fast_arith.py::test_order16_random.
+ * tests/harness/test_harness.py::test_entry [order16] and on random and
+ * special-heavy operands by tests/harness/test_harness.py::test_entry [order16].
  *
  * The cached "table" is the format's sfp8_order (so the cache's counters show
  * the path in use, and the NaN search runs once per format).  One scalar loop,

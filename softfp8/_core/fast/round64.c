@@ -6,9 +6,9 @@
  * DERIVED from core.c round_pack: sfp8f_rounder / round_f64 /
  * sfp8f_round_doubles are round_pack specialised to a binary64 source and
  * IEEE subnormals, per rounding mode; overflow results and their flags come
- * from the core.  Proven equal by tests/fast/test_fast_arith.py::test_16bit_arith_random,
+ * from the core.  Proven equal by tests/harness/test_harness.py::test_entry [arith16, cast16],
  * ::test_16bit_arith_configs (16-bit arithmetic), ::test_matmul_paths (binary32
- * results), and tests/fast/test_fast_paths.py::test_cast16_* (casts). */
+ * results), and tests/harness/test_harness.py::test_entry [arith16, cast16] (casts). */
 #include <string.h>
 
 #include "fast_impl.h"

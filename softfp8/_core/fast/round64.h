@@ -11,7 +11,7 @@
  * subnormals (see sfp8f_rounder for the formats), one copy per rounding mode
  * (MODE is a constant in every caller); overflow results and their flags come
  * from the core (sfp8f_rounder).  Proven equal by
- * tests/fast/test_fast_arith.py::test_16bit_arith_random, ::test_16bit_arith_configs
+ * tests/harness/test_harness.py::test_entry [arith16, cast16], ::test_16bit_arith_configs
  * (16-bit add/sub/mul) and ::test_matmul_paths (binary32 results). */
 
 static inline __attribute__((always_inline)) int round_inc(int MODE, int s, uint64_t K, uint64_t rem,

@@ -2,7 +2,11 @@
  * bits' keys, one call's description for the portable loops and the lanes the
  * SIMD kernels leave to the core (sr_common.c), the search of a table entry's
  * threshold (the per-code tables of sr_table8 and sr_wide), and the 16-bit
- * table of sr_arith16, which sr_fma shares. */
+ * table of sr_arith16, which sr_fma shares.
+ *
+ * DERIVED from core.c round_pack: sfp8f_sr16_round, the stochastic choice between a
+ * 16-bit result's two neighbours; proof: tests/harness/test_harness.py::test_entry (entries sr_arith16, sr_fma).
+ */
 #ifndef SOFTFP8_FAST_SR_H
 #define SOFTFP8_FAST_SR_H
 #include <stddef.h>

@@ -10,8 +10,8 @@
  * (R & (2^N - 1)) > (2^N - 1) - t, inexact iff rem != 0, with the operands'
  * flags (subnormal operands).  Zero, tiny or overflowing results, NaN or
  * infinite operands and inexact sums take the core.  Proven equal by
- * tests/fast/test_fast_arith.py::test_stochastic_arith16 and, under the NumPy
- * calling conventions, tests/fast/test_fast_layouts.py::test_stochastic_arith16_layouts.
+ * tests/harness/test_harness.py::test_entry [sr_arith16] and, under the NumPy
+ * calling conventions, tests/harness/test_harness.py::test_entry [sr_arith16].
  *
  * Kernels: portable C (element by element in order: any overlap); AVX2 (four
  * binary64 lanes, every operand through vf; sqrt's remainder by Dekker's exact

@@ -25,8 +25,8 @@
  *      (the element index follows the logical position); calls whose output
  *      overlaps the input run element by element, in order.
  *
- *      Proven equal to the core by tests/fast/test_fast_arith.py::test_stochastic_cast*
- *      and tests/fast/test_fast_layouts.py::test_stochastic_layouts. */
+ *      Proven equal to the core by tests/harness/test_harness.py::test_entry [sr_cast16]
+ *      and tests/harness/test_harness.py::test_entry [sr_cast16]. */
 #include <string.h>
 
 #include "cast16.h"

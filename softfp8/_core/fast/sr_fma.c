@@ -8,7 +8,7 @@
  * the code K, t = floor(fraction * 2^N) and inexact are the exact result's,
  * and sfp8f_sr16_round (sr.h) applies the core's rule.  Zero, tiny or overflowing results
  * and NaN or infinite operands take the core.  Proven equal by
- * tests/fast/test_sr_fma.py.
+ * tests/harness/test_harness.py::test_entry [sr_fma].
  *
  * Kernels: portable C (element by element in order: any overlap); AVX-512
  * (eight binary64 lanes: x*y exact, + z rounded to odd, then sr16d's rule with

@@ -8,9 +8,9 @@
  * chosen by the core's rule t + R >= 2^N with t = floor(fraction * 2^N) and R
  * the element's counter-based random bits (rng.h, the core's generator);
  * everything else takes the core.  Proven equal by
- * tests/fast/test_fast_arith.py::test_stochastic_cast, and under several layouts
+ * tests/harness/test_harness.py::test_entry [sr_from_float8], and under several layouts
  * (strides, zero strides, unaligned, out= buffers) by
- * tests/fast/test_fast_layouts.py::test_stochastic_layouts.
+ * tests/harness/test_harness.py::test_entry [sr_from_float8].
  *
  * Kernels: portable C (element by element in order: any overlap); AVX2 (eight
  * lanes in the order L of simd.h, the neighbours from the key tables) and

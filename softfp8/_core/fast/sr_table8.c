@@ -26,9 +26,9 @@
  *
  * DERIVED from core.c round_pack (its stochastic branch), through the core
  * itself: every entry is two core results and a threshold checked against the
- * core.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8,
- * tests/fast/test_sr_convert.py (conversions and unary operations), and under
- * every calling convention by tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts.
+ * core.  Proven equal by tests/harness/test_harness.py::test_entry [sr_arith8, sr_unary8, sr_convert8],
+ * tests/harness/test_harness.py::test_entry [sr_arith8, sr_unary8, sr_convert8] (conversions and unary operations), and under
+ * every calling convention by tests/harness/test_harness.py::test_entry [sr_arith8, sr_unary8, sr_convert8].
  *
  * Kernels: portable C (element by element in order: any overlap), AVX2 (eight
  * lanes, the order L of simd.h) and AVX-512 (sixteen lanes) on the compact
@@ -328,9 +328,9 @@ typedef unsigned (*sr8_block)(const sfp8s_sr8 *p, const uint8_t *x, const uint8_
  * src converted (op -1) or op of them, split into the table index's bytes).  The SIMD kernels (AVX-512, AVX2) take blocks of up to SR8_BLK elements when the output is
  * apart from the inputs (fast_impl.h, sfp8f_apart; strided operands through
  * buffers); otherwise, and below AVX-512, the loop below, element by element
- * in order.  Proven equal by tests/fast/test_fast_arith.py::test_stochastic_arith8
+ * in order.  Proven equal by tests/harness/test_harness.py::test_entry [sr_arith8, sr_unary8, sr_convert8]
  * and under every calling convention by
- * tests/fast/test_fast_layouts.py::test_stochastic_arith_layouts. */
+ * tests/harness/test_harness.py::test_entry [sr_arith8, sr_unary8, sr_convert8]. */
 /* The index bytes x[j], y[j] of the table for the m elements from element i:
  * contiguous 8-bit operands in place, else copied into xb, yb (a conversion:
  * the source codes of isz bytes, masked by smask, split into two bytes) */

@@ -8,7 +8,7 @@
  *
  * DERIVED from core.c round_pack through the core itself (every entry is two
  * core results and a threshold checked against the core); proven equal by
- * tests/fast/test_sr_convert.py.
+ * tests/harness/test_harness.py::test_entry [sr_wide].
  *
  * Kernels: portable C (element by element in order: any overlap); AVX2 (eight
  * lanes) and AVX-512 (sixteen lanes), one 64-bit gather of the entry per lane,

@@ -9,7 +9,7 @@
  * sum_exact, through accum.c's acc_round).  The table is built from the core's
  * binary64 decoding of every code (only formats whose values are all binary64
  * numbers, accum.h acc_binary64_exact).  Equal to the core: the reductions of
- * tests/fast/test_fast_layouts.py and tests/core's sum tests. */
+ * tests/harness/test_harness.py::test_entry [sum8] and tests/core's sum tests. */
 #include <stdlib.h>
 
 #include "accum.h"

@@ -7,8 +7,8 @@
  * core masks one-byte codes to the width, two-byte codes are masked here
  * before indexing).  One portable kernel, element by element in order (any
  * overlap).  Equal to the core under every calling convention:
- * tests/fast/test_fast_layouts.py::test_direct_unary and the exhaustive unary
- * tests of tests/fast/test_fast_paths.py. */
+ * tests/harness/test_harness.py::test_entry [unary] and the exhaustive unary
+ * tests of tests/harness/test_harness.py::test_entry [unary]. */
 #include <stdlib.h>
 
 #include "fast_impl.h"

@@ -27,6 +27,10 @@
  *  - a row of A or a column of B holding a NaN or an infinity (entered as 0) gives
  *    outputs decided by their special products alone (mm_exact_element, only_special);
  *    a zero sum takes the exact kernels (the sign of an exact zero).
+ *
+ * DERIVED from core.c round_pack: the sign of an exact zero output (zero_output:
+ * -0 only rounding downward) besides the DERIVED pieces of mm_simd.c it calls; proof:
+ * tests/harness/test_harness.py::test_entry (entries blas_bound, blas_ziv).
  */
 #include <math.h>
 #include <stdlib.h>

@@ -12,6 +12,9 @@
  * numbers, leave the block to the generic kernel (mm_ref.c).  Proven equal to it
  * by tests/numpy_glue/test_gemm.py::test_fast_equals_core and the engine's
  * differential test (tests/numpy_glue/test_mm_engine.py).
+ *
+ * DERIVED from core.c round_pack: the sign of an exact zero dot product
+ * (zero_sign: -0 only rounding downward); proof: tests/harness/test_harness.py::test_entry (entry int_dot).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -19,6 +19,11 @@
  * infinity or an overflow anywhere in a block sends the block to the generic kernel;
  * promotions and the final product by the scale are the generic kernel's own steps
  * (mm_value.c) on the block's exact sums.
+ *
+ * DERIVED from core.c round_pack: which accumulator steps the fast rounder may take
+ * (nearest-even binary32 sums, mm_model_init), the zero sign of chunk sums rounding
+ * downward (fast_promote, fma16_block, odd_chunk) and fast_round's use of the fast
+ * paths' rounder; proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16).
  */
 #include <math.h>
 #include <stdlib.h>

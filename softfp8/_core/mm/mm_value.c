@@ -3,7 +3,13 @@
  * exact two-term sum rounded once, the scale product.  Every rounding is the
  * core's: sfp8_round_value on an exact value (significand, exponent, sticky bit
  * below 64 significant bits), sfp8_convert for NaN and infinity.  Nothing here
- * re-derives a rounding decision.
+ * re-derives a rounding decision but the sign of an exact zero sum:
+ *
+ * DERIVED from core.c round_pack: only the sign of an exact zero sum (-0 when
+ * rounding downward, IEEE 754 6.3) is decided here (sum_round, gv_add_round); every
+ * other result is the core's.  Proof: the generic kernels against Fraction models in
+ * tests/fast/test_matmul_exact.py and tests/numpy_glue/test_gemm.py, the paths built
+ * on them by tests/harness/test_harness.py::test_entry (entries blas_*, int_dot, model_*).
  */
 #include <math.h>
 #include <stdlib.h>
