@@ -23,6 +23,31 @@ cdef extern from "softfp8/softfp8.h":
         int tininess_before
         int sr_bits
         uint32_t random
+        int isa
+    ctypedef struct sfp8_explain:
+        int decision
+        int sign
+        uint64_t sig
+        int64_t exp
+        int sticky_in
+        int64_t e
+        int64_t quantum
+        int subnormal
+        uint64_t kept
+        int guard
+        int round
+        int sticky
+        int half
+        int carry
+        int tiny
+        int random_used
+        uint64_t result
+        uint8_t flags
+    uint32_t sfp8_op_explain(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
+                             const sfp8_env *env, uint8_t *flags, sfp8_explain *out)
+    uint64_t sfp8_convert_explain(const sfp8_format *src, const sfp8_format *dst, uint64_t a,
+                                  const sfp8_env *env, uint8_t *flags, sfp8_explain *out)
+    int sfp8_isa_lookup(const char *name)
     ctypedef struct sfp8_preset:
         const char *name
         sfp8_format format
@@ -370,8 +395,50 @@ def random_u32(uint64_t seed, uint64_t stream, uint64_t index):
 
 
 cdef void fill_env(sfp8_env *env, tuple envp):
-    env.rounding, env.saturate, env.tininess_before, env.sr_bits = envp
+    # envp = (rounding, saturate, tininess_before, sr_bits[, isa])
+    env.rounding, env.saturate, env.tininess_before, env.sr_bits = envp[:4]
     env.random = 0
+    env.isa = envp[4] if len(envp) > 4 else 0
+
+
+def isa_lookup(str name):
+    """The sfp8_isa value of a convention name ("x86+ftz", ...), or -1."""
+    return sfp8_isa_lookup(name.encode())
+
+
+cdef dict _explain_dict(sfp8_explain *x):
+    return {"decision": x.decision, "sign": x.sign, "sig": x.sig, "exp": x.exp,
+            "sticky_in": x.sticky_in, "e": x.e, "quantum": x.quantum, "subnormal": x.subnormal,
+            "kept": x.kept, "guard": x.guard, "round": x.round, "sticky": x.sticky,
+            "half": x.half, "carry": x.carry, "tiny": x.tiny, "random_used": x.random_used,
+            "result": x.result, "flags": x.flags}
+
+
+def explain(int op, tuple params, tuple envp, uint32_t random, uint32_t a, uint32_t b, uint32_t c):
+    """(result, flags, record dict) of one element of op (sfp8_op_explain)."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_explain x
+    cdef uint8_t fl = 0
+    cdef uint32_t r
+    fill_env(&env, envp)
+    env.random = random
+    r = sfp8_op_explain(op, &f, a, b, c, &env, &fl, &x)
+    return r, fl, _explain_dict(&x)
+
+
+def convert_explain(tuple src, tuple dst, tuple envp, uint32_t random, uint64_t a):
+    """(result, flags, record dict) of one conversion (sfp8_convert_explain)."""
+    cdef sfp8_format fs = to_format(src)
+    cdef sfp8_format fd = to_format(dst)
+    cdef sfp8_env env
+    cdef sfp8_explain x
+    cdef uint8_t fl = 0
+    cdef uint64_t r
+    fill_env(&env, envp)
+    env.random = random
+    r = sfp8_convert_explain(&fs, &fd, a, &env, &fl, &x)
+    return r, fl, _explain_dict(&x)
 
 
 cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):

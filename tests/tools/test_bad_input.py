@@ -286,7 +286,7 @@ row("SoftScalar dtype='bogus'", lambda: softfp8.SoftScalar(1.0, dtype="bogus"), 
 row("SoftScalar('abc')", lambda: softfp8.SoftScalar("abc", E4.dtype), ValueError, r"'abc'")
 row("SoftScalar(None)", lambda: softfp8.SoftScalar(None, E4.dtype), TypeError, r"None")
 row("presets(1)", lambda: softfp8.presets(1), TypeError, r"presets\(\) takes 0")
-for _name in ("get_rounding", "get_saturation", "get_tininess", "get_flags", "clear_flags",
+for _name in ("get_rounding", "get_saturation", "get_tininess", "get_isa", "get_flags", "clear_flags",
               "collect_flags", "get_include", "get_library_dir", "get_libraries"):
     # no parameters: an argument is refused by name
     row(f"{_name}(1)", lambda _name=_name: getattr(softfp8, _name)(1), TypeError,
@@ -323,6 +323,9 @@ for label, factory, exc, pat in [
     ("tininess(None)", lambda: softfp8.tininess(None), ValueError, r"got None"),
     ("tininess(array)", lambda: softfp8.tininess(np.array(["after", "before"])), ValueError,
      r"after.*before"),
+    ("isa('mips')", lambda: softfp8.isa("mips"), ValueError, r"'mips'.*x86"),
+    ("isa('x86+fz')", lambda: softfp8.isa("x86+fz"), ValueError, r"'x86\+fz'"),
+    ("isa(1)", lambda: softfp8.isa(1), TypeError, r"got 1"),
 ]:
     row(label, _enter(factory), exc, pat)
 

@@ -285,7 +285,7 @@ def test_dpi_library_for_other_simulators(tmp_path):
     apply = lib.softfp8_dpi_apply
     apply.restype = ctypes.c_uint
     apply.argtypes = [ctypes.c_int] * 9 + [ctypes.c_uint] * 3 + [ctypes.c_int] * 4 + [
-        ctypes.c_uint, ctypes.POINTER(ctypes.c_ubyte)]
+        ctypes.c_uint, ctypes.c_int, ctypes.POINTER(ctypes.c_ubyte)]
     fl = ctypes.c_ubyte()
     fields = [ctypes.c_int() for _ in range(8)]
     assert lib.softfp8_dpi_preset(b"CFLOAT8_143", 20, *map(ctypes.byref, fields)) == 0
@@ -301,10 +301,35 @@ def test_dpi_library_for_other_simulators(tmp_path):
     got = np.empty(65536, dtype=np.uint32)
     gflags = np.empty(65536, dtype=np.uint8)
     for i in range(65536):
-        got[i] = apply(div, *fmt.params, int(a[i]), int(b[i]), 0, 1, 1, 0, 32, 0, ctypes.byref(fl))
+        got[i] = apply(div, *fmt.params, int(a[i]), int(b[i]), 0, 1, 1, 0, 32, 0, 0, ctypes.byref(fl))
         gflags[i] = fl.value
     assert np.array_equal(got, want) and np.array_equal(gflags, wflags)
     # bad format, bad environment, bad operation: 0 with flags FF
     for args in ((div, 8, 1, 9, 3, 7, 1, 0, 0), (div, *fmt.params), (999, *fmt.params)):
         env = (9, 0, 0, 32) if args[1:] == fmt.params and args[0] == div else (0, 0, 0, 32)
-        assert apply(*args, 1, 1, 0, *env, 0, ctypes.byref(fl)) == 0 and fl.value == 0xFF
+        assert apply(*args, 1, 1, 0, *env, 0, 0, ctypes.byref(fl)) == 0 and fl.value == 0xFF
+    # codes above the format's width, an unknown ISA convention: bad calls, never masked
+    mul = lib.softfp8_dpi_op_lookup(b"mul")
+    e4m3 = softfp8.e4m3
+    for a_, b_, isa in ((0x1FF, 0x38, 0), (0x38, 0x100, 0), (0x38, 0x38, 7), (0x38, 0x38, 0x400)):
+        fl.value = 0
+        assert apply(mul, *e4m3.params, a_, b_, 0, 0, -1, 0, 32, 0, isa, ctypes.byref(fl)) == 0
+        assert fl.value == 0xFF, (a_, b_, isa)
+    assert apply(mul, *e4m3.params, 0x40, 0x38, 0, 0, -1, 0, 32, 0, 0, ctypes.byref(fl)) == 0x40
+    assert fl.value == 0
+    # the ISA conventions through DPI: RISC-V's canonical NaN, x86's negative indefinite
+    sqrt = lib.softfp8_dpi_op_lookup(b"sqrt")
+    f16 = softfp8.float16
+    for name, want in ((b"riscv", 0x7E00), (b"x86", 0xFE00), (b"default", 0x7E00)):
+        isa = lib.softfp8_dpi_isa(name)
+        assert apply(sqrt, *f16.params, 0xBC00, 0, 0, 0, -1, 0, 32, 0, isa, ctypes.byref(fl)) == want
+        assert fl.value == 0x10
+    assert lib.softfp8_dpi_isa(b"x86+ftz+daz") == 0x301 and lib.softfp8_dpi_isa(b"mips") == -1
+    # a convert source above its width
+    conv = lib.softfp8_dpi_convert
+    conv.restype = ctypes.c_ulonglong
+    conv.argtypes = [ctypes.c_int] * 16 + [ctypes.c_ulonglong] + [ctypes.c_int] * 4 + [
+        ctypes.c_uint, ctypes.c_int, ctypes.POINTER(ctypes.c_ubyte)]
+    assert conv(*e4m3.params, *f16.params, 0x138, 0, -1, 0, 32, 0, 0, ctypes.byref(fl)) == 0
+    assert fl.value == 0xFF
+    assert conv(*e4m3.params, *f16.params, 0x38, 0, -1, 0, 32, 0, 0, ctypes.byref(fl)) == 0x3C00
