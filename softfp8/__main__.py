@@ -32,6 +32,8 @@ from softfp8._validation import as_format
 
 FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
 ROUNDINGS = softfp8.bits.ROUNDING_MODES
+# --rounding of gen / ver / calc also takes TestFloat's names (rnear_even, rminMag, ...)
+ROUNDING_CHOICES = list(ROUNDINGS) + list(vectors.ROUNDING_ALIASES)
 # calc's operations: every row of the operation table (softfp8/_core/ops.def)
 OPERATIONS = softfp8.bits.OPERATIONS
 ARITY = {name: op.arity for name, op in OPERATIONS.items()}
@@ -236,9 +238,14 @@ def cmd_calc(args, out=print) -> int:
         codes = [parse_code(fmt, t) for t in args.operands]
     opts = {}
     if op.rounds:
-        opts = {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess}
+        opts = {"rounding": vectors.rounding_name(args.rounding), "saturate": args.saturate,
+                "tininess": args.tininess}
         if args.seed is not None:
             opts["seed"] = args.seed
+    if not op.noflags:
+        opts["isa"] = args.isa
+    if args.explain:
+        return _calc_explain(args, fmt, op, codes, opts, out)
     try:
         res = getattr(softfp8.bits, args.op)(fmt, *codes, **opts)
     except (ValueError, TypeError) as exc:
@@ -256,6 +263,19 @@ def cmd_calc(args, out=print) -> int:
     else:
         text = f"{fmt_code(fmt, int(result))}  {fmt_value(fmt.decode(int(result)))}"
     out(f"{text}  flags: {flag_names(flags)}")
+    return 0
+
+
+def _calc_explain(args, fmt, op, codes, opts, out):
+    """calc --explain: the result and the core's rounding record (softfp8._explain)."""
+    if not op.rounds or op.kind not in ("binary", "unary", "ternary"):
+        raise UsageError(f"--explain applies to operations that round a code result; "
+                         f"{op.name} does not")
+    try:
+        _, _, why = getattr(softfp8.bits, op.name)(fmt, *codes, explain=True, **opts)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    out(str(why))
     return 0
 
 
@@ -347,8 +367,9 @@ def _vector_format(args):
 
 
 def _vector_env(args):
-    return {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess,
-            "sr_bits": args.sr_bits}
+    return {"rounding": vectors.rounding_name(args.rounding), "saturate": args.saturate,
+            "tininess": args.tininess, "sr_bits": args.sr_bits, "isa": args.isa,
+            "testfloat": args.testfloat}
 
 
 def cmd_gen(args, out=None) -> int:
@@ -377,7 +398,12 @@ def _os_error(exc):
     return f"cannot open {exc.filename!r}: {exc.strerror}" if exc.filename else str(exc)
 
 
-def cmd_ver(args, out=print) -> int:
+def _stderr(text):
+    print(text, file=sys.stderr)
+
+
+def cmd_ver(args, out=print, err=_stderr) -> int:
+    """Verify; mismatches and errors go to stderr (err), the summary line to stdout."""
     fmt = _vector_format(args)
     try:
         ignore = vectors.parse_flags(args.ignore_flags or 0)
@@ -391,19 +417,19 @@ def cmd_ver(args, out=print) -> int:
             with open(args.input, "rb") as fh:
                 report = vectors.verify(fh, fmt, args.op, **opts)
     except vectors.VectorError as exc:
-        out(f"softfp8 ver: {exc}")
+        err(f"softfp8 ver: {exc}")
         return 1
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(_os_error(exc)) from None
     for m in report.first:
-        out(vectors.describe(fmt, args.op, m, args.rounding))
+        err(vectors.describe(fmt, args.op, m, args.rounding))
     if report.mismatches > len(report.first):
-        out(f"... {report.mismatches - len(report.first)} more")
+        err(f"... {report.mismatches - len(report.first)} more")
     what = f"{fmt.name} {args.op}"
     if report.lines == 0:
-        out(f"{what}: no test lines read")
+        err(f"{what}: no test lines read")
         return 1
     out(f"{what}: {report.lines} lines, {report.mismatches} mismatches")
     return 0 if report.ok else 1
@@ -437,7 +463,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("operands", nargs="*", metavar="CODE",
                     help="operand codes, hex (0x5c) or decimal (92); ldexp's second "
                          "operand is an integer exponent (e.g. -3)")
-    sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+    sp.add_argument("--rounding", choices=ROUNDING_CHOICES, default="nearest_even",
+                    metavar="MODE", help="%s (or TestFloat's rnear_even, rminMag, rmin, rmax, "
+                    "rnear_maxMag, rodd)" % ", ".join(ROUNDINGS))
+    sp.add_argument("--isa", default="default", metavar="ISA",
+                    help="ISA convention for NaN results, FTZ, DAZ: default, x86, arm, arm_dn, "
+                         "riscv, with +ftz / +daz (docs/golden-model.md)")
+    sp.add_argument("--explain", action="store_true",
+                    help="the exact value before rounding and the rounding decision")
     sat = sp.add_mutually_exclusive_group()
     sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
                      help="deliver +-max instead of inf on overflow")
@@ -490,7 +523,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--bias", type=int, metavar="N", help="bias of a Tesla family")
         sp.add_argument("--subnormals", choices=("tesla", "ieee"),
                         help="subnormal convention of a Tesla family")
-        sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+        sp.add_argument("--rounding", choices=ROUNDING_CHOICES, default="nearest_even",
+                        metavar="MODE", help="%s, or TestFloat's names (rnear_even, rminMag, "
+                        "rmin, rmax, rnear_maxMag, rodd)" % ", ".join(ROUNDINGS))
+        sp.add_argument("--isa", default="default", metavar="ISA",
+                        help="ISA convention: default, x86, arm, arm_dn, riscv (+ftz, +daz)")
+        sp.add_argument("--testfloat", action="store_true",
+                        help="TestFloat's flag byte (no denormal bit); ver: NaNs by class "
+                             "unless --nan bits, as testfloat_ver")
         sat = sp.add_mutually_exclusive_group()
         sat.add_argument("--saturate", dest="saturate", action="store_true", default=None)
         sat.add_argument("--no-saturate", dest="saturate", action="store_false")
@@ -514,8 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("ver", help="verify a device's results (same line format as gen)")
     vector_opts(sp)
     sp.add_argument("input", nargs="?", metavar="FILE", help="vector file (default stdin)")
-    sp.add_argument("--nan", choices=("bits", "class"), default="bits",
-                    help="compare NaN results bit for bit (default) or by class")
+    sp.add_argument("--nan", choices=("bits", "class"), default=None,
+                    help="compare NaN results bit for bit (default; with --testfloat: class) "
+                         "or by class")
     sp.add_argument("--ignore-flags", metavar="FLAGS",
                     help="flags left out of the comparison: names (inexact,denormal) or hex")
     sp.add_argument("--errors", type=int, default=20, metavar="N",

@@ -331,16 +331,17 @@ del _op
 
 
 def round_integral(fmt, a, exact=False, rounding=None, saturate=None, tininess=None,
-                   seed=None, sr_bits=None, random_bits=None):
+                   seed=None, sr_bits=None, random_bits=None, isa=None, explain=False):
     """Round to an integral value in the same format (IEEE roundToIntegral;
     ``exact=True`` is roundToIntegralExact, which raises inexact)."""
     op = OPERATIONS["round_integral_exact" if exact else "round_integral"]
-    return _apply(op, fmt, (a,), rounding, saturate, tininess, seed, sr_bits, random_bits)
+    return _apply(op, fmt, (a,), rounding, saturate, tininess, seed, sr_bits, random_bits, isa,
+                  explain)
 
 
-def compare(fmt, a, b, signaling=False):
+def compare(fmt, a, b, signaling=False, isa=None):
     """IEEE comparison: relation -1 (less), 0 (equal), 1 (greater), 2 (unordered)."""
-    return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b))
+    return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b), isa=isa)
 
 
 def sum(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None,

@@ -37,6 +37,21 @@ for _i, _c in enumerate(b"abcdef"):
     _HEXVAL[_c] = 10 + _i
 
 
+# TestFloat's rounding names (testfloat_gen / testfloat_ver options, with or without the
+# leading "r"), as aliases of softfp8's
+TESTFLOAT_ROUNDING = {"near_even": "nearest_even", "minMag": "toward_zero", "min": "downward",
+                      "max": "upward", "near_maxMag": "nearest_away", "odd": "to_odd"}
+ROUNDING_ALIASES = {**TESTFLOAT_ROUNDING, **{"r" + k: v for k, v in TESTFLOAT_ROUNDING.items()}}
+TESTFLOAT_FLAGS = 0x1F      # TestFloat's flag byte: softfp8's without the denormal bit
+
+
+def rounding_name(name):
+    """softfp8's name of a rounding mode given by softfp8's or TestFloat's name."""
+    if isinstance(name, str) and name in ROUNDING_ALIASES:
+        return ROUNDING_ALIASES[name]
+    return name
+
+
 class VectorError(ValueError):
     """A malformed vector file (the message names the line)."""
 
@@ -198,12 +213,12 @@ def _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
         pos = stop
 
 
-def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits):
+def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa="default"):
     """(result codes as uint64, flags uint8) through softfp8.bits."""
     codes = [o.astype(fmt.storage) for o in operands]
     fn = getattr(bits, op.name)
     if op.rounds:
-        kw = dict(rounding=rounding, saturate=saturate, tininess=tininess, sr_bits=sr_bits)
+        kw = dict(rounding=rounding, saturate=saturate, tininess=tininess, sr_bits=sr_bits, isa=isa)
         if rnd is not None:
             kw["random_bits"] = rnd.astype(np.uint32)
         res, flags = fn(fmt, *codes, **kw)
@@ -211,7 +226,7 @@ def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits):
         res = fn(fmt, *codes)
         flags = np.zeros(np.shape(res), dtype=np.uint8)
     else:
-        res, flags = fn(fmt, *codes)
+        res, flags = fn(fmt, *codes, isa=isa)
     res = np.asarray(res)
     if op.kind == "relation":
         res = res.astype(np.int8).view(np.uint8)
@@ -235,30 +250,38 @@ def _hex_lines(cols, widths):
 
 
 def generate(fmt, op, *, rounding="nearest_even", saturate=None, tininess="after", sr_bits=32,
-             level=1, count=10000, random_only=False, seed=1, max_lines=None, chunk=CHUNK):
+             level=1, count=10000, random_only=False, seed=1, max_lines=None, chunk=CHUNK,
+             isa="default", testfloat=False):
     """Yield the vector lines of one (format, operation, environment) as bytes chunks.
 
     8-bit formats (any operation whose operands have at most 24 bits in all) are
     exhaustive; wider ones get the special-value grid of ``level`` then ``count``
     random cases; ``random_only`` gives just the ``count`` random cases (any format).
     Every random choice derives from ``seed``.  ``saturate=None`` is the format's
-    default.  The arguments are checked at the call, before the first line."""
+    default.  ``isa``: an ISA convention (softfp8.isa); ``testfloat=True`` writes
+    TestFloat's flag byte (no denormal bit).  ``rounding`` takes TestFloat's names
+    too.  The arguments are checked at the call, before the first line."""
     fmt, op = _fmt(fmt), _op(op)
+    rounding = rounding_name(rounding)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)   # checks the options
+    bits._isa(isa)
     cs = case_set(fmt, op, level, count, random_only)
     seed = _count(seed, "seed", 0)
     chunk = _count(chunk, "chunk", 1)
     if max_lines is not None:
         max_lines = _count(max_lines, "max_lines", 0)
-    return _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk)
+    return _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk,
+                     isa, testfloat)
 
 
-def _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk):
+def _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk, isa,
+              testfloat):
     stochastic = _stochastic(op, rounding)
     widths = columns(fmt, op, rounding)
+    keep = np.uint8(TESTFLOAT_FLAGS if testfloat else ALL_FLAGS)
     for operands, rnd in _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
-        res, flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits)
-        cols = operands + ([rnd] if stochastic else []) + [res, flags.astype(np.uint64)]
+        res, flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa)
+        cols = operands + ([rnd] if stochastic else []) + [res, (flags & keep).astype(np.uint64)]
         yield _hex_lines(cols, widths)
 
 
@@ -267,7 +290,7 @@ def write(out, fmt, op, **options) -> int:
     if not callable(getattr(out, "write", None)):
         raise TypeError(f"out must be a binary file (with a write method), got {out!r}")
     n = 0
-    widths = columns(fmt, op, options.get("rounding", "nearest_even"))
+    widths = columns(fmt, op, rounding_name(options.get("rounding", "nearest_even")))
     linelen = sum(widths) + len(widths)
     for block in generate(fmt, op, **options):
         out.write(block)
@@ -365,6 +388,22 @@ def _find_bad_line(data, widths, first_line):
     raise VectorError(f"line {first_line}: malformed block")   # pragma: no cover
 
 
+def _normalize(data, widths, first_line):
+    """A block with CRLF line ends, tabs, runs of blanks, leading blanks, blank lines or
+    short hex fields rewritten in the fixed layout (blank lines dropped)."""
+    out = []
+    for i, line in enumerate(data.split(b"\n")):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != len(widths) or any(len(f) > w for f, w in zip(fields, widths)):
+            shown = line[:80].decode("ascii", "replace")
+            raise VectorError(f"line {first_line + i}: expected {len(widths)} hex columns of at "
+                              f"most {'/'.join(map(str, widths))} digits, got {shown!r}")
+        out.append(b" ".join(f.rjust(w, b"0") for f, w in zip(fields, widths)))
+    return b"\n".join(out) + b"\n" if out else b""
+
+
 def _blocks(stream, linelen, block_bytes):
     """Whole-line byte blocks of a binary stream (the last line may lack its newline)."""
     rest = b""
@@ -382,12 +421,19 @@ def _blocks(stream, linelen, block_bytes):
 
 
 def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess="after",
-           sr_bits=32, nan="bits", ignore_flags=0, max_report=20, block_lines=1 << 18) -> Report:
+           sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
+           isa="default", testfloat=False) -> Report:
     """Recompute every line of a binary stream of vectors; a :class:`Report` of the
     mismatches (the first ``max_report`` kept).  ``nan="class"`` accepts any NaN
     result for a NaN result (codes only); ``ignore_flags`` is a mask (or names) of
-    flags left out of the comparison."""
+    flags left out of the comparison; ``isa`` the ISA convention the device follows.
+    ``testfloat=True`` reads TestFloat's files as testfloat_ver does: no denormal
+    flag, NaNs by class unless ``nan="bits"``.  Lines may end in CRLF, hold tabs or
+    runs of blanks and omit leading zeros; blank lines are skipped."""
     fmt, op = _fmt(fmt), _op(op)
+    rounding = rounding_name(rounding)
+    if nan is None:
+        nan = "class" if testfloat else "bits"
     if nan not in ("bits", "class"):
         raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
     if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
@@ -395,7 +441,8 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
     max_report = _count(max_report, "max_report", 0)
     block_lines = _count(block_lines, "block_lines", 1)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)
-    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags))
+    bits._isa(isa)
+    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags) & (TESTFLOAT_FLAGS if testfloat else ALL_FLAGS))
     stochastic = _stochastic(op, rounding)
     widths = columns(fmt, op, rounding)
     linelen = sum(widths) + len(widths)
@@ -404,6 +451,11 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
     by_class = nan == "class" and op.kind in ("binary", "unary", "ternary")
     for data in _blocks(stream, linelen, linelen * block_lines):
         first = report.lines + 1
+        if len(data) % linelen or b"\r" in data or b"\t" in data or b"  " in data or \
+                b"\n\n" in data or data[:1] == b" " or b"\n " in data:
+            data = _normalize(data, widths, first)
+            if not data:
+                continue
         cols = _parse_block(data, widths, first)
         operands = cols[:nops]
         rnd = cols[nops] if stochastic else None
@@ -413,7 +465,7 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
                 i = int(np.argmax(o > np.uint64(fmt.code_mask)))
                 raise VectorError(f"line {first + i}: operand {'abc'[k]} = {int(o[i]):X} is not "
                                   f"a code of {fmt.name} (0..{fmt.code_mask:X})")
-        exp, exp_flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits)
+        exp, exp_flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa)
         same = exp == got
         if by_class:
             same |= _isnan(fmt, exp) & _isnan(fmt, got & np.uint64(fmt.code_mask)) & (
@@ -440,6 +492,7 @@ def _isnan(fmt, codes):
 def describe(fmt, op, m: Mismatch, rounding="nearest_even") -> str:
     """One readable line for a mismatch: operands, expected and actual, flags by name."""
     fmt, op = _fmt(fmt), _op(op)
+    rounding = rounding_name(rounding)
     if not isinstance(m, Mismatch):
         raise TypeError(f"m must be a softfp8.vectors.Mismatch, got {m!r}")
     widths = columns(fmt, op, rounding)
@@ -477,5 +530,5 @@ def sv_package() -> str:
     return _svgen.render([(op.name, op.kind) for op in bits.OPERATIONS.values()])
 
 
-__all__ = ["sv_package", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
+__all__ = ["sv_package", "ROUNDING_ALIASES", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
            "parse_flags", "flag_names", "environments", "Report", "Mismatch", "VectorError"]
