@@ -135,6 +135,53 @@ unsigned int softfp8_dpi_explain(int op, int bits, int is_signed, int exp_bits, 
     return (fl & SFP8_FLAG_BADCALL) ? 0 : r;
 }
 
+/* softfp8_dpi_apply with the rounding situation (SFP8_SIT_* bits, softfp8.h) as the return
+ * value and the result in *result: what a covergroup samples (softfp8 cov --sv).  A bad
+ * call returns 0 with *flags = 0xFF. */
+int softfp8_dpi_cover(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                      int subnormals, int fmt_saturate, unsigned int a, unsigned int b, unsigned int c, int rounding,
+                      int saturate, int tininess_before, int sr_bits, unsigned int random, int isa,
+                      unsigned int *result, unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint32_t r = 0;
+    uint16_t sit = 0;
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || sfp8_op_arity(op) == 0 ||
+        (a & ~sfp8_code_mask(&f)) || (b & ~sfp8_code_mask(&f)) || (c & ~sfp8_code_mask(&f))) {
+        *flags = SFP8_DPI_BAD_CALL;
+        *result = 0;
+        return 0;
+    }
+    sfp8_op_cover(op, &f, &env, 0, NULL, 1, &a, &b, &c, NULL, &r, &fl, &sit);
+    *flags = (fl & SFP8_FLAG_BADCALL) ? SFP8_DPI_BAD_CALL : fl;
+    *result = (fl & SFP8_FLAG_BADCALL) ? 0 : r;
+    return (fl & SFP8_FLAG_BADCALL) ? 0 : sit;
+}
+
+/* The coverage class of a code: sign * 8 + (0 zero, 1 subnormal, 2 min normal, 3 normal,
+ * 4 max, 5 inf, 6 quiet NaN, 7 signalling NaN), as softfp8.coverage.CLASSES; -1 for a
+ * bad format or a code above its width. */
+int softfp8_dpi_class(int bits, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                      int subnormals, int fmt_saturate, unsigned int code)
+{
+    static const int map[6] = {0, 1, 3, 5, 6, 7}; /* enum sfp8_class -> coverage class */
+    sfp8_format f;
+    uint32_t sbit, mag;
+    int k;
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        (code & ~sfp8_code_mask(&f)))
+        return -1;
+    sbit = is_signed ? (uint32_t)1 << (bits - 1) : 0;
+    mag = code & ~sbit;
+    k = map[sfp8_classify(&f, code)];
+    if (k == 3 && mag == sfp8_max_code(&f)) k = 4;
+    else if (k == 3 && mag == sfp8_min_normal_code(&f)) k = 2;
+    return k + ((code & sbit) ? 8 : 0);
+}
+
 /* conversion between two formats (bits 32 / 64: IEEE binary32 / binary64 bit patterns) */
 unsigned long long softfp8_dpi_convert(int s_bits, int s_signed, int s_exp_bits, int s_man_bits, int s_bias,
                                        int s_specials, int s_subnormals, int s_saturate, int d_bits, int d_signed,

@@ -94,6 +94,15 @@ package softfp8_pkg;
       input int d_bias, input int d_specials, input int d_subnormals, input int d_saturate,
       input longint unsigned a, input int rounding, input int saturate, input int tininess_before,
       input int sr_bits, input int unsigned random, input int isa, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_cover(
+      input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
+      input int bias, input int specials, input int subnormals, input int fmt_saturate,
+      input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
+      input int saturate, input int tininess_before, input int sr_bits, input int unsigned random,
+      input int isa, output int unsigned result, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_class(
+      input int bits, input int is_signed, input int exp_bits, input int man_bits, input int bias,
+      input int specials, input int subnormals, input int fmt_saturate, input int unsigned code);
   import "DPI-C" function int softfp8_dpi_isa(input string name);
   import "DPI-C" function int softfp8_dpi_preset(
       input string name, input int bias, output int bits, output int is_signed,
@@ -158,6 +167,32 @@ package softfp8_pkg;
                             x.guard, x.round, x.sticky, x.half, x.carry, x.tiny);
     flags = fl;
     return r;
+  endfunction
+
+  // coverage (softfp8 cov --sv): the rounding situation of one operation (SFP8_SIT_* bits
+  // of softfp8.h: 1 rounded, 2 exact, 4 below half, 8 tie, 16 above half, 32 up, 64 carry,
+  // 128 overflow edge, 256 tiny, 512 tiny edge, 1024 tiny after rounding, 2048 Tesla gap),
+  // with its result and flags
+  function automatic int sfp8_cover(input string name, input sfp8_format_t f,
+                                    input int unsigned a, input int unsigned b,
+                                    input int unsigned c, input sfp8_env_t env,
+                                    output int unsigned result, output bit [7:0] flags);
+    byte unsigned fl;
+    int sit;
+    int op = softfp8_dpi_op_lookup(name);
+    if (op < 0) $fatal(1, "softfp8_pkg: unknown operation %s", name);
+    sit = softfp8_dpi_cover(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                            f.subnormals, f.saturate, a, b, c, env.rounding, env.saturate,
+                            env.tininess_before, env.sr_bits, env.random, env.isa, result, fl);
+    flags = fl;
+    return sit;
+  endfunction
+
+  // the coverage class of a code: sign * 8 + (0 zero, 1 subnormal, 2 min normal, 3 normal,
+  // 4 max, 5 inf, 6 qNaN, 7 sNaN); -1 for a code above the width
+  function automatic int sfp8_class(input sfp8_format_t f, input int unsigned code);
+    return softfp8_dpi_class(f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                             f.subnormals, f.saturate, code);
   endfunction
 
   // any operation of the table by name

@@ -26,7 +26,7 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats, vectors
+from softfp8 import _formats, coverage, vectors
 from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
@@ -372,11 +372,91 @@ def _vector_env(args):
             "testfloat": args.testfloat}
 
 
+def _read_input(path, fn):
+    """fn(binary stream) of a file, or of stdin for None / "-"."""
+    if path in (None, "-"):
+        return fn(sys.stdin.buffer)
+    with open(path, "rb") as fh:
+        return fn(fh)
+
+
+def _coverage_of(args, fmt, stream):
+    env = _vector_env(args)
+    return coverage.measure(stream, fmt, args.op, rounding=env["rounding"], saturate=args.saturate,
+                            tininess=args.tininess, sr_bits=args.sr_bits, isa=args.isa)
+
+
+def _guarded(fn, name, err):
+    """(fn(), None), or (None, 1) after reporting a malformed vector file on err; bad
+    options and unreadable files are usage errors."""
+    try:
+        return fn(), None
+    except vectors.VectorError as exc:
+        err(f"softfp8 {name}: {exc}")
+        return None, 1
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+
+
+def _write_sv(args, fmt, out):
+    text = coverage.covergroup(fmt, args.op, saturate=args.saturate, tininess=args.tininess,
+                               isa=args.isa)
+    if args.sv == "-":
+        out(text)
+    else:
+        with open(args.sv, "w") as fh:
+            fh.write(text + "\n")
+
+
+def cmd_cov(args, out=print, err=None) -> int:
+    """Coverage of a vector file: the closure table, or a SystemVerilog covergroup."""
+    err = err or _stderr
+    fmt = _vector_format(args)
+    if args.sv is not None:
+        _guarded(lambda: _write_sv(args, fmt, out), "cov", err)
+        if args.input is None:
+            return 0
+    cov, rc = _guarded(lambda: _read_input(args.input, lambda fh: _coverage_of(args, fmt, fh)),
+                       "cov", err)
+    if rc:
+        return rc
+    if args.json:
+        import json
+        out(json.dumps(cov.to_dict()))
+    else:
+        out(cov.table(show_unreachable=not args.no_unreachable))
+    if cov.cases.sum() == 0:
+        err(f"{fmt.name} {args.op}: no test lines read")
+        return 1
+    return 0 if (not args.fail_under or cov.percent() >= args.fail_under) else 1
+
+
+def _gen_cover(args, fmt, opts):
+    """gen --cover FILE: cases for the reachable bins FILE leaves empty."""
+    with open(args.cover, "rb") as fh:
+        cov = _coverage_of(args, fmt, fh)
+    lines, left = coverage.cover_holes(cov, rounding=opts["rounding"], seed=args.seed,
+                                       testfloat=args.testfloat)
+    if args.output in (None, "-"):
+        sys.stdout.buffer.write(lines)
+        sys.stdout.buffer.flush()
+    else:
+        with open(args.output, "wb") as fh:
+            fh.write(lines)
+    for mode, name in left:
+        _stderr(f"softfp8 gen --cover: no case found for {mode} {name}")
+    return 0
+
+
 def cmd_gen(args, out=None) -> int:
     fmt = _vector_format(args)
     opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
                 random_only=args.random_only, max_lines=args.max_lines)
     try:
+        if args.cover:
+            return _gen_cover(args, fmt, opts)
         vectors.case_set(fmt, args.op, args.level, args.count, args.random_only)
         if args.output in (None, "-"):
             vectors.write(sys.stdout.buffer, fmt, args.op, **opts)
@@ -410,19 +490,10 @@ def cmd_ver(args, out=print, err=_stderr) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     opts = dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
-    try:
-        if args.input in (None, "-"):
-            report = vectors.verify(sys.stdin.buffer, fmt, args.op, **opts)
-        else:
-            with open(args.input, "rb") as fh:
-                report = vectors.verify(fh, fmt, args.op, **opts)
-    except vectors.VectorError as exc:
-        err(f"softfp8 ver: {exc}")
-        return 1
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(_os_error(exc)) from None
+    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify(
+        fh, fmt, args.op, **opts)), "ver", err)
+    if rc:
+        return rc
     for m in report.first:
         err(vectors.describe(fmt, args.op, m, args.rounding))
     if report.mismatches > len(report.first):
@@ -549,7 +620,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     sp.add_argument("--max-lines", type=int, metavar="N", help="stop after N lines")
     sp.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default stdout)")
+    sp.add_argument("--cover", metavar="FILE",
+                    help="instead: cases for the reachable coverage bins FILE leaves empty "
+                         "(softfp8 cov)")
     sp.set_defaults(func=cmd_gen)
+
+    sp = sub.add_parser("cov", help="functional coverage of a vector file: closure table, "
+                                    "SystemVerilog covergroup (docs/golden-model.md)")
+    vector_opts(sp)
+    sp.add_argument("input", nargs="?", metavar="FILE", help="vector file (default stdin)")
+    sp.add_argument("--sv", metavar="OUT", help="write the SystemVerilog covergroup of the bins "
+                    "to OUT ('-': stdout); with no FILE, only that")
+    sp.add_argument("--json", action="store_true", help="the bin counts as JSON")
+    sp.add_argument("--no-unreachable", action="store_true",
+                    help="leave the list of derived unreachable bins out of the table")
+    sp.add_argument("--fail-under", type=float, default=0.0, metavar="PCT",
+                    help="exit 1 when the closure is below PCT percent")
+    sp.set_defaults(func=cmd_cov)
 
     sp = sub.add_parser("ver", help="verify a device's results (same line format as gen)")
     vector_opts(sp)
@@ -570,7 +657,7 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     # `softfp8 ver FMT OP --rounding upward FILE`: argparse fills the optional FILE
     # before it sees the options; take a single trailing operand as FILE
-    if (extra and args.command == "ver" and args.input is None and len(extra) == 1
+    if (extra and args.command in ("ver", "cov") and args.input is None and len(extra) == 1
             and not extra[0].startswith("-")):
         args.input, extra = extra[0], []
     if extra:

@@ -79,6 +79,15 @@ package softfp8_pkg;
       input int d_bias, input int d_specials, input int d_subnormals, input int d_saturate,
       input longint unsigned a, input int rounding, input int saturate, input int tininess_before,
       input int sr_bits, input int unsigned random, input int isa, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_cover(
+      input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
+      input int bias, input int specials, input int subnormals, input int fmt_saturate,
+      input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
+      input int saturate, input int tininess_before, input int sr_bits, input int unsigned random,
+      input int isa, output int unsigned result, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_class(
+      input int bits, input int is_signed, input int exp_bits, input int man_bits, input int bias,
+      input int specials, input int subnormals, input int fmt_saturate, input int unsigned code);
   import "DPI-C" function int softfp8_dpi_isa(input string name);
   import "DPI-C" function int softfp8_dpi_preset(
       input string name, input int bias, output int bits, output int is_signed,
@@ -143,6 +152,32 @@ package softfp8_pkg;
                             x.guard, x.round, x.sticky, x.half, x.carry, x.tiny);
     flags = fl;
     return r;
+  endfunction
+
+  // coverage (softfp8 cov --sv): the rounding situation of one operation (SFP8_SIT_* bits
+  // of softfp8.h: 1 rounded, 2 exact, 4 below half, 8 tie, 16 above half, 32 up, 64 carry,
+  // 128 overflow edge, 256 tiny, 512 tiny edge, 1024 tiny after rounding, 2048 Tesla gap),
+  // with its result and flags
+  function automatic int sfp8_cover(input string name, input sfp8_format_t f,
+                                    input int unsigned a, input int unsigned b,
+                                    input int unsigned c, input sfp8_env_t env,
+                                    output int unsigned result, output bit [7:0] flags);
+    byte unsigned fl;
+    int sit;
+    int op = softfp8_dpi_op_lookup(name);
+    if (op < 0) $fatal(1, "softfp8_pkg: unknown operation %s", name);
+    sit = softfp8_dpi_cover(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                            f.subnormals, f.saturate, a, b, c, env.rounding, env.saturate,
+                            env.tininess_before, env.sr_bits, env.random, env.isa, result, fl);
+    flags = fl;
+    return sit;
+  endfunction
+
+  // the coverage class of a code: sign * 8 + (0 zero, 1 subnormal, 2 min normal, 3 normal,
+  // 4 max, 5 inf, 6 qNaN, 7 sNaN); -1 for a code above the width
+  function automatic int sfp8_class(input sfp8_format_t f, input int unsigned code);
+    return softfp8_dpi_class(f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                             f.subnormals, f.saturate, code);
   endfunction
 
   // any operation of the table by name
@@ -222,3 +257,109 @@ def render(rows) -> str:
             f"  endfunction\n")
     out.append("endpackage\n")
     return "\n".join(out)
+
+
+def _sv_ident(text):
+    return re.sub(r"[^A-Za-z0-9_]", "_", text).strip("_")
+
+
+def render_covergroup(fmt, op, model, unreachable, consts, name=None) -> str:
+    """A SystemVerilog covergroup with the bins of softfp8.coverage for (fmt, op):
+    one coverpoint per group (operand classes, result) or bin (rounding situations,
+    flags), each crossed with the rounding mode; the derived unreachable bins of each
+    mode are ignore_bins (softfp8 cov --sv)."""
+    CLASSES, SITUATIONS, FLAG_BINS = consts["classes"], consts["situations"], consts["flag_bins"]
+    RELATIONS, MODES = consts["relations"], consts["modes"]
+    ident = name or f"sfp8_cov_{_sv_ident(fmt.name)}_{op.name}"
+    modes = list(model.modes)
+    mode_idx = {m: (MODES.index(m) if m in MODES else 0) for m in modes}
+    groups = dict(model.groups)
+    cls_bins = [f"{'pos' if k < 8 else 'neg'}_{CLASSES[k % 8]}" for k in range(16)]
+    lines = [f"// softfp8 cov --sv: the coverage bins of {fmt.name} {op.name} "
+             f"(docs/golden-model.md, \"Coverage\"); generated, do not edit.",
+             "// Sample each transaction with sample_op(); needs softfp8_pkg (dpi/).",
+             "import softfp8_pkg::*;", "",
+             f"class {ident};",
+             "  sfp8_format_t fmt;",
+             "  sfp8_env_t env;",
+             "  int mode, a_cls, b_cls, c_cls, r_cls, sit;",
+             "  bit [7:0] flags;", ""]
+    lines.append("  covergroup cg;")
+    lines.append("    cp_mode: coverpoint mode {")
+    for m in modes:
+        lines.append(f"      bins {_sv_ident(m) or 'any'} = {{{mode_idx[m]}}};")
+    lines.append("    }")
+
+    def ignore(cp, bin_sv, full):
+        bad = [m for m in modes if full in unreachable.get(m, {})]
+        if not bad:
+            return []
+        sel = " || ".join(f"binsof(cp_mode.{_sv_ident(m) or 'any'})" for m in bad)
+        return [f"      ignore_bins u_{bin_sv} = ({sel}) && binsof({cp}.{bin_sv});"]
+
+    for g in "abc":
+        if g not in groups:
+            continue
+        lines.append(f"    cp_{g}: coverpoint {g}_cls {{")
+        lines += [f"      bins {b} = {{{k}}};" for k, b in enumerate(cls_bins)]
+        lines.append("    }")
+        lines.append(f"    x_{g}: cross cp_mode, cp_{g} {{")
+        for k, b in enumerate(cls_bins):
+            lines += ignore(f"cp_{g}", b, f"{g}:{groups[g][k]}")
+        lines.append("    }")
+    res = groups["result"]
+    if op.kind in ("compare", "predicate"):
+        rb = [("false", "0"), ("true", "1")]
+    elif op.kind == "relation":
+        rb = [(r, str(k - 1)) for k, r in enumerate(RELATIONS)]
+    else:
+        rb = [(b, str(k)) for k, b in enumerate(cls_bins)]
+    lines.append("    cp_result: coverpoint r_cls {")
+    lines += [f"      bins {b} = {{{v}}};" for b, v in rb]
+    lines.append("    }")
+    lines.append("    x_result: cross cp_mode, cp_result {")
+    for (b, _), full in zip(rb, res):
+        lines += ignore("cp_result", b, f"result:{full}")
+    lines.append("    }")
+    bitbins = []
+    if "round" in groups:
+        for nm, (on, off, fon, foff, _) in SITUATIONS.items():
+            cond = f"(sit & {on}) == {on}"
+            if off:
+                cond += f" && (sit & {off}) == 0"
+            if fon:
+                cond += f" && (flags & 8'h{fon:02X}) != 0"
+            if foff:
+                cond += f" && (flags & 8'h{foff:02X}) == 0"
+            bitbins.append((f"round_{nm}", f"round:{nm}", cond))
+    if "flag" in groups:
+        for k, nm in enumerate(FLAG_BINS[:-1]):
+            bitbins.append((f"flag_{nm}", f"flag:{nm}", f"flags[{k}]"))
+        bitbins.append(("flag_none", "flag:none", "(flags & 8'h3F) == 0"))
+    for cp, full, cond in bitbins:
+        lines.append(f"    cp_{cp}: coverpoint ({cond}) {{ bins hit = {{1}}; }}")
+        lines.append(f"    x_{cp}: cross cp_mode, cp_{cp} {{")
+        lines += ignore(f"cp_{cp}", "hit", full)
+        lines.append("    }")
+    lines.append("  endgroup")
+    lines += ["", "  function new(sfp8_format_t f, sfp8_env_t e);",
+              "    fmt = f;", "    env = e;", "    cg = new;", "  endfunction", "",
+              "  // one transaction: the operands (codes) in rounding mode `rounding` (sfp8_rounding_t)",
+              "  function void sample_op(int rounding, int unsigned a, int unsigned b = 0,",
+              "                          int unsigned c = 0);",
+              "    int unsigned r;",
+              "    sfp8_env_t e = env;",
+              "    e.rounding = rounding;",
+              f"    sit = sfp8_cover(\"{op.name}\", fmt, a, b, c, e, r, flags);",
+              f"    mode = {'rounding' if op.rounds else '0'};",
+              "    a_cls = sfp8_class(fmt, a);",
+              "    b_cls = sfp8_class(fmt, b);",
+              "    c_cls = sfp8_class(fmt, c);"]
+    if op.kind in ("compare", "predicate"):
+        lines.append("    r_cls = r != 0;")
+    elif op.kind == "relation":
+        lines.append("    r_cls = int'(r);")
+    else:
+        lines.append("    r_cls = sfp8_class(fmt, r);")
+    lines += ["    cg.sample();", "  endfunction", "endclass", ""]
+    return "\n".join(lines)

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import _context, bits, vectors
+from . import _context, bits, coverage, vectors
 from ._validation import _as_int, as_format
 
 _FLAG_NAMES = vectors.FLAG_NAMES
@@ -163,7 +163,7 @@ class Scoreboard:
 
     def __init__(self, fmt, *, rounding="nearest_even", saturate=None, tininess="after",
                  isa="default", flags_mask="inexact,underflow,overflow,divbyzero,invalid",
-                 nan="bits", max_report=20, name="softfp8"):
+                 nan="bits", max_report=20, name="softfp8", coverage=False):
         self.fmt = as_format(fmt)
         bits._env(self.fmt, rounding, saturate, tininess, None)     # checks the options
         self.env = dict(rounding=rounding, saturate=saturate, tininess=tininess, isa=isa)
@@ -178,7 +178,8 @@ class Scoreboard:
         self.failed = 0
         self.mismatches: list[Mismatch] = []
         self.per_op: dict = {}
-        self.transactions: list = []          # (op, operand codes, env) seen: for coverage
+        # functional coverage of the transactions checked: op -> softfp8.coverage.Coverage
+        self.coverage: dict = {} if coverage else None
 
     # ---- checking ----
     def expected(self, op, operands, **env):
@@ -228,8 +229,8 @@ class Scoreboard:
             same &= (exp_fl & self.flags_mask) == (fl & self.flags_mask)
         e = dict(self.env, **env)
         stats = self.per_op.setdefault(op, [0, 0])
-        for i in range(res.size):
-            self.transactions.append((op, tuple(int(o[i]) for o in ops), e))
+        if self.coverage is not None and op in vectors.VECTOR_OPERATIONS:
+            self._sample(op, ops, e)
         for i in np.flatnonzero(~same):
             self.failed += 1
             stats[1] += 1
@@ -268,6 +269,27 @@ class Scoreboard:
                          f"{_flag_names(got_fl & m)}; missing {_flag_names(exp_fl & ~got_fl & m)}, "
                          f"unexpected {_flag_names(got_fl & ~exp_fl & m)}")
         return Mismatch(index, op, operands, exp, got, exp_fl, got_fl, "\n".join(lines))
+
+    def _sample(self, op, ops, e):
+        """Count the transaction in the Coverage of its operation and environment (keyed
+        by the operation's name for the scoreboard's own saturate / tininess / isa)."""
+        env = (e.get("saturate"), e.get("tininess", "after"), e.get("isa", "default"))
+        base = (self.env["saturate"], self.env["tininess"], self.env["isa"])
+        key = op if env == base else f"{op} (saturate={env[0]}, tininess={env[1]}, isa={env[2]})"
+        cov = self.coverage.get(key)
+        if cov is None:
+            cov = self.coverage[key] = coverage.Coverage(self.fmt, op, saturate=env[0],
+                                                         tininess=env[1], isa=env[2])
+        rnd = e.get("random_bits")
+        cov.sample(ops, e.get("rounding", "nearest_even") if cov.op.rounds else "nearest_even",
+                   None if rnd is None else np.broadcast_to(np.asarray(rnd, dtype=np.uint32),
+                                                            ops[0].shape))
+
+    def coverage_report(self) -> str:
+        """The closure tables of the operations checked (``coverage=True``)."""
+        if self.coverage is None:
+            raise ValueError("construct the Scoreboard with coverage=True")
+        return "\n\n".join(c.table() for c in self.coverage.values())
 
     # ---- reporting ----
     @property

@@ -420,6 +420,41 @@ def _blocks(stream, linelen, block_bytes):
         yield rest + b"\n"
 
 
+def _read_blocks(stream, fmt, op, widths, block_lines):
+    """(first line number, columns) per block of a vector stream: tolerant parsing
+    (CRLF, tabs, runs of blanks, short fields, blank lines) and the operand check."""
+    linelen = sum(widths) + len(widths)
+    lines = 0
+    for data in _blocks(stream, linelen, linelen * block_lines):
+        first = lines + 1
+        if len(data) % linelen or b"\r" in data or b"\t" in data or b"  " in data or \
+                b"\n\n" in data or data[:1] == b" " or b"\n " in data:
+            data = _normalize(data, widths, first)
+            if not data:
+                continue
+        cols = _parse_block(data, widths, first)
+        for k, o in enumerate(cols[:op.arity]):
+            if o.size and int(o.max()) > fmt.code_mask:
+                i = int(np.argmax(o > np.uint64(fmt.code_mask)))
+                raise VectorError(f"line {first + i}: operand {'abc'[k]} = {int(o[i]):X} is not "
+                                  f"a code of {fmt.name} (0..{fmt.code_mask:X})")
+        lines += cols[0].size
+        yield first, cols
+
+
+def read_cases(stream, fmt, op, *, rounding="nearest_even", block_lines=1 << 18):
+    """(operand arrays, random words or None) per block of a binary vector stream:
+    the stimulus of each line (results and flags are not read)."""
+    fmt, op = _fmt(fmt), _op(op)
+    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
+        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    rounding = rounding_name(rounding)
+    stochastic = _stochastic(op, rounding)
+    widths = columns(fmt, op, rounding)
+    for _, cols in _read_blocks(stream, fmt, op, widths, _count(block_lines, "block_lines", 1)):
+        yield cols[:op.arity], (cols[op.arity] if stochastic else None)
+
+
 def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess="after",
            sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
            isa="default", testfloat=False) -> Report:
@@ -445,26 +480,13 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
     keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags) & (TESTFLOAT_FLAGS if testfloat else ALL_FLAGS))
     stochastic = _stochastic(op, rounding)
     widths = columns(fmt, op, rounding)
-    linelen = sum(widths) + len(widths)
     nops = op.arity
     report = Report()
     by_class = nan == "class" and op.kind in ("binary", "unary", "ternary")
-    for data in _blocks(stream, linelen, linelen * block_lines):
-        first = report.lines + 1
-        if len(data) % linelen or b"\r" in data or b"\t" in data or b"  " in data or \
-                b"\n\n" in data or data[:1] == b" " or b"\n " in data:
-            data = _normalize(data, widths, first)
-            if not data:
-                continue
-        cols = _parse_block(data, widths, first)
+    for first, cols in _read_blocks(stream, fmt, op, widths, block_lines):
         operands = cols[:nops]
         rnd = cols[nops] if stochastic else None
         got, got_flags = cols[-2], cols[-1].astype(np.uint8)
-        for k, o in enumerate(operands):
-            if o.size and int(o.max()) > fmt.code_mask:
-                i = int(np.argmax(o > np.uint64(fmt.code_mask)))
-                raise VectorError(f"line {first + i}: operand {'abc'[k]} = {int(o[i]):X} is not "
-                                  f"a code of {fmt.name} (0..{fmt.code_mask:X})")
         exp, exp_flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa)
         same = exp == got
         if by_class:

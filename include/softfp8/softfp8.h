@@ -354,6 +354,9 @@ typedef struct sfp8_explain {
     int carry;           /* the increment carried into the next binade              */
     int tiny;            /* tiny by the environment's tininess rule                   */
     int random_used;     /* stochastic rounding: the random bits were compared        */
+    int gap;             /* inside a Tesla gap: strictly between the largest subnormal
+                            and the smallest normal (neighbours (2^M-1)*2^q and 2^emin;
+                            half then compares with the gap's midpoint)               */
     uint64_t result;     /* the result code                                          */
     uint8_t flags;       /* the flags of the operation                                */
 } sfp8_explain;
@@ -363,6 +366,41 @@ uint32_t sfp8_op_explain(int op, const sfp8_format *f, uint32_t a, uint32_t b, u
 /* A conversion (as sfp8_convert) with its explanation in *out. */
 uint64_t sfp8_convert_explain(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
                               uint8_t *flags, sfp8_explain *out);
+
+/* ---- coverage: the rounding situation of each element (softfp8.coverage, softfp8 cov) ----
+ * Read off round_pack's own record (as sfp8_op_explain) for n elements at once.
+ * A mask of SFP8_SIT_* bits per element; 0 when no rounding made the result (a
+ * special-value rule, an exact zero, an operation that does not round, a bit
+ * operation, or an ISA convention that replaced the rounded code). */
+#define SFP8_SIT_ROUNDED    0x001u /* the result is the code the rounding routine delivered */
+#define SFP8_SIT_EXACT      0x002u /* the exact value is representable                      */
+#define SFP8_SIT_BELOW      0x004u /* inexact, dropped part below half an ulp of the grid    */
+#define SFP8_SIT_TIE        0x008u /* inexact, dropped part exactly half an ulp              */
+#define SFP8_SIT_ABOVE      0x010u /* inexact, dropped part above half an ulp                */
+#define SFP8_SIT_UP         0x020u /* rounded up in magnitude (to the next grid point)       */
+#define SFP8_SIT_CARRY      0x040u /* ... and the increment carried into the next binade     */
+#define SFP8_SIT_OVF_EDGE   0x080u /* inexact, strictly between the largest finite magnitude
+                                      and the next point of its grid (the overflow threshold:
+                                      the mode decides max or overflow)                       */
+#define SFP8_SIT_TINY       0x100u /* below the smallest normal magnitude before rounding    */
+#define SFP8_SIT_TINY_EDGE  0x200u /* ... and delivered as the smallest normal magnitude     */
+#define SFP8_SIT_GAP        0x800u /* strictly inside a Tesla gap (sfp8_explain.gap)      */
+#define SFP8_SIT_TINY_AFTER 0x400u /* inexact and tiny by the after-rounding rule (rounded to
+                                      M+1 bits with an unbounded exponent, still below the
+                                      smallest normal): the core's own decision under
+                                      tininess "after", whatever env says                    */
+/* n elements of op (sfp8_op_apply semantics) in each of the nmodes rounding modes
+ * modes[0..nmodes-1] (nmodes 0: env->rounding alone); result, flags and situation
+ * hold n * max(nmodes, 1) entries, mode k's at [k*n + i].  b / c are ignored beyond
+ * the arity (may be NULL then); random: per-element stochastic random words or NULL
+ * (env->random). */
+void sfp8_op_cover(int op, const sfp8_format *f, const sfp8_env *env, int nmodes, const int *modes, long n,
+                   const uint32_t *a, const uint32_t *b, const uint32_t *c, const uint32_t *random,
+                   uint32_t *result, uint8_t *flags, uint16_t *situation);
+/* n conversions src -> dst (sfp8_convert semantics). */
+void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, long n,
+                        const uint64_t *a, const uint32_t *random, uint64_t *result, uint8_t *flags,
+                        uint16_t *situation);
 
 #ifdef __cplusplus
 }
