@@ -413,6 +413,9 @@ def _write_sv(args, fmt, out):
 def cmd_cov(args, out=print, err=None) -> int:
     """Coverage of a vector file: the closure table, or a SystemVerilog covergroup."""
     err = err or _stderr
+    if args.op == "convert":
+        raise UsageError("cov measures operations of the table; conversion coverage is not "
+                         "implemented (docs/golden-model.md)")
     fmt = _vector_format(args)
     if args.sv is not None:
         _guarded(lambda: _write_sv(args, fmt, out), "cov", err)
@@ -450,7 +453,42 @@ def _gen_cover(args, fmt, opts):
     return 0
 
 
+def _conversion_ends(args):
+    """(src, dst) endpoints of `gen/ver FMT convert --from SRC | --to DST`."""
+    if (args.src is None) == (args.dst is None):
+        raise UsageError("convert needs exactly one of --from SRC (into FMT) or --to DST (from FMT)")
+    fmt = args.format if args.bias is None and args.subnormals is None else _vector_format(args)
+    try:
+        ends = (args.src, fmt) if args.src is not None else (fmt, args.dst)
+        return tuple(vectors.endpoint(e) for e in ends)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _gen_conversion(args):
+    src, dst = _conversion_ends(args)
+    opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
+                random_only=args.random_only)
+    try:
+        chunks = vectors.generate_conversion(src, dst, **opts)
+        if args.output in (None, "-"):
+            for c in chunks:
+                sys.stdout.buffer.write(c)
+            sys.stdout.buffer.flush()
+        else:
+            with open(args.output, "wb") as fh:
+                for c in chunks:
+                    fh.write(c)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+    return 0
+
+
 def cmd_gen(args, out=None) -> int:
+    if args.op == "convert":
+        return _gen_conversion(args)
     fmt = _vector_format(args)
     opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
                 random_only=args.random_only, max_lines=args.max_lines)
@@ -482,28 +520,52 @@ def _stderr(text):
     print(text, file=sys.stderr)
 
 
-def cmd_ver(args, out=print, err=_stderr) -> int:
-    """Verify; mismatches and errors go to stderr (err), the summary line to stdout."""
-    fmt = _vector_format(args)
+def _ver_opts(args):
     try:
         ignore = vectors.parse_flags(args.ignore_flags or 0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    opts = dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
+    return dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
+
+
+def _ver_conversion(args, out, err):
+    src, dst = _conversion_ends(args)
+    opts = _ver_opts(args)
+    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify_conversion(
+        fh, src, dst, **opts)), "ver", err)
+    if rc:
+        return rc
+    w = dst.width
+    for m in report.first:
+        err(f"line {m.line}: convert {src.name} {m.operands[0]:0{src.width}X} -> {dst.name}: expected "
+            f"{m.expected:0{w}X} flags {m.expected_flags:02X} ({vectors.flag_names(m.expected_flags)}), "
+            f"got {m.actual:0{w}X} flags {m.actual_flags:02X}")
+    return _ver_summary(report, f"{src.name} -> {dst.name}", out, err)
+
+
+def _ver_summary(report, what, out, err):
+    if report.mismatches > len(report.first):
+        err(f"... {report.mismatches - len(report.first)} more")
+    if report.lines == 0:
+        err(f"{what}: no test lines read")
+        return 1
+    out(f"{what}: {report.lines} lines, {report.mismatches} mismatches")
+    return 0 if report.ok else 1
+
+
+def cmd_ver(args, out=print, err=_stderr) -> int:
+    """Verify; mismatches and errors go to stderr (err), the summary line to stdout."""
+    if args.op == "convert":
+        return _ver_conversion(args, out, err)
+    fmt = _vector_format(args)
+    opts = _ver_opts(args)
     report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify(
         fh, fmt, args.op, **opts)), "ver", err)
     if rc:
         return rc
     for m in report.first:
         err(vectors.describe(fmt, args.op, m, args.rounding))
-    if report.mismatches > len(report.first):
-        err(f"... {report.mismatches - len(report.first)} more")
-    what = f"{fmt.name} {args.op}"
-    if report.lines == 0:
-        err(f"{what}: no test lines read")
-        return 1
-    out(f"{what}: {report.lines} lines, {report.mismatches} mismatches")
-    return 0 if report.ok else 1
+    return _ver_summary(report, f"{fmt.name} {args.op}", out, err)
 
 
 # ----------------------------------------------------------------- parser ----
@@ -588,9 +650,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     def vector_opts(sp):
         sp.add_argument("format", help="preset, 'cfloat8_143(bias=20)' or 'format(...)'")
-        sp.add_argument("op", choices=list(vectors.VECTOR_OPERATIONS), metavar="OP",
+        sp.add_argument("op", choices=list(vectors.VECTOR_OPERATIONS) + ["convert"], metavar="OP",
                         help="an operation of the op table with code operands and one result "
-                             "(softfp8.vectors.VECTOR_OPERATIONS)")
+                             "(softfp8.vectors.VECTOR_OPERATIONS), or convert (with --from / --to)")
+        sp.add_argument("--from", dest="src", metavar="SRC",
+                        help="convert: the source (binary64, binary32, binary16, bfloat16, a "
+                             "format, int8 ... int64, uint8 ... uint32) converted into FORMAT")
+        sp.add_argument("--to", dest="dst", metavar="DST",
+                        help="convert: the destination (a format, binary32, binary64, int8 ... "
+                             "uint64) FORMAT is converted into")
         sp.add_argument("--bias", type=int, metavar="N", help="bias of a Tesla family")
         sp.add_argument("--subnormals", choices=("tesla", "ieee"),
                         help="subnormal convention of a Tesla family")

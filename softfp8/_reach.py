@@ -123,6 +123,8 @@ def _round_rules(fmt, op, mode, out):
     if not tesla_gap:
         out["round:tesla_gap"] = f"{fmt.name} has no Tesla gap (only Tesla subnormals leave one)"
     nozero = fmt.subnormals == "nozero"
+    if op.name in ("floor", "ceil", "trunc"):
+        mode = "-"      # they round in their own direction, whatever the environment's mode
     up_never = None
     if mode == "toward_zero":
         up_never = "toward_zero never rounds up in magnitude"

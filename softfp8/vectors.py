@@ -420,9 +420,9 @@ def _blocks(stream, linelen, block_bytes):
         yield rest + b"\n"
 
 
-def _read_blocks(stream, fmt, op, widths, block_lines):
+def _line_blocks(stream, widths, block_lines):
     """(first line number, columns) per block of a vector stream: tolerant parsing
-    (CRLF, tabs, runs of blanks, short fields, blank lines) and the operand check."""
+    (CRLF, tabs, runs of blanks, short fields, blank lines)."""
     linelen = sum(widths) + len(widths)
     lines = 0
     for data in _blocks(stream, linelen, linelen * block_lines):
@@ -433,12 +433,18 @@ def _read_blocks(stream, fmt, op, widths, block_lines):
             if not data:
                 continue
         cols = _parse_block(data, widths, first)
+        lines += cols[0].size
+        yield first, cols
+
+
+def _read_blocks(stream, fmt, op, widths, block_lines):
+    """_line_blocks with the operand check (codes of fmt)."""
+    for first, cols in _line_blocks(stream, widths, block_lines):
         for k, o in enumerate(cols[:op.arity]):
             if o.size and int(o.max()) > fmt.code_mask:
                 i = int(np.argmax(o > np.uint64(fmt.code_mask)))
                 raise VectorError(f"line {first + i}: operand {'abc'[k]} = {int(o[i]):X} is not "
                                   f"a code of {fmt.name} (0..{fmt.code_mask:X})")
-        lines += cols[0].size
         yield first, cols
 
 
@@ -455,6 +461,18 @@ def read_cases(stream, fmt, op, *, rounding="nearest_even", block_lines=1 << 18)
         yield cols[:op.arity], (cols[op.arity] if stochastic else None)
 
 
+def _verify_options(stream, rounding, nan, testfloat):
+    """(rounding, nan) of a verifier call, checked: a binary stream, nan 'bits' / 'class'
+    (default: class for TestFloat's files, bits otherwise)."""
+    if nan is None:
+        nan = "class" if testfloat else "bits"
+    if nan not in ("bits", "class"):
+        raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
+    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
+        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    return rounding_name(rounding), nan
+
+
 def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess="after",
            sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
            isa="default", testfloat=False) -> Report:
@@ -466,13 +484,7 @@ def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess=
     flag, NaNs by class unless ``nan="bits"``.  Lines may end in CRLF, hold tabs or
     runs of blanks and omit leading zeros; blank lines are skipped."""
     fmt, op = _fmt(fmt), _op(op)
-    rounding = rounding_name(rounding)
-    if nan is None:
-        nan = "class" if testfloat else "bits"
-    if nan not in ("bits", "class"):
-        raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
-    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
-        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    rounding, nan = _verify_options(stream, rounding, nan, testfloat)
     max_report = _count(max_report, "max_report", 0)
     block_lines = _count(block_lines, "block_lines", 1)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)
@@ -538,6 +550,283 @@ def describe(fmt, op, m: Mismatch, rounding="nearest_even") -> str:
             f"({flag_names(m.actual_flags)})")
 
 
+# ------------------------------------------------------- conversion vectors ----
+
+_FLOAT_NAMES = {"binary64": np.float64, "float64": np.float64, "f64": np.float64,
+                "binary32": np.float32, "float32": np.float32, "f32": np.float32}
+_FORMAT_ALIASES = {"binary16": "float16", "f16": "float16", "bf16": "bfloat16"}
+INTEGERS = {f"{u}int{b}": (b, u == "") for b in (8, 16, 32, 64) for u in ("", "u")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    """One side of a conversion: a softfp8 format, IEEE binary32/binary64 (bit
+    patterns), or an integer type (two's complement, ``bits`` wide)."""
+
+    name: str
+    kind: str            # "format", "float" or "int"
+    bits: int
+    fmt: object = None   # the Format, or the NumPy float dtype
+    signed: bool = True  # integers
+
+    @property
+    def width(self):
+        return (self.bits + 3) // 4
+
+    @property
+    def mask(self):
+        return (1 << self.bits) - 1
+
+
+def endpoint(x) -> Endpoint:
+    """An Endpoint from a format, np.float32 / np.float64, or a name: a preset or
+    'format(...)', binary16 / bfloat16, binary32 / binary64 (float32, f32 ...), int8 ...
+    int64, uint8 ... uint64."""
+    if isinstance(x, Endpoint):
+        return x
+    if isinstance(x, str):
+        key = x.strip()
+        if key in INTEGERS:
+            b, signed = INTEGERS[key]
+            return Endpoint(key, "int", b, None, signed)
+        if key in _FLOAT_NAMES:
+            dt = np.dtype(_FLOAT_NAMES[key])
+            return Endpoint(f"binary{dt.itemsize * 8}", "float", dt.itemsize * 8, dt)
+        from ._formats import lookup
+        try:
+            x = lookup(_FORMAT_ALIASES.get(key, key))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"unknown conversion endpoint {key!r}: {exc} (or binary32, binary64, "
+                             f"{', '.join(INTEGERS)})") from None
+    try:
+        dt = np.dtype(x)
+    except TypeError:
+        dt = None
+    if dt is not None and dt in (np.dtype(np.float32), np.dtype(np.float64)):
+        return Endpoint(f"binary{dt.itemsize * 8}", "float", dt.itemsize * 8, dt)
+    fmt = _fmt(x)
+    return Endpoint(fmt.name, "format", fmt.bits, fmt)
+
+
+def _conversion(src, dst):
+    src, dst = endpoint(src), endpoint(dst)
+    if src.kind == "int" and dst.kind != "format":
+        raise ValueError(f"integer sources convert into softfp8 formats, not {dst.name}")
+    if dst.kind == "int" and src.kind != "format":
+        raise ValueError(f"integer destinations take softfp8 formats, not {src.name}")
+    if src.kind == "int" and src.name == "uint64":
+        raise ValueError("uint64 sources: the core's integer input is int64 (sfp8_from_int64); "
+                         "use int64")
+    return src, dst
+
+
+def conversion_columns(src, dst, rounding="nearest_even"):
+    """Hex widths of a conversion line: source, [random], result, flags."""
+    src, dst = _conversion(src, dst)
+    rnd = (_RANDOM_WIDTH,) if rounding_name(rounding) == "stochastic" else ()
+    return (src.width,) + rnd + (dst.width, 2)
+
+
+def _to_signed(codes, ep):
+    """Integer codes (two's complement bit patterns, uint64) as int64 values."""
+    v = codes.astype(np.uint64)
+    if ep.signed and ep.bits < 64:
+        sign = np.uint64(1 << (ep.bits - 1))
+        v = (v ^ sign) - sign        # wraps: the int64 value's bits
+    return v.view(np.int64)
+
+
+def _convert_compute(src, dst, codes, rnd, rounding, saturate, tininess, sr_bits, isa):
+    """(result bit patterns as uint64, flags) of a conversion, through softfp8.bits."""
+    kw = dict(rounding=rounding, sr_bits=sr_bits)
+    if rnd is not None:
+        kw["random_bits"] = rnd.astype(np.uint32)
+    if src.kind == "int":
+        res, fl = bits.from_int64(_to_signed(codes, src), dst.fmt, saturate=saturate,
+                                  tininess=tininess, **kw)
+        return np.asarray(res).astype(np.uint64), np.asarray(fl, dtype=np.uint8)
+    if dst.kind == "int":
+        return _to_integer(src.fmt, dst, codes.astype(src.fmt.storage), kw)
+    s_ep = src.fmt
+    d_ep = dst.fmt
+    s_codes = codes.astype(np.uint64 if src.bits == 64 else np.uint32 if src.bits == 32 else s_ep.storage)
+    res, fl = bits.convert(s_codes, s_ep, d_ep, saturate=saturate, tininess=tininess, isa=isa, **kw)
+    res = np.asarray(res)
+    if dst.kind == "float":
+        res = res.view(np.uint64 if dst.bits == 64 else np.uint32)
+    return res.astype(np.uint64), np.asarray(fl, dtype=np.uint8)
+
+
+def _to_integer(fmt, dst, codes, kw):
+    """A format's codes rounded to an integer type: softfp8.bits.to_int64 (the core,
+    sfp8_to_int64), saturated to the type's range; out of range (after rounding) or NaN
+    gives the nearest bound (NaN: the largest) and invalid, as sfp8_to_int64 does for
+    int64.  A uint64 value at or above 2^63 is an integer already (every format of at
+    most 16 bits has an ulp of 2^53 or more there): read exactly through binary64."""
+    r, fl = bits.to_int64(fmt, codes, **kw)
+    r = np.asarray(r, dtype=np.int64).copy()
+    fl = np.asarray(fl, dtype=np.uint8).copy()
+    inv = np.uint8(int(_context.Flags.INVALID))
+    if dst.signed:
+        lo, hi = -(1 << (dst.bits - 1)), (1 << (dst.bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << dst.bits) - 1
+    if dst.bits == 64 and not dst.signed:
+        with np.errstate(all="ignore"):
+            vals = np.asarray(bits.convert(codes, fmt, np.float64)[0], dtype=np.float64)
+            top = (r == np.iinfo(np.int64).max) & ((fl & inv) != 0)
+            fine = top & np.isfinite(vals) & (vals >= 2.0 ** 63) & (vals < 2.0 ** 64)
+            out = np.clip(r, 0, None).astype(np.uint64)
+            out[fine] = vals[fine].astype(np.uint64)     # exact integers
+        fl[fine] &= ~inv
+        out[top & ~fine] = np.uint64(hi)                 # NaN, or 2^64 and beyond
+        fl[r < 0] = inv                                   # below 0 after rounding
+        return out, fl
+    below, above = r < lo, r > hi
+    bad = below | above
+    out = np.clip(r, lo, hi)
+    fl[bad] = inv        # IEEE convertToInteger: invalid only (no inexact) when out of range
+    return out.astype(np.int64).view(np.uint64) & np.uint64(dst.mask), fl
+
+
+def _float_grid(src, dst, level):
+    """Source codes (binary32 / binary64 bit patterns) around every value of the
+    destination: each value, the midpoint to its successor and one source ulp either side
+    of both, beyond the largest, the tiny range, and the source's specials."""
+    dt = src.fmt
+    ut = np.uint64 if src.bits == 64 else np.uint32
+    dcodes = np.arange(dst.fmt.code_mask + 1, dtype=np.uint64).astype(dst.fmt.storage)
+    with np.errstate(all="ignore"):
+        vals = np.asarray(bits.to_float(dcodes, dst.fmt)[0], dtype=np.float64)
+    vals = np.unique(vals[np.isfinite(vals)])
+    mids = (vals[:-1] + vals[1:]) / 2
+    mx = np.max(np.abs(vals))
+    extra = [mx * 1.5, mx * 2, mx * (1 + 2.0 ** -(dst.fmt.man_bits + 1)), float(dst.fmt.min_subnormal) / 2,
+             float(dst.fmt.min_subnormal) / 4, float(dst.fmt.min_subnormal) * 0.75,
+             np.finfo(dt).tiny, np.finfo(dt).tiny * 2.0 ** -10, np.finfo(dt).max, 1e-300, 1e300]
+    base = np.concatenate([vals, mids, np.asarray(extra, dtype=np.float64)])
+    base = np.concatenate([base, -base])
+    with np.errstate(all="ignore"):
+        x = base.astype(dt)
+        pts = [x, np.nextafter(x, np.asarray(np.inf, dt)), np.nextafter(x, np.asarray(-np.inf, dt))]
+        if level == 2:
+            pts += [np.nextafter(p, np.asarray(np.inf, dt)) for p in pts[1:2]]
+    codes = np.concatenate([p.view(ut) for p in pts]).astype(np.uint64)
+    one = np.uint64(1)
+    e_bits = 11 if src.bits == 64 else 8
+    m_bits = src.bits - 1 - e_bits
+    inf = ((one << np.uint64(e_bits)) - one) << np.uint64(m_bits)
+    sign = one << np.uint64(src.bits - 1)
+    specials = np.array([0, inf, inf | (one << np.uint64(m_bits - 1)), inf | one,
+                         inf | (one << np.uint64(m_bits - 1)) | np.uint64(5), one, np.uint64(3)], dtype=np.uint64)
+    specials = np.concatenate([specials, specials | sign])
+    return np.unique(np.concatenate([codes, specials]) & np.uint64(src.mask))
+
+
+def _int_grid(src, dst):
+    """Integer sources around every integral value of the destination, its extremes."""
+    dcodes = np.arange(dst.fmt.code_mask + 1, dtype=np.uint64).astype(dst.fmt.storage)
+    with np.errstate(all="ignore"):
+        vals = np.asarray(bits.to_float(dcodes, dst.fmt)[0], dtype=np.float64)
+    vals = vals[np.isfinite(vals) & (np.abs(vals) < 2.0 ** 62)]
+    ints = np.unique(np.concatenate([np.floor(vals), np.ceil(vals)])).astype(np.int64)
+    mids = ((ints[:-1] + ints[1:]) // 2)
+    cand = np.concatenate([ints, ints - 1, ints + 1, mids, mids - 1, mids + 1])
+    lo = -(1 << (src.bits - 1)) if src.signed else 0
+    hi = (1 << (src.bits - 1)) - 1 if src.signed else (1 << src.bits) - 1
+    cand = np.concatenate([cand, np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=np.int64)])
+    cand = np.unique(cand[(cand >= lo) & (cand <= hi)])
+    return cand.view(np.uint64) & np.uint64(src.mask)
+
+
+def conversion_cases(src, dst, level=1, count=10000, random_only=False, seed=1):
+    """The source codes of a conversion's vectors (an array, in file order): every
+    code of a source of at most 16 bits; otherwise the grid around the destination's
+    values (:func:`_float_grid` / :func:`_int_grid`) then ``count`` seeded random
+    source codes."""
+    src, dst = _conversion(src, dst)
+    count = _count(count, "count", 0)
+    rng = np.random.PCG64(np.random.SeedSequence([_count(seed, "seed", 0), 0]))
+    rand = rng.random_raw(count).astype(np.uint64) & np.uint64(src.mask)
+    if random_only:
+        return rand
+    if src.bits <= 16:
+        return np.arange(1 << src.bits, dtype=np.uint64)
+    grid = _int_grid(src, dst) if src.kind == "int" else _float_grid(src, dst, level)
+    return np.concatenate([grid, rand])
+
+
+def generate_conversion(src, dst, *, rounding="nearest_even", saturate=None, tininess="after",
+                        sr_bits=32, level=1, count=10000, random_only=False, seed=1, isa="default",
+                        testfloat=False, chunk=CHUNK):
+    """Yield the vector lines (bytes chunks) of the conversion src -> dst: ``source
+    [random] result flags`` (docs/golden-model.md, "Conversion vectors")."""
+    src, dst = _conversion(src, dst)
+    rounding = rounding_name(rounding)
+    dfmt = dst.fmt if dst.kind == "format" else None
+    bits._env(dfmt, rounding, saturate, tininess, sr_bits)
+    bits._isa(isa)
+    cases = conversion_cases(src, dst, level, count, random_only, seed)
+    widths = conversion_columns(src, dst, rounding)
+    stochastic = rounding == "stochastic"
+    rnd_rng = np.random.PCG64(np.random.SeedSequence([seed, 1]))
+    keep = np.uint8(TESTFLOAT_FLAGS if testfloat else ALL_FLAGS)
+    chunk = _count(chunk, "chunk", 1)
+
+    def gen():
+        for start in range(0, cases.size, chunk):
+            a = cases[start:start + chunk]
+            rnd = (rnd_rng.random_raw(a.size).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+                   if stochastic else None)
+            res, fl = _convert_compute(src, dst, a, rnd, rounding, saturate, tininess, sr_bits, isa)
+            cols = [a] + ([rnd] if stochastic else []) + [res, (fl & keep).astype(np.uint64)]
+            yield _hex_lines(cols, widths)
+    return gen()
+
+
+def verify_conversion(stream, src, dst, *, rounding="nearest_even", saturate=None, tininess="after",
+                      sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
+                      isa="default", testfloat=False) -> Report:
+    """Recompute every line of a conversion vector stream (as :func:`verify`)."""
+    src, dst = _conversion(src, dst)
+    rounding, nan = _verify_options(stream, rounding, nan, testfloat)
+    dfmt = dst.fmt if dst.kind == "format" else None
+    bits._env(dfmt, rounding, saturate, tininess, sr_bits)
+    bits._isa(isa)
+    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags) & (TESTFLOAT_FLAGS if testfloat else ALL_FLAGS))
+    widths = conversion_columns(src, dst, rounding)
+    stochastic = rounding == "stochastic"
+    report = Report()
+    for first, cols in _line_blocks(stream, widths, _count(block_lines, "block_lines", 1)):
+        a, rnd = cols[0], (cols[1] if stochastic else None)
+        if a.size and int(a.max()) > src.mask:
+            i = int(np.argmax(a > np.uint64(src.mask)))
+            raise VectorError(f"line {first + i}: {int(a[i]):X} is not a {src.name} code")
+        got, got_fl = cols[-2], cols[-1].astype(np.uint8)
+        exp, exp_fl = _convert_compute(src, dst, a, rnd, rounding, saturate, tininess, sr_bits, isa)
+        same = exp == got
+        if nan == "class" and dst.kind != "int":
+            same |= _endpoint_isnan(dst, exp) & _endpoint_isnan(dst, got)
+        bad = ~same | ((exp_fl & keep) != (got_fl & keep))
+        nbad = int(np.count_nonzero(bad))
+        for i in np.flatnonzero(bad)[:max(0, max_report - len(report.first))]:
+            report.first.append(Mismatch(first + int(i), (int(a[i]),), None if rnd is None else int(rnd[i]),
+                                         int(exp[i]), int(exp_fl[i]), int(got[i]), int(got_fl[i])))
+        report.mismatches += nbad
+        report.lines += got.size
+    return report
+
+
+def _endpoint_isnan(ep, codes):
+    if ep.kind == "float":
+        v = (codes & np.uint64(ep.mask)).astype(np.uint64 if ep.bits == 64 else np.uint32)
+        return np.isnan(v.view(ep.fmt))
+    ok = codes <= np.uint64(ep.fmt.code_mask)
+    out = np.zeros(codes.shape, dtype=bool)
+    out[ok] = _isnan(ep.fmt, codes[ok])
+    return out
+
+
 def environments(op):
     """Every (rounding, saturate, tininess) an operation distinguishes (one for env-free ops)."""
     op = _op(op)
@@ -552,5 +841,6 @@ def sv_package() -> str:
     return _svgen.render([(op.name, op.kind) for op in bits.OPERATIONS.values()])
 
 
-__all__ = ["sv_package", "ROUNDING_ALIASES", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
+__all__ = ["sv_package", "ROUNDING_ALIASES", "endpoint", "Endpoint", "INTEGERS", "conversion_columns",
+           "conversion_cases", "generate_conversion", "verify_conversion", "read_cases", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
            "parse_flags", "flag_names", "environments", "Report", "Mismatch", "VectorError"]
