@@ -207,6 +207,56 @@ unsigned long long softfp8_dpi_convert(int s_bits, int s_signed, int s_exp_bits,
     return r;
 }
 
+/* a format's code to an integer type of `bits` bits (sfp8_to_int: saturating, NaN the
+ * largest); the bit pattern, zero-extended */
+unsigned long long softfp8_dpi_to_int(int bits_, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                                      int subnormals, int fmt_saturate, unsigned int a, int int_bits,
+                                      int int_signed, int rounding, int sr_bits, unsigned int random,
+                                      unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint64_t r;
+    if (!dpi_format(&f, bits_, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, -1, 0, sr_bits, random, 0) || (a & ~sfp8_code_mask(&f)) || int_bits < 1 ||
+        int_bits > 64) {
+        *flags = SFP8_DPI_BAD_CALL;
+        return 0;
+    }
+    r = sfp8_to_int(&f, a, int_bits, int_signed != 0, &env, &fl);
+    *flags = fl;
+    return r;
+}
+
+/* an integer (two's complement bit pattern of `int_bits` bits, signed or not) into a
+ * format, rounded once (sfp8_from_int64 / sfp8_from_uint64) */
+unsigned int softfp8_dpi_from_int(int bits_, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                                  int subnormals, int fmt_saturate, unsigned long long x, int int_bits,
+                                  int int_signed, int rounding, int saturate, int tininess_before, int sr_bits,
+                                  unsigned int random, int isa, unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint32_t r;
+    if (!dpi_format(&f, bits_, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || int_bits < 1 ||
+        int_bits > 64 || (int_bits < 64 && (x >> int_bits) != 0)) {
+        *flags = SFP8_DPI_BAD_CALL;
+        return 0;
+    }
+    if (int_signed) {
+        int64_t v = int_bits == 64 ? (int64_t)x
+                                   : (int64_t)(x ^ ((uint64_t)1 << (int_bits - 1))) - ((int64_t)1 << (int_bits - 1));
+        r = sfp8_from_int64(&f, v, &env, &fl);
+    } else {
+        r = sfp8_from_uint64(&f, x, &env, &fl);
+    }
+    *flags = fl;
+    return r;
+}
+
 /* The descriptor of a preset (C name, case-insensitive; "binary32" / "binary64");
  * bias is used by the Tesla families only (0..63, sfp8_preset_lookup).  Returns 0,
  * or -1 for an unknown name or a Tesla bias outside 0..63. */

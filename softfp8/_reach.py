@@ -13,10 +13,17 @@ Two derivations, each bin with its reason (docs/golden-model.md, "Coverage"):
 """
 from __future__ import annotations
 
+import numpy as np
+
+from . import bits
+
 # non-rounding operations that raise nothing but invalid (signalling NaN) and denormal
 _QUIET_OPS = {"max", "min", "maxnum", "minnum", "sign", "eq", "ne", "lt", "le", "gt", "ge",
               "cmp_quiet"}
 _INTEGRAL = {"floor", "ceil", "trunc", "round_integral", "round_integral_exact"}
+# irrational at every rational point but the one where they are 0 or 1
+_TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+                   "arcsinh", "arccosh", "arctanh", "exp", "expm1", "log", "log1p", "degrees", "radians"}
 # operations whose exact result is never a division by zero
 _NO_DIVBYZERO = {"add", "sub", "mul", "fma", "square", "sqrt", "hypot", "fmod", "heaviside",
                  "spacing", "degrees", "radians", "exp", "exp2", "expm1", "sin", "cos",
@@ -27,6 +34,14 @@ _NO_DIVBYZERO = {"add", "sub", "mul", "fma", "square", "sqrt", "hypot", "fmod", 
 def _words(b):
     sign = "positive" if b[0] == "+" else "negative"
     return f"{sign} {b[1:].replace('_', ' ')}"
+
+
+def _holds_one(fmt):
+    """0 and 1 are codes of fmt (enumerating its codes' values)."""
+    codes = np.arange(fmt.code_mask + 1, dtype=np.uint64).astype(fmt.storage)
+    with np.errstate(all="ignore"):
+        vals = np.asarray(bits.to_float(codes, fmt)[0])
+    return bool((vals == 1.0).any() and (vals == 0.0).any())
 
 
 def _has_inf(fmt):
@@ -57,6 +72,10 @@ def rules(fmt, op, mode, model, present):
             elif b.endswith("snan") and not op.noflags and op.name != "heaviside":
                 out[f"result:{b}"] = ("every operation but the bit operations (neg, abs, copysign, "
                                       "pos) and heaviside (h0 as given) delivers a NaN quiet")
+        if op.name == "floordiv" and fmt.subnormals != "nozero" and fmt.bias >= 2:
+            for b in ("+subnormal", "-subnormal", "+min_normal", "-min_normal"):
+                out.setdefault(f"result:{b}", "floordiv delivers an integer: 0 or at least 1 in "
+                                              "magnitude, above the smallest normal (bias >= 2)")
         if op.name == "hypot":
             for b in res:
                 if b.startswith("-") and "nan" not in b:
@@ -101,6 +120,11 @@ def _flag_rules(fmt, op, out, has_nan, has_snan):
     if op.name == "fmod" and fmt.subnormals == "ieee":
         for f in ("inexact", "underflow", "overflow"):
             out[f"flag:{f}"] = "fmod is exact (IEEE subnormals): its remainder is representable"
+    if op.name == "heaviside" and _holds_one(fmt):
+        for f in ("inexact", "underflow", "overflow"):
+            out[f"flag:{f}"] = "heaviside delivers 0, 1 or h0, all representable here"
+    if op.name == "floordiv" and fmt.subnormals != "nozero" and fmt.bias >= 2:
+        out["flag:underflow"] = "floordiv delivers 0 or an integer of magnitude >= 1 > the smallest normal"
     if op.name == "remainder":
         out["flag:overflow"] = "|remainder(a, b)| <= |b| never overflows"
         out["flag:divbyzero"] = "remainder(a, 0) is invalid, not a division by zero"
@@ -170,6 +194,18 @@ def _round_rules(fmt, op, mode, out):
     if op.name == "arctan2" and M >= 1 and fmt.max > 4:
         why = "|arctan2(y, x)| <= pi, far below the largest finite"
         out["round:overflow_edge_max"] = out["round:overflow_edge_overflow"] = why
+    if op.name == "floordiv" and fmt.subnormals != "nozero" and fmt.bias >= 2:
+        why = "floordiv delivers 0 or an integer of magnitude >= 1, above the smallest normal"
+        out["round:tiny_edge_before_only"] = out["round:tiny_edge_after"] = why
+        out.setdefault("round:tesla_gap", why)
+    if op.name == "heaviside" and _holds_one(fmt):
+        why = "heaviside delivers 0, 1 or h0, all representable here"
+        for b in ("below_half", "tie", "above_half", "carry", "overflow_edge_max", "overflow_edge_overflow",
+                  "tiny_edge_before_only", "tiny_edge_after", "tesla_gap"):
+            out[f"round:{b}"] = why
+    if op.name in _TRANSCENDENTAL and fmt.min_subnormal <= 1:
+        out["round:tie"] = ("at a non-zero rational point the function is irrational (Lindemann-Weierstrass), "
+                            "never a midpoint; its rational values (0, 1) are grid points here")
     if op.name in _INTEGRAL and not tesla_gap:
         why = ("an integral operation rounds to an integer first (round_to_integer); the integer is then "
                "representable or beyond the largest finite by a grid step or more")

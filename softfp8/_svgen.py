@@ -88,6 +88,17 @@ package softfp8_pkg;
   import "DPI-C" function int softfp8_dpi_class(
       input int bits, input int is_signed, input int exp_bits, input int man_bits, input int bias,
       input int specials, input int subnormals, input int fmt_saturate, input int unsigned code);
+  import "DPI-C" function longint unsigned softfp8_dpi_to_int(
+      input int bits, input int is_signed, input int exp_bits, input int man_bits, input int bias,
+      input int specials, input int subnormals, input int fmt_saturate, input int unsigned a,
+      input int int_bits, input int int_signed, input int rounding, input int sr_bits,
+      input int unsigned random, output byte unsigned flags);
+  import "DPI-C" function int unsigned softfp8_dpi_from_int(
+      input int bits, input int is_signed, input int exp_bits, input int man_bits, input int bias,
+      input int specials, input int subnormals, input int fmt_saturate, input longint unsigned x,
+      input int int_bits, input int int_signed, input int rounding, input int saturate,
+      input int tininess_before, input int sr_bits, input int unsigned random, input int isa,
+      output byte unsigned flags);
   import "DPI-C" function int softfp8_dpi_isa(input string name);
   import "DPI-C" function int softfp8_dpi_preset(
       input string name, input int bias, output int bits, output int is_signed,
@@ -171,6 +182,32 @@ package softfp8_pkg;
                             env.tininess_before, env.sr_bits, env.random, env.isa, result, fl);
     flags = fl;
     return sit;
+  endfunction
+
+  // a code to an integer of int_bits bits (signed or not), saturating; its bit pattern
+  function automatic longint unsigned sfp8_to_int(input sfp8_format_t f, input int unsigned a,
+                                                  input int int_bits, input bit int_signed,
+                                                  input sfp8_env_t env, output bit [7:0] flags);
+    byte unsigned fl;
+    longint unsigned r;
+    r = softfp8_dpi_to_int(f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                           f.subnormals, f.saturate, a, int_bits, int'(int_signed), env.rounding,
+                           env.sr_bits, env.random, fl);
+    flags = fl;
+    return r;
+  endfunction
+
+  // an integer of int_bits bits (its bit pattern; signed or not) into a format
+  function automatic int unsigned sfp8_from_int(input sfp8_format_t f, input longint unsigned x,
+                                                input int int_bits, input bit int_signed,
+                                                input sfp8_env_t env, output bit [7:0] flags);
+    byte unsigned fl;
+    int unsigned r;
+    r = softfp8_dpi_from_int(f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                             f.subnormals, f.saturate, x, int_bits, int'(int_signed), env.rounding,
+                             env.saturate, env.tininess_before, env.sr_bits, env.random, env.isa, fl);
+    flags = fl;
+    return r;
   endfunction
 
   // the coverage class of a code: sign * 8 + (0 zero, 1 subnormal, 2 min normal, 3 normal,

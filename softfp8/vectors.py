@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 
-from . import _context, _svgen, bits
+from . import _context, _formats, _svgen, bits
 from ._validation import _as_int
 
 FLAG_NAMES = {int(f): f.name.lower() for f in _context.Flags}
@@ -592,9 +592,8 @@ def endpoint(x) -> Endpoint:
         if key in _FLOAT_NAMES:
             dt = np.dtype(_FLOAT_NAMES[key])
             return Endpoint(f"binary{dt.itemsize * 8}", "float", dt.itemsize * 8, dt)
-        from ._formats import lookup
         try:
-            x = lookup(_FORMAT_ALIASES.get(key, key))
+            x = _formats.lookup(_FORMAT_ALIASES.get(key, key))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"unknown conversion endpoint {key!r}: {exc} (or binary32, binary64, "
                              f"{', '.join(INTEGERS)})") from None
@@ -623,7 +622,7 @@ def _conversion(src, dst):
 def conversion_columns(src, dst, rounding="nearest_even"):
     """Hex widths of a conversion line: source, [random], result, flags."""
     src, dst = _conversion(src, dst)
-    rnd = (_RANDOM_WIDTH,) if rounding_name(rounding) == "stochastic" else ()
+    rnd = (_RANDOM_WIDTH,) if _context._mode_index(rounding_name(rounding)) == 6 else ()
     return (src.width,) + rnd + (dst.width, 2)
 
 
@@ -745,6 +744,8 @@ def conversion_cases(src, dst, level=1, count=10000, random_only=False, seed=1):
     values (:func:`_float_grid` / :func:`_int_grid`) then ``count`` seeded random
     source codes."""
     src, dst = _conversion(src, dst)
+    if _as_int(level, "level") not in (1, 2):
+        raise ValueError(f"level must be 1 or 2, got {level!r}")
     count = _count(count, "count", 0)
     rng = np.random.PCG64(np.random.SeedSequence([_count(seed, "seed", 0), 0]))
     rand = rng.random_raw(count).astype(np.uint64) & np.uint64(src.mask)

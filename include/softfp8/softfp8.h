@@ -179,6 +179,13 @@ uint32_t sfp8_from_int64(const sfp8_format *f, int64_t x, const sfp8_env *env, u
  * INT64_MAX, out-of-range values saturate to INT64_MIN / INT64_MAX; both raise
  * invalid (and nothing else); otherwise inexact if the value changed. */
 int64_t  sfp8_to_int64(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* Rounds to an integer type of `bits` (1..64) bits, signed or not, by env->rounding,
+ * saturating: out of range after rounding gives the nearest bound, NaN the largest,
+ * both raising invalid alone; otherwise inexact if the value changed.  Returns the
+ * two's complement bit pattern (low `bits` bits).  bits outside 1..64: 0 with
+ * invalid | SFP8_FLAG_BADCALL; a code above the width raises SFP8_FLAG_BADCALL. */
+uint64_t sfp8_to_int(const sfp8_format *f, uint32_t a, int bits, int is_signed, const sfp8_env *env,
+                     uint8_t *flags);
 /* Round to an integral value in the same format; raises inexact only if
  * `exact` is non-zero (IEEE roundToIntegralExact). */
 uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *env, int exact,

@@ -317,3 +317,86 @@ def test_cli_convert_round_trip(tmp_path):
     assert r.returncode == 1 and b"1 mismatches" in r.stdout
     r = subprocess.run([sys.executable, "-m", "softfp8", "gen", "e4m3", "convert"], capture_output=True)
     assert r.returncode == 2 and b"--from" in r.stderr
+
+
+
+def _round_int_any(v, mode):
+    """_round_int plus round-to-odd (an inexact value goes to the odd neighbour)."""
+    if mode != "to_odd":
+        return _round_int(v, mode)
+    fl = math.floor(v)
+    return fl if fl == v or fl % 2 else fl + 1
+
+
+def _libsoftfp8():
+    import ctypes
+    lib = ctypes.CDLL(str(Path(softfp8.get_library_dir()) / "libsoftfp8.so"))
+
+    class Fmt(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_int) for n in ("bits", "is_signed", "exp_bits", "man_bits", "bias",
+                                                  "specials", "subnormals", "saturate")]
+
+    class Env(ctypes.Structure):
+        _fields_ = [("rounding", ctypes.c_int), ("saturate", ctypes.c_int), ("tininess_before", ctypes.c_int),
+                    ("sr_bits", ctypes.c_int), ("random", ctypes.c_uint32), ("isa", ctypes.c_int)]
+
+    lib.sfp8_to_int.restype = ctypes.c_uint64
+    lib.sfp8_to_int.argtypes = [ctypes.POINTER(Fmt), ctypes.c_uint32, ctypes.c_int, ctypes.c_int,
+                                ctypes.POINTER(Env), ctypes.POINTER(ctypes.c_uint8)]
+    return lib, Fmt, Env
+
+
+INT_TYPES = [(1, 1), (1, 0), (3, 1), (8, 1), (8, 0), (16, 1), (33, 0), (63, 1), (64, 1), (64, 0)]
+
+
+def test_c_sfp8_to_int_against_fractions():
+    """libsoftfp8's sfp8_to_int (what DPI's sfp8_to_int calls) against exact Fractions:
+    every code of e4m3, float8_e8m0fnu (values to 2^127: the uint64 range at and above
+    2^63), ue4m3 and a Tesla format, every 61st bfloat16 code, into ten integer types of
+    1 to 64 bits, six modes; the bit pattern and the flags (denormal aside)."""
+    import ctypes
+    lib, Fmt, Env = _libsoftfp8()
+    modes = softfp8.bits.ROUNDING_MODES[:6]
+    checked = 0
+    for name in ("e4m3", "float8_e8m0fnu", "ue4m3", "cfloat8_152(bias=15)", "bfloat16"):
+        fmt = softfp8.lookup(name)
+        spec = _spec(name) if name != "bfloat16" else fm.SPECS["bfloat16"]
+        f = Fmt(*fmt.params)
+        for code in range(0, fmt.code_mask + 1, 1 if fmt.bits <= 8 else 61):
+            dec = fm.decode(spec, code)
+            for b, signed in INT_TYPES:
+                lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed else (0, (1 << b) - 1)
+                for k, mode in enumerate(modes):
+                    if dec[0] == "nan":
+                        want = (hi, 0x10)
+                    elif dec[0] == "inf":
+                        want = (lo if dec[1] else hi, 0x10)
+                    else:
+                        v = -dec[2] if dec[1] else dec[2]
+                        n = _round_int_any(v, mode)
+                        want = (n, int(n != v)) if lo <= n <= hi else (lo if n < lo else hi, 0x10)
+                    flags = ctypes.c_uint8(0)
+                    got = lib.sfp8_to_int(ctypes.byref(f), code, b, signed, ctypes.byref(Env(k, 0, 0, 32, 0, 0)),
+                                          ctypes.byref(flags))
+                    assert (got, flags.value & ~0x20) == (want[0] & ((1 << b) - 1), want[1]), (
+                        name, hex(code), b, signed, mode, got, flags.value, want)
+                    checked += 1
+    assert checked == (3 * 256 + 128 + len(range(0, 65536, 61))) * len(INT_TYPES) * 6   # ue4m3: 7 bits
+
+
+def test_c_sfp8_to_int_bad_calls():
+    """Documented bad-call results: a width outside 1..64 gives 0 with invalid | BADCALL;
+    a code above the format's width raises BADCALL whatever the result (never masked)."""
+    import ctypes
+    lib, Fmt, Env = _libsoftfp8()
+    f = Fmt(*softfp8.e4m3.params)
+    env = Env(0, 0, 0, 32, 0, 0)
+    for b in (0, -1, 65, 1000):
+        flags = ctypes.c_uint8(0)
+        assert lib.sfp8_to_int(ctypes.byref(f), 0x38, b, 1, ctypes.byref(env), ctypes.byref(flags)) == 0
+        assert flags.value == 0x90, b
+    for code, b, signed in ((0x138, 8, 1), (0x17E, 8, 1), (0x1FE, 8, 0), (0x1B8, 64, 0), (0x17E, 64, 0),
+                            (0x17F, 64, 0)):
+        flags = ctypes.c_uint8(0)
+        lib.sfp8_to_int(ctypes.byref(f), code, b, signed, ctypes.byref(env), ctypes.byref(flags))
+        assert flags.value & 0x80, (hex(code), b, signed)
