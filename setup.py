@@ -24,7 +24,8 @@ MM = ["softfp8/_core/mm/" + name + ".c" for name in
       ("mm", "mm_value", "mm_ref", "mm_model", "mm_intdot", "mm_blas", "mm_simd")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/accum.c", "softfp8/_core/bfma.c", "softfp8/_core/elem.c",
-        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c"] + MM + FAST
+        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_isa.c",
+        "softfp8/_core/core_explain.c", "softfp8/_core/core_api.c"] + MM + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]
@@ -88,6 +89,7 @@ class BuildExtWithLibrary(build_ext):
         tmp = os.path.join(self.build_temp, "libsoftfp8")
         objects = self.compiler.compile(
             CORE, output_dir=tmp, include_dirs=["include", "softfp8/_core", "softfp8/_core/fast"],
+            macros=[("SFP8_PUBLIC_CHECKS", "1")],   # the C API reports codes above the width
             extra_postargs=extra_compile_args + ["-fPIC"])
         libs = list(ext.libraries)
         script = os.path.join(tmp, "libsoftfp8.map")

@@ -12,9 +12,11 @@
  *
  * A format is passed as its eight descriptor fields (sfp8_format_t in
  * softfp8_pkg.sv); the environment as rounding (enum sfp8_rounding), saturate
- * (-1: the format's default, 0, 1), tininess_before (0/1), sr_bits (1..32) and the
- * 32 random bits of stochastic rounding.  A call with a bad format, environment or
- * operation returns 0 and sets *flags to 0xFF, a value no operation raises.
+ * (-1: the format's default, 0, 1), tininess_before (0/1), sr_bits (1..32), the
+ * 32 random bits of stochastic rounding and the ISA convention (enum sfp8_isa |
+ * SFP8_ISA_FTZ | SFP8_ISA_DAZ).  A call with a bad format, environment or operation,
+ * or an operand code with bits above the format's width, returns 0 and sets *flags
+ * to 0xFF, a value no operation raises.
  */
 #include <string.h>
 
@@ -50,11 +52,14 @@ static const sfp8_format *dpi_endpoint(sfp8_format *f, int bits, int is_signed, 
 }
 
 static int dpi_env(sfp8_env *env, const sfp8_format *f, int rounding, int saturate, int tininess_before,
-                   int sr_bits, unsigned int random)
+                   int sr_bits, unsigned int random, int isa)
 {
+    memset(env, 0, sizeof *env);
     if (rounding < 0 || rounding >= SFP8_NUM_ROUNDING || saturate < -1 || saturate > 1 || tininess_before < 0 ||
-        tininess_before > 1 || sr_bits < 1 || sr_bits > 32)
+        tininess_before > 1 || sr_bits < 1 || sr_bits > 32 || isa < 0 || (isa & 0xFF) >= SFP8_ISA_NUM ||
+        (isa & ~(0xFF | SFP8_ISA_FTZ | SFP8_ISA_DAZ)))
         return 0;
+    env->isa = isa;
     env->rounding = rounding;
     env->saturate = saturate < 0 ? f->saturate : saturate;
     env->tininess_before = tininess_before;
@@ -73,19 +78,108 @@ int softfp8_dpi_op_arity(int op) { return sfp8_op_arity(op); }
 unsigned int softfp8_dpi_apply(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias,
                                int specials, int subnormals, int fmt_saturate, unsigned int a, unsigned int b,
                                unsigned int c, int rounding, int saturate, int tininess_before, int sr_bits,
-                               unsigned int random, unsigned char *flags)
+                               unsigned int random, int isa, unsigned char *flags)
 {
     sfp8_format f;
     sfp8_env env;
     uint8_t fl = 0;
+    unsigned int r;
     if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
-        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random) || sfp8_op_arity(op) == 0) {
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || sfp8_op_arity(op) == 0) {
         *flags = SFP8_DPI_BAD_CALL;
         return 0;
     }
-    unsigned int r = sfp8_op_apply(op, &f, a, b, c, &env, &fl);
-    *flags = fl;
-    return r;
+    r = sfp8_op_apply(op, &f, a, b, c, &env, &fl); /* codes above the width: SFP8_FLAG_BADCALL */
+    *flags = (fl & SFP8_FLAG_BADCALL) ? SFP8_DPI_BAD_CALL : fl;
+    return (fl & SFP8_FLAG_BADCALL) ? 0 : r;
+}
+
+/* softfp8_dpi_apply with the exact value before rounding (sfp8_explain, softfp8.h) */
+unsigned int softfp8_dpi_explain(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias,
+                                 int specials, int subnormals, int fmt_saturate, unsigned int a, unsigned int b,
+                                 unsigned int c, int rounding, int saturate, int tininess_before, int sr_bits,
+                                 unsigned int random, int isa, unsigned char *flags, int *decision, int *sign,
+                                 unsigned long long *sig, long long *exp, int *sticky_in, long long *e,
+                                 long long *quantum, int *subnormal, unsigned long long *kept, int *guard,
+                                 int *round, int *sticky, int *half, int *carry, int *tiny)
+{
+    sfp8_format f;
+    sfp8_env env;
+    sfp8_explain x;
+    uint8_t fl = 0;
+    unsigned int r;
+    memset(&x, 0, sizeof x);
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || sfp8_op_arity(op) == 0) {
+        fl = SFP8_FLAG_BADCALL;
+        r = 0;
+    } else {
+        r = sfp8_op_explain(op, &f, a, b, c, &env, &fl, &x);
+    }
+    *flags = (fl & SFP8_FLAG_BADCALL) ? SFP8_DPI_BAD_CALL : fl;
+    *decision = x.decision;
+    *sign = x.sign;
+    *sig = x.sig;
+    *exp = x.exp;
+    *sticky_in = x.sticky_in;
+    *e = x.e;
+    *quantum = x.quantum;
+    *subnormal = x.subnormal;
+    *kept = x.kept;
+    *guard = x.guard;
+    *round = x.round;
+    *sticky = x.sticky;
+    *half = x.half;
+    *carry = x.carry;
+    *tiny = x.tiny;
+    return (fl & SFP8_FLAG_BADCALL) ? 0 : r;
+}
+
+/* softfp8_dpi_apply with the rounding situation (SFP8_SIT_* bits, softfp8.h) as the return
+ * value and the result in *result: what a covergroup samples (softfp8 cov --sv).  A bad
+ * call returns 0 with *flags = 0xFF. */
+int softfp8_dpi_cover(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                      int subnormals, int fmt_saturate, unsigned int a, unsigned int b, unsigned int c, int rounding,
+                      int saturate, int tininess_before, int sr_bits, unsigned int random, int isa,
+                      unsigned int *result, unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint32_t r = 0;
+    uint16_t sit = 0;
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || sfp8_op_arity(op) == 0 ||
+        (a & ~sfp8_code_mask(&f)) || (b & ~sfp8_code_mask(&f)) || (c & ~sfp8_code_mask(&f))) {
+        *flags = SFP8_DPI_BAD_CALL;
+        *result = 0;
+        return 0;
+    }
+    sfp8_op_cover(op, &f, &env, 0, NULL, 1, &a, &b, &c, NULL, &r, &fl, &sit);
+    *flags = (fl & SFP8_FLAG_BADCALL) ? SFP8_DPI_BAD_CALL : fl;
+    *result = (fl & SFP8_FLAG_BADCALL) ? 0 : r;
+    return (fl & SFP8_FLAG_BADCALL) ? 0 : sit;
+}
+
+/* The coverage class of a code: sign * 8 + (0 zero, 1 subnormal, 2 min normal, 3 normal,
+ * 4 max, 5 inf, 6 quiet NaN, 7 signalling NaN), as softfp8.coverage.CLASSES; -1 for a
+ * bad format or a code above its width. */
+int softfp8_dpi_class(int bits, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                      int subnormals, int fmt_saturate, unsigned int code)
+{
+    static const int map[6] = {0, 1, 3, 5, 6, 7}; /* enum sfp8_class -> coverage class */
+    sfp8_format f;
+    uint32_t sbit, mag;
+    int k;
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        (code & ~sfp8_code_mask(&f)))
+        return -1;
+    sbit = is_signed ? (uint32_t)1 << (bits - 1) : 0;
+    mag = code & ~sbit;
+    k = map[sfp8_classify(&f, code)];
+    if (k == 3 && mag == sfp8_max_code(&f)) k = 4;
+    else if (k == 3 && mag == sfp8_min_normal_code(&f)) k = 2;
+    return k + ((code & sbit) ? 8 : 0);
 }
 
 /* conversion between two formats (bits 32 / 64: IEEE binary32 / binary64 bit patterns) */
@@ -94,7 +188,7 @@ unsigned long long softfp8_dpi_convert(int s_bits, int s_signed, int s_exp_bits,
                                        int d_exp_bits, int d_man_bits, int d_bias, int d_specials,
                                        int d_subnormals, int d_saturate, unsigned long long a, int rounding,
                                        int saturate, int tininess_before, int sr_bits, unsigned int random,
-                                       unsigned char *flags)
+                                       int isa, unsigned char *flags)
 {
     sfp8_format sf, df;
     sfp8_env env;
@@ -103,7 +197,8 @@ unsigned long long softfp8_dpi_convert(int s_bits, int s_signed, int s_exp_bits,
                                           s_subnormals, s_saturate);
     const sfp8_format *dst = dpi_endpoint(&df, d_bits, d_signed, d_exp_bits, d_man_bits, d_bias, d_specials,
                                           d_subnormals, d_saturate);
-    if (src == NULL || dst == NULL || !dpi_env(&env, dst, rounding, saturate, tininess_before, sr_bits, random)) {
+    if (src == NULL || dst == NULL || !dpi_env(&env, dst, rounding, saturate, tininess_before, sr_bits, random, isa) ||
+        (src->bits < 64 && (a >> src->bits) != 0)) { /* a source code above its width */
         *flags = SFP8_DPI_BAD_CALL;
         return 0;
     }
@@ -112,42 +207,79 @@ unsigned long long softfp8_dpi_convert(int s_bits, int s_signed, int s_exp_bits,
     return r;
 }
 
-static int same_name(const char *x, const char *y)
+/* a format's code to an integer type of `bits` bits (sfp8_to_int: saturating, NaN the
+ * largest); the bit pattern, zero-extended */
+unsigned long long softfp8_dpi_to_int(int bits_, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                                      int subnormals, int fmt_saturate, unsigned int a, int int_bits,
+                                      int int_signed, int rounding, int sr_bits, unsigned int random,
+                                      unsigned char *flags)
 {
-    for (; *x && *y; x++, y++) {
-        char cx = *x >= 'A' && *x <= 'Z' ? (char)(*x - 'A' + 'a') : *x;
-        char cy = *y >= 'A' && *y <= 'Z' ? (char)(*y - 'A' + 'a') : *y;
-        if (cx != cy) return 0;
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint64_t r;
+    if (!dpi_format(&f, bits_, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, -1, 0, sr_bits, random, 0) || (a & ~sfp8_code_mask(&f)) || int_bits < 1 ||
+        int_bits > 64) {
+        *flags = SFP8_DPI_BAD_CALL;
+        return 0;
     }
-    return *x == *y;
+    r = sfp8_to_int(&f, a, int_bits, int_signed != 0, &env, &fl);
+    *flags = fl;
+    return r;
+}
+
+/* an integer (two's complement bit pattern of `int_bits` bits, signed or not) into a
+ * format, rounded once (sfp8_from_int64 / sfp8_from_uint64) */
+unsigned int softfp8_dpi_from_int(int bits_, int is_signed, int exp_bits, int man_bits, int bias, int specials,
+                                  int subnormals, int fmt_saturate, unsigned long long x, int int_bits,
+                                  int int_signed, int rounding, int saturate, int tininess_before, int sr_bits,
+                                  unsigned int random, int isa, unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint32_t r;
+    if (!dpi_format(&f, bits_, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, saturate, tininess_before, sr_bits, random, isa) || int_bits < 1 ||
+        int_bits > 64 || (int_bits < 64 && (x >> int_bits) != 0)) {
+        *flags = SFP8_DPI_BAD_CALL;
+        return 0;
+    }
+    if (int_signed) {
+        int64_t v = int_bits == 64 ? (int64_t)x
+                                   : (int64_t)(x ^ ((uint64_t)1 << (int_bits - 1))) - ((int64_t)1 << (int_bits - 1));
+        r = sfp8_from_int64(&f, v, &env, &fl);
+    } else {
+        r = sfp8_from_uint64(&f, x, &env, &fl);
+    }
+    *flags = fl;
+    return r;
 }
 
 /* The descriptor of a preset (C name, case-insensitive; "binary32" / "binary64");
- * bias is used by the Tesla families only.  Returns 0, or -1 for an unknown name or
- * a bias outside 0..63. */
+ * bias is used by the Tesla families only (0..63, sfp8_preset_lookup).  Returns 0,
+ * or -1 for an unknown name or a Tesla bias outside 0..63. */
 int softfp8_dpi_preset(const char *name, int bias, int *bits, int *is_signed, int *exp_bits, int *man_bits,
                        int *fbias, int *specials, int *subnormals, int *saturate)
 {
-    const sfp8_format *f = NULL;
-    int tesla = 0;
-    if (same_name(name, "binary32")) f = &sfp8_binary32;
-    if (same_name(name, "binary64")) f = &sfp8_binary64;
-    for (int i = 0; f == NULL && i < SFP8_NUM_PRESETS; i++)
-        if (same_name(name, sfp8_presets[i].name)) {
-            f = &sfp8_presets[i].format;
-            tesla = sfp8_presets[i].bias_parameter;
-        }
-    if (f == NULL || (tesla && (bias < 0 || bias > 63))) return -1;
-    *bits = f->bits;
-    *is_signed = f->is_signed;
-    *exp_bits = f->exp_bits;
-    *man_bits = f->man_bits;
-    *fbias = tesla ? bias : f->bias;
-    *specials = f->specials;
-    *subnormals = f->subnormals;
-    *saturate = f->saturate;
+    sfp8_format f;
+    int err = sfp8_preset_lookup(name, -1, &f);
+    if (err == SFP8_EBIAS) err = sfp8_preset_lookup(name, bias, &f); /* a Tesla family */
+    if (err != SFP8_OK) return -1;
+    *bits = f.bits;
+    *is_signed = f.is_signed;
+    *exp_bits = f.exp_bits;
+    *man_bits = f.man_bits;
+    *fbias = f.bias;
+    *specials = f.specials;
+    *subnormals = f.subnormals;
+    *saturate = f.saturate;
     return 0;
 }
+
+/* the ISA convention of a name ("x86", "arm_dn+ftz", ...; sfp8_isa_lookup), or -1 */
+int softfp8_dpi_isa(const char *name) { return sfp8_isa_lookup(name); }
 
 #ifdef __cplusplus
 }

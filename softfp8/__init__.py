@@ -11,7 +11,7 @@ from ._formats import NAMED as _NAMED
 from ._formats import Format, TeslaFamily, format, lookup, presets  # noqa: F401
 from ._context import (  # noqa: F401
     Flags, clear_flags, collect_flags, get_flags, get_rounding, get_saturation, get_tininess,
-    rounding, saturation, tininess,
+    rounding, saturation, tininess, isa, get_isa,
 )
 from . import bits  # noqa: F401
 from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
@@ -53,6 +53,6 @@ def get_libraries():
 __all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulation", "BlockFMA", "MatrixUnit",
            "scaled_mm",
            "save", "savez", "load", "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
-           "tininess", "get_rounding", "get_saturation", "get_tininess", "get_flags",
+           "tininess", "isa", "get_isa", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "p3109", "format", "presets", "lookup",
            "get_include", "get_library_dir", "get_libraries", "scaling", "mx", *_NAMED]

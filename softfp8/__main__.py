@@ -26,12 +26,14 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats, vectors
+from softfp8 import _formats, coverage, vectors
 from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
 FAMILIES = tuple(_formats.FAMILIES)  # parametric: bias is a required keyword
 ROUNDINGS = softfp8.bits.ROUNDING_MODES
+# --rounding of gen / ver / calc also takes TestFloat's names (rnear_even, rminMag, ...)
+ROUNDING_CHOICES = list(ROUNDINGS) + list(vectors.ROUNDING_ALIASES)
 # calc's operations: every row of the operation table (softfp8/_core/ops.def)
 OPERATIONS = softfp8.bits.OPERATIONS
 ARITY = {name: op.arity for name, op in OPERATIONS.items()}
@@ -236,9 +238,14 @@ def cmd_calc(args, out=print) -> int:
         codes = [parse_code(fmt, t) for t in args.operands]
     opts = {}
     if op.rounds:
-        opts = {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess}
+        opts = {"rounding": vectors.rounding_name(args.rounding), "saturate": args.saturate,
+                "tininess": args.tininess}
         if args.seed is not None:
             opts["seed"] = args.seed
+    if not op.noflags:
+        opts["isa"] = args.isa
+    if args.explain:
+        return _calc_explain(args, fmt, op, codes, opts, out)
     try:
         res = getattr(softfp8.bits, args.op)(fmt, *codes, **opts)
     except (ValueError, TypeError) as exc:
@@ -256,6 +263,19 @@ def cmd_calc(args, out=print) -> int:
     else:
         text = f"{fmt_code(fmt, int(result))}  {fmt_value(fmt.decode(int(result)))}"
     out(f"{text}  flags: {flag_names(flags)}")
+    return 0
+
+
+def _calc_explain(args, fmt, op, codes, opts, out):
+    """calc --explain: the result and the core's rounding record (softfp8._explain)."""
+    if not op.rounds or op.kind not in ("binary", "unary", "ternary"):
+        raise UsageError(f"--explain applies to operations that round a code result; "
+                         f"{op.name} does not")
+    try:
+        _, _, why = getattr(softfp8.bits, op.name)(fmt, *codes, explain=True, **opts)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    out(str(why))
     return 0
 
 
@@ -347,15 +367,134 @@ def _vector_format(args):
 
 
 def _vector_env(args):
-    return {"rounding": args.rounding, "saturate": args.saturate, "tininess": args.tininess,
-            "sr_bits": args.sr_bits}
+    return {"rounding": vectors.rounding_name(args.rounding), "saturate": args.saturate,
+            "tininess": args.tininess, "sr_bits": args.sr_bits, "isa": args.isa,
+            "testfloat": args.testfloat}
+
+
+def _read_input(path, fn):
+    """fn(binary stream) of a file, or of stdin for None / "-"."""
+    if path in (None, "-"):
+        return fn(sys.stdin.buffer)
+    with open(path, "rb") as fh:
+        return fn(fh)
+
+
+def _coverage_of(args, fmt, stream):
+    env = _vector_env(args)
+    return coverage.measure(stream, fmt, args.op, rounding=env["rounding"], saturate=args.saturate,
+                            tininess=args.tininess, sr_bits=args.sr_bits, isa=args.isa)
+
+
+def _guarded(fn, name, err):
+    """(fn(), None), or (None, 1) after reporting a malformed vector file on err; bad
+    options and unreadable files are usage errors."""
+    try:
+        return fn(), None
+    except vectors.VectorError as exc:
+        err(f"softfp8 {name}: {exc}")
+        return None, 1
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+
+
+def _write_sv(args, fmt, out):
+    text = coverage.covergroup(fmt, args.op, saturate=args.saturate, tininess=args.tininess,
+                               isa=args.isa)
+    if args.sv == "-":
+        out(text)
+    else:
+        with open(args.sv, "w") as fh:
+            fh.write(text + "\n")
+
+
+def cmd_cov(args, out=print, err=None) -> int:
+    """Coverage of a vector file: the closure table, or a SystemVerilog covergroup."""
+    err = err or _stderr
+    if args.op == "convert":
+        raise UsageError("cov measures operations of the table; conversion coverage is not "
+                         "implemented (docs/golden-model.md)")
+    fmt = _vector_format(args)
+    if args.sv is not None:
+        _guarded(lambda: _write_sv(args, fmt, out), "cov", err)
+        if args.input is None:
+            return 0
+    cov, rc = _guarded(lambda: _read_input(args.input, lambda fh: _coverage_of(args, fmt, fh)),
+                       "cov", err)
+    if rc:
+        return rc
+    if args.json:
+        import json
+        out(json.dumps(cov.to_dict()))
+    else:
+        out(cov.table(show_unreachable=not args.no_unreachable))
+    if cov.cases.sum() == 0:
+        err(f"{fmt.name} {args.op}: no test lines read")
+        return 1
+    return 0 if (not args.fail_under or cov.percent() >= args.fail_under) else 1
+
+
+def _gen_cover(args, fmt, opts):
+    """gen --cover FILE: cases for the reachable bins FILE leaves empty."""
+    with open(args.cover, "rb") as fh:
+        cov = _coverage_of(args, fmt, fh)
+    lines, left = coverage.cover_holes(cov, rounding=opts["rounding"], seed=args.seed,
+                                       testfloat=args.testfloat)
+    if args.output in (None, "-"):
+        sys.stdout.buffer.write(lines)
+        sys.stdout.buffer.flush()
+    else:
+        with open(args.output, "wb") as fh:
+            fh.write(lines)
+    for mode, name in left:
+        _stderr(f"softfp8 gen --cover: no case found for {mode} {name}")
+    return 0
+
+
+def _conversion_ends(args):
+    """(src, dst) endpoints of `gen/ver FMT convert --from SRC | --to DST`."""
+    if (args.src is None) == (args.dst is None):
+        raise UsageError("convert needs exactly one of --from SRC (into FMT) or --to DST (from FMT)")
+    fmt = args.format if args.bias is None and args.subnormals is None else _vector_format(args)
+    try:
+        ends = (args.src, fmt) if args.src is not None else (fmt, args.dst)
+        return tuple(vectors.endpoint(e) for e in ends)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _gen_conversion(args):
+    src, dst = _conversion_ends(args)
+    opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
+                random_only=args.random_only)
+    try:
+        chunks = vectors.generate_conversion(src, dst, **opts)
+        if args.output in (None, "-"):
+            for c in chunks:
+                sys.stdout.buffer.write(c)
+            sys.stdout.buffer.flush()
+        else:
+            with open(args.output, "wb") as fh:
+                for c in chunks:
+                    fh.write(c)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+    return 0
 
 
 def cmd_gen(args, out=None) -> int:
+    if args.op == "convert":
+        return _gen_conversion(args)
     fmt = _vector_format(args)
     opts = dict(_vector_env(args), level=args.level, count=args.count, seed=args.seed,
                 random_only=args.random_only, max_lines=args.max_lines)
     try:
+        if args.cover:
+            return _gen_cover(args, fmt, opts)
         vectors.case_set(fmt, args.op, args.level, args.count, args.random_only)
         if args.output in (None, "-"):
             vectors.write(sys.stdout.buffer, fmt, args.op, **opts)
@@ -377,36 +516,56 @@ def _os_error(exc):
     return f"cannot open {exc.filename!r}: {exc.strerror}" if exc.filename else str(exc)
 
 
-def cmd_ver(args, out=print) -> int:
-    fmt = _vector_format(args)
+def _stderr(text):
+    print(text, file=sys.stderr)
+
+
+def _ver_opts(args):
     try:
         ignore = vectors.parse_flags(args.ignore_flags or 0)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    opts = dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
-    try:
-        if args.input in (None, "-"):
-            report = vectors.verify(sys.stdin.buffer, fmt, args.op, **opts)
-        else:
-            with open(args.input, "rb") as fh:
-                report = vectors.verify(fh, fmt, args.op, **opts)
-    except vectors.VectorError as exc:
-        out(f"softfp8 ver: {exc}")
-        return 1
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(_os_error(exc)) from None
+    return dict(_vector_env(args), nan=args.nan, ignore_flags=ignore, max_report=args.errors)
+
+
+def _ver_conversion(args, out, err):
+    src, dst = _conversion_ends(args)
+    opts = _ver_opts(args)
+    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify_conversion(
+        fh, src, dst, **opts)), "ver", err)
+    if rc:
+        return rc
+    w = dst.width
     for m in report.first:
-        out(vectors.describe(fmt, args.op, m, args.rounding))
+        err(f"line {m.line}: convert {src.name} {m.operands[0]:0{src.width}X} -> {dst.name}: expected "
+            f"{m.expected:0{w}X} flags {m.expected_flags:02X} ({vectors.flag_names(m.expected_flags)}), "
+            f"got {m.actual:0{w}X} flags {m.actual_flags:02X}")
+    return _ver_summary(report, f"{src.name} -> {dst.name}", out, err)
+
+
+def _ver_summary(report, what, out, err):
     if report.mismatches > len(report.first):
-        out(f"... {report.mismatches - len(report.first)} more")
-    what = f"{fmt.name} {args.op}"
+        err(f"... {report.mismatches - len(report.first)} more")
     if report.lines == 0:
-        out(f"{what}: no test lines read")
+        err(f"{what}: no test lines read")
         return 1
     out(f"{what}: {report.lines} lines, {report.mismatches} mismatches")
     return 0 if report.ok else 1
+
+
+def cmd_ver(args, out=print, err=_stderr) -> int:
+    """Verify; mismatches and errors go to stderr (err), the summary line to stdout."""
+    if args.op == "convert":
+        return _ver_conversion(args, out, err)
+    fmt = _vector_format(args)
+    opts = _ver_opts(args)
+    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify(
+        fh, fmt, args.op, **opts)), "ver", err)
+    if rc:
+        return rc
+    for m in report.first:
+        err(vectors.describe(fmt, args.op, m, args.rounding))
+    return _ver_summary(report, f"{fmt.name} {args.op}", out, err)
 
 
 # ----------------------------------------------------------------- parser ----
@@ -437,7 +596,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("operands", nargs="*", metavar="CODE",
                     help="operand codes, hex (0x5c) or decimal (92); ldexp's second "
                          "operand is an integer exponent (e.g. -3)")
-    sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+    sp.add_argument("--rounding", choices=ROUNDING_CHOICES, default="nearest_even",
+                    metavar="MODE", help="%s (or TestFloat's rnear_even, rminMag, rmin, rmax, "
+                    "rnear_maxMag, rodd)" % ", ".join(ROUNDINGS))
+    sp.add_argument("--isa", default="default", metavar="ISA",
+                    help="ISA convention for NaN results, FTZ, DAZ: default, x86, arm, arm_dn, "
+                         "riscv, with +ftz / +daz (docs/golden-model.md)")
+    sp.add_argument("--explain", action="store_true",
+                    help="the exact value before rounding and the rounding decision")
     sat = sp.add_mutually_exclusive_group()
     sat.add_argument("--saturate", dest="saturate", action="store_true", default=None,
                      help="deliver +-max instead of inf on overflow")
@@ -484,13 +650,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     def vector_opts(sp):
         sp.add_argument("format", help="preset, 'cfloat8_143(bias=20)' or 'format(...)'")
-        sp.add_argument("op", choices=list(vectors.VECTOR_OPERATIONS), metavar="OP",
+        sp.add_argument("op", choices=list(vectors.VECTOR_OPERATIONS) + ["convert"], metavar="OP",
                         help="an operation of the op table with code operands and one result "
-                             "(softfp8.vectors.VECTOR_OPERATIONS)")
+                             "(softfp8.vectors.VECTOR_OPERATIONS), or convert (with --from / --to)")
+        sp.add_argument("--from", dest="src", metavar="SRC",
+                        help="convert: the source (binary64, binary32, binary16, bfloat16, a "
+                             "format, int8 ... int64, uint8 ... uint32) converted into FORMAT")
+        sp.add_argument("--to", dest="dst", metavar="DST",
+                        help="convert: the destination (a format, binary32, binary64, int8 ... "
+                             "uint64) FORMAT is converted into")
         sp.add_argument("--bias", type=int, metavar="N", help="bias of a Tesla family")
         sp.add_argument("--subnormals", choices=("tesla", "ieee"),
                         help="subnormal convention of a Tesla family")
-        sp.add_argument("--rounding", choices=ROUNDINGS, default="nearest_even")
+        sp.add_argument("--rounding", choices=ROUNDING_CHOICES, default="nearest_even",
+                        metavar="MODE", help="%s, or TestFloat's names (rnear_even, rminMag, "
+                        "rmin, rmax, rnear_maxMag, rodd)" % ", ".join(ROUNDINGS))
+        sp.add_argument("--isa", default="default", metavar="ISA",
+                        help="ISA convention: default, x86, arm, arm_dn, riscv (+ftz, +daz)")
+        sp.add_argument("--testfloat", action="store_true",
+                        help="TestFloat's flag byte (no denormal bit); ver: NaNs by class "
+                             "unless --nan bits, as testfloat_ver")
         sat = sp.add_mutually_exclusive_group()
         sat.add_argument("--saturate", dest="saturate", action="store_true", default=None)
         sat.add_argument("--no-saturate", dest="saturate", action="store_false")
@@ -509,13 +688,30 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=1, help="seed of every random choice")
     sp.add_argument("--max-lines", type=int, metavar="N", help="stop after N lines")
     sp.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default stdout)")
+    sp.add_argument("--cover", metavar="FILE",
+                    help="instead: cases for the reachable coverage bins FILE leaves empty "
+                         "(softfp8 cov)")
     sp.set_defaults(func=cmd_gen)
+
+    sp = sub.add_parser("cov", help="functional coverage of a vector file: closure table, "
+                                    "SystemVerilog covergroup (docs/golden-model.md)")
+    vector_opts(sp)
+    sp.add_argument("input", nargs="?", metavar="FILE", help="vector file (default stdin)")
+    sp.add_argument("--sv", metavar="OUT", help="write the SystemVerilog covergroup of the bins "
+                    "to OUT ('-': stdout); with no FILE, only that")
+    sp.add_argument("--json", action="store_true", help="the bin counts as JSON")
+    sp.add_argument("--no-unreachable", action="store_true",
+                    help="leave the list of derived unreachable bins out of the table")
+    sp.add_argument("--fail-under", type=float, default=0.0, metavar="PCT",
+                    help="exit 1 when the closure is below PCT percent")
+    sp.set_defaults(func=cmd_cov)
 
     sp = sub.add_parser("ver", help="verify a device's results (same line format as gen)")
     vector_opts(sp)
     sp.add_argument("input", nargs="?", metavar="FILE", help="vector file (default stdin)")
-    sp.add_argument("--nan", choices=("bits", "class"), default="bits",
-                    help="compare NaN results bit for bit (default) or by class")
+    sp.add_argument("--nan", choices=("bits", "class"), default=None,
+                    help="compare NaN results bit for bit (default; with --testfloat: class) "
+                         "or by class")
     sp.add_argument("--ignore-flags", metavar="FLAGS",
                     help="flags left out of the comparison: names (inexact,denormal) or hex")
     sp.add_argument("--errors", type=int, default=20, metavar="N",
@@ -529,7 +725,7 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     # `softfp8 ver FMT OP --rounding upward FILE`: argparse fills the optional FILE
     # before it sees the options; take a single trailing operand as FILE
-    if (extra and args.command == "ver" and args.input is None and len(extra) == 1
+    if (extra and args.command in ("ver", "cov") and args.input is None and len(extra) == 1
             and not extra[0].startswith("-")):
         args.input, extra = extra[0], []
     if extra:

@@ -51,11 +51,12 @@ def _new_state(template=None):
         st.saturate = -1
         st.tininess_before = 0
         st.sr_bits = 32
+        st.isa = 0
         st.seeded = 0
         st.seed = 0
         st.counter = 0
     else:
-        for name in ("rounding", "saturate", "tininess_before", "sr_bits", "seeded", "seed",
+        for name in ("rounding", "saturate", "tininess_before", "sr_bits", "isa", "seeded", "seed",
                      "counter"):
             setattr(st, name, getattr(template, name))
     st.cell = _ext.FlagCell()
@@ -142,6 +143,42 @@ def rounding(mode, seed=None, sr_bits=32):
     elif idx == ROUNDING_MODES.index("stochastic"):
         changes.update(seeded=0, seed=0, counter=0)
     return _override(**changes)
+
+
+ISAS = ("default", "x86", "arm", "arm_dn", "riscv")   # enum sfp8_isa (softfp8.h)
+_FTZ, _DAZ = 0x100, 0x200
+
+
+def _isa_index(name, ftz=False, daz=False):
+    """The sfp8_isa value of a convention name ("x86", "arm_dn+ftz", ...)."""
+    if not isinstance(name, str):
+        raise TypeError(f"isa must be a string, one of {', '.join(ISAS)} (with +ftz / +daz); "
+                        f"got {name!r}")
+    v = _ext.isa_lookup(name)
+    if v < 0:
+        raise ValueError(f"unknown ISA convention {name!r}: expected one of {', '.join(ISAS)}, "
+                         f"optionally with '+ftz' and/or '+daz' (e.g. 'x86+ftz+daz')")
+    return v | (_FTZ if ftz else 0) | (_DAZ if daz else 0)
+
+
+def isa_name(value):
+    """The name of an sfp8_isa value ("x86+ftz")."""
+    return "+".join([ISAS[value & 0xFF]] + (["ftz"] if value & _FTZ else []) +
+                    (["daz"] if value & _DAZ else []))
+
+
+def isa(name="default", *, ftz=False, daz=False):
+    """Context manager: the ISA convention for NaN results, flush-to-zero of results
+    and denormals-are-zero of operands (softfp8.bits, NumPy ufuncs and casts):
+    "default" (softfp8's), "x86" (SSE/AVX), "arm" (FPCR.DN=0), "arm_dn" (FPCR.DN=1),
+    "riscv"; ``ftz=True`` / ``daz=True`` or "+ftz" / "+daz" in the name.  Matrix
+    products and exact sums keep softfp8's convention (docs/golden-model.md)."""
+    return _override(isa=_isa_index(name, ftz, daz))
+
+
+def get_isa():
+    """The current ISA convention's name ("default", "x86+ftz", ...)."""
+    return isa_name(_current().isa)
 
 
 def saturation(enabled=True):

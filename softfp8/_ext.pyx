@@ -24,6 +24,39 @@ cdef extern from "softfp8/softfp8.h":
         int tininess_before
         int sr_bits
         uint32_t random
+        int isa
+    ctypedef struct sfp8_explain:
+        int decision
+        int sign
+        uint64_t sig
+        int64_t exp
+        int sticky_in
+        int64_t e
+        int64_t quantum
+        int subnormal
+        uint64_t kept
+        int guard
+        int round
+        int sticky
+        int half
+        int carry
+        int tiny
+        int random_used
+        int gap
+        uint64_t result
+        uint8_t flags
+    uint32_t sfp8_op_explain(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
+                             const sfp8_env *env, uint8_t *flags, sfp8_explain *out)
+    uint64_t sfp8_convert_explain(const sfp8_format *src, const sfp8_format *dst, uint64_t a,
+                                  const sfp8_env *env, uint8_t *flags, sfp8_explain *out)
+    int sfp8_isa_lookup(const char *name)
+    void sfp8_op_cover(int op, const sfp8_format *f, const sfp8_env *env, int nmodes, const int *modes,
+                       long n, const uint32_t *a, const uint32_t *b, const uint32_t *c,
+                       const uint32_t *random, uint32_t *result, uint8_t *flags,
+                       uint16_t *situation) nogil
+    void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, long n,
+                            const uint64_t *a, const uint32_t *random, uint64_t *result, uint8_t *flags,
+                            uint16_t *situation) nogil
     ctypedef struct sfp8_preset:
         const char *name
         sfp8_format format
@@ -370,8 +403,126 @@ def random_u32(uint64_t seed, uint64_t stream, uint64_t index):
 
 
 cdef void fill_env(sfp8_env *env, tuple envp):
-    env.rounding, env.saturate, env.tininess_before, env.sr_bits = envp
+    # envp = (rounding, saturate, tininess_before, sr_bits[, isa])
+    env.rounding, env.saturate, env.tininess_before, env.sr_bits = envp[:4]
     env.random = 0
+    env.isa = envp[4] if len(envp) > 4 else 0
+
+
+def isa_lookup(str name):
+    """The sfp8_isa value of a convention name ("x86+ftz", ...), or -1."""
+    return sfp8_isa_lookup(name.encode())
+
+
+cdef dict _explain_dict(sfp8_explain *x):
+    return {"decision": x.decision, "sign": x.sign, "sig": x.sig, "exp": x.exp,
+            "sticky_in": x.sticky_in, "e": x.e, "quantum": x.quantum, "subnormal": x.subnormal,
+            "kept": x.kept, "guard": x.guard, "round": x.round, "sticky": x.sticky,
+            "half": x.half, "carry": x.carry, "tiny": x.tiny, "random_used": x.random_used, "gap": x.gap,
+            "result": x.result, "flags": x.flags}
+
+
+def explain(int op, tuple params, tuple envp, uint32_t random, uint32_t a, uint32_t b, uint32_t c):
+    """(result, flags, record dict) of one element of op (sfp8_op_explain)."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_explain x
+    cdef uint8_t fl = 0
+    cdef uint32_t r
+    fill_env(&env, envp)
+    env.random = random
+    r = sfp8_op_explain(op, &f, a, b, c, &env, &fl, &x)
+    return r, fl, _explain_dict(&x)
+
+
+def convert_explain(tuple src, tuple dst, tuple envp, uint32_t random, uint64_t a):
+    """(result, flags, record dict) of one conversion (sfp8_convert_explain)."""
+    cdef sfp8_format fs = to_format(src)
+    cdef sfp8_format fd = to_format(dst)
+    cdef sfp8_env env
+    cdef sfp8_explain x
+    cdef uint8_t fl = 0
+    cdef uint64_t r
+    fill_env(&env, envp)
+    env.random = random
+    r = sfp8_convert_explain(&fs, &fd, a, &env, &fl, &x)
+    return r, fl, _explain_dict(&x)
+
+
+cdef object _random_words(object random, long n):
+    """The per-element stochastic words (uint32, length n) or None."""
+    if random is None:
+        return None
+    rv = np.ascontiguousarray(random, dtype=np.uint32)
+    if rv.shape[0] != n:
+        raise ValueError("random must have the operands' length")
+    return rv
+
+
+def cover(int op, tuple params, tuple envp, tuple modes, tuple operands, object random):
+    """(result uint32, flags uint8, situation uint16), each of shape (len(modes), n), of
+    op over contiguous uint32 operand arrays in each rounding mode of `modes` (mode
+    indices), from round_pack's own record (sfp8_op_cover); random: a uint32 array
+    of stochastic words or None."""
+    cdef sfp8_format f = to_format(params)
+    cdef int mv[8]
+    cdef int nm = len(modes), k
+    cdef sfp8_env env
+    cdef const uint32_t[::1] av = operands[0]
+    cdef const uint32_t[::1] bv = operands[1] if len(operands) > 1 else operands[0]
+    cdef const uint32_t[::1] cv = operands[2] if len(operands) > 2 else operands[0]
+    cdef const uint32_t[::1] rv
+    cdef const uint32_t *rp = NULL
+    cdef long n = av.shape[0]
+    if not 0 <= op < X_NUM_OPS:
+        raise ValueError(f"unknown operation id {op}")
+    if bv.shape[0] != n or cv.shape[0] != n:
+        raise ValueError("operands must have one length")
+    rv = _random_words(random, n)
+    if rv is not None and n:
+        rp = &rv[0]
+    if not 1 <= nm <= 7:
+        raise ValueError(f"modes must hold 1 to 7 rounding modes, got {modes!r}")
+    for k in range(nm):
+        if not 0 <= modes[k] < 7:
+            raise ValueError(f"unknown rounding mode index {modes[k]!r}")
+        mv[k] = modes[k]
+    fill_env(&env, envp)
+    res = np.empty(n * nm, dtype=np.uint32)
+    fl = np.empty(n * nm, dtype=np.uint8)
+    sit = np.empty(n * nm, dtype=np.uint16)
+    cdef uint32_t[::1] rs = res
+    cdef uint8_t[::1] fs = fl
+    cdef uint16_t[::1] ss = sit
+    if n:
+        with nogil:
+            sfp8_op_cover(op, &f, &env, nm, mv, n, &av[0], &bv[0], &cv[0], rp, &rs[0], &fs[0], &ss[0])
+    return res.reshape(nm, n), fl.reshape(nm, n), sit.reshape(nm, n)
+
+
+def convert_cover(tuple src, tuple dst, tuple envp, const uint64_t[::1] a, object random):
+    """(result uint64, flags uint8, situation uint16) of conversions src -> dst
+    (sfp8_convert_cover)."""
+    cdef sfp8_format fs_ = to_format(src)
+    cdef sfp8_format fd = to_format(dst)
+    cdef sfp8_env env
+    cdef const uint32_t[::1] rv
+    cdef const uint32_t *rp = NULL
+    cdef long n = a.shape[0]
+    rv = _random_words(random, n)
+    if rv is not None and n:
+        rp = &rv[0]
+    fill_env(&env, envp)
+    res = np.empty(n, dtype=np.uint64)
+    fl = np.empty(n, dtype=np.uint8)
+    sit = np.empty(n, dtype=np.uint16)
+    cdef uint64_t[::1] rs = res
+    cdef uint8_t[::1] fls = fl
+    cdef uint16_t[::1] ss = sit
+    if n:
+        with nogil:
+            sfp8_convert_cover(&fs_, &fd, &env, n, &a[0], rp, &rs[0], &fls[0], &ss[0])
+    return res, fl, sit
 
 
 cdef void fill_rng(sfp8_rng *rng, object random, tuple rngp):

@@ -15,6 +15,7 @@ import secrets
 import numpy as np
 
 from . import _context, _ext
+from ._explain import Explanation
 from ._formats import Format
 from ._validation import _as_int, as_format, format_or_none
 
@@ -63,6 +64,13 @@ def _env(fmt, rounding, saturate, tininess, sr_bits):
         if not 1 <= n <= 32:
             raise ValueError(f"sr_bits must be between 1 and 32, got {sr_bits!r}")
     return (mode, int(sat), before, n)
+
+
+def _isa(isa):
+    """The sfp8_isa value of an ``isa=`` option (None: the current softfp8.isa() context)."""
+    if isa is None:
+        return _context._current().isa
+    return _context._isa_index(isa)
 
 
 def _codes(a, fmt, what):
@@ -210,10 +218,16 @@ def _int64_operand(x, what):
 
 
 def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=None,
-           sr_bits=None, random_bits=None):
+           sr_bits=None, random_bits=None, isa=None, explain=False):
     """Run one operation of the table over broadcast operand code arrays."""
     fmt = _check_format(fmt)
     env = _env(fmt, rounding, saturate, tininess, sr_bits) if op.rounds else _NOENV
+    if not op.noflags:
+        env = env + (_isa(isa),)
+    if explain is not False:
+        if explain is not True:
+            raise TypeError(f"explain must be True or False, got {explain!r}")
+        return _explained(op, fmt, operands, env, seed, random_bits)
     names = _ARGNAMES[:len(operands)] if op.kind != "binary_i64" else ("a", "n")
     kinds = [fmt.storage] * len(operands)
     if op.kind == "binary_i64":
@@ -234,19 +248,40 @@ def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=
     return _finish(outs[0], flags, shape)
 
 
+def _explained(op, fmt, operands, env, seed, random_bits):
+    """(result, flags, Explanation) of one element (scalar operands only)."""
+    if op.kind not in ("binary", "unary", "ternary"):
+        raise ValueError(f"explain=True is for operations with code operands and a code result; "
+                         f"{op.name} is a {op.kind} operation")
+    codes = [_codes(x, fmt, n) for x, n in zip(operands, _ARGNAMES)]
+    if any(c.ndim for c in codes):
+        raise ValueError("explain=True takes scalar operands (one element)")
+    rnd = 0
+    if op.rounds and env[0] == _STOCHASTIC:
+        if random_bits is not None:
+            rnd = int(np.asarray(random_bits).reshape(-1)[0]) & 0xFFFFFFFF
+        else:
+            _, arr = _rng(env, (), seed, None)
+            rnd = 0 if arr is None else int(np.asarray(arr).reshape(-1)[0])
+    vals = [int(c) for c in codes] + [0] * (3 - len(codes))
+    r, fl, rec = _ext.explain(op.id, fmt.params, env, rnd, *vals)
+    res = np.asarray(r, dtype=fmt.storage)[()]
+    return res, np.uint8(fl), Explanation(fmt, op.name, tuple(vals[:len(codes)]), env, rnd, rec)
+
+
 def _make(op):
     args = ", ".join(_ARGNAMES[:op.arity] if op.kind != "binary_i64" else ("a", "n"))
     if op.rounds:
         src = (f"def {op.name}(fmt, {args}, rounding=None, saturate=None, tininess=None, "
-               f"seed=None, sr_bits=None, random_bits=None):\n"
+               f"seed=None, sr_bits=None, random_bits=None, isa=None, explain=False):\n"
                f"    return _apply(_OP, fmt, ({args},), rounding, saturate, tininess, seed, "
-               f"sr_bits, random_bits)\n")
+               f"sr_bits, random_bits, isa, explain)\n")
     elif op.noflags:
         src = (f"def {op.name}(fmt, {args}):\n"
                f"    return _apply(_OP, fmt, ({args},))[0]\n")
     else:
-        src = (f"def {op.name}(fmt, {args}):\n"
-               f"    return _apply(_OP, fmt, ({args},))\n")
+        src = (f"def {op.name}(fmt, {args}, isa=None):\n"
+               f"    return _apply(_OP, fmt, ({args},), isa=isa)\n")
     ns = {"_apply": _apply, "_OP": op}
     exec(src, ns)  # a real signature for help() and inspect, from the table row
     fn = ns[op.name]
@@ -296,16 +331,17 @@ del _op
 
 
 def round_integral(fmt, a, exact=False, rounding=None, saturate=None, tininess=None,
-                   seed=None, sr_bits=None, random_bits=None):
+                   seed=None, sr_bits=None, random_bits=None, isa=None, explain=False):
     """Round to an integral value in the same format (IEEE roundToIntegral;
     ``exact=True`` is roundToIntegralExact, which raises inexact)."""
     op = OPERATIONS["round_integral_exact" if exact else "round_integral"]
-    return _apply(op, fmt, (a,), rounding, saturate, tininess, seed, sr_bits, random_bits)
+    return _apply(op, fmt, (a,), rounding, saturate, tininess, seed, sr_bits, random_bits, isa,
+                  explain)
 
 
-def compare(fmt, a, b, signaling=False):
+def compare(fmt, a, b, signaling=False, isa=None):
     """IEEE comparison: relation -1 (less), 0 (equal), 1 (greater), 2 (unordered)."""
-    return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b))
+    return _apply(OPERATIONS["cmp_signaling" if signaling else "cmp_quiet"], fmt, (a, b), isa=isa)
 
 
 def sum(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None,
@@ -375,12 +411,24 @@ def _source_codes(a, params, storage, fdt, fmt, what):
 
 
 def convert(a, src, dst, rounding=None, saturate=None, tininess=None, seed=None,
-            sr_bits=None, random_bits=None):
-    """Convert codes of ``src`` into ``dst`` (formats, np.float32 or np.float64)."""
+            sr_bits=None, random_bits=None, isa=None, explain=False):
+    """Convert codes of ``src`` into ``dst`` (formats, np.float32 or np.float64).
+    ``isa``: an ISA convention (softfp8.isa); ``explain=True`` (one element):
+    ``(result, flags, Explanation)``."""
     sp, sst, sfdt, sfmt = _endpoint(src, "src")
     dp, dst_storage, dfdt, dfmt = _endpoint(dst, "dst")
-    env = _env(dfmt, rounding, saturate, tininess, sr_bits)
+    env = _env(dfmt, rounding, saturate, tininess, sr_bits) + (_isa(isa),)
     a = _source_codes(a, sp, sst, sfdt, sfmt, "a")
+    if explain is not False:
+        if explain is not True or a.ndim:
+            raise ValueError("explain=True takes one element (a scalar a)")
+        rnd = int(np.asarray(random_bits).reshape(-1)[0]) & 0xFFFFFFFF if random_bits is not None else 0
+        r, fl, rec = _ext.convert_explain(sp, dp, env, rnd, int(a))
+        res = np.asarray(r, dtype=dst_storage)[()]
+        if dfdt is not None:
+            res = res.view(dfdt)
+        return res, np.uint8(fl), Explanation(dfmt if dfmt is not None else dp, "convert", (int(a),),
+                                              env, rnd, rec)
     shape = a.shape
     rngp, rnd = _rng(env, shape, seed, random_bits)
     src_codes = np.ascontiguousarray(a, dtype=sst).reshape(-1)

@@ -10,6 +10,7 @@ The pytest fixture ``softfp8_isolated`` lives in ``softfp8.pytest_plugin``.
 from __future__ import annotations
 
 import contextlib
+import warnings as _w
 
 import numpy as np
 
@@ -65,8 +66,11 @@ def _names(flags):
     return ", ".join(names) if names else "none"
 
 
+_WARNINGS = ("check", "swallow", "pass")
+
+
 @contextlib.contextmanager
-def assert_flags(expected, exact=True):
+def assert_flags(expected, exact=True, warnings="pass"):
     """Assert the sticky flags the block raises.
 
     ``exact=True``: the raised flags equal ``expected``; ``exact=False``: they include
@@ -74,11 +78,33 @@ def assert_flags(expected, exact=True):
     iterable of them.  The block runs as under ``softfp8.collect_flags()`` (yielded:
     ``fl.flags``), so flags raised before it do not count and the ones it raises stay
     raised outside.  An exception from the block propagates unchanged.
+
+    NumPy's RuntimeWarnings of the block (``invalid value encountered``, ``overflow``,
+    ``divide by zero``, ``underflow`` under np.errstate): ``warnings="pass"`` (default)
+    lets them through; ``"swallow"`` hides them; ``"check"`` hides them and asserts that
+    NumPy warned for each of invalid, divide-by-zero and overflow that ``expected``
+    holds (and, with ``exact=True``, for no other of them).
     """
     want = _to_flags(expected, "expected")
     _as_bool(exact, "exact")
+    if warnings not in _WARNINGS:
+        raise ValueError(f"warnings must be one of {', '.join(map(repr, _WARNINGS))}, "
+                         f"got {warnings!r}")
+
     with _context.collect_flags() as col:
-        yield col
+        if warnings == "pass":
+            yield col
+        else:
+            with _w.catch_warnings(record=True) as caught:
+                _w.simplefilter("always", RuntimeWarning)
+                yield col
+            seen = {w for w in ("invalid", "divide", "overflow")
+                    for m in caught if issubclass(m.category, RuntimeWarning) and w in str(m.message)}
+            for m in caught:                       # other warnings go on as usual
+                if not issubclass(m.category, RuntimeWarning):
+                    _w.warn_explicit(m.message, m.category, m.filename, m.lineno)
+            if warnings == "check":
+                _check_warnings(want, seen, exact)
     got = col.flags
     missing = want & ~got
     unexpected = (got & ~want) if exact else _context.Flags(0)
@@ -87,6 +113,16 @@ def assert_flags(expected, exact=True):
         raise AssertionError(f"softfp8 flags differ: expected {kind} {{{_names(want)}}}, raised "
                              f"{{{_names(got)}}}; missing {{{_names(missing)}}}, unexpected "
                              f"{{{_names(unexpected)}}}")
+
+
+def _check_warnings(want, seen, exact):
+    F = _context.Flags
+    expect = {name for name, flag in (("invalid", F.INVALID), ("divide", F.DIVBYZERO),
+                                      ("overflow", F.OVERFLOW)) if want & flag}
+    missing, extra = expect - seen, (seen - expect) if exact else set()
+    if missing or extra:
+        raise AssertionError(f"NumPy RuntimeWarnings differ from the flags: expected warnings for "
+                             f"{sorted(expect) or 'none'}, got {sorted(seen) or 'none'}")
 
 
 @contextlib.contextmanager
@@ -156,7 +192,8 @@ def assert_codes_equal(actual, expected, nan="class", fmt=None, err_msg=""):
     ``actual``/``expected``: softfp8 arrays, or integer code arrays when ``fmt`` (a
     format, its dtype or its name) is given (a softfp8 array must then be of that format).  Shapes must be equal (no
     broadcasting).  ``nan="class"``: two NaN codes are equal when both are quiet or
-    both signalling; ``nan="bits"``: NaNs too must match bit for bit.
+    both signalling; ``nan="bits"``: NaNs too must match bit for bit.  The default is
+    ``nan="class"``: NaN payloads and signs are not compared unless ``nan="bits"``.
     """
     if nan not in ("class", "bits"):
         raise ValueError(f"nan must be 'class' or 'bits', got {nan!r}")

@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 
-from . import _context, _svgen, bits
+from . import _context, _formats, _svgen, bits
 from ._validation import _as_int
 
 FLAG_NAMES = {int(f): f.name.lower() for f in _context.Flags}
@@ -35,6 +35,21 @@ for _i, _c in enumerate(b"0123456789ABCDEF"):
     _HEXVAL[_c] = _i
 for _i, _c in enumerate(b"abcdef"):
     _HEXVAL[_c] = 10 + _i
+
+
+# TestFloat's rounding names (testfloat_gen / testfloat_ver options, with or without the
+# leading "r"), as aliases of softfp8's
+TESTFLOAT_ROUNDING = {"near_even": "nearest_even", "minMag": "toward_zero", "min": "downward",
+                      "max": "upward", "near_maxMag": "nearest_away", "odd": "to_odd"}
+ROUNDING_ALIASES = {**TESTFLOAT_ROUNDING, **{"r" + k: v for k, v in TESTFLOAT_ROUNDING.items()}}
+TESTFLOAT_FLAGS = 0x1F      # TestFloat's flag byte: softfp8's without the denormal bit
+
+
+def rounding_name(name):
+    """softfp8's name of a rounding mode given by softfp8's or TestFloat's name."""
+    if isinstance(name, str) and name in ROUNDING_ALIASES:
+        return ROUNDING_ALIASES[name]
+    return name
 
 
 class VectorError(ValueError):
@@ -198,12 +213,12 @@ def _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
         pos = stop
 
 
-def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits):
+def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa="default"):
     """(result codes as uint64, flags uint8) through softfp8.bits."""
     codes = [o.astype(fmt.storage) for o in operands]
     fn = getattr(bits, op.name)
     if op.rounds:
-        kw = dict(rounding=rounding, saturate=saturate, tininess=tininess, sr_bits=sr_bits)
+        kw = dict(rounding=rounding, saturate=saturate, tininess=tininess, sr_bits=sr_bits, isa=isa)
         if rnd is not None:
             kw["random_bits"] = rnd.astype(np.uint32)
         res, flags = fn(fmt, *codes, **kw)
@@ -211,7 +226,7 @@ def _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits):
         res = fn(fmt, *codes)
         flags = np.zeros(np.shape(res), dtype=np.uint8)
     else:
-        res, flags = fn(fmt, *codes)
+        res, flags = fn(fmt, *codes, isa=isa)
     res = np.asarray(res)
     if op.kind == "relation":
         res = res.astype(np.int8).view(np.uint8)
@@ -235,30 +250,38 @@ def _hex_lines(cols, widths):
 
 
 def generate(fmt, op, *, rounding="nearest_even", saturate=None, tininess="after", sr_bits=32,
-             level=1, count=10000, random_only=False, seed=1, max_lines=None, chunk=CHUNK):
+             level=1, count=10000, random_only=False, seed=1, max_lines=None, chunk=CHUNK,
+             isa="default", testfloat=False):
     """Yield the vector lines of one (format, operation, environment) as bytes chunks.
 
     8-bit formats (any operation whose operands have at most 24 bits in all) are
     exhaustive; wider ones get the special-value grid of ``level`` then ``count``
     random cases; ``random_only`` gives just the ``count`` random cases (any format).
     Every random choice derives from ``seed``.  ``saturate=None`` is the format's
-    default.  The arguments are checked at the call, before the first line."""
+    default.  ``isa``: an ISA convention (softfp8.isa); ``testfloat=True`` writes
+    TestFloat's flag byte (no denormal bit).  ``rounding`` takes TestFloat's names
+    too.  The arguments are checked at the call, before the first line."""
     fmt, op = _fmt(fmt), _op(op)
+    rounding = rounding_name(rounding)
     bits._env(fmt, rounding, saturate, tininess, sr_bits)   # checks the options
+    bits._isa(isa)
     cs = case_set(fmt, op, level, count, random_only)
     seed = _count(seed, "seed", 0)
     chunk = _count(chunk, "chunk", 1)
     if max_lines is not None:
         max_lines = _count(max_lines, "max_lines", 0)
-    return _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk)
+    return _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk,
+                     isa, testfloat)
 
 
-def _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk):
+def _generate(fmt, op, cs, rounding, saturate, tininess, sr_bits, seed, max_lines, chunk, isa,
+              testfloat):
     stochastic = _stochastic(op, rounding)
     widths = columns(fmt, op, rounding)
+    keep = np.uint8(TESTFLOAT_FLAGS if testfloat else ALL_FLAGS)
     for operands, rnd in _chunks(fmt, op, cs, seed, stochastic, max_lines, chunk):
-        res, flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits)
-        cols = operands + ([rnd] if stochastic else []) + [res, flags.astype(np.uint64)]
+        res, flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa)
+        cols = operands + ([rnd] if stochastic else []) + [res, (flags & keep).astype(np.uint64)]
         yield _hex_lines(cols, widths)
 
 
@@ -267,7 +290,7 @@ def write(out, fmt, op, **options) -> int:
     if not callable(getattr(out, "write", None)):
         raise TypeError(f"out must be a binary file (with a write method), got {out!r}")
     n = 0
-    widths = columns(fmt, op, options.get("rounding", "nearest_even"))
+    widths = columns(fmt, op, rounding_name(options.get("rounding", "nearest_even")))
     linelen = sum(widths) + len(widths)
     for block in generate(fmt, op, **options):
         out.write(block)
@@ -365,6 +388,22 @@ def _find_bad_line(data, widths, first_line):
     raise VectorError(f"line {first_line}: malformed block")   # pragma: no cover
 
 
+def _normalize(data, widths, first_line):
+    """A block with CRLF line ends, tabs, runs of blanks, leading blanks, blank lines or
+    short hex fields rewritten in the fixed layout (blank lines dropped)."""
+    out = []
+    for i, line in enumerate(data.split(b"\n")):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != len(widths) or any(len(f) > w for f, w in zip(fields, widths)):
+            shown = line[:80].decode("ascii", "replace")
+            raise VectorError(f"line {first_line + i}: expected {len(widths)} hex columns of at "
+                              f"most {'/'.join(map(str, widths))} digits, got {shown!r}")
+        out.append(b" ".join(f.rjust(w, b"0") for f, w in zip(fields, widths)))
+    return b"\n".join(out) + b"\n" if out else b""
+
+
 def _blocks(stream, linelen, block_bytes):
     """Whole-line byte blocks of a binary stream (the last line may lack its newline)."""
     rest = b""
@@ -381,39 +420,86 @@ def _blocks(stream, linelen, block_bytes):
         yield rest + b"\n"
 
 
-def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess="after",
-           sr_bits=32, nan="bits", ignore_flags=0, max_report=20, block_lines=1 << 18) -> Report:
-    """Recompute every line of a binary stream of vectors; a :class:`Report` of the
-    mismatches (the first ``max_report`` kept).  ``nan="class"`` accepts any NaN
-    result for a NaN result (codes only); ``ignore_flags`` is a mask (or names) of
-    flags left out of the comparison."""
-    fmt, op = _fmt(fmt), _op(op)
-    if nan not in ("bits", "class"):
-        raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
-    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
-        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
-    max_report = _count(max_report, "max_report", 0)
-    block_lines = _count(block_lines, "block_lines", 1)
-    bits._env(fmt, rounding, saturate, tininess, sr_bits)
-    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags))
-    stochastic = _stochastic(op, rounding)
-    widths = columns(fmt, op, rounding)
+def _line_blocks(stream, widths, block_lines):
+    """(first line number, columns) per block of a vector stream: tolerant parsing
+    (CRLF, tabs, runs of blanks, short fields, blank lines)."""
     linelen = sum(widths) + len(widths)
-    nops = op.arity
-    report = Report()
-    by_class = nan == "class" and op.kind in ("binary", "unary", "ternary")
+    lines = 0
     for data in _blocks(stream, linelen, linelen * block_lines):
-        first = report.lines + 1
+        first = lines + 1
+        if len(data) % linelen or b"\r" in data or b"\t" in data or b"  " in data or \
+                b"\n\n" in data or data[:1] == b" " or b"\n " in data:
+            data = _normalize(data, widths, first)
+            if not data:
+                continue
         cols = _parse_block(data, widths, first)
-        operands = cols[:nops]
-        rnd = cols[nops] if stochastic else None
-        got, got_flags = cols[-2], cols[-1].astype(np.uint8)
-        for k, o in enumerate(operands):
+        lines += cols[0].size
+        yield first, cols
+
+
+def _read_blocks(stream, fmt, op, widths, block_lines):
+    """_line_blocks with the operand check (codes of fmt)."""
+    for first, cols in _line_blocks(stream, widths, block_lines):
+        for k, o in enumerate(cols[:op.arity]):
             if o.size and int(o.max()) > fmt.code_mask:
                 i = int(np.argmax(o > np.uint64(fmt.code_mask)))
                 raise VectorError(f"line {first + i}: operand {'abc'[k]} = {int(o[i]):X} is not "
                                   f"a code of {fmt.name} (0..{fmt.code_mask:X})")
-        exp, exp_flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits)
+        yield first, cols
+
+
+def read_cases(stream, fmt, op, *, rounding="nearest_even", block_lines=1 << 18):
+    """(operand arrays, random words or None) per block of a binary vector stream:
+    the stimulus of each line (results and flags are not read)."""
+    fmt, op = _fmt(fmt), _op(op)
+    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
+        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    rounding = rounding_name(rounding)
+    stochastic = _stochastic(op, rounding)
+    widths = columns(fmt, op, rounding)
+    for _, cols in _read_blocks(stream, fmt, op, widths, _count(block_lines, "block_lines", 1)):
+        yield cols[:op.arity], (cols[op.arity] if stochastic else None)
+
+
+def _verify_options(stream, rounding, nan, testfloat):
+    """(rounding, nan) of a verifier call, checked: a binary stream, nan 'bits' / 'class'
+    (default: class for TestFloat's files, bits otherwise)."""
+    if nan is None:
+        nan = "class" if testfloat else "bits"
+    if nan not in ("bits", "class"):
+        raise ValueError(f"nan must be 'bits' or 'class', got {nan!r}")
+    if not callable(getattr(stream, "read", None)) or isinstance(stream, io.TextIOBase):
+        raise TypeError(f"stream must be a binary file (opened with 'rb'), got {stream!r}")
+    return rounding_name(rounding), nan
+
+
+def verify(stream, fmt, op, *, rounding="nearest_even", saturate=None, tininess="after",
+           sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
+           isa="default", testfloat=False) -> Report:
+    """Recompute every line of a binary stream of vectors; a :class:`Report` of the
+    mismatches (the first ``max_report`` kept).  ``nan="class"`` accepts any NaN
+    result for a NaN result (codes only); ``ignore_flags`` is a mask (or names) of
+    flags left out of the comparison; ``isa`` the ISA convention the device follows.
+    ``testfloat=True`` reads TestFloat's files as testfloat_ver does: no denormal
+    flag, NaNs by class unless ``nan="bits"``.  Lines may end in CRLF, hold tabs or
+    runs of blanks and omit leading zeros; blank lines are skipped."""
+    fmt, op = _fmt(fmt), _op(op)
+    rounding, nan = _verify_options(stream, rounding, nan, testfloat)
+    max_report = _count(max_report, "max_report", 0)
+    block_lines = _count(block_lines, "block_lines", 1)
+    bits._env(fmt, rounding, saturate, tininess, sr_bits)
+    bits._isa(isa)
+    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags) & (TESTFLOAT_FLAGS if testfloat else ALL_FLAGS))
+    stochastic = _stochastic(op, rounding)
+    widths = columns(fmt, op, rounding)
+    nops = op.arity
+    report = Report()
+    by_class = nan == "class" and op.kind in ("binary", "unary", "ternary")
+    for first, cols in _read_blocks(stream, fmt, op, widths, block_lines):
+        operands = cols[:nops]
+        rnd = cols[nops] if stochastic else None
+        got, got_flags = cols[-2], cols[-1].astype(np.uint8)
+        exp, exp_flags = _compute(fmt, op, operands, rnd, rounding, saturate, tininess, sr_bits, isa)
         same = exp == got
         if by_class:
             same |= _isnan(fmt, exp) & _isnan(fmt, got & np.uint64(fmt.code_mask)) & (
@@ -440,6 +526,7 @@ def _isnan(fmt, codes):
 def describe(fmt, op, m: Mismatch, rounding="nearest_even") -> str:
     """One readable line for a mismatch: operands, expected and actual, flags by name."""
     fmt, op = _fmt(fmt), _op(op)
+    rounding = rounding_name(rounding)
     if not isinstance(m, Mismatch):
         raise TypeError(f"m must be a softfp8.vectors.Mismatch, got {m!r}")
     widths = columns(fmt, op, rounding)
@@ -463,6 +550,284 @@ def describe(fmt, op, m: Mismatch, rounding="nearest_even") -> str:
             f"({flag_names(m.actual_flags)})")
 
 
+# ------------------------------------------------------- conversion vectors ----
+
+_FLOAT_NAMES = {"binary64": np.float64, "float64": np.float64, "f64": np.float64,
+                "binary32": np.float32, "float32": np.float32, "f32": np.float32}
+_FORMAT_ALIASES = {"binary16": "float16", "f16": "float16", "bf16": "bfloat16"}
+INTEGERS = {f"{u}int{b}": (b, u == "") for b in (8, 16, 32, 64) for u in ("", "u")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    """One side of a conversion: a softfp8 format, IEEE binary32/binary64 (bit
+    patterns), or an integer type (two's complement, ``bits`` wide)."""
+
+    name: str
+    kind: str            # "format", "float" or "int"
+    bits: int
+    fmt: object = None   # the Format, or the NumPy float dtype
+    signed: bool = True  # integers
+
+    @property
+    def width(self):
+        return (self.bits + 3) // 4
+
+    @property
+    def mask(self):
+        return (1 << self.bits) - 1
+
+
+def endpoint(x) -> Endpoint:
+    """An Endpoint from a format, np.float32 / np.float64, or a name: a preset or
+    'format(...)', binary16 / bfloat16, binary32 / binary64 (float32, f32 ...), int8 ...
+    int64, uint8 ... uint64."""
+    if isinstance(x, Endpoint):
+        return x
+    if isinstance(x, str):
+        key = x.strip()
+        if key in INTEGERS:
+            b, signed = INTEGERS[key]
+            return Endpoint(key, "int", b, None, signed)
+        if key in _FLOAT_NAMES:
+            dt = np.dtype(_FLOAT_NAMES[key])
+            return Endpoint(f"binary{dt.itemsize * 8}", "float", dt.itemsize * 8, dt)
+        try:
+            x = _formats.lookup(_FORMAT_ALIASES.get(key, key))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"unknown conversion endpoint {key!r}: {exc} (or binary32, binary64, "
+                             f"{', '.join(INTEGERS)})") from None
+    try:
+        dt = np.dtype(x)
+    except TypeError:
+        dt = None
+    if dt is not None and dt in (np.dtype(np.float32), np.dtype(np.float64)):
+        return Endpoint(f"binary{dt.itemsize * 8}", "float", dt.itemsize * 8, dt)
+    fmt = _fmt(x)
+    return Endpoint(fmt.name, "format", fmt.bits, fmt)
+
+
+def _conversion(src, dst):
+    src, dst = endpoint(src), endpoint(dst)
+    if src.kind == "int" and dst.kind != "format":
+        raise ValueError(f"integer sources convert into softfp8 formats, not {dst.name}")
+    if dst.kind == "int" and src.kind != "format":
+        raise ValueError(f"integer destinations take softfp8 formats, not {src.name}")
+    if src.kind == "int" and src.name == "uint64":
+        raise ValueError("uint64 sources: the core's integer input is int64 (sfp8_from_int64); "
+                         "use int64")
+    return src, dst
+
+
+def conversion_columns(src, dst, rounding="nearest_even"):
+    """Hex widths of a conversion line: source, [random], result, flags."""
+    src, dst = _conversion(src, dst)
+    rnd = (_RANDOM_WIDTH,) if _context._mode_index(rounding_name(rounding)) == 6 else ()
+    return (src.width,) + rnd + (dst.width, 2)
+
+
+def _to_signed(codes, ep):
+    """Integer codes (two's complement bit patterns, uint64) as int64 values."""
+    v = codes.astype(np.uint64)
+    if ep.signed and ep.bits < 64:
+        sign = np.uint64(1 << (ep.bits - 1))
+        v = (v ^ sign) - sign        # wraps: the int64 value's bits
+    return v.view(np.int64)
+
+
+def _convert_compute(src, dst, codes, rnd, rounding, saturate, tininess, sr_bits, isa):
+    """(result bit patterns as uint64, flags) of a conversion, through softfp8.bits."""
+    kw = dict(rounding=rounding, sr_bits=sr_bits)
+    if rnd is not None:
+        kw["random_bits"] = rnd.astype(np.uint32)
+    if src.kind == "int":
+        res, fl = bits.from_int64(_to_signed(codes, src), dst.fmt, saturate=saturate,
+                                  tininess=tininess, **kw)
+        return np.asarray(res).astype(np.uint64), np.asarray(fl, dtype=np.uint8)
+    if dst.kind == "int":
+        return _to_integer(src.fmt, dst, codes.astype(src.fmt.storage), kw)
+    s_ep = src.fmt
+    d_ep = dst.fmt
+    s_codes = codes.astype(np.uint64 if src.bits == 64 else np.uint32 if src.bits == 32 else s_ep.storage)
+    res, fl = bits.convert(s_codes, s_ep, d_ep, saturate=saturate, tininess=tininess, isa=isa, **kw)
+    res = np.asarray(res)
+    if dst.kind == "float":
+        res = res.view(np.uint64 if dst.bits == 64 else np.uint32)
+    return res.astype(np.uint64), np.asarray(fl, dtype=np.uint8)
+
+
+def _to_integer(fmt, dst, codes, kw):
+    """A format's codes rounded to an integer type: softfp8.bits.to_int64 (the core,
+    sfp8_to_int64), saturated to the type's range; out of range (after rounding) or NaN
+    gives the nearest bound (NaN: the largest) and invalid, as sfp8_to_int64 does for
+    int64.  A uint64 value at or above 2^63 is an integer already (every format of at
+    most 16 bits has an ulp of 2^53 or more there): read exactly through binary64."""
+    r, fl = bits.to_int64(fmt, codes, **kw)
+    r = np.asarray(r, dtype=np.int64).copy()
+    fl = np.asarray(fl, dtype=np.uint8).copy()
+    inv = np.uint8(int(_context.Flags.INVALID))
+    if dst.signed:
+        lo, hi = -(1 << (dst.bits - 1)), (1 << (dst.bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << dst.bits) - 1
+    if dst.bits == 64 and not dst.signed:
+        with np.errstate(all="ignore"):
+            vals = np.asarray(bits.convert(codes, fmt, np.float64)[0], dtype=np.float64)
+            top = (r == np.iinfo(np.int64).max) & ((fl & inv) != 0)
+            fine = top & np.isfinite(vals) & (vals >= 2.0 ** 63) & (vals < 2.0 ** 64)
+            out = np.clip(r, 0, None).astype(np.uint64)
+            out[fine] = vals[fine].astype(np.uint64)     # exact integers
+        fl[fine] &= ~inv
+        out[top & ~fine] = np.uint64(hi)                 # NaN, or 2^64 and beyond
+        fl[r < 0] = inv                                   # below 0 after rounding
+        return out, fl
+    below, above = r < lo, r > hi
+    bad = below | above
+    out = np.clip(r, lo, hi)
+    fl[bad] = inv        # IEEE convertToInteger: invalid only (no inexact) when out of range
+    return out.astype(np.int64).view(np.uint64) & np.uint64(dst.mask), fl
+
+
+def _float_grid(src, dst, level):
+    """Source codes (binary32 / binary64 bit patterns) around every value of the
+    destination: each value, the midpoint to its successor and one source ulp either side
+    of both, beyond the largest, the tiny range, and the source's specials."""
+    dt = src.fmt
+    ut = np.uint64 if src.bits == 64 else np.uint32
+    dcodes = np.arange(dst.fmt.code_mask + 1, dtype=np.uint64).astype(dst.fmt.storage)
+    with np.errstate(all="ignore"):
+        vals = np.asarray(bits.to_float(dcodes, dst.fmt)[0], dtype=np.float64)
+    vals = np.unique(vals[np.isfinite(vals)])
+    mids = (vals[:-1] + vals[1:]) / 2
+    mx = np.max(np.abs(vals))
+    extra = [mx * 1.5, mx * 2, mx * (1 + 2.0 ** -(dst.fmt.man_bits + 1)), float(dst.fmt.min_subnormal) / 2,
+             float(dst.fmt.min_subnormal) / 4, float(dst.fmt.min_subnormal) * 0.75,
+             np.finfo(dt).tiny, np.finfo(dt).tiny * 2.0 ** -10, np.finfo(dt).max, 1e-300, 1e300]
+    base = np.concatenate([vals, mids, np.asarray(extra, dtype=np.float64)])
+    base = np.concatenate([base, -base])
+    with np.errstate(all="ignore"):
+        x = base.astype(dt)
+        pts = [x, np.nextafter(x, np.asarray(np.inf, dt)), np.nextafter(x, np.asarray(-np.inf, dt))]
+        if level == 2:
+            pts += [np.nextafter(p, np.asarray(np.inf, dt)) for p in pts[1:2]]
+    codes = np.concatenate([p.view(ut) for p in pts]).astype(np.uint64)
+    one = np.uint64(1)
+    e_bits = 11 if src.bits == 64 else 8
+    m_bits = src.bits - 1 - e_bits
+    inf = ((one << np.uint64(e_bits)) - one) << np.uint64(m_bits)
+    sign = one << np.uint64(src.bits - 1)
+    specials = np.array([0, inf, inf | (one << np.uint64(m_bits - 1)), inf | one,
+                         inf | (one << np.uint64(m_bits - 1)) | np.uint64(5), one, np.uint64(3)], dtype=np.uint64)
+    specials = np.concatenate([specials, specials | sign])
+    return np.unique(np.concatenate([codes, specials]) & np.uint64(src.mask))
+
+
+def _int_grid(src, dst):
+    """Integer sources around every integral value of the destination, its extremes."""
+    dcodes = np.arange(dst.fmt.code_mask + 1, dtype=np.uint64).astype(dst.fmt.storage)
+    with np.errstate(all="ignore"):
+        vals = np.asarray(bits.to_float(dcodes, dst.fmt)[0], dtype=np.float64)
+    vals = vals[np.isfinite(vals) & (np.abs(vals) < 2.0 ** 62)]
+    ints = np.unique(np.concatenate([np.floor(vals), np.ceil(vals)])).astype(np.int64)
+    mids = ((ints[:-1] + ints[1:]) // 2)
+    cand = np.concatenate([ints, ints - 1, ints + 1, mids, mids - 1, mids + 1])
+    lo = -(1 << (src.bits - 1)) if src.signed else 0
+    hi = (1 << (src.bits - 1)) - 1 if src.signed else (1 << src.bits) - 1
+    cand = np.concatenate([cand, np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=np.int64)])
+    cand = np.unique(cand[(cand >= lo) & (cand <= hi)])
+    return cand.view(np.uint64) & np.uint64(src.mask)
+
+
+def conversion_cases(src, dst, level=1, count=10000, random_only=False, seed=1):
+    """The source codes of a conversion's vectors (an array, in file order): every
+    code of a source of at most 16 bits; otherwise the grid around the destination's
+    values (:func:`_float_grid` / :func:`_int_grid`) then ``count`` seeded random
+    source codes."""
+    src, dst = _conversion(src, dst)
+    if _as_int(level, "level") not in (1, 2):
+        raise ValueError(f"level must be 1 or 2, got {level!r}")
+    count = _count(count, "count", 0)
+    rng = np.random.PCG64(np.random.SeedSequence([_count(seed, "seed", 0), 0]))
+    rand = rng.random_raw(count).astype(np.uint64) & np.uint64(src.mask)
+    if random_only:
+        return rand
+    if src.bits <= 16:
+        return np.arange(1 << src.bits, dtype=np.uint64)
+    grid = _int_grid(src, dst) if src.kind == "int" else _float_grid(src, dst, level)
+    return np.concatenate([grid, rand])
+
+
+def generate_conversion(src, dst, *, rounding="nearest_even", saturate=None, tininess="after",
+                        sr_bits=32, level=1, count=10000, random_only=False, seed=1, isa="default",
+                        testfloat=False, chunk=CHUNK):
+    """Yield the vector lines (bytes chunks) of the conversion src -> dst: ``source
+    [random] result flags`` (docs/golden-model.md, "Conversion vectors")."""
+    src, dst = _conversion(src, dst)
+    rounding = rounding_name(rounding)
+    dfmt = dst.fmt if dst.kind == "format" else None
+    bits._env(dfmt, rounding, saturate, tininess, sr_bits)
+    bits._isa(isa)
+    cases = conversion_cases(src, dst, level, count, random_only, seed)
+    widths = conversion_columns(src, dst, rounding)
+    stochastic = rounding == "stochastic"
+    rnd_rng = np.random.PCG64(np.random.SeedSequence([seed, 1]))
+    keep = np.uint8(TESTFLOAT_FLAGS if testfloat else ALL_FLAGS)
+    chunk = _count(chunk, "chunk", 1)
+
+    def gen():
+        for start in range(0, cases.size, chunk):
+            a = cases[start:start + chunk]
+            rnd = (rnd_rng.random_raw(a.size).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+                   if stochastic else None)
+            res, fl = _convert_compute(src, dst, a, rnd, rounding, saturate, tininess, sr_bits, isa)
+            cols = [a] + ([rnd] if stochastic else []) + [res, (fl & keep).astype(np.uint64)]
+            yield _hex_lines(cols, widths)
+    return gen()
+
+
+def verify_conversion(stream, src, dst, *, rounding="nearest_even", saturate=None, tininess="after",
+                      sr_bits=32, nan=None, ignore_flags=0, max_report=20, block_lines=1 << 18,
+                      isa="default", testfloat=False) -> Report:
+    """Recompute every line of a conversion vector stream (as :func:`verify`)."""
+    src, dst = _conversion(src, dst)
+    rounding, nan = _verify_options(stream, rounding, nan, testfloat)
+    dfmt = dst.fmt if dst.kind == "format" else None
+    bits._env(dfmt, rounding, saturate, tininess, sr_bits)
+    bits._isa(isa)
+    keep = np.uint8(ALL_FLAGS & ~parse_flags(ignore_flags) & (TESTFLOAT_FLAGS if testfloat else ALL_FLAGS))
+    widths = conversion_columns(src, dst, rounding)
+    stochastic = rounding == "stochastic"
+    report = Report()
+    for first, cols in _line_blocks(stream, widths, _count(block_lines, "block_lines", 1)):
+        a, rnd = cols[0], (cols[1] if stochastic else None)
+        if a.size and int(a.max()) > src.mask:
+            i = int(np.argmax(a > np.uint64(src.mask)))
+            raise VectorError(f"line {first + i}: {int(a[i]):X} is not a {src.name} code")
+        got, got_fl = cols[-2], cols[-1].astype(np.uint8)
+        exp, exp_fl = _convert_compute(src, dst, a, rnd, rounding, saturate, tininess, sr_bits, isa)
+        same = exp == got
+        if nan == "class" and dst.kind != "int":
+            same |= _endpoint_isnan(dst, exp) & _endpoint_isnan(dst, got)
+        bad = ~same | ((exp_fl & keep) != (got_fl & keep))
+        nbad = int(np.count_nonzero(bad))
+        for i in np.flatnonzero(bad)[:max(0, max_report - len(report.first))]:
+            report.first.append(Mismatch(first + int(i), (int(a[i]),), None if rnd is None else int(rnd[i]),
+                                         int(exp[i]), int(exp_fl[i]), int(got[i]), int(got_fl[i])))
+        report.mismatches += nbad
+        report.lines += got.size
+    return report
+
+
+def _endpoint_isnan(ep, codes):
+    if ep.kind == "float":
+        v = (codes & np.uint64(ep.mask)).astype(np.uint64 if ep.bits == 64 else np.uint32)
+        return np.isnan(v.view(ep.fmt))
+    ok = codes <= np.uint64(ep.fmt.code_mask)
+    out = np.zeros(codes.shape, dtype=bool)
+    out[ok] = _isnan(ep.fmt, codes[ok])
+    return out
+
+
 def environments(op):
     """Every (rounding, saturate, tininess) an operation distinguishes (one for env-free ops)."""
     op = _op(op)
@@ -477,5 +842,6 @@ def sv_package() -> str:
     return _svgen.render([(op.name, op.kind) for op in bits.OPERATIONS.values()])
 
 
-__all__ = ["sv_package", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
+__all__ = ["sv_package", "ROUNDING_ALIASES", "endpoint", "Endpoint", "INTEGERS", "conversion_columns",
+           "conversion_cases", "generate_conversion", "verify_conversion", "read_cases", "generate", "write", "verify", "describe", "columns", "case_set", "special_codes",
            "parse_flags", "flag_names", "environments", "Report", "Mismatch", "VectorError"]

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         return 2;
     }
     /* saturation: the format's default, as softfp8.bits with saturate=None */
-    sfp8_env env = {mode, f->saturate, 0, 32, 0};
+    sfp8_env env = {mode, f->saturate, 0, 32, 0, SFP8_ISA_DEFAULT};
     int arity = sfp8_op_arity(op), kind = sfp8_op_kind(op);
     unsigned ncases = arity == 1 ? 256u : 65536u;
     for (unsigned i = 0; i < ncases; i++) {

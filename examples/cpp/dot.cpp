@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     }
     try {
         const sfp8_format &f = preset(argv[1]);
-        const sfp8_env env = {rounding(argv[2]), f.saturate, 0, 32, 0};
+        const sfp8_env env = {rounding(argv[2]), f.saturate, 0, 32, 0, SFP8_ISA_DEFAULT};
         uint8_t ignored = 0;
         Small acc = Small::from_float(f, env, 0.0f, ignored);
         for (int i = 0; i < 32; i++) {

@@ -26,6 +26,12 @@ extern "C" {
 #define SFP8_FLAG_DIVBYZERO 0x08u
 #define SFP8_FLAG_INVALID   0x10u
 #define SFP8_FLAG_DENORMAL  0x20u
+/* libsoftfp8 only: a bad call -- an operand code with bits above the format's width
+ * (the result is then meaningless: the call is a caller error, never masked).  The
+ * array paths of the Python package read such codes modulo the width instead
+ * (docs/architecture.md, "Codes wider than the format").  sfp8_op_apply also raises
+ * it for an unknown operation.  The DPI-C wrapper turns it into flags 8'hFF. */
+#define SFP8_FLAG_BADCALL   0x80u
 
 /* ---- special-value schemes ---- */
 enum sfp8_specials {
@@ -77,6 +83,28 @@ typedef struct sfp8_format {
     int saturate;    /* default overflow behaviour: 1 = saturate to +-max           */
 } sfp8_format;
 
+/* ---- ISA conventions (docs/golden-model.md, "ISA conventions") ----
+ * Which NaN an operation delivers and whether subnormal results / operands are
+ * flushed.  The low byte is the NaN convention; FTZ and DAZ are OR-ed in. */
+enum sfp8_isa {
+    SFP8_ISA_DEFAULT = 0, /* softfp8's: the first NaN operand (a, b, c) quieted with
+                             its payload; invalid operations give the positive
+                             canonical NaN                                         */
+    SFP8_ISA_X86 = 1,     /* x86 SSE/AVX: first NaN operand quieted; invalid gives
+                             the negative "real indefinite" NaN; inf*0+NaN in fma
+                             gives the indefinite NaN                              */
+    SFP8_ISA_ARM = 2,     /* Arm, FPCR.DN = 0: the first signalling NaN, else the
+                             first quiet NaN (fma: addend c first), quieted;
+                             invalid and inf*0+qNaN give the default NaN           */
+    SFP8_ISA_ARM_DN = 3,  /* Arm, FPCR.DN = 1: every NaN result is the default NaN */
+    SFP8_ISA_RISCV = 4    /* RISC-V F/D/Zfh: every NaN result is the canonical NaN */
+};
+#define SFP8_ISA_NUM 5
+#define SFP8_ISA_FTZ 0x100 /* flush subnormal results to zero (underflow|inexact)  */
+#define SFP8_ISA_DAZ 0x200 /* read subnormal operands as zero (denormal raised)    */
+/* "x86", "x86+ftz+daz", "arm_dn", "riscv", ... -> the isa value, or -1 */
+int sfp8_isa_lookup(const char *name);
+
 /* The environment of one operation. */
 typedef struct sfp8_env {
     int rounding;        /* enum sfp8_rounding                                        */
@@ -85,6 +113,10 @@ typedef struct sfp8_env {
     int tininess_before; /* 0: tininess after rounding (default); 1: before rounding  */
     int sr_bits;         /* stochastic rounding: number N of random bits, 1..32       */
     uint32_t random;     /* stochastic rounding: R = low sr_bits bits of this         */
+    int isa;             /* enum sfp8_isa | SFP8_ISA_FTZ | SFP8_ISA_DAZ; 0 = default.
+                            Honoured by sfp8_op_apply and sfp8_convert (and so by every
+                            operation of the table through them); zero-initialise the
+                            struct (= {0} or memset) so new fields keep defaults    */
 } sfp8_env;
 
 /* ---- descriptor validation ---- */
@@ -98,7 +130,8 @@ enum sfp8_format_error {
     SFP8_ESPECIALS,    /* unknown special-value scheme                               */
     SFP8_ESUBNORMALS,  /* unknown subnormal convention, or nozero without a NaN code
                           (specials other than ieee / fn)                             */
-    SFP8_ESATURATE     /* saturate not 0/1                                           */
+    SFP8_ESATURATE,    /* saturate not 0/1                                           */
+    SFP8_ENAME         /* sfp8_preset_lookup: no preset of that name                 */
 };
 /* Returns SFP8_OK or the first bad field.  Accepts storage formats only
  * (binary32/binary64 descriptors are returned as SFP8_EBITS). */
@@ -123,6 +156,11 @@ typedef struct sfp8_preset {
 extern const sfp8_preset sfp8_presets[SFP8_NUM_PRESETS];
 extern const sfp8_format sfp8_binary32;
 extern const sfp8_format sfp8_binary64;
+/* The descriptor of a preset by name (the C names of sfp8_presets, case-insensitive,
+ * plus "binary32" / "binary64").  `bias` is the parameter of the Tesla families
+ * (bias_parameter: 0..63, as the Python API checks) and must be -1 for the other
+ * presets.  Returns SFP8_OK, SFP8_ENAME (unknown name) or SFP8_EBIAS. */
+int sfp8_preset_lookup(const char *name, int bias, sfp8_format *out);
 
 /* ---- arithmetic: codes in the format's low `bits` bits; flags are ORed into *flags ---- */
 uint32_t sfp8_add (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
@@ -141,6 +179,13 @@ uint32_t sfp8_from_int64(const sfp8_format *f, int64_t x, const sfp8_env *env, u
  * INT64_MAX, out-of-range values saturate to INT64_MIN / INT64_MAX; both raise
  * invalid (and nothing else); otherwise inexact if the value changed. */
 int64_t  sfp8_to_int64(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* Rounds to an integer type of `bits` (1..64) bits, signed or not, by env->rounding,
+ * saturating: out of range after rounding gives the nearest bound, NaN the largest,
+ * both raising invalid alone; otherwise inexact if the value changed.  Returns the
+ * two's complement bit pattern (low `bits` bits).  bits outside 1..64: 0 with
+ * invalid | SFP8_FLAG_BADCALL; a code above the width raises SFP8_FLAG_BADCALL. */
+uint64_t sfp8_to_int(const sfp8_format *f, uint32_t a, int bits, int is_signed, const sfp8_env *env,
+                     uint8_t *flags);
 /* Round to an integral value in the same format; raises inexact only if
  * `exact` is non-zero (IEEE roundToIntegralExact). */
 uint32_t sfp8_round_integral(const sfp8_format *f, uint32_t a, const sfp8_env *env, int exact,
@@ -288,6 +333,81 @@ int sfp8_op_arity(int op);             /* 1, 2 or 3; 0 when out of range        
  * (SFP8_OP_UNARY2 and after), returns 0 and raises invalid. */
 uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
                        const sfp8_env *env, uint8_t *flags);
+
+/* ---- the exact value before rounding (softfp8.bits.<op>(..., explain=True)) ----
+ * Filled by the core's one rounding routine itself (round_pack) on its last call
+ * during the operation, so the record is the core's own decision. */
+enum sfp8_decision {
+    SFP8_DECIDE_SPECIAL = 0, /* no rounding: a special-value rule decided (NaN, inf,
+                                exact zero, invalid ...)                              */
+    SFP8_DECIDE_EXACT,       /* representable: delivered unchanged                    */
+    SFP8_DECIDE_DOWN,        /* inexact, truncated (toward zero in magnitude)         */
+    SFP8_DECIDE_UP,          /* inexact, incremented in magnitude                     */
+    SFP8_DECIDE_OVERFLOW,    /* beyond the largest finite: inf or max by mode/saturation */
+    SFP8_DECIDE_FLUSH        /* tiny in a flush format: zero                          */
+};
+typedef struct sfp8_explain {
+    int decision;        /* enum sfp8_decision                                        */
+    int sign;            /* sign of the exact value                                   */
+    uint64_t sig;        /* exact |value| = (sig + sticky*delta) * 2^exp, 0<delta<1   */
+    int64_t exp;
+    int sticky_in;       /* sig is sticky-truncated (the exact value has more bits)   */
+    int64_t e;           /* floor(log2 |value|)                                       */
+    int64_t quantum;     /* the value was rounded to a multiple of 2^quantum          */
+    int subnormal;       /* rounded on the subnormal grid (below the smallest normal) */
+    uint64_t kept;       /* floor(|value| / 2^quantum): the truncated significand     */
+    int guard, round, sticky; /* the first two dropped bits and the OR of the rest    */
+    int half;            /* dropped part vs half an ulp: -1 below, 0 tie, 1 above     */
+    int carry;           /* the increment carried into the next binade              */
+    int tiny;            /* tiny by the environment's tininess rule                   */
+    int random_used;     /* stochastic rounding: the random bits were compared        */
+    int gap;             /* inside a Tesla gap: strictly between the largest subnormal
+                            and the smallest normal (neighbours (2^M-1)*2^q and 2^emin;
+                            half then compares with the gap's midpoint)               */
+    uint64_t result;     /* the result code                                          */
+    uint8_t flags;       /* the flags of the operation                                */
+} sfp8_explain;
+/* One element of operation op (as sfp8_op_apply) with its explanation in *out. */
+uint32_t sfp8_op_explain(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
+                         uint8_t *flags, sfp8_explain *out);
+/* A conversion (as sfp8_convert) with its explanation in *out. */
+uint64_t sfp8_convert_explain(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
+                              uint8_t *flags, sfp8_explain *out);
+
+/* ---- coverage: the rounding situation of each element (softfp8.coverage, softfp8 cov) ----
+ * Read off round_pack's own record (as sfp8_op_explain) for n elements at once.
+ * A mask of SFP8_SIT_* bits per element; 0 when no rounding made the result (a
+ * special-value rule, an exact zero, an operation that does not round, a bit
+ * operation, or an ISA convention that replaced the rounded code). */
+#define SFP8_SIT_ROUNDED    0x001u /* the result is the code the rounding routine delivered */
+#define SFP8_SIT_EXACT      0x002u /* the exact value is representable                      */
+#define SFP8_SIT_BELOW      0x004u /* inexact, dropped part below half an ulp of the grid    */
+#define SFP8_SIT_TIE        0x008u /* inexact, dropped part exactly half an ulp              */
+#define SFP8_SIT_ABOVE      0x010u /* inexact, dropped part above half an ulp                */
+#define SFP8_SIT_UP         0x020u /* rounded up in magnitude (to the next grid point)       */
+#define SFP8_SIT_CARRY      0x040u /* ... and the increment carried into the next binade     */
+#define SFP8_SIT_OVF_EDGE   0x080u /* inexact, strictly between the largest finite magnitude
+                                      and the next point of its grid (the overflow threshold:
+                                      the mode decides max or overflow)                       */
+#define SFP8_SIT_TINY       0x100u /* below the smallest normal magnitude before rounding    */
+#define SFP8_SIT_TINY_EDGE  0x200u /* ... and delivered as the smallest normal magnitude     */
+#define SFP8_SIT_GAP        0x800u /* strictly inside a Tesla gap (sfp8_explain.gap)      */
+#define SFP8_SIT_TINY_AFTER 0x400u /* inexact and tiny by the after-rounding rule (rounded to
+                                      M+1 bits with an unbounded exponent, still below the
+                                      smallest normal): the core's own decision under
+                                      tininess "after", whatever env says                    */
+/* n elements of op (sfp8_op_apply semantics) in each of the nmodes rounding modes
+ * modes[0..nmodes-1] (nmodes 0: env->rounding alone); result, flags and situation
+ * hold n * max(nmodes, 1) entries, mode k's at [k*n + i].  b / c are ignored beyond
+ * the arity (may be NULL then); random: per-element stochastic random words or NULL
+ * (env->random). */
+void sfp8_op_cover(int op, const sfp8_format *f, const sfp8_env *env, int nmodes, const int *modes, long n,
+                   const uint32_t *a, const uint32_t *b, const uint32_t *c, const uint32_t *random,
+                   uint32_t *result, uint8_t *flags, uint16_t *situation);
+/* n conversions src -> dst (sfp8_convert semantics). */
+void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sfp8_env *env, long n,
+                        const uint64_t *a, const uint32_t *random, uint64_t *result, uint8_t *flags,
+                        uint16_t *situation);
 
 #ifdef __cplusplus
 }

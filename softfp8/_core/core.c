@@ -121,6 +121,7 @@ const char *sfp8_error_field(int err)
     case SFP8_ESPECIALS: return "specials";
     case SFP8_ESUBNORMALS: return "subnormals";
     case SFP8_ESATURATE: return "saturate";
+    case SFP8_ENAME: return "name";
     default: return "unknown";
     }
 }
@@ -164,6 +165,9 @@ static void unpack(const sfp8_format *f, uint64_t a, unpacked *u, uint8_t *flags
 {
     int m = f->man_bits;
     uint64_t e, mant;
+#ifdef SFP8_PUBLIC_CHECKS /* libsoftfp8: a code above the width is a bad call */
+    if (a & ~code_mask(f)) *flags |= SFP8_FLAG_BADCALL;
+#endif
     a &= code_mask(f);
     u->code = a;
     u->snan = 0;
@@ -394,8 +398,19 @@ static uint64_t overflow_result(const sfp8_format *f, const sfp8_env *env, int s
  * 0 < delta < 1, sig != 0; sign applies.  Rounds once into f and raises
  * overflow, underflow and inexact.
  */
+static uint64_t round_pack_body(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig,
+                                int64_t exp, int sticky, uint8_t *flags);
 static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig,
                            int64_t exp, int sticky, uint8_t *flags)
+{
+    uint8_t before = *flags;
+    uint64_t r = round_pack_body(f, env, sign, sig, exp, sticky, flags);
+    if (sfp8x_explain_sink) sfp8x_explain_record(f, env, sign, sig, exp, sticky, (uint8_t)(*flags & ~before), r);
+    return r;
+}
+
+static uint64_t round_pack_body(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig,
+                                int64_t exp, int sticky, uint8_t *flags)
 {
     const int M = f->man_bits;
     const int nbits = sr_bits_of(env);
@@ -707,6 +722,7 @@ uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a
                       uint8_t *flags)
 {
     unpacked x;
+    if (env->isa) return sfp8x_isa_convert(src, dst, a, env, flags);
     unpack(src, a, &x, flags);
     switch (x.kind) {
     case K_NAN: return propagate_nan(src, &x, dst, flags);

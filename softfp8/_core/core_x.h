@@ -38,4 +38,18 @@ uint32_t sfp8x_zero(const sfp8_format *f, int sign, uint8_t *flags);
  * above (see sfp8_round_value).  Raises overflow / underflow / inexact. */
 uint32_t sfp8x_round(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      int sticky, uint8_t *flags);
+
+/* ISA conventions (core_isa.c): sfp8_convert and the op dispatch (ops.c) hand a
+ * call whose env->isa is not 0 to these, which run the default core and apply the
+ * convention's NaN, flush-to-zero and denormals-are-zero rules. */
+uint64_t sfp8x_isa_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
+                           uint8_t *flags);
+uint32_t sfp8x_isa_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, int64_t n,
+                         const sfp8_env *env, uint8_t *fl, uint32_t *r2);
+
+/* The explanation of the last rounding (core_explain.c): when this thread's sink is
+ * set (by sfp8_op_explain / sfp8_convert_explain), round_pack reports every call. */
+extern _Thread_local sfp8_explain *sfp8x_explain_sink;
+void sfp8x_explain_record(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                          int sticky, uint8_t raised, uint64_t result);
 #endif

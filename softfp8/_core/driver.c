@@ -186,7 +186,7 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
     if (!sfp8x_codes_only(op)) return run_ext(op, f, env, rng, data, strides, n, flout);
 
     /* NumPy's reduction of add: exact, one rounding */
-    if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0) {
+    if (op == X_ADD && !flout && n > 1 && data[0] == data[2] && sa == 0 && so == 0 && !env->isa) {
         uint32_t r, first = load_code(a, sz);
         if (stoch) e.random = random_bits(rng, 0);
         acc = sum_exact(f, &e, &first, b, sb, n, &r);
@@ -194,7 +194,8 @@ unsigned sfp8d_run(int op, const sfp8_format *f, const sfp8_env *env, sfp8_rng *
         if (stoch) rng_advance(rng, env, 1);
         return acc;
     }
-    {
+    /* the fast paths hold softfp8's convention only: an ISA convention runs the core */
+    if (!env->isa) {
         sfp8f_call fc = op_call(op, f, env, rng, data, strides, n, flout);
         if (fast_run(-1, &fc, env, rng, &acc)) return acc;
     }
@@ -238,7 +239,7 @@ unsigned sfp8d_convert(const sfp8_format *src, const sfp8_format *dst, const sfp
     unsigned acc = 0;
     sfp8_env e = *env;
     if (n <= 0) return 0;
-    {
+    if (!env->isa) {
         sfp8f_call fc = convert_call(src, dst, env, rng, a, sa, o, so, n, flout);
         if (fast_run(-1, &fc, env, rng, &acc)) return acc;
     }

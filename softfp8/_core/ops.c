@@ -2,6 +2,8 @@
  * generated from ops.def (see ops.h). */
 #include "ops.h"
 
+#include "core_x.h"
+
 #include <string.h>
 
 const sfp8x_opinfo sfp8x_ops[X_NUM_OPS] = {
@@ -10,7 +12,7 @@ const sfp8x_opinfo sfp8x_ops[X_NUM_OPS] = {
 #undef SFP8_OP
 };
 
-static const sfp8_env exact_env = {SFP8_ROUND_NEAREST_EVEN, 1, 0, 32, 0};
+static const sfp8_env exact_env = {SFP8_ROUND_NEAREST_EVEN, 1, 0, 32, 0, 0};
 
 uint32_t sfp8x_small_int(const sfp8_format *f, int v)
 {
@@ -57,6 +59,8 @@ uint32_t sfp8x_apply_ext(int op, const sfp8_format *f, uint32_t a, uint32_t b, u
     (void)c;
     (void)n;
     (void)r2;
+    /* an ISA convention other than softfp8's (core_isa.c); bit operations keep theirs */
+    if (env && env->isa && !(sfp8x_ops[op].attrs & A_NOFLAGS)) return sfp8x_isa_apply(op, f, a, b, c, n, env, fl, r2);
     switch (op) {
 #define SFP8_OP(ID, name, kind, attrs, ufunc, identity, call) \
     case X_##ID:                                              \
@@ -97,8 +101,15 @@ int sfp8_op_arity(int op) { return op_valid(op) ? sfp8x_arity(op) : 0; }
 uint32_t sfp8_op_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env,
                        uint8_t *flags)
 {
+    uint32_t mask = sfp8_code_mask(f);
+    int arity = op_valid(op) ? sfp8x_arity(op) : 0;
     if (!op_valid(op) || sfp8x_ops[op].kind > K_TERNARY) {
-        *flags |= SFP8_FLAG_INVALID;
+        *flags |= SFP8_FLAG_INVALID | SFP8_FLAG_BADCALL;
+        return 0;
+    }
+    /* a code with bits above the width is a bad call, never masked */
+    if ((a & ~mask) || (arity >= 2 && (b & ~mask)) || (arity >= 3 && (c & ~mask))) {
+        *flags |= SFP8_FLAG_BADCALL;
         return 0;
     }
     return sfp8x_apply(op, f, a, b, c, env, flags);

@@ -286,7 +286,7 @@ row("SoftScalar dtype='bogus'", lambda: softfp8.SoftScalar(1.0, dtype="bogus"), 
 row("SoftScalar('abc')", lambda: softfp8.SoftScalar("abc", E4.dtype), ValueError, r"'abc'")
 row("SoftScalar(None)", lambda: softfp8.SoftScalar(None, E4.dtype), TypeError, r"None")
 row("presets(1)", lambda: softfp8.presets(1), TypeError, r"presets\(\) takes 0")
-for _name in ("get_rounding", "get_saturation", "get_tininess", "get_flags", "clear_flags",
+for _name in ("get_rounding", "get_saturation", "get_tininess", "get_isa", "get_flags", "clear_flags",
               "collect_flags", "get_include", "get_library_dir", "get_libraries"):
     # no parameters: an argument is refused by name
     row(f"{_name}(1)", lambda _name=_name: getattr(softfp8, _name)(1), TypeError,
@@ -323,6 +323,9 @@ for label, factory, exc, pat in [
     ("tininess(None)", lambda: softfp8.tininess(None), ValueError, r"got None"),
     ("tininess(array)", lambda: softfp8.tininess(np.array(["after", "before"])), ValueError,
      r"after.*before"),
+    ("isa('mips')", lambda: softfp8.isa("mips"), ValueError, r"'mips'.*x86"),
+    ("isa('x86+fz')", lambda: softfp8.isa("x86+fz"), ValueError, r"'x86\+fz'"),
+    ("isa(1)", lambda: softfp8.isa(1), TypeError, r"got 1"),
 ]:
     row(label, _enter(factory), exc, pat)
 
@@ -494,6 +497,36 @@ for label, fn, exc, pat in [
      V.VectorError, r"line 1"),
     ("vectors.verify code 1FF", lambda: V.verify(io.BytesIO(b"1FF 00 00 00\n"), E4, "add"),
      V.VectorError, r"line 1"),
+    ("vectors.endpoint name", lambda: V.endpoint("int7"), ValueError, r"'int7'"),
+    ("vectors.endpoint type", lambda: V.endpoint(3.5), TypeError, r"got 3.5"),
+    ("vectors.conversion_cases dst", lambda: V.conversion_cases("e4m3", "uint128"), ValueError,
+     r"'uint128'"),
+    ("vectors.conversion_cases uint64 source", lambda: V.conversion_cases("uint64", "e4m3"), ValueError,
+     r"uint64 sources"),
+    ("vectors.conversion_cases level", lambda: V.conversion_cases("binary32", "e4m3", level=3), ValueError,
+     r"got 3"),
+    ("vectors.conversion_cases seed", lambda: V.conversion_cases("binary32", "e4m3", seed="x"), TypeError,
+     r"'x'"),
+    ("vectors.conversion_columns src", lambda: V.conversion_columns("nope", "e4m3"), ValueError, r"'nope'"),
+    ("vectors.conversion_columns rounding", lambda: V.conversion_columns("e4m3", "int8", rounding="x"),
+     ValueError, r"'x'"),
+    ("vectors.generate_conversion rounding",
+     lambda: list(V.generate_conversion("e4m3", "int8", rounding="x")), ValueError, r"'x'"),
+    ("vectors.generate_conversion count",
+     lambda: list(V.generate_conversion("binary32", "e4m3", count=-1)), ValueError, r"got -1"),
+    ("vectors.generate_conversion sr_bits",
+     lambda: list(V.generate_conversion("e4m3", "int8", sr_bits=0)), ValueError, r"got 0"),
+    ("vectors.read_cases stream", lambda: list(V.read_cases(5, E4, "add")), TypeError, r"got 5"),
+    ("vectors.read_cases op", lambda: list(V.read_cases(io.BytesIO(b""), E4, "bogus")), ValueError,
+     r"'bogus'"),
+    ("vectors.read_cases bad line", lambda: list(V.read_cases(io.BytesIO(b"zz\n"), E4, "add")),
+     V.VectorError, r"line 1"),
+    ("vectors.verify_conversion stream", lambda: V.verify_conversion(5, "e4m3", "int8"), TypeError,
+     r"got 5"),
+    ("vectors.verify_conversion nan", lambda: V.verify_conversion(_NOLINES, "e4m3", "int8", nan="x"),
+     ValueError, r"'x'"),
+    ("vectors.verify_conversion bad line",
+     lambda: V.verify_conversion(io.BytesIO(b"zz\n"), "e4m3", "int8"), V.VectorError, r"line 1"),
     ("vectors.describe m", lambda: V.describe(E4, "add", 5), TypeError, r"got 5"),
     ("vectors.columns op", lambda: V.columns(E4, "bogus"), ValueError, r"'bogus'"),
     ("vectors.case_set level", lambda: V.case_set(E4, "add", level=0), ValueError, r"got 0"),
@@ -738,6 +771,11 @@ CLI_ROWS = [
     (["gen", "e4m3", "add", "--tininess", "x"], r"'x'"),
     (["gen"], r"format, OP"),
     (["ver", "e4m3", "add", "/nonexistent.txt"], r"'/nonexistent\.txt'"),
+    (["ver", "e4m3", "convert", "/dev/null"], r"--from SRC"),
+    (["gen", "e4m3", "convert", "--to", "int7"], r"'int7'"),
+    (["cov", "e4m3", "mul", "/nonexistent.txt"], r"'/nonexistent\.txt'"),
+    (["cov", "nope", "mul", "/dev/null"], r"'nope'"),
+    (["cov", "e4m3", "mul", "--rounding", "x", "/dev/null"], r"'x'"),
     (["ver", "nope", "add", "/dev/null"], r"'nope'"),
     (["ver", "e4m3", "add", "--nan", "x", "/dev/null"], r"'x'"),
     (["ver", "e4m3", "add", "--ignore-flags", "bogus", "/dev/null"], r"'bogus'"),
@@ -762,7 +800,7 @@ def test_cli_bad_input(argv, pat, capsys):
 
 # record and exception types: they hold whatever they are given (no argument to refuse)
 NO_ARGUMENTS_TO_CHECK = {"bits.Operation", "vectors.Report", "vectors.Mismatch",
-                         "vectors.VectorError"}
+                         "vectors.VectorError", "vectors.Endpoint"}   # records vectors returns
 
 
 def _public_callables():

@@ -245,3 +245,28 @@ def test_entry_point_declared():
     tomllib = pytest.importorskip("tomllib")
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert meta["project"]["entry-points"]["pytest11"] == {"softfp8": "softfp8.pytest_plugin"}
+
+
+def test_assert_flags_checks_or_swallows_numpy_warnings():
+    import warnings
+
+    from softfp8.testing import assert_flags
+    x = np.array([0xBC00, 0x3C00], dtype=np.uint16).view(softfp8.float16)
+    zero = np.zeros(2, dtype=np.uint16).view(softfp8.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # any leak would raise
+        with assert_flags("invalid", warnings="swallow"):
+            np.sqrt(x)
+        with assert_flags("invalid", warnings="check"):
+            np.sqrt(x)
+        with assert_flags({"divbyzero", "invalid"}, warnings="check"):
+            np.divide(np.concatenate([x[1:], zero[:1]]), np.concatenate([zero[:1], zero[:1]]))
+    with pytest.raises(AssertionError, match="RuntimeWarnings differ"):
+        with assert_flags("invalid", exact=False, warnings="check"), np.errstate(invalid="ignore"):
+            np.sqrt(x)                                      # flag raised, NumPy told not to warn
+    with pytest.warns(RuntimeWarning, match="invalid"):
+        with assert_flags("invalid"):                       # default: warnings pass through
+            np.sqrt(x)
+    with pytest.raises(ValueError, match="warnings must be one of"):
+        with assert_flags("invalid", warnings="ignore"):
+            pass

@@ -48,6 +48,7 @@ static inline void sfp8f_key_env(const sfp8f_key *k, sfp8_env *env)
     env->tininess_before = k->tininess;
     env->sr_bits = 32;
     env->random = 0;
+    env->isa = 0;
 }
 
 /* Tables hold deterministic environments only. */

@@ -35,6 +35,7 @@ static PyMemberDef state_members[] = {
     {"saturate", T_INT, offsetof(StateObject, saturate), 0, NULL},
     {"tininess_before", T_INT, offsetof(StateObject, tininess_before), 0, NULL},
     {"sr_bits", T_INT, offsetof(StateObject, sr_bits), 0, NULL},
+    {"isa", T_INT, offsetof(StateObject, isa), 0, NULL},
     {"seeded", T_INT, offsetof(StateObject, seeded), 0, NULL},
     {"seed", T_ULONGLONG, offsetof(StateObject, seed), 0, NULL},
     {"counter", T_ULONGLONG, offsetof(StateObject, counter), 0, NULL},
@@ -140,6 +141,7 @@ void *loopdata_alloc(size_t size)
     d->env.rounding = st->rounding;
     d->env.tininess_before = st->tininess_before;
     d->env.sr_bits = st->sr_bits;
+    d->env.isa = st->isa;
     d->sat_default = st->saturate < 0;
     d->env.saturate = st->saturate > 0;
     d->stoch = st->rounding == SFP8_ROUND_STOCHASTIC;

@@ -61,6 +61,7 @@ typedef struct {
     int saturate;        /* -1: the format's default; 0/1              */
     int tininess_before;
     int sr_bits;
+    int isa;             /* enum sfp8_isa | FTZ | DAZ (softfp8.isa())   */
     int seeded;
     unsigned long long seed;
     unsigned long long counter; /* operations rounded under this state  */
