@@ -18,7 +18,8 @@ FAST = ["softfp8/_core/fast/fast.c", "softfp8/_core/fast/cache.c", "softfp8/_cor
         "softfp8/_core/fast/cast64.c", "softfp8/_core/fast/cast16.c"]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/accum.c", "softfp8/_core/gemm.c", "softfp8/_core/elem.c",
-        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_exact.c"] + FAST
+        "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_exact.c", "softfp8/_core/core_ieee.c",
+        "softfp8/_core/elem_ieee.c", "softfp8/_core/elem_pi.c", "softfp8/_core/core_reduce.c"] + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]

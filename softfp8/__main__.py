@@ -249,6 +249,8 @@ def cmd_calc(args, out=print) -> int:
         text = str(bool(result))
     elif op.kind == "relation":
         text = RELATIONS[int(result)]
+    elif op.kind == "unary_i64":  # convertToInteger, class: an integer
+        text = str(int(result))
     elif op.kind == "unary_i32":  # frexp: mantissa code, int exponent
         text = f"{fmt_code(fmt, int(result[0]))}  {fmt_value(fmt.decode(int(result[0])))}  exp {int(result[1])}"
     elif op.nout == 2:  # divmod, modf: two codes

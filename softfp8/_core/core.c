@@ -351,6 +351,7 @@ static int round_up(const sfp8_env *env, int neg, int lo_odd, const frac_info *r
     case SFP8_ROUND_UPWARD: return !neg;
     case SFP8_ROUND_DOWNWARD: return neg;
     case SFP8_ROUND_TO_ODD: return !lo_odd;
+    case SFP8_ROUND_TIES_TOWARD_ZERO: return r->half > 0;
     case SFP8_ROUND_STOCHASTIC: {
         int n = env->sr_bits;
         uint64_t R = (uint64_t)(env->random & (uint32_t)mask64(n));
@@ -825,19 +826,32 @@ static uint64_t pick(const sfp8_format *f, const unpacked *u, uint8_t *flags)
     return u->code;
 }
 
-static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_max, int number,
-                       uint8_t *flags)
+/* the selections: MM_NUMBER ignores a NaN operand (minimumNumber), MM_MAG
+ * compares magnitudes first (minimumMagnitude, IEEE 754-2019 9.6), MM_FINITE
+ * ignores an infinite operand beside a finite one (P3109 MinimumFinite, 4.11.3) */
+enum { MM_NUMBER = 1, MM_MAG = 2, MM_FINITE = 4 };
+
+static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_max, int how, uint8_t *flags)
 {
     unpacked x, y;
     uint64_t res;
-    int c;
+    int c = 0;
     unpack(f, a, &x, flags);
     unpack(f, b, &y, flags);
-    if (number && (x.kind == K_NAN) != (y.kind == K_NAN)) {
+    if ((how & (MM_NUMBER | MM_FINITE)) && (x.kind == K_NAN) != (y.kind == K_NAN)) {
         if (x.snan || y.snan) *flags |= SFP8_FLAG_INVALID;
         return pick(f, x.kind == K_NAN ? &y : &x, flags);
     }
     if (any_nan3(f, &x, &y, NULL, &res, flags)) return res;
+    if ((how & MM_FINITE) && (x.kind == K_INF) != (y.kind == K_INF))
+        return pick(f, x.kind == K_INF ? &y : &x, flags);
+    if (how & MM_MAG) {
+        unpacked ax = x, ay = y;
+        ax.sign = ay.sign = 0;
+        c = cmp_values(&ax, &ay);
+        if (want_max) c = -c; /* below: the smaller magnitude wins the max as the larger */
+        if (c) return pick(f, c < 0 ? &x : &y, flags);
+    }
     c = cmp_values(&x, &y);
     if (c == 0 && x.kind == K_ZERO && y.kind == K_ZERO && x.sign != y.sign)
         c = x.sign ? -1 : 1; /* -0 < +0 */
@@ -845,22 +859,22 @@ static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_ma
     return pick(f, c <= 0 ? &x : &y, flags);
 }
 
-uint32_t sfp8_min(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 0, 0, flags);
-}
-uint32_t sfp8_max(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 1, 0, flags);
-}
-uint32_t sfp8_minnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 0, 1, flags);
-}
-uint32_t sfp8_maxnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 1, 1, flags);
-}
+#define SFP8_MINMAX(name, want_max, how)                                              \
+    uint32_t name(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)        \
+    {                                                                                 \
+        return (uint32_t)minmax(f, a, b, want_max, how, flags);                       \
+    }
+SFP8_MINMAX(sfp8_min, 0, 0)
+SFP8_MINMAX(sfp8_max, 1, 0)
+SFP8_MINMAX(sfp8_minnum, 0, MM_NUMBER)
+SFP8_MINMAX(sfp8_maxnum, 1, MM_NUMBER)
+SFP8_MINMAX(sfp8_minmag, 0, MM_MAG)
+SFP8_MINMAX(sfp8_maxmag, 1, MM_MAG)
+SFP8_MINMAX(sfp8_minmag_num, 0, MM_MAG | MM_NUMBER)
+SFP8_MINMAX(sfp8_maxmag_num, 1, MM_MAG | MM_NUMBER)
+SFP8_MINMAX(sfp8_min_finite, 0, MM_FINITE)
+SFP8_MINMAX(sfp8_max_finite, 1, MM_FINITE)
+#undef SFP8_MINMAX
 
 static inline int is_zero_code(const sfp8_format *f, uint64_t a)
 {

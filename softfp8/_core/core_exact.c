@@ -1,7 +1,8 @@
 /*
- * softfp8 exact core: the exact C99 / NumPy functions -- floor division and
- * remainder, fmod, modf, frexp, ldexp, heaviside -- and the neighbour functions
- * nextafter and spacing.  Each computes its exact result with integers on the
+ * softfp8 exact core: the exact C99 / NumPy / IEEE 754 functions -- floor
+ * division and NumPy's and IEEE's remainder, fmod, modf, frexp, ldexp, logB,
+ * heaviside -- and the neighbour functions nextafter, spacing, nextUp /
+ * nextDown and P3109's NextGreaterThan / NextLessThan.  Each computes its exact result with integers on the
  * decoded operands and rounds it once through the core's rounding routine
  * (sfp8x_round, core_x.h), which alone raises overflow / underflow / inexact.
  */
@@ -116,6 +117,41 @@ uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_
     return (uint32_t)sfp8x_round(f, env, s, ip, 0, 0, flags);
 }
 
+/* IEEE 754-2019 5.3.1 remainder: a - b n, n the integer nearest a / b (ties to
+ * even).  |a| = q |b| + m 2^e exactly (q's parity from a / b's integer part
+ * modulo 2), then m or m - |b|: |result| <= |b| / 2, exact in every format with
+ * IEEE subnormals (rounded once elsewhere). */
+uint32_t sfp8_ieee_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags)
+{
+    sfp8x_val x, y;
+    uint32_t res;
+    uint64_t m, Y = 0; /* |b| = Y 2^e (0: |b| > 2^40 |a|) */
+    int64_t e;
+    int odd = 0;
+    if (remainder_special(f, a, b, &x, &y, &res, flags)) return res;
+    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (y.kind == SFP8X_INF) return sfp8x_round(f, env, x.sign, x.sig, x.exp, 0, flags);
+    if (x.exp >= y.exp) { /* |a| / |b| = sx 2^d / sy: (sx 2^d) mod 2 sy gives m and q's parity */
+        uint64_t two = 2 * y.sig, r = ((x.sig % two) * pow2mod(x.exp - y.exp, two)) % two;
+        odd = r >= y.sig;
+        m = odd ? r - y.sig : r;
+        Y = y.sig;
+        e = y.exp;
+    } else {
+        int64_t d = y.exp - x.exp;
+        e = x.exp;
+        m = x.sig;
+        if (d < 40) {
+            Y = y.sig << d;
+            odd = (int)((x.sig / Y) & 1);
+            m = x.sig % Y;
+        }
+    }
+    if (m == 0) return sfp8x_zero(f, x.sign, flags);
+    if (Y && (2 * m > Y || (2 * m == Y && odd))) return sfp8x_round(f, env, !x.sign, Y - m, e, 0, flags);
+    return sfp8x_round(f, env, x.sign, m, e, 0, flags);
+}
+
 /* ------------------------------------------------------------------------ */
 /* C99 fmod, modf, frexp, ldexp and NumPy's heaviside (exact; one rounding   */
 /* where the exact result falls outside the format's value set)              */
@@ -200,6 +236,23 @@ uint32_t sfp8_ldexp(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env 
     return (uint32_t)sfp8x_round(f, env, x.sign, x.sig, x.exp + n, 0, flags);
 }
 
+uint32_t sfp8_logb(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
+{
+    sfp8x_val x;
+    uint32_t res;
+    int64_t e;
+    sfp8x_unpack(f, a, &x, flags);
+    if (sfp8x_nan3(f, &x, NULL, NULL, &res, flags)) return res;
+    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_ZERO) {
+        *flags |= SFP8_FLAG_DIVBYZERO;
+        return sfp8x_inf(f, env, 1, flags);
+    }
+    e = x.exp + sfp8x_msb64(x.sig); /* |a| in [2^e, 2^(e+1)) */
+    if (e == 0) return sfp8x_zero(f, 0, flags);
+    return sfp8x_round(f, env, e < 0, (uint64_t)(e < 0 ? -e : e), 0, 0, flags);
+}
+
 uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp8_env *env, uint8_t *flags)
 {
     sfp8x_val x;
@@ -270,6 +323,49 @@ uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *f
     if (out == 0) return (uint32_t)sfp8x_zero(f, sign, flags);
     return (uint32_t)sfp8x_with_sign(f, sign, out);
 }
+
+/* The neighbour of a in direction up (1) or down (0): nextUp / nextDown, and
+ * P3109's NextGreaterThan / NextLessThan (p3109 = 1: nothing lies beyond an
+ * infinity).  Where no value lies beyond a: the format's NaN with invalid (a
+ * itself in formats without NaN). */
+static uint32_t neighbour(const sfp8_format *f, uint32_t a, int up, int p3109, uint8_t *flags)
+{
+    sfp8x_val x;
+    uint32_t res;
+    uint64_t mag, maxm = sfp8x_max_mag(f);
+    int has_inf = f->specials == SFP8_SPECIALS_IEEE || f->specials == SFP8_SPECIALS_P3109;
+    sfp8x_unpack(f, a, &x, flags);
+    if (sfp8x_nan3(f, &x, NULL, NULL, &res, flags)) return res;
+    if (x.kind == SFP8X_INF) {
+        if (x.sign == up) return (uint32_t)sfp8x_with_sign(f, x.sign, maxm); /* inward: +-max */
+        if (!p3109) return a & (uint32_t)sfp8x_code_mask(f);
+        return sfp8x_invalid(f, flags);
+    }
+    if (x.kind == SFP8X_ZERO) { /* the smallest positive value, or its negative */
+        if (!up && !f->is_signed) return sfp8x_invalid(f, flags);
+        return (uint32_t)sfp8x_with_sign(f, !up, next_mag_up(f, 0));
+    }
+    mag = a & sfp8x_code_mask(f) & ~(f->is_signed ? sfp8x_sign_bit(f) : 0);
+    if (up == !x.sign) { /* away from zero */
+        mag = f->subnormals == SFP8_SUBNORMALS_NOZERO ? mag + 1 : next_mag_up(f, mag);
+        if (mag <= maxm) return (uint32_t)sfp8x_with_sign(f, x.sign, mag);
+        if (has_inf) return (uint32_t)sfp8x_with_sign(f, x.sign, sfp8x_inf_mag(f));
+        if (f->specials == SFP8_SPECIALS_NONE) return a & (uint32_t)sfp8x_code_mask(f);
+        return sfp8x_invalid(f, flags);
+    }
+    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) { /* every code normal; no zero to cross */
+        if (mag > 0) return (uint32_t)sfp8x_with_sign(f, x.sign, mag - 1);
+        if (!f->is_signed) return sfp8x_invalid(f, flags);
+        return (uint32_t)sfp8x_with_sign(f, !x.sign, 0);
+    }
+    mag = next_mag_down(f, mag);
+    return mag ? (uint32_t)sfp8x_with_sign(f, x.sign, mag) : sfp8x_zero(f, x.sign, flags);
+}
+
+uint32_t sfp8_nextup(const sfp8_format *f, uint32_t a, uint8_t *flags) { return neighbour(f, a, 1, 0, flags); }
+uint32_t sfp8_nextdown(const sfp8_format *f, uint32_t a, uint8_t *flags) { return neighbour(f, a, 0, 0, flags); }
+uint32_t sfp8_next_greater(const sfp8_format *f, uint32_t a, uint8_t *flags) { return neighbour(f, a, 1, 1, flags); }
+uint32_t sfp8_next_less(const sfp8_format *f, uint32_t a, uint8_t *flags) { return neighbour(f, a, 0, 1, flags); }
 
 /* NumPy's spacing: distance from x to the next representable number away from
  * zero, with x's sign; at +-max that number lies beyond the format and the

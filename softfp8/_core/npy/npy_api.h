@@ -10,9 +10,9 @@ PyObject *sfp8_new_descr(PyObject *cls, PyObject *format, PyObject *params);
    from_format(format) -> descr (descr.__reduce__) */
 int sfp8_set_hooks(PyObject *getter, PyObject *factory, PyObject *contains_fn, PyObject *type_of,
                    PyObject *from_format);
-PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *fma_ufunc);
+PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *own_ufuncs);
 /* np.clip loops of one DType (npy/pyscalar.c) */
 PyObject *sfp8_register_clip(PyObject *dtype_cls);
-PyObject *sfp8_new_fma_ufunc(void);
+PyObject *sfp8_new_op_ufunc(int op);
 PyObject *sfp8_matmul_wide_ufunc(void);
 #endif
