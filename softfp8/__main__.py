@@ -26,7 +26,7 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats, vectors
+from softfp8 import _formats, audit, vectors
 from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
@@ -411,6 +411,17 @@ def cmd_ver(args, out=print) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_audit(args, out=print) -> int:
+    """Audit another implementation (softfp8/audit.py)."""
+    fmt = resolve_format(args.format, args.bias, args.subnormals)
+    try:
+        return audit.cli(args, fmt, out)
+    except (ValueError, TypeError, ImportError, AttributeError, KeyError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+
+
 # ----------------------------------------------------------------- parser ----
 
 def build_parser() -> argparse.ArgumentParser:
@@ -523,6 +534,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--errors", type=int, default=20, metavar="N",
                     help="mismatches to print (default 20)")
     sp.set_defaults(func=cmd_ver)
+
+    sp = sub.add_parser("audit", help="measure another implementation against correct rounding: "
+                                      "correct / faithful counts, max ulp error, P3109 kappa")
+    fmt_opts(sp)
+    sp.add_argument("op", help="operation (a softfp8.bits name) or convert")
+    sp.add_argument("input", nargs="?", metavar="FILE", help="vector file in ver's format (default stdin)")
+    sp.add_argument("--callable", metavar="MODULE:FUNC", help="run this function instead (numpy:exp)")
+    sp.add_argument("--dtype", metavar="MODULE:TYPE", help="its array type (ml_dtypes:bfloat16)")
+    sp.add_argument("--from", dest="src", choices=("float32", "float64"), default="float32",
+                    help="convert: the source floats handed to the callable (default float32)")
+    sp.add_argument("--rounding", default="nearest_even", choices=softfp8.bits.ROUNDING_MODES[:-1],
+                    help="the rounding mode the results should have (default nearest_even)")
+    sp.set_defaults(func=cmd_audit)
     return p
 
 

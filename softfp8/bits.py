@@ -213,26 +213,6 @@ def _int64_operand(x, what):
     return arr
 
 
-def _check_payload(op, fmt, arrays):
-    """The NaN payload operations (IEEE 754 9.7) need a format with NaN payloads,
-    and setPayload a payload the format can hold: a ValueError naming the format
-    or the value (the ufuncs follow the standard instead: +0)."""
-    if fmt.specials != "ieee" or fmt.man_bits < 2:
-        raise ValueError(f"{op.name}: format {fmt.name} has no NaN payloads (specials "
-                         f"{fmt.specials!r}, {fmt.man_bits} mantissa bits): the payload operations "
-                         f"need an IEEE-style format with at least 2 mantissa bits")
-    if op.name == "get_payload":
-        return
-    top = (1 << (fmt.man_bits - 1)) - 1
-    vals, _ = to_float(arrays[0], fmt)
-    vals = np.asarray(vals)
-    bad = np.isfinite(vals) & (vals == np.floor(vals)) & (vals > top)
-    if bad.any():
-        v = vals[bad].reshape(-1)[0]
-        raise ValueError(f"{op.name}: payload {v:g} is too wide for {fmt.name} (payloads are "
-                         f"0..{top})")
-
-
 def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=None,
            sr_bits=None, random_bits=None):
     """Run one operation of the table over broadcast operand code arrays."""
@@ -245,8 +225,6 @@ def _apply(op, fmt, operands, rounding=None, saturate=None, tininess=None, seed=
         kinds[1] = np.dtype(np.int64)
     else:
         arrays = [_codes(x, fmt, n) for x, n in zip(operands, names)]
-    if op.name in ("get_payload", "set_payload", "set_payload_signaling"):
-        _check_payload(op, fmt, arrays)
     shape = _shape(arrays, names)
     rngp, rnd = _rng(env, shape, seed, random_bits) if op.rounds else ((0, 0, 0, 0), None)
     size = int(np.prod(shape, dtype=np.int64))
@@ -606,6 +584,9 @@ def _factor_rows(fmt, arrays, axis, op):
 
 def _scaled_api(fmt, arrays, op, axis, rounding, saturate, tininess, seed, sr_bits):
     fmt = _check_format(fmt)
+    _env(fmt, rounding, saturate, tininess, sr_bits)      # bad options fail whatever the values
+    if seed is not None:
+        _check_seed(seed)
     (cls, sign, m, e), shape = _factor_rows(fmt, arrays, axis, op)
     opts = {"rounding": rounding, "saturate": saturate, "tininess": tininess, "seed": seed,
             "sr_bits": sr_bits}

@@ -21,7 +21,7 @@ from . import _context, bits
 from ._context import Flags
 from ._validation import as_format
 
-__all__ = ["is754version1985", "is754version2008", "is754version2019", "radix", "COMPARISONS",
+__all__ = ["payload_of", "nan_with_payload", "is754version1985", "is754version2008", "is754version2019", "radix", "COMPARISONS",
            "compare", "from_decimal_string", "to_decimal_string", "from_hex_string", "to_hex_string",
            "lower_flags", "raise_flags", "test_flags", "test_saved_flags", "restore_flags",
            "save_all_flags", "get_binary_rounding_direction", "set_binary_rounding_direction",
@@ -214,6 +214,45 @@ def to_hex_string(fmt, code):
     hexd = (nb + 3) // 4
     f = format(frac << (4 * hexd - nb), "x").rjust(hexd, "0").rstrip("0") if nb else ""
     return "%s0x1%s%sp%+d" % (s, "." if f else "", f, e)
+
+
+# ---- 9.7 NaN payloads, with the payload as an integer ----
+
+def _payload_format(fmt, what):
+    fmt = as_format(fmt, "fmt")
+    if fmt.specials != "ieee" or fmt.man_bits < 2:
+        raise ValueError(f"{what}: format {fmt.name} has no NaN payloads (specials {fmt.specials!r}, "
+                         f"{fmt.man_bits} mantissa bits): payloads need an IEEE-style format with at "
+                         f"least 2 mantissa bits")
+    return fmt
+
+
+def payload_of(fmt, codes):
+    """The payloads of NaN codes of fmt as integers (getPayload, 9.7); -1 for codes
+    that are not NaNs.  A format without payloads is a ValueError naming it."""
+    fmt = _payload_format(fmt, "payload_of")
+    c = bits._codes(codes, fmt, "codes").astype(np.int64)
+    nan = np.asarray(bits.isnan(fmt, c))
+    return np.where(nan, c & ((1 << (fmt.man_bits - 1)) - 1), -1)
+
+
+def nan_with_payload(fmt, payloads, signaling=False):
+    """The positive quiet (signalling) NaN codes of fmt with the given integer
+    payloads (setPayload / setPayloadSignaling, 9.7).  A payload too wide for the
+    format (or 0 for a signalling NaN, which would be infinity), a negative one, or a
+    format without payloads is a ValueError naming the value."""
+    fmt = _payload_format(fmt, "nan_with_payload")
+    p = np.asarray(payloads)
+    if p.dtype.kind not in "ui":
+        raise TypeError(f"payloads must be integers, got dtype {p.dtype}")
+    top = (1 << (fmt.man_bits - 1)) - 1
+    low = 1 if signaling else 0
+    if p.size and (p.min() < low or p.max() > top):
+        bad = int(p.min()) if p.min() < low else int(p.max())
+        raise ValueError(f"payload {bad} is {'too wide' if bad > top else 'not valid'} for {fmt.name} "
+                         f"({'signalling ' if signaling else ''}payloads are {low}..{top})")
+    quiet = 0 if signaling else 1 << (fmt.man_bits - 1)
+    return ((((1 << fmt.exp_bits) - 1) << fmt.man_bits) | quiet | p.astype(np.int64)).astype(fmt.storage)
 
 
 # ---- 5.7.4 operations on subsets of flags ----

@@ -634,28 +634,34 @@ def augmented(fmt, a, b, op):
 
 def payload_ops(fmt, a, op):
     """Expected (codes, flags, class_only) of getPayload / setPayload /
-    setPayloadSignaling (9.7) in an IEEE-style format (man_bits >= 2): the payload
-    is the trailing significand without the quiet bit; getPayload of a non-NaN is
-    -1; setPayload of a value that is not a valid payload (a non-integer, negative,
-    too large, or 0 for a signalling NaN) is +0; quiet operations (no flags)."""
+    setPayloadSignaling (9.7): in an IEEE-style format the payload is the trailing
+    significand without the quiet bit; a format with one NaN per sign has the payload
+    0 only and no signalling NaN, a format without NaN no payload at all.
+    getPayload of a non-NaN is -1; setPayload of a value that is not a valid payload
+    (a non-integer, negative, too large, or 0 for a signalling NaN) is +0 (the
+    format's zero: a format without zero gives its NaN); quiet operations (no flags)."""
     cx = Codes(fmt)
-    M = fmt.man_bits
-    top = (1 << (M - 1)) - 1
+    ieee = fmt.specials == "ieee"
+    top = (1 << (fmt.man_bits - 1)) - 1 if ieee else 0
+    zero = R._zero_result(fmt, 0)[0]
     out = []
     for x in np.asarray(a).tolist():
         if op == "get_payload":
             if cx.nan[x]:
                 p = x & top
-                out.append(R.round_pack(fmt, 0, p)[0] if p else 0)
+                out.append(R.round_pack(fmt, 0, p)[0] if p else zero)
             else:
                 out.append(R.round_pack(fmt, 1, 1)[0])
             continue
         v = cx.value[x]
-        ok = v is not None and v >= 0 and v.denominator == 1 and v <= top
-        if ok and op == "set_payload_signaling" and v == 0:
+        ok = fmt.nan_code is not None and v is not None and v >= 0 and v.denominator == 1 and v <= top
+        if ok and op == "set_payload_signaling" and (v == 0 or not ieee):
             ok = False
         if not ok:
-            out.append(0)
+            out.append(zero)
+            continue
+        if not ieee:
+            out.append(fmt.nan_code)
             continue
         quiet = 0 if op == "set_payload_signaling" else fmt.qnan_bit
         out.append(fmt.inf_code | quiet | int(v))
