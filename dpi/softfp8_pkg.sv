@@ -670,4 +670,262 @@ package softfp8_pkg;
     return 16'(sfp8_op("fma", f, {16'b0, a}, {16'b0, b}, {16'b0, c}, env, flags));
   endfunction
 
+  function automatic bit [15:0] sfp8_ieee_remainder(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("ieee_remainder", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_nextup(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("nextup", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_nextdown(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("nextdown", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_round_ties_even(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("round_ties_even", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_round_ties_away(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("round_ties_away", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_logb(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("logb", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit sfp8_isnormal(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("isnormal", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_issubnormal(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("issubnormal", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_iszero(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("iszero", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_issignaling(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("issignaling", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_iscanonical(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("iscanonical", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_total_order(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("total_order", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_total_order_mag(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("total_order_mag", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit [15:0] sfp8_minmag(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("minmag", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_maxmag(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("maxmag", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_minmagnum(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("minmagnum", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_maxmagnum(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("maxmagnum", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_get_payload(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("get_payload", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_set_payload(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("set_payload", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_set_payload_signaling(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("set_payload_signaling", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_min_finite(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("min_finite", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_max_finite(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("max_finite", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_clamp(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b, input logic [15:0] c,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b, c})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("clamp", f, {16'b0, a}, {16'b0, b}, {16'b0, c}, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_faa(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b, input logic [15:0] c,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b, c})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("faa", f, {16'b0, a}, {16'b0, b}, {16'b0, c}, env, flags));
+  endfunction
+
+  function automatic bit sfp8_total_order_p3109(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("total_order_p3109", f, {16'b0, a}, {16'b0, b}, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit sfp8_isone(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return sfp8_op("isone", f, {16'b0, a}, 0, 0, env, flags) != 0;
+  endfunction
+
+  function automatic bit [15:0] sfp8_next_greater(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("next_greater", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_next_less(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("next_less", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_exp2m1(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("exp2m1", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_exp10(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("exp10", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_exp10m1(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("exp10m1", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log2p1(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("log2p1", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_log10p1(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("log10p1", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_rsqrt(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("rsqrt", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_sinpi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("sinpi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_cospi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("cospi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_tanpi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("tanpi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arcsinpi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("arcsinpi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arccospi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("arccospi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arctanpi(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("arctanpi", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_arctan2pi(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("arctan2pi", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_powr(input sfp8_format_t f, input logic [15:0] a, input logic [15:0] b,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a, b})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("powr", f, {16'b0, a}, {16'b0, b}, 0, env, flags));
+  endfunction
+
+  function automatic bit [15:0] sfp8_softplus(input sfp8_format_t f, input logic [15:0] a,
+      input sfp8_env_t env, output bit [7:0] flags);
+    if ($isunknown({a})) begin flags = SFP8_BAD_CALL; return 0; end
+    return 16'(sfp8_op("softplus", f, {16'b0, a}, 0, 0, env, flags));
+  endfunction
+
 endpackage

@@ -15,6 +15,7 @@ from ._context import (  # noqa: F401
 )
 from . import bits  # noqa: F401
 from ._dtypes import SoftScalar, finfo, fma, matmul  # noqa: F401
+from ._dtypes import OWN_UFUNCS as _OWN_UFUNCS
 from . import _printing  # noqa: F401  (installs NumPy array printing)
 from ._io import load, save, savez  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
@@ -26,6 +27,9 @@ from .matrix_units import BlockFMA, MatrixUnit  # noqa: F401  (docs/matrix-units
 
 # every preset, alias and Tesla family (softfp8.e4m3, softfp8.float8_e4m3fn, softfp8.shp, ...)
 globals().update(_NAMED)
+# softfp8's own ufuncs (softfp8.fma, softfp8.nextup, softfp8.total_order, ...: the op-table
+# rows whose ufunc NumPy does not have)
+globals().update(_OWN_UFUNCS)
 
 __version__ = "0.1.0"
 
@@ -55,4 +59,5 @@ __all__ = ["Format", "Flags", "SoftScalar", "finfo", "fma", "matmul", "Accumulat
            "save", "savez", "load", "to_ml_dtypes", "from_ml_dtypes", "to_torch", "from_torch", "rounding", "saturation",
            "tininess", "isa", "get_isa", "get_rounding", "get_saturation", "get_tininess", "get_flags",
            "clear_flags", "collect_flags", "bits", "p3109", "format", "presets", "lookup",
-           "get_include", "get_library_dir", "get_libraries", "scaling", "mx", *_NAMED]
+           "get_include", "get_library_dir", "get_libraries", "scaling", "mx", *_NAMED,
+           *sorted(set(_OWN_UFUNCS) - {"fma"})]

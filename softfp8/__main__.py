@@ -26,7 +26,7 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats, coverage, vectors
+from softfp8 import _formats, audit, coverage, vectors
 from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
@@ -256,6 +256,8 @@ def cmd_calc(args, out=print) -> int:
         text = str(bool(result))
     elif op.kind == "relation":
         text = RELATIONS[int(result)]
+    elif op.kind == "unary_i64":  # convertToInteger, class: an integer
+        text = str(int(result))
     elif op.kind == "unary_i32":  # frexp: mantissa code, int exponent
         text = f"{fmt_code(fmt, int(result[0]))}  {fmt_value(fmt.decode(int(result[0])))}  exp {int(result[1])}"
     elif op.nout == 2:  # divmod, modf: two codes
@@ -568,6 +570,17 @@ def cmd_ver(args, out=print, err=_stderr) -> int:
     return _ver_summary(report, f"{fmt.name} {args.op}", out, err)
 
 
+def cmd_audit(args, out=print) -> int:
+    """Audit another implementation (softfp8/audit.py)."""
+    fmt = resolve_format(args.format, args.bias, args.subnormals)
+    try:
+        return audit.cli(args, fmt, out)
+    except (ValueError, TypeError, ImportError, AttributeError, KeyError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(_os_error(exc)) from None
+
+
 # ----------------------------------------------------------------- parser ----
 
 def build_parser() -> argparse.ArgumentParser:
@@ -717,6 +730,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--errors", type=int, default=20, metavar="N",
                     help="mismatches to print (default 20)")
     sp.set_defaults(func=cmd_ver)
+
+    sp = sub.add_parser("audit", help="measure another implementation against correct rounding: "
+                                      "correct / faithful counts, max ulp error, P3109 kappa")
+    fmt_opts(sp)
+    sp.add_argument("op", help="operation (a softfp8.bits name) or convert")
+    sp.add_argument("input", nargs="?", metavar="FILE", help="vector file in ver's format (default stdin)")
+    sp.add_argument("--callable", metavar="MODULE:FUNC", help="run this function instead (numpy:exp)")
+    sp.add_argument("--dtype", metavar="MODULE:TYPE", help="its array type (ml_dtypes:bfloat16)")
+    sp.add_argument("--from", dest="src", choices=("float32", "float64"), default="float32",
+                    help="convert: the source floats handed to the callable (default float32)")
+    sp.add_argument("--rounding", default="nearest_even", choices=softfp8.bits.ROUNDING_MODES[:-1],
+                    help="the rounding mode the results should have (default nearest_even)")
+    sp.set_defaults(func=cmd_audit)
     return p
 
 

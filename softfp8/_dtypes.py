@@ -288,20 +288,30 @@ _FAMILY_INDEX: list = []
 _FLOAT_RANK: dict = {}   # family key -> _float_rank(key), filled when the DTypes are made
 
 
+def _own_ufuncs():
+    """softfp8's own ufuncs (softfp8.fma, softfp8.nextup, ...): one per op-table row
+    whose ufunc column is "softfp8.<name>", by name."""
+    own = {}
+    for op, row in enumerate(_ext.op_table()):
+        if row[4] and row[4].startswith("softfp8."):
+            own[row[4][8:]] = _ext.new_op_ufunc(op)
+    return own
+
+
 def _make_families():
-    fma_ufunc = _ext.new_fma_ufunc()
+    own = _own_ufuncs()
     for key, clsname in _FAMILY_NAMES.items():
         scal = type(clsname.replace("DType", ""), (SoftScalar,),
                     {"__slots__": (), "__module__": "softfp8",
                      "__doc__": f"softfp8 scalar of the {key} format family"})
         _FLOAT_RANK[key] = _float_rank(key)
         dt = _ext.make_dtype(clsname, scal, key in _PARAMETRIC, _promotion_rank(key))
-        _ext.register_ufuncs(dt, fma_ufunc)
+        _ext.register_ufuncs(dt, own)
         _ext.register_clip(dt)
         _DTYPE_CLASSES[key] = dt
         _SCALAR_TYPES[key] = scal
         _FAMILY_INDEX.append(key)
-    return fma_ufunc
+    return own
 
 
 def dtype_of(fmt: Format):
@@ -580,7 +590,8 @@ class finfo:
                 f"dtype={self.format.name})")
 
 
-_FMA = _make_families()
+OWN_UFUNCS = _make_families()   # softfp8's own ufuncs by name (module attributes of softfp8)
+_FMA = OWN_UFUNCS["fma"]
 _DESCR_TYPES = frozenset(_DTYPE_CLASSES.values())
 if not isinstance(np.finfo._finfo_cache, _NpFinfoCache):
     np.finfo._finfo_cache = _NpFinfoCache(np.finfo._finfo_cache)

@@ -72,7 +72,11 @@ cdef extern from "softfp8/softfp8.h":
     uint32_t sfp8_min_subnormal_code(const sfp8_format *f)
     uint32_t sfp8_default_nan(const sfp8_format *f)
     int sfp8_classify(const sfp8_format *f, uint64_t a)
-    uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index)
+    uint32_t sfp8_random_u32(uint64_t seed, uint64_t stream, uint64_t index) nogil
+    uint64_t sfp8_round_value(const sfp8_format *f, int sign, uint64_t sig, int64_t exp, int sticky,
+                              const sfp8_env *env, uint8_t *flags) nogil
+    uint32_t sfp8_reduce(const sfp8_format *f, int kind, const void *a, const void *b, size_t n,
+                         const sfp8_env *env, uint8_t *flags) nogil
 
 cdef extern from "driver.h":
     ctypedef struct sfp8_rng:
@@ -129,7 +133,7 @@ cdef extern from "fast.h":
     void sfp8f_family_calls_reset()
 
 _KINDS = ("binary", "compare", "relation", "unary", "predicate", "ternary",
-          "unary2", "unary_i32", "binary2", "binary_i64")
+          "unary2", "unary_i32", "binary2", "binary_i64", "unary_i64")
 _IDENTITIES = (None, 0, 1)
 
 
@@ -581,7 +585,7 @@ def run(int op, tuple params, tuple envp, tuple rngp, object random, tuple opera
     if len(outs) != nout or not all(isinstance(o, cnp.ndarray) for o in outs):
         raise ValueError(f"operation {op_table()[op][0]!r} needs {nout} result array(s)")
     n = (<cnp.ndarray>outs[0]).shape[0]
-    _check_1d(outs[0], n, "out", 1 if kind in (1, 2, 4) else _elem_size(&f))
+    _check_1d(outs[0], n, "out", 1 if kind in (1, 2, 4) else 8 if kind == 10 else _elem_size(&f))
     if nout == 2:
         _check_1d(outs[1], n, "out", 4 if kind == 7 else _elem_size(&f))
     _check_1d(flags, n, "flags", 1)
@@ -636,6 +640,65 @@ def convert(tuple src, tuple dst, tuple envp, tuple rngp, object random, cnp.nda
     if n:
         with nogil:
             sfp8d_convert(&fs, &fd, &env, &rng, pa, sa, po, so, n, fp)
+
+
+def round_values(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray sign, cnp.ndarray sig,
+                 cnp.ndarray exp, cnp.ndarray sticky, cnp.ndarray out, cnp.ndarray flags):
+    """out[i] = the exact value (-1)^sign[i] (sig[i] + sticky[i] delta) 2^exp[i] rounded once
+    by the core's sfp8_round_value (contiguous 1-D: sign, sticky uint8, sig uint64, exp int64;
+    out in the format's storage; stochastic rounding: random or the generator's words)."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef Py_ssize_t i, n = sig.shape[0]
+    cdef int sz = _elem_size(&f)
+    cdef const uint8_t[::1] sg = sign
+    cdef const uint64_t[::1] sv = sig
+    cdef const int64_t[::1] ev = exp
+    cdef const uint8_t[::1] st = sticky
+    cdef uint8_t[::1] fl = flags
+    cdef uint64_t r
+    _check_1d(sign, n, "sign", 1)
+    _check_1d(exp, n, "exp", 8)
+    _check_1d(sticky, n, "sticky", 1)
+    _check_1d(out, n, "out", sz)
+    _check_1d(flags, n, "flags", 1)
+    fill_env(&env, envp)
+    fill_rng(&rng, random, rngp)
+    cdef char *po = _ptr(out)
+    with nogil:
+        for i in range(n):
+            if env.rounding == 6:
+                env.random = rng.random[i] if rng.random != NULL else sfp8_random_u32(rng.seed, rng.stream, rng.index + i)
+            r = sfp8_round_value(&f, sg[i], sv[i], ev[i], st[i], &env, &fl[i])
+            if sz == 1:
+                (<uint8_t *>po)[i] = <uint8_t>r
+            else:
+                (<uint16_t *>po)[i] = <uint16_t>r
+
+
+def reduce(tuple params, tuple envp, tuple rngp, int kind, cnp.ndarray a, object b):
+    """(code, flags): IEEE 754-2019 9.4 sum (0), dot (1), sumSquare (2), sumAbs (3) of
+    contiguous 1-D codes a (and b), exact and rounded once (core_reduce.c)."""
+    cdef sfp8_format f = to_format(params)
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef Py_ssize_t n = a.shape[0]
+    cdef uint8_t fl = 0
+    cdef uint32_t r
+    cdef const void *pb = NULL
+    _check_1d(a, n, "a", _elem_size(&f))
+    if b is not None:
+        _check_1d(b, n, "b", _elem_size(&f))
+        pb = <const void *>_ptr(b)
+    fill_env(&env, envp)
+    fill_rng(&rng, None, rngp)
+    if env.rounding == 6:
+        env.random = sfp8_random_u32(rng.seed, rng.stream, rng.index)
+    cdef const void *pa = <const void *>_ptr(a)
+    with nogil:
+        r = sfp8_reduce(&f, kind, pa, pb, <size_t>n, &env, &fl)
+    return r, fl
 
 
 def to_int64(tuple params, tuple envp, tuple rngp, object random, cnp.ndarray a,
@@ -970,8 +1033,8 @@ cdef extern from "npy_api.h":
     object sfp8_finfo_constants(object descr)
     int sfp8_set_hooks(object getter, object factory, object contains_fn, object type_of, object dtype_of) except -1
     int sfp8_set_ml_hook(object ml_equivalent) except -1
-    object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object fma_ufunc)
-    object sfp8_new_fma_ufunc()
+    object sfp8_register_ufuncs(object dtype_cls, object numpy_module, object own_ufuncs)
+    object sfp8_new_op_ufunc(int op)
     object sfp8_register_clip(object dtype_cls)
     object sfp8_matmul_wide_ufunc()
 
@@ -1008,8 +1071,10 @@ def set_ml_hook(object ml_equivalent):
     sfp8_set_ml_hook(ml_equivalent)
 
 
-def register_ufuncs(object cls, object fma_ufunc):
-    return sfp8_register_ufuncs(cls, np, fma_ufunc)
+def register_ufuncs(object cls, dict own_ufuncs):
+    """Loops of every op-table row for DType cls: on NumPy's ufuncs and on softfp8's
+    own (own_ufuncs: name -> ufunc, from new_op_ufunc)."""
+    return sfp8_register_ufuncs(cls, np, own_ufuncs)
 
 
 def register_clip(object cls):
@@ -1017,8 +1082,9 @@ def register_clip(object cls):
     return sfp8_register_clip(cls)
 
 
-def new_fma_ufunc():
-    return sfp8_new_fma_ufunc()
+def new_op_ufunc(int op):
+    """softfp8's own ufunc of op-table row op (its ufunc column "softfp8.<name>")."""
+    return sfp8_new_op_ufunc(op)
 
 
 def matmul_wide_ufunc():

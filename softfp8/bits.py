@@ -10,6 +10,7 @@ docs/semantics.md.
 """
 from __future__ import annotations
 
+import math
 import secrets
 
 import numpy as np
@@ -162,7 +163,7 @@ class Operation(tuple):
     id = property(lambda self: self[0])
     name = property(lambda self: self[1])
     kind = property(lambda self: self[2], doc="binary, compare, relation, unary, predicate, ternary, "
-                    "unary2, unary_i32, binary2, binary_i64")
+                    "unary2, unary_i32, binary2, binary_i64, unary_i64")
     rounds = property(lambda self: self[3], doc="depends on rounding/saturation/tininess")
     noflags = property(lambda self: self[4], doc="a bit operation: returns codes only")
     ufunc = property(lambda self: self[5], doc="the NumPy ufunc it implements (several names "
@@ -171,11 +172,12 @@ class Operation(tuple):
 
     @property
     def arity(self):
-        return {"ternary": 3, "unary": 1, "predicate": 1, "unary2": 1, "unary_i32": 1}.get(self.kind, 2)
+        return {"ternary": 3, "unary": 1, "predicate": 1, "unary2": 1, "unary_i32": 1,
+                "unary_i64": 1}.get(self.kind, 2)
 
     @property
     def nout(self):
-        """number of results (2 for divmod, modf, frexp)"""
+        """number of results (2 for divmod, modf, frexp and the augmented operations)"""
         return 2 if self.kind in ("unary2", "unary_i32", "binary2") else 1
 
     @property
@@ -195,6 +197,8 @@ def _result_dtypes(op, fmt):
         return (np.dtype(np.int8),)
     if op.kind == "unary_i32":
         return (fmt.storage, np.dtype(np.int32))
+    if op.kind == "unary_i64":
+        return (np.dtype(np.int64),)
     return (fmt.storage,) * op.nout
 
 
@@ -289,7 +293,8 @@ def _make(op):
     result = {"compare": "bool array", "predicate": "bool array",
               "relation": "int8 relations (-1 less, 0 equal, 1 greater, 2 unordered)",
               "unary2": "(codes, codes) of fmt", "binary2": "(codes, codes) of fmt",
-              "unary_i32": "(codes of fmt, int32 exponents)"}.get(op.kind, "codes of fmt")
+              "unary_i32": "(codes of fmt, int32 exponents)",
+              "unary_i64": "int64 array"}.get(op.kind, "codes of fmt")
     fn.__doc__ = (_DOCS.get(op.name, op.name) + "\n\nReturns " +
                   (result if op.noflags else f"({result}, flags)") +
                   ("; the element operation of " + ", ".join(f"np.{u}" for u in op.ufuncs) + "."
@@ -323,7 +328,61 @@ _DOCS = {
     "frexp": "(m, e) with a = m * 2**e and 0.5 <= |m| < 1 (m rounded once where the format "
              "cannot hold it, with its flags); e is int32, 0 for zero, inf and NaN.",
     "ldexp": "a * 2**n rounded once; n is an integer array (any integer dtype or Python ints).",
+    # IEEE 754-2019 (docs/conformance.md lists every operation with its section)
+    "ieee_remainder": "IEEE 754 remainder (5.3.1): a - b*n, n the integer nearest a/b (ties to even); "
+                      "exact.  (remainder is NumPy's floored one.)",
+    "nextup": "IEEE nextUp (5.3.1): the least value above a (+inf stays +inf; quiet).",
+    "nextdown": "IEEE nextDown (5.3.1): the greatest value below a (-inf stays -inf; quiet).",
+    "round_ties_even": "IEEE roundToIntegralTiesToEven (5.3.1): nearest integral value, ties to even.",
+    "round_ties_away": "IEEE roundToIntegralTiesToAway (5.3.1): nearest integral value, ties away from "
+                       "zero (C round).",
+    "logb": "IEEE logB (5.3.3): floor(log2|a|) as a value of the format; logb(0) = -inf "
+            "(divbyzero), logb(inf) = +inf.",
+    "scaleb": "IEEE scaleB (5.3.3): a * 2**n rounded once (the same function as ldexp).",
+    "fpclass": "IEEE class (5.7.2) as int64: 0 signalingNaN, 1 quietNaN, 2 negativeInfinity, "
+               "3 negativeNormal, 4 negativeSubnormal, 5 negativeZero, 6 positiveZero, "
+               "7 positiveSubnormal, 8 positiveNormal, 9 positiveInfinity.",
+    "isnormal": "IEEE isNormal (5.7.2).", "issubnormal": "IEEE isSubnormal (5.7.2) (a flushed "
+    "subnormal code too).", "iszero": "IEEE isZero (5.7.2).",
+    "issignaling": "IEEE isSignaling (5.7.2).",
+    "iscanonical": "IEEE isCanonical (5.7.2): False only for the subnormal codes of a flushing "
+                   "format (second encodings of zero).",
+    "total_order": "IEEE totalOrder (5.10): a <= b in the total order -NaN < -inf < ... < -0 < "
+                   "+0 < ... < +inf < +NaN.",
+    "total_order_mag": "IEEE totalOrderMag (5.10): total_order(|a|, |b|).",
+    "augmented_add": "IEEE augmentedAddition (9.5): (a + b rounded ties toward zero, the exact "
+                     "error rounded ties toward zero).",
+    "augmented_sub": "IEEE augmentedSubtraction (9.5): (a - b rounded ties toward zero, the error).",
+    "augmented_mul": "IEEE augmentedMultiplication (9.5): (a * b rounded ties toward zero, the "
+                     "error, exact unless it lies below the format's range).",
+    "minmag": "IEEE minimumMagnitude (9.6).", "maxmag": "IEEE maximumMagnitude (9.6).",
+    "minmagnum": "IEEE minimumMagnitudeNumber (9.6).",
+    "maxmagnum": "IEEE maximumMagnitudeNumber (9.6).",
+    "get_payload": "IEEE getPayload (9.7): a NaN's payload as a value of the format, -1 otherwise.",
+    "set_payload": "IEEE setPayload (9.7): the quiet NaN with payload a (an integer value), "
+                   "+0 if a is not a valid payload.",
+    "set_payload_signaling": "IEEE setPayloadSignaling (9.7): the signalling NaN with payload a, "
+                             "+0 if a is not a valid payload (0 is not).",
+    # IEEE P3109 Interim Report v4.0
+    "min_finite": "P3109 MinimumFinite (4.11.3): minimumNumber ignoring an infinite operand "
+                  "beside a finite one.",
+    "max_finite": "P3109 MaximumFinite (4.11.3).",
+    "clamp": "P3109 Clamp (4.11.4): b if a <= b, else c if a >= c, else a; NaN if b > c "
+             "(invalid).",
+    "faa": "P3109 FAA (4.10.7): a + b + c exactly, rounded once.",
+    "total_order_p3109": "P3109 TotalOrder (4.12.1): True if a is NaN, False if only b is, "
+                         "else a <= b.",
+    "isone": "P3109 IsOne (4.13): the value is exactly 1.",
+    "next_greater": "P3109 NextGreaterThan (4.16): as nextup, but NaN (invalid) above +inf.",
+    "next_less": "P3109 NextLessThan (4.16): as nextdown, but NaN (invalid) below -inf.",
 }
+for _d, _ieee in (("ties_even", "TiesToEven"), ("ties_away", "TiesToAway"), ("toward_zero", "TowardZero"),
+                  ("upward", "TowardPositive"), ("downward", "TowardNegative")):
+    _DOCS["to_int_" + _d] = (f"IEEE convertToInteger{_ieee} (5.8) into int64 (NaN and out of "
+                             "range: invalid; no inexact).")
+    _DOCS["to_int_exact_" + _d] = (f"IEEE convertToIntegerExact{_ieee} (5.8) into int64 (inexact "
+                                   "when the value changes).")
+del _d, _ieee
 
 for _op in OPERATIONS.values():
     globals()[_op.name] = _make(_op)
@@ -372,6 +431,225 @@ def sum(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=Non
     if axis is None:
         return out.reshape(()), flags.reshape(())
     return out.reshape(shape), flags.reshape(shape)
+
+
+def _rows(fmt, arrays, axis):
+    """Operand code arrays (broadcast together) as rows of contiguous codes: along
+    `axis`, or all elements in one row (axis=None); (rows..., result shape)."""
+    arrs = [_codes(x, fmt, n) for x, n in zip(arrays, ("a", "b"))]
+    shape = _shape(arrs, ("a", "b")[:len(arrs)])
+    arrs = [np.broadcast_to(x, shape) for x in arrs]
+    if axis is None:
+        arrs = [x.reshape(1, -1) for x in arrs]
+    else:
+        ax = _as_int(axis, "axis")
+        if not -len(shape) <= ax < len(shape):
+            raise ValueError(f"axis {axis!r} is out of bounds for an array of {len(shape)} dimensions")
+        arrs = [np.moveaxis(x, ax, -1) for x in arrs]
+    out_shape = arrs[0].shape[:-1]
+    m = int(np.prod(out_shape, dtype=np.int64))
+    rows = [np.ascontiguousarray(x, dtype=fmt.storage).reshape(m, x.shape[-1]) for x in arrs]
+    return rows, (out_shape if axis is not None else ())
+
+
+def _reduction(kind, fmt, arrays, axis, rounding, saturate, tininess, seed, sr_bits):
+    fmt = _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    rows, shape = _rows(fmt, arrays, axis)
+    rngp, _ = _rng(env, shape, seed, None)
+    n = rows[0].shape[0]
+    out = np.empty(n, dtype=fmt.storage)
+    flags = np.zeros(n, dtype=np.uint8)
+    for i in range(n):
+        r = (rngp[0], rngp[1], rngp[2], rngp[3] + i)   # one random word per result
+        out[i], flags[i] = _ext.reduce(fmt.params, env, r, kind, rows[0][i],
+                                       rows[1][i] if len(rows) > 1 else None)
+    return out.reshape(shape), flags.reshape(shape)
+
+
+def dot(fmt, a, b, axis=None, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None):
+    """IEEE 754-2019 dot (9.4): sum of a_i * b_i, exact, rounded once (over all
+    elements, or along one axis of the broadcast operands).  Returns (codes, flags)."""
+    return _reduction(1, fmt, (a, b), axis, rounding, saturate, tininess, seed, sr_bits)
+
+
+def sum_square(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None):
+    """IEEE 754-2019 sumSquare (9.4): sum of a_i ** 2, exact, rounded once."""
+    return _reduction(2, fmt, (a,), axis, rounding, saturate, tininess, seed, sr_bits)
+
+
+def sum_abs(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None, sr_bits=None):
+    """IEEE 754-2019 sumAbs (9.4): sum of |a_i|, exact, rounded once."""
+    return _reduction(3, fmt, (a,), axis, rounding, saturate, tininess, seed, sr_bits)
+
+
+def exact_values(fmt, codes):
+    """The exact values of codes of fmt: (cls, sign, sig, exp) arrays with
+    value = (-1)**sign * sig * 2**exp (sig a Python-int-sized int64, 0 for zero);
+    cls 0 finite (zero included), 1 infinity, 2 quiet NaN, 3 signalling NaN (the
+    scaled products use 4 for an invalid sum).  Read
+    from the code fields (no rounding)."""
+    fmt = _check_format(fmt)
+    c = _codes(codes, fmt, "codes").astype(np.int64)
+    cls_core = np.vectorize(lambda v: _ext.classify(fmt.params, int(v)), otypes=[np.int64])(c) \
+        if c.size else np.zeros(c.shape, np.int64)
+    # sfp8_classify: 0 zero, 1 subnormal, 2 normal, 3 inf, 4 qnan, 5 snan
+    cls = np.select([cls_core == 3, cls_core == 4, cls_core == 5], [1, 2, 3], 0)
+    signbit = (c >> (fmt.bits - 1)) & 1 if fmt.signed else np.zeros_like(c)
+    mag = c & ((1 << (fmt.bits - 1)) - 1) if fmt.signed else c
+    M = fmt.man_bits
+    field, mant = mag >> M, mag & ((1 << M) - 1)
+    sub = (field == 0) & (fmt.subnormals != "nozero")
+    sub_exp = {"ieee": 1 - fmt.bias, "tesla": -fmt.bias, "flush": 0, "nozero": 0}[fmt.subnormals]
+    sig = np.where(sub, mant, mant | (1 << M))
+    exp = np.where(sub, sub_exp - M, field - fmt.bias - M)
+    zero = (cls_core == 0) | ((cls_core == 1) & (fmt.subnormals == "flush"))
+    sig = np.where(zero | (cls != 0), 0, sig)
+    nan_unsigned = (cls >= 2) & (fmt.specials in ("fnuz", "p3109"))
+    sign = np.where(nan_unsigned, 0, signbit)
+    return cls, sign.astype(np.int64), sig.astype(np.int64), np.where(sig == 0, 0, exp).astype(np.int64)
+
+
+def round_exact(fmt, sign, ints, exps, rounding=None, saturate=None, tininess=None, seed=None,
+                sr_bits=None, random_bits=None):
+    """Round the exact values (-1)**sign * ints * 2**exps (Python ints of any size,
+    exps any ints) once into fmt by the core's rounding routine: (codes, flags).
+    For softfp8's own exact computations in Python (scaled products, P3109 block
+    operations); zero ints give zeros of the sign."""
+    fmt = _check_format(fmt)
+    env = _env(fmt, rounding, saturate, tininess, sr_bits)
+    n = len(ints)
+    rngp, rnd = _rng(env, (n,), seed, random_bits)
+    sg = np.zeros(n, np.uint8)
+    sig = np.zeros(n, np.uint64)
+    ex = np.zeros(n, np.int64)
+    st = np.zeros(n, np.uint8)
+    lim = 1 << 40   # beyond every format's range: overflow / underflow alike
+    for i, (s, m, e) in enumerate(zip(sign, ints, exps)):
+        m, e = int(m), int(e)
+        sg[i] = 1 if s else 0
+        if m == 0:
+            continue
+        bl = m.bit_length()
+        if bl > 64:
+            sh = bl - 64
+            sig[i], st[i], e = m >> sh, (m & ((1 << sh) - 1)) != 0, e + sh
+        else:
+            sig[i] = m << (64 - bl)
+            e -= 64 - bl
+        ex[i] = -lim if e < -lim else lim if e > lim else e
+    out = np.empty(n, fmt.storage)
+    flags = np.zeros(n, np.uint8)
+    _ext.round_values(fmt.params, env, rngp, rnd, sg, sig, ex, st, out, flags)
+    return out, flags
+
+
+def _scaled(fmt, factors, axis, opts):
+    """(pr, sf), flags of the exact product of the rows of factors: each factor an
+    exact (cls, sign, int, exp) of a sum (or a value), pr = product * 2**-sf in
+    [1, 2] rounded once, sf = floor(log2|product|)."""
+    fmt = _check_format(fmt)
+    cls, sign, m, e = factors
+    n = cls.shape[0]
+    out = np.empty(n, fmt.storage)
+    sfs = np.zeros(n, np.int64)
+    flags = np.zeros(n, np.uint8)
+    todo, spec, spec_val, spec_fl = [], [], [], []
+    for i in range(n):
+        c = cls[i]
+        neg = int(sign[i][c != 2].sum()) & 1
+        if (c >= 2).any():                       # a NaN factor (or an invalid sum)
+            v, f = np.nan, 16 if (c == 3).any() or (c == 4).any() else 0
+        elif (c == 1).any() and (m[i][c == 0] == 0).any():   # infinity times zero
+            v, f = np.nan, 16
+        elif (c == 1).any():
+            v, f = -np.inf if neg else np.inf, 0
+        elif (m[i] == 0).any():
+            v, f = -0.0 if neg else 0.0, 0
+        else:
+            todo.append(i)
+            continue
+        spec.append(i)
+        spec_val.append(v)
+        spec_fl.append(f)
+    if spec:   # the special results as the core delivers them (saturation, no -0, ...)
+        so = {k: opts[k] for k in ("saturate",)}
+        codes, fl = convert(np.array(spec_val), np.float64, fmt, rounding="nearest_even", **so)
+        out[spec] = codes
+        flags[spec] = fl | np.array(spec_fl, np.uint8)
+    if todo:
+        ints, exps, signs = [], [], []
+        for i in todo:
+            p = math.prod(int(v) for v in m[i])
+            E = int(e[i].sum())
+            sf = p.bit_length() - 1 + E
+            ints.append(p)
+            exps.append(E - sf)
+            signs.append(int(sign[i].sum()) & 1)
+            sfs[i] = sf
+        codes, fl = round_exact(fmt, signs, ints, exps, **opts)
+        out[todo] = codes
+        flags[todo] = fl
+    return out, sfs, flags
+
+
+def _factor_rows(fmt, arrays, axis, op):
+    """The exact factors p_i (op None), p_i + q_i or p_i - q_i as (cls, sign, int, exp)
+    row arrays (object dtype for the ints)."""
+    rows, shape = _rows(fmt, arrays, axis)
+    vals = [exact_values(fmt, r) for r in rows]
+    if op is None:
+        cls, sign, m, e = vals[0]
+        return (cls, sign, m.astype(object), e), shape
+    (cp, sp, mp, ep), (cq, sq, mq, eq) = vals
+    if op == "diff":
+        sq = 1 - sq
+    cls = np.maximum(cp, cq)
+    both_inf = (cp == 1) & (cq == 1) & (sp != sq)
+    cls = np.where(both_inf, 4, cls)          # an invalid sum: NaN with invalid
+    e0 = np.minimum(np.where(mp == 0, eq, ep), np.where(mq == 0, ep, eq))
+    a = mp.astype(object) * (2 ** (ep - e0).astype(object)) * np.where(sp == 1, -1, 1)
+    b = mq.astype(object) * (2 ** (eq - e0).astype(object)) * np.where(sq == 1, -1, 1)
+    tot = a + b
+    inf_sign = np.where(cp == 1, sp, sq)
+    zero_neg = (mp == 0) & (mq == 0) & (sp == 1) & (sq == 1)      # (-0) + (-0) = -0 (6.3)
+    sign = np.where(cls == 1, inf_sign, np.where(tot < 0, 1, np.where(tot == 0, zero_neg, 0)))
+    mag = np.where(tot < 0, -tot, tot)
+    return (cls, sign, np.where(cls == 0, mag, 0), e0), shape
+
+
+def _scaled_api(fmt, arrays, op, axis, rounding, saturate, tininess, seed, sr_bits):
+    fmt = _check_format(fmt)
+    _env(fmt, rounding, saturate, tininess, sr_bits)      # bad options fail whatever the values
+    if seed is not None:
+        _check_seed(seed)
+    (cls, sign, m, e), shape = _factor_rows(fmt, arrays, axis, op)
+    opts = {"rounding": rounding, "saturate": saturate, "tininess": tininess, "seed": seed,
+            "sr_bits": sr_bits}
+    pr, sf, fl = _scaled(fmt, (cls, sign, m, e), axis, opts)
+    return (pr.reshape(shape), sf.reshape(shape)), fl.reshape(shape)
+
+
+def scaled_prod(fmt, a, axis=None, rounding=None, saturate=None, tininess=None, seed=None,
+                sr_bits=None):
+    """IEEE 754-2019 scaledProd (9.4): the product of a_i as (pr, sf), pr * 2**sf =
+    the exact product, pr in [1, 2] rounded once (sf = floor(log2|product|): no
+    overflow nor underflow), sf int64; a zero, infinite or NaN product: pr that
+    value, sf 0.  Returns ((pr codes, sf), flags)."""
+    return _scaled_api(fmt, (a,), None, axis, rounding, saturate, tininess, seed, sr_bits)
+
+
+def scaled_prod_sum(fmt, a, b, axis=None, rounding=None, saturate=None, tininess=None, seed=None,
+                    sr_bits=None):
+    """IEEE 754-2019 scaledProdSum (9.4): the product of (a_i + b_i), each sum exact,
+    as scaled_prod."""
+    return _scaled_api(fmt, (a, b), "sum", axis, rounding, saturate, tininess, seed, sr_bits)
+
+
+def scaled_prod_diff(fmt, a, b, axis=None, rounding=None, saturate=None, tininess=None, seed=None,
+                     sr_bits=None):
+    """IEEE 754-2019 scaledProdDiff (9.4): the product of (a_i - b_i), as scaled_prod."""
+    return _scaled_api(fmt, (a, b), "diff", axis, rounding, saturate, tininess, seed, sr_bits)
 
 
 # --------------------------------------------------------------------------
@@ -502,4 +780,6 @@ def from_int64(x, fmt, rounding=None, saturate=None, tininess=None, seed=None,
 
 __all__ = sorted(set(OPERATIONS) | {"round_integral", "compare", "sum", "convert", "from_float",
                                     "to_float", "to_int64", "from_int64", "ROUNDING_MODES",
-                                    "OPERATIONS", "Operation"})
+                                    "OPERATIONS", "Operation", "dot", "sum_square", "sum_abs",
+                                    "scaled_prod", "scaled_prod_sum", "scaled_prod_diff",
+                                    "exact_values", "round_exact"})

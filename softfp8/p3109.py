@@ -25,7 +25,10 @@ from ._context import Flags
 from ._dtypes import format_of
 from ._validation import _as_int, _choice
 
-__all__ = ["format", "project", "ROUNDING_MODES", "SATURATION_MODES"]
+__all__ = ["format", "project", "apply", "OPERATIONS", "format_info", "round_of", "sat_of",
+           "convert_to_block", "convert_from_block", "convert_to_block_max_abs_finite",
+           "block_reduce_add", "block_reduce_multiply", "block_dot_product", "block_op", "scaled_op",
+           "ROUNDING_MODES", "SATURATION_MODES"]
 
 # P3109 rounding-mode names -> softfp8's (the softfp8 names are accepted too)
 ROUNDING_MODES = {
@@ -218,37 +221,432 @@ def project(x, fmt, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=N
 
 
 def _saturate(out, fl, codes, src, fmt, mode, saturation):
-    """Apply the saturation mode to the core's result in place: the core rounded once
-    (saturating for SatFinite / SatPropagate); this sets what the report's Saturate
-    step decides differently: infinities under SatPropagate, negative values of
-    unsigned formats (the core's NaN) and overflow under SatNone."""
+    """The report's Saturate step (4.7.5) on a conversion rounded once by the core
+    (saturating for SatFinite / SatPropagate): the input's infinities are the exact
+    infinities, the overflow flag and the input's sign the out-of-range values."""
     nan, pinf, ninf, neg = _classes(codes, src)
+    over = (fl & int(Flags.OVERFLOW)) != 0
+    below_unsigned = neg & ~nan & ~ninf & (out == fmt._special()["default_nan"]) if not fmt.signed else False
+    res = saturate_codes(fmt, out, nan, pinf, ninf, over & ~neg, (over & neg) | below_unsigned, mode, saturation)
+    out[...] = res
+
+
+def saturate_codes(fmt, base, nan, pinf, ninf, above, below, mode, saturation):
+    """P3109 Saturate (4.7.5; SatNone as gfloat computes it, docs/semantics.md), given the rounded results ``base`` where they are
+    in range and the masks of the other cases: NaN, an exact +inf / -inf, a rounded
+    value above M_hi / below M_lo (an unsigned format's negative values included).
+    Returns the codes."""
     sp = fmt._special()
-    mx, nan_code = sp["max"], sp["default_nan"]
+    mhi = sp["max"]
     sign = (1 << (fmt.bits - 1)) if fmt.signed else 0
-    extended = fmt.specials in ("ieee", "p3109")
-    inf_code = None
-    if extended:
-        inf_code = int(bits.convert(np.array([np.inf]), np.float64, fmt, rounding="nearest_even",
-                                    saturate=False)[0][0])
-    if saturation == "SatPropagate" and extended:
-        out[pinf] = inf_code
-        if fmt.signed:
-            out[ninf] = inf_code | sign
-    if not fmt.signed:
-        # a negative value rounded to a negative number: m_lo = 0 where the report
-        # saturates (SatFinite, SatPropagate; SatNone with TowardZero / TowardPositive)
-        to_zero = neg & ~nan & (out == nan_code)
-        if saturation == "SatNone":
-            to_zero &= ~ninf & (mode in ("toward_zero", "upward"))
-        out[to_zero] = 0
-    if saturation == "SatNone":
-        over = (fl & int(Flags.OVERFLOW)) != 0
-        inward = (mode == "toward_zero") | ((mode == "downward") & ~neg) | ((mode == "upward") & neg)
-        outward = over & ~inward
-        if extended:
-            out[outward] = np.where(neg[outward], inf_code | sign, inf_code)
+    mlo = mhi | sign if fmt.signed else 0
+    ext = fmt.specials in ("ieee", "p3109")
+    nan_code = sp["default_nan"]
+    inf = int(bits.convert(np.array([np.inf]), np.float64, fmt, saturate=False)[0][0]) if ext else mhi
+    ninf_code = (inf | sign) if ext and fmt.signed else None
+    out = np.array(base, dtype=np.int64, copy=True)
+    if saturation == "SatFinite":
+        vals = (mhi, mlo, mhi, mlo)
+    elif saturation == "SatPropagate":
+        vals = (inf if ext else mhi, ninf_code if ninf_code is not None else mlo, mhi, mlo)
+    else:   # SatNone: rounding toward the range saturates; else the infinity (NaN without one)
+        pinf_v = inf if ext else nan_code
+        ninf_v = ninf_code if ninf_code is not None else nan_code
+        above_v = mhi if mode in ("toward_zero", "downward") else pinf_v
+        below_v = mlo if mode in ("toward_zero", "upward") else ninf_v
+        vals = (pinf_v, ninf_v, above_v, below_v)
+    for mask, v in zip((pinf, ninf, above, below), vals):
+        out = np.where(mask, v, out)
+    out = np.where(nan, nan_code, out)
+    return out.astype(fmt.storage)
+
+
+# ----------------------------------------------------------------------------
+# operations with the report's projection (4.7.3, 4.10-4.11)
+# ----------------------------------------------------------------------------
+
+# P3109 name -> softfp8.bits row (operations on one format with a projection)
+OPERATIONS = {
+    "Abs": "abs", "Negate": "neg", "CopySign": "copysign", "Add": "add", "Subtract": "sub",
+    "Multiply": "mul", "Divide": "div", "FMA": "fma", "FAA": "faa", "Sqrt": "sqrt", "Recip": "reciprocal",
+    "RSqrt": "rsqrt", "Exp": "exp", "Exp2": "exp2", "Log": "log", "Log2": "log2", "LogOnePlus": "log1p",
+    "ExpMinusOne": "expm1", "Sin": "sin", "Cos": "cos", "Tan": "tan", "ArcSin": "arcsin", "ArcCos": "arccos",
+    "ArcTan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Tanh": "tanh", "ArcSinh": "arcsinh",
+    "ArcCosh": "arccosh", "ArcTanh": "arctanh", "SinPi": "sinpi", "CosPi": "cospi", "TanPi": "tanpi",
+    "ArcSinPi": "arcsinpi", "ArcCosPi": "arccospi", "ArcTanPi": "arctanpi", "Softplus": "softplus",
+    "Hypot": "hypot", "ArcTan2": "arctan2", "ArcTan2Pi": "arctan2pi", "Minimum": "min", "Maximum": "max",
+    "MinimumNumber": "minnum", "MaximumNumber": "maxnum", "MinimumMagnitude": "minmag",
+    "MaximumMagnitude": "maxmag", "MinimumMagnitudeNumber": "minmagnum",
+    "MaximumMagnitudeNumber": "maxmagnum", "MinimumFinite": "min_finite", "MaximumFinite": "max_finite",
+    "Clamp": "clamp", "Convert": "pos",
+}
+
+
+def _omega_nan(op, vals):
+    """Where the report's operation gives NaN but IEEE 754's does not (4.10): x / 0,
+    Recip(0), RSqrt(0), ArcTan2(0, 0) and (inf, inf), TanPi(n + 1/2), Hypot of a
+    NaN beside an infinity, CopySign with a NaN.  vals: the operands' float64 values."""
+    x = vals[0]
+    y = vals[1] if len(vals) > 1 else None
+    with np.errstate(all="ignore"):
+        if op == "Divide":
+            return y == 0
+        if op in ("Recip", "RSqrt"):
+            return x == 0
+        if op in ("ArcTan2", "ArcTan2Pi"):
+            return ((x == 0) & (y == 0)) | (np.isinf(x) & np.isinf(y))
+        if op == "TanPi":
+            return np.isfinite(x) & (np.mod(2 * x, 2) == 1)
+        if op in ("Hypot", "CopySign"):
+            return np.isnan(x) | np.isnan(y)
+    return np.zeros(np.shape(x), bool)
+
+
+def _twin(fmt):
+    """The signed format with fmt's exponent, mantissa and bias (an unsigned
+    format's values and their negatives: where its operations' negative results show)."""
+    sp = {"p3109": "p3109", "fn": "fnuz", "ieee": "ieee", "fnuz": "fnuz", "none": "none"}[fmt.specials]
+    return _formats.format(exp_bits=fmt.exp_bits, man_bits=fmt.man_bits, bias=fmt.bias, specials=sp,
+                           subnormals=fmt.subnormals, signed=True)
+
+
+def _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape):
+    mode, variant = _rounding(rounding, sr)
+    if variant == "C":
+        raise ValueError("StochasticC is provided for conversions (project) only: the operations "
+                         "take StochasticA and StochasticB")
+    if variant is None:
+        if sr_bits is not None or random_bits is not None or seed is not None:
+            raise ValueError("sr_bits=, random_bits= and seed= apply to stochastic rounding only")
+        return mode, {}
+    n = 8 if sr_bits is None else _as_int(sr_bits, "sr_bits")
+    top = 32 if variant == "A" else 31
+    if not 1 <= n <= top:
+        raise ValueError(f"sr_bits must be between 1 and {top} for Stochastic{variant}, got {sr_bits!r}")
+    r = _random(shape, n, random_bits, seed).reshape(-1)
+    if variant == "A":
+        return mode, {"sr_bits": n, "random_bits": r.astype(np.uint32)}
+    return mode, {"sr_bits": n + 1, "random_bits": (2 * r + 1).astype(np.uint32)}
+
+
+def apply(op, *operands, rounding=None, saturation="SatFinite", sr=None, sr_bits=None, random_bits=None,
+          seed=None):
+    """The P3109 operation ``op`` (a name of OPERATIONS: "Add", "Exp", "SinPi",
+    "Clamp", ...) on arrays of one softfp8 format (a P3109 format, or an external
+    one: float16, bfloat16), result in that format, with the report's projection:
+    ``rounding`` (NearestTiesToEven ..., StochasticA / StochasticB, or softfp8's
+    names) and ``saturation`` SatFinite / SatPropagate / SatNone (4.7.3-4.7.5), and
+    its special values (4.10-4.11: x / 0, Recip(0), RSqrt(0), ArcTan2(0, 0) are
+    NaN; there is no -0).  The value is the exact result rounded once by the core;
+    the report defines no flags (softfp8's context flags are not touched)."""
+    if op not in OPERATIONS:
+        raise ValueError(f"unknown P3109 operation {op!r}; known: {', '.join(OPERATIONS)}")
+    row = bits.OPERATIONS[OPERATIONS[op]]
+    if len(operands) != row.arity:
+        raise TypeError(f"{op} takes {row.arity} operand(s), got {len(operands)}")
+    _choice(saturation, SATURATION_MODES, "saturation")
+    fmts = [format_of(getattr(x, "dtype", None)) for x in operands]
+    if any(f is None for f in fmts):
+        raise TypeError(f"{op}: operands must be arrays of a softfp8 format, got dtypes "
+                        f"{[getattr(x, 'dtype', type(x).__name__) for x in operands]}")
+    fmt = fmts[0]
+    if any(f != fmt for f in fmts):
+        raise ValueError(f"{op}: operands of different formats ({', '.join(f.name for f in fmts)}); "
+                         f"convert them to one format first")
+    arrs = np.broadcast_arrays(*(np.asarray(x).view(fmt.storage) for x in operands))
+    shape = arrs[0].shape
+    codes = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
+    vals = [np.asarray(bits.to_float(c, fmt)[0]) for c in codes]
+    # P3109 decodes -0 as 0: no negative zero reaches the operation
+    codes = [np.where((v == 0) & np.signbit(v), 0, c).astype(fmt.storage) for c, v in zip(codes, vals)]
+    mode, kw = _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape)
+    fn = getattr(bits, row.name)
+    if row.rounds:
+        cs, fs = fn(fmt, *codes, rounding=mode, saturate=True, **kw)
+        cn, fnf = fn(fmt, *codes, rounding=mode, saturate=False, **kw)
+    else:
+        res = fn(fmt, *codes)
+        cs, fs = res if isinstance(res, tuple) else (res, np.zeros(codes[0].shape, np.uint8))
+        cn, fnf = cs, fs
+    cs, cn = np.asarray(cs).reshape(-1), np.asarray(cn).reshape(-1)
+    nan_s = np.asarray(bits.isnan(fmt, cs)).reshape(-1)
+    nan_n = np.asarray(bits.isnan(fmt, cn)).reshape(-1)
+    inf_n = np.asarray(bits.isinf(fmt, cn)).reshape(-1)
+    neg_s = np.asarray(bits.signbit(fmt, cs)).reshape(-1)
+    over = (np.asarray(fnf).reshape(-1) & int(Flags.OVERFLOW)) != 0
+    exact_inf = (inf_n | nan_n) & ~nan_s & ~over
+    nan = nan_s.copy()
+    above, below = over & ~neg_s, over & neg_s
+    pinf, ninf = exact_inf & ~neg_s, exact_inf & neg_s
+    if not fmt.signed:   # negative results: the signed twin shows them
+        tw = _twin(fmt)
+        tc = [np.asarray(bits.convert(c, fmt, tw)[0]) for c in codes]
+        tfn = getattr(bits, row.name)
+        tr = tfn(tw, *tc, rounding=mode, saturate=False, **kw) if row.rounds else tfn(tw, *tc)
+        tr = np.asarray(tr[0] if isinstance(tr, tuple) else tr).reshape(-1)
+        tv = np.asarray(bits.to_float(tr, tw)[0])
+        neg_t = (tv < 0) & ~np.isnan(tv)
+        ninf = ninf | (neg_t & np.isinf(tv) & ~over)
+        below = below | (neg_t & ~np.isinf(tv)) | (neg_t & np.isinf(tv) & over)
+        nan = nan & ~neg_t
+    nan = nan | _omega_nan(op, vals)
+    out = saturate_codes(fmt, cs, nan, pinf & ~nan, ninf & ~nan, above & ~nan, below & ~nan, mode, saturation)
+    # no negative zero in P3109 (external formats: the non-negative zero, 4.8.2)
+    ov = np.asarray(bits.to_float(out, fmt)[0])
+    out = np.where((ov == 0) & np.signbit(ov), 0, out).astype(fmt.storage)
+    return out.reshape(shape).view(fmt.dtype)
+
+
+# ----------------------------------------------------------------------------
+# format-level operations (4.14), projection specification operations (4.15)
+# ----------------------------------------------------------------------------
+
+def format_info(fmt):
+    """The format-level operations of 4.14 for a P3109 (or external) format: a dict
+    BitwidthOf, PrecisionOf, SignednessOf ("Signed" / "Unsigned"), DomainOf
+    ("Finite" / "Extended"), ExponentBitwidthOf, TrailingSignificandBitwidthOf,
+    ExponentBiasOf (integers), MaxFiniteOf, MinFiniteOf, MinPositiveOf,
+    MaxSubnormalOf, MinNormalOf (codes of fmt; MaxSubnormalOf the NaN when no value
+    is subnormal)."""
+    fmt = _formats.as_format(fmt, "fmt")
+    sp = fmt._special()
+    sign = (1 << (fmt.bits - 1)) if fmt.signed else 0
+    ext = fmt.specials in ("ieee", "p3109")
+    sub_max = (1 << fmt.man_bits) - 1 if fmt.man_bits and fmt.subnormals in ("ieee", "tesla") else None
+    return {
+        "BitwidthOf": fmt.bits, "PrecisionOf": fmt.man_bits + 1,
+        "SignednessOf": "Signed" if fmt.signed else "Unsigned",
+        "DomainOf": "Extended" if ext else "Finite",
+        "ExponentBitwidthOf": fmt.exp_bits, "TrailingSignificandBitwidthOf": fmt.man_bits,
+        "ExponentBiasOf": fmt.bias, "MaxFiniteOf": sp["max"],
+        "MinFiniteOf": sp["max"] | sign if fmt.signed else 0,
+        "MinPositiveOf": sp["min_subnormal"], "MaxSubnormalOf": sub_max if sub_max is not None else sp["default_nan"],
+        "MinNormalOf": sp["min_normal"],
+    }
+
+
+def round_of(spec):
+    """RoundOf (4.15) of a projection specification (rounding, saturation)."""
+    return spec[0]
+
+
+def sat_of(spec):
+    """SatOf (4.15) of a projection specification (rounding, saturation)."""
+    _choice(spec[1], SATURATION_MODES, "saturation")
+    return spec[1]
+
+
+# ----------------------------------------------------------------------------
+# block operations (clause 5): exact arithmetic, one projection per result
+# ----------------------------------------------------------------------------
+
+def _exact(fmt, codes):
+    """(kind, value) per code: kind 'n' NaN, 'i' infinity (value +1 / -1), 'f'
+    finite (value a Fraction), from softfp8.bits.exact_values (the code fields)."""
+    from fractions import Fraction
+    cls, sign, sig, exp = bits.exact_values(fmt, np.asarray(codes).reshape(-1))
+    out = []
+    for c, s, m, e in zip(cls.tolist(), sign.tolist(), sig.tolist(), exp.tolist()):
+        if c >= 2:
+            out.append(("n", None))
+        elif c == 1:
+            out.append(("i", -1 if s else 1))
         else:
-            out[outward] = nan_code
-        to_max = over & inward
-        out[to_max] = np.where(neg[to_max], mx | sign, mx)
+            v = Fraction(m) * Fraction(2) ** e
+            out.append(("f", -v if s else v))
+    return out
+
+
+def _omul(a, b):
+    """omega-Multiply (4.10.4) on (kind, value) pairs."""
+    if a[0] == "n" or b[0] == "n":
+        return ("n", None)
+    if a[0] == "i" or b[0] == "i":
+        other = b if a[0] == "i" else a
+        sa = a[1] if a[0] == "i" else (1 if a[1] > 0 else -1 if a[1] < 0 else 0)
+        sb = b[1] if b[0] == "i" else (1 if b[1] > 0 else -1 if b[1] < 0 else 0)
+        if other[0] == "f" and other[1] == 0:
+            return ("n", None)
+        return ("i", sa * sb)
+    return ("f", a[1] * b[1])
+
+
+def _oadd(a, b):
+    """omega-Add (4.10.3)."""
+    if a[0] == "n" or b[0] == "n":
+        return ("n", None)
+    if a[0] == "i" and b[0] == "i":
+        return a if a[1] == b[1] else ("n", None)
+    if a[0] == "i" or b[0] == "i":
+        return a if a[0] == "i" else b
+    return ("f", a[1] + b[1])
+
+
+def _project(vals, fmt, rounding, saturation, sr, sr_bits, random_bits, seed):
+    """omega-Project (4.7.3) of exact values [(kind, value)] into fmt: codes."""
+    n = len(vals)
+    mode, kw = _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, (n,))
+    signs, ints, exps = [], [], []
+    for k, v in vals:
+        if k == "f" and v != 0:
+            num, den = abs(v.numerator), v.denominator
+            sh = max(0, 130 - (num.bit_length() - den.bit_length()))
+            q, r = divmod(num << sh, den)
+            signs.append(v < 0)
+            ints.append(2 * q + (1 if r else 0))   # sticky: strictly between q and q + 1
+            exps.append(-sh - 1)
+        else:
+            signs.append(False)
+            ints.append(0)
+            exps.append(0)
+    cs, fs = bits.round_exact(fmt, signs, ints, exps, rounding=mode, saturate=True, **kw)
+    cn, fnf = bits.round_exact(fmt, signs, ints, exps, rounding=mode, saturate=False, **kw)
+    kinds = np.array([k for k, _ in vals])
+    sgn = np.array([(v if k == "i" else (1 if (k == "f" and v > 0) else -1 if k == "f" and v < 0 else 0))
+                    for k, v in vals])
+    over = (fnf & int(Flags.OVERFLOW)) != 0
+    neg = sgn < 0
+    finite_neg = (kinds == "f") & neg & (np.asarray(cs) == fmt._special()["default_nan"]) & (not fmt.signed)
+    return saturate_codes(fmt, cs, kinds == "n", (kinds == "i") & (sgn > 0), (kinds == "i") & (sgn < 0),
+                          over & ~neg, (over & neg) | finite_neg, mode, saturation)
+
+
+def _block_decode(s, fs, x, fx):
+    """omega-BlockDecode (5.1.1): Z_i = S * X_i."""
+    S = _exact(fs, [s])[0]
+    return [_omul(S, X) for X in _exact(fx, x)]
+
+
+def _block_project(s, fs, Z, fr, rounding, saturation, sr, sr_bits, random_bits, seed):
+    """omega-BlockProject (5.1.2): Z_i / S projected into fr (S NaN or Z_i NaN:
+    NaN; S = 0: 0; S infinite: sgn(Z_i) sgn(S))."""
+    S = _exact(fs, [s])[0]
+    out = []
+    for z in Z:
+        if S[0] == "n" or z[0] == "n":
+            out.append(("n", None))
+        elif S[0] == "f" and S[1] == 0:
+            out.append(("f", 0))
+        elif S[0] == "i":
+            sz = z[1] if z[0] == "i" else (1 if z[1] > 0 else -1 if z[1] < 0 else 0)
+            from fractions import Fraction
+            out.append(("f", Fraction(sz * S[1])))
+        elif z[0] == "i":
+            out.append(("i", z[1] * (1 if S[1] > 0 else -1)))
+        else:
+            out.append(("f", z[1] / S[1]))
+    return _project(out, fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+
+
+def _fmt(f, what):
+    return _formats.as_format(f, what)
+
+
+def convert_from_block(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=None,
+                       random_bits=None, seed=None):
+    """ConvertFromBlock (5.2.1): r_i = Project_fr(S X_i) for the block (s, x): s a
+    code of fs, x codes of fx.  Returns codes of fr."""
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    return _project(_block_decode(s, fs, x, fx), fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+
+
+def convert_to_block(x, s, fx, fs, fr, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=None,
+                     random_bits=None, seed=None):
+    """ConvertToBlock (5.2.2): (s, [Project_fr(X_i / S)]) with the given scale s."""
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    return s, _block_project(s, fs, _exact(fx, x), fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+
+
+def convert_to_block_max_abs_finite(x, fx, fs, fr, rounding_s=None, saturation_s="SatFinite", rounding=None,
+                                    saturation="SatFinite", *, sr=None, sr_bits=None, random_bits=None, seed=None):
+    """ConvertToBlockMaxAbsFinite (5.2.3): S = the largest finite |X_i| (reduce of
+    MaximumFinite from NaN: NaN if every x_i is NaN, +inf if none is finite), s =
+    Project_fs,rho_s(S), then ConvertToBlock with s.  Returns (s, codes of fr)."""
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    X = _exact(fx, x)
+    S = ("n", None)
+    for k, v in X:   # reduce(MaximumFinite, [NaN, |X_1|, ...])
+        m = (k, abs(v)) if k != "n" else (k, v)
+        if m[0] == "n":
+            continue
+        if S[0] == "n":
+            S = m
+        elif S[0] == "i" and m[0] == "f":
+            S = m
+        elif S[0] == "f" and m[0] == "f" and m[1] > S[1]:
+            S = m
+    s = int(_project([S], fs, rounding_s, saturation_s, None, None, None, None)[0])
+    return s, _block_project(s, fs, X, fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+
+
+def _reduce_block(s, x, fs, fx, fr, start, fold, rounding, saturation, kw):
+    from fractions import Fraction
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    R = ("f", Fraction(start))
+    for z in _block_decode(s, fs, x, fx):
+        R = fold(R, z)
+    return int(_project([R], fr, rounding, saturation, kw.get("sr"), kw.get("sr_bits"), kw.get("random_bits"),
+                        kw.get("seed"))[0])
+
+
+def block_reduce_add(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", **kw):
+    """BlockReduceAdd (5.3.1): Project_fr(0 + S X_1 + ... + S X_B), exact."""
+    return _reduce_block(s, x, fs, fx, fr, 0, _oadd, rounding, saturation, kw)
+
+
+def block_reduce_multiply(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", **kw):
+    """BlockReduceMultiply (5.3.1): Project_fr(1 * S X_1 * ... * S X_B), exact."""
+    return _reduce_block(s, x, fs, fx, fr, 1, _omul, rounding, saturation, kw)
+
+
+def block_dot_product(sx, x, sy, y, fsx, fx, fsy, fy, fr, rounding=None, saturation="SatFinite", **kw):
+    """BlockDotProduct (5.3.2): Project_fr(sum of (Sx X_i)(Sy Y_i)), exact."""
+    from fractions import Fraction
+    fsx, fx, fsy, fy, fr = (_fmt(f, n) for f, n in ((fsx, "fsx"), (fx, "fx"), (fsy, "fsy"), (fy, "fy"), (fr, "fr")))
+    X, Y = _block_decode(sx, fsx, x, fx), _block_decode(sy, fsy, y, fy)
+    if len(X) != len(Y):
+        raise ValueError(f"blocks of different sizes: {len(X)} and {len(Y)}")
+    R = ("f", Fraction(0))
+    for a, b in zip(X, Y):
+        R = _oadd(R, _omul(a, b))
+    return int(_project([R], fr, rounding, saturation, kw.get("sr"), kw.get("sr_bits"), kw.get("random_bits"),
+                        kw.get("seed"))[0])
+
+
+# the elementwise block operations computed exactly (5.4): the others need their
+# function at the exact scaled operands S X, beyond the formats' precision
+_EXACT_OPS = {
+    "Convert": lambda a: a, "Abs": lambda a: (a[0], abs(a[1]) if a[0] != "n" else None),
+    "Negate": lambda a: (a[0], -a[1] if a[0] != "n" else None),
+    "Add": _oadd, "Subtract": lambda a, b: _oadd(a, (b[0], -b[1] if b[0] != "n" else None)),
+    "Multiply": _omul, "FMA": lambda a, b, c: _oadd(_omul(a, b), c),
+    "FAA": lambda a, b, c: _oadd(_oadd(a, b), c),
+}
+
+
+def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFinite", **kw):
+    """An elementwise block operation (5.4) of the exact kind (Convert, Abs, Negate,
+    Add, Subtract, Multiply, FMA, FAA): blocks = [(s_k, x_k)] with formats fss[k],
+    fxs[k]; the result block (sr_, [Project_fr(op(S_1 X_1i, ...) / S_r)]).  The
+    report's other operations (the elementary functions, Divide, Sqrt, ...) need
+    their function evaluated at S X exactly, which softfp8's one-format core
+    functions cannot hold: not provided (docs/conformance.md)."""
+    if op not in _EXACT_OPS:
+        raise ValueError(f"block_op {op!r} is not provided: softfp8 provides the exact ones "
+                         f"({', '.join(_EXACT_OPS)})")
+    fn = _EXACT_OPS[op]
+    dec = [_block_decode(s, _fmt(f1, "fs"), x, _fmt(f2, "fx")) for (s, x), f1, f2 in zip(blocks, fss, fxs)]
+    if len({len(d) for d in dec}) != 1:
+        raise ValueError("blocks of different sizes")
+    Z = [fn(*zs) for zs in zip(*dec)]
+    return sr_, _block_project(sr_, _fmt(fs, "fs"), Z, _fmt(fr, "fr"), rounding, saturation, kw.get("sr"),
+                               kw.get("sr_bits"), kw.get("random_bits"), kw.get("seed"))
+
+
+def scaled_op(op, operands, fss, fxs, fr, rounding=None, saturation="SatFinite", **kw):
+    """ScaledOp (5.5): the block operation on blocks of one element with result
+    scale 1: operands = [(s_k, x_k)] (codes), formats fss, fxs; returns the code of fr."""
+    one = _formats.p3109_format(8, 1, signed=False, domain="finite")
+    one_code = int(bits.from_float(np.array([1.0]), one)[0][0])
+    _, r = block_op(op, [(s, [x]) for s, x in operands], fss, fxs, one_code, one, fr, rounding, saturation, **kw)
+    return int(r[0])

@@ -11,6 +11,7 @@
 #ifndef SOFTFP8_SOFTFP8_H
 #define SOFTFP8_SOFTFP8_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -65,7 +66,11 @@ enum sfp8_rounding {
     SFP8_ROUND_UPWARD       = 3,
     SFP8_ROUND_DOWNWARD     = 4,
     SFP8_ROUND_TO_ODD       = 5,
-    SFP8_ROUND_STOCHASTIC   = 6
+    SFP8_ROUND_STOCHASTIC   = 6,
+    /* roundTiesTowardZero (IEEE 754-2019 4.3.1's sixth attribute): fixed by the
+       augmented operations (9.5) and used by them only; not a mode of the
+       environment of the other operations (SFP8_NUM_ROUNDING counts those) */
+    SFP8_ROUND_TIES_TOWARD_ZERO = 7
 };
 #define SFP8_NUM_ROUNDING 7
 
@@ -234,6 +239,32 @@ uint32_t sfp8_radians(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
 /* arctan2(y, x): the angle of the point (x, y) (NumPy's argument order) */
 uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t y, uint32_t x, const sfp8_env *env, uint8_t *flags);
 
+/* IEEE 754-2019 9.2 and P3109 4.10 (elem_ieee.c, elem_pi.c): exp2m1 = 2^x - 1,
+ * exp10 = 10^x, exp10m1 = 10^x - 1, log2p1 = log2(1 + x), log10p1 = log10(1 + x),
+ * rsqrt = 1/sqrt(x), sinpi / cospi / tanpi = sin / cos / tan(pi x), asinpi /
+ * acospi / atanpi = asin / acos / atan(x) / pi, atan2pi = atan2(y, x) / pi, powr =
+ * e^(y log x) (x >= 0), pown = x^n, rootn = x^(1/n), compound = (1 + x)^n (n an
+ * integer), softplus = log(1 + e^x) (P3109).  Special values: IEEE 754-2019
+ * 9.2.1 (docs/semantics.md). */
+uint32_t sfp8_exp2m1 (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_exp10  (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_exp10m1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log2p1 (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_log10p1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_rsqrt  (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_sinpi  (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_cospi  (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_tanpi  (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_asinpi (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_acospi (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_atanpi (const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_atan2pi(const sfp8_format *f, uint32_t y, uint32_t x, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_powr   (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_pown   (const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_rootn  (const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_compound(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8_softplus(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+
 /* NumPy/Python semantics, exact with one rounding: floordiv = floor(a/b),
  * remainder = a - b*floor(a/b) (sign of b).  b = 0 behaves as division. */
 uint32_t sfp8_floordiv (const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
@@ -262,6 +293,97 @@ uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp
 uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
 /* NumPy's spacing: distance to the next value away from zero. */
 uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+
+/* ---- IEEE 754-2019 and IEEE P3109 operations (core_exact.c, core_ieee.c) ---- */
+/* IEEE remainder (5.3.1): a - b*n, n the integer nearest a/b (ties to even);
+ * exact (rounded once only where the format cannot hold it); remainder(a, +-inf)
+ * = a, remainder(inf, b) and remainder(a, 0) invalid.  (sfp8_remainder is
+ * NumPy's floored remainder.) */
+uint32_t sfp8_ieee_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags);
+/* logB (5.3.3) with logBFormat = f: floor(log2|a|) as a value of f (rounded once
+ * if f cannot hold it); logB(+-0) = -inf with divbyzero, logB(+-inf) = +inf.
+ * scaleB is sfp8_ldexp. */
+uint32_t sfp8_logb(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+/* nextUp / nextDown (5.3.1): the least value above / greatest below a (quiet:
+ * invalid only for a signalling NaN); where no such value exists (nextUp(max) in
+ * a format without infinity, nextDown(+0) in an unsigned one) the NaN with
+ * invalid (formats without NaN: a itself).  nextUp(+inf) = +inf. */
+uint32_t sfp8_nextup(const sfp8_format *f, uint32_t a, uint8_t *flags);
+uint32_t sfp8_nextdown(const sfp8_format *f, uint32_t a, uint8_t *flags);
+/* P3109 NextGreaterThan / NextLessThan (4.16): as nextUp / nextDown, but
+ * NextGreaterThan(+inf) and NextLessThan(-inf) are NaN (with invalid, as every
+ * NaN made from a non-NaN operand; the report: "least value greater, or NaN"). */
+uint32_t sfp8_next_greater(const sfp8_format *f, uint32_t a, uint8_t *flags);
+uint32_t sfp8_next_less(const sfp8_format *f, uint32_t a, uint8_t *flags);
+/* convertToInteger<rounding> / convertToIntegerExact<rounding> (5.8) into int64:
+ * rounding is one of the five IEEE directions (not stochastic, not to_odd);
+ * exact != 0 raises inexact when the value changes.  NaN: INT64_MAX, out of
+ * range: INT64_MIN / INT64_MAX, both with invalid (as sfp8_to_int64). */
+int64_t sfp8_to_integer(const sfp8_format *f, uint32_t a, int rounding, int exact, uint8_t *flags);
+/* class (5.7.2) of the encoding (a flushed subnormal code is a subnormal) */
+enum sfp8_ieee_class {
+    SFP8_SIGNALING_NAN = 0, SFP8_QUIET_NAN, SFP8_NEGATIVE_INFINITY, SFP8_NEGATIVE_NORMAL,
+    SFP8_NEGATIVE_SUBNORMAL, SFP8_NEGATIVE_ZERO, SFP8_POSITIVE_ZERO, SFP8_POSITIVE_SUBNORMAL,
+    SFP8_POSITIVE_NORMAL, SFP8_POSITIVE_INFINITY
+};
+int sfp8_ieee_class(const sfp8_format *f, uint32_t a);
+/* isCanonical (5.7.2): every encoding but a flushed subnormal (a second code of
+ * a zero) is canonical */
+int sfp8_is_canonical(const sfp8_format *f, uint32_t a);
+/* P3109 IsOne (4.13): the value is exactly 1 */
+int sfp8_is_one(const sfp8_format *f, uint32_t a);
+/* totalOrder / totalOrderMag (5.10): 1 if a <= b in IEEE's total order (-NaN <
+ * -inf < ... < -0 < +0 < ... < +inf < +NaN, signalling NaNs nearer the numbers;
+ * a NaN without a sign bit of its own -- fnuz, P3109 -- is positive).
+ * sfp8_total_order_p3109 is P3109's TotalOrder (4.12.1): the NaN below
+ * everything, numbers by CompareLessEqual (-0 and +0 equal).  No flags. */
+int sfp8_total_order(const sfp8_format *f, uint32_t a, uint32_t b);
+int sfp8_total_order_mag(const sfp8_format *f, uint32_t a, uint32_t b);
+int sfp8_total_order_p3109(const sfp8_format *f, uint32_t a, uint32_t b);
+/* augmentedAddition / Subtraction / Multiplication (9.5): returns a0 = the
+ * operation's result rounded ties-toward-zero, *err = the exact result minus a0
+ * rounded ties-toward-zero (exact but where a product's error lies below the
+ * format's range); a0 infinite, NaN or an exact zero: *err = a0.  Flags: those of
+ * the operands (denormal, invalid), overflow of a0, and the rounding of *err
+ * (inexact / underflow).  Saturation: the format's default. */
+uint32_t sfp8_augmented_add(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t *err, uint8_t *flags);
+uint32_t sfp8_augmented_sub(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t *err, uint8_t *flags);
+uint32_t sfp8_augmented_mul(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t *err, uint8_t *flags);
+/* getPayload / setPayload / setPayloadSignaling (9.7), quiet (no flags).
+ * getPayload: a NaN's payload (its trailing significand bits below the quiet
+ * bit) as a value of f, -1 for a non-NaN.  setPayload(signaling): the positive
+ * quiet (signalling) NaN with payload a when a is an integer value that is a
+ * valid payload, else +0.  Formats with one NaN code per sign (fn, fnuz, p3109)
+ * have the payload 0 only and no signalling NaN; formats without NaN none. */
+uint32_t sfp8_get_payload(const sfp8_format *f, uint32_t a, uint8_t *flags);
+uint32_t sfp8_set_payload(const sfp8_format *f, uint32_t a, int signaling, uint8_t *flags);
+/* minimumMagnitude(Number) / maximumMagnitude(Number) (9.6): the operand of the
+ * smaller (larger) magnitude, else as minimum (maximum); NaN as minimum /
+ * minimumNumber.  P3109 MinimumFinite / MaximumFinite (4.11.3): as
+ * minimumNumber / maximumNumber, and an infinite operand beside a finite one is
+ * ignored. */
+uint32_t sfp8_minmag    (const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_maxmag    (const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_minmag_num(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_maxmag_num(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_min_finite(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+uint32_t sfp8_max_finite(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags);
+/* P3109 Clamp (4.11.4): lo if x <= lo, else hi if x >= hi, else x; NaN for a NaN
+ * operand, and NaN with invalid for lo > hi. */
+uint32_t sfp8_clamp(const sfp8_format *f, uint32_t x, uint32_t lo, uint32_t hi, uint8_t *flags);
+/* P3109 FAA (4.10.7): a + b + c exactly, rounded once; +inf and -inf among the
+ * operands: invalid. */
+uint32_t sfp8_faa(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, const sfp8_env *env, uint8_t *flags);
+
+/* ---- reductions of IEEE 754-2019 9.4 (core_reduce.c): exact, rounded once ----
+ * a and b: n codes of f in its storage (uint8_t for bits <= 8, else uint16_t).
+ * sum = sum a_i, dot = sum a_i b_i, sumSquare = sum a_i^2, sumAbs = sum |a_i|;
+ * NaN and infinity as the additions of the exact terms give them; an empty sum is
+ * +0.  (scaledProd, scaledProdSum, scaledProdDiff: softfp8.bits, exact products
+ * rounded by sfp8_round_value.) */
+enum sfp8_reduce_kind { SFP8_REDUCE_SUM = 0, SFP8_REDUCE_DOT, SFP8_REDUCE_SUM_SQUARE, SFP8_REDUCE_SUM_ABS };
+uint32_t sfp8_reduce(const sfp8_format *f, int kind, const void *a, const void *b, size_t n, const sfp8_env *env,
+                     uint8_t *flags);
 
 /* ---- comparisons ---- */
 enum sfp8_relation { SFP8_LESS = -1, SFP8_EQUAL = 0, SFP8_GREATER = 1, SFP8_UNORDERED = 2 };
@@ -318,7 +440,8 @@ enum sfp8_op_kind {
     SFP8_OP_UNARY2,     /* a -> (code, code): modf                          */
     SFP8_OP_UNARY_I32,  /* a -> (code, int32): frexp                        */
     SFP8_OP_BINARY2,    /* (a, b) -> (code, code): divmod                   */
-    SFP8_OP_BINARY_I64  /* (a, int64) -> code: ldexp                        */
+    SFP8_OP_BINARY_I64, /* (a, int64) -> code: ldexp                        */
+    SFP8_OP_UNARY_I64   /* a -> int64: convertToInteger, class              */
 };
 #define SFP8_OP_ROUNDS  1 /* attribute: uses env (rounding, saturation, tininess, random) */
 #define SFP8_OP_NOFLAGS 2 /* attribute: a bit operation that never raises a flag          */

@@ -178,6 +178,59 @@ uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8
     return (uint32_t)acc_round_finite(a, f, env, flags);
 }
 
+/* the class of code: -1 NaN, -2 infinity, 0 zero (flushed subnormals too), 1 finite
+   non-zero with its exact value sig 2^exp */
+static int decode_exact(const sfp8_format *f, uint32_t code, uint64_t *sig, int64_t *exp, int *neg,
+                        uint8_t *flags)
+{
+    int cls = sfp8_classify(f, code);
+    *neg = sfp8_signbit(f, code);
+    if (cls == SFP8_CLASS_SUBNORMAL) *flags |= SFP8_FLAG_DENORMAL;
+    if (cls == SFP8_CLASS_QNAN || cls == SFP8_CLASS_SNAN) return -1;
+    if (cls == SFP8_CLASS_INF) return -2;
+    if (cls == SFP8_CLASS_ZERO || (cls == SFP8_CLASS_SUBNORMAL && f->subnormals == SFP8_SUBNORMALS_FLUSH))
+        return 0;
+    acc_finite_value(f, code, sig, exp);
+    return 1;
+}
+
+void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl)
+{
+    uint64_t gx = 0, gy = 0;
+    int64_t ex = 0, ey = 0;
+    int nx, ny;
+    int cx = decode_exact(f, x, &gx, &ex, &nx, fl), cy = decode_exact(f, y, &gy, &ey, &ny, fl);
+    if (cx == -1 || cy == -1) {
+        uint32_t c = cx == -1 ? x : y;
+        if (!sa->nan) sa->nan_code = c;
+        sa->nan = 1;
+        if (sfp8_classify(f, x) == SFP8_CLASS_SNAN || sfp8_classify(f, y) == SFP8_CLASS_SNAN) sa->snan = 1;
+        return;
+    }
+    if (cx == -2 || cy == -2) {
+        uint32_t ic;
+        if (cx == 0 || cy == 0) {
+            if (!sa->nan) sa->nan_code = sfp8_default_nan(f);
+            sa->nan = 1;
+            *fl |= SFP8_FLAG_INVALID;
+            return;
+        }
+        if (nx ^ ny) sa->ninf = 1;
+        else sa->pinf = 1;
+        /* the infinity of the product's sign (formats without -0 included) */
+        ic = sfp8_abs(f, cx == -2 ? x : y);
+        sa->inf_code = (nx ^ ny) ? sfp8_neg(f, ic) : ic;
+        return;
+    }
+    if (cx == 0 || cy == 0) {
+        if (nx ^ ny) sa->neg_zero = 1;
+        else sa->pos_zero = 1;
+        return;
+    }
+    sa->nonzero = 1;
+    acc_add_mag(sa, gx * gy, ex + ey - sa->qmin, nx ^ ny);
+}
+
 uint64_t acc_round_float(SuperAcc *sa, const sfp8_format *f, const sfp8_format *outf, const sfp8_env *env,
                          uint8_t *flags)
 {

@@ -40,6 +40,9 @@ static inline void acc_init(SuperAcc *a, const sfp8_format *f) { acc_init_k(a, f
 void acc_add_mag(SuperAcc *a, uint64_t sig, int64_t pos, int neg);
 /* add one value of f */
 void acc_add_value(SuperAcc *a, const sfp8_format *f, uint32_t code, uint8_t *flags);
+/* add the exact product of two codes of f (formats whose significands fit 32 bits:
+   the IEEE 754 9.4 reductions of core_reduce.c / core_ieee.c) */
+void acc_add_product(SuperAcc *sa, const sfp8_format *f, uint32_t x, uint32_t y, uint8_t *fl);
 /* the sum rounded once into f (NaN / infinity as f's addition gives them);
    rounding consumes the accumulator (its limbs are left unspecified) */
 uint32_t acc_round(SuperAcc *a, const sfp8_format *f, const sfp8_env *env, uint8_t *flags);

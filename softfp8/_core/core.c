@@ -130,16 +130,9 @@ const char *sfp8_error_field(int err)
 /* Unpack                                                                    */
 /* ------------------------------------------------------------------------ */
 
-enum { K_ZERO, K_FINITE, K_INF, K_NAN };
-
-typedef struct {
-    int kind;
-    int sign;
-    int snan;      /* NaN: signalling                                   */
-    uint64_t sig;  /* finite: integer significand (non-zero)            */
-    int64_t exp;   /* finite: value = sig * 2^exp                       */
-    uint64_t code; /* the original code (for NaN propagation)           */
-} unpacked;
+/* the decoded operand is core_x.h's sfp8x_val; its classes under short names */
+enum { K_ZERO = SFP8X_ZERO, K_FINITE = SFP8X_FINITE, K_INF = SFP8X_INF, K_NAN = SFP8X_NAN };
+typedef sfp8x_val unpacked;
 
 static inline int msb64(uint64_t x) { return 63 - __builtin_clzll(x); }
 
@@ -362,6 +355,7 @@ static int round_up(const sfp8_env *env, int neg, int lo_odd, const frac_info *r
     case SFP8_ROUND_UPWARD: return !neg;
     case SFP8_ROUND_DOWNWARD: return neg;
     case SFP8_ROUND_TO_ODD: return !lo_odd;
+    case SFP8_ROUND_TIES_TOWARD_ZERO: return r->half > 0;
     case SFP8_ROUND_STOCHASTIC: {
         int n = env->sr_bits;
         uint64_t R = (uint64_t)(env->random & (uint32_t)mask64(n));
@@ -856,19 +850,32 @@ static uint64_t pick(const sfp8_format *f, const unpacked *u, uint8_t *flags)
     return u->code;
 }
 
-static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_max, int number,
-                       uint8_t *flags)
+/* the selections: MM_NUMBER ignores a NaN operand (minimumNumber), MM_MAG
+ * compares magnitudes first (minimumMagnitude, IEEE 754-2019 9.6), MM_FINITE
+ * ignores an infinite operand beside a finite one (P3109 MinimumFinite, 4.11.3) */
+enum { MM_NUMBER = 1, MM_MAG = 2, MM_FINITE = 4 };
+
+static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_max, int how, uint8_t *flags)
 {
     unpacked x, y;
     uint64_t res;
-    int c;
+    int c = 0;
     unpack(f, a, &x, flags);
     unpack(f, b, &y, flags);
-    if (number && (x.kind == K_NAN) != (y.kind == K_NAN)) {
+    if ((how & (MM_NUMBER | MM_FINITE)) && (x.kind == K_NAN) != (y.kind == K_NAN)) {
         if (x.snan || y.snan) *flags |= SFP8_FLAG_INVALID;
         return pick(f, x.kind == K_NAN ? &y : &x, flags);
     }
     if (any_nan3(f, &x, &y, NULL, &res, flags)) return res;
+    if ((how & MM_FINITE) && (x.kind == K_INF) != (y.kind == K_INF))
+        return pick(f, x.kind == K_INF ? &y : &x, flags);
+    if (how & MM_MAG) {
+        unpacked ax = x, ay = y;
+        ax.sign = ay.sign = 0;
+        c = cmp_values(&ax, &ay);
+        if (want_max) c = -c; /* below: the smaller magnitude wins the max as the larger */
+        if (c) return pick(f, c < 0 ? &x : &y, flags);
+    }
     c = cmp_values(&x, &y);
     if (c == 0 && x.kind == K_ZERO && y.kind == K_ZERO && x.sign != y.sign)
         c = x.sign ? -1 : 1; /* -0 < +0 */
@@ -876,22 +883,22 @@ static uint64_t minmax(const sfp8_format *f, uint32_t a, uint32_t b, int want_ma
     return pick(f, c <= 0 ? &x : &y, flags);
 }
 
-uint32_t sfp8_min(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 0, 0, flags);
-}
-uint32_t sfp8_max(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 1, 0, flags);
-}
-uint32_t sfp8_minnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 0, 1, flags);
-}
-uint32_t sfp8_maxnum(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    return (uint32_t)minmax(f, a, b, 1, 1, flags);
-}
+#define SFP8_MINMAX(name, want_max, how)                                              \
+    uint32_t name(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)        \
+    {                                                                                 \
+        return (uint32_t)minmax(f, a, b, want_max, how, flags);                       \
+    }
+SFP8_MINMAX(sfp8_min, 0, 0)
+SFP8_MINMAX(sfp8_max, 1, 0)
+SFP8_MINMAX(sfp8_minnum, 0, MM_NUMBER)
+SFP8_MINMAX(sfp8_maxnum, 1, MM_NUMBER)
+SFP8_MINMAX(sfp8_minmag, 0, MM_MAG)
+SFP8_MINMAX(sfp8_maxmag, 1, MM_MAG)
+SFP8_MINMAX(sfp8_minmag_num, 0, MM_MAG | MM_NUMBER)
+SFP8_MINMAX(sfp8_maxmag_num, 1, MM_MAG | MM_NUMBER)
+SFP8_MINMAX(sfp8_min_finite, 0, MM_FINITE)
+SFP8_MINMAX(sfp8_max_finite, 1, MM_FINITE)
+#undef SFP8_MINMAX
 
 static inline int is_zero_code(const sfp8_format *f, uint64_t a)
 {
@@ -990,332 +997,35 @@ uint32_t sfp8_from_uint64(const sfp8_format *f, uint64_t v, const sfp8_env *env,
 }
 
 /* ------------------------------------------------------------------------ */
-/* NumPy-style floor division and remainder (exact, one rounding)           */
-/* ------------------------------------------------------------------------ */
-
-static uint64_t pow2mod(int64_t k, uint64_t m)
-{
-    uint64_t r = 1 % m, b = 2 % m;
-    while (k > 0) {
-        if (k & 1) r = (r * b) % m;
-        b = (b * b) % m;
-        k >>= 1;
-    }
-    return r;
-}
-
-/* |a| mod |b| for finite non-zero operands (sigs < 2^17): value m * 2^e */
-static void fmod_exact(const unpacked *x, const unpacked *y, uint64_t *m, int64_t *e)
-{
-    if (x->exp >= y->exp) {
-        uint64_t r = ((x->sig % y->sig) * pow2mod(x->exp - y->exp, y->sig)) % y->sig;
-        *m = r;
-        *e = y->exp;
-    } else {
-        int64_t d = y->exp - x->exp;
-        if (d >= 40) {
-            *m = x->sig;
-        } else {
-            *m = x->sig % (y->sig << d);
-        }
-        *e = x->exp;
-    }
-}
-
-/* the operands of remainder and fmod, unpacked; 1 with *res set for a NaN
- * operand and for the invalid cases (an infinite dividend, a zero divisor) */
-static int remainder_special(const sfp8_format *f, uint32_t a, uint32_t b, unpacked *x, unpacked *y,
-                             uint64_t *res, uint8_t *flags)
-{
-    unpack(f, a, x, flags);
-    unpack(f, b, y, flags);
-    if (any_nan3(f, x, y, NULL, res, flags)) return 1;
-    if (x->kind == K_INF || y->kind == K_ZERO) {
-        *res = invalid_nan(f, flags);
-        return 1;
-    }
-    return 0;
-}
-
-uint32_t sfp8_remainder(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
-                        uint8_t *flags)
-{
-    unpacked x, y;
-    uint64_t res, m;
-    int64_t e;
-    if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, y.sign, flags);
-    if (y.kind == K_INF) {
-        if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
-        return (uint32_t)pack_inf(f, env, y.sign, flags);
-    }
-    fmod_exact(&x, &y, &m, &e);
-    if (m == 0) return (uint32_t)pack_zero(f, y.sign, flags);
-    if (x.sign == y.sign) return (uint32_t)round_pack(f, env, x.sign, m, e, 0, flags);
-    /* Python-style: fmod + b, one rounding */
-    return (uint32_t)add_finite(f, env, x.sign, m, e, y.sign, y.sig, y.exp, flags);
-}
-
-uint32_t sfp8_floordiv(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
-                       uint8_t *flags)
-{
-    unpacked x, y;
-    uint64_t res, q, ip;
-    u128 num;
-    int s, nx, ny, sticky, frac;
-    int64_t eq;
-    unpack(f, a, &x, flags);
-    unpack(f, b, &y, flags);
-    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
-    s = x.sign ^ y.sign;
-    if (y.kind == K_ZERO) { /* as division: NumPy returns a/b */
-        if (x.kind == K_ZERO) return (uint32_t)invalid_nan(f, flags);
-        if (x.kind != K_INF) *flags |= SFP8_FLAG_DIVBYZERO;
-        return (uint32_t)pack_inf(f, env, s, flags);
-    }
-    if (x.kind == K_INF) return (uint32_t)invalid_nan(f, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, s, flags);
-    if (y.kind == K_INF) {
-        if (!s) return (uint32_t)pack_zero(f, 0, flags);
-        return (uint32_t)round_pack(f, env, 1, 1, 0, 0, flags); /* -1 */
-    }
-    ny = 15 - msb64(y.sig);
-    nx = 77 - msb64(x.sig);
-    num = (u128)x.sig << nx;
-    q = (uint64_t)(num / (y.sig << ny));
-    sticky = (num % (y.sig << ny)) != 0;
-    eq = x.exp - nx - (y.exp - ny);
-    if (eq >= 0) /* |a/b| >= 2^61: floor stays in the same rounding cell */
-        return (uint32_t)round_pack(f, env, s, q, eq, sticky, flags);
-    ip = (-eq >= 64) ? 0 : q >> (-eq);
-    frac = sticky || ((-eq >= 64) ? q != 0 : (q & mask64((int)-eq)) != 0);
-    if (s && frac) ip += 1;
-    if (ip == 0) return (uint32_t)pack_zero(f, s, flags);
-    return (uint32_t)round_pack(f, env, s, ip, 0, 0, flags);
-}
-
-/* ------------------------------------------------------------------------ */
-/* C99 fmod, modf, frexp, ldexp and NumPy's heaviside (exact; one rounding   */
-/* where the exact result falls outside the format's value set)              */
-/* ------------------------------------------------------------------------ */
-
-/* the finite non-zero value (sign, sig, exp) rounded once; zero sig: +-0 */
-static uint64_t pack_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
-                           uint8_t *flags)
-{
-    if (sig == 0) return pack_zero(f, sign, flags);
-    return round_pack(f, env, sign, sig, exp, 0, flags);
-}
-
-uint32_t sfp8_fmod(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x, y;
-    uint64_t res, m;
-    int64_t e;
-    if (remainder_special(f, a, b, &x, &y, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
-    if (y.kind == K_INF) return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp, 0, flags);
-    fmod_exact(&x, &y, &m, &e);
-    return (uint32_t)pack_exact(f, env, x.sign, m, e, flags);
-}
-
-uint32_t sfp8_modf(const sfp8_format *f, uint32_t a, uint32_t *integral, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x;
-    uint64_t res, ip, fr;
-    unpack(f, a, &x, flags);
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) {
-        *integral = (uint32_t)res;
-        return (uint32_t)res;
-    }
-    if (x.kind == K_INF) {
-        *integral = (uint32_t)pack_inf(f, env, x.sign, flags);
-        return (uint32_t)pack_zero(f, x.sign, flags);
-    }
-    if (x.kind == K_ZERO || x.exp >= 0) {
-        *integral = (uint32_t)(x.kind == K_ZERO ? pack_zero(f, x.sign, flags)
-                                                : round_pack(f, env, x.sign, x.sig, x.exp, 0, flags));
-        return (uint32_t)pack_zero(f, x.sign, flags);
-    }
-    ip = x.exp <= -64 ? 0 : x.sig >> -x.exp;
-    fr = x.exp <= -64 ? x.sig : x.sig & mask64((int)-x.exp);
-    *integral = (uint32_t)pack_exact(f, env, x.sign, ip, 0, flags);
-    return (uint32_t)pack_exact(f, env, x.sign, fr, x.exp, flags);
-}
-
-uint32_t sfp8_frexp(const sfp8_format *f, uint32_t a, int32_t *exponent, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x;
-    uint64_t res;
-    int msb;
-    unpack(f, a, &x, flags);
-    *exponent = 0;
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
-    /* |x| = sig * 2^exp in [2^(e-1), 2^e): mantissa sig * 2^(-msb-1) in [0.5, 1) */
-    msb = msb64(x.sig);
-    *exponent = (int32_t)(x.exp + msb + 1); /* |exp| < 2^21: fits */
-    return (uint32_t)round_pack(f, env, x.sign, x.sig, -(int64_t)msb - 1, 0, flags);
-}
-
-uint32_t sfp8_ldexp(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x;
-    uint64_t res;
-    /* beyond +-2^24 every finite non-zero value of every format (exponents
-       within +-(2^20 + 2^16)) overflows or underflows alike: clamp, so that
-       exp + n cannot overflow */
-    const int64_t lim = (int64_t)1 << 24;
-    unpack(f, a, &x, flags);
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_INF) return (uint32_t)pack_inf(f, env, x.sign, flags);
-    if (x.kind == K_ZERO) return (uint32_t)pack_zero(f, x.sign, flags);
-    if (n > lim) n = lim;
-    if (n < -lim) n = -lim;
-    return (uint32_t)round_pack(f, env, x.sign, x.sig, x.exp + n, 0, flags);
-}
-
-uint32_t sfp8_heaviside(const sfp8_format *f, uint32_t a, uint32_t h0, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x;
-    uint64_t res;
-    unpack(f, a, &x, flags);
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) return (uint32_t)res;
-    if (x.kind == K_ZERO) return h0 & (uint32_t)code_mask(f); /* h0 itself, as NumPy */
-    if (x.sign) return (uint32_t)pack_zero(f, 0, flags);
-    return (uint32_t)round_pack(f, env, 0, 1, 0, 0, flags); /* 1, or its rounding (flags) */
-}
-
-/* ------------------------------------------------------------------------ */
-/* nextafter / spacing                                                       */
-/* ------------------------------------------------------------------------ */
-
-/* magnitude code of the next representable number above magnitude code m,
- * or max_mag + 1 at the top (inf for ieee, off the code set otherwise) */
-static uint64_t next_mag_up(const sfp8_format *f, uint64_t m)
-{
-    if (f->subnormals == SFP8_SUBNORMALS_FLUSH && m < ((uint64_t)1 << f->man_bits))
-        return (uint64_t)1 << f->man_bits;
-    return m + 1;
-}
-
-static uint64_t next_mag_down(const sfp8_format *f, uint64_t m)
-{
-    if (f->subnormals == SFP8_SUBNORMALS_FLUSH && m <= ((uint64_t)1 << f->man_bits)) return 0;
-    return m - 1;
-}
-
-uint32_t sfp8_nextafter(const sfp8_format *f, uint32_t a, uint32_t b, uint8_t *flags)
-{
-    unpacked x, y;
-    uint64_t res, mag, out;
-    int c, sign, away;
-    unpack(f, a, &x, flags);
-    unpack(f, b, &y, flags);
-    if (any_nan3(f, &x, &y, NULL, &res, flags)) return (uint32_t)res;
-    c = cmp_values(&x, &y);
-    if (c == 0) return (uint32_t)(b & code_mask(f));
-    if (x.kind == K_ZERO) {
-        sign = c > 0; /* moving down from zero: negative */
-        if (sign && !f->is_signed) return (uint32_t)pack_zero(f, 0, flags);
-        mag = next_mag_up(f, 0);
-        *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
-        if (mag >= ((uint64_t)1 << f->man_bits)) *flags &= (uint8_t)~(SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT);
-        return (uint32_t)with_sign(f, sign, mag);
-    }
-    sign = x.sign;
-    mag = (x.kind == K_ZERO) ? 0 : (a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0));
-    if (x.kind == K_INF) mag = inf_mag(f);
-    away = (c < 0) != (sign != 0); /* moving away from zero */
-    if (f->subnormals == SFP8_SUBNORMALS_NOZERO) {
-        /* every code is normal (no underflow); below +-min lies -+min (signed
-           formats: b is beyond it) -- unsigned formats cannot move below min */
-        if (!away && mag == 0) return (uint32_t)with_sign(f, !sign, 0);
-        out = away ? mag + 1 : mag - 1;
-        if (away && out > max_mag(f)) *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
-        return (uint32_t)with_sign(f, sign, out);
-    }
-    out = away ? next_mag_up(f, mag) : next_mag_down(f, mag);
-    if (away && out > max_mag(f)) {
-        *flags |= SFP8_FLAG_OVERFLOW | SFP8_FLAG_INEXACT;
-        return (uint32_t)with_sign(f, sign, out);
-    }
-    if (out < ((uint64_t)1 << f->man_bits)) *flags |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
-    if (out == 0) return (uint32_t)pack_zero(f, sign, flags);
-    return (uint32_t)with_sign(f, sign, out);
-}
-
-/* NumPy's spacing: distance from x to the next representable number away from
- * zero, with x's sign; at +-max that number lies beyond the format and the
- * result overflows (SPEC section 4). */
-uint32_t sfp8_spacing(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
-{
-    unpacked x, n;
-    uint64_t res, mag, up;
-    uint8_t scratch = 0;
-    unpack(f, a, &x, flags);
-    /* NaN and infinity have no spacing: invalid, as NumPy's float16 raises it
-       (docs/semantics.md) */
-    if (any_nan3(f, &x, NULL, NULL, &res, flags)) {
-        *flags |= SFP8_FLAG_INVALID;
-        return (uint32_t)res;
-    }
-    if (x.kind == K_INF) {
-        *flags |= SFP8_FLAG_INVALID;
-        return (uint32_t)default_nan(f);
-    }
-    if (x.kind == K_ZERO) {
-        up = next_mag_up(f, 0);
-        unpack(f, up, &n, &scratch);
-        if (n.kind != K_FINITE) /* flush formats: subnormal codes read as zero */
-            unpack(f, sfp8_min_normal_code(f), &n, &scratch);
-        if (n.kind != K_FINITE) /* no finite non-zero value at all (1-bit IEEE exponent, flushed): as max */
-            return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias + 1, 0, flags);
-        return (uint32_t)round_pack(f, env, x.sign, n.sig, n.exp, 0, flags);
-    }
-    mag = a & code_mask(f) & ~(f->is_signed ? sign_bit(f) : 0);
-    up = next_mag_up(f, mag);
-    if (up > max_mag(f)) {
-        /* the next value up from +-max is beyond the format (inf in IEEE
-           formats, where NumPy's spacing(max) is inf with overflow): the
-           result is an overflow, delivered by SPEC section 4 (mode,
-           saturation; NaN for formats with no infinity) with overflow and
-           inexact.  2^(top exponent + 1) exceeds max in every format. */
-        return (uint32_t)round_pack(f, env, x.sign, 1, (int64_t)exp_ones(f) - f->bias + 1, 0, flags);
-    }
-    unpack(f, up, &n, &scratch);
-    /* n - x, both positive magnitudes, exact then one rounding */
-    return (uint32_t)add_finite(f, env, x.sign, n.sig, n.exp, !x.sign, x.sig, x.exp, flags);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Internal interface for the other core files (core_x.h)                    */
 /* ------------------------------------------------------------------------ */
 
-void sfp8x_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *v, uint8_t *flags)
-{
-    unpacked u;
-    unpack(f, a, &u, flags);
-    v->kind = u.kind == K_ZERO ? SFP8X_ZERO : u.kind == K_FINITE ? SFP8X_FINITE : u.kind == K_INF ? SFP8X_INF : SFP8X_NAN;
-    v->sign = u.sign;
-    v->snan = u.snan;
-    v->sig = u.sig;
-    v->exp = u.exp;
-    v->code = u.code;
-}
+void sfp8x_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *v, uint8_t *flags) { unpack(f, a, v, flags); }
 
 int sfp8x_nan_operand(const sfp8_format *f, const sfp8x_val *a, const sfp8x_val *b, uint32_t *res,
                       uint8_t *flags)
 {
-    unpacked ua, ub;
+    return sfp8x_nan3(f, a, b, NULL, res, flags);
+}
+
+int sfp8x_nan3(const sfp8_format *f, const sfp8x_val *a, const sfp8x_val *b, const sfp8x_val *c, uint32_t *res,
+               uint8_t *flags)
+{
     uint64_t r;
-    if (a) { ua.kind = a->kind == SFP8X_NAN ? K_NAN : K_FINITE; ua.sign = a->sign; ua.snan = a->snan; ua.code = a->code; }
-    if (b) { ub.kind = b->kind == SFP8X_NAN ? K_NAN : K_FINITE; ub.sign = b->sign; ub.snan = b->snan; ub.code = b->code; }
-    if (!any_nan3(f, a ? &ua : NULL, b ? &ub : NULL, NULL, &r, flags)) return 0;
+    if (!any_nan3(f, a, b, c, &r, flags)) return 0;
     *res = (uint32_t)r;
     return 1;
 }
+
+uint32_t sfp8x_add_finite(const sfp8_format *f, const sfp8_env *env, int sx, uint64_t gx, int64_t ex, int sy,
+                          uint64_t gy, int64_t ey, uint8_t *flags)
+{
+    return (uint32_t)add_finite(f, env, sx, gx, ex, sy, gy, ey, flags);
+}
+
+int sfp8x_cmp(const sfp8x_val *x, const sfp8x_val *y) { return cmp_values(x, y); }
+uint32_t sfp8x_max_mag(const sfp8_format *f) { return (uint32_t)max_mag(f); }
+uint32_t sfp8x_inf_mag(const sfp8_format *f) { return (uint32_t)inf_mag(f); }
 
 uint32_t sfp8x_invalid(const sfp8_format *f, uint8_t *flags) { return (uint32_t)invalid_nan(f, flags); }
 

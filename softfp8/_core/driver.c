@@ -161,7 +161,8 @@ static unsigned run_ext(int op, const sfp8_format *f, const sfp8_env *env, sfp8_
             y = load_code(b + i * sb, sz);
         if (stoch) e.random = random_bits(rng, i);
         r = sfp8x_apply_ext(op, f, x, y, 0, k, &e, &fl, &r2);
-        store_code(o + i * so, sz, r);
+        if (kind == K_UNARY_I64) store_raw(o + i * so, 8, ((uint64_t)r2 << 32) | r); /* ops.h sfp8x_split64 */
+        else store_code(o + i * so, sz, r);
         if (two) store_raw(o2 + i * so2, o2sz, r2);
         acc |= put_flags(flout, i, fl);
     }

@@ -87,4 +87,43 @@ uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64
 uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                          int dir, uint8_t *flags);
 
+
+/* ---- shared by the function files (elem_explog.c defines them) ---- */
+#define far sfp8e_far
+#define try_d sfp8e_try_d
+#define ziv_q sfp8e_ziv_q
+#define exp_q sfp8e_exp_q
+#define odd_parts sfp8e_odd_parts
+#define pow_exact sfp8e_pow_exact
+#define log_ziv sfp8e_log_ziv
+#define lae_vals sfp8e_lae_vals
+/* (-1)^sign * 2^(+-2^24): overflow (big) or underflow to 0 / the smallest subnormal */
+uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big, uint8_t *flags);
+/* binary64 stage for a signed approximation y (value y 2^scale, |error| <= err 2^scale): 1 if decided */
+int try_d(const sfp8_format *f, const sfp8_env *env, double y, double err, int64_t scale, uint32_t *out,
+          uint8_t *flags);
+/* binary128 stage then the last resort, for a signed approximation y */
+uint32_t ziv_q(const sfp8_format *f, const sfp8_env *env, sfp8q y, sfp8q err, int64_t scale, uint8_t *flags);
+/* e^x = y 2^k with |error| <= *err 2^k, for |x| < 2^24 */
+void exp_q(sfp8q xq, sfp8q *y, sfp8q *err, int64_t *k);
+/* v finite non-zero = odd 2^e, odd odd */
+void odd_parts(const sfp8x_val *v, uint64_t *odd, int64_t *e);
+/* (-1)^sign t^n 2^(A n) rounded exactly (t odd, |n| < 2^41, |A| <= 2^22): 1 with *out, 0 when
+   t^|n| is too long (more than 64 significant bits, or not dyadic) */
+int pow_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t t, int64_t n, int64_t A,
+              uint32_t *out, uint8_t *flags);
+/* log_b(x) (B_E, B_2, B_10) of a finite x > 0 whose logarithm is not dyadic, plus an unknown
+   0 <= delta <= extra */
+enum { B_E = 0, B_2 = 1, B_10 = 2 };
+uint32_t log_ziv(const sfp8_format *f, const sfp8_env *env, int b, const sfp8x_val *x, double extra,
+                 uint8_t *flags);
+/* logaddexp (b2 = 0) / logaddexp2 (b2 = 1) of decoded operands */
+uint32_t lae_vals(const sfp8_format *f, const sfp8x_val *x, const sfp8x_val *y, const sfp8_env *env, int b2,
+                  uint8_t *flags);
+/* log2|x| of a finite non-zero x: relative error <= SFP8E_REL_Q + 2^-110 */
+sfp8q sfp8e_log2_q(const sfp8x_val *x);
+/* (-1)^sign 2^L rounded, L approximated with relative error <= rel (|L| > 2^24: overflow /
+   underflow; |L| < 2^-60: 1 +- ) */
+uint32_t sfp8e_exp2_ziv(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q L, sfp8q rel, uint8_t *flags);
+
 #endif

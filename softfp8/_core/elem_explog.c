@@ -39,7 +39,7 @@ static int msb128(unsigned __int128 x)
 }
 
 /* v finite non-zero = odd * 2^e, odd odd */
-static void odd_parts(const sfp8x_val *v, uint64_t *odd, int64_t *e)
+void odd_parts(const sfp8x_val *v, uint64_t *odd, int64_t *e)
 {
     int tz = __builtin_ctzll(v->sig);
     *odd = v->sig >> tz;
@@ -48,7 +48,7 @@ static void odd_parts(const sfp8x_val *v, uint64_t *odd, int64_t *e)
 
 /* decode a unary operand; 1 with the propagated NaN in *r for a NaN */
 /* (-1)^sign * 2^(+-FAR): overflow (big) or underflow to 0 / the smallest subnormal */
-static uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big, uint8_t *flags)
+uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big, uint8_t *flags)
 {
     return sfp8e_perturbed(f, env, sign, 1, big ? FAR : -FAR, 1, flags);
 }
@@ -61,7 +61,7 @@ static uint32_t exact_val(const sfp8_format *f, const sfp8_env *env, const sfp8x
 }
 
 /* binary64 stage for a signed approximation y (value y * 2^scale, |error| <= err * 2^scale) */
-static int try_d(const sfp8_format *f, const sfp8_env *env, double y, double err, int64_t scale, uint32_t *out,
+int try_d(const sfp8_format *f, const sfp8_env *env, double y, double err, int64_t scale, uint32_t *out,
                  uint8_t *flags)
 {
     if (!isfinite(y) || !isfinite(err)) return 0;
@@ -69,7 +69,7 @@ static int try_d(const sfp8_format *f, const sfp8_env *env, double y, double err
 }
 
 /* binary128 stage then the last resort, for a signed approximation y */
-static uint32_t ziv_q(const sfp8_format *f, const sfp8_env *env, sfp8q y, sfp8q err, int64_t scale,
+uint32_t ziv_q(const sfp8_format *f, const sfp8_env *env, sfp8q y, sfp8q err, int64_t scale,
                       uint8_t *flags)
 {
     uint32_t r;
@@ -81,7 +81,7 @@ static uint32_t ziv_q(const sfp8_format *f, const sfp8_env *env, sfp8q y, sfp8q 
 }
 
 /* e^x = y * 2^k with |error| <= *err * 2^k, for |x| < 2^24 (sfp8_exp's reduction) */
-static void exp_q(sfp8q xq, sfp8q *y, sfp8q *err, int64_t *k)
+void exp_q(sfp8q xq, sfp8q *y, sfp8q *err, int64_t *k)
 {
     sfp8q kq = QF(nearbyint)(xq / LN2Q);
     sfp8q t = xq - kq * LN2Q; /* error <= (|k| + |x|) 2^-112 */
@@ -161,7 +161,6 @@ uint32_t sfp8_expm1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
 /* logarithms                                                                */
 /* ------------------------------------------------------------------------ */
 
-enum { B_E = 0, B_2 = 1, B_10 = 2 };
 static const double LB_D[3] = {LN2_D, 1.0, LOG10_2_D}; /* log_b(2) */
 static const double CB_D[3] = {1.0, LOG2E_D, LOG10E_D}; /* log_b(e) */
 
@@ -182,7 +181,7 @@ static sfp8q cb_q(int b) { return b == B_E ? QC(1.0) : b == B_2 ? LOG2EQ : LOG10
  *    log_b(2) REL (log_b(m) < log_b(2)) + |y| 2^-53 (the sum); binary128
  *    the same with 2^-111 / 2^-112.
  */
-static uint32_t log_ziv(const sfp8_format *f, const sfp8_env *env, int b, const sfp8x_val *x, double extra,
+uint32_t log_ziv(const sfp8_format *f, const sfp8_env *env, int b, const sfp8x_val *x, double extra,
                         uint8_t *flags)
 {
     int64_t top = top_of(x);
@@ -456,15 +455,14 @@ static sfp8q small_q(const sfp8x_val *v, sfp8q *err)
  * u / (1 + u) / ... <= L (u = e^-d or 2^-d: log1p(u) >= u / (1 + u)), so
  * |error of L| <= L |D| (base 2: <= L |D| too).
  */
-static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, int b2, uint8_t *flags)
+uint32_t lae_vals(const sfp8_format *f, const sfp8x_val *xp, const sfp8x_val *yp, const sfp8_env *env, int b2,
+                  uint8_t *flags)
 {
-    sfp8x_val x, y;
+    sfp8x_val x = *xp, y = *yp;
     const sfp8x_val *M, *N;
     uint32_t r;
     int c;
     int64_t tM, tN, scale;
-    sfp8x_unpack(f, a, &x, flags);
-    sfp8x_unpack(f, b, &y, flags);
     if (sfp8x_nan_operand(f, &x, &y, &r, flags)) return r;
     if ((x.kind == SFP8X_INF && !x.sign) || (y.kind == SFP8X_INF && !y.sign)) return sfp8x_inf(f, env, 0, flags);
     if (x.kind == SFP8X_INF && y.kind == SFP8X_INF) return sfp8x_inf(f, env, 1, flags); /* both -inf */
@@ -549,6 +547,14 @@ static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     }
 }
 
+static uint32_t lae(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, int b2, uint8_t *flags)
+{
+    sfp8x_val x, y;
+    sfp8x_unpack(f, a, &x, flags);
+    sfp8x_unpack(f, b, &y, flags);
+    return lae_vals(f, &x, &y, env, b2, flags);
+}
+
 uint32_t sfp8_logaddexp(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env, uint8_t *flags)
 {
     return lae(f, a, b, env, 0, flags);
@@ -579,7 +585,7 @@ static int pow128(uint64_t t, int64_t n, u128 *out)
  * returns 1 with *out, or 0 when t^|n| is too long (then the value has more
  * than 64 significant bits, n > 0, or is not dyadic, n < 0: Ziv decides).
  */
-static int pow_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t t, int64_t n, int64_t A,
+int pow_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t t, int64_t n, int64_t A,
                      uint32_t *out, uint8_t *flags)
 {
     int64_t E = A * n;
@@ -708,19 +714,31 @@ uint32_t sfp8_power(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
         }
     }
     {
-        /* lg = log2|x|, relative error <= REL_Q + 2^-110 (see log_ziv); L = y lg:
-         * + 2^-112; 2^L = 2^k 2^(L - k): relative error of 2^L <= REL_Q + |L| rel ln2 1.01 */
-        sfp8q lg, L, yq, kq, z, relL;
-        int sh = msb64(x.sig);
-        if (tx == 0 || tx == -1) lg = QF(log1p)(QF(ldexp)((sfp8q)x.sig, (int)x.exp) - 1) * LOG2EQ;
-        else lg = (sfp8q)tx + QF(log2)(QF(ldexp)((sfp8q)x.sig, -sh));
-        yq = QF(ldexp)((sfp8q)y.sig, (int)y.exp);
-        L = y.sign ? -yq * lg : yq * lg;
-        if (QF(fabs)(L) > QC(0x1p24)) return far(f, env, sign, L > 0, flags);
-        relL = SFP8E_REL_Q + QC(0x1p-109);
-        kq = QF(nearbyint)(L);
-        z = QF(exp2)(L - kq); /* L - kq exact */
-        return ziv_q(f, env, sign ? -z : z, z * (SFP8E_REL_Q + QF(fabs)(L) * relL + QC(0x1p-112)), (int64_t)kq,
-                     flags);
+        /* L = y log2|x|: relative error <= REL_Q + 2^-110 (log2), + 2^-112 (product) */
+        sfp8q yq = QF(ldexp)((sfp8q)y.sig, (int)y.exp), L = yq * sfp8e_log2_q(&x);
+        return sfp8e_exp2_ziv(f, env, sign, y.sign ? -L : L, SFP8E_REL_Q + QC(0x1p-109), flags);
     }
+}
+
+/* ------------------------------------------------------------------------ */
+/* shared with elem_ieee.c: log2|x| and 2^L                                  */
+/* ------------------------------------------------------------------------ */
+
+sfp8q sfp8e_log2_q(const sfp8x_val *x)
+{
+    int64_t tx = top_of(x);
+    if (tx == 0 || tx == -1) return QF(log1p)(QF(ldexp)((sfp8q)x->sig, (int)x->exp) - 1) * LOG2EQ;
+    return (sfp8q)tx + QF(log2)(QF(ldexp)((sfp8q)x->sig, -msb64(x->sig)));
+}
+
+uint32_t sfp8e_exp2_ziv(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q L, sfp8q rel, uint8_t *flags)
+{
+    sfp8q kq, z;
+    if (QF(fabs)(L) > QC(0x1p24)) return far(f, env, sign, L > 0, flags);
+    /* |L| < 2^-60 (its sign certain: rel < 1): 2^L within 2^-60 of 1, on L's side */
+    if (QF(fabs)(L) < QC(0x1p-60)) return sfp8e_perturbed(f, env, sign, 1, 0, L > 0 ? 1 : -1, flags);
+    kq = QF(nearbyint)(L);
+    z = QF(exp2)(L - kq); /* L - kq exact */
+    /* 2^L: an error d of L is a relative error ln2 d < |L| rel of 2^L */
+    return ziv_q(f, env, sign ? -z : z, z * (SFP8E_REL_Q + QF(fabs)(L) * rel + QC(0x1p-112)), (int64_t)kq, flags);
 }

@@ -77,7 +77,8 @@ _Static_assert((int)SFP8_OP_BINARY == (int)K_BINARY && (int)SFP8_OP_COMPARE == (
                    (int)SFP8_OP_RELATION == (int)K_RELATION && (int)SFP8_OP_UNARY == (int)K_UNARY &&
                    (int)SFP8_OP_PREDICATE == (int)K_PREDICATE && (int)SFP8_OP_TERNARY == (int)K_TERNARY &&
                    (int)SFP8_OP_UNARY2 == (int)K_UNARY2 && (int)SFP8_OP_UNARY_I32 == (int)K_UNARY_I32 &&
-                   (int)SFP8_OP_BINARY2 == (int)K_BINARY2 && (int)SFP8_OP_BINARY_I64 == (int)K_BINARY_I64,
+                   (int)SFP8_OP_BINARY2 == (int)K_BINARY2 && (int)SFP8_OP_BINARY_I64 == (int)K_BINARY_I64 &&
+                   (int)SFP8_OP_UNARY_I64 == (int)K_UNARY_I64,
                "public and internal operation kinds agree");
 _Static_assert(SFP8_OP_ROUNDS == A_ENV && SFP8_OP_NOFLAGS == A_NOFLAGS, "public and internal attributes agree");
 

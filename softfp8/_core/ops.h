@@ -14,7 +14,8 @@ enum sfp8x_kind {
     K_UNARY2,     /* a -> (code, code)                        */
     K_UNARY_I32,  /* a -> (code, int32)                       */
     K_BINARY2,    /* (a, b) -> (code, code)                   */
-    K_BINARY_I64  /* (a, n) -> code, n an int64 (not a code)  */
+    K_BINARY_I64, /* (a, n) -> code, n an int64 (not a code)  */
+    K_UNARY_I64   /* a -> int64                               */
 };
 /* attributes (column `attrs`) */
 #define A_ENV 1     /* rounds: depends on the environment (and random bits) */
@@ -42,7 +43,9 @@ extern const sfp8x_opinfo sfp8x_ops[X_NUM_OPS];
 static inline int sfp8x_arity(int op)
 {
     int k = sfp8x_ops[op].kind;
-    return k == K_TERNARY ? 3 : (k == K_UNARY || k == K_PREDICATE || k == K_UNARY2 || k == K_UNARY_I32) ? 1 : 2;
+    return k == K_TERNARY ? 3
+           : (k == K_UNARY || k == K_PREDICATE || k == K_UNARY2 || k == K_UNARY_I32 || k == K_UNARY_I64) ? 1
+                                                                                                       : 2;
 }
 /* number of results */
 static inline int sfp8x_nout(int op)
@@ -72,6 +75,12 @@ static inline int sfp8x_reorderable(int op)
 /* helpers used by rows of ops.def */
 static inline uint32_t sfp8x_rel_is(int rel, unsigned mask) { return (mask >> (rel + 1)) & 1u; }
 uint32_t sfp8x_small_int(const sfp8_format *f, int v);
+/* a K_UNARY_I64 result: its low word returned, the high word through r2 */
+static inline uint32_t sfp8x_split64(int64_t v, uint32_t *r2)
+{
+    *r2 = (uint32_t)((uint64_t)v >> 32);
+    return (uint32_t)(uint64_t)v;
+}
 uint32_t sfp8x_sign(const sfp8_format *f, uint32_t a, uint8_t *fl);
 uint32_t sfp8x_round_integral_mode(const sfp8_format *f, uint32_t a, int mode, const sfp8_env *env, uint8_t *fl);
 /* NumPy's divmod: (floor_divide, remainder), each exactly as its own row */

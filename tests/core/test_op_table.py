@@ -30,7 +30,7 @@ ROW = re.compile(r'^SFP8_OP\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*(K_\w+)\s*,\s*([\w| ]+
 KINDS = {"K_BINARY": "binary", "K_COMPARE": "compare", "K_RELATION": "relation",
          "K_UNARY": "unary", "K_PREDICATE": "predicate", "K_TERNARY": "ternary",
          "K_UNARY2": "unary2", "K_UNARY_I32": "unary_i32", "K_BINARY2": "binary2",
-         "K_BINARY_I64": "binary_i64"}
+         "K_BINARY_I64": "binary_i64", "K_UNARY_I64": "unary_i64"}
 # the kinds whose operands and one result are codes (bool / relation results included)
 CODES_ONLY = ("binary", "compare", "relation", "unary", "predicate", "ternary")
 IDENT = {"R_NONE": None, "R_ZERO": 0, "R_ONE": 1}
@@ -47,7 +47,7 @@ def source_rows():
 def test_table_is_the_source_file():
     rows = source_rows()
     table = _ext.op_table()
-    assert len(table) == len(rows) == 72
+    assert len(table) == len(rows) == 133
     for (ident, name, kind, attrs, ufunc, identity), got in zip(rows, table):
         want = (name, KINDS[kind], "A_ENV" in attrs, "A_NOFLAGS" in attrs,
                 None if ufunc == "NULL" else ufunc.strip('"'), IDENT[identity])
@@ -102,12 +102,13 @@ def test_every_ufunc_row_has_a_loop(fmt):
                 res = uf(*operands)
             want = np.bool_ if op.kind in ("compare", "predicate") else fmt.dtype
             res = res if isinstance(res, tuple) else (res,)
-            wants = (want, np.int32) if op.kind == "unary_i32" else (want,) * op.nout
+            wants = ((want, np.int32) if op.kind == "unary_i32" else (np.int64,) if op.kind == "unary_i64"
+                     else (want,) * op.nout)
             assert tuple(r.dtype for r in res) == tuple(np.dtype(w) for w in wants), op.name
             n += 1
-    # of the 72 rows of ops.def, the 69 naming a ufunc (softfp8.fma included), four of
+    # of the 133 rows of ops.def, the 129 naming a ufunc (softfp8's own included), four of
     # them naming two ufuncs (pos, abs, degrees, radians)
-    assert n == 73
+    assert n == 133
 
 
 def _all_pairs(fmt):
@@ -136,7 +137,7 @@ def test_ufunc_equals_bits_on_every_pair(fmt, mode):
         if want_fl is not None:
             assert int(fl.flags) == int(np.bitwise_or.reduce(want_fl)), op.name
         checked += a.size
-    assert checked == 65536 * 64  # every code-only ufunc row but fma
+    assert checked == 65536 * 105  # every code-only ufunc row but the ternary ones
 
 
 def _garbage(n, dtype, seed):

@@ -215,6 +215,12 @@ def module_of(name):
     its files share; docs/matrix-engine.md), split into files by kernel, not by layer."""
     if name.startswith("mm/"):
         return "mm"
+    # the exact core: core.c and the files split from it (core_*.c, their interface
+    # core_x.h), its superaccumulator (accum.[ch]) and its operation table (ops.[ch],
+    # ops.def) are one module -- the table dispatches into every core file and they
+    # read its operation numbers
+    if re.fullmatch(r"core(_\w+)?\.[ch]|accum\.[ch]|ops\.[ch]|ops\.def", name):
+        return "core"
     stem, _, ext = name.rpartition(".")
     return stem if ext in ("c", "h") else name
 

@@ -416,6 +416,35 @@ for label, fn, exc, pat in [
 ]:
     row(label, fn, exc, pat)
 
+# softfp8's own ufuncs of the op table (softfp8.nextup, softfp8.total_order, ...):
+# NumPy's own refusals, naming the ufunc
+for _uname in sorted(softfp8._OWN_UFUNCS):
+    if _uname == "fma":
+        continue
+    _uf = getattr(softfp8, _uname)
+    row(f"{_uname} str", (lambda u: lambda: u(*(["x"] * u.nin)))(_uf), TypeError, _uname)
+    row(f"{_uname} floats", (lambda u: lambda: u(*([np.zeros(2, np.complex128)] * u.nin)))(_uf), TypeError,
+        _uname)
+
+# the reductions of IEEE 754-2019 9.4 and the exact helpers of softfp8.bits
+for label, fn, exc, pat in [
+    ("bits.dot fmt", lambda: B.dot("e4m3", ONE, ONE), TypeError, r"'e4m3'"),
+    ("bits.dot shapes", lambda: B.dot(E4, np.zeros(2, np.uint8), np.zeros(3, np.uint8)), ValueError,
+     r"broadcast"),
+    ("bits.dot b=300", lambda: B.dot(E4, ONE, np.array([300])), ValueError, r"code 300"),
+    ("bits.sum_square axis", lambda: B.sum_square(E4, np.zeros((2, 2), np.uint8), axis=3), ValueError,
+     r"axis 3"),
+    ("bits.sum_abs float codes", lambda: B.sum_abs(E4, np.array([1.5])), TypeError, r"float64"),
+    ("bits.scaled_prod a=-1", lambda: B.scaled_prod(E4, np.array([-1])), ValueError, r"code -1"),
+    ("bits.scaled_prod_sum shapes", lambda: B.scaled_prod_sum(E4, np.zeros(2, np.uint8), np.zeros(3, np.uint8)),
+     ValueError, r"broadcast"),
+    ("bits.scaled_prod_diff rounding", lambda: B.scaled_prod_diff(E4, ONE, ONE, rounding="up"), ValueError,
+     r"'up'"),
+    ("bits.exact_values codes", lambda: B.exact_values(E4, np.array([256])), ValueError, r"code 256"),
+    ("bits.round_exact fmt", lambda: B.round_exact(None, [0], [1], [0]), TypeError, r"got None"),
+]:
+    row(label, fn, exc, pat)
+
 _HAVE_TORCH = importlib.util.find_spec("torch") is not None
 for label, fn, pat in [
     ("to_torch float64", lambda: softfp8.to_torch(np.zeros(2)), r"float64"),
@@ -785,6 +814,10 @@ CLI_ROWS = [
     (["ver", "e4m3", "add", "--sr-bits", "40", "/dev/null"], r"got 40"),
     (["info", "e4m3", "--bias", "nan"], r"'nan'"),
     (["calc", "e4m3", "ldexp", "0x38", "x"], r"'x'"),
+    (["audit", "e4m3", "exp", "/nonexistent.txt"], r"'/nonexistent\.txt'"),
+    (["audit", "e4m3", "exp", "--callable", "numpy:exp"], r"--dtype"),
+    (["audit", "e4m3", "exp", "--callable", "nomodule:f", "--dtype", "numpy:uint8"], r"nomodule"),
+    (["audit", "e4m3", "exp", "--rounding", "up", "/dev/null"], r"'up'"),
 ]
 
 
@@ -854,7 +887,8 @@ def test_table_sizes():
     for name in B.OPERATIONS:
         assert f"bits.{name} " in labels, name
     covered = {"round_integral", "compare", "sum", "convert", "from_float", "to_float",
-               "to_int64", "from_int64"}
+               "to_int64", "from_int64", "dot", "sum_square", "sum_abs", "scaled_prod",
+               "scaled_prod_sum", "scaled_prod_diff", "exact_values", "round_exact"}
     for name in covered:
         assert f"bits.{name} " in labels, name
     assert set(B.__all__) - set(B.OPERATIONS) - covered == {"ROUNDING_MODES", "OPERATIONS",

@@ -30,7 +30,10 @@ from . import csource as C
 
 # ---- where rounding is declared ----------------------------------------------------------
 CORE = {"core.c", "core_x.h", "accum.c", "accum.h", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c",
-        "include/softfp8/softfp8.h", "bfma.c", "bfma.h"}
+        "include/softfp8/softfp8.h", "bfma.c", "bfma.h",
+        # the core's other files (core_x.h is their interface to core.c's round_pack)
+        "core_exact.c", "core_ieee.c", "core_isa.c", "core_explain.c", "core_api.c", "core_reduce.c",
+        "elem_ieee.c", "elem_pi.c"}
 
 
 def matrix_engine(name):
@@ -136,6 +139,10 @@ PY_ROUNDING = {
     ("dask.py", "_round_f64"): "an exact quotient to binary64 in a deterministic mode (softfp8.dask.mean into "
                                "float64)",
     ("scaling.py", "_round_f32"): "a scale (an exact Fraction) to the nearest binary32 (the scales are float32)",
+    ("_reach.py", "_round_rules"): "names the coverage rules of rounding (which rounding cases a vector set can "
+                                   "reach); rounds no value",
+    ("p3109.py", "round_of"): "P3109's RoundOf: returns the rounding mode of a projection specification; rounds "
+                              "no value",
 }
 # calls that hand a value to softfp8's own rounding
 PY_DELEGATES = re.compile(r"\b(?:_?bits\.\w+|convert_codes|_ext\.\w+)\s*\(|\.astype\s*\(")

@@ -57,15 +57,15 @@ RESOLVER(resolve_3_1, 3, 1, 0)
  * of one format; ldexp's exponent int64, frexp's exponent int32. */
 static NPY_CASTING resolve_ext(int kind, PyArray_Descr *const given[], PyArray_Descr *loop[])
 {
-    int nin = (kind == K_UNARY2 || kind == K_UNARY_I32) ? 1 : 2;
-    int nout = kind == K_BINARY_I64 ? 1 : 2;
+    int nin = (kind == K_UNARY2 || kind == K_UNARY_I32 || kind == K_UNARY_I64) ? 1 : 2;
+    int nout = (kind == K_BINARY_I64 || kind == K_UNARY_I64) ? 1 : 2;
     if (kind == K_BINARY2 && !descr_same(given[0], given[1])) {
         PyErr_Format(PyExc_TypeError, "softfp8: operands have different formats (%S and %S); cast one explicitly",
                      ((SFP8Descr *)given[0])->format, ((SFP8Descr *)given[1])->format);
         return -1;
     }
     for (int i = 0; i < nin + nout; i++) {
-        if ((kind == K_BINARY_I64 && i == 1) || (kind == K_UNARY_I32 && i == 2)) {
+        if ((kind == K_BINARY_I64 && i == 1) || (kind == K_UNARY_I32 && i == 2) || (kind == K_UNARY_I64 && i == 1)) {
             loop[i] = PyArray_DescrFromType(i == 1 ? NPY_INT64 : NPY_INT32);
         } else {
             PyArray_Descr *d = i >= nin && given[i] && descr_same(given[i], given[0]) ? given[i] : given[0];
@@ -89,6 +89,7 @@ RESOLVER_EXT(resolve_unary2, K_UNARY2)
 RESOLVER_EXT(resolve_unary_i32, K_UNARY_I32)
 RESOLVER_EXT(resolve_binary2, K_BINARY2)
 RESOLVER_EXT(resolve_binary_i64, K_BINARY_I64)
+RESOLVER_EXT(resolve_unary_i64, K_UNARY_I64)
 
 /* One loop for every operation of the table (ops.def): the array driver
  * (driver.c) with the environment and random-bit stream captured at get_loop. */
@@ -220,6 +221,7 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, int op)
     else if (kind == K_UNARY_I32) res = resolve_unary_i32;
     else if (kind == K_BINARY2) res = resolve_binary2;
     else if (kind == K_BINARY_I64) res = resolve_binary_i64;
+    else if (kind == K_UNARY_I64) res = resolve_unary_i64;
     else if (nin == 1) res = boolout ? resolve_1_b : resolve_1_1;
     else if (nin == 2) res = boolout ? resolve_2_b : resolve_2_1;
     else res = resolve_3_1;
@@ -227,6 +229,7 @@ static int add_loop(PyObject *ufunc, PyArray_DTypeMeta *cls, int op)
     if (boolout) dtypes[nargs - 1] = &PyArray_BoolDType;
     if (kind == K_BINARY_I64) dtypes[1] = &PyArray_Int64DType;
     if (kind == K_UNARY_I32) dtypes[2] = &PyArray_Int32DType;
+    if (kind == K_UNARY_I64) dtypes[1] = &PyArray_Int64DType;
     PyType_Slot slots[] = {
         {NPY_METH_resolve_descriptors, (void *)res},
         {NPY_METH_get_loop, (void *)get_loops[op]},
@@ -270,8 +273,9 @@ static int float64_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[
     return 0;
 }
 
-/* the ufunc object of one name of an ops.def row (a new reference) */
-static PyObject *row_ufunc(const char *name, size_t len, PyObject *numpy_module, PyObject *fma_ufunc)
+/* the ufunc object of one name of an ops.def row (a new reference): NumPy's,
+ * or for "softfp8.<name>" softfp8's own, from the dict own_ufuncs (name -> ufunc) */
+static PyObject *row_ufunc(const char *name, size_t len, PyObject *numpy_module, PyObject *own_ufuncs)
 {
     char buf[64];
     if (len >= sizeof buf) {
@@ -281,19 +285,20 @@ static PyObject *row_ufunc(const char *name, size_t len, PyObject *numpy_module,
     memcpy(buf, name, len);
     buf[len] = 0;
     if (strncmp(buf, "softfp8.", 8) == 0) {
-        if (strcmp(buf + 8, "fma") != 0 || !fma_ufunc || fma_ufunc == Py_None) {
+        PyObject *uf = PyDict_Check(own_ufuncs) ? PyDict_GetItemString(own_ufuncs, buf + 8) : NULL;
+        if (!uf) {
             PyErr_Format(PyExc_RuntimeError, "softfp8: no ufunc object for %s", buf);
             return NULL;
         }
-        Py_INCREF(fma_ufunc);
-        return fma_ufunc;
+        Py_INCREF(uf);
+        return uf;
     }
     return PyObject_GetAttrString(numpy_module, buf);
 }
 
 /* Every operation of the table with a ufunc gets a loop: NumPy's ufunc of that
  * name, or for "softfp8.<name>" softfp8's own ufunc of that name. */
-PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *fma_ufunc)
+PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *own_ufuncs)
 {
     PyArray_DTypeMeta *cls = (PyArray_DTypeMeta *)dtype_cls;
     if (family_of(cls) < 0) {
@@ -312,14 +317,15 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
                 p++;
                 continue;
             }
-            uf = row_ufunc(p, len, numpy_module, fma_ufunc);
+            uf = row_ufunc(p, len, numpy_module, own_ufuncs);
             if (!uf) return NULL;
             if (add_loop(uf, cls, op) < 0) {
                 Py_DECREF(uf);
                 return NULL;
             }
-            if (own) {
-                /* every operand to the first operand's DType */
+            if (own && sfp8x_arity(op) == 3) {
+                /* every operand to the first operand's DType (binary ufuncs: add_loop's
+                   binary promoters already do) */
                 PyObject *items[4] = {(PyObject *)cls, Py_None, Py_None, Py_None};
                 if (add_promoter(uf, items, sfp8x_arity(op) + 1) < 0) {
                     Py_DECREF(uf);
@@ -342,8 +348,17 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
     Py_RETURN_NONE;
 }
 
-PyObject *sfp8_new_fma_ufunc(void)
+/* softfp8's own ufunc of row op (its ufunc column "softfp8.<name>"): no loops
+ * until sfp8_register_ufuncs gives each DType its loop */
+PyObject *sfp8_new_op_ufunc(int op)
 {
-    return PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, 3, 1, PyUFunc_None, "fma",
-                                   "fma(a, b, c): a*b+c with a single rounding (softfp8 formats)", 0);
+    const char *u = op >= 0 && op < X_NUM_OPS ? sfp8x_ops[op].ufunc : NULL;
+    if (!u || strncmp(u, "softfp8.", 8) != 0 || strchr(u, ' ')) {
+        PyErr_Format(PyExc_ValueError, "softfp8: operation %d has no softfp8 ufunc of its own", op);
+        return NULL;
+    }
+    /* the name and doc strings live in the static operation table */
+    return PyUFunc_FromFuncAndData(NULL, NULL, NULL, 0, sfp8x_arity(op), sfp8x_nout(op), PyUFunc_None, u + 8,
+                                   "softfp8's element operation of this name (softfp8.bits has its documentation)",
+                                   0);
 }

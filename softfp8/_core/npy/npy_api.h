@@ -15,9 +15,9 @@ int sfp8_set_hooks(PyObject *getter, PyObject *factory, PyObject *contains_fn, P
 /* ml_equivalent(dtype) -> the softfp8 dtype with the codes of an ml_dtypes
    dtype (softfp8/_interop.py), for the casts between them */
 int sfp8_set_ml_hook(PyObject *ml_equivalent);
-PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *fma_ufunc);
+PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyObject *own_ufuncs);
 /* np.clip loops of one DType (npy/pyscalar.c) */
 PyObject *sfp8_register_clip(PyObject *dtype_cls);
-PyObject *sfp8_new_fma_ufunc(void);
+PyObject *sfp8_new_op_ufunc(int op);
 PyObject *sfp8_matmul_wide_ufunc(void);
 #endif
