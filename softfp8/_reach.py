@@ -69,9 +69,10 @@ def rules(fmt, op, mode, model, present):
         for b in res:
             if not present[b]:
                 out[f"result:{b}"] = f"{fmt.name} has no {_words(b)} code"
-            elif b.endswith("snan") and not op.noflags and op.name != "heaviside":
+            elif b.endswith("snan") and not op.noflags and op.name not in ("heaviside", "set_payload_signaling"):
                 out[f"result:{b}"] = ("every operation but the bit operations (neg, abs, copysign, "
-                                      "pos) and heaviside (h0 as given) delivers a NaN quiet")
+                                      "pos), heaviside (h0 as given) and setPayloadSignaling delivers a "
+                                      "NaN quiet")
         if op.name == "floordiv" and fmt.subnormals != "nozero" and fmt.bias >= 2:
             for b in ("+subnormal", "-subnormal", "+min_normal", "-min_normal"):
                 out.setdefault(f"result:{b}", "floordiv delivers an integer: 0 or at least 1 in "

@@ -33,7 +33,8 @@ OPS = sfb.OPERATIONS
 
 def _ufunc(opname):
     u = OPS[opname].ufuncs[0]
-    return softfp8.fma if u == "softfp8.fma" else getattr(np, u)
+    # softfp8's own ufuncs (fma and the IEEE 754 / P3109 rows NumPy has no ufunc for)
+    return getattr(softfp8, u[len("softfp8."):]) if u.startswith("softfp8.") else getattr(np, u)
 
 
 ROUNDING_BINARY = [n for n, o in OPS.items() if o.kind == "binary" and o.rounds and o.ufunc]
