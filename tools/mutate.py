@@ -155,11 +155,12 @@ def main(argv=None):
     probe = sh([sys.executable, "-c", "import softfp8; print(softfp8.__file__)"], work, build_env(work))
     assert probe.stdout.strip().startswith(str(work)), f"not the copy's build: {probe.stdout} {probe.stderr}"
     report = work / "harness-report.jsonl"
-    baseline = {}
+    baseline, base_rc = {}, {}
     for m in todo:
         if m["entries"] not in baseline:
             rc, failing, _ = run_parts(work, m["entries"], report)
             baseline[m["entries"]] = failing
+            base_rc[m["entries"]] = rc
             print(f"baseline {m['entries']}: rc {rc}, {len(failing)} failing cases", flush=True)
     for m in todo:
         path = work / m["file"]
@@ -176,6 +177,10 @@ def main(argv=None):
         verdict = "caught" if new or crashed else "MISSED"
         if crashed:
             verdict = f"caught (crash, pytest rc {rc})"
+        elif not new and base_rc[m["entries"]] != 0 and not baseline[m["entries"]]:
+            # the unmutated tree's parts already fail without a case disagreement (a part
+            # that raises before its cases run): the mutation was not tested at all
+            verdict = f"NOT TESTED (the parts fail on the unmutated tree, pytest rc {base_rc[m['entries']]})"
         results[m["id"]] = {"verdict": verdict, "new_failures": len(new), "rc": rc,
                             "example": sorted(new)[:3], "seconds": round(time.time() - t)}
         print(f"{m['id']}: {verdict} ({len(new)} new failing cases, {time.time() - t:.0f}s)"
@@ -183,8 +188,11 @@ def main(argv=None):
         a.results.write_text(json.dumps(results, indent=1))
     build(work)   # the copy back to the unmutated tree
     missed = [k for k, v in results.items() if v["verdict"] == "MISSED"]
-    print(f"{len(results) - len(missed)} of {len(results)} caught" + (f"; MISSED: {missed}" if missed else ""))
-    return 1 if missed else 0
+    untested = [k for k, v in results.items() if v["verdict"].startswith("NOT TESTED")]
+    caught = len(results) - len(missed) - len(untested)
+    print(f"{caught} of {len(results)} caught" + (f"; MISSED: {missed}" if missed else "")
+          + (f"; NOT TESTED (parts broken on the unmutated tree): {untested}" if untested else ""))
+    return 1 if missed or untested else 0
 
 
 if __name__ == "__main__":
