@@ -41,6 +41,8 @@ def mat_codes(fmt, shape, kind, g):
         pool = c[fin & (av >= np.quantile(pos, 0.9))]
     elif kind == "tiny":
         pool = c[fin & (av <= np.quantile(pos, 0.1))]
+    elif kind == "wide":   # the largest and the smallest values mixed: binary32 sums inexact
+        pool = c[fin & ((av >= np.quantile(pos, 0.9)) | (av <= np.quantile(pos, 0.1)))]
     else:   # cancel: a value and its negative (or zeros for unsigned formats)
         pool = c[fin & (av >= np.quantile(pos, 0.3)) & (av <= np.quantile(pos, 0.7))]
     out = g.choice(pool if pool.size else c, n)
@@ -142,13 +144,31 @@ MM8_FORMATS = [softfp8.e4m3, softfp8.e5m2, softfp8.e4m3fnuz, softfp8.float8_e3m4
                softfp8.cfloat8_143(bias=20), softfp8.float8_e8m0fnu] + FNUZ_TESLA + S.NARROW[::5] + EXTREME
 
 
+def _f32_tiny_rows():
+    """scaled_mm of e4m3 into binary32 (blas_bound: the exact BLAS sum times the scale)."""
+    # whole rows of outputs between 2^-149 and 2^-126, inexact: positive operands near
+    # 2^-6 (every partial sum positive) and a normal scale product 0.3 2^-120, so that
+    # only the output rounding can raise underflow (a vector kernel's range check)
+    g = rng_of("f32-tiny-rows")
+    vals = np.array([2.0 ** -6 * (1 + j / 8) for j in range(8)], np.float32)
+    for (m, k, p) in ((4, 16, 16), (2, 33, 9), (1, 8, 64)):
+        a = g.choice(vals, (m, k)).astype(softfp8.e4m3)
+        b = g.choice(vals, (k, p)).astype(softfp8.e4m3)
+        for env in S.CONFIGS[:4]:
+            yield mcase(f"e4m3/scaled_mm(0.3*2^-60,2^-60)->float32/{_shape_id(m, k, p)}/tiny-rows/{S.env_id(env)}",
+                        lambda g, a=a, b=b: softfp8.scaled_mm(a, b, np.float32(0.3 * 2.0 ** -60),
+                                                              np.float32(2.0 ** -60), out_dtype=np.float32),
+                        m * p, env)
+
+
 @register("blas_bound", "matrix", "@ / np.matmul / vecdot of 8-bit formats: binary64 BLAS products exact by the formats' bound",
           no_coverage=("stochastic",))
 def _mm_blas8():
     def part(fmts):
         return lambda: product_cases(fmts, "mm8", S.CONFIGS)
     return {"presets": part(MM8_FORMATS[:5]), "custom": part(MM8_FORMATS[5:]),
-            "stochastic": lambda: product_cases([softfp8.e4m3], "mm8sr", S.SR)}
+            "stochastic": lambda: product_cases([softfp8.e4m3], "mm8sr", S.SR),
+            "f32-tiny-rows": _f32_tiny_rows}
 
 
 # --------------------------------------------------------------------------
@@ -210,7 +230,11 @@ def _f64_parts():
         # and near the top; nearest-even (the hardware conversion's mode) and the others
         i = 0
         for fa, fb in ((softfp8.e4m3, softfp8.e4m3), (softfp8.e4m3, softfp8.e5m2), (S.MID[1], softfp8.e4m3)):
-            for sa, sb in ((2.0 ** -130, 1.0), (0.3, 2.0 ** -128), (1.7, 2.0 ** -135), (2.0 ** 100, 2.0 ** 12)):
+            # the last two: normal scale products (no underflow of their own) whose inexact
+            # outputs fall below 2^-126, where only the output rounding raises underflow
+            for sa, sb in ((2.0 ** -130, 1.0), (0.3, 2.0 ** -128), (1.7, 2.0 ** -135), (2.0 ** 100, 2.0 ** 12),
+                           (0.3 * 2.0 ** -60, 2.0 ** -60), (1.7 * 2.0 ** -70, 2.0 ** -52),
+                           (0.3 * 2.0 ** -70, 2.0 ** -60), (1.7 * 2.0 ** -75, 2.0 ** -60)):
                 for (m, k, p) in ((3, 64, 65), (5, 7, 3), (1, 33, 1), (2, 16, 17)):
                     kind = S.rotate(("small", "any", "tiny", "top"), i)
                     env = S.CONFIGS[i % 4] if i % 2 == 0 else S.rotate(S.CONFIGS, 5 * i)
@@ -365,6 +389,30 @@ def _model_f32():
                                [a for a in ACCUMULATIONS if a[1].get("accumulator") is np.float32 and
                                 not a[1].get("rounding") and not a[1].get("product")])
 
+    def inexact():
+        # binary32 sums that round: the largest and smallest values of a format in one
+        # dot product (a part of its own: most model cases' sums are exact in binary32)
+        accs = [a for a in ACCUMULATIONS if a[1].get("accumulator") is np.float32 and
+                not a[1].get("rounding") and not a[1].get("product")]
+        i = 0
+        for fa, fb in MODEL_PAIRS[:3]:
+            for (m, k, p) in ((3, 8, 5), (4, 64, 3), (2, 130, 17)):
+                name, kw = S.rotate(accs, i)
+                acc = softfp8.Accumulation(**kw)
+                for od in (np.float32, np.float64, softfp8.bfloat16):
+                    env = S.rotate(S.SOME, i)
+                    i += 1
+                    a, b = operands(fa, fb, m, k, p, "wide", "model-f32-inexact")
+                    yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/matmul-acc-{name}->{_odid(od)}/{_shape_id(m, k, p)}/wide/"
+                                f"{S.env_id(env)}", lambda g, a=a, b=b, acc=acc, od=od: softfp8.matmul(
+                                    a, b, out_dtype=_od(od), accumulation=acc), m * p, env)
+        # one exact case by hand: 448 + 2^-9 + 1 is not a binary32 number's sum step
+        a = np.array([[448.0, 2.0 ** -9, 1.0]], np.float32).astype(softfp8.e4m3)
+        b = np.ones((3, 8), np.float32).astype(softfp8.e4m3)
+        acc = softfp8.Accumulation(accumulator=np.float32)
+        yield mcase("e4m3/matmul-acc-f32/448+2^-9+1", lambda g: softfp8.matmul(
+            a, b, out_dtype=np.float32, accumulation=acc), 8, S.CONFIGS[0])
+
     def regressions():
         # issue 21: scaled_mm with an accumulation model and a non-power-of-two scale
         rng = np.random.default_rng(0)
@@ -379,7 +427,7 @@ def _model_f32():
                         lambda g, s=s: softfp8.scaled_mm(a, b, np.float32(1.0), np.float32(s), out_dtype=np.float32,
                                                          accumulation=acc), 64 * 16, S.CONFIGS[0])
 
-    return {"models": models, "regressions": regressions}
+    return {"models": models, "inexact": inexact, "regressions": regressions}
 
 
 @register("model_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")
