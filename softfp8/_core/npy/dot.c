@@ -84,13 +84,17 @@ static void dot_run(int fam, char *a, npy_intp sa, char *b, npy_intp sb, char *o
 {
     const sfp8_format *f;
     sfp8_env env;
+    uint64_t index;
     if (dot_tls.pending || !dot_tls.descr || (arr && (PyObject *)PyArray_DESCR((PyArrayObject *)arr) != dot_tls.descr))
         dot_begin(fam, (PyArrayObject *)arr);
     if (dot_tls.failed) return;
     f = descr_fmt((PyArray_Descr *)dot_tls.descr);
     loop_env_for(dot_tls.ld, f, &env);
-    if (dot_tls.ld->stoch) env.random = loop_random(dot_tls.ld);
-    loop_publish(dot_tls.ld, sfp8_dot_element(f, &env, a, sa, b, sb, n, out));
+    /* one output: the next random word of the call's stream, as matmul's element (i, j) */
+    index = dot_tls.ld->index;
+    if (dot_tls.ld->stoch) dot_tls.ld->index++;
+    loop_publish(dot_tls.ld, sfp8_dot_element(f, &env, dot_tls.ld->seed, dot_tls.ld->stream, index, a, sa, b, sb, n,
+                                              out));
 }
 
 /* one dotfunc per family (the ArrFuncs belong to the DType class) */

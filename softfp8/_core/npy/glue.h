@@ -277,9 +277,10 @@ NPY_CASTING resolve_2_1(PyArrayMethodObject *self, PyArray_DTypeMeta *const dtyp
 int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls);
 /* one exact dot product sum a[l] * b[l] (l < n, strides in bytes) of codes of
    f, rounded once into f under env, stored at out; returns the flags (the
-   exact element of matmul, for np.dot: dot.c) */
-unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
-                          npy_intp sb, npy_intp n, char *out);
+   exact element of matmul, for np.dot: dot.c).  Stochastic rounding takes the
+   random word sfp8_random_u32(seed, stream, index), as matmul's output would */
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index,
+                          const char *a, npy_intp sa, const char *b, npy_intp sb, npy_intp n, char *out);
 
 /* ---- np.dot and friends (dot.c) ----------------------------------------- */
 

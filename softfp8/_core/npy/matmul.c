@@ -381,12 +381,15 @@ int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
    dotfunc (npy/dot.c).  Out of memory: the output is f's default NaN and invalid is
    raised (a dotfunc has no error return; the engine needs memory only for tables,
    which one output never builds). */
-unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, const char *a, npy_intp sa, const char *b,
-                          npy_intp sb, npy_intp n, char *out)
+unsigned sfp8_dot_element(const sfp8_format *f, const sfp8_env *env, uint64_t seed, uint64_t stream, uint64_t index,
+                          const char *a, npy_intp sa, const char *b, npy_intp sb, npy_intp n, char *out)
 {
     sfp8m_model mdl;
     unsigned fl;
     sfp8m_exact_model(&mdl, f, f, env);
+    mdl.seed = seed;
+    mdl.stream = stream;
+    mdl.index = index;
     fl = sfp8m_gemm(&mdl, NULL, a, 0, sa, b, sb, 0, out, 0, 0, 1, n, 1, sfp8m_fast_level());
     if (fl & (SFP8M_NOMEM | SFP8M_BLASFAIL)) {
         uint16_t nan = (uint16_t)sfp8_default_nan(f);
