@@ -232,7 +232,7 @@ def _saturate(out, fl, codes, src, fmt, mode, saturation):
 
 
 def saturate_codes(fmt, base, nan, pinf, ninf, above, below, mode, saturation):
-    """P3109 Saturate (4.7.5; SatNone as gfloat computes it, docs/semantics.md), given the rounded results ``base`` where they are
+    """P3109 4.7.5 Saturate (v4.0), given the rounded results ``base`` where they are
     in range and the masks of the other cases: NaN, an exact +inf / -inf, a rounded
     value above M_hi / below M_lo (an unsigned format's negative values included).
     Returns the codes."""
@@ -249,12 +249,13 @@ def saturate_codes(fmt, base, nan, pinf, ninf, above, below, mode, saturation):
         vals = (mhi, mlo, mhi, mlo)
     elif saturation == "SatPropagate":
         vals = (inf if ext else mhi, ninf_code if ninf_code is not None else mlo, mhi, mlo)
-    else:   # SatNone: rounding toward the range saturates; else the infinity (NaN without one)
-        pinf_v = inf if ext else nan_code
-        ninf_v = ninf_code if ninf_code is not None else nan_code
-        above_v = mhi if mode in ("toward_zero", "downward") else pinf_v
-        below_v = mlo if mode in ("toward_zero", "upward") else ninf_v
-        vals = (pinf_v, ninf_v, above_v, below_v)
+    else:   # SatNone: the rounding direction decides, then the domain and signedness
+        above_v = mhi if mode in ("toward_zero", "downward") or (mode == "to_odd" and not fmt.signed and ext) \
+            else (inf if ext else mhi)
+        below_v = mlo if mode in ("toward_zero", "upward") else (
+            ninf_code if ninf_code is not None else (nan_code if not fmt.signed else mlo))
+        vals = (inf if ext else mhi, ninf_code if ninf_code is not None else (nan_code if not fmt.signed else mlo),
+                above_v, below_v)
     for mask, v in zip((pinf, ninf, above, below), vals):
         out = np.where(mask, v, out)
     out = np.where(nan, nan_code, out)
