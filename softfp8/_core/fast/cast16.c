@@ -198,7 +198,7 @@ static inline AINL unsigned cast16_run(const sfp8f_c16 *p, const sfp8f_call *cal
     ptrdiff_t i0 = 0;
     if (!sfp8f_apart(o, so, 2, a, sa, isize, n) || (!c.kernel && (flout || !p->full)))
         return elementwise(p, a, sa, isize, o, so, n, flout);
-    if (c.kernel && sa == isize && so == 2) /* contiguous: one kernel call, the tail below */
+    if (c.kernel && sa == isize && so == 2 && ((uintptr_t)o & 1) == 0) /* contiguous, aligned: one kernel call, the tail below */
         i0 = c.kernel(p, a, isize, (uint16_t *)(void *)o, flout, n, &acc);
     return acc | sfp8f_blocked16(nearest_block, &c, i0, a, sa, isize, o, so, n, flout);
 }

@@ -162,7 +162,8 @@ static inline unsigned sfp8f_blocked16(sfp8f_block16_fn f, const void *ctx, ptrd
         _Alignas(64) char ibuf[SFP8F_BLK16 * 8];
         uint16_t obuf[SFP8F_BLK16];
         const char *in = a + i * sa;
-        uint16_t *out = so == 2 ? (uint16_t *)(void *)(o + i * so) : obuf;
+        /* the output in place when it is contiguous and aligned, else through obuf */
+        uint16_t *out = so == 2 && ((uintptr_t)(o + i * so) & 1) == 0 ? (uint16_t *)(void *)(o + i * so) : obuf;
         if (sa != isize) {
             for (ptrdiff_t q = 0; q < m; q++) memcpy(ibuf + q * isize, in + q * sa, (size_t)isize);
             in = ibuf;

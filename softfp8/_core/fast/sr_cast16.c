@@ -179,7 +179,7 @@ static inline AINL unsigned cast16_sr_run(const sfp8f_c16 *p, const sfp8f_call *
     srctx c;
     sr_init(&c, p, call->seed, call->stream, index0, isize, kernel);
     if (!c.kernel || !sfp8f_apart(o, so, 2, a, sa, isize, n)) return sr_scalar(&c, index0, a, sa, o, so, n, flout);
-    if (sa == isize && so == 2) /* contiguous: one run */
+    if (sa == isize && so == 2 && ((uintptr_t)o & 1) == 0) /* contiguous and aligned: one run */
         return sr_block(&c, 0, a, (uint16_t *)(void *)o, flout, n);
     return sfp8f_blocked16(sr_block, &c, 0, a, sa, isize, o, so, n, flout);
 }
