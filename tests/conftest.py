@@ -44,6 +44,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running statistical or exhaustive test")
     config.addinivalue_line("markers", "core: compares the exact core with an independent reference; runs with "
                                        "the fast paths off (SOFTFP8_FAST=0 ... -m core, docs/testing.md)")
+    config.addinivalue_line("markers", "proof: a long exhaustive or large random proof (PROOFS below): CI runs "
+                                       "it in its own step, .ci/proofs, not in the README's command")
 
 
 # --------------------------------------------------------------------------
@@ -61,6 +63,28 @@ CORE_PASS = (
     "tests/numpy_glue/test_gemm.py",
     "tests/fast/test_matmul_exact.py",
 )
+
+
+# The long proofs: exhaustive sweeps of 16-bit sources and of every 8-bit pair through
+# the elementary functions, 10^6 random fma triples per 8-bit format, and a wheel built
+# from scratch.  Marked `proof`, they leave the README's command (whose passes select
+# `not proof`) for CI's step .ci/proofs, which runs them with the fast paths off; each
+# test function named here must be a `core` test or one the fast paths do not touch
+# (docs/testing.md, "The proofs step").  The README's passes keep, for each, the smaller
+# tests of the same code: the 8-bit exhaustive conversions and arithmetic, the 16-bit
+# random sweeps, the fma specials and the harness.
+PROOFS = (
+    "tests/core/test_fma_random.py::test_fma_random",
+    "tests/core/test_conversions.py::test_16bit_to_8bit",
+    "tests/core/test_conversions.py::test_float64_to_8bit",
+    "tests/core/test_elementary.py::test_unary_16bit_exhaustive",
+    "tests/core/test_elementary.py::test_binary_8bit_exhaustive",
+    "tests/tools/test_libsoftfp8.py::test_fresh_wheel_install_links_the_example",
+)
+
+
+def _is_proof(item):
+    return item.nodeid.split("[")[0] in PROOFS
 
 
 def _in_core_pass(item):
@@ -101,9 +125,12 @@ def ref():
 # sampling of the exhaustive tests (the CI's sanitizer job, .ci/run)
 # --------------------------------------------------------------------------
 
-# files whose tests sweep whole code spaces; SOFTFP8_SAMPLE=k keeps one of their tests
-# in k (chosen by a hash of the test id, so the same ones every run) and every other test
-# (the harness samples its own cases: tests/harness/test_harness.py)
+# files whose tests sweep whole code spaces, and every `core` test (tests that prove the
+# core against slow references, whose C code the harness also runs as its reference under
+# the sanitizer); SOFTFP8_SAMPLE=k keeps one of their tests in k (chosen by a hash of the
+# test id, so the same ones every run), and at least one parametrization of each test
+# function, and every other test (the harness samples its own cases:
+# tests/harness/test_harness.py)
 EXHAUSTIVE_FILES = {
     "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
     "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
@@ -115,13 +142,21 @@ def pytest_collection_modifyitems(config, items):
     for it in items:
         if _in_core_pass(it):
             it.add_marker("core")
+        if _is_proof(it):
+            it.add_marker("proof")
     k = os.environ.get("SOFTFP8_SAMPLE")
     if not k:
         return
     k = int(k)
-    keep, drop = [], []
+    keep, drop, functions = [], [], set()
     for it in items:
-        heavy = Path(str(it.fspath)).name in EXHAUSTIVE_FILES or Path(str(it.fspath)).name.startswith("test_elementary")
-        (drop if heavy and zlib.crc32(it.nodeid.encode()) % k else keep).append(it)
+        name = Path(str(it.fspath)).name
+        heavy = name in EXHAUSTIVE_FILES or name.startswith("test_elementary") or _in_core_pass(it)
+        function = it.nodeid.split("[")[0]
+        if heavy and zlib.crc32(it.nodeid.encode()) % k and function in functions:
+            drop.append(it)
+        else:
+            keep.append(it)
+            functions.add(function)
     items[:] = keep
     config.hook.pytest_deselected(items=drop)

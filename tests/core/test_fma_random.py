@@ -75,8 +75,7 @@ def test_fma_random(fmt):
     R = rng.integers(0, 2 ** 32, N_RANDOM, dtype=np.uint32)
     a8, b8, c8 = a.astype(np.uint8), b.astype(np.uint8), c.astype(np.uint8)
 
-    fma = ref.exact_fma
-    items = [fma(fmt, x, y, z) for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())]
+    items = ref.exact_fma_many(fmt, a.tolist(), b.tolist(), c.tolist())
     table, idx, opfl = ref.build_table(fmt, items)
     n = 0
     failures = []

@@ -440,4 +440,12 @@ def _gemm_fma16():
         pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e5m2, softfp8.e4m3), (softfp8.e2m1, softfp8.e2m1)]
         yield from model_cases(pairs, MODEL_SHAPES, "fma16", accs)
 
-    return {"models": models}
+    def blocks():
+        # rows wider than the path's column block (FB16 = 1024 in mm_model.c): one full
+        # block and a partial one, and a row of exactly one block
+        accs = (("f16", dict(accumulator=softfp8.float16)),
+                ("bf16-promote4", dict(accumulator=softfp8.bfloat16, promote_every=4)))
+        pairs = [(softfp8.e4m3, softfp8.e5m2)]
+        yield from model_cases(pairs, ((2, 9, 1030), (1, 3, 1024)), "fma16-blocks", accs)
+
+    return {"models": models, "blocks": blocks}

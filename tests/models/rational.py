@@ -880,9 +880,17 @@ def exact_sqrt(fmt, a):
 
 
 def exact_fma(fmt, a, b, c):
-    A = _opnd(fmt, a)
-    B = _opnd(fmt, b)
-    C = _opnd(fmt, c)
+    return _fma(fmt, a, _opnd(fmt, a), b, _opnd(fmt, b), c, _opnd(fmt, c))
+
+
+def exact_fma_many(fmt, a, b, c):
+    """[exact_fma(fmt, x, y, z) for x, y, z in zip(a, b, c)] for a format of at most 16
+    bits (the operand tuples looked up once)."""
+    ops = operands(fmt)
+    return [_fma(fmt, x, ops[x], y, ops[y], z, ops[z]) for x, y, z in zip(a, b, c)]
+
+
+def _fma(fmt, a, A, b, B, c, C):
     fl = DENORMAL if (A[5] or B[5] or C[5]) else 0
     ka, kb, kc = A[0], B[0], C[0]
     if (ka == "Z" and kb == "I") or (ka == "I" and kb == "Z"):

@@ -304,6 +304,25 @@ def test_ci_run_runs_the_readme_test_command():
     assert os.access(ci_run, os.X_OK)
 
 
+def test_every_proof_names_a_test_and_ci_runs_them():
+    """tests/conftest.py PROOFS: each names a test function that exists; the README's
+    passes leave them out and .ci/proofs (a step of .ci/run) runs them."""
+    from tests import conftest
+    proofs, run = REPO / ".ci" / "proofs", REPO / ".ci" / "run"
+    if not (proofs.is_file() and run.is_file()):
+        pytest.skip("not a source checkout (.ci absent)")
+    assert len(conftest.PROOFS) == len(set(conftest.PROOFS)) > 0
+    for node in conftest.PROOFS:
+        path, fn = node.split("::")
+        assert re.search(rf"^def {fn}\(", (REPO / path).read_text(), re.M), node
+    readme_cmd = [b for b in _fenced_blocks((REPO / "README.md").read_text()) if "pytest" in b][0]
+    assert readme_cmd.count('-m "not core and not proof"') == 1, readme_cmd
+    assert readme_cmd.count('-m "core and not proof"') == 1, readme_cmd
+    assert "SOFTFP8_FAST=0 python -m pytest -n 2 -q -p no:cacheprovider -m proof" in proofs.read_text()
+    assert re.search(r"^step \"proofs\" bash \.ci/proofs", run.read_text(), re.M)
+    assert os.access(proofs, os.X_OK)
+
+
 def test_readme_install_command_runs_the_demo():
     readme = REPO / "README.md"
     if not readme.is_file():

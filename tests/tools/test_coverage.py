@@ -8,10 +8,11 @@
 - A situation bin is what it says: checked against exact Fractions on e4m3 mul.
 - The CLI: cov on a gen file, --sv, gen --cover closing the holes of a float16 file.
 
-Cost (this 2-core machine, CPU seconds): the 8-bit sweep without fma ~21 s for the
-operations with NumPy ufuncs, softfp8's own IEEE 754 / P3109 rows on seven formats
-(OWN_FORMATS; every format with SOFTFP8_COVERAGE_FULL=1); fma on the formats of at most
-7 bits ~4 s (every 8-bit format: SOFTFP8_COVERAGE_FULL=1, ~15 s each).
+Cost (this 2-core machine, CPU seconds): the 8-bit sweep of the unary and binary
+operations ~21 s for the operations with NumPy ufuncs, softfp8's own IEEE 754 / P3109
+rows on seven formats (OWN_FORMATS; every format with SOFTFP8_COVERAGE_FULL=1); the
+ternary operations (fma, P3109 FAA) on the formats of at most 7 bits ~4 s (every 8-bit
+format: SOFTFP8_COVERAGE_FULL=1, ~15-20 s per format and operation).
 """
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ EIGHT_BIT = (["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "hfp8_143", "hfp8_152", "f
               "float8_e8m0fnu", "ue4m3"]
              + [f"cfloat8_143(bias={b})" for b in (0, 7, 63)]
              + [f"cfloat8_152(bias={b})" for b in (0, 15, 63)])
-OPS = [o for o in vectors.VECTOR_OPERATIONS if o != "fma"]
+# the ternary operations (fma, faa: 2^24 cases per mode on an 8-bit format) are swept by
+# test_ternary_exhaustive_closure, on the formats of at most 7 bits in the default run
+TERNARY = [o for o in vectors.VECTOR_OPERATIONS if bits.OPERATIONS[o].arity == 3]
+OPS = [o for o in vectors.VECTOR_OPERATIONS if o not in TERNARY]
 FULL = os.environ.get("SOFTFP8_COVERAGE_FULL") == "1"
 
 
@@ -84,8 +88,13 @@ def test_exhaustive_closes_every_reachable_bin_and_rules_are_sound(name):
 
 
 @pytest.mark.parametrize("name", [n for n in EIGHT_BIT if FULL or _fmt(n).bits <= 7])
-def test_fma_exhaustive_closure(name):
-    _check_closure(_fmt(name), "fma")
+@pytest.mark.parametrize("op", TERNARY)
+def test_ternary_exhaustive_closure(name, op):
+    _check_closure(_fmt(name), op)
+
+
+def test_the_ternary_sweep_has_fma_and_faa():
+    assert set(TERNARY) >= {"fma", "faa"}, TERNARY
 
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "cfloat8_143(bias=0)", "float8_e8m0fnu",

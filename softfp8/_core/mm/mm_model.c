@@ -33,7 +33,7 @@
 #include "ops.h"
 
 #define FB 16     /* columns per block of model_f32 / model_odd */
-#define FB16 256  /* columns per block of model_fma16 */
+#define FB16 1024 /* columns per block of model_fma16 (one arith16 call per row, block and k) */
 
 struct mm_model_fast {
     int path;                  /* SFP8M_MODEL_* */
