@@ -415,6 +415,8 @@ def _write_sv(args, fmt, out):
 def cmd_cov(args, out=print, err=None) -> int:
     """Coverage of a vector file: the closure table, or a SystemVerilog covergroup."""
     err = err or _stderr
+    if not 0.0 <= args.fail_under <= 100.0:     # also refuses nan
+        raise UsageError(f"--fail-under {args.fail_under:g}: a percentage from 0 to 100")
     if args.op == "convert":
         raise UsageError("cov measures operations of the table; conversion coverage is not "
                          "implemented (docs/golden-model.md)")

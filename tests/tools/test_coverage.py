@@ -217,3 +217,10 @@ def test_cli_cov_sv_and_gen_cover_close_float16_mul(tmp_path):
     r = _cli("cov", "e4m3", "mul", "--sv", "-")
     assert r.returncode == 0 and b"covergroup cg;" in r.stdout
     assert b"ignore_bins u_pos_inf" in r.stdout
+
+
+@pytest.mark.parametrize("pct", ["200", "-1", "nan"])
+def test_cli_cov_refuses_a_fail_under_outside_0_100(pct):
+    r = _cli("cov", "e4m3", "mul", "--fail-under", pct, stdin=b"")
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert f"--fail-under {pct}".encode() in r.stderr and b"0 to 100" in r.stderr, r.stderr
