@@ -392,6 +392,10 @@ static uint64_t overflow_result(const sfp8_format *f, const sfp8_env *env, int s
  * 0 < delta < 1, sig != 0; sign applies.  Rounds once into f and raises
  * overflow, underflow and inexact.
  */
+/* the explanation's sink and recorder (core_x.h): set together by core_explain.c */
+_Thread_local sfp8_explain *sfp8x_explain_sink = NULL;
+_Thread_local sfp8x_explain_fn sfp8x_explain_recorder = NULL;
+
 static uint64_t round_pack_body(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig,
                                 int64_t exp, int sticky, uint8_t *flags);
 static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig,
@@ -399,7 +403,7 @@ static uint64_t round_pack(const sfp8_format *f, const sfp8_env *env, int sign, 
 {
     uint8_t before = *flags;
     uint64_t r = round_pack_body(f, env, sign, sig, exp, sticky, flags);
-    if (sfp8x_explain_sink) sfp8x_explain_record(f, env, sign, sig, exp, sticky, (uint8_t)(*flags & ~before), r);
+    if (sfp8x_explain_sink) sfp8x_explain_recorder(f, env, sign, sig, exp, sticky, (uint8_t)(*flags & ~before), r);
     return r;
 }
 
@@ -712,11 +716,11 @@ uint32_t sfp8_fma(const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, cons
 /* Conversions                                                               */
 /* ------------------------------------------------------------------------ */
 
-uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
-                      uint8_t *flags)
+/* the conversion under softfp8's own convention */
+static uint64_t convert_default(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
+                                uint8_t *flags)
 {
     unpacked x;
-    if (env->isa) return sfp8x_isa_convert(src, dst, a, env, flags);
     unpack(src, a, &x, flags);
     switch (x.kind) {
     case K_NAN: return propagate_nan(src, &x, dst, flags);
@@ -724,6 +728,79 @@ uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a
     case K_ZERO: return pack_zero(dst, x.sign, flags);
     default: return round_pack(dst, env, x.sign, x.sig, x.exp, 0, flags);
     }
+}
+
+/* ---- ISA conventions (docs/golden-model.md, "ISA conventions") ----
+ * A call whose env->isa is not 0 (1) reads subnormal operands as zero when DAZ is
+ * set (raising denormal), (2) runs the core with the default convention, (3) replaces
+ * a NaN result by the convention's NaN (the choice among the NaN operands, or the
+ * convention's default NaN) and (4) flushes a subnormal result to zero when FTZ is set
+ * (underflow|inexact).  Flags other than those are the core's: invalid for signalling
+ * NaN operands and invalid operations is the same in every convention.  Conversions
+ * apply it here (sfp8_convert); operations at the op table's dispatch (ops.c,
+ * sfp8x_apply_ext), with these helpers; bit operations (A_NOFLAGS) never change. */
+
+/* a NaN operand made quiet, payload and sign kept (ieee); the other schemes'
+   NaNs are quiet already */
+uint64_t sfp8x_quiet_nan(const sfp8_format *f, uint64_t a)
+{
+    if (f->specials == SFP8_SPECIALS_IEEE) return a | ((uint64_t)1 << (f->man_bits - 1));
+    return a;
+}
+
+/* the NaN of an invalid operation under the convention */
+uint64_t sfp8x_isa_default_nan(const sfp8_format *f, int isa)
+{
+    uint64_t d = f->bits > 16 ? ((((uint64_t)1 << f->exp_bits) - 1) << f->man_bits) |
+                                    ((uint64_t)1 << (f->man_bits - 1))
+                              : sfp8_default_nan(f);
+    /* x86's "real indefinite" is negative: sign, all-ones exponent, quiet bit */
+    if (isa == SFP8_ISA_X86 && f->is_signed &&
+        (f->specials == SFP8_SPECIALS_IEEE || f->specials == SFP8_SPECIALS_FN))
+        d |= sign_bit(f);
+    return d;
+}
+
+/* DAZ: a subnormal operand read as a zero of its sign */
+uint64_t sfp8x_daz(const sfp8_format *f, uint64_t a, uint8_t *fl)
+{
+    if (sfp8_classify(f, a) != SFP8_CLASS_SUBNORMAL) return a;
+    *fl |= SFP8_FLAG_DENORMAL;
+    if (!f->is_signed || f->specials == SFP8_SPECIALS_FNUZ || f->specials == SFP8_SPECIALS_P3109) return 0;
+    return a & sign_bit(f);
+}
+
+/* FTZ: a subnormal result becomes a zero of its sign, with underflow and inexact */
+uint64_t sfp8x_ftz(const sfp8_format *f, uint64_t r, uint8_t *fl)
+{
+    uint8_t scratch = 0;
+    if (f->subnormals == SFP8_SUBNORMALS_FLUSH || sfp8_classify(f, r) != SFP8_CLASS_SUBNORMAL) return r;
+    *fl |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
+    if (f->bits > 16) return r & sign_bit(f);
+    return sfp8x_zero(f, sfp8_signbit(f, r), &scratch);
+}
+
+static uint64_t isa_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
+                           uint8_t *flags)
+{
+    sfp8_env e = *env;
+    int isa = env->isa & 0xFF;
+    uint64_t r;
+    e.isa = 0;
+    if (env->isa & SFP8_ISA_DAZ) a = sfp8x_daz(src, a, flags);
+    r = convert_default(src, dst, a, &e, flags);
+    if (is_nan_code(dst, r) && isa != SFP8_ISA_DEFAULT) {
+        if (isa == SFP8_ISA_ARM_DN || isa == SFP8_ISA_RISCV || !is_nan_code(src, a))
+            r = sfp8x_isa_default_nan(dst, isa);
+    }
+    if (env->isa & SFP8_ISA_FTZ) r = sfp8x_ftz(dst, r, flags);
+    return r;
+}
+
+uint64_t sfp8_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
+                      uint8_t *flags)
+{
+    return env->isa ? isa_convert(src, dst, a, env, flags) : convert_default(src, dst, a, env, flags);
 }
 
 uint32_t sfp8_from_int64(const sfp8_format *f, int64_t v, const sfp8_env *env, uint8_t *flags)

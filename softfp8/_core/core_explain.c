@@ -3,8 +3,9 @@
  * (sfp8_op_explain / sfp8_convert_explain; softfp8.bits.<op>(..., explain=True)).
  *
  * Not a second rounding routine: round_pack (core.c), the core's one rounding
- * routine, reports each call to this thread's sink (sfp8x_explain_record) with its
- * exact input and the code it delivered.  The record splits that exact value at
+ * routine, reports each call to this thread's sink (through the recorder,
+ * sfp8x_explain_recorder, which this file sets to explain_record with the sink) with
+ * its exact input and the code it delivered.  The record splits that exact value at
  * the grid round_pack rounded on (the binade's quantum, or the subnormal quantum)
  * into kept bits, guard, round and sticky, and reads the decision off the core's
  * own result: its flags (overflow, underflow, invalid) and whether its code
@@ -16,7 +17,6 @@
 #include "core_x.h"
 #include "ops.h"
 
-_Thread_local sfp8_explain *sfp8x_explain_sink = NULL;
 
 static int msb64(uint64_t x) { return 63 - __builtin_clzll(x); }
 static uint64_t bit(uint64_t x, int64_t k) { return k >= 0 && k < 64 ? (x >> k) & 1 : 0; }
@@ -56,8 +56,8 @@ static int tesla_gap(uint64_t sig, int64_t s, int sticky, uint64_t top, int *hal
     return 1;
 }
 
-void sfp8x_explain_record(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
-                          int sticky, uint8_t raised, uint64_t result)
+static void explain_record(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                           int sticky, uint8_t raised, uint64_t result)
 {
     sfp8_explain *out = sfp8x_explain_sink, rec;
     int M = f->man_bits, sub = f->subnormals, inexact;
@@ -130,6 +130,7 @@ uint32_t sfp8_op_explain(int op, const sfp8_format *f, uint32_t a, uint32_t b, u
     uint8_t fl = 0;
     uint32_t r;
     memset(out, 0, sizeof *out);
+    sfp8x_explain_recorder = explain_record;
     sfp8x_explain_sink = out;
     r = sfp8_op_apply(op, f, a, b, c, env, &fl);
     sfp8x_explain_sink = NULL;
@@ -147,6 +148,7 @@ uint64_t sfp8_convert_explain(const sfp8_format *src, const sfp8_format *dst, ui
     uint8_t fl = 0;
     uint64_t r;
     memset(out, 0, sizeof *out);
+    sfp8x_explain_recorder = explain_record;
     sfp8x_explain_sink = out;
     r = sfp8_convert(src, dst, a, env, &fl);
     sfp8x_explain_sink = NULL;
@@ -244,6 +246,7 @@ static void cover_one(int op, const sfp8_format *f, const sfp8_env *env, const c
     int reuse;
     e.rounding = modes[0];
     memset(&x0, 0, sizeof x0);
+    sfp8x_explain_recorder = explain_record;
     sfp8x_explain_sink = &x0;
     r = sfp8_op_apply(op, f, a, b, c, &e, &fl);
     sfp8x_explain_sink = NULL;
@@ -256,6 +259,7 @@ static void cover_one(int op, const sfp8_format *f, const sfp8_env *env, const c
         e.rounding = modes[k];
         fl = 0;
         memset(&x, 0, sizeof x);
+        sfp8x_explain_recorder = explain_record;
         sfp8x_explain_sink = &x;
         if (reuse) {
             int sticky = x0.sticky_in;
@@ -311,6 +315,7 @@ void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sf
         uint64_t r;
         if (random) e.random = random[i];
         memset(&x, 0, sizeof x);
+        sfp8x_explain_recorder = explain_record;
         sfp8x_explain_sink = &x;
         r = sfp8_convert(src, dst, a[i], &e, &fl);
         sfp8x_explain_sink = NULL;

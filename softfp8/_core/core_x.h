@@ -64,19 +64,25 @@ uint32_t sfp8x_zero(const sfp8_format *f, int sign, uint8_t *flags);
 uint32_t sfp8x_round(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      int sticky, uint8_t *flags);
 
-/* ISA conventions (core_isa.c): sfp8_convert and the op dispatch (ops.c) hand a
- * call whose env->isa is not 0 to these, which run the default core and apply the
- * convention's NaN, flush-to-zero and denormals-are-zero rules. */
-uint64_t sfp8x_isa_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
-                           uint8_t *flags);
-uint32_t sfp8x_isa_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, int64_t n,
-                         const sfp8_env *env, uint8_t *fl, uint32_t *r2);
+/* ISA conventions (core.c, "ISA conventions"): sfp8_convert applies them to a
+ * conversion whose env->isa is not 0, the op dispatch (ops.c, sfp8x_apply_ext) to an
+ * operation, with these: the convention's NaN of an invalid operation, a subnormal
+ * operand read as zero (DAZ, raising denormal), a subnormal result flushed to zero
+ * (FTZ, raising underflow and inexact). */
+uint64_t sfp8x_isa_default_nan(const sfp8_format *f, int isa);
+/* a NaN operand made quiet, payload and sign kept (ieee); the other schemes' NaNs are quiet already */
+uint64_t sfp8x_quiet_nan(const sfp8_format *f, uint64_t a);
+uint64_t sfp8x_daz(const sfp8_format *f, uint64_t a, uint8_t *fl);
+uint64_t sfp8x_ftz(const sfp8_format *f, uint64_t r, uint8_t *fl);
 
-/* The explanation of the last rounding (core_explain.c): when this thread's sink is
- * set (by sfp8_op_explain / sfp8_convert_explain), round_pack reports every call. */
+/* The explanation of the last rounding: when this thread's sink is set,
+ * round_pack reports every call to the recorder.  core.c defines both; core_explain.c
+ * (sfp8_op_explain, sfp8_convert_explain, the cover engine) sets them together, so
+ * the core calls the explanation through the recorder without depending on it. */
+typedef void (*sfp8x_explain_fn)(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
+                                 int sticky, uint8_t raised, uint64_t result);
 extern _Thread_local sfp8_explain *sfp8x_explain_sink;
-void sfp8x_explain_record(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
-                          int sticky, uint8_t raised, uint64_t result);
+extern _Thread_local sfp8x_explain_fn sfp8x_explain_recorder;
 /* x + y rounded once, x = (-1)^sx gx 2^ex and y = (-1)^sy gy 2^ey finite
  * non-zero (gx, gy < 2^62); an exact zero sum is +0 (-0 rounding downward). */
 uint32_t sfp8x_add_finite(const sfp8_format *f, const sfp8_env *env, int sx, uint64_t gx, int64_t ex, int sy,

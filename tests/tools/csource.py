@@ -210,17 +210,8 @@ def dependency_graph(srcs=None):
 
 def module_of(name):
     """A header and the source of the same name in the same folder are one module
-    (x.h declares what x.c defines); other files are modules of their own, except the
-    matrix engine: mm/ is one module (mm.h its interface, mm_impl.h the private header
-    its files share; docs/matrix-engine.md), split into files by kernel, not by layer."""
-    if name.startswith("mm/"):
-        return "mm"
-    # the exact core: core.c and the files split from it (core_*.c, their interface
-    # core_x.h), its superaccumulator (accum.[ch]) and its operation table (ops.[ch],
-    # ops.def) are one module -- the table dispatches into every core file and they
-    # read its operation numbers
-    if re.fullmatch(r"core(_\w+)?\.[ch]|accum\.[ch]|ops\.[ch]|ops\.def", name):
-        return "core"
+    (x.h declares what x.c defines); every other file is a module of its own, so a
+    cycle between modules is a cycle between files."""
     stem, _, ext = name.rpartition(".")
     return stem if ext in ("c", "h") else name
 

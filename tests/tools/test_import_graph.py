@@ -120,7 +120,8 @@ def test_runtime_import_order():
 # through the driver and the matrix engine ("one way into fast/").  A dependency is an
 # #include or a call of a function defined in another file (tests/tools/csource.py reads
 # the definitions and calls); a header and the source of its name (x.h, x.c) are one
-# module.  Cycles are forbidden between modules of any layer.
+# module; every other file is a module of its own.  Cycles are forbidden between modules of
+# any layer, so between files.
 
 import re as _re
 

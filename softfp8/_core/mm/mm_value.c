@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm_impl.h"
+#include "mm_value.h"
 
 const gval mm_one = {GV_FIN, 0, 0, 0, 1, 0};
 const sfp8_env mm_env_rne = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
