@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 from Cython.Build import cythonize
@@ -76,6 +77,39 @@ class BuildPyWithHeaders(build_py):
 LIB_EXPORTS = "sfp8_*"
 
 
+def _jobs():
+    """Compiler processes at once: SOFTFP8_BUILD_JOBS, else the CPUs this process may use."""
+    env = os.environ.get("SOFTFP8_BUILD_JOBS", "")
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise SystemExit(f"SOFTFP8_BUILD_JOBS={env!r}: a positive whole number of jobs")
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def parallel_compile(compiler, jobs):
+    """compiler.compile with its sources compiled `jobs` at a time (the same commands and
+    objects as the serial loop of distutils' CCompiler.compile, in threads: each waits on
+    its compiler process)."""
+    def compile(sources, output_dir=None, macros=None, include_dirs=None, debug=0, extra_preargs=None,
+                extra_postargs=None, depends=None):
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs)
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+
+        def one(obj):
+            if obj in build:
+                src, ext = build[obj]
+                compiler._compile(obj, src, ext, cc_args, extra_postargs, pp_opts)
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(one, objects))
+        return objects
+    return compile
+
+
 class BuildExtWithLibrary(build_ext):
     """Build the extension, then libsoftfp8.so and libsoftfp8.a from the core sources
     (CORE: the same list the extension compiles, so a new core file joins both) into
@@ -83,6 +117,9 @@ class BuildExtWithLibrary(build_ext):
     otherwise), with the pkg-config file softfp8/lib/pkgconfig/softfp8.pc."""
 
     def build_extensions(self):
+        jobs = _jobs()
+        if jobs > 1 and hasattr(self.compiler, "_setup_compile") and hasattr(self.compiler, "_compile"):
+            self.compiler.compile = parallel_compile(self.compiler, jobs)
         super().build_extensions()
         write_sv_package()
         ext = next(e for e in self.extensions if e.name == "softfp8._ext")

@@ -68,9 +68,9 @@ CORE_PASS = (
 # The long proofs: exhaustive sweeps of 16-bit sources and of every 8-bit pair through
 # the elementary functions, 10^6 random fma triples per 8-bit format, and a wheel built
 # from scratch.  Marked `proof`, they leave the README's command (whose passes select
-# `not proof`) for CI's step .ci/proofs, which runs them with the fast paths off; each
-# test function named here must be a `core` test or one the fast paths do not touch
-# (docs/testing.md, "The proofs step").  The README's passes keep, for each, the smaller
+# `not proof`) for CI's step .ci/proofs, which runs the `core` ones with the fast paths
+# off and the others with them on, as the passes would (docs/testing.md, "The proofs
+# step").  The README's passes keep, for each, the smaller
 # tests of the same code: the 8-bit exhaustive conversions and arithmetic, the 16-bit
 # random sweeps, the fma specials and the harness.
 PROOFS = (

@@ -318,7 +318,9 @@ def test_every_proof_names_a_test_and_ci_runs_them():
     readme_cmd = [b for b in _fenced_blocks((REPO / "README.md").read_text()) if "pytest" in b][0]
     assert readme_cmd.count('-m "not core and not proof"') == 1, readme_cmd
     assert readme_cmd.count('-m "core and not proof"') == 1, readme_cmd
-    assert "SOFTFP8_FAST=0 python -m pytest -n 2 -q -p no:cacheprovider -m proof" in proofs.read_text()
+    text = proofs.read_text()
+    assert 'SOFTFP8_FAST=0 python -m pytest -n 2 -q -p no:cacheprovider -m "proof and core"' in text
+    assert '\npython -m pytest -n 2 -q -p no:cacheprovider -m "proof and not core"' in text
     assert re.search(r"^step \"proofs\" bash \.ci/proofs", run.read_text(), re.M)
     assert os.access(proofs, os.X_OK)
 
