@@ -131,6 +131,15 @@ def ref():
 # test id, so the same ones every run), and at least one parametrization of each test
 # function, and every other test (the harness samples its own cases:
 # tests/harness/test_harness.py)
+# and, sampled the same way, the files whose tests repeat one Python-level check over many
+# formats, modes or CLI invocations (most of their time is Python and subprocesses, slow
+# under the sanitizer; the C paths they reach are the ones the harness and the core tests
+# run there)
+SWEEP_FILES = {
+    "test_order.py", "test_numpy_legacy_paths.py", "test_coverage.py", "test_vectors.py", "test_cli.py",
+    "test_golden_conventions.py", "test_pyscalar_layouts.py", "test_dask.py", "test_mx.py", "test_demo.py",
+    "test_float16_like.py",
+}
 EXHAUSTIVE_FILES = {
     "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
     "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
@@ -151,7 +160,8 @@ def pytest_collection_modifyitems(config, items):
     keep, drop, functions = [], [], set()
     for it in items:
         name = Path(str(it.fspath)).name
-        heavy = name in EXHAUSTIVE_FILES or name.startswith("test_elementary") or _in_core_pass(it)
+        heavy = (name in EXHAUSTIVE_FILES or name in SWEEP_FILES or name.startswith("test_elementary")
+                 or _in_core_pass(it))
         function = it.nodeid.split("[")[0]
         if heavy and zlib.crc32(it.nodeid.encode()) % k and function in functions:
             drop.append(it)
