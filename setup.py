@@ -180,7 +180,11 @@ Libs.private: {libs}
 """
 
 
-extra_compile_args = ["-std=c11", "-O2"]
+# -falign-loops=32: a hot loop of up to 32 bytes (the table kernels' one-load loops) never
+# straddles a 64-byte fetch line wherever the link puts it; without it a change elsewhere
+# moved the unary table loop across one and made every 8-bit unary operation 60% slower
+# (docs/performance.md, "Code alignment")
+extra_compile_args = ["-std=c11", "-O2", "-falign-loops=32"]
 extra_link_args = []
 if os.environ.get("SOFTFP8_DEBUG_BUILD"):
     extra_compile_args = ["-std=c11", "-O0", "-g"]
