@@ -780,6 +780,13 @@ uint64_t sfp8x_ftz(const sfp8_format *f, uint64_t r, uint8_t *fl)
     return sfp8x_zero(f, sfp8_signbit(f, r), &scratch);
 }
 
+/* a NaN by its class (bits above the width ignored, as sfp8_classify reads codes) */
+static int isa_is_nan(const sfp8_format *f, uint64_t a)
+{
+    int c = sfp8_classify(f, a);
+    return c == SFP8_CLASS_QNAN || c == SFP8_CLASS_SNAN;
+}
+
 static uint64_t isa_convert(const sfp8_format *src, const sfp8_format *dst, uint64_t a, const sfp8_env *env,
                            uint8_t *flags)
 {
@@ -789,8 +796,8 @@ static uint64_t isa_convert(const sfp8_format *src, const sfp8_format *dst, uint
     e.isa = 0;
     if (env->isa & SFP8_ISA_DAZ) a = sfp8x_daz(src, a, flags);
     r = convert_default(src, dst, a, &e, flags);
-    if (is_nan_code(dst, r) && isa != SFP8_ISA_DEFAULT) {
-        if (isa == SFP8_ISA_ARM_DN || isa == SFP8_ISA_RISCV || !is_nan_code(src, a))
+    if (isa_is_nan(dst, r) && isa != SFP8_ISA_DEFAULT) {
+        if (isa == SFP8_ISA_ARM_DN || isa == SFP8_ISA_RISCV || !isa_is_nan(src, a))
             r = sfp8x_isa_default_nan(dst, isa);
     }
     if (env->isa & SFP8_ISA_FTZ) r = sfp8x_ftz(dst, r, flags);

@@ -58,7 +58,6 @@ static int is_snan(const sfp8_format *f, uint64_t a) { return sfp8_classify(f, a
 static int is_inf(const sfp8_format *f, uint64_t a) { return sfp8_classify(f, a) == SFP8_CLASS_INF; }
 static int is_zero(const sfp8_format *f, uint64_t a) { return sfp8_classify(f, a) == SFP8_CLASS_ZERO; }
 
-
 /* The NaN result of op under the convention; x[0..n) are the (DAZ-read) operands. */
 static uint64_t isa_nan(int op, const sfp8_format *f, const uint64_t *x, int n, int isa)
 {
@@ -88,7 +87,7 @@ static uint64_t isa_nan(int op, const sfp8_format *f, const uint64_t *x, int n, 
 }
 
 static uint32_t isa_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c, int64_t n,
-                        const sfp8_env *env, uint8_t *fl, uint32_t *r2)
+                          const sfp8_env *env, uint8_t *fl, uint32_t *r2)
 {
     sfp8_env e = *env;
     int isa = env->isa & 0xFF, kind = sfp8x_ops[op].kind, arity = sfp8x_arity(op);
