@@ -70,9 +70,9 @@ CORE_PASS = (
 # from scratch.  Marked `proof`, they leave the README's command (whose passes select
 # `not proof`) for CI's step .ci/proofs, which runs the `core` ones with the fast paths
 # off and the others with them on, as the passes would (docs/testing.md, "The proofs
-# step").  The README's passes keep, for each, the smaller
-# tests of the same code: the 8-bit exhaustive conversions and arithmetic, the 16-bit
-# random sweeps, the fma specials and the harness.
+# step").  The README's passes keep, for each, the smaller tests of the same code: the
+# 8-bit exhaustive conversions and arithmetic, the 16-bit random sweeps, the fma specials
+# and the harness.
 PROOFS = (
     "tests/core/test_fma_random.py::test_fma_random",
     "tests/core/test_conversions.py::test_16bit_to_8bit",
@@ -131,7 +131,12 @@ def ref():
 # test id, so the same ones every run), and at least one parametrization of each test
 # function, and every other test (the harness samples its own cases:
 # tests/harness/test_harness.py)
-# and, sampled the same way, the files whose tests repeat one Python-level check over many
+EXHAUSTIVE_FILES = {
+    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
+    "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
+    "test_elementary_binary.py", "test_elementary_unary.py", "test_tesla.py", "test_new_presets.py",
+}
+# sampled the same way: the files whose tests repeat one Python-level check over many
 # formats, modes or CLI invocations (most of their time is Python and subprocesses, slow
 # under the sanitizer; the C paths they reach are the ones the harness and the core tests
 # run there)
@@ -139,11 +144,6 @@ SWEEP_FILES = {
     "test_order.py", "test_numpy_legacy_paths.py", "test_coverage.py", "test_vectors.py", "test_cli.py",
     "test_golden_conventions.py", "test_pyscalar_layouts.py", "test_dask.py", "test_mx.py", "test_demo.py",
     "test_float16_like.py",
-}
-EXHAUSTIVE_FILES = {
-    "test_exhaustive.py", "test_numpy_exhaustive.py", "test_testfloat.py", "test_fma_random.py",
-    "test_stochastic.py", "test_op_table.py", "test_exact_functions.py", "test_peer_half.py", "test_elementary.py",
-    "test_elementary_binary.py", "test_elementary_unary.py", "test_tesla.py", "test_new_presets.py",
 }
 
 
