@@ -947,9 +947,11 @@ cdef extern from "bfma.h":
         sfp8_env envprom
     unsigned SFP8U_NOMEM
     const char *sfp8u_check(const sfp8u_model *md)
-    unsigned sfp8u_gemm(const sfp8u_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
-                        Py_ssize_t bk, Py_ssize_t bp, const char *C, Py_ssize_t cm, Py_ssize_t cp, char *O,
-                        Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p) nogil
+
+cdef extern from "mm/mm.h":
+    unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
+                             Py_ssize_t bk, Py_ssize_t bp, const char *C, Py_ssize_t cm, Py_ssize_t cp, char *O,
+                             Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p, int fast) nogil
 
 
 def mu_gemm(dict md, cnp.ndarray A, cnp.ndarray B, object C, cnp.ndarray O):
@@ -1016,8 +1018,9 @@ def mu_gemm(dict md, cnp.ndarray A, cnp.ndarray B, object C, cnp.ndarray O):
     cdef char *po = _ptr(O)
     cdef Py_ssize_t am = A.strides[0], ak = A.strides[1], bk = B.strides[0], bp = B.strides[1]
     cdef Py_ssize_t om = O.strides[0], op = O.strides[1]
+    cdef int fast = sfp8f_enabled()
     with nogil:
-        fl = sfp8u_gemm(&m, pa, am, ak, pb, bk, bp, pc, cm, cp, po, om, op, rows, k, p)
+        fl = sfp8m_unit_gemm(&m, pa, am, ak, pb, bk, bp, pc, cm, cp, po, om, op, rows, k, p, fast)
     if fl & SFP8U_NOMEM:
         raise MemoryError("softfp8 matrix-unit model: out of memory")
     return fl

@@ -39,14 +39,10 @@ static int bitlen128(u128 v)
 
 /* ---- decoded values ---- */
 
-enum { MV_ZERO = 0, MV_FIN, MV_INF, MV_NAN };
-typedef struct {
-    uint8_t cls, neg, snan, sub; /* sub: a subnormal code (denormal when read as an operand) */
-    uint64_t sig;                /* MV_FIN: value (-1)^neg * sig * 2^exp, sig != 0 */
-    int64_t exp;
-} mval;
+enum { MV_ZERO = SFP8U_ZERO, MV_FIN = SFP8U_FINITE, MV_INF = SFP8U_INF, MV_NAN = SFP8U_NAN };
+typedef sfp8u_value mval;
 
-static void mv_decode(const sfp8_format *f, uint64_t code, mval *v)
+void sfp8u_decode(const sfp8_format *f, uint64_t code, sfp8u_value *v)
 {
     int c = sfp8_classify(f, code);
     uint64_t mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
@@ -415,7 +411,7 @@ static uint64_t deliver(const bctx *g, int neg, u128 mag, int64_t exp, int stick
         v.neg = (uint8_t)neg;
         return mv_code(&md->fo, &v);
     }
-    mv_decode(&g->fr, r, &v);
+    sfp8u_decode(&g->fr, r, &v);
     if (!md->out_subnormals && v.cls == MV_FIN && mv_log2(&v) < g->emin_o) {
         *fl |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
         v.cls = MV_ZERO;
@@ -519,7 +515,7 @@ static uint64_t flush_sub(const bctx *g, uint64_t code, int keep_sign, uint8_t *
 {
     mval v;
     if (g->md->out_subnormals) return code;
-    mv_decode(&g->md->fo, code, &v);
+    sfp8u_decode(&g->md->fo, code, &v);
     if (v.cls != MV_FIN || mv_log2(&v) >= g->emin_o) return code;
     *fl |= SFP8_FLAG_UNDERFLOW | SFP8_FLAG_INEXACT;
     v.cls = MV_ZERO;
@@ -533,8 +529,8 @@ static uint64_t tree_sum(const bctx *g, const uint64_t *v, int n, uint8_t *fl)
     int h;
     if (n == 1) return v[0];
     h = n / 2;
-    mv_decode(&g->md->fo, tree_sum(g, v, h, fl), &x);
-    mv_decode(&g->md->fo, tree_sum(g, v + h, n - h, fl), &y);
+    sfp8u_decode(&g->md->fo, tree_sum(g, v, h, fl), &x);
+    sfp8u_decode(&g->md->fo, tree_sum(g, v + h, n - h, fl), &y);
     return flush_sub(g, add_round(g->w, &g->md->fo, &g->md->envo, &x, &y, fl), 1, fl);
 }
 
@@ -549,7 +545,7 @@ static uint64_t block_pairwise(const bctx *g, const mval *pa, const mval *pb, in
         if (!md->out_subnormals && pr.cls == MV_ZERO) pr.neg = 0; /* flushed as |p| < min normal: +0 */
         v[i] = flush_sub(g, value_round(&md->fo, &ENV_RNE, &pr, fl), 0, fl);
     }
-    mv_decode(&md->fo, tree_sum(g, v, n, fl), &s);
+    sfp8u_decode(&md->fo, tree_sum(g, v, n, fl), &s);
     return flush_sub(g, add_round(g->w, &md->fo, &md->envo, &cc, &s, fl), 1, fl);
 }
 
@@ -617,7 +613,7 @@ static uint64_t dot_block(const bctx *g, const mval *a, const mval *b, int64_t k
     mval c, F;
     uint64_t res, acc, zero;
     int64_t chunk = md->promote ? md->promote : (k > 0 ? k : 1);
-    if (md->has_addend) mv_decode(&md->fo, ccode, &c);
+    if (md->has_addend) sfp8u_decode(&md->fo, ccode, &c);
     else memset(&c, 0, sizeof c);
     if (block_specials(g, a, b, k, &c, &res, fl)) return res;
     zero = plus_zero(&md->fo);
@@ -634,7 +630,7 @@ static uint64_t dot_block(const bctx *g, const mval *a, const mval *b, int64_t k
         for (int64_t k0 = c0; k0 < cend; k0 += n) {
             mval cur;
             int m = 0;
-            mv_decode(&md->fo, d, &cur);
+            sfp8u_decode(&md->fo, d, &cur);
             if (cur.cls == MV_INF || cur.cls == MV_NAN) break; /* inf (NaN) + finite products */
 
             for (int64_t l = k0; l < k0 + n; l++, m++) {
@@ -655,8 +651,8 @@ static uint64_t dot_block(const bctx *g, const mval *a, const mval *b, int64_t k
         }
         if (md->promote) { /* the chunk into the binary32 running sum */
             mval x, y;
-            mv_decode(&md->fo, acc, &x);
-            mv_decode(&md->fo, d, &y);
+            sfp8u_decode(&md->fo, acc, &x);
+            sfp8u_decode(&md->fo, d, &y);
             acc = add_round(g->w, &md->fo, &ENV_RNE, &x, &y, fl);
         } else {
             acc = d;
@@ -681,7 +677,7 @@ static uint64_t acc_value(const octx *o, const mval *v, uint8_t *fl)
 static uint64_t acc_add(const octx *o, uint64_t x, const mval *y, uint8_t *fl)
 {
     mval xv;
-    mv_decode(&o->md->facc, x, &xv);
+    sfp8u_decode(&o->md->facc, x, &xv);
     return add_round(o->w, &o->md->facc, &o->md->envacc, &xv, y, fl);
 }
 
@@ -693,7 +689,7 @@ static uint64_t pair_tree(const octx *o, const mval *p, int64_t n, uint8_t *fl)
     if (n == 1) return acc_value(o, &p[0], fl);
     h = n / 2;
     x = pair_tree(o, p, h, fl);
-    mv_decode(&o->md->facc, pair_tree(o, p + h, n - h, fl), &y);
+    sfp8u_decode(&o->md->facc, pair_tree(o, p + h, n - h, fl), &y);
     return acc_add(o, x, &y, fl);
 }
 
@@ -713,7 +709,7 @@ static uint64_t chunk_sum(const octx *o, const mval *p, int64_t n, const mval *s
     if (md->order == SFP8U_PAIRWISE) {
         if (!start) return pair_tree(o, p, n, fl);
         mval t;
-        mv_decode(&md->facc, pair_tree(o, p, n, fl), &t);
+        sfp8u_decode(&md->facc, pair_tree(o, p, n, fl), &t);
         return add_round(o->w, &md->facc, &md->envacc, start, &t, fl);
     }
     if (start) {
@@ -732,19 +728,19 @@ static uint64_t chunk_sum(const octx *o, const mval *p, int64_t n, const mval *s
         for (; i < n; i++) {
             mval ne = negated(&e);
             yc = add_round(o->w, &md->facc, &md->envacc, &p[i], &ne, fl);
-            mv_decode(&md->facc, yc, &y);
+            sfp8u_decode(&md->facc, yc, &y);
             tc = acc_add(o, s, &y, fl);
-            mv_decode(&md->facc, tc, &t);
+            sfp8u_decode(&md->facc, tc, &t);
             if (t.cls != MV_FIN && t.cls != MV_ZERO) { /* a non-finite t ends the compensation */
                 s = tc;
                 memset(&e, 0, sizeof e);
                 continue;
             }
-            mv_decode(&md->facc, s, &sv);
+            sfp8u_decode(&md->facc, s, &sv);
             sv = negated(&sv);
-            mv_decode(&md->facc, add_round(o->w, &md->facc, &md->envacc, &t, &sv, fl), &d);
+            sfp8u_decode(&md->facc, add_round(o->w, &md->facc, &md->envacc, &t, &sv, fl), &d);
             y = negated(&y);
-            mv_decode(&md->facc, add_round(o->w, &md->facc, &md->envacc, &d, &y, fl), &e);
+            sfp8u_decode(&md->facc, add_round(o->w, &md->facc, &md->envacc, &d, &y, fl), &e);
             s = tc;
         }
         return s;
@@ -759,7 +755,7 @@ static uint64_t dot_order(const octx *o, const mval *a, const mval *b, int64_t k
     int have_c = md->has_addend, have_F = 0;
     uint64_t F = 0;
     if (have_c) {
-        mv_decode(&md->fo, ccode, &c);
+        sfp8u_decode(&md->fo, ccode, &c);
         if (c.sub) *fl |= SFP8_FLAG_DENORMAL;
         if (c.snan) *fl |= SFP8_FLAG_INVALID;
     }
@@ -768,7 +764,7 @@ static uint64_t dot_order(const octx *o, const mval *a, const mval *b, int64_t k
         y = b[l];
         if (x.sub || y.sub) *fl |= SFP8_FLAG_DENORMAL;
         mv_mul(&x, &y, &o->p[l], fl);
-        if (md->has_prod) mv_decode(&md->fp, value_round(&md->fp, &md->envp, &o->p[l], fl), &o->p[l]);
+        if (md->has_prod) sfp8u_decode(&md->fp, value_round(&md->fp, &md->envp, &o->p[l], fl), &o->p[l]);
     }
     if (md->order == SFP8U_EXACT) { /* exact sum of the products and c, one rounding */
         int nan = have_c && c.cls == MV_NAN, pinf = 0, ninf = 0, nonzero = 0, pz = 0, nz = 0;
@@ -822,10 +818,10 @@ static uint64_t dot_order(const octx *o, const mval *a, const mval *b, int64_t k
             have_s = 1;
             if (md->promote) {
                 mval sv;
-                mv_decode(&md->facc, s, &sv);
+                sfp8u_decode(&md->facc, s, &sv);
                 if (have_F) {
                     mval fv;
-                    mv_decode(&md->fprom, F, &fv);
+                    sfp8u_decode(&md->fprom, F, &fv);
                     F = add_round(o->w, &md->fprom, &md->envprom, &fv, &sv, fl);
                 } else {
                     F = value_round(&md->fprom, &md->envprom, &sv, fl);
@@ -835,11 +831,11 @@ static uint64_t dot_order(const octx *o, const mval *a, const mval *b, int64_t k
         }
         if (md->promote) {
             if (!have_F) return sfp8_round_value(&md->fo, 0, 0, 0, 0, &md->envo, fl);
-            mv_decode(&md->fprom, F, &S);
+            sfp8u_decode(&md->fprom, F, &S);
         } else if (have_s) {
-            mv_decode(&md->facc, s, &S);
+            sfp8u_decode(&md->facc, s, &S);
         } else if (have_c) { /* K = 0: the addend, through the accumulator */
-            mv_decode(&md->facc, acc_value(o, &c, fl), &S);
+            sfp8u_decode(&md->facc, acc_value(o, &c, fl), &S);
         } else {
             return sfp8_round_value(&md->fo, 0, 0, 0, 0, &md->envo, fl);
         }
@@ -959,8 +955,8 @@ uint64_t sfp8u_dot(const sfp8u_model *md, const uint32_t *a, const uint32_t *b, 
     uint64_t r;
     if (!d) return 0;
     for (int64_t l = 0; l < k; l++) {
-        mv_decode(&md->fa, a[l], &d->da[l]);
-        mv_decode(&md->fb, b[l], &d->db[l]);
+        sfp8u_decode(&md->fa, a[l], &d->da[l]);
+        sfp8u_decode(&md->fb, b[l], &d->db[l]);
     }
     r = dot_vals(d, d->da, d->db, k, c, flags);
     dctx_free(d);
@@ -978,9 +974,9 @@ unsigned sfp8u_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_
     uint8_t fl = 0;
     if (!d) return SFP8U_NOMEM;
     for (int64_t j = 0; j < p; j++) /* B decoded once, column by column */
-        for (int64_t l = 0; l < k; l++) mv_decode(&md->fb, load_raw(B + l * bk + j * bp, sb), &d->db[j * k + l]);
+        for (int64_t l = 0; l < k; l++) sfp8u_decode(&md->fb, load_raw(B + l * bk + j * bp, sb), &d->db[j * k + l]);
     for (int64_t i = 0; i < m; i++) {
-        for (int64_t l = 0; l < k; l++) mv_decode(&md->fa, load_raw(A + i * am + l * ak, sa), &d->da[l]);
+        for (int64_t l = 0; l < k; l++) sfp8u_decode(&md->fa, load_raw(A + i * am + l * ak, sa), &d->da[l]);
         for (int64_t j = 0; j < p; j++) {
             uint64_t c = C ? load_raw(C + i * cm + j * cp, so) : 0;
             store_raw(O + i * om + j * op, so, dot_vals(d, d->da, d->db + j * k, k, c, &fl));

@@ -53,6 +53,17 @@ typedef struct sfp8u_model {
     sfp8_env envprom;
 } sfp8u_model;
 
+/* A decoded operand, addend or result: its class, sign, and a finite value
+ * (-1)^neg * sig * 2^exp (sig != 0).  sub: the code is subnormal (denormal when read as an
+ * operand); a subnormal of a format that flushes them decodes as a zero. */
+enum { SFP8U_ZERO = 0, SFP8U_FINITE, SFP8U_INF, SFP8U_NAN };
+typedef struct sfp8u_value {
+    uint8_t cls, neg, snan, sub;
+    uint64_t sig;
+    int64_t exp;
+} sfp8u_value;
+void sfp8u_decode(const sfp8_format *f, uint64_t code, sfp8u_value *v);
+
 /* 0 if md is a model sfp8u_dot computes, else a short reason (a static string). */
 const char *sfp8u_check(const sfp8u_model *md);
 

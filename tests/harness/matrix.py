@@ -449,3 +449,124 @@ def _gemm_fma16():
         yield from model_cases(pairs, ((2, 9, 1030), (1, 3, 1024)), "fma16-blocks", accs)
 
     return {"models": models, "blocks": blocks}
+
+
+# --------------------------------------------------------------------------
+# the block-FMA model of matrix units (softfp8.matmul(accumulation=BlockFMA / profile))
+
+UNIT_SHAPES = ((1, 1, 1), (2, 3, 5), (3, 4, 2), (2, 15, 3), (3, 16, 4), (2, 17, 3), (2, 31, 5), (3, 32, 2),
+               (1, 33, 7), (4, 64, 3), (2, 65, 4), (3, 100, 2), (0, 4, 3), (3, 0, 2))
+UNIT_KINDS = ("small", "any", "top", "tiny", "cancel", "wide")
+
+
+def _tf32(codes_f32):
+    """float32 operands made TF32 (the low 13 fraction bits cleared; NaNs kept)."""
+    u = codes_f32.view(np.uint32) & np.uint32(0xFFFFE000)
+    return u.view(np.float32)
+
+
+def _unit_operands(fa, fb, m, k, p, kind, key):
+    if fa == "tf32":
+        g = rng_of("unit", key, m, k, p, kind)
+        a, b = operands(softfp8.float16, softfp8.float16, m, k, p, kind, key)   # values, then TF32 spread
+        with np.errstate(all="ignore"):
+            sa = _tf32((a.astype(np.float32) * np.float32(2.0 ** float(g.integers(-100, 100)))).astype(np.float32))
+            sb = _tf32((b.astype(np.float32) * np.float32(2.0 ** float(g.integers(-100, 100)))).astype(np.float32))
+        return sa, sb
+    return operands(fa, fb, m, k, p, kind, key)
+
+
+def _addend_values(out, shape, kind, g):
+    n = int(np.prod(shape))
+    if kind == "zero":
+        v = np.where(g.random(n) < 0.5, -0.0, 0.0)
+    elif kind == "special":
+        pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -3e-39, 6e-8, -1e-5, 65504.0, 3e38, 1.0])
+        v = g.choice(pool, n)
+    else:
+        v = g.standard_normal(n) * 2.0 ** g.integers(-30, 30, n)
+    with np.errstate(all="ignore"):
+        return np.asarray(v, dtype=np.float64).astype(out).reshape(shape)
+
+
+def unit_cases(rows, shapes, tag, kinds=UNIT_KINDS, addends=(None, "normal", "special", "zero")):
+    """rows: (name, BlockFMA or profile name, fa, fb, output dtype)"""
+    i = 0
+    for name, model, fa, fb, out in rows:
+        acc = softfp8.Accumulation.profile(model) if isinstance(model, str) else model
+        for (m, k, p) in shapes:
+            for kind in kinds:
+                cadd = S.rotate(addends, i)
+                i += 1
+                a, b = _unit_operands(fa, fb, m, k, p, kind, tag)
+                c = None if cadd is None else _addend_values(out, (m, p), cadd, rng_of("unit-c", tag, i))
+                fid_a = fa if isinstance(fa, str) else S.fid(fa)
+                fid_b = fb if isinstance(fb, str) else S.fid(fb)
+                yield mcase(f"{fid_a}x{fid_b}/matmul-{name}->{np.dtype(out).name}/{_shape_id(m, k, p)}/{kind}/"
+                            f"c={cadd}", lambda g, a=a, b=b, c=c, acc=acc, out=out: softfp8.matmul(
+                                a, b, c, out_dtype=out, accumulation=acc), m * p, S.CONFIGS[0])
+
+
+def _nvidia_rows():
+    e4, e5, f16, bf = softfp8.e4m3, softfp8.e5m2, softfp8.float16, softfp8.bfloat16
+    rows = []
+    for unit in ("v100", "a100", "ada", "h100", "b200"):
+        mu = softfp8.Accumulation.profile(unit)
+        for fin in mu.inputs:
+            fa = {"float16": f16, "bfloat16": bf, "e4m3": e4, "e5m2": e5, "tf32": "tf32"}[fin]
+            for fo in mu.outputs(fin):
+                rows.append((f"{unit}-{fin}", unit, fa, fa, np.float32 if fo == "float32" else np.float16))
+            if fin == "e4m3":
+                rows.append((f"{unit}-e4m3xe5m2", unit, e4, e5, np.float32))
+    return rows
+
+
+def _param_rows():
+    B = softfp8.BlockFMA
+    e4, e5, f16, bf = softfp8.e4m3, softfp8.e5m2, softfp8.float16, softfp8.bfloat16
+    models = [
+        ("b1-x0", B(block=1, extra_bits=0)),
+        ("b2-x-20-up", B(block=2, extra_bits=-20, rounding="upward")),
+        ("b4-x-1-down", B(block=4, extra_bits=-1, rounding="downward")),
+        ("b8-x3-away-sticky", B(block=8, extra_bits=3, rounding="nearest_away", sticky=True)),
+        ("b16-x16-rne-norm", B(block=16, extra_bits=16, rounding="nearest_even", normalized_products=True)),
+        ("b32-x5-sticky-min0", B(block=32, extra_bits=5, sticky=True, min_exponent=0)),
+        ("b5-x35", B(block=5, extra_bits=35, rounding="nearest_even")),
+        ("b64-x1-nosub", B(block=64, extra_bits=1, input_subnormals=False, output_subnormals=False)),
+        ("b3-x-10-min-20-norm", B(block=3, extra_bits=-10, min_exponent=-20, normalized_products=True,
+                                  rounding="upward")),
+        ("b100-x-5-rne", B(block=100, extra_bits=-5, rounding="nearest_even")),
+    ]
+    pairs = [(e4, e4, np.float32), (e5, e4, np.float32), (f16, f16, np.float32), (bf, bf, np.float16),
+             (softfp8.float4_e2m1fn, softfp8.float6_e3m2fn, np.float32), (softfp8.e4m3fnuz, e5, np.float16),
+             (softfp8.cfloat8_143(bias=20), softfp8.hfp8_152, np.float32), ("tf32", "tf32", np.float32),
+             (softfp8.format(exp_bits=5, man_bits=9, bias=-20, name="e5m9b-20"), f16, np.float32)]
+    rows = []
+    for i, (name, md) in enumerate(models):
+        for j in range(3):
+            fa, fb, out = S.rotate(pairs, 3 * i + j)
+            rows.append((name, md, fa, fb, out))
+    return rows
+
+
+@register("block_fma", "matrix", "matrix-unit block-FMA model (BlockFMA, the NVIDIA profiles): operands "
+          "decoded once, blocks summed in 64-bit integers", tables=False, no_coverage=("declined",))
+def _block_fma():
+    def profiles():
+        yield from unit_cases(_nvidia_rows(), UNIT_SHAPES, "unit-profiles")
+
+    def params():
+        yield from unit_cases(_param_rows(), UNIT_SHAPES[1:12:2], "unit-params")
+
+    def declined():
+        # models the path leaves to the generic kernel (late addend, odd/even and pairwise
+        # groupings, exact alignment, promotion, products kept in range): still equal
+        B = softfp8.BlockFMA
+        rows = [("mi100", "mi100", softfp8.float16, softfp8.float16, np.float32),
+                ("mi250", "mi250", softfp8.bfloat16, softfp8.bfloat16, np.float32),
+                ("mi300x", "mi300x", softfp8.e4m3fnuz, softfp8.e4m3fnuz, np.float32),
+                ("mi300x-f16", "mi300x", softfp8.float16, softfp8.float16, np.float32),
+                ("promote", B(block=4, extra_bits=2, promote_every=8), softfp8.e4m3, softfp8.e4m3, np.float32)]
+        yield from unit_cases(rows, ((2, 9, 3), (1, 33, 2)), "unit-declined", kinds=("small", "any"))
+
+    return {"profiles": profiles, "params": params, "declined": declined}

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "softfp8/softfp8.h"
+#include "bfma.h"
 
 /* The scales of one operand: binary32 bit patterns, entry
  * s[(r / br) * rs + (c / bc) * cs] for element (r, c) of the operand (A: r = i,
@@ -94,6 +95,13 @@ int sfp8m_fast_level(void);
  * np.matmul uses: fa = fb = f, SFP8M_NAN_OPERAND, no scales, output f / binary32 /
  * binary64 by out); for other loops of the glue (np.dot). */
 void sfp8m_exact_model(sfp8m_model *md, const sfp8_format *f, const sfp8_format *out, const sfp8_env *env);
+
+/* O = A @ B + C under a matrix-unit model (bfma.h: the block-FMA model, the pairwise
+ * and Kahan orders, addends), as sfp8u_gemm computes it (arguments and result as there);
+ * fast: as sfp8m_gemm's (0: sfp8u_gemm itself).  mm_units.c. */
+unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                         ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O,
+                         ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k, int64_t p, int fast);
 
 /* ---- the registered fast paths (mm_paths.def) ---- */
 enum {
