@@ -86,6 +86,14 @@ def _current():
     return entry.state
 
 
+def publish_flags(fl, name):
+    """The flags of a product computed outside a ufunc loop (softfp8.matmul with a model,
+    scaled_mm): ORed into the sticky flags and handed to np.errstate as NumPy does after
+    a ufunc's loop (RuntimeWarning / FloatingPointError "... encountered in <name>")."""
+    if fl:
+        _ext.publish_flags(_current().cell, int(fl), name)
+
+
 def _set(state):
     return _VAR.set(_Entry(state, _owner()))
 

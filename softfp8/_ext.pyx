@@ -1040,6 +1040,7 @@ cdef extern from "npy_api.h":
     object sfp8_new_op_ufunc(int op)
     object sfp8_register_clip(object dtype_cls)
     object sfp8_matmul_wide_ufunc()
+    object sfp8_publish_flags(object cell, unsigned int fl, const char *name)
 
 import sys as _sys
 sfp8_npy_init(_sys.modules[__name__])
@@ -1092,3 +1093,10 @@ def new_op_ufunc(int op):
 
 def matmul_wide_ufunc():
     return sfp8_matmul_wide_ufunc()
+
+
+def publish_flags(object cell, unsigned int fl, str name):
+    """ORs flags into a FlagCell and hands them to np.errstate as after a ufunc loop
+    (warnings / FloatingPointError naming `name`), for products computed outside one."""
+    b = name.encode()
+    return sfp8_publish_flags(cell, fl, b)

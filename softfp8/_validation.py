@@ -6,6 +6,7 @@ _interop -> __main__ (tests/tools/test_import_graph.py checks it).
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -72,3 +73,52 @@ def as_format(x, what="fmt"):
         raise TypeError(f"{what} must be a softfp8 format or its dtype (e.g. softfp8.e4m3 or "
                         f"softfp8.e4m3.dtype), got {x!r}")
     return fmt
+
+
+def _f32_of_rational(x):
+    """x (an int, or a number with as_integer_ratio) rounded once to nearest-even binary32:
+    27 significant bits of |x| and a sticky bit, exact in binary64, then NumPy's cast."""
+    n, d = (int(x), 1) if isinstance(x, (int, np.integer)) else x.as_integer_ratio()
+    if n == 0:
+        return np.float32(0.0)
+    k = 26 - (abs(n).bit_length() - d.bit_length())    # |n / d| * 2**k has 26..27 bits
+    q, r = divmod(abs(n) << k, d) if k >= 0 else divmod(abs(n), d << -k)
+    try:
+        v = math.ldexp(q | (r != 0), -k)
+    except OverflowError:
+        v = math.inf
+    with np.errstate(over="ignore"):
+        return np.float32(-v if n < 0 else v)
+
+
+def binary32_scales(scale, what):
+    """Scales as softfp8.scaling.quantize and softfp8.scaled_mm take them (docs/training.md):
+    every value rounded once, to nearest even, to binary32 -- floats of at most 64 bits and
+    softfp8 values through their exact float64 value, integers and long doubles from their
+    exact value -- and each result finite and positive (ValueError naming the first bad
+    value).  Returns a float32 array of scale's shape."""
+    if isinstance(scale, (bool, np.bool_)):
+        raise TypeError(f"{what} must be a number or an array of numbers, got {scale!r}")
+    if isinstance(scale, (int, np.integer)) or (isinstance(scale, np.floating) and scale.dtype.itemsize > 8):
+        arr = np.asarray(scale if isinstance(scale, np.floating) else int(scale), dtype=object)
+    else:
+        arr = np.asarray(scale)
+    dt = arr.dtype
+    if dt.kind == "O" and arr.ndim == 0 and isinstance(arr[()], (int, np.integer, np.floating)):
+        s32 = np.asarray(_f32_of_rational(arr[()]))
+    elif dt.kind not in "fiu" and not isinstance(getattr(dt, "format", None), FormatBase):
+        raise TypeError(f"{what} must be a float, integer or softfp8 array, got dtype {dt}")
+    elif (dt.kind == "f" and dt.itemsize > 8) or (dt.kind in "iu" and arr.size and
+                                                   int(np.max(np.abs(arr.astype(object)))) > 2 ** 53):
+        s32 = np.array([_f32_of_rational(int(v) if dt.kind in "iu" else v) for v in arr.ravel()],
+                       dtype=np.float32).reshape(arr.shape)
+    else:
+        with np.errstate(over="ignore"):
+            s32 = arr.astype(np.float64).astype(np.float32)
+    bad = ~(np.isfinite(s32) & (s32 > 0))
+    if bad.any():
+        v = arr[bad].flat[0] if arr.ndim else arr[()]
+        v = v.item() if isinstance(v, np.generic) and v.dtype.itemsize <= 8 else v
+        raise ValueError(f"{what} must hold finite positive scales (each rounded to the nearest "
+                         f"binary32 must stay finite and non-zero), got {v!r}")
+    return s32

@@ -29,6 +29,7 @@ E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
 HFP8_143, HFP8_152, HFP16 = NAMED["hfp8_143"], NAMED["hfp8_152"], NAMED["hfp16_169"]
 
 HIDDEN = 64
+SMALL_HIDDEN = 32          # fp8-exact-dot / fp8-h100 (the H100 model costs ~50 ns per multiply-add today)
 CLASSES = 3
 BATCH = 128
 LR = 0.02
@@ -83,6 +84,7 @@ class Recipe:
 
     name = "float32"
     what = "float32 everywhere (the reference)"
+    sizes = None               # layer widths; None: (2, HIDDEN, HIDDEN, CLASSES)
 
     def __init__(self, seed: int):
         self.seed = seed
@@ -235,6 +237,38 @@ class Hfp8(ScaledGemm):
         return scaling.quantize(t, HFP8_152 if role == "g" else HFP8_143, pow2=True)
 
 
+class Fp8ExactDot(ScaledGemm):
+    """The twin of ``fp8-h100``: the same E4M3 operands (per-tensor current scaling), every
+    GEMM the exact dot product of the codes rounded once to float32 (softfp8.matmul), times
+    the two inverse scales in float32, as a GPU applies them after its accumulator.  Both
+    train a smaller MLP (``sizes``) so that the H100 model, about 50 ns per multiply-add
+    today, keeps the demo within seconds."""
+
+    name = "fp8-exact-dot"
+    what = ("E4M3 x E4M3 GEMMs, exact dot products rounded once to float32, per-tensor "
+            "scaling; 2-32-32-3 MLP (the twin of fp8-h100)")
+    sizes = (2, SMALL_HIDDEN, SMALL_HIDDEN, CLASSES)
+
+    def quantize(self, t, role, layer, axis):
+        return scaling.quantize(t, E4M3)
+
+    def matmul(self, a, b):
+        acc = gemm.matmul(a.codes, b.codes, out_dtype=np.float32, accumulation=self.accumulation)
+        return acc * (a.scale_inv * b.scale_inv)
+
+
+class Fp8H100(Fp8ExactDot):
+    """NVIDIA H100's FP8 tensor core (``softfp8.Accumulation.profile("h100")``, docs/
+    matrix-units.md): blocks of 32 products aligned to 13 fraction bits and truncated, each
+    block result the addend of the next, float32 output.  Everything else as
+    ``fp8-exact-dot``, so the two rows differ by the accumulator alone."""
+
+    name = "fp8-h100"
+    what = ("as fp8-exact-dot, GEMMs accumulated by the H100 FP8 tensor-core model "
+            "(Accumulation.profile('h100'))")
+    accumulation = gemm.Accumulation.profile("h100")
+
+
 class Block(Quantised):
     """A block format (softfp8.mx) per role, blocks along each matmul's reduction axis;
     gradients optionally rounded stochastically (seeded per step, layer and axis)."""
@@ -297,7 +331,8 @@ class WeightsStochastic(WeightStore):
     stochastic = True
 
 
-RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic]
+RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, WeightsStochastic,
+           Fp8ExactDot, Fp8H100]
 
 
 # ------------------------------------------------------------- the training ----
@@ -336,11 +371,13 @@ class Result:
     errors: dict = field(repr=False, default_factory=dict)   # label -> (exact, quantised)
 
 
-def train(recipe_cls, data, steps: int, seed: int, *, sizes=(2, HIDDEN, HIDDEN, CLASSES),
+def train(recipe_cls, data, steps: int, seed: int, *, sizes=None,
           batch: int = BATCH, lr: float = LR) -> Result:
-    """Train one recipe (an MLP of layer widths ``sizes``, Adam with a cosine decay from
-    ``lr``, ``steps`` batches of ``batch`` points drawn with replacement); the batches and
-    the initial weights depend only on seed."""
+    """Train one recipe (an MLP of layer widths ``sizes``, by default the recipe's own or
+    (2, HIDDEN, HIDDEN, CLASSES); Adam with a cosine decay from ``lr``, ``steps`` batches of
+    ``batch`` points drawn with replacement); the batches and the initial weights depend
+    only on seed."""
+    sizes = sizes or recipe_cls.sizes or (2, HIDDEN, HIDDEN, CLASSES)
     (x, y), (xt, yt) = data
     recipe = recipe_cls(seed)
     rng = np.random.default_rng(seed)

@@ -17,9 +17,10 @@ from . import matrix_units as _mu
 from ._dtypes import _matmul_shape, dtype_of, format_of
 from ._dtypes import matmul as _exact_matmul
 from ._formats import lookup
-from ._validation import _as_int, format_or_none
+from ._validation import _as_int, binary32_scales, format_or_none
 
 _STOCHASTIC = _context.ROUNDING_MODES.index("stochastic")
+_F32_MAX = float(np.finfo(np.float32).max)
 _NUMPY_FLOATS = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64),
                  "float16": np.dtype(np.float16)}
 
@@ -157,12 +158,6 @@ def _model(acc):
     return acc
 
 
-def _publish(fl):
-    if fl:
-        cell = _context._current().cell
-        cell.flags = cell.flags | int(fl)
-
-
 def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=None,
          sb_block=(1, 1), kblock=0):
     """res[...] = a2 @ b2 (2-D) under model (None: exact) by the matrix engine; returns the
@@ -214,7 +209,7 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     if model is None and a.dtype == b.dtype:
         return _exact_matmul(a, b, out_dtype=out_dtype, out=out)
     if out_dtype is None:
-        out_dtype = a.dtype if a.dtype == b.dtype else np.float32
+        out_dtype = _mu.default_out_dtype(model, a.dtype, b.dtype)
     tgt = _target(out_dtype, "softfp8.matmul out_dtype", allow_float64=True)
     shape = _matmul_shape(a, b)
     if out is not None:
@@ -236,37 +231,19 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     fl = 0
     for idx in np.ndindex(*batch):
         fl |= _run(A[idx], B[idx], res[idx], fa, fb, model, tgt, promote)
-    _publish(fl)
-    if a.ndim == 1:
-        res = res[..., 0, :]
-    if b.ndim == 1:
-        res = res[..., 0]
-    if out is not None:
-        out[...] = res
-        return out
-    return res
+    return _mu.finish(res, a.ndim, b.ndim, out, fl)
 
 
 def _scale(s, what, rows, cols, kdim, block):
     """(uint32 C array of binary32 scales, (block rows, block cols)) for an operand of
-    shape (rows, cols); kdim: 1 if the operand's inner dimension is its columns (a), 0 (b)."""
-    if block is None and isinstance(s, (float, np.float32, np.float64)) \
-            and not isinstance(s, bool) and 0 < s < np.inf and float(np.float32(s)) == float(s):
-        # a valid per-tensor scale, the common case: no array checks
+    shape (rows, cols); kdim: 1 if the operand's inner dimension is its columns (a), 0 (b).
+    Scales are rounded to binary32 as scaling.quantize rounds a given scale."""
+    if block is None and type(s) in (float, np.float32, np.float64) and 0 < s <= _F32_MAX \
+            and float(np.float32(s)) == float(s):
+        # a per-tensor binary32 scale, the common case: no array checks
         return (np.full((1, 1), s, dtype=np.float32).view(np.uint32),
                 (max(rows, 1), max(cols, 1)), 0)
-    arr = np.asarray(s)
-    if format_of(arr.dtype) is None and arr.dtype.kind not in "fiu":
-        raise TypeError(f"{what} must be a float array or a softfp8 array, got dtype {arr.dtype}")
-    with np.errstate(all="ignore"):
-        s32 = arr.astype(np.float32)
-        wide = arr.astype(np.float64)
-    if not np.array_equal(s32.astype(np.float64), wide, equal_nan=True):
-        raise ValueError(f"{what} holds values that are not exactly binary32 (scales are float32)")
-    v = s32.astype(np.float64)
-    bad = ~(np.isfinite(v) & (v > 0))
-    if bad.any():
-        raise ValueError(f"{what} must hold finite positive scales, got {v[bad].flat[0]!r}")
+    s32 = binary32_scales(s, what)
     if s32.size == 1 and block is None:
         blk = (max(rows, 1), max(cols, 1))          # per tensor
         s2 = s32.reshape(1, 1)
@@ -340,5 +317,5 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=None, *
                                  f"of {kblock} products")
     res = np.empty((m, p), dtype=tgt.dtype)
     fl = _run(a, b, res, fa, fb, model, tgt, promote, sa, blka, sb, blkb, kblock)
-    _publish(fl)
+    _context.publish_flags(fl, "scaled_mm")
     return res

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _context, _ext
 from . import bits as _bits
-from ._dtypes import _matmul_shape, dtype_of, format_of
+from ._dtypes import _contains, _matmul_shape, dtype_of, format_of
 from ._formats import lookup
 from ._validation import _as_bool, _as_int, _choice, format_or_none
 
@@ -307,6 +307,31 @@ def _addend(c, shape, dt, name):
                          f"result's shape {shape}") from None
 
 
+def _as_softfp8(dt):
+    """The softfp8 dtype holding a NumPy float16 / ml_dtypes bfloat16 operand's codes."""
+    if format_of(dt) is None:
+        return dtype_of(_F16) if dt == np.float16 else dtype_of(_BF16)
+    return dt
+
+
+def default_out_dtype(acc, da, db):
+    """softfp8.matmul's out_dtype=None (docs/training.md, "Accumulation models"):
+    float32 for block models and operands of two formats; for an Accumulation, the
+    format its sum ends in (``promoted`` with promote_every, else the accumulator) when
+    that is wider than the operands' format (holds all its values, not the reverse);
+    otherwise, and for the exact model, the operands' dtype (as ``@``)."""
+    if is_block_model(acc) or da != db:
+        return np.dtype(np.float32)
+    if acc is None:
+        return da
+    final = (acc._prom if acc.promote_every else acc._acc).dtype
+    op = _as_softfp8(da)
+    fin = _as_softfp8(final) if final == np.float16 or final.name == "bfloat16" else final
+    if _contains(op, fin) and not _contains(fin, op):
+        return final
+    return da
+
+
 def is_block_model(acc):
     return isinstance(acc, (BlockFMA, MatrixUnit))
 
@@ -339,12 +364,6 @@ def _order_model(acc, fa, fb, fo, fo_fmt):
     return md
 
 
-def _publish(fl):
-    if fl:
-        cell = _context._current().cell
-        cell.flags = cell.flags | int(fl)
-
-
 def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     """A @ B + C (np.matmul's shapes) under a matrix-unit model, an Accumulation order
     with an addend, or exactly (accumulation=None) with an addend; see
@@ -362,7 +381,7 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     a, fa, ka = _operand(a, block, "a")
     b, fb, kb = _operand(b, block, "b")
     if out_dtype is None:
-        out_dtype = np.float32 if block or a.dtype != b.dtype else a.dtype
+        out_dtype = default_out_dtype(accumulation, a.dtype, b.dtype)
     fo, dt, oname = _out_target(out_dtype, block)
     if isinstance(accumulation, MatrixUnit):
         accumulation = accumulation.model(ka, oname, kb)
@@ -391,12 +410,18 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     fl = 0
     for idx in np.ndindex(*batch):
         fl |= _ext.mu_gemm(md, A[idx], B[idx], None if C is None else C[idx], res[idx])
-    _publish(fl)
-    if a.ndim == 1:
+    return finish(res, a.ndim, b.ndim, out, fl)
+
+
+def finish(res, adim, bdim, out, fl, name="matmul"):
+    """The result of a product computed 2-D by 2-D: 1-D operands' axes dropped, copied
+    into out, then the flags published as `@` publishes them (sticky flags, np.errstate)."""
+    if adim == 1:
         res = res[..., 0, :]
-    if b.ndim == 1:
+    if bdim == 1:
         res = res[..., 0]
     if out is not None:
         out[...] = res
-        return out
+        res = out
+    _context.publish_flags(fl, name)
     return res

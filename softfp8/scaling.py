@@ -24,7 +24,7 @@ import numpy as np
 from . import _context, _dtypes, _formats  # noqa: F401  (_dtypes: Format.dtype hooks)
 from ._context import Flags
 from ._formats import TeslaFamily
-from ._validation import _as_int, _choice, as_format
+from ._validation import _as_int, _choice, as_format, binary32_scales
 
 __all__ = ["amax", "compute_scale", "quantize", "ScaledArray", "CurrentScaling",
            "DelayedScaling", "fp8_amax_bias", "Fp8Amax", "Fp8CScale", "select_bias",
@@ -253,13 +253,7 @@ def _scaled_odd(x, s):
 
 
 def _as_scale(scale, shape):
-    s = np.asarray(scale, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        s32 = s.astype(np.float32)            # nearest-even float32
-    bad = ~(np.isfinite(s32) & (s32 > 0))
-    if bad.any():
-        raise ValueError(f"scale must hold positive values that float32 holds as finite "
-                         f"non-zero numbers, got {s[bad].flat[0]!r}")
+    s32 = binary32_scales(scale, "scale")     # nearest-even float32, finite and positive
     fits = s32.ndim <= len(shape) and all(a in (1, b) for a, b in zip(s32.shape[::-1],
                                                                       shape[::-1]))
     if not fits:

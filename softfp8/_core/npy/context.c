@@ -165,14 +165,38 @@ void *loopdata_alloc(size_t size)
 }
 
 /* publish flags: sticky cell (atomic OR) and NumPy's FP error machinery */
-void loop_publish(LoopData *d, unsigned int fl)
+static void publish(unsigned int *cell, unsigned int fl)
 {
     int fe = 0;
     if (!fl) return;
-    __atomic_fetch_or(d->flags, fl, __ATOMIC_RELAXED);
+    __atomic_fetch_or(cell, fl, __ATOMIC_RELAXED);
     if (fl & SFP8_FLAG_OVERFLOW) fe |= FE_OVERFLOW;
     if (fl & SFP8_FLAG_UNDERFLOW) fe |= FE_UNDERFLOW;
     if (fl & SFP8_FLAG_INVALID) fe |= FE_INVALID;
     if (fl & SFP8_FLAG_DIVBYZERO) fe |= FE_DIVBYZERO;
     if (fe) feraiseexcept(fe);
+}
+
+void loop_publish(LoopData *d, unsigned int fl)
+{
+    publish(d->flags, fl);
+}
+
+/* The flags of a matrix product computed outside a ufunc loop (softfp8.matmul with a
+   model, softfp8.scaled_mm; GIL held): published as a loop publishes them, then handed
+   to np.errstate as NumPy does after a ufunc's loop -- it reads the FP status back
+   (PyUFunc_getfperr) and calls PyUFunc_GiveFloatingpointErrors(name, ...), which warns,
+   raises FloatingPointError, calls the errstate callback or ignores, per flag. */
+PyObject *sfp8_publish_flags(PyObject *cell, unsigned int fl, const char *name)
+{
+    if (!PyObject_TypeCheck(cell, &FlagCellType)) {
+        PyErr_Format(PyExc_TypeError, "publish_flags needs a FlagCell, got %R", cell);
+        return NULL;
+    }
+    if (fl) {
+        PyUFunc_clearfperr();
+        publish(&((FlagCellObject *)cell)->flags, fl);
+        if (PyUFunc_GiveFloatingpointErrors(name, PyUFunc_getfperr()) < 0) return NULL;
+    }
+    Py_RETURN_NONE;
 }

@@ -243,6 +243,8 @@ typedef int promoter_fn(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
                         PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[]);
 int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promoter_fn *fn);
 int add_binary_promoters_fn(PyObject *ufunc, PyArray_DTypeMeta *cls, int boolout, int pyloops, promoter_fn *fn);
+/* the matrix products' promoter: mixed softfp8 formats raise a clear UFuncTypeError */
+int add_product_promoter(PyObject *ufunc, PyArray_DTypeMeta *cls);
 
 /* ---- Python int/float operands (pyscalar.c) ----------------------------- */
 

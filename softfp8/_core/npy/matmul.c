@@ -335,6 +335,7 @@ static int add_vector_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
         int r;
         if (!uf) return -1;
         r = PyUFunc_AddLoopFromSpec(uf, &spec);
+        if (r == 0) r = add_product_promoter(uf, cls);
         Py_DECREF(uf);
         if (r < 0) return -1;
     }
@@ -367,7 +368,7 @@ int add_matmul_loops(PyObject *numpy_module, PyArray_DTypeMeta *cls)
             .name = "softfp8_matmul", .nin = 2, .nout = 1, .casting = NPY_NO_CASTING,
             .flags = NPY_METH_SUPPORTS_UNALIGNED, .dtypes = dtypes, .slots = slots,
         };
-        if (PyUFunc_AddLoopFromSpec(uf, &spec) < 0) {
+        if (PyUFunc_AddLoopFromSpec(uf, &spec) < 0 || (k == 0 && add_product_promoter(uf, cls) < 0)) {
             Py_DECREF(uf);
             return -1;
         }

@@ -20,4 +20,6 @@ PyObject *sfp8_register_ufuncs(PyObject *dtype_cls, PyObject *numpy_module, PyOb
 PyObject *sfp8_register_clip(PyObject *dtype_cls);
 PyObject *sfp8_new_op_ufunc(int op);
 PyObject *sfp8_matmul_wide_ufunc(void);
+/* flags of a product computed outside a ufunc: the sticky cell and np.errstate (context.c) */
+PyObject *sfp8_publish_flags(PyObject *cell, unsigned int fl, const char *name);
 #endif

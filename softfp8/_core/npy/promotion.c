@@ -79,6 +79,52 @@ int add_promoter_fn(PyObject *ufunc, PyObject *const items[], int nargs, promote
     return r;
 }
 
+/* promoter of the matrix products (np.matmul / @, np.vecdot, np.matvec, np.vecmat)
+   for operands of two softfp8 DType classes: NumPy would report a bare "no loop";
+   softfp8 chooses no result type for a mixed-format product (docs/numpy.md, "Mixed
+   formats") and raises a UFuncTypeError naming what computes it.  Anything else:
+   decline (the DTypes unchanged), leaving NumPy's own error. */
+static int sfp8_product_promoter(PyObject *ufunc, PyArray_DTypeMeta *const op_dtypes[],
+                                 PyArray_DTypeMeta *const signature[], PyArray_DTypeMeta *new_op_dtypes[])
+{
+    int nargs = ((PyUFuncObject *)ufunc)->nargs;
+    PyArray_DTypeMeta *a = op_dtypes[0], *b = op_dtypes[1];
+    (void)signature;
+    if (a && b && a != b && family_of(a) >= 0 && family_of(b) >= 0) {
+        PyObject *mod = PyImport_ImportModule("numpy._core._exceptions");
+        PyObject *cls = mod ? PyObject_GetAttrString(mod, "UFuncTypeError") : NULL;
+        PyObject *exc = cls ? PyObject_CallOneArg(cls, ufunc) : NULL;  /* sets .ufunc */
+        PyObject *msg = PyUnicode_FromFormat(
+            "np.%s%s does not mix softfp8 formats (%s and %s): softfp8 "
+            "chooses no result type for a mixed-format product. Use softfp8.matmul(a, b, out_dtype=...) "
+            "(the exact product rounded once; float32 by default) or softfp8.scaled_mm(a, b, scale_a, "
+            "scale_b) (the FP8 GEMM), or convert one operand (a.astype(b.dtype))",
+            ((PyUFuncObject *)ufunc)->name, strcmp(((PyUFuncObject *)ufunc)->name, "matmul") ? "" : " (a @ b)",
+            ((PyTypeObject *)a)->tp_name, ((PyTypeObject *)b)->tp_name);
+        PyObject *args = msg ? PyTuple_Pack(1, msg) : NULL;
+        if (exc && args && PyObject_SetAttrString(exc, "args", args) == 0)
+            PyErr_SetObject(cls, exc);
+        Py_XDECREF(args);
+        Py_XDECREF(msg);
+        Py_XDECREF(exc);
+        Py_XDECREF(cls);
+        Py_XDECREF(mod);
+        return -1;
+    }
+    for (int i = 0; i < nargs; i++) {
+        Py_XINCREF(op_dtypes[i]);
+        new_op_dtypes[i] = op_dtypes[i];
+    }
+    return 0;
+}
+
+/* (D, any, any) on a matrix-product gufunc: mixed softfp8 formats get a clear error */
+int add_product_promoter(PyObject *ufunc, PyArray_DTypeMeta *cls)
+{
+    PyObject *items[3] = {(PyObject *)cls, Py_None, Py_None};
+    return add_promoter_fn(ufunc, items, 3, sfp8_product_promoter);
+}
+
 /* promoters of a binary ufunc: (D, any) and (X, D) for every non-softfp8
    partner X (NumPy numeric DTypes, and Python int/float unless the ufunc has
    loops of its own for them: pyloops); never two wildcard patterns that could
