@@ -30,24 +30,27 @@
 #include "mm_simd.h"
 
 #define NONE (-(1 << 28)) /* the nominal exponent of a zero term: below every other */
+#define LANES 16          /* outputs of a row computed together: columns j0 .. j0 + 15 */
 
-/* operands decoded: value (-1)^neg sig 2^x (sig odd, or 0), nominal exponent E */
+/* operands decoded: value (-1)^neg sig 2^x (sig odd, or 0), neg a mask (0 or all ones),
+ * nominal exponent E (NONE for a zero, or a subnormal read as zero).  A: one row, element
+ * l; B: row-major, element (l, j) at l * pp + j (pp: p rounded up to LANES, the padding
+ * zeros). */
 typedef struct {
     uint32_t *sig, *neg;
     int32_t *x, *E;
 } uline;
 
-/* the running value of an output: a term like the operands' (sig 0: +0) */
+/* the running values of a group's outputs: terms like the operands' (sig 0: +0) */
 typedef struct {
-    uint64_t sig;
-    int64_t x, E;
-    int neg;
-} uterm;
+    uint32_t sig[LANES], neg[LANES];
+    int32_t x[LANES], E[LANES];
+} ugroup;
 
 typedef struct {
     const sfp8u_model *md;
-    int W, P, rounding, sticky, norm;
-    int64_t emin_a, emin_b, emin_o, emax_o, min_exp;
+    int W, P, rounding, sticky, norm, narrow, sum32;
+    int64_t emin_a, emin_b, emin_o, emax_o;
 } uctx;
 
 static int bitlen64(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
@@ -66,9 +69,10 @@ static int covers(const sfp8u_model *md, int64_t k)
            W + 3 + bitlen64((uint64_t)md->block + 1) <= 62;
 }
 
-/* one operand into lane l of u: bad |= NaN or infinity; sub |= a subnormal code */
+/* one operand into element l of u: bad |= NaN or infinity; sub |= a subnormal code;
+ * *wide = max(*wide, bits of the significand) */
 static void put(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, uline *u, int64_t l, int *bad,
-                int *sub)
+                int *sub, int *wide)
 {
     sfp8u_value v;
     sfp8u_decode(f, code, &v);
@@ -76,7 +80,7 @@ static void put(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code
     u->sig[l] = 0;
     u->x[l] = 0;
     u->E[l] = NONE;
-    u->neg[l] = v.neg;
+    u->neg[l] = v.neg ? ~(uint32_t)0 : 0;
     if (v.cls == SFP8U_NAN || v.cls == SFP8U_INF) {
         *bad = 1;
         return;
@@ -87,15 +91,17 @@ static void put(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code
         u->sig[l] = (uint32_t)(v.sig >> tz); /* the value unchanged: trailing zeros moved into x */
         u->x[l] = (int32_t)(v.exp + tz);
         u->E[l] = (int32_t)(top > emin ? top : emin);
+        if (bitlen64(u->sig[l]) > *wide) *wide = bitlen64(u->sig[l]);
     }
 }
 
-/* x / 2^-s truncated (s < 0) or x * 2^s; *lost: bits dropped */
+/* x / 2^-s truncated (s < 0) or x * 2^s (below 2^(W + 2): a term's msb is at most E + 1);
+ * *lost: bits dropped */
 static inline uint64_t align1(uint64_t sig, int64_t s, int *lost)
 {
     uint64_t a;
     *lost = 0;
-    if (s >= 0) return sig << s; /* below 2^(W + 2): the term's msb is at most E + 1 */
+    if (s >= 0) return sig << s;
     if (s <= -64) {
         *lost = sig != 0;
         return 0;
@@ -105,120 +111,296 @@ static inline uint64_t align1(uint64_t sig, int64_t s, int *lost)
     return a;
 }
 
-/* the block's sum rounded to P significant bits into *r; 0: not a normal number of fo
- * (left to the generic kernel) */
-static int round_block(const uctx *g, int neg, uint64_t mag, int64_t e, uterm *r, uint8_t *lf)
+/* the largest nominal exponents of a block's products and the running values, per lane */
+static void block_exp(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0, int64_t n,
+                      const ugroup *cur, int32_t *E)
+{
+    for (int q = 0; q < LANES; q++) E[q] = cur->sig[q] ? cur->E[q] : NONE;
+    for (int64_t l = l0; l < l0 + n; l++) {
+        const int64_t o = l * pp + j0;
+        for (int q = 0; q < LANES; q++) {
+            int32_t e = a->E[l] + b->E[o + q];
+            if (g->norm && a->sig[l] && b->sig[o + q]) { /* normalised products: E + 1 when the msb is there */
+                int32_t top = a->x[l] + b->x[o + q] + bitlen64((uint64_t)a->sig[l] * b->sig[o + q]) - 1;
+                if (top > e) e = top;
+            }
+            if (e > E[q]) E[q] = e;
+        }
+    }
+}
+
+/* the sums of a block's terms aligned to 2^ue[q] (products of a and b at l0 .. l0 + n - 1, and
+ * the running values): portable C */
+static void block_sum(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0,
+                      int64_t n, const ugroup *cur, const int32_t *ue, int64_t *T, int *dropped)
+{
+    for (int q = 0; q < LANES; q++) {
+        int64_t t = 0;
+        int lost, d = 0;
+        for (int64_t l = l0; l <= l0 + n; l++) { /* l = l0 + n: the running value */
+            uint64_t sig, v, m;
+            int64_t x;
+            if (l < l0 + n) {
+                sig = (uint64_t)a->sig[l] * b->sig[l * pp + j0 + q];
+                x = (int64_t)a->x[l] + b->x[l * pp + j0 + q];
+                m = (uint64_t)(int64_t)(int32_t)(a->neg[l] ^ b->neg[l * pp + j0 + q]);
+            } else {
+                sig = cur->sig[q];
+                x = cur->x[q];
+                m = (uint64_t)(int64_t)(int32_t)cur->neg[q];
+            }
+            v = align1(sig, x - ue[q], &lost);
+            if (g->sticky) v = (v << 1) | (uint64_t)lost;
+            d |= lost;
+            t += (int64_t)((v ^ m) - m);
+        }
+        T[q] = t;
+        dropped[q] = d;
+    }
+}
+
+#if MM_SIMD
+#include <immintrin.h>
+/* block_sum in 32-bit lanes (uctx.narrow: products below 2^32, terms below 2^31 with their
+ * sign and sticky bit), summed in 32 bits when sum32 (uctx.sum32: the block's sum below 2^31),
+ * else in 64; lost bits looked for only when need_lost (the sticky bit, or no inexact flag
+ * raised yet in the call).  Eight lanes from lane h of the group. */
+MM_TGT256 static inline void sum8_avx2(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0,
+                                       int64_t n, const ugroup *cur, const int32_t *ue, int sticky, int sum32,
+                                       int need_lost, int h, int64_t *T, int *dropped)
+{
+    const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+    const __m256i vue = _mm256_loadu_si256((const __m256i *)(ue + h));
+    __m256i lo = zero, hi = zero, d = zero;
+    for (int64_t l = l0; l <= l0 + n; l++) {
+        __m256i sig, x, m, s, shl, shr, v;
+        if (l < l0 + n) {
+            const int64_t o = l * pp + j0 + h;
+            sig = _mm256_mullo_epi32(_mm256_set1_epi32((int)a->sig[l]), _mm256_loadu_si256((const __m256i *)(b->sig + o)));
+            x = _mm256_add_epi32(_mm256_set1_epi32(a->x[l]), _mm256_loadu_si256((const __m256i *)(b->x + o)));
+            m = _mm256_xor_si256(_mm256_set1_epi32((int)a->neg[l]), _mm256_loadu_si256((const __m256i *)(b->neg + o)));
+        } else { /* the running values */
+            sig = _mm256_loadu_si256((const __m256i *)(cur->sig + h));
+            x = _mm256_loadu_si256((const __m256i *)(cur->x + h));
+            m = _mm256_loadu_si256((const __m256i *)(cur->neg + h));
+        }
+        s = _mm256_sub_epi32(x, vue);
+        shl = _mm256_max_epi32(s, zero);
+        shr = _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero); /* counts above 31 give 0 */
+        sig = _mm256_sllv_epi32(sig, shl);
+        v = _mm256_srlv_epi32(sig, shr);
+        if (need_lost) {
+            __m256i lost = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(v, shr), sig), one);
+            d = _mm256_or_si256(d, lost);
+            if (sticky) v = _mm256_or_si256(_mm256_slli_epi32(v, 1), lost);
+        }
+        v = _mm256_sub_epi32(_mm256_xor_si256(v, m), m);
+        if (sum32) {
+            lo = _mm256_add_epi32(lo, v);
+        } else {
+            lo = _mm256_add_epi64(lo, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)));
+            hi = _mm256_add_epi64(hi, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
+        }
+    }
+    if (sum32) {
+        hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
+        lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
+    }
+    _mm256_storeu_si256((__m256i *)(T + h), lo);
+    _mm256_storeu_si256((__m256i *)(T + h + 4), hi);
+    {
+        int32_t dd[8];
+        _mm256_storeu_si256((__m256i *)dd, d);
+        for (int q = 0; q < 8; q++) dropped[h + q] = dd[q];
+    }
+}
+
+MM_TGT256 static void block_sum_avx2(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                     int64_t l0, int64_t n, const ugroup *cur, const int32_t *ue, int need_lost,
+                                     int64_t *T, int *dropped)
+{
+    for (int h = 0; h < LANES; h += 8)
+        sum8_avx2(a, b, pp, j0, l0, n, cur, ue, g->sticky, g->sum32, need_lost, h, T, dropped);
+}
+
+/* block_exp without normalised products */
+MM_TGT256 static void block_exp_avx2(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0, int64_t n,
+                                     const ugroup *cur, int32_t *E)
+{
+    const __m256i none = _mm256_set1_epi32(NONE), zero = _mm256_setzero_si256();
+    for (int h = 0; h < LANES; h += 8) {
+        __m256i z = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(cur->sig + h)), zero);
+        __m256i e = _mm256_blendv_epi8(_mm256_loadu_si256((const __m256i *)(cur->E + h)), none, z);
+        for (int64_t l = l0; l < l0 + n; l++)
+            e = _mm256_max_epi32(e, _mm256_add_epi32(_mm256_set1_epi32(a->E[l]),
+                                                     _mm256_loadu_si256((const __m256i *)(b->E + l * pp + j0 + h))));
+        _mm256_storeu_si256((__m256i *)(E + h), e);
+    }
+}
+
+/* the same, sixteen lanes in AVX-512 */
+MM_TGT512 static void block_sum_avx512(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                       int64_t l0, int64_t n, const ugroup *cur, const int32_t *ue, int need_lost,
+                                       int64_t *T, int *dropped)
+{
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+    const __m512i vue = _mm512_loadu_si512(ue);
+    __m512i lo = zero, hi = zero;
+    __mmask16 d = 0;
+    for (int64_t l = l0; l <= l0 + n; l++) {
+        __m512i sig, x, m, s, shl, shr, v;
+        if (l < l0 + n) {
+            const int64_t o = l * pp + j0;
+            sig = _mm512_mullo_epi32(_mm512_set1_epi32((int)a->sig[l]), _mm512_loadu_si512(b->sig + o));
+            x = _mm512_add_epi32(_mm512_set1_epi32(a->x[l]), _mm512_loadu_si512(b->x + o));
+            m = _mm512_xor_si512(_mm512_set1_epi32((int)a->neg[l]), _mm512_loadu_si512(b->neg + o));
+        } else {
+            sig = _mm512_loadu_si512(cur->sig);
+            x = _mm512_loadu_si512(cur->x);
+            m = _mm512_loadu_si512(cur->neg);
+        }
+        s = _mm512_sub_epi32(x, vue);
+        shl = _mm512_max_epi32(s, zero);
+        shr = _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero);
+        sig = _mm512_sllv_epi32(sig, shl);
+        v = _mm512_srlv_epi32(sig, shr);
+        if (need_lost) {
+            __mmask16 lost = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(v, shr), sig);
+            d |= lost;
+            if (g->sticky) v = _mm512_mask_or_epi32(_mm512_slli_epi32(v, 1), lost, _mm512_slli_epi32(v, 1), one);
+        }
+        v = _mm512_sub_epi32(_mm512_xor_si512(v, m), m);
+        if (g->sum32) {
+            lo = _mm512_add_epi32(lo, v);
+        } else {
+            lo = _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
+            hi = _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+        }
+    }
+    if (g->sum32) {
+        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
+        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
+    }
+    _mm512_storeu_si512(T, lo);
+    _mm512_storeu_si512(T + 8, hi);
+    for (int q = 0; q < LANES; q++) dropped[q] = d >> q & 1;
+}
+
+MM_TGT512 static void block_exp_avx512(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0,
+                                       int64_t n, const ugroup *cur, int32_t *E)
+{
+    __mmask16 z = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(cur->sig), _mm512_setzero_si512());
+    __m512i e = _mm512_mask_mov_epi32(_mm512_loadu_si512(cur->E), z, _mm512_set1_epi32(NONE));
+    for (int64_t l = l0; l < l0 + n; l++)
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(a->E[l]), _mm512_loadu_si512(b->E + l * pp + j0)));
+    _mm512_storeu_si512(E, e);
+}
+#endif
+
+/* a block's sum rounded to P significant bits into lane q of r; 0: not a normal number of
+ * fo (the lane is left to the generic kernel) */
+static int round_block(const uctx *g, int neg, uint64_t mag, int64_t e, ugroup *r, int q, uint8_t *lf)
 {
     int bl = bitlen64(mag);
     int64_t top = e + bl - 1;
     if (top < g->emin_o || top > g->emax_o) return 0;
     if (bl > g->P) {
         int sh = bl - g->P, up = 0;
-        uint64_t q = mag >> sh, rem = mag & (((uint64_t)1 << sh) - 1), half = (uint64_t)1 << (sh - 1);
+        uint64_t qq = mag >> sh, rem = mag & (((uint64_t)1 << sh) - 1), half = (uint64_t)1 << (sh - 1);
         if (rem) {
             *lf |= SFP8_FLAG_INEXACT;
             switch (g->rounding) {
-            case SFP8_ROUND_NEAREST_EVEN: up = rem > half || (rem == half && (q & 1)); break;
+            case SFP8_ROUND_NEAREST_EVEN: up = rem > half || (rem == half && (qq & 1)); break;
             case SFP8_ROUND_NEAREST_AWAY: up = rem >= half; break;
             case SFP8_ROUND_UPWARD: up = !neg; break;
             case SFP8_ROUND_DOWNWARD: up = neg; break;
             default: break;
             }
         }
-        q += (uint64_t)up;
-        if (q >> g->P) { /* carried into the next binade */
-            q >>= 1;
+        qq += (uint64_t)up;
+        if (qq >> g->P) { /* carried into the next binade */
+            qq >>= 1;
             sh++;
             if (++top > g->emax_o) return 0;
         }
-        mag = q;
+        mag = qq;
         e += sh;
     }
-    r->sig = mag;
-    r->x = e;
-    r->E = top; /* nominal(r, -126): top >= emin_o >= -126 */
-    r->neg = neg;
+    r->sig[q] = (uint32_t)mag;
+    r->x[q] = (int32_t)e;
+    r->E[q] = (int32_t)top; /* nominal(r, -126): top >= emin_o >= -126 */
+    r->neg[q] = neg ? ~(uint32_t)0 : 0;
     return 1;
 }
 
-/* the sum of one block's terms (a, b at l0 .. l0 + n - 1, and the running value) */
-static int64_t block_sum(const uctx *g, const uline *a, const uline *b, int64_t l0, int64_t n, const uterm *cur,
-                         int64_t ue, int *dropped)
-{
-    int64_t T = 0;
-    int lost = 0;
-    for (int64_t l = l0; l < l0 + n; l++) {
-        uint64_t sig = (uint64_t)a->sig[l] * b->sig[l], t = align1(sig, (int64_t)a->x[l] + b->x[l] - ue, &lost);
-        uint64_t m = -(uint64_t)(a->neg[l] ^ b->neg[l]);
-        if (g->sticky) t = (t << 1) | (uint64_t)lost;
-        *dropped |= lost;
-        T += (int64_t)((t ^ m) - m);
-    }
-    if (cur->sig) {
-        uint64_t t = align1(cur->sig, cur->x - ue, &lost), m = -(uint64_t)cur->neg;
-        if (g->sticky) t = (t << 1) | (uint64_t)lost;
-        *dropped |= lost;
-        T += (int64_t)((t ^ m) - m);
-    }
-    return T;
-}
-
-/* the largest nominal exponent of the block's products and the running value */
-static int64_t block_exp(const uctx *g, const uline *a, const uline *b, int64_t l0, int64_t n, const uterm *cur)
-{
-    int64_t E = cur->sig ? cur->E : NONE;
-    for (int64_t l = l0; l < l0 + n; l++) {
-        int64_t e = (int64_t)a->E[l] + b->E[l];
-        if (g->norm && a->sig[l] && b->sig[l]) { /* normalised products: E + 1 when the msb is there */
-            uint64_t sig = (uint64_t)a->sig[l] * b->sig[l];
-            int64_t top = (int64_t)a->x[l] + b->x[l] + bitlen64(sig) - 1;
-            if (top > e) e = top;
-        }
-        if (e > E) E = e;
-    }
-    return E;
-}
-
-/* output (a row, b a column) from the running value cur; 0: left to the generic kernel */
-static int unit_dot(const uctx *g, const uline *a, const uline *b, int64_t k, uterm cur, uint64_t *out, uint8_t *fl)
+/* outputs j0 .. j0 + 7 of row a from the running values cur: out[q], fl[q]; live[q] 0 for
+ * a lane the generic kernel computes (set to 0 here when the lane leaves the fast path) */
+static void unit_group(const uctx *g, int level, int need_lost, const uline *a, const uline *b, ptrdiff_t pp,
+                       int64_t j0, int64_t k, ugroup *cur, int *live, uint64_t *out, uint8_t *fl)
 {
     const sfp8u_model *md = g->md;
-    uint8_t lf = 0;
+    int32_t E[LANES], ue[LANES];
+    int64_t T[LANES];
+    int dropped[LANES];
     for (int64_t k0 = 0; k0 < k; k0 += md->block) {
-        int64_t n = k - k0 < md->block ? k - k0 : md->block, E = block_exp(g, a, b, k0, n, &cur), T, ue;
-        int dropped = 0;
-        if (E < NONE / 2) { /* no term: +0 */
-            memset(&cur, 0, sizeof cur);
-            continue;
+        int64_t n = k - k0 < md->block ? k - k0 : md->block;
+#if MM_SIMD
+        if (level >= 2 && !g->norm) block_exp_avx512(a, b, pp, j0, k0, n, cur, E);
+        else if (level >= 1 && !g->norm) block_exp_avx2(a, b, pp, j0, k0, n, cur, E);
+        else
+#endif
+            block_exp(g, a, b, pp, j0, k0, n, cur, E);
+        for (int q = 0; q < LANES; q++) {
+            int32_t e = E[q];
+            if (md->has_min_exp && e >= NONE / 2 && e < md->min_exp) e = md->min_exp;
+            ue[q] = e - g->W;
         }
-        if (md->has_min_exp && E < md->min_exp) E = md->min_exp;
-        ue = E - g->W;
-        T = block_sum(g, a, b, k0, n, &cur, ue, &dropped);
-        if (dropped) lf |= SFP8_FLAG_INEXACT;
-        if (T == 0) {
-            memset(&cur, 0, sizeof cur);
-            continue;
+#if MM_SIMD
+        if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
+        else if (level >= 1 && g->narrow) block_sum_avx2(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
+        else
+#endif
+            block_sum(g, a, b, pp, j0, k0, n, cur, ue, T, dropped);
+        for (int q = 0; q < LANES; q++) {
+            if (!live[q]) continue;
+            if (E[q] < NONE / 2) { /* no term: +0 */
+                cur->sig[q] = 0;
+                continue;
+            }
+            if (dropped[q]) fl[q] |= SFP8_FLAG_INEXACT;
+            if (T[q] == 0) {
+                cur->sig[q] = 0;
+                cur->neg[q] = 0;
+            } else if (!round_block(g, T[q] < 0, T[q] < 0 ? -(uint64_t)T[q] : (uint64_t)T[q],
+                                    g->sticky ? ue[q] - 1 : ue[q], cur, q, &fl[q])) {
+                live[q] = 0;
+                cur->sig[q] = 0;
+            }
         }
-        if (!round_block(g, T < 0, T < 0 ? -(uint64_t)T : (uint64_t)T, g->sticky ? ue - 1 : ue, &cur, &lf))
-            return 0;
     }
-    if (!cur.sig) {
-        *out = 0; /* +0 */
-    } else {
+    for (int q = 0; q < LANES; q++) {
         const sfp8_format *f = &md->fo;
-        uint64_t frac = (cur.sig << (f->man_bits + 1 - bitlen64(cur.sig))) & (((uint64_t)1 << f->man_bits) - 1);
-        *out = (uint64_t)cur.neg << (f->bits - 1) | (uint64_t)(cur.E + f->bias) << f->man_bits | frac;
+        uint64_t sig = cur->sig[q];
+        if (!sig) {
+            out[q] = 0; /* +0 */
+            continue;
+        }
+        out[q] = (uint64_t)(cur->neg[q] & 1) << (f->bits - 1) | (uint64_t)(cur->E[q] + f->bias) << f->man_bits |
+                 ((sig << (f->man_bits + 1 - bitlen64(sig))) & (((uint64_t)1 << f->man_bits) - 1));
     }
-    *fl |= lf;
-    return 1;
 }
 
-/* the addend of output (i, j) as the first running value; 0: left to the generic kernel */
-static int addend(const uctx *g, const char *C, uint64_t code, uterm *cur, uint8_t *fl)
+/* the addend of an output as its first running value (lane q of cur); 0: left to the
+ * generic kernel */
+static int addend(const uctx *g, const char *C, uint64_t code, ugroup *cur, int q, uint8_t *fl)
 {
     const sfp8u_model *md = g->md;
     sfp8u_value v;
-    memset(cur, 0, sizeof *cur);
+    int64_t top;
+    cur->sig[q] = 0;
+    cur->neg[q] = 0;
+    cur->x[q] = 0;
+    cur->E[q] = NONE;
     if (!C) return 1;
     sfp8u_decode(&md->fo, code, &v);
     if (v.cls == SFP8U_NAN || v.cls == SFP8U_INF) return 0;
@@ -228,11 +410,11 @@ static int addend(const uctx *g, const char *C, uint64_t code, uterm *cur, uint8
         *fl |= SFP8_FLAG_INEXACT;
         return 1;
     }
-    cur->sig = v.sig;
-    cur->x = v.exp;
-    cur->neg = v.neg;
-    cur->E = (int64_t)v.exp + bitlen64(v.sig) - 1;
-    if (cur->E < -126) cur->E = -126;
+    top = v.exp + bitlen64(v.sig) - 1;
+    cur->sig[q] = (uint32_t)v.sig;
+    cur->x[q] = (int32_t)v.exp;
+    cur->neg[q] = v.neg ? ~(uint32_t)0 : 0;
+    cur->E[q] = (int32_t)(top > -126 ? top : -126);
     return 1;
 }
 
@@ -240,7 +422,7 @@ static int code_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <
 
 static void *lines(int64_t n, uline *u)
 {
-    char *mem = malloc((size_t)(n > 0 ? n : 1) * 16);
+    char *mem = malloc((size_t)(n > 0 ? n : 1) * 16 + 64);
     if (!mem) return NULL;
     u->sig = (uint32_t *)mem;
     u->neg = (uint32_t *)(mem + 4 * n);
@@ -257,7 +439,9 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     uline ua, ub;
     void *ma = NULL, *mb = NULL;
     unsigned char *colbad = NULL, *colsub = NULL;
-    int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0;
+    int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0, wa = 0, wb = 0;
+    int level = sfp8f_simd_level();
+    ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
     unsigned flags = 0;
     if (m <= 0 || p <= 0) return 0;
     if (!fast || !covers(md, k)) return sfp8u_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
@@ -273,42 +457,64 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     g.emin_o = fmt_emin(&md->fo);
     g.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     ma = lines(k, &ua);
-    mb = lines(k * p, &ub);
-    colbad = calloc((size_t)p, 2);
+    mb = lines(k * pp, &ub);
+    colbad = calloc((size_t)pp, 2);
     if (!ma || !mb || !colbad) {
         free(ma);
         free(mb);
         free(colbad);
         return SFP8U_NOMEM;
     }
-    colsub = colbad + p;
-    for (int64_t j = 0; j < p; j++) { /* B decoded once, column by column */
+    colsub = colbad + pp;
+    for (int64_t j = 0; j < pp; j++) { /* B decoded once, row-major; the padding columns zeros */
         int bad = 0, sub = 0;
-        for (int64_t l = 0; l < k; l++)
-            put(&g, &md->fb, g.emin_b, load_raw(B + l * bk + j * bp, sb), &ub, j * k + l, &bad, &sub);
+        for (int64_t l = 0; l < k; l++) {
+            if (j < p) {
+                put(&g, &md->fb, g.emin_b, load_raw(B + l * bk + j * bp, sb), &ub, l * pp + j, &bad, &sub, &wb);
+            } else {
+                ub.sig[l * pp + j] = ub.neg[l * pp + j] = 0;
+                ub.x[l * pp + j] = 0;
+                ub.E[l * pp + j] = NONE;
+            }
+        }
         colbad[j] = (unsigned char)bad;
         colsub[j] = (unsigned char)sub;
     }
     for (int64_t i = 0; i < m; i++) {
         int rowbad = 0, rowsub = 0;
-        for (int64_t l = 0; l < k; l++) put(&g, &md->fa, g.emin_a, load_raw(A + i * am + l * ak, sa), &ua, l, &rowbad, &rowsub);
-        for (int64_t j = 0; j < p; j++) {
-            uint8_t fl = rowsub || colsub[j] ? SFP8_FLAG_DENORMAL : 0;
-            uint64_t r, c = C ? load_raw(C + i * cm + j * cp, so) : 0;
-            uterm cur;
-            uline bj = {ub.sig + j * k, ub.neg + j * k, ub.x + j * k, ub.E + j * k};
-            if (!rowbad && !colbad[j] && addend(&g, C, c, &cur, &fl) && unit_dot(&g, &ua, &bj, k, cur, &r, &fl)) {
-                store_raw(O + i * om + j * op, so, r);
-                flags |= fl;
-                used = 1;
-                continue;
+        for (int64_t l = 0; l < k; l++)
+            put(&g, &md->fa, g.emin_a, load_raw(A + i * am + l * ak, sa), &ua, l, &rowbad, &rowsub, &wa);
+        /* 32-bit lanes: products below 2^32, terms with sign and sticky bit below 2^31 */
+        g.narrow = wa + wb <= 32 && g.W + 2 + g.sticky <= 30;
+        g.sum32 = g.W + 2 + g.sticky + bitlen64((uint64_t)md->block + 1) <= 31;
+        for (int64_t j0 = 0; j0 < p; j0 += LANES) {
+            ugroup cur;
+            int live[LANES];
+            uint64_t out[LANES];
+            uint8_t fl[LANES];
+            for (int q = 0; q < LANES; q++) {
+                int64_t j = j0 + q;
+                fl[q] = rowsub || colsub[j] ? SFP8_FLAG_DENORMAL : 0;
+                live[q] = j < p && !rowbad && !colbad[j] &&
+                          addend(&g, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &cur, q, &fl[q]);
+                if (!live[q]) addend(&g, NULL, 0, &cur, q, &fl[q]);
             }
-            /* the generic kernel, for this output alone */
-            flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL, cm, cp,
-                                O + i * om + j * op, om, op, 1, k, 1);
+            /* lost bits matter for the sticky bit, and for the inexact flag until it is raised */
+            unit_group(&g, level, g.sticky || !(flags & SFP8_FLAG_INEXACT), &ua, &ub, pp, j0, k, &cur, live, out, fl);
+            for (int q = 0; q < LANES && j0 + q < p; q++) {
+                int64_t j = j0 + q;
+                if (live[q]) {
+                    store_raw(O + i * om + j * op, so, out[q]);
+                    flags |= fl[q];
+                    used = 1;
+                } else { /* the generic kernel, for this output alone */
+                    flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
+                                        cm, cp, O + i * om + j * op, om, op, 1, k, 1);
+                }
+            }
         }
     }
-    if (used) mm_count(SFP8M_BLOCK_FMA, 0);
+    if (used) mm_count(SFP8M_BLOCK_FMA, g.narrow ? level : 0);
     free(ma);
     free(mb);
     free(colbad);
