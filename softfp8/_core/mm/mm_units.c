@@ -21,6 +21,7 @@
  * downward) as sfp8_round_value does in bfma.c's deliver, and leaves every other case to
  * it; proof: tests/harness/test_harness.py::test_entry (entry block_fma).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@
 #include "mm.h"
 #include "mm_paths.h"
 #include "mm_simd.h"
+#include "mm_value.h"
 
 #define NONE (-(1 << 28)) /* the nominal exponent of a zero term: below every other */
 #define LANES 16          /* outputs of a row computed together: columns j0 .. j0 + 15 */
@@ -39,6 +41,7 @@
 typedef struct {
     uint32_t *sig, *neg;
     int32_t *x, *E;
+    float *f; /* the value as a binary32 number (uctx.fexact) */
 } uline;
 
 /* the running values of a group's outputs: terms like the operands' (sig 0: +0) */
@@ -50,6 +53,7 @@ typedef struct {
 typedef struct {
     const sfp8u_model *md;
     int W, P, rounding, sticky, norm, narrow, sum32;
+    int fexact; /* every operand value and product a normal binary32 number (or zero) */
     int64_t emin_a, emin_b, emin_o, emax_o;
 } uctx;
 
@@ -69,30 +73,71 @@ static int covers(const sfp8u_model *md, int64_t k)
            W + 3 + bitlen64((uint64_t)md->block + 1) <= 62;
 }
 
-/* one operand into element l of u: bad |= NaN or infinity; sub |= a subnormal code;
- * *wide = max(*wide, bits of the significand) */
-static void put(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, uline *u, int64_t l, int *bad,
-                int *sub, int *wide)
+/* a decoded operand code: the lane values of uline, bad (NaN or infinity), sub (a
+ * subnormal code), wide (bits of sig) */
+typedef struct {
+    uint32_t sig, neg;
+    int32_t x, E;
+    float f;
+    uint8_t bad, sub, wide;
+} ucode;
+
+static void decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d)
 {
     sfp8u_value v;
     sfp8u_decode(f, code, &v);
-    *sub |= v.sub;
-    u->sig[l] = 0;
-    u->x[l] = 0;
-    u->E[l] = NONE;
-    u->neg[l] = v.neg ? ~(uint32_t)0 : 0;
-    if (v.cls == SFP8U_NAN || v.cls == SFP8U_INF) {
-        *bad = 1;
-        return;
-    }
+    memset(d, 0, sizeof *d);
+    d->sub = v.sub;
+    d->E = NONE;
+    d->neg = v.neg ? ~(uint32_t)0 : 0;
+    d->bad = v.cls == SFP8U_NAN || v.cls == SFP8U_INF;
     if (v.cls != SFP8U_FINITE || (v.sub && !g->md->in_subnormals)) return;
     {
         int tz = __builtin_ctzll(v.sig), top = (int)v.exp + bitlen64(v.sig) - 1;
-        u->sig[l] = (uint32_t)(v.sig >> tz); /* the value unchanged: trailing zeros moved into x */
-        u->x[l] = (int32_t)(v.exp + tz);
-        u->E[l] = (int32_t)(top > emin ? top : emin);
-        if (bitlen64(u->sig[l]) > *wide) *wide = bitlen64(u->sig[l]);
+        d->sig = (uint32_t)(v.sig >> tz); /* the value unchanged: trailing zeros moved into x */
+        d->x = (int32_t)(v.exp + tz);
+        d->E = (int32_t)(top > emin ? top : emin);
+        d->wide = (uint8_t)bitlen64(d->sig);
+        if (g->fexact) /* exact: at most 24 bits, a normal binary32 exponent (uctx.fexact) */
+            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x);
     }
+}
+
+/* the decoder of an operand format: a table of every code when that repays it */
+typedef struct {
+    const sfp8_format *f;
+    int64_t emin;
+    uint64_t mask;
+    ucode *tab;
+} udecoder;
+
+static int decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_t emin, int64_t count)
+{
+    D->f = f;
+    D->emin = emin;
+    D->tab = NULL;
+    D->mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
+    if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits))) return 1;
+    if (!(D->tab = malloc(sizeof(ucode) << f->bits))) return 0;
+    for (uint64_t c = 0; c <= D->mask; c++) decode1(g, f, emin, c, &D->tab[c]);
+    return 1;
+}
+
+/* one operand into element l of u: bad |= NaN or infinity; sub |= a subnormal code;
+ * *wide = max(*wide, bits of the significand) */
+static inline void put(const uctx *g, const udecoder *D, uint64_t code, uline *u, int64_t l, int *bad, int *sub,
+                       int *wide)
+{
+    ucode tmp;
+    const ucode *d = D->tab ? &D->tab[code & D->mask] : (decode1(g, D->f, D->emin, code, &tmp), &tmp);
+    u->sig[l] = d->sig;
+    u->neg[l] = d->neg;
+    u->x[l] = d->x;
+    u->E[l] = d->E;
+    u->f[l] = d->f;
+    *bad |= d->bad;
+    *sub |= d->sub;
+    if (d->wide > *wide) *wide = d->wide;
 }
 
 /* x / 2^-s truncated (s < 0) or x * 2^s (below 2^(W + 2): a term's msb is at most E + 1);
@@ -111,9 +156,25 @@ static inline uint64_t align1(uint64_t sig, int64_t s, int *lost)
     return a;
 }
 
+/* the units 2^ue[q] of a block's alignment from its exponents E[q] (at least min_exponent),
+ * and uef[q] = ue[q] for the lanes with terms, 0 for the others; 1 if every uef[q] is in
+ * -126 .. 126 (2^-uef[q] a normal binary32 number) */
+static int block_units(const uctx *g, const int32_t *E, int32_t *ue, int32_t *uef)
+{
+    int inrange = 1;
+    for (int q = 0; q < LANES; q++) {
+        int32_t e = E[q];
+        if (g->md->has_min_exp && e >= NONE / 2 && e < g->md->min_exp) e = g->md->min_exp;
+        ue[q] = e - g->W;
+        uef[q] = e >= NONE / 2 ? ue[q] : 0;
+        inrange &= uef[q] >= -126 && uef[q] <= 126;
+    }
+    return inrange;
+}
+
 /* the largest nominal exponents of a block's products and the running values, per lane */
-static void block_exp(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0, int64_t n,
-                      const ugroup *cur, int32_t *E)
+static int block_exp(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0, int64_t n,
+                     const ugroup *cur, int32_t *E, int32_t *ue, int32_t *uef)
 {
     for (int q = 0; q < LANES; q++) E[q] = cur->sig[q] ? cur->E[q] : NONE;
     for (int64_t l = l0; l < l0 + n; l++) {
@@ -127,6 +188,7 @@ static void block_exp(const uctx *g, const uline *a, const uline *b, ptrdiff_t p
             if (e > E[q]) E[q] = e;
         }
     }
+    return block_units(g, E, ue, uef);
 }
 
 /* the sums of a block's terms aligned to 2^ue[q] (products of a and b at l0 .. l0 + n - 1, and
@@ -224,8 +286,8 @@ MM_TGT256 static void block_sum_avx2(const uctx *g, const uline *a, const uline 
 }
 
 /* block_exp without normalised products */
-MM_TGT256 static void block_exp_avx2(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0, int64_t n,
-                                     const ugroup *cur, int32_t *E)
+MM_TGT256 static int block_exp_avx2(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                    int64_t l0, int64_t n, const ugroup *cur, int32_t *E, int32_t *ue, int32_t *uef)
 {
     const __m256i none = _mm256_set1_epi32(NONE), zero = _mm256_setzero_si256();
     for (int h = 0; h < LANES; h += 8) {
@@ -236,6 +298,7 @@ MM_TGT256 static void block_exp_avx2(const uline *a, const uline *b, ptrdiff_t p
                                                      _mm256_loadu_si256((const __m256i *)(b->E + l * pp + j0 + h))));
         _mm256_storeu_si256((__m256i *)(E + h), e);
     }
+    return block_units(g, E, ue, uef);
 }
 
 /* the same, sixteen lanes in AVX-512 */
@@ -286,14 +349,170 @@ MM_TGT512 static void block_sum_avx512(const uctx *g, const uline *a, const ulin
     for (int q = 0; q < LANES; q++) dropped[q] = d >> q & 1;
 }
 
-MM_TGT512 static void block_exp_avx512(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0,
-                                       int64_t n, const ugroup *cur, int32_t *E)
+MM_TGT512 static int block_exp_avx512(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                      int64_t l0, int64_t n, const ugroup *cur, int32_t *E, int32_t *ue, int32_t *uef)
 {
-    __mmask16 z = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(cur->sig), _mm512_setzero_si512());
-    __m512i e = _mm512_mask_mov_epi32(_mm512_loadu_si512(cur->E), z, _mm512_set1_epi32(NONE));
-    for (int64_t l = l0; l < l0 + n; l++)
+    __mmask16 z = _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(cur->sig), _mm512_setzero_si512()), terms, ok;
+    __m512i e = _mm512_mask_mov_epi32(_mm512_loadu_si512(cur->E), z, _mm512_set1_epi32(NONE)), e2 = e, u;
+    int64_t l = l0;
+    for (; l + 1 < l0 + n; l += 2) { /* two chains */
         e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(a->E[l]), _mm512_loadu_si512(b->E + l * pp + j0)));
+        e2 = _mm512_max_epi32(
+            e2, _mm512_add_epi32(_mm512_set1_epi32(a->E[l + 1]), _mm512_loadu_si512(b->E + (l + 1) * pp + j0)));
+    }
+    if (l < l0 + n)
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(a->E[l]), _mm512_loadu_si512(b->E + l * pp + j0)));
+    e = _mm512_max_epi32(e, e2);
     _mm512_storeu_si512(E, e);
+    /* block_units */
+    terms = _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(NONE / 2));
+    if (g->md->has_min_exp) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(g->md->min_exp));
+    u = _mm512_sub_epi32(e, _mm512_set1_epi32(g->W));
+    _mm512_storeu_si512(ue, u);
+    u = _mm512_maskz_mov_epi32(terms, u);
+    _mm512_storeu_si512(uef, u);
+    ok = _mm512_cmpge_epi32_mask(u, _mm512_set1_epi32(-126)) & _mm512_cmple_epi32_mask(u, _mm512_set1_epi32(126));
+    return ok == 0xffff;
+}
+
+/* block_sum by binary32 arithmetic (uctx.fexact; no lost bits wanted; 2^-ue[q] a normal
+ * binary32 number for every lane with terms, 1 for the others): a * b is exact, times
+ * 2^-ue exact or below 1 in magnitude (then 0 as an integer, whatever the rounding or a
+ * flush to zero), and the conversion to an integer truncates toward zero: the model's
+ * alignment of the products.  The running values are aligned in integers. */
+MM_TGT256 static void block_sumf_avx2(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                      int64_t l0, int64_t n, const ugroup *cur, const int32_t *ue, int64_t *T)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    for (int h = 0; h < LANES; h += 8) {
+        __m256i vue = _mm256_loadu_si256((const __m256i *)(ue + h)), lo, hi = zero;
+        __m256 sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), vue), 23));
+        {
+            __m256i s = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(cur->x + h)), vue);
+            __m256i m = _mm256_loadu_si256((const __m256i *)(cur->neg + h));
+            __m256i v = _mm256_srlv_epi32(_mm256_sllv_epi32(_mm256_loadu_si256((const __m256i *)(cur->sig + h)),
+                                                            _mm256_max_epi32(s, zero)),
+                                          _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero));
+            lo = _mm256_sub_epi32(_mm256_xor_si256(v, m), m);
+        }
+        if (!g->sum32) {
+            hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
+            lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
+        }
+        for (int64_t l = l0; l < l0 + n; l++) {
+            __m256i t = _mm256_cvttps_epi32(_mm256_mul_ps(
+                _mm256_mul_ps(_mm256_set1_ps(a->f[l]), _mm256_loadu_ps(b->f + l * pp + j0 + h)), sc));
+            if (g->sum32) {
+                lo = _mm256_add_epi32(lo, t);
+            } else {
+                lo = _mm256_add_epi64(lo, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(t)));
+                hi = _mm256_add_epi64(hi, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(t, 1)));
+            }
+        }
+        if (g->sum32) {
+            hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
+            lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
+        }
+        _mm256_storeu_si256((__m256i *)(T + h), lo);
+        _mm256_storeu_si256((__m256i *)(T + h + 4), hi);
+    }
+}
+
+MM_TGT512 static void block_sumf_avx512(const uctx *g, const uline *a, const uline *b, ptrdiff_t pp, int64_t j0,
+                                        int64_t l0, int64_t n, const ugroup *cur, const int32_t *ue, int64_t *T)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i vue = _mm512_loadu_si512(ue);
+    const __m512 sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), vue), 23));
+    __m512i lo, hi = zero;
+    {
+        __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(cur->x), vue), m = _mm512_loadu_si512(cur->neg);
+        __m512i v = _mm512_srlv_epi32(_mm512_sllv_epi32(_mm512_loadu_si512(cur->sig), _mm512_max_epi32(s, zero)),
+                                      _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero));
+        lo = _mm512_sub_epi32(_mm512_xor_si512(v, m), m);
+    }
+    if (!g->sum32) {
+        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
+        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
+    }
+    for (int64_t l = l0; l < l0 + n; l++) {
+        __m512i t = _mm512_cvttps_epi32(
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a->f[l]), _mm512_loadu_ps(b->f + l * pp + j0)), sc));
+        if (g->sum32) {
+            lo = _mm512_add_epi32(lo, t);
+        } else {
+            lo = _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(t)));
+            hi = _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(t, 1)));
+        }
+    }
+    if (g->sum32) {
+        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
+        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
+    }
+    _mm512_storeu_si512(T, lo);
+    _mm512_storeu_si512(T + 8, hi);
+}
+
+/* the scalar lanes' work of unit_group for a block (finish), sixteen lanes in AVX-512: the
+ * sums' bit lengths from their binary64 values (exact: narrow sums are below 2^47) */
+MM_TGT512 static void finish_avx512(const uctx *g, const int32_t *E, const int32_t *ue, const int64_t *T,
+                                    const int *dropped, ugroup *cur, int *live, uint8_t *fl)
+{
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+    const __m512i emin = _mm512_set1_epi64(g->emin_o), emax = _mm512_set1_epi64(g->emax_o);
+    const __m512i P = _mm512_set1_epi64(g->P);
+    for (int h = 0; h < LANES; h += 8) {
+        __m512i t = _mm512_loadu_si512(T + h), mag = _mm512_abs_epi64(t), e, bl, top, sh, q, rem, half, x;
+        __mmask8 neg = _mm512_cmplt_epi64_mask(t, zero), nz = _mm512_cmpneq_epi64_mask(t, zero);
+        __mmask8 terms = _mm256_cmpgt_epi32_mask(_mm256_loadu_si256((const __m256i *)(E + h)),
+                                                 _mm256_set1_epi32(NONE / 2));
+        __mmask8 drop = _mm256_cmpneq_epi32_mask(_mm256_loadu_si256((const __m256i *)(dropped + h)),
+                                                 _mm256_setzero_si256());
+        __mmask8 ok, rnz, up = 0, carry, inexact, bad;
+        e = _mm512_sub_epi64(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ue + h))),
+                             _mm512_set1_epi64(g->sticky));
+        bl = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepi64_pd(mag)), 52),
+                              _mm512_set1_epi64(1022));
+        top = _mm512_add_epi64(e, _mm512_sub_epi64(bl, one));
+        sh = _mm512_max_epi64(_mm512_sub_epi64(bl, P), zero);
+        q = _mm512_srlv_epi64(mag, sh);
+        rem = _mm512_sub_epi64(mag, _mm512_sllv_epi64(q, sh));
+        half = _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1);
+        rnz = _mm512_cmpneq_epi64_mask(rem, zero);
+        switch (g->rounding) {
+        case SFP8_ROUND_NEAREST_EVEN:
+            up = rnz & (_mm512_cmpgt_epi64_mask(rem, half) |
+                        (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(q, one)));
+            break;
+        case SFP8_ROUND_NEAREST_AWAY: up = rnz & _mm512_cmpge_epi64_mask(rem, half); break;
+        case SFP8_ROUND_UPWARD: up = rnz & (__mmask8)~neg; break;
+        case SFP8_ROUND_DOWNWARD: up = rnz & neg; break;
+        default: break;
+        }
+        q = _mm512_mask_add_epi64(q, up, q, one);
+        carry = _mm512_cmpneq_epi64_mask(_mm512_srlv_epi64(q, P), zero); /* into the next binade */
+        q = _mm512_mask_srli_epi64(q, carry, q, 1);
+        sh = _mm512_mask_add_epi64(sh, carry, sh, one);
+        top = _mm512_mask_add_epi64(top, carry, top, one);
+        ok = _mm512_cmpge_epi64_mask(top, emin) & _mm512_cmple_epi64_mask(top, emax);
+        x = _mm512_add_epi64(e, sh);
+        inexact = terms & (rnz | drop);
+        bad = terms & nz & (__mmask8)~ok;
+        /* lanes with a normal result take it; every other lane +0 */
+        {
+            __mmask8 take = terms & nz & ok;
+            __m256i sig32 = _mm512_cvtepi64_epi32(_mm512_maskz_mov_epi64(take, q));
+            __m256i neg32 = _mm256_maskz_mov_epi32(take & neg, _mm256_set1_epi32(-1));
+            _mm256_storeu_si256((__m256i *)(cur->sig + h), sig32);
+            _mm256_storeu_si256((__m256i *)(cur->neg + h), neg32);
+            _mm256_mask_storeu_epi32(cur->x + h, take, _mm512_cvtepi64_epi32(x));
+            _mm256_mask_storeu_epi32(cur->E + h, take, _mm512_cvtepi64_epi32(top));
+        }
+        for (int qq = 0; inexact >> qq; qq++)
+            if (inexact >> qq & 1) fl[h + qq] |= SFP8_FLAG_INEXACT;
+        for (int qq = 0; bad >> qq; qq++)
+            if (bad >> qq & 1) live[h + qq] = 0;
+    }
 }
 #endif
 
@@ -344,23 +563,30 @@ static void unit_group(const uctx *g, int level, int need_lost, const uline *a, 
     int dropped[LANES];
     for (int64_t k0 = 0; k0 < k; k0 += md->block) {
         int64_t n = k - k0 < md->block ? k - k0 : md->block;
+        int32_t uef[LANES];
+        int inrange;
 #if MM_SIMD
-        if (level >= 2 && !g->norm) block_exp_avx512(a, b, pp, j0, k0, n, cur, E);
-        else if (level >= 1 && !g->norm) block_exp_avx2(a, b, pp, j0, k0, n, cur, E);
+        if (level >= 2 && !g->norm) inrange = block_exp_avx512(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
+        else if (level >= 1 && !g->norm) inrange = block_exp_avx2(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
         else
 #endif
-            block_exp(g, a, b, pp, j0, k0, n, cur, E);
-        for (int q = 0; q < LANES; q++) {
-            int32_t e = E[q];
-            if (md->has_min_exp && e >= NONE / 2 && e < md->min_exp) e = md->min_exp;
-            ue[q] = e - g->W;
-        }
+            inrange = block_exp(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
 #if MM_SIMD
-        if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
+        if (level >= 1 && g->narrow && g->fexact && !need_lost && !g->sticky && inrange) {
+            if (level >= 2) block_sumf_avx512(g, a, b, pp, j0, k0, n, cur, uef, T);
+            else block_sumf_avx2(g, a, b, pp, j0, k0, n, cur, uef, T);
+            memset(dropped, 0, sizeof dropped);
+        } else if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
         else if (level >= 1 && g->narrow) block_sum_avx2(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
         else
 #endif
             block_sum(g, a, b, pp, j0, k0, n, cur, ue, T, dropped);
+#if MM_SIMD
+        if (level >= 2 && g->narrow) {
+            finish_avx512(g, E, ue, T, dropped, cur, live, fl);
+            continue;
+        }
+#endif
         for (int q = 0; q < LANES; q++) {
             if (!live[q]) continue;
             if (E[q] < NONE / 2) { /* no term: +0 */
@@ -422,12 +648,13 @@ static int code_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <
 
 static void *lines(int64_t n, uline *u)
 {
-    char *mem = malloc((size_t)(n > 0 ? n : 1) * 16 + 64);
+    char *mem = malloc((size_t)(n > 0 ? n : 1) * 20 + 64);
     if (!mem) return NULL;
     u->sig = (uint32_t *)mem;
     u->neg = (uint32_t *)(mem + 4 * n);
     u->x = (int32_t *)(mem + 8 * n);
     u->E = (int32_t *)(mem + 12 * n);
+    u->f = (float *)(mem + 16 * n);
     return mem;
 }
 
@@ -437,6 +664,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
 {
     uctx g;
     uline ua, ub;
+    udecoder da = {0}, db = {0};
     void *ma = NULL, *mb = NULL;
     unsigned char *colbad = NULL, *colsub = NULL;
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0, wa = 0, wb = 0;
@@ -456,13 +684,22 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     g.emin_b = fmt_emin(&md->fb);
     g.emin_o = fmt_emin(&md->fo);
     g.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
+    /* operands of at most 12 significant bits, their values and products normal binary32
+       numbers: a * b is exact in binary32 (the binary32 route of the SIMD kernels) */
+    g.fexact = md->fa.man_bits <= 11 && md->fb.man_bits <= 11 && md->fa.bits <= 16 && md->fb.bits <= 16 &&
+               fmt_low(&md->fa) >= -126 && fmt_low(&md->fb) >= -126 && fmt_top(&md->fa) <= 127 &&
+               fmt_top(&md->fb) <= 127 && fmt_low(&md->fa) + fmt_low(&md->fb) >= -126 &&
+               fmt_top(&md->fa) + fmt_top(&md->fb) <= 127;
     ma = lines(k, &ua);
     mb = lines(k * pp, &ub);
     colbad = calloc((size_t)pp, 2);
-    if (!ma || !mb || !colbad) {
+    if (!ma || !mb || !colbad || !decoder_init(&g, &da, &md->fa, g.emin_a, m * k) ||
+        !decoder_init(&g, &db, &md->fb, g.emin_b, k * p)) {
         free(ma);
         free(mb);
         free(colbad);
+        free(da.tab);
+        free(db.tab);
         return SFP8U_NOMEM;
     }
     colsub = colbad + pp;
@@ -470,11 +707,12 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
         int bad = 0, sub = 0;
         for (int64_t l = 0; l < k; l++) {
             if (j < p) {
-                put(&g, &md->fb, g.emin_b, load_raw(B + l * bk + j * bp, sb), &ub, l * pp + j, &bad, &sub, &wb);
+                put(&g, &db, load_raw(B + l * bk + j * bp, sb), &ub, l * pp + j, &bad, &sub, &wb);
             } else {
                 ub.sig[l * pp + j] = ub.neg[l * pp + j] = 0;
                 ub.x[l * pp + j] = 0;
                 ub.E[l * pp + j] = NONE;
+                ub.f[l * pp + j] = 0.0f;
             }
         }
         colbad[j] = (unsigned char)bad;
@@ -483,7 +721,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     for (int64_t i = 0; i < m; i++) {
         int rowbad = 0, rowsub = 0;
         for (int64_t l = 0; l < k; l++)
-            put(&g, &md->fa, g.emin_a, load_raw(A + i * am + l * ak, sa), &ua, l, &rowbad, &rowsub, &wa);
+            put(&g, &da, load_raw(A + i * am + l * ak, sa), &ua, l, &rowbad, &rowsub, &wa);
         /* 32-bit lanes: products below 2^32, terms with sign and sticky bit below 2^31 */
         g.narrow = wa + wb <= 32 && g.W + 2 + g.sticky <= 30;
         g.sum32 = g.W + 2 + g.sticky + bitlen64((uint64_t)md->block + 1) <= 31;
@@ -518,5 +756,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     free(ma);
     free(mb);
     free(colbad);
+    free(da.tab);
+    free(db.tab);
     return flags;
 }
