@@ -6,7 +6,10 @@
  *
  *  - model_f32: a binary32 accumulator rounded to nearest even, every product a
  *    binary32 number and no sum able to underflow: IEEE binary32 addition in the
- *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum;
+ *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum; without a
+ *    product format on B decoded once (f32_block: portable, AVX2 and AVX-512 kernels,
+ *    the SIMD ones for operands whose values are normal binary32 numbers, inexact from
+ *    MXCSR's precision flag), with one through the product table;
  *  - model_fma16: a 16-bit accumulator holding every operand value exactly, no
  *    product format: round_acc(acc + a * b) is that format's fma, run by the 16-bit
  *    arithmetic fast path (sfp8f_run_arith16) over a row of up to 256 columns;
@@ -22,8 +25,11 @@
  *
  * DERIVED from core.c round_pack: which accumulator steps the fast rounder may take
  * (nearest-even binary32 sums, mm_model_init), the zero sign of chunk sums rounding
- * downward (fast_promote, fma16_block, odd_chunk) and fast_round's use of the fast
- * paths' rounder; proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16).
+ * downward (fast_promote, fma16_block, odd_chunk), fast_round's and fast_final's use
+ * of the fast paths' rounder, and the binary32 kernels' sums (hardware additions /
+ * fused multiply-adds of exact products, nearest even, no FTZ / DAZ, inexact from
+ * TwoSum or the precision flag: f32_run_*); proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16; every
+ * SIMD level).
  */
 #include <fenv.h>
 #include <float.h>
@@ -385,7 +391,7 @@ static void fast_final(const mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om
             q[jj] = x * sd; /* exact */
         }
     }
-    if (t->outk == 1) fl |= sfp8f_round_doubles(&t->rout, q, n, code);
+    if (t->outk == 1 && n > 0) fl |= sfp8f_round_doubles(&t->rout, q, n, code);
     for (int jj = 0; jj < n; jj++) {
         uint64_t v;
         if (slow[jj]) continue;
@@ -575,12 +581,9 @@ static inline __attribute__((always_inline)) MM_TGT512 void f32_group_512(int NV
         _mm512_storeu_ps(o + 16 * v, add ? _mm512_add_ps(_mm512_loadu_ps(o + 16 * v), acc[v]) : acc[v]);
 }
 
-MM_TGT512 static int f32_run_512(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
-                                 int add)
+MM_TGT512 static void f32_run_512(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
+                                  int add)
 {
-    unsigned csr = _mm_getcsr(), pe;
-    MM_CSR_SET(csr);
-    __asm__ volatile("" ::: "memory");
     for (int j = 0; j < n;) {
         int nv = (n - j + 15) / 16;
         const float *b = t->bf + j0 + j;
@@ -596,10 +599,6 @@ MM_TGT512 static int f32_run_512(const mm_model_fast *t, int64_t l0, int64_t l1,
         }
         j += nv > 8 ? 128 : 16 * nv;
     }
-    __asm__ volatile("" ::: "memory");
-    pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
-    _mm_setcsr(csr);
-    return pe != 0;
 }
 
 /* AVX2: binary32 product (exact) then sum, no fused multiply-add needed */
@@ -621,12 +620,9 @@ static inline __attribute__((always_inline)) MM_TGT256 void f32_group_256(int NV
         _mm256_storeu_ps(o + 8 * v, add ? _mm256_add_ps(_mm256_loadu_ps(o + 8 * v), acc[v]) : acc[v]);
 }
 
-MM_TGT256 static int f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
-                                 int add)
+MM_TGT256 static void f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
+                                  int add)
 {
-    unsigned csr = _mm_getcsr(), pe;
-    MM_CSR_SET(csr);
-    __asm__ volatile("" ::: "memory");
     for (int j = 0; j < n;) {
         int nv = (n - j + 7) / 8;
         const float *b = t->bf + j0 + j;
@@ -635,18 +631,23 @@ MM_TGT256 static int f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1,
         else if (nv >= 2) f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16;
         else f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16; /* B's rows: 16 columns */
     }
-    __asm__ volatile("" ::: "memory");
-    pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
-    _mm_setcsr(csr);
-    return pe != 0;
 }
 #endif
 
 static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
 {
 #if MM_SIMD
-    if (t->level >= 2) return f32_run_512(t, l0, l1, j0, n, out, add);
-    if (t->level >= 1) return f32_run_256(t, l0, l1, j0, n, out, add);
+    if (t->level >= 1) { /* the precision flag of the kernel's sums alone (the barriers keep them inside) */
+        unsigned csr = _mm_getcsr(), pe;
+        MM_CSR_SET(csr);
+        __asm__ volatile("" ::: "memory");
+        if (t->level >= 2) f32_run_512(t, l0, l1, j0, n, out, add);
+        else f32_run_256(t, l0, l1, j0, n, out, add);
+        __asm__ volatile("" ::: "memory");
+        pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+        _mm_setcsr(csr);
+        return pe != 0;
+    }
 #endif
     return f32_run_c(t, l0, l1, j0, n, out, add);
 }
