@@ -220,11 +220,12 @@ def evaluate(row, rows_by_key):
             ok = sf <= factor * row.ml.ns
         else:
             ok = False
-    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite"):  # a ratio to the row's reference
+    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact"):  # a ratio to the row's reference
         factor = t[1]
         row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
                                              "vs_u8": "NumPy uint8↔float64 astype",
-                                             "vs_finite": "the NaN-free time"}[kind]
+                                             "vs_finite": "the NaN-free time",
+                                             "vs_exact": "the exact product"}[kind]
         if sf is not None and row.ref.ok:
             ratio = sf / row.ref.ns
             row.detail = f"{ratio:.3g}×"
@@ -978,6 +979,29 @@ def main(argv=None):
             MM(np_dmm, mm_n), ref=sgemm, ref_label=f"NumPy float32 sgemm {mm_n}²",
             notes=["ns per multiply-add", "not softfp8: NumPy float64 A @ B, the BLAS call "
                    "under every exact matmul path above"]))
+
+    # ---- issue 22 item 5: accumulation models at 256x784x128, ratio to the exact product ----
+    g22 = np.random.default_rng(22)
+    A22 = (g22.standard_normal((256, 784)) * 2).astype(e4m3)
+    B22 = (g22.standard_normal((784, 128)) * 2).astype(e4m3)
+
+    def M22(acc):   # one shape: ns per multiply-add of softfp8.matmul(A22, B22, float32, acc)
+        return measure(lambda s: (lambda: softfp8.matmul(A22, B22, out_dtype=np.float32, accumulation=acc)),
+                       [1], lambda s: 256 * 784 * 128, repeats)
+
+    exact22 = M22(None)
+    for key, what, acc in (
+            ("mm_model_f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
+            ("mm_model_f32p128", "float32 accumulator, promotion every 128",
+             softfp8.Accumulation(accumulator=np.float32, promote_every=128)),
+            ("mm_model_f16p64", "float16 accumulator, promotion every 64",
+             softfp8.Accumulation(accumulator=softfp8.float16, promote_every=64)),
+            ("mm_model_bf16", "bfloat16 accumulator", softfp8.Accumulation(accumulator=softfp8.bfloat16))):
+        add(Row(key, f"matmul E4M3 256×784×128, {what} → float32", M22(acc), ref=exact22,
+                ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
+                target=("vs_exact", 3.0),
+                notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, accumulation={acc!r})",
+                       "issue 22 item 5: every accumulation model at most 3x the exact product"]))
     del mat_cache
 
     # ---- 12b: issue 10's FP8 training run (benchmarks/train_bench.py) -------

@@ -427,7 +427,57 @@ def _model_f32():
                         lambda g, s=s: softfp8.scaled_mm(a, b, np.float32(1.0), np.float32(s), out_dtype=np.float32,
                                                          accumulation=acc), 64 * 16, S.CONFIGS[0])
 
-    return {"models": models, "inexact": inexact, "regressions": regressions}
+    def blocks():
+        # the binary32 kernels (mm_model.c f32_block): rows across their column groups (16-column
+        # vectors, 8 of them per group, FW = 128 per block), promotion by binary32 additions or
+        # into another running sum, K-blocked scales, k = 0; operand formats whose values are
+        # normal binary32 numbers (the SIMD kernels) and not (F32_PORTABLE: the portable kernel);
+        # sums that overflow binary32 (F32_HUGE); a product format (the product table's route)
+        accs = (("f32", dict(accumulator=np.float32)),
+                ("f32-promote7", dict(accumulator=np.float32, promote_every=7)),
+                ("f32-promote5-bf16", dict(accumulator=np.float32, promote_every=5, promoted=softfp8.bfloat16)),
+                ("prod-e5m2", dict(product=softfp8.e5m2, accumulator=np.float32)),
+                ("f32-promote64", dict(accumulator=np.float32, promote_every=64)))
+        shapes = ((2, 9, 127), (1, 20, 128), (2, 17, 129), (1, 70, 257), (3, 0, 130), (2, 5, 15), (1, 3, 33))
+        pairs = [(softfp8.e4m3, softfp8.e5m2), F32_PORTABLE, (F32_HUGE, F32_HUGE)]
+        yield from model_cases(pairs, shapes, "f32-blocks", accs)
+        a, b = operands(softfp8.e4m3, softfp8.e4m3, 6, 40, 150, "wide", "f32-layouts")
+        acc = softfp8.Accumulation(accumulator=np.float32, promote_every=16)
+        for name, f in (("strided", lambda g: softfp8.matmul(a[::2, ::3], b[::3, ::2], out_dtype=np.float32,
+                                                              accumulation=acc)),
+                        ("fortran", lambda g: softfp8.matmul(np.asfortranarray(a), np.asfortranarray(b),
+                                                             out_dtype=np.float32, accumulation=acc))):
+            yield mcase(f"e4m3/matmul-acc-f32-promote16/{name}", f, 6 * 150, S.CONFIGS[0])
+        # sums that overflow binary32 (some rows only): the generic kernel takes those blocks
+        big = np.array([3.0 * 2.0 ** 60, 3.5 * 2.0 ** 60], np.float64)
+        g = rng_of("f32-overflow")
+        a = g.choice(big, (4, 70)).astype(F32_HUGE.dtype)
+        a[1::2, ::2] = -a[1::2, ::2]
+        b = g.choice(big, (70, 130)).astype(F32_HUGE.dtype)
+        for name, kw in accs[:2]:
+            acc = softfp8.Accumulation(**kw)
+            yield mcase(f"e4m3fnb-46/matmul-acc-{name}/4x70x130/overflow", lambda g, a=a, b=b, acc=acc: softfp8.matmul(
+                a, b, out_dtype=np.float32, accumulation=acc), 4 * 130, S.CONFIGS[0])
+        # K-blocked scales: the promotion multiplies each chunk by its scale (fast_promote)
+        g = rng_of("f32-kblock")
+        for kind in ("small", "wide", "cancel"):
+            a, b = operands(softfp8.e4m3, softfp8.e4m3, 3, 64, 130, kind, "f32-kblock")
+            sa, sb = _grid_scales(g, (3, 2)), _grid_scales(g, (2, 130))
+            acc = softfp8.Accumulation(accumulator=np.float32, promote_every=32)
+            yield mcase(f"e4m3/scaled_mm-block32-acc-f32-promote32/3x64x130/{kind}",
+                        lambda g, a=a, b=b, sa=sa, sb=sb, acc=acc: softfp8.scaled_mm(
+                            a, b, sa, sb, out_dtype=np.float32, block_a=(1, 32), block_b=(32, 1), accumulation=acc),
+                        3 * 130, S.CONFIGS[0])
+
+    return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks}
+
+
+# model_f32's portable kernel only: values below 2^-126 in A (a normal binary32 number only
+# as a product with B's values of at least 2^18)
+F32_PORTABLE = (softfp8.format(exp_bits=3, man_bits=2, bias=126, name="e3m2b126"),
+                softfp8.format(exp_bits=3, man_bits=2, bias=-20, name="e3m2b-20"))
+# values up to 2^63: products below 2^127, sums of a few of them overflow binary32
+F32_HUGE = softfp8.format(exp_bits=4, man_bits=3, bias=-46, specials="fn", name="e4m3fnb-46")
 
 
 @register("model_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")

@@ -89,7 +89,7 @@ static unsigned run_model(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int f
                 flags |= fl;
             }
         }
-    if (used) mm_count(mm_model_path(t), 0);
+    if (used) mm_count(mm_model_path(t), mm_model_level(t));
     mm_model_free(t);
     return flags;
 }

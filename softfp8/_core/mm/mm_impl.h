@@ -35,6 +35,7 @@ int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_
                    int n, unsigned *fl);
 int mm_model_width(const mm_model_fast *t);
 int mm_model_path(const mm_model_fast *t); /* SFP8M_MODEL_* */
+int mm_model_level(const mm_model_fast *t); /* the SIMD level its kernels run at */
 
 /* exact model, 8-bit operands, in 128-bit integers (mm_intdot.c) */
 typedef struct mm_int mm_int;

@@ -6,7 +6,10 @@
  *
  *  - model_f32: a binary32 accumulator rounded to nearest even, every product a
  *    binary32 number and no sum able to underflow: IEEE binary32 addition in the
- *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum;
+ *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum; without a
+ *    product format on B decoded once (f32_block: portable, AVX2 and AVX-512 kernels,
+ *    the SIMD ones for operands whose values are normal binary32 numbers, inexact from
+ *    MXCSR's precision flag), with one through the product table;
  *  - model_fma16: a 16-bit accumulator holding every operand value exactly, no
  *    product format: round_acc(acc + a * b) is that format's fma, run by the 16-bit
  *    arithmetic fast path (sfp8f_run_arith16) over a row of up to 256 columns;
@@ -22,17 +25,28 @@
  *
  * DERIVED from core.c round_pack: which accumulator steps the fast rounder may take
  * (nearest-even binary32 sums, mm_model_init), the zero sign of chunk sums rounding
- * downward (fast_promote, fma16_block, odd_chunk) and fast_round's use of the fast
- * paths' rounder; proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16).
+ * downward (fast_promote, fma16_block, odd_chunk), fast_round's and fast_final's use
+ * of the fast paths' rounder, and the binary32 kernels' sums (hardware additions /
+ * fused multiply-adds of exact products, nearest even, no FTZ / DAZ, inexact from
+ * TwoSum or the precision flag: f32_run_*); proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16; every
+ * SIMD level).
  */
+#include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mm_impl.h"
+#include "mm_simd.h"
 #include "ops.h"
 
-#define FB 16     /* columns per block of model_f32 / model_odd */
+#if MM_SIMD
+#include <immintrin.h>
+#endif
+
+#define FB 16     /* columns per block of model_odd (and model_f32 with a product format) */
+#define FW 128    /* columns per block of model_f32's kernels (f32_run_*) */
 #define FB16 1024 /* columns per block of model_fma16 (one arith16 call per row, block and k) */
 
 struct mm_model_fast {
@@ -49,6 +63,21 @@ struct mm_model_fast {
     int64_t p16;
     uint8_t fla[256], cta[256], flb[256], ctb[256];
     unsigned flb_all;
+    /* model_f32 without a product format (f32_block): B decoded once, row-major with
+       rows of P >= p columns (zeros after p), A's current row decoded; binary32 values
+       for the SIMD kernels (level >= 1), binary64 for the portable one */
+    int level;                 /* SIMD level of the f32_run kernel (0: portable) */
+    int prom32;                /* the running sum is binary32, nearest even, no K-blocked scales */
+    int64_t P, row;            /* row: the row of A in arf / ard (-1: none) */
+    float *bf, *arf, avf[256];
+    double *bd, *ard, avd[256];
+    uint8_t *colfl, *colsp;    /* per column of B: OR of its operands' flags, a NaN / infinity */
+    unsigned rowfl, rowsp;
+    /* the outputs (fast_final): 1 the fast rounder rout, 2 binary64, 0 the core */
+    int outk;
+    sfp8f_rnd rout;
+    uint64_t zout[2];
+    uint8_t zofl[2];
 };
 
 /* 1 if the values of f (and their products with binary32 scales) are normal binary64 numbers */
@@ -120,6 +149,63 @@ static int fma16_init(mm_model_fast *t, mm_call *c)
     return !ctb_all; /* a NaN or infinity in B: model_odd / model_f32 (and the generic kernel for its blocks) */
 }
 
+/* 1 if every non-zero value of f is a normal binary32 number (8-bit formats: at most
+   24 significant bits) */
+static int f32_normal(const sfp8_format *f) { return fmt_low(f) >= -126 && fmt_top(f) <= 128; }
+
+/* the value of an operand, zeros with their sign (NaN and infinity: 0, never read) */
+static double f32_value(const gval *v)
+{
+    return v->cls == GV_FIN ? gv_double(v) : v->cls == GV_ZERO && v->neg ? -0.0 : 0.0;
+}
+
+/* model_f32 without a product format: B decoded into binary32 (SIMD kernels: operands
+   and products normal binary32 numbers, multiplied in binary32) or binary64 (the
+   portable kernel: products exact in binary64, binary32 numbers by the path's condition),
+   its columns' flags and specials; 1 done, -1 no memory */
+static int f32_init(mm_model_fast *t, mm_call *c)
+{
+    const sfp8m_model *md = c->md;
+    int lv = sfp8f_simd_level();
+    uint8_t flb[256], spb[256];
+    float bvf[256];
+    double bvd[256];
+    t->level = MM_SIMD && lv >= 1 && f32_normal(&md->fa) && f32_normal(&md->fb) ? lv : 0;
+    t->prom32 = md->fprom.bits == 32 && md->envprom.rounding == SFP8_ROUND_NEAREST_EVEN && !md->kblock;
+    t->row = -1;
+    t->P = (c->p + 15) & ~(int64_t)15;
+    for (uint32_t x = 0; x < 256; x++) {
+        const gval *va = &c->da[x & c->mask_a], *vb = &c->db[x & c->mask_b];
+        t->fla[x] = va->fl;
+        t->cta[x] = va->cls > GV_FIN;
+        t->avd[x] = f32_value(va);
+        t->avf[x] = (float)t->avd[x];
+        flb[x] = vb->fl;
+        spb[x] = vb->cls > GV_FIN;
+        bvd[x] = f32_value(vb);
+        bvf[x] = (float)bvd[x];
+    }
+    if (t->level) {
+        t->bf = calloc((size_t)(c->k * t->P) + 1, sizeof(float));
+        t->arf = malloc((size_t)c->k * sizeof(float) + 4);
+    } else {
+        t->bd = calloc((size_t)(c->k * t->P) + 1, sizeof(double));
+        t->ard = malloc((size_t)c->k * sizeof(double) + 8);
+    }
+    t->colfl = calloc((size_t)c->p, 1);
+    t->colsp = calloc((size_t)c->p, 1);
+    if (!(t->bf || t->bd) || !(t->arf || t->ard) || !t->colfl || !t->colsp) return -1;
+    for (int64_t l = 0; l < c->k; l++)
+        for (int64_t j = 0; j < c->p; j++) {
+            uint8_t cb = *(const uint8_t *)(c->B + l * c->bk + j * c->bp);
+            if (t->level) t->bf[l * t->P + j] = bvf[cb];
+            else t->bd[l * t->P + j] = bvd[cb];
+            t->colfl[j] |= flb[cb];
+            t->colsp[j] |= spb[cb];
+        }
+    return 1;
+}
+
 int mm_model_init(mm_call *c, mm_model_fast **out)
 {
     const sfp8m_model *md = c->md;
@@ -135,8 +221,37 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
         return 0; /* the products (exact, or rounded into fp) must be normal binary64 numbers */
     if (!mm_call_tables(c, INT64_MAX) || !(t = calloc(1, sizeof *t))) return -1;
     *out = t;
+    /* the kernels' binary64 / binary32 arithmetic (TwoSum, rounding to odd) is IEEE's
+       in nearest-even: sfp8m_gemm restores the caller's environment (fesetenv) */
+    fesetround(FE_TONEAREST);
     t->racc = racc;
     t->rprom = rprom;
+    t->path = SFP8M_MODEL_ODD;
+    if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
+        (pf ? fmt_low(pf) : fmt_low(&md->fa) + fmt_low(&md->fb)) >= -126 &&
+        (pf ? fmt_top(pf) : fmt_top(&md->fa) + fmt_top(&md->fb)) <= 127)
+        /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
+           every binary32 sum of them is a normal number or zero: no underflow */
+        t->path = SFP8M_MODEL_F32;
+    if ((md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) ||
+        (md->fprom.bits <= 16 && !(t->promdec = double_table(&md->fprom))))
+        return -1;
+    for (int s = 0; s < 2; s++) {
+        uint8_t fl = 0;
+        t->zacc[s] = (uint32_t)sfp8_round_value(&md->facc, s, 0, 0, 0, &md->envacc, &fl);
+        t->zprom[s] = (uint32_t)sfp8_round_value(&md->fprom, s, 0, 0, 0, &md->envprom, &fl);
+        fl = 0;
+        t->zout[s] = sfp8_round_value(&md->fout, s, 0, 0, 0, &md->envout, &fl);
+        t->zofl[s] = fl;
+    }
+    t->outk = md->fout.bits == 64 ? 2 : sfp8f_rounder(&md->fout, &md->envout, &t->rout) ? 1 : 0;
+    r = fma16_init(t, c);
+    if (r < 0) return -1;
+    if (r) t->path = SFP8M_MODEL_FMA16;
+    else t->t16 = NULL;
+    if (t->path == SFP8M_MODEL_F32 && !pf) return f32_init(t, c);
+    if (t->path == SFP8M_MODEL_FMA16) return 1;
+    /* model_odd, and model_f32 with a product format: the table of the products */
     t->pt = malloc(65536 * sizeof(double));
     t->pfl = malloc(65536);
     t->pcat = malloc(65536);
@@ -152,28 +267,10 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
             t->pcat[a << 8 | b] = x.cls > GV_FIN;
             t->pfl[a << 8 | b] = fl;
         }
-    t->path = SFP8M_MODEL_ODD;
-    if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
-        (pf ? fmt_low(pf) : fmt_low(&md->fa) + fmt_low(&md->fb)) >= -126 &&
-        (pf ? fmt_top(pf) : fmt_top(&md->fa) + fmt_top(&md->fb)) <= 127) {
-        /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
-           every binary32 sum of them is a normal number or zero: no underflow */
+    if (t->path == SFP8M_MODEL_F32) {
         if (!(t->ptf = malloc(65536 * sizeof(float)))) return -1;
         for (uint32_t x = 0; x < 65536; x++) t->ptf[x] = (float)t->pt[x];
-        t->path = SFP8M_MODEL_F32;
     }
-    if ((md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) ||
-        (md->fprom.bits <= 16 && !(t->promdec = double_table(&md->fprom))))
-        return -1;
-    for (int s = 0; s < 2; s++) {
-        uint8_t fl = 0;
-        t->zacc[s] = (uint32_t)sfp8_round_value(&md->facc, s, 0, 0, 0, &md->envacc, &fl);
-        t->zprom[s] = (uint32_t)sfp8_round_value(&md->fprom, s, 0, 0, 0, &md->envprom, &fl);
-    }
-    r = fma16_init(t, c);
-    if (r < 0) return -1;
-    if (r) t->path = SFP8M_MODEL_FMA16;
-    else t->t16 = NULL;
     return 1;
 }
 
@@ -187,11 +284,18 @@ void mm_model_free(mm_model_fast *t)
     free(t->accdec);
     free(t->promdec);
     free(t->b16);
+    free(t->bf);
+    free(t->bd);
+    free(t->arf);
+    free(t->ard);
+    free(t->colfl);
+    free(t->colsp);
     free(t);
 }
 
-int mm_model_width(const mm_model_fast *t) { return t->t16 ? FB16 : FB; }
+int mm_model_width(const mm_model_fast *t) { return t->t16 ? FB16 : t->colfl ? FW : FB; }
 int mm_model_path(const mm_model_fast *t) { return t->path; }
+int mm_model_level(const mm_model_fast *t) { return t->level; }
 
 static inline double f32_double(uint32_t c)
 {
@@ -248,18 +352,61 @@ static int fast_promote(mm_model_fast *t, const sfp8m_model *md, int64_t i, int6
                       n, fl);
 }
 
-/* the outputs of columns j0 .. j0 + n - 1: round_out(S * s), S = sum[jj] (NULL: +0) */
-static void fast_final(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n,
-                       const double *sum, uint8_t *fl8)
+/* the outputs of columns j0 .. j0 + n - 1 (n <= FB16): round_out(S * s), S = sum[jj]
+ * (NULL: +0), s the scale product (one value per call, row or column: computed when it
+ * changes).  S * s is exact in binary64 (at most 24 x 24 significant bits, a normal
+ * number by fast_range): rounded by the fast rounder, or stored as binary64, with the
+ * zeros' codes and flags of the core; a scale product that is not a finite non-zero
+ * binary32 number, or an output format neither covers, takes the core's steps. */
+static void fast_final(const mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i,
+                       int64_t j0, int n, const double *sum, uint8_t *fl8)
 {
     const sfp8m_model *md = c->md;
+    int scaled = !md->kblock && c->k && (md->sa.s || md->sb.s);
+    int64_t ka = -1, kb = -1;
+    gval s = mm_one;
+    double sd = 1.0, q[FB16];
+    uint32_t code[FB16];
+    uint8_t slow[FB16];
+    unsigned fl = 0;
     for (int jj = 0; jj < n; jj++) {
-        gval s = mm_one, x, t;
-        gv_from_double(sum ? sum[jj] : 0.0, &x);
-        if (!md->kblock && c->k) mm_scale_at(md, i, 0, j0 + jj, &s, fl8);
-        gv_mul(&x, &s, &t, fl8);
-        mm_store(O + i * om + (j0 + jj) * op, c->szo, gv_round(&md->fout, &md->envout, &t, fl8));
+        int64_t j = j0 + jj;
+        double x = sum ? sum[jj] : 0.0;
+        if (scaled) {
+            int64_t ia = md->sa.s ? (i / md->sa.br) * md->sa.rs : 0, ib = md->sb.s ? (j / md->sb.bc) * md->sb.cs : 0;
+            if (ia != ka || ib != kb) {
+                mm_scale_at(md, i, 0, j, &s, fl8);
+                ka = ia, kb = ib;
+                sd = s.cls == GV_FIN ? gv_double(&s) : 0.0;
+            }
+        }
+        slow[jj] = !t->outk || s.cls != GV_FIN;
+        if (slow[jj]) {
+            gval xv, r;
+            gv_from_double(x, &xv);
+            gv_mul(&xv, &s, &r, fl8);
+            mm_store(O + i * om + j * op, c->szo, gv_round(&md->fout, &md->envout, &r, fl8));
+            q[jj] = 0.0;
+        } else {
+            q[jj] = x * sd; /* exact */
+        }
     }
+    if (t->outk == 1 && n > 0) fl |= sfp8f_round_doubles(&t->rout, q, n, code);
+    for (int jj = 0; jj < n; jj++) {
+        uint64_t v;
+        if (slow[jj]) continue;
+        if (q[jj] == 0) {
+            int neg = signbit(q[jj]) != 0;
+            v = t->zout[neg];
+            fl |= t->zofl[neg];
+        } else if (t->outk == 2) {
+            memcpy(&v, &q[jj], 8);
+        } else {
+            v = code[jj];
+        }
+        mm_store(O + i * om + (j0 + jj) * op, c->szo, v);
+    }
+    *fl8 |= (uint8_t)fl;
 }
 
 /* model_fma16: the first product of a chunk is fma(a, b, z) with z the zero that
@@ -305,7 +452,7 @@ static int fma16_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrd
         }
         l0 = l1;
     }
-    fast_final(c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
+    fast_final(t, c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
     *flout |= (fl & ~SFP8_FLAG_DENORMAL) | (c->k ? afl | t->flb_all : 0) | fl8;
     return 1;
 }
@@ -369,6 +516,208 @@ static int odd_chunk(const mm_model_fast *t, const mm_call *c, int64_t i, int64_
     return 1;
 }
 
+/* ---- model_f32 without a product format: f32_block and its kernels ----
+ *
+ * f32_run_<level>(t, l0, l1, j0, n, out, add): the binary32 sums S[jj] of the products
+ * A[i, l] B[l, j0 + jj], l = l0 .. l1 - 1 in order, from -0 (the identity of nearest-even
+ * addition, so the first sum is the first product itself, zero sign included); add: out
+ * += S, one more binary32 addition (the running sum of a promotion), else out = S;
+ * returns 1 if any addition was inexact.  out holds n rounded up to 16 values.
+ *
+ *  - portable: products in binary64 (exact), binary32 numbers by model_f32's condition,
+ *    converted exactly; IEEE binary32 additions (C11, no contraction); inexact by TwoSum.
+ *  - AVX2 / AVX-512 (operand formats whose non-zero values are normal binary32 numbers,
+ *    f32_normal, so products are too): the product in binary32 (exact) and the sum
+ *    rounded by the hardware (AVX-512: one fused multiply-add, whose one rounding is that
+ *    of the sum as the product is exact); inexact from MXCSR's precision flag, cleared
+ *    first; MXCSR is set to nearest even without FTZ / DAZ for the call (no value, product
+ *    or sum is subnormal: multiples of 2^-126) and restored after.  Columns are taken in
+ *    groups of up to 8 vectors (128 / 64 columns), B's rows padded to 16 columns.
+ */
+static int f32_run_c(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
+{
+    float acc[FW];
+    int inex = 0;
+    for (int jj = 0; jj < n; jj++) acc[jj] = -0.0f;
+    for (int64_t l = l0; l < l1; l++) {
+        double a = t->ard[l];
+        const double *b = t->bd + l * t->P + j0;
+        for (int jj = 0; jj < n; jj++) {
+            float pv = (float)(a * b[jj]), x = acc[jj], sum = x + pv, bb = sum - x;
+            inex |= ((x - (sum - bb)) + (pv - bb)) != 0;
+            acc[jj] = sum;
+        }
+    }
+    for (int jj = 0; jj < n; jj++) {
+        if (add) {
+            float pv = acc[jj], x = out[jj], sum = x + pv, bb = sum - x;
+            inex |= ((x - (sum - bb)) + (pv - bb)) != 0;
+            out[jj] = sum;
+        } else {
+            out[jj] = acc[jj];
+        }
+    }
+    return inex;
+}
+
+#if MM_SIMD
+#define MM_CSR_SET(csr) _mm_setcsr(((csr) & ~0xE07Fu) | 0x1F80u) /* no flags, masked, RNE, no FTZ / DAZ */
+
+static inline __attribute__((always_inline)) MM_TGT512 void f32_group_512(int NV, const float *arow,
+                                                                          const float *b, int64_t P, int64_t l0,
+                                                                          int64_t l1, float *o, int add)
+{
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) acc[v] = _mm512_set1_ps(-0.0f);
+    for (int64_t l = l0; l < l1; l++) {
+        __m512 a = _mm512_set1_ps(arow[l]);
+        const float *r = b + l * P;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) acc[v] = _mm512_fmadd_ps(a, _mm512_loadu_ps(r + 16 * v), acc[v]);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++)
+        _mm512_storeu_ps(o + 16 * v, add ? _mm512_add_ps(_mm512_loadu_ps(o + 16 * v), acc[v]) : acc[v]);
+}
+
+MM_TGT512 static void f32_run_512(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
+                                  int add)
+{
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 15) / 16;
+        const float *b = t->bf + j0 + j;
+        switch (nv > 8 ? 8 : nv) {
+        case 1: f32_group_512(1, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 2: f32_group_512(2, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 3: f32_group_512(3, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 4: f32_group_512(4, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 5: f32_group_512(5, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 6: f32_group_512(6, t->arf, b, t->P, l0, l1, out + j, add); break;
+        case 7: f32_group_512(7, t->arf, b, t->P, l0, l1, out + j, add); break;
+        default: f32_group_512(8, t->arf, b, t->P, l0, l1, out + j, add); break;
+        }
+        j += nv > 8 ? 128 : 16 * nv;
+    }
+}
+
+/* AVX2: binary32 product (exact) then sum, no fused multiply-add needed */
+static inline __attribute__((always_inline)) MM_TGT256 void f32_group_256(int NV, const float *arow,
+                                                                          const float *b, int64_t P, int64_t l0,
+                                                                          int64_t l1, float *o, int add)
+{
+    __m256 acc[8];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(-0.0f);
+    for (int64_t l = l0; l < l1; l++) {
+        __m256 a = _mm256_set1_ps(arow[l]);
+        const float *r = b + l * P;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) acc[v] = _mm256_add_ps(acc[v], _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)));
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++)
+        _mm256_storeu_ps(o + 8 * v, add ? _mm256_add_ps(_mm256_loadu_ps(o + 8 * v), acc[v]) : acc[v]);
+}
+
+MM_TGT256 static void f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out,
+                                  int add)
+{
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 7) / 8;
+        const float *b = t->bf + j0 + j;
+        if (nv >= 8) f32_group_256(8, t->arf, b, t->P, l0, l1, out + j, add), j += 64;
+        else if (nv >= 4) f32_group_256(4, t->arf, b, t->P, l0, l1, out + j, add), j += 32;
+        else if (nv >= 2) f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16;
+        else f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16; /* B's rows: 16 columns */
+    }
+}
+#endif
+
+static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
+{
+#if MM_SIMD
+    if (t->level >= 1) { /* the precision flag of the kernel's sums alone (the barriers keep them inside) */
+        unsigned csr = _mm_getcsr(), pe;
+        MM_CSR_SET(csr);
+        __asm__ volatile("" ::: "memory");
+        if (t->level >= 2) f32_run_512(t, l0, l1, j0, n, out, add);
+        else f32_run_256(t, l0, l1, j0, n, out, add);
+        __asm__ volatile("" ::: "memory");
+        pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+        _mm_setcsr(csr);
+        return pe != 0;
+    }
+#endif
+    return f32_run_c(t, l0, l1, j0, n, out, add);
+}
+
+/* row i of A decoded into arf / ard, its flags and specials */
+static void f32_row(mm_model_fast *t, const mm_call *c, int64_t i)
+{
+    unsigned fl = 0, sp = 0;
+    for (int64_t l = 0; l < c->k; l++) {
+        uint8_t ca = *(const uint8_t *)(c->A + i * c->am + l * c->ak);
+        if (t->arf) t->arf[l] = t->avf[ca];
+        else t->ard[l] = t->avd[ca];
+        fl |= t->fla[ca];
+        sp |= t->cta[ca];
+    }
+    t->row = i;
+    t->rowfl = fl;
+    t->rowsp = sp;
+}
+
+static int f32_finite(const float *v, int n)
+{
+    int ok = 1;
+    for (int jj = 0; jj < n; jj++) ok &= fabsf(v[jj]) <= FLT_MAX;
+    return ok;
+}
+
+/* model_f32's block: row i, columns j0 .. j0 + n - 1 (n <= FW).  The operands' flags
+ * are those of the product table of the other paths (a finite product raises only
+ * its operands' denormal flags, gv_mul): the row's and the columns' ORs. */
+static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0,
+                     int n, unsigned *flout)
+{
+    const sfp8m_model *md = c->md;
+    float out[FW], acc[FW];
+    double S[FW], F[FW];
+    unsigned fl, sp;
+    uint8_t fl8 = 0;
+    int inex = 0, first = 1;
+    if (t->row != i) f32_row(t, c, i);
+    fl = t->rowfl;
+    sp = t->rowsp;
+    for (int jj = 0; jj < n; jj++) {
+        fl |= t->colfl[j0 + jj];
+        sp |= t->colsp[j0 + jj];
+    }
+    if (sp) return 0; /* a NaN or infinity: the generic kernel */
+    for (int64_t l0 = 0; l0 < c->k;) {
+        int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
+        if (!md->promote || t->prom32) {
+            inex |= f32_run(t, l0, l1, j0, n, out, md->promote && !first);
+            if (!f32_finite(out, n)) return 0; /* overflow */
+        } else {
+            inex |= f32_run(t, l0, l1, j0, n, acc, 0);
+            if (!f32_finite(acc, n)) return 0;
+            for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
+            for (int j = 0; j < n; j += FB)
+                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, &fl, &fl8))
+                    return 0;
+        }
+        first = 0;
+        l0 = l1;
+    }
+    if (!first && (!md->promote || t->prom32))
+        for (int jj = 0; jj < n; jj++) F[jj] = out[jj];
+    fast_final(t, c, O, om, op, i, j0, n, first ? NULL : F, &fl8);
+    *flout |= fl | (inex ? SFP8_FLAG_INEXACT : 0) | fl8;
+    return 1;
+}
+
 int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0, int n,
                    unsigned *flout)
 {
@@ -378,6 +727,7 @@ int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_
     uint8_t fl8 = 0;
     int aemp = 1, femp = 1;
     if (t->t16) return fma16_block(t, c, O, om, op, i, j0, n, flout);
+    if (t->colfl) return f32_block(t, c, O, om, op, i, j0, n, flout);
     for (int64_t l0 = 0; l0 < c->k;) {
         int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
         if (!(t->ptf ? f32_chunk : odd_chunk)(t, c, i, j0, n, l0, l1, acc, &fl)) return 0;
@@ -389,7 +739,7 @@ int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_
         }
         l0 = l1;
     }
-    fast_final(c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
+    fast_final(t, c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
     *flout |= fl | fl8;
     return 1;
 }
