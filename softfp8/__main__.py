@@ -725,7 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(FORMAT x --b FORMAT, K products plus an addend; FORMAT may be an MX kind)")
         sp.add_argument("--from", dest="src", metavar="SRC",
                         help="convert: the source (binary64, binary32, binary16, bfloat16, a "
-                             "format, int8 ... int64, uint8 ... uint32) converted into FORMAT")
+                             "format, int8 ... int64, uint8 ... uint64) converted into FORMAT")
         sp.add_argument("--to", dest="dst", metavar="DST",
                         help="convert: the destination (a format, binary32, binary64, int8 ... "
                              "uint64) FORMAT is converted into")
