@@ -26,7 +26,7 @@ import sys
 
 import softfp8
 import softfp8.bits
-from softfp8 import _formats, audit, coverage, vectors
+from softfp8 import _formats, audit, coverage, dot_vectors, vectors
 from softfp8 import demo as training_demo
 from softfp8._validation import as_format
 
@@ -481,7 +481,7 @@ def _gen_conversion(args):
 
 
 def _dot_setting(args):
-    """(positional args, keyword args) of vectors.generate_dot / verify_dot from `gen/ver FMT dot`."""
+    """(positional args, keyword args) of dot_vectors.generate_dot / verify_dot from `gen/ver FMT dot`."""
     if args.src is not None or args.dst is not None:
         raise UsageError("--from / --to belong to convert; dot takes --b, -k, --out, --accumulation")
     if args.isa != "default":
@@ -491,7 +491,7 @@ def _dot_setting(args):
     kw = dict(out=args.out, accumulation=args.accumulation, rounding=vectors.rounding_name(args.rounding),
               saturate=args.saturate, tininess=args.tininess, testfloat=args.testfloat)
     try:
-        vectors.dot_spec(a, args.b, args.k, out=args.out, accumulation=args.accumulation)
+        dot_vectors.dot_spec(a, args.b, args.k, out=args.out, accumulation=args.accumulation)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     return (a, args.b, args.k), kw
@@ -518,7 +518,7 @@ def _write_chunks(args, chunks):
 def _gen_dot(args):
     pos, kw = _dot_setting(args)
     try:
-        chunks = vectors.generate_dot(*pos, count=args.count, seed=args.seed, **kw)
+        chunks = dot_vectors.generate_dot(*pos, count=args.count, seed=args.seed, **kw)
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
     return _write_chunks(args, chunks)
@@ -597,13 +597,13 @@ def _ver_dot(args, out, err):
     pos, kw = _dot_setting(args)
     opts = _ver_opts(args)
     kw.update(nan=opts["nan"], ignore_flags=opts["ignore_flags"], max_report=opts["max_report"])
-    spec = vectors.dot_spec(*pos, out=kw["out"], accumulation=kw["accumulation"])
-    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: vectors.verify_dot(fh, *pos, **kw)),
+    spec = dot_vectors.dot_spec(*pos, out=kw["out"], accumulation=kw["accumulation"])
+    report, rc = _guarded(lambda: _read_input(args.input, lambda fh: dot_vectors.verify_dot(fh, *pos, **kw)),
                           "ver", err)
     if rc:
         return rc
     for m in report.first:
-        err(vectors.describe_dot(spec, m))
+        err(dot_vectors.describe_dot(spec, m))
     names = spec.a if spec.mx else spec.a.name, spec.b if spec.mx else spec.b.name
     return _ver_summary(report, f"dot {names[0]} x {names[1]} k={spec.k} {spec.model_name} -> {spec.out}",
                         out, err)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import softfp8
-from softfp8 import vectors
+from softfp8 import dot_vectors, vectors
 from softfp8.__main__ import main
 from tests.models import fraction_model as fm
 from tests.models import matrix_units_ref as ref
@@ -33,7 +33,7 @@ def _lines(data):
 
 
 def _gen(*args, **kw):
-    return b"".join(vectors.generate_dot(*args, **kw))
+    return b"".join(dot_vectors.generate_dot(*args, **kw))
 
 
 # (a, b, k, accumulation, rounding, Accumulation keywords for order_dot (None: exact))
@@ -238,17 +238,17 @@ def test_malformed_dot_files():
     good = _gen("e4m3", "e5m2", 4, count=3)
     lines = good.splitlines(keepends=True)
     with pytest.raises(vectors.VectorError, match="line 2"):
-        vectors.verify_dot(io.BytesIO(lines[0] + b"00 01\n"), "e4m3", "e5m2", 4)
+        dot_vectors.verify_dot(io.BytesIO(lines[0] + b"00 01\n"), "e4m3", "e5m2", 4)
     mx_line = _gen("mxfp4", None, 32, count=2).splitlines(keepends=True)
     bad = b"FF" + mx_line[1][2:]
     with pytest.raises(vectors.VectorError, match="line 2: a block scale of a is FF"):
-        vectors.verify_dot(io.BytesIO(mx_line[0] + bad), "mxfp4", None, 32)
+        dot_vectors.verify_dot(io.BytesIO(mx_line[0] + bad), "mxfp4", None, 32)
     six = _gen("mxfp6_e2m3", None, 32, count=3).splitlines(keepends=True)
     f = six[2].split()
     f[40] = b"7F"                                  # a b element above the 6-bit width
     with pytest.raises(vectors.VectorError, match="line 3: an operand b is not a code"):
-        vectors.verify_dot(io.BytesIO(six[0] + six[1] + b" ".join(f) + b"\n"), "mxfp6_e2m3", None, 32)
-    rep = vectors.verify_dot(io.BytesIO(good.replace(b"\n", b"\r\n") + b"\n\n"), "e4m3", "e5m2", 4)
+        dot_vectors.verify_dot(io.BytesIO(six[0] + six[1] + b" ".join(f) + b"\n"), "mxfp6_e2m3", None, 32)
+    rep = dot_vectors.verify_dot(io.BytesIO(good.replace(b"\n", b"\r\n") + b"\n\n"), "e4m3", "e5m2", 4)
     assert (rep.lines, rep.mismatches) == (3, 0)
 
 
@@ -262,7 +262,7 @@ def test_mx_scale_products_outside_binary32_are_refused():
     f = lines[1].split()
     f[0], f[33] = b"FE", b"FE"
     with pytest.raises(vectors.VectorError, match=r"line 2: block 1's scales 2\^127 x 2\^127 multiply to 2\^254"):
-        vectors.verify_dot(io.BytesIO(lines[0] + b" ".join(f) + b"\n"), "mxfp4", None, 32)
+        dot_vectors.verify_dot(io.BytesIO(lines[0] + b" ".join(f) + b"\n"), "mxfp4", None, 32)
 
 
 @pytest.mark.xfail(strict=True, reason="softfp8.mx.matmul forms the scale 2^(ea+eb) as a binary32 product "
