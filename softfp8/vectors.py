@@ -13,6 +13,7 @@ and the flag byte are described in docs/vectors.md.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import itertools
@@ -20,6 +21,7 @@ import itertools
 import numpy as np
 
 from . import _context, _formats, _svgen, bits
+from ._dtypes import dtype_of
 from ._validation import _as_int
 
 FLAG_NAMES = {int(f): f.name.lower() for f in _context.Flags}
@@ -613,10 +615,14 @@ def _conversion(src, dst):
         raise ValueError(f"integer sources convert into softfp8 formats, not {dst.name}")
     if dst.kind == "int" and src.kind != "format":
         raise ValueError(f"integer destinations take softfp8 formats, not {src.name}")
-    if src.kind == "int" and src.name == "uint64":
-        raise ValueError("uint64 sources: the core's integer input is int64 (sfp8_from_int64); "
-                         "use int64")
     return src, dst
+
+
+def _check_uint64_source(src, rounding):
+    if src.kind == "int" and src.name == "uint64" and rounding_name(rounding) == "stochastic":
+        raise ValueError("uint64 sources under stochastic rounding: values at and above 2^63 are "
+                         "converted by the core's sfp8_from_uint64 through a NumPy cast, which draws "
+                         "its own random bits; use int64 sources or a deterministic mode")
 
 
 def conversion_columns(src, dst, rounding="nearest_even"):
@@ -640,6 +646,8 @@ def _convert_compute(src, dst, codes, rnd, rounding, saturate, tininess, sr_bits
     kw = dict(rounding=rounding, sr_bits=sr_bits)
     if rnd is not None:
         kw["random_bits"] = rnd.astype(np.uint32)
+    if src.kind == "int" and src.name == "uint64":
+        return _from_uint64(codes, dst.fmt, rounding, saturate, tininess, kw)
     if src.kind == "int":
         res, fl = bits.from_int64(_to_signed(codes, src), dst.fmt, saturate=saturate,
                                   tininess=tininess, **kw)
@@ -654,6 +662,35 @@ def _convert_compute(src, dst, codes, rnd, rounding, saturate, tininess, sr_bits
     if dst.kind == "float":
         res = res.view(np.uint64 if dst.bits == 64 else np.uint32)
     return res.astype(np.uint64), np.asarray(fl, dtype=np.uint8)
+
+
+def _from_uint64(codes, fmt, rounding, saturate, tininess, kw):
+    """uint64 values into fmt: below 2^63 through softfp8.bits.from_int64 (the same value);
+    at and above 2^63 by the core's sfp8_from_uint64, which NumPy's uint64 -> format cast
+    calls, one element per call for its flags, under the environment as a context."""
+    codes = codes.astype(np.uint64)
+    res = np.zeros(codes.size, np.uint64)
+    fl = np.zeros(codes.size, np.uint8)
+    low = codes < np.uint64(1 << 63)
+    kw_low = dict(kw)
+    if "random_bits" in kw_low:
+        kw_low["random_bits"] = kw_low["random_bits"][low]
+    r, f = bits.from_int64(codes[low].view(np.int64), fmt, saturate=saturate, tininess=tininess, **kw_low)
+    res[low], fl[low] = np.asarray(r).astype(np.uint64), np.asarray(f, dtype=np.uint8)
+    high = np.flatnonzero(~low)
+    if high.size:
+        dt = dtype_of(fmt)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_context.rounding(rounding))
+            stack.enter_context(_context.tininess(tininess))
+            if saturate is not None:
+                stack.enter_context(_context.saturation(bool(saturate)))
+            stack.enter_context(np.errstate(all="ignore"))     # the flags are the result here
+            for i in high:
+                with _context.collect_flags() as cf:
+                    out = codes[i:i + 1].astype(dt)
+                res[i], fl[i] = int(out.view(fmt.storage)[0]), int(cf.flags)
+    return res, fl
 
 
 def _to_integer(fmt, dst, codes, kw):
@@ -733,9 +770,20 @@ def _int_grid(src, dst):
     cand = np.concatenate([ints, ints - 1, ints + 1, mids, mids - 1, mids + 1])
     lo = -(1 << (src.bits - 1)) if src.signed else 0
     hi = (1 << (src.bits - 1)) - 1 if src.signed else (1 << src.bits) - 1
-    cand = np.concatenate([cand, np.array([lo, lo + 1, hi, hi - 1, 0, 1, -1], dtype=np.int64)])
+    cand = np.concatenate([cand, np.array([lo, lo + 1, min(hi, 2 ** 63 - 1), min(hi, 2 ** 63 - 1) - 1, 0, 1, -1],
+                                          dtype=np.int64)])
     cand = np.unique(cand[(cand >= lo) & (cand <= hi)])
-    return cand.view(np.uint64) & np.uint64(src.mask)
+    out = cand.view(np.uint64) & np.uint64(src.mask)
+    if src.name == "uint64":     # the range 2^63 .. 2^64 - 1: every destination value there
+        with np.errstate(all="ignore"):
+            every = np.asarray(bits.to_float(dcodes, dst.fmt)[0], dtype=np.float64)
+        big = sorted({int(v) for v in every[np.isfinite(every)] if 2.0 ** 63 <= v < 2.0 ** 64})
+        top = [2 ** 63, 2 ** 63 + 1, 2 ** 64 - 1, 2 ** 64 - 2, 3 * 2 ** 62, 3 * 2 ** 62 - 1]
+        pts = big + [(x + y) // 2 + d for x, y in zip(big, big[1:] + [2 ** 64]) for d in (-1, 0, 1)]
+        pts += [x + d for x in big for d in (-1, 1)] + top
+        extra = np.array(sorted({x for x in pts if 2 ** 63 <= x < 2 ** 64}), dtype=np.uint64)
+        out = np.unique(np.concatenate([out, extra]))
+    return out
 
 
 def conversion_cases(src, dst, level=1, count=10000, random_only=False, seed=1):
@@ -764,6 +812,7 @@ def generate_conversion(src, dst, *, rounding="nearest_even", saturate=None, tin
     [random] result flags`` (docs/golden-model.md, "Conversion vectors")."""
     src, dst = _conversion(src, dst)
     rounding = rounding_name(rounding)
+    _check_uint64_source(src, rounding)
     dfmt = dst.fmt if dst.kind == "format" else None
     bits._env(dfmt, rounding, saturate, tininess, sr_bits)
     bits._isa(isa)
@@ -791,6 +840,7 @@ def verify_conversion(stream, src, dst, *, rounding="nearest_even", saturate=Non
     """Recompute every line of a conversion vector stream (as :func:`verify`)."""
     src, dst = _conversion(src, dst)
     rounding, nan = _verify_options(stream, rounding, nan, testfloat)
+    _check_uint64_source(src, rounding)
     dfmt = dst.fmt if dst.kind == "format" else None
     bits._env(dfmt, rounding, saturate, tininess, sr_bits)
     bits._isa(isa)
@@ -808,6 +858,10 @@ def verify_conversion(stream, src, dst, *, rounding="nearest_even", saturate=Non
         same = exp == got
         if nan == "class" and dst.kind != "int":
             same |= _endpoint_isnan(dst, exp) & _endpoint_isnan(dst, got)
+        if testfloat and dst.kind == "int":
+            # testfloat_ver (without -checkInvInts) compares only the flags of an invalid
+            # conversion to an integer: SoftFloat's specialisations return other bounds
+            same |= (exp_fl & np.uint8(int(_context.Flags.INVALID))) != 0
         bad = ~same | ((exp_fl & keep) != (got_fl & keep))
         nbad = int(np.count_nonzero(bad))
         for i in np.flatnonzero(bad)[:max(0, max_report - len(report.first))]:

@@ -122,7 +122,8 @@ def test_float_conversions_against_softfloat(pair, tininess):
 
 _SF_TO_INT = {("float16", "int32"): sf.f16_to_i32, ("float16", "int64"): sf.f16_to_i64,
               ("float16", "uint32"): sf.f16_to_ui32, ("float16", "uint64"): sf.f16_to_ui64}
-_SF_FROM_INT = {("int32", "float16"): sf.i32_to_f16, ("int64", "float16"): sf.i64_to_f16}
+_SF_FROM_INT = {("int32", "float16"): sf.i32_to_f16, ("int64", "float16"): sf.i64_to_f16,
+                ("uint32", "float16"): sf.ui32_to_f16, ("uint64", "float16"): sf.ui64_to_f16}
 
 
 @pytest.mark.parametrize("pair", sorted(_SF_TO_INT))
@@ -159,14 +160,14 @@ def test_float16_to_integers_against_softfloat(pair):
 def test_integers_to_float16_against_softfloat(pair):
     src, dst = pair
     fn = _SF_FROM_INT[pair]
-    typ = sf.Int32 if src == "int32" else sf.Int64
+    typ = {"int32": sf.Int32, "int64": sf.Int64, "uint32": sf.UInt32, "uint64": sf.UInt64}[src]
     checked = 0
     for mode, sfm in SF_MODES.items():
         sf.set_rounding_mode(getattr(sf.RoundingMode, sfm))
         data = b"".join(vectors.generate_conversion(src, dst, rounding=mode, count=3000, testfloat=True))
         for a, r, f in _lines(data):
             v = int(a, 16)
-            if v >= 1 << (vectors.INTEGERS[src][0] - 1):
+            if vectors.INTEGERS[src][1] and v >= 1 << (vectors.INTEGERS[src][0] - 1):
                 v -= 1 << vectors.INTEGERS[src][0]
             sf.set_exception_flags(0)
             want = _sf_code(fn(typ.from_int(v)))
@@ -286,11 +287,12 @@ def test_formats_to_integers_against_fractions(dst):
 @pytest.mark.parametrize("dst", ["e4m3", "e5m2", "float4_e2m1fn", "float8_e8m0fnu", "cfloat8_143(bias=7)"])
 def test_integers_into_formats_against_fractions(dst):
     dspec = _spec(dst)
-    checked = 0
-    for src in ("int8", "uint8", "int16", "int32", "int64"):
+    checked = high = 0
+    for src in ("int8", "uint8", "int16", "int32", "int64", "uint64"):
         for mode in FM_MODES:
             data = b"".join(vectors.generate_conversion(src, dst, rounding=mode, count=200, testfloat=True))
-            lines = _lines(data)[:: 1 if vectors.INTEGERS[src][0] <= 8 else 23]
+            step = 1 if vectors.INTEGERS[src][0] <= 8 else 23
+            lines = [ln for i, ln in enumerate(_lines(data)) if i % step == 0 or int(ln[0], 16) >= 1 << 63]
             for a, r, f in lines:
                 b, signed = vectors.INTEGERS[src]
                 v = int(a, 16)
@@ -299,7 +301,9 @@ def test_integers_into_formats_against_fractions(dst):
                 want = _expected(dspec, _num(v), mode)
                 assert (int(r, 16), int(f, 16)) == (want[0], want[1] & 0x1F), (src, dst, mode, a, r, f, want)
                 checked += 1
+                high += v >= 1 << 63
     assert checked > 1000
+    assert high > 6 * 100      # uint64 sources at and above 2^63 (the core's sfp8_from_uint64)
 
 
 def test_cli_convert_round_trip(tmp_path):
