@@ -19,7 +19,8 @@ FAST = ["softfp8/_core/fast/" + f for f in (
     "switches.c", "cache.c", "families.c", "round64.c", "sr_common.c",
     # the families (families.def): one file each (sr_table8.c: three rows)
     "binary8.c", "unary.c", "convert.c", "sum8.c", "order16.c", "fma8.c", "from_float8.c", "arith16.c",
-    "cast16.c", "sr_table8.c", "sr_arith16.c", "sr_fma.c", "sr_wide.c", "sr_from_float8.c", "sr_cast16.c")]
+    "cast16.c", "sr_table8.c", "sr_arith16.c", "sr_fma.c", "sr_wide.c", "sr_from_float8.c", "sr_cast16.c",
+    "blockq.c")]
 # the matrix engine: one entry (mm_gemm.c) for every matrix product, its generic kernels and paths
 MM = ["softfp8/_core/mm/" + name + ".c" for name in
       ("mm_gemm", "mm_paths", "mm_value", "mm_ref", "mm_model", "mm_intdot", "mm_blas", "mm_simd", "mm_units")]
@@ -28,7 +29,7 @@ CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_isa.c",
         "softfp8/_core/core_explain.c", "softfp8/_core/core_api.c",
         "softfp8/_core/core_exact.c", "softfp8/_core/core_ieee.c", "softfp8/_core/elem_ieee.c",
-        "softfp8/_core/elem_pi.c", "softfp8/_core/core_reduce.c"] + MM + FAST
+        "softfp8/_core/elem_pi.c", "softfp8/_core/core_reduce.c", "softfp8/_core/quantize.c"] + MM + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]

@@ -220,9 +220,10 @@ def evaluate(row, rows_by_key):
             ok = sf <= factor * row.ml.ns
         else:
             ok = False
-    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact"):  # a ratio to the row's reference
+    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant"):  # a ratio to the row's reference
         factor = t[1]
         row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
+                                             "vs_quant": "scaling.quantize",
                                              "vs_u8": "NumPy uint8↔float64 astype",
                                              "vs_finite": "the NaN-free time",
                                              "vs_exact": "the exact product"}[kind]
@@ -1021,6 +1022,20 @@ def main(argv=None):
                    "E4M3 x/w, E5M2 gradients, per-tensor current scaling, float32 matmul "
                    "outputs (benchmarks/train_bench.py); softfp8: softfp8.scaled_mm, every "
                    "matmul exact; ml_dtypes: float32 matmuls of the upcast codes", acc]))
+
+    # ---- issue 22 item 5: block quantisers and DelayedScaling (1024x1024 float32) ----
+    from softfp8 import mx as _mx, scaling as _scaling
+    q2d = np.random.default_rng(22).standard_normal((1024, 1024)).astype(np.float32)
+
+    def _rows(f):
+        return lambda k: (lambda: f(q2d[:max(1, k // 1024)]))
+    for qk in ("nvfp4", "mxfp4", "mxfp8_e4m3"):
+        add(Row(f"quant_{qk}", f"mx.quantize(x, {qk!r}) 1024² float32", M(_rows(lambda a, qk=qk: _mx.quantize(a, qk))),
+                target=("abs", 2.0), notes=["blocks along the last axis; the C block quantiser (quantize.c)"]))
+    sq = M(_rows(lambda a: _scaling.quantize(a, softfp8.e4m3)))
+    add(Row("quant_delayed", "DelayedScaling().quantize(x) 1024² float32",
+            M(_rows(lambda a: _scaling.DelayedScaling().quantize(a))), ref=sq,
+            ref_label="scaling.quantize(x, e4m3)", target=("vs_quant", 1.2)))
 
     # ---- reference-only rows ----------------------------------------------
     refs = [

@@ -102,6 +102,23 @@ cdef extern from "driver.h":
                          sfp8_rng *rng, char *const data[], const Py_ssize_t strides[], Py_ssize_t n,
                          uint8_t *flout, unsigned *flags) nogil
 
+cdef extern from "quantize.h":
+    ctypedef struct sfp8q_args:
+        const char *x
+        int isize
+        Py_ssize_t rows, n, rs, es, bs
+        int nvfp4, rule, emax, mbits
+        double elem_max, ts
+        const sfp8_format *efmt
+        const sfp8_format *sfmt
+        int int8
+        double *amax
+        uint8_t *special
+        uint8_t *scales
+        char *out
+    int sfp8q_amax(const sfp8q_args *a, double *tmax) nogil
+    int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsigned *flags) nogil
+
 cdef extern from "ops.h":
     ctypedef struct sfp8x_opinfo:
         const char *name
@@ -1100,3 +1117,74 @@ def publish_flags(object cell, unsigned int fl, str name):
     (warnings / FloatingPointError naming `name`), for products computed outside one."""
     b = name.encode()
     return sfp8_publish_flags(cell, fl, b)
+
+
+# ---- the block quantiser (quantize.h; softfp8.mx's fast path) ----
+
+cdef void _block_args(sfp8q_args *a, cnp.ndarray x, Py_ssize_t bs, cnp.ndarray amax,
+                      cnp.ndarray special) except *:
+    cdef Py_ssize_t nb
+    if x.ndim != 2 or x.dtype.kind != "f" or x.itemsize not in (4, 8) or not x.dtype.isnative:
+        raise ValueError("x must be a 2-D native float32 / float64 array")
+    if bs < 1:
+        raise ValueError(f"block size must be positive, got {bs}")
+    a.x = _ptr(x)
+    a.isize = x.itemsize
+    a.rows, a.n = x.shape[0], x.shape[1]
+    a.rs, a.es = x.strides[0], x.strides[1]
+    a.bs = bs
+    nb = a.rows * ((a.n + bs - 1) // bs)
+    _check_1d(amax, nb, "amax", 8)
+    _check_1d(special, nb, "special", 1)
+    a.amax = <double *>_ptr(amax)
+    a.special = <uint8_t *>_ptr(special)
+
+
+def block_amax(cnp.ndarray x, Py_ssize_t bs, cnp.ndarray amax, cnp.ndarray special):
+    """Per block (bs consecutive elements of a row of the 2-D float32 / float64 x) the
+    largest finite magnitude and whether a NaN / infinity is in it, into amax / special;
+    returns the largest amax, or None when the fast paths are off (quantize.h)."""
+    cdef sfp8q_args a
+    cdef double tmax = 0
+    cdef int ok
+    memset(&a, 0, sizeof(a))
+    _block_args(&a, x, bs, amax, special)
+    with nogil:
+        ok = sfp8q_amax(&a, &tmax)
+    return tmax if ok else None
+
+
+def block_finish(cnp.ndarray x, Py_ssize_t bs, tuple kindp, tuple efmt, object sfmt, cnp.ndarray amax,
+                 cnp.ndarray special, cnp.ndarray scales, cnp.ndarray out, tuple envp, tuple rngp):
+    """Scales and elements of the block quantiser after block_amax (quantize.h):
+    kindp = (nvfp4, rule, emax, mbits, elem_max, tensor scale, int8); efmt the element
+    (or MXINT8 helper) format's params, sfmt NVFP4's scale format's (or None); scales
+    uint8 per block, out the rows * n element codes.  Returns the elements' flags, or
+    None when the fast paths are off."""
+    cdef sfp8q_args a
+    cdef sfp8_format fe = to_format(efmt)
+    cdef sfp8_format fs
+    cdef sfp8_env env
+    cdef sfp8_rng rng
+    cdef unsigned fl = 0
+    cdef int ok
+    memset(&a, 0, sizeof(a))
+    _block_args(&a, x, bs, amax, special)
+    a.nvfp4, a.rule, a.emax, a.mbits, a.elem_max, a.ts, a.int8 = kindp
+    a.efmt = &fe
+    if sfmt is not None:
+        fs = to_format(sfmt)
+        a.sfmt = &fs
+    elif a.nvfp4:
+        raise ValueError("NVFP4 needs the scale format")
+    _check_1d(scales, amax.shape[0], "scales", 1)
+    _check_1d(out, a.rows * a.n, "out", 1 if (a.int8 or fe.bits <= 8) else 2)
+    a.scales = <uint8_t *>_ptr(scales)
+    a.out = _ptr(out)
+    fill_env(&env, envp)
+    fill_rng(&rng, None, rngp)
+    with nogil:
+        ok = sfp8q_finish(&a, &env, &rng, &fl)
+    if ok < 0:
+        raise MemoryError("softfp8.mx.quantize: out of memory")
+    return fl if ok else None

@@ -13,6 +13,7 @@ result is bit-exact and reproducible.
 """
 import contextlib
 import math
+import secrets
 from fractions import Fraction
 
 import numpy as np
@@ -21,6 +22,7 @@ from ._formats import NAMED, Format
 from ._formats import format as _make_format
 from ._context import _current, get_rounding, rounding as _rounding_ctx
 from ._context import saturation as _saturation_ctx
+from . import _ext
 from . import bits as _bits
 from . import _dtypes  # noqa: F401  (registers Format.dtype)
 from . import gemm as _gemm
@@ -114,6 +116,16 @@ def _as_float64(x, name="x"):
                     f"softfp8 dtype), got dtype {dt}")
 
 
+def _source(x):
+    """x as the block quantiser reads it: a native float32 / float64 array as it is,
+    anything else exactly in float64 (_as_float64, which also refuses bad input)."""
+    if not isinstance(x, BlockArray):
+        arr = np.asarray(x)
+        if arr.dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+            return arr
+    return _as_float64(x)
+
+
 def _is_softfp8(dt):
     return type(dt).__module__.split(".")[0] == "softfp8"
 
@@ -145,6 +157,7 @@ def _check_rounding(rounding, seed):
 # ---------------------------------------------------------------------------------------
 # exact arithmetic helpers (vectorised)
 
+_STOCHASTIC = 6          # sfp8_rounding's SFP8_ROUND_STOCHASTIC (the context's mode index)
 _TINY = 2.0 ** -900      # far below every element's smallest subnormal (see _exact_quotient)
 _SPLIT = 134217729.0     # 2**27 + 1 (Veltkamp)
 
@@ -172,7 +185,8 @@ def _exact_quotient(x, d):
     it rounds the true quotient (to 0 or the smallest subnormal)."""
     e = np.frexp(d)[1]
     dn = np.ldexp(d, 1 - e)                       # [1, 2), exact
-    xn = np.ldexp(x, 1 - e)                       # exact unless it underflows (then tiny)
+    with np.errstate(over="ignore"):              # inf: the cast saturates it
+        xn = np.ldexp(x, 1 - e)                   # exact unless it underflows (then tiny)
     tiny = (x != 0) & (np.abs(xn) < 2.0 * _TINY)
     xs = np.where(tiny, 1.0, xn)
     if np.all(dn == 1.0):                         # a power-of-two divisor: exact already
@@ -192,12 +206,18 @@ def _cast(q, fmt, rounding, seed):
     """One softfp8 cast of the float64 array q into fmt: the given (or context) rounding
     mode, saturating (OCP MX: values beyond the largest normal are clamped to it)."""
     with contextlib.ExitStack() as stack:
-        if rounding is not None or seed is not None:    # else the context's mode and stream
-            stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed,
-                                              sr_bits=_current().sr_bits))
-        stack.enter_context(_saturation_ctx(True))
-        stack.enter_context(np.errstate(over="ignore"))   # saturation is the rule here
+        _cast_context(stack, rounding, seed)
         return q.astype(fmt.dtype)
+
+
+def _cast_context(stack, rounding, seed):
+    """The element casts' context: the given (or the context's) rounding mode and stream,
+    saturating, overflow not reported."""
+    if rounding is not None or seed is not None:    # else the context's mode and stream
+        stack.enter_context(_rounding_ctx(rounding or get_rounding(), seed=seed,
+                                          sr_bits=_current().sr_bits))
+    stack.enter_context(_saturation_ctx(True))
+    stack.enter_context(np.errstate(over="ignore"))   # saturation is the rule here
 
 
 def _cast_int8(q, rounding, seed):
@@ -281,22 +301,29 @@ def quantize(x, kind, axis=-1, scale_rule=None, rounding=None, *, block=None, se
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown block format kind {kind!r}; expected one of {sorted(KINDS)}")
     k = KINDS[kind]
-    x64 = _as_float64(x)
-    if x64.ndim == 0:
+    src = _source(x)
+    if src.ndim == 0:
         raise ValueError("x must have at least one dimension to block")
-    ax = _check_axis(axis, x64.ndim)
+    ax = _check_axis(axis, src.ndim)
     bs = _check_block(block, k.block)
     rounding, seed = _check_rounding(rounding, seed)
     if kind == "nvfp4":
         if scale_rule is not None:
             raise ValueError(f"scale_rule={scale_rule!r}: NVFP4's block scale has one rule "
                              "(amax / 6 rounded to UE4M3); pass scale_rule=None")
+        rule = None
+    else:
+        if tensor_scale is not None:
+            raise ValueError(f"tensor_scale={tensor_scale!r} is for kind='nvfp4' only")
+        rule = "floor" if scale_rule is None else scale_rule
+        if rule not in SCALE_RULES:
+            raise ValueError(f"unknown scale_rule {scale_rule!r}; expected one of {SCALE_RULES}")
+    fast = _quantize_fast(src, k, ax, bs, rule, rounding, seed, tensor_scale)
+    if fast is not None:
+        return fast
+    x64 = src.astype(np.float64)                             # exact
+    if kind == "nvfp4":
         return _quantize_nvfp4(x64, k, ax, bs, rounding, seed, tensor_scale)
-    if tensor_scale is not None:
-        raise ValueError(f"tensor_scale={tensor_scale!r} is for kind='nvfp4' only")
-    rule = "floor" if scale_rule is None else scale_rule
-    if rule not in SCALE_RULES:
-        raise ValueError(f"unknown scale_rule {scale_rule!r}; expected one of {SCALE_RULES}")
 
     xb, n = _blocks(np.moveaxis(x64, ax, -1), bs)
     amax, special = _amax_special(xb)
@@ -322,26 +349,92 @@ def quantize(x, kind, axis=-1, scale_rule=None, rounding=None, *, block=None, se
 _NVFP4_DEN = 6 * 448      # E2M1 max * E4M3 max
 
 
+def _tensor_scale(t_amax, tensor_scale):
+    """NVFP4's float32 tensor scale: tensor_scale checked, or nearest to t_amax / (6 * 448)
+    (the largest block amax), 1.0 for an all-zero tensor."""
+    if tensor_scale is None:
+        if t_amax == 0:
+            return np.float32(1.0)
+        ts = _f32_nearest(Fraction(t_amax) / _NVFP4_DEN)
+        if not np.isfinite(ts):
+            raise ValueError(f"amax {t_amax!r} gives a tensor scale beyond float32")
+        return np.float32(2.0 ** -149) if ts == 0 else ts
+    ts = np.float32(tensor_scale)
+    if not (np.isfinite(ts) and ts > 0) or float(ts) != float(tensor_scale):
+        raise ValueError(f"tensor_scale must be a positive finite float32 value, got "
+                         f"{tensor_scale!r}")
+    return ts
+
+
+def _cast_env():
+    """(envp, rngp, stochastic) of a NumPy cast made now (npy/context.c, loopdata_new): the
+    context's environment and, for stochastic rounding, the stream it would take."""
+    st = _current()
+    envp = (st.rounding, int(st.saturate > 0), st.tininess_before, st.sr_bits, st.isa)
+    stoch = st.rounding == _STOCHASTIC
+    if not stoch:
+        return envp, (0, 0, 0, 0), False
+    seed = st.seed if st.seeded else secrets.randbits(64)
+    return envp, (1, seed, st.counter, 0), True
+
+
+def _count_cast():
+    """Take the stream a NumPy cast made now would take (the reference's exact casts)."""
+    st = _current()
+    st.counter += st.rounding == _STOCHASTIC
+
+
+def _quantize_fast(src, k, ax, bs, rule, rounding, seed, tensor_scale):
+    """The C block quantiser (softfp8/_core/quantize.h): the same BlockArray as the
+    Python path below (its reference: what runs with the fast paths off), or None where
+    it declines (fast paths off, an empty array, an ISA convention in the context, or
+    np.errstate asking to hear of underflow: the reference's cast reports it)."""
+    if not _ext.fast_enabled() or src.size == 0 or _current().isa or np.geterr()["under"] != "ignore":
+        return None
+    xm = np.moveaxis(src, ax, -1)
+    lead, n = xm.shape[:-1], xm.shape[-1]
+    x2 = xm.reshape(-1, n)
+    nb = -(-n // bs)
+    amax = np.empty(x2.shape[0] * nb)
+    special = np.empty(amax.size, np.uint8)
+    t_amax = _ext.block_amax(x2, bs, amax, special)
+    if t_amax is None:
+        return None
+    nv = k.name == "nvfp4"
+    int8 = k.elem == "int8"
+    ts = _tensor_scale(t_amax, tensor_scale) if nv else None
+    fmt = _make_format(**_INT8_HELPER) if int8 else k.format()
+    kindp = (int(nv), 0 if nv else SCALE_RULES.index(rule), k.emax, k.mbits, float(k.elem_max),
+             float(ts) if nv else 0.0, int(int8))
+    scales = np.empty(amax.size, np.uint8)
+    out = np.empty(x2.size, np.int8 if int8 else fmt.storage)
+    sfmt = element_format("e4m3").params if nv else None
+    if nv:
+        _count_cast()                    # the reference's cast of the scales to float64
+    with contextlib.ExitStack() as stack:
+        _cast_context(stack, rounding, seed)
+        envp, rngp, stoch = _cast_env()
+        fl = _ext.block_finish(x2, bs, kindp, fmt.params, sfmt, amax, special, scales, out, envp, rngp)
+        if fl is None:
+            return None
+        st = _current()
+        st.counter += stoch
+        st.cell.flags |= fl
+    el = out.reshape(lead + (n,))
+    if not int8:
+        el = el.view(fmt.dtype)
+    else:
+        _count_cast()                    # the reference's cast of the helper's codes to float64
+    return BlockArray(np.moveaxis(el, -1, ax), np.moveaxis(scales.reshape(lead + (nb,)), -1, ax), kind=k.name,
+                      axes=(ax,), block=(bs,), tensor_scale=ts)
+
+
 def _quantize_nvfp4(x64, k, ax, bs, rounding, seed, tensor_scale):
     e4m3 = element_format("e4m3")
     xm = np.moveaxis(x64, ax, -1)
     xb, n = _blocks(xm, bs)
     amax, special = _amax_special(xb)
-    if tensor_scale is None:
-        t_amax = float(np.max(amax, initial=0.0))
-        if t_amax == 0:
-            ts = np.float32(1.0)
-        else:
-            ts = _f32_nearest(Fraction(t_amax) / _NVFP4_DEN)
-            if not np.isfinite(ts):
-                raise ValueError(f"amax {t_amax!r} gives a tensor scale beyond float32")
-            if ts == 0:
-                ts = np.float32(2.0 ** -149)
-    else:
-        ts = np.float32(tensor_scale)
-        if not (np.isfinite(ts) and ts > 0) or float(ts) != float(tensor_scale):
-            raise ValueError(f"tensor_scale must be a positive finite float32 value, got "
-                             f"{tensor_scale!r}")
+    ts = _tensor_scale(float(np.max(amax, initial=0.0)), tensor_scale)
     # block scale: UE4M3 nearest to block_amax / 6 / tensor_scale (saturating at 448)
     den = np.full(amax.shape, 6.0 * float(ts))
     sc = _round_scale(amax, den, e4m3)

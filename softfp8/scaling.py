@@ -489,9 +489,14 @@ class DelayedScaling:
         return self.scale
 
     def quantize(self, x, *, update=True, rounding=None, seed=None, saturate=True):
-        xf = _as_float64(x)
-        a = amax(xf)
-        out = _cast(xf, self.fmt, np.float32(self._scale), rounding, seed, saturate, amax=a)
+        # a float32 / float16 array is read in its own dtype: its amax (exact: one of |x|,
+        # NaN skipped as amax does) and its products with the float32 scale, exact in
+        # binary64 (_cast's narrow product), without a float64 copy
+        narrow = isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float16)
+        xf = x if narrow else _as_float64(x)
+        a = np.float64(np.fmax.reduce(np.abs(x), axis=None, initial=0)) if narrow else amax(xf)
+        out = _cast(xf, self.fmt, np.float32(self._scale), rounding, seed, saturate, amax=a,
+                    narrow=narrow)
         self.record(a)
         if update:
             self.update()

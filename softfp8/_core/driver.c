@@ -297,3 +297,10 @@ int sfp8d_run_family(int fam, int op, const sfp8_format *f, const sfp8_format *d
     else c = convert_call(f, dst, env, rng, data[0], strides[0], data[1], strides[1], n, flout);
     return fast_run(fam, &c, env, rng, flags);
 }
+
+int sfp8d_run_block(sfp8f_call *c, unsigned *flags)
+{
+    *flags = 0;
+    c->kind = SFP8F_BLOCK;
+    return c->n > 0 && run_families(-1, c, flags) >= 0;
+}

@@ -70,6 +70,14 @@ int sfp8d_run_family(int fam, int op, const sfp8_format *f, const sfp8_format *d
                      sfp8_rng *rng, char *const data[], const ptrdiff_t strides[], ptrdiff_t n, uint8_t *flout,
                      unsigned *flags);
 
+/* The block quantiser's kernels (quantize.c): call c (an SFP8F_BLOCK call whose
+ * `block` says what to compute, fast/blockq.h) run by the families table like the
+ * other calls (counted, current SIMD level).  Returns 1 with *flags set if a family
+ * ran it, 0 if none did (fast paths off): the caller then takes softfp8.mx's
+ * Python path. */
+struct sfp8f_call;
+int sfp8d_run_block(struct sfp8f_call *c, unsigned *flags);
+
 /* codes <-> int64 (int64 elements are native int64_t) */
 unsigned sfp8d_to_int64(const sfp8_format *f, const sfp8_env *env, sfp8_rng *rng, const char *a, ptrdiff_t sa,
                         char *o, ptrdiff_t so, ptrdiff_t n, uint8_t *flout);

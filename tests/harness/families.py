@@ -853,3 +853,80 @@ def _flatten(r):
             stack[:0] = [w for k, w in sorted(vars(v).items()) if not k.startswith("_") or
                          isinstance(w, np.ndarray)]
     return tuple(out)
+
+
+# ==========================================================================
+# blockq: the block quantiser (softfp8.mx.quantize; fast/blockq.c, quantize.c)
+# ==========================================================================
+
+def _block_parts(b):
+    """A BlockArray's arrays (elements as raw codes, scales, tensor scale)."""
+    ts = () if b.tensor_scale is None else (np.asarray(b.tensor_scale),)
+    return (raw(b.elements), np.asarray(b.elements.shape), b.scales) + ts
+
+
+def _blockq_inputs():
+    g = rng_of("blockq")
+    normal = g.standard_normal((6, 70)) * 3
+    wide = g.standard_normal((5, 37)) * np.exp2(g.integers(-140, 140, (5, 37)))
+    sub = np.concatenate([g.standard_normal((3, 40)) * 1e-310, np.zeros((1, 40)), np.full((1, 40), -0.0)])
+    sp = g.standard_normal((4, 48))
+    sp[0, 3], sp[1, 40], sp[2, 7], sp[3, :16] = np.nan, np.inf, -np.inf, 0.0
+    big = g.standard_normal((3, 33)) * 1e300
+    return {"normal": normal, "wide": wide, "subnormal": sub, "special": sp, "huge": big}
+
+
+@register("blockq", "family", "the block quantiser (mx.quantize): amax, shared scales, quotients rounded to odd")
+def _blockq():
+    from softfp8 import mx
+    X = _blockq_inputs()
+
+    def call(x, kind, env=None, **kw):
+        def fn(g):
+            with S.context(env) if env is not None else _nullctx():
+                return _block_parts(mx.quantize(x, kind, **kw))
+        return fn
+
+    def kinds():
+        # every kind x scale rule x mode (stochastic with a seed) x block size x axis, binary64 and binary32
+        for name, x in X.items():
+            for src in (np.float64, np.float32):
+                with np.errstate(over="ignore"):       # "wide" in binary32: some infinities
+                    xs = x.astype(src) if name not in ("huge", "subnormal") or src is np.float64 else x
+                for kind in mx.KINDS:
+                    rules = [None] if kind == "nvfp4" else list(mx.SCALE_RULES)
+                    for i, rule in enumerate(rules):
+                        for axis, bs in ((-1, None), (0, 7), (-1, 16)):
+                            for rnd, seed in ((None, None), ("toward_zero", None), ("stochastic", 5),
+                                              (S.MODES[(i + axis) % len(S.MODES)], None)):
+                                yield Case(f"{name}/{src.__name__}/{kind}/{rule}/ax{axis}/b{bs}/{rnd}",
+                                           call(xs, kind, axis=axis, scale_rule=rule, rounding=rnd, seed=seed,
+                                                block=bs), xs.size)
+
+    def scales():
+        x = X["wide"]
+        for ts in (2.0 ** -149, 1e-30, 0.37, 3e30):
+            yield Case(f"nvfp4/tensor_scale={ts}", call(x, "nvfp4", tensor_scale=np.float32(ts)), x.size)
+        for env in S.SR + S.SOME:        # the context's mode, stream, sr_bits, tininess
+            for kind in ("nvfp4", "mxfp4", "mxint8", "mxfp8_e5m2"):
+                yield Case(f"{kind}/context/{S.env_id(env)}", call(X["normal"], kind, env), X["normal"].size)
+
+    def layouts():
+        g = rng_of("blockq-layouts")
+        x3 = g.standard_normal((3, 50, 4))
+        for kind in mx.KINDS:
+            for src in (np.float16, softfp8.bfloat16, softfp8.e4m3, np.int32):
+                xs = (x3 * 8).astype(src)
+                yield Case(f"{kind}/{np.dtype(src).name}/axis1", call(xs, kind, axis=1), xs.size)
+            yield Case(f"{kind}/transposed-f32", call(x3.astype(np.float32).transpose(2, 0, 1), kind, axis=2,
+                                                      rounding="stochastic", seed=2), x3.size)
+            yield Case(f"{kind}/strided", call(x3[:, ::3, ::2], kind, axis=-1), x3[:, ::3, ::2].size)
+            yield Case(f"{kind}/long-row", call(g.standard_normal(300001), kind, rounding="stochastic", seed=4),
+                       300001)
+
+    return {"kinds": kinds, "scales": scales, "layouts": layouts}
+
+
+def _nullctx():
+    import contextlib
+    return contextlib.nullcontext()

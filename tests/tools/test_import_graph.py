@@ -131,7 +131,7 @@ GLUE, ENGINE, FAST, CORE = 3, 2, 1, 0
 LAYER_NAMES = {GLUE: "NumPy glue", ENGINE: "driver / matrix engine", FAST: "fast paths", CORE: "exact core"}
 # files outside npy/ and fast/, by layer (a new file must be placed here)
 # (and every file of mm/, the matrix engine)
-ENGINE_FILES = {"driver.c", "driver.h"}
+ENGINE_FILES = {"driver.c", "driver.h", "quantize.c", "quantize.h"}
 CORE_FILES = {"core.c", "core_x.h", "accum.c", "accum.h", "codes.h", "order.h", "rng.h", "ops.c", "ops.h",
               "ops.def", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c", "include/softfp8/softfp8.h",
               # the matrix-unit models: exact definitions like accum.c (docs/matrix-units.md)

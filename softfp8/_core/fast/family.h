@@ -22,7 +22,7 @@
 enum { SFP8F_PORTABLE = 0, SFP8F_AVX2 = 1, SFP8F_AVX512 = 2, SFP8F_LEVELS = 3 };
 
 /* what a call asks for (a family's `kinds` is a mask of these) */
-enum { SFP8F_OP = 1, SFP8F_CONVERT = 2, SFP8F_SUM = 4 };
+enum { SFP8F_OP = 1, SFP8F_CONVERT = 2, SFP8F_SUM = 4, SFP8F_BLOCK = 8 /* the block quantiser's kernels (blockq.h) */ };
 
 /* the result of a SUM call: the exact sum as an integer multiple of the
    format's quantum 2^qmin (fast.h, sfp8f_sum), and the SFP8F_SUM_* categories
@@ -36,8 +36,9 @@ typedef struct sfp8f_sum_acc {
  * inputs as NumPy's accumulate and reduce pass them (fast.h: the rules every
  * kernel follows); codes with bits above the format's width are read with those
  * bits ignored. */
+struct sfp8f_blockq;
 typedef struct sfp8f_call {
-    int kind;                  /* SFP8F_OP, SFP8F_CONVERT or SFP8F_SUM */
+    int kind;                  /* SFP8F_OP, SFP8F_CONVERT, SFP8F_SUM or SFP8F_BLOCK */
     int op;                    /* SFP8F_OP: enum sfp8x_op (a code-only kind, ops.h); else -1 */
     const sfp8_format *f;      /* the operation's format, or the conversion's source */
     const sfp8_format *dst;    /* the conversion's destination (f for the other kinds) */
@@ -55,6 +56,7 @@ typedef struct sfp8f_call {
     ptrdiff_t n;               /* > 0 */
     uint8_t *flout;            /* per-element flags (contiguous), or NULL */
     sfp8f_sum_acc *sum;        /* SFP8F_SUM: the result */
+    const struct sfp8f_blockq *block; /* SFP8F_BLOCK: the call's rows and phase (blockq.h) */
 } sfp8f_call;
 
 /* a call of one operand (a) and one result (o); the rest zero (no stochastic bits,

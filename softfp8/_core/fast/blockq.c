@@ -1,0 +1,196 @@
+/* blockq: the kernels of the block quantiser (softfp8.mx.quantize; quantize.c
+ * runs them): per block the largest finite magnitude (amax) and whether a NaN or
+ * an infinity is in it, and per element the quotient x / d of the block's scale
+ * in a form that rounds like the exact quotient.
+ *
+ * DERIVED from core.c round_pack (what one later rounding of the quotient
+ * needs): the quotient is handed to the driver's conversion binary64 -> element
+ * format (fast paths / core), which rounds it once; this file never rounds into
+ * a format.  For a block divisor d > 0 (d = 2^e' * dn, dn in [1, 2)) and a finite
+ * x, xn = x * 2^-e' is exact unless |xn| < 2^-899 (then x != 0 gives q = +-2^-900,
+ * far below half the smallest subnormal of every element format, so every mode
+ * rounds it as it rounds the true quotient: to zero or to the smallest
+ * subnormal, with the same flags).  Otherwise q = xn / dn rounded to nearest
+ * (the hardware division), and the remainder r = xn - q * dn is exact and
+ * computed exactly by fma(-q, dn, xn) (xn and q * dn are normal binary64
+ * numbers far above 2^-1022 + 53 bits, the classic condition for the remainder
+ * of a correctly rounded quotient to be representable).  r == 0: q is the
+ * exact quotient.  r != 0: the exact quotient lies strictly between q and its
+ * neighbour on the side of r's sign (relative to q's); round to odd at 53 bits
+ * keeps q if its last bit is 1 and else takes that neighbour (one step of the
+ * magnitude's bit pattern up when r and q have one sign, down otherwise: the
+ * neighbour of an even pattern is odd, also across a binade).  The remainder:
+ * fma at the SIMD levels (whose targets have it), Dekker's exact product at the
+ * portable level (libm's fma is a slow emulation without the instruction).  A value rounded
+ * to odd at p bits rounds correctly to any precision <= p - 2 in every mode
+ * (SPEC §3, round to odd); the element formats have at most 8 significant bits,
+ * and stochastic rounding reads at most 32 further bits, 8 + 32 + 2 <= 53, so
+ * the conversion of q gives exactly the codes and flags of the exact quotient.
+ * A divisor that is a power of two (dn == 1) gives q = xn: exact.  xn = inf
+ * (x finite, d below x / DBL_MAX) stays inf, as in the reference (mx.py,
+ * _exact_quotient).  The reference fixes q to odd by a Dekker product whose
+ * splitting overflows for |q| > 2^996 (its remainder is then NaN and q moves
+ * toward -inf); the portable kernel does the same, the fma kernels round such q
+ * to odd correctly, and either saturates to the element format's largest value
+ * in every mode with the same flags, so the codes agree there too.
+ *
+ * Proven equal to the reference (softfp8.mx's Python path, what SOFTFP8_FAST=0
+ * runs) by tests/harness/test_harness.py::test_entry [blockq] (every kind,
+ * block size, scale rule, rounding mode, axis, short last blocks, NaN /
+ * infinity / zero / subnormal blocks, binary32 / binary64 / other sources),
+ * and against the independent Fractions reference of OCP MX / NVFP4 by
+ * tests/numpy_glue/test_mx.py (the public quantize, fast paths on).
+ *
+ * Kernels: portable C (Dekker's product), AVX2 + FMA and AVX-512 (the same
+ * loops compiled for the target, the remainder by the fma instruction). */
+#include <math.h>
+#include <string.h>
+
+#include "blockq.h"
+#include "family.h"
+#include "simd.h"
+
+const void *sfp8f_blockq_prepare(const sfp8f_call *c, void *scratch)
+{
+    const sfp8f_blockq *b = c->block;
+    (void)scratch;
+    if (c->kind != SFP8F_BLOCK || !b || (b->isize != 4 && b->isize != 8) || b->bs < 1 || b->rows < 0 ||
+        b->n < 0)
+        return NULL;
+    if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special : b->phase != SFP8F_BQ_QUOT || !b->d || !b->q)
+        return NULL;
+    return b;
+}
+
+/* ---- amax: magnitudes compared as bit patterns (monotone for |x|) ---- */
+
+static void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+{
+    uint32_t mx = 0, bad = 0;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        uint32_t u;
+        memcpy(&u, x + j * es, 4);
+        u &= 0x7FFFFFFFu;
+        bad |= u >= 0x7F800000u;
+        mx = u < 0x7F800000u && u > mx ? u : mx;
+    }
+    float f;
+    memcpy(&f, &mx, 4);
+    *amax = f;
+    *special = (uint8_t)bad;
+}
+
+static void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+{
+    uint64_t mx = 0, bad = 0;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        uint64_t u;
+        memcpy(&u, x + j * es, 8);
+        u &= 0x7FFFFFFFFFFFFFFFull;
+        bad |= u >= 0x7FF0000000000000ull;
+        mx = u < 0x7FF0000000000000ull && u > mx ? u : mx;
+    }
+    memcpy(amax, &mx, 8);
+    *special = (uint8_t)bad;
+}
+
+/* ---- quotients (the header: DERIVED) ---- */
+
+static inline double load_x(const char *p, int isize)
+{
+    if (isize == 4) {
+        float f;
+        memcpy(&f, p, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+
+/* x - t * dn exactly, or 0 / its sign: fma where the kernel's target has it, else
+   Dekker's product (the reference's _two_prod: exact for |t| <= 2^996) */
+static inline __attribute__((always_inline)) double remainder_of(double xn, double t, double dn, int hw)
+{
+    if (hw) return fma(-t, dn, xn);
+    const double split = 134217729.0; /* 2^27 + 1 */
+    double p = t * dn, ca = split * t, ah = ca - (ca - t), al = t - ah, cb = split * dn, bh = cb - (cb - dn),
+           bl = dn - bh, e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    return (xn - p) - e;
+}
+
+/* m values of one block by its divisor d into q */
+static inline __attribute__((always_inline)) void quot_block(const char *x, ptrdiff_t es, int isize, ptrdiff_t m,
+                                                              double d, double *q, int hw)
+{
+    const double tiny = 0x1p-900, lim = 0x1p-899;
+    int e;
+    double dn, p;
+    if (d == 0) {
+        for (ptrdiff_t j = 0; j < m; j++) q[j] = 0.0;
+        return;
+    }
+    dn = 2.0 * frexp(d, &e); /* d = dn * 2^(e - 1), dn in [1, 2): exact */
+    p = ldexp(1.0, 1 - e);   /* a normal binary64 for every divisor the quantiser makes */
+    if (dn == 1.0) {
+        for (ptrdiff_t j = 0; j < m; j++) {
+            double v = load_x(x + j * es, isize), xn = v * p;
+            q[j] = v != 0 && fabs(xn) < lim ? copysign(tiny, v) : xn;
+        }
+        return;
+    }
+    for (ptrdiff_t j = 0; j < m; j++) {
+        double v = load_x(x + j * es, isize), xn = v * p, t = xn / dn, r = remainder_of(xn, t, dn, hw);
+        uint64_t bt;
+        memcpy(&bt, &t, 8);
+        /* the reference's fix (mx.py _exact_quotient): a NaN remainder (its Dekker product
+           overflowed, |t| > 2^996) counts as nonzero and below */
+        const uint64_t fix = (uint64_t)((r != 0) & !(bt & 1) & (fabs(t) <= 0x1.fffffffffffffp+1023));
+        bt += fix - 2 * (fix & (uint64_t)((r > 0) ^ (t > 0))); /* +1 toward the exact value's side, or -1 */
+        memcpy(&t, &bt, 8);
+        q[j] = v != 0 && fabs(xn) < lim ? copysign(tiny, v) : t;
+    }
+}
+
+static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq *b, int hw)
+{
+    const ptrdiff_t nb = (b->n + b->bs - 1) / b->bs;
+    for (ptrdiff_t r = 0; r < b->rows; r++) {
+        const char *row = b->x + r * b->rs;
+        for (ptrdiff_t k = 0; k < nb; k++) {
+            const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
+            const char *xb = row + j0 * b->es;
+            if (b->phase == SFP8F_BQ_AMAX) {
+                if (b->isize == 4) amax32(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+                else amax64(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+            } else if (b->isize == 4) {
+                quot_block(xb, b->es, 4, m, b->d[r * nb + k], b->q + r * b->n + j0, hw);
+            } else {
+                quot_block(xb, b->es, 8, m, b->d[r * nb + k], b->q + r * b->n + j0, hw);
+            }
+        }
+    }
+    return 0;
+}
+
+unsigned sfp8f_blockq_run(const void *t, const sfp8f_call *c)
+{
+    (void)c;
+    return run_all(t, 0);
+}
+
+#if SFP8_X86
+/* the same loops with the hardware's fma for the remainder */
+__attribute__((target("avx2,fma"))) unsigned sfp8f_blockq_run_avx2(const void *t, const sfp8f_call *c)
+{
+    (void)c;
+    return run_all(t, 1);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) unsigned sfp8f_blockq_run_avx512(const void *t,
+                                                                                                   const sfp8f_call *c)
+{
+    (void)c;
+    return run_all(t, 1);
+}
+#endif

@@ -1,0 +1,28 @@
+/* blockq: the block quantiser's kernels (fast/blockq.c), the parameters of one
+ * call (sfp8f_call.block).  The block quantiser (quantize.c) runs them through
+ * the array driver (sfp8d_run_block) and rounds what they compute with the
+ * driver's conversions. */
+#ifndef SOFTFP8_BLOCKQ_H
+#define SOFTFP8_BLOCKQ_H
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    SFP8F_BQ_AMAX = 0, /* per block: amax over the finite |x|, and whether a NaN / infinity is in it */
+    SFP8F_BQ_QUOT = 1  /* per element: x / d of its block rounded to odd at 53 bits (or +-2^-900) */
+};
+
+/* rows of n values: element j of row r at x + r * rs + j * es (bytes); blocks of bs
+ * consecutive elements of a row (the last one of a row may be shorter); per-block
+ * arrays hold rows * ceil(n / bs) entries, row-major */
+typedef struct sfp8f_blockq {
+    int phase;              /* SFP8F_BQ_AMAX or SFP8F_BQ_QUOT */
+    const char *x;          /* binary32 (isize 4) or binary64 (isize 8) values */
+    int isize;
+    ptrdiff_t rows, n, rs, es, bs;
+    double *amax;           /* AMAX: per block, the largest finite |x| (+0 if none) */
+    uint8_t *special;       /* AMAX: per block, 1 if the block holds a NaN or an infinity */
+    const double *d;        /* QUOT: per block, the divisor (> 0 finite), or 0: the block's q are +0 */
+    double *q;              /* QUOT: rows * n quotients, contiguous, row-major */
+} sfp8f_blockq;
+#endif

@@ -1,0 +1,180 @@
+/* The block quantiser (quantize.h): the blockq family's kernels through the
+ * driver, the shared scales, and the driver's conversions for every rounding. */
+#include "quantize.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast/blockq.h"
+#include "fast/family.h"
+
+/* elements per quotient buffer: long enough for the conversion families to build their
+   tables in the default (length-gated) mode, as they do for the reference's one cast */
+enum { CHUNK = 1 << 18 };
+
+static int run_block(sfp8f_blockq *b)
+{
+    sfp8f_call c;
+    unsigned fl;
+    memset(&c, 0, sizeof c);
+    c.block = b;
+    c.n = b->rows * b->n;
+    return c.n <= 0 || sfp8d_run_block(&c, &fl);
+}
+
+static sfp8f_blockq rows_of(const sfp8q_args *a, int phase)
+{
+    sfp8f_blockq b;
+    memset(&b, 0, sizeof b);
+    b.phase = phase;
+    b.x = a->x;
+    b.isize = a->isize;
+    b.rows = a->rows;
+    b.n = a->n;
+    b.rs = a->rs;
+    b.es = a->es;
+    b.bs = a->bs;
+    return b;
+}
+
+int sfp8q_amax(const sfp8q_args *a, double *tmax)
+{
+    sfp8f_blockq b = rows_of(a, SFP8F_BQ_AMAX);
+    const ptrdiff_t nb = a->rows * ((a->n + a->bs - 1) / a->bs);
+    double m = 0;
+    b.amax = a->amax;
+    b.special = a->special;
+    if (!run_block(&b)) return 0;
+    for (ptrdiff_t k = 0; k < nb; k++) m = a->amax[k] > m ? a->amax[k] : m;
+    *tmax = m;
+    return 1;
+}
+
+/* MX: the unclamped shared exponent of a block with finite amax > 0 (mx.py _shared_exp) */
+static int64_t shared_exp(const sfp8q_args *a, double amax)
+{
+    int e, ee;
+    const double m = frexp(amax, &e); /* amax = m 2^e, m in [0.5, 1) */
+    const int64_t fl = (int64_t)e - 1, k0 = fl - ((void)frexp(a->elem_max, &ee), ee - 1);
+    switch (a->rule) {
+    case SFP8Q_CEIL: return fl + (m != 0.5) - a->emax;
+    case SFP8Q_EVEN: return fl + (2.0 * m >= 2.0 - ldexp(1.0, -(a->mbits + 1))) - a->emax;
+    case SFP8Q_RCEIL: return k0 + (ldexp(amax, (int)-k0) > a->elem_max);
+    default: return fl - a->emax;
+    }
+}
+
+/* per block divisor d (0: the block's elements are +0) and scale code; *flags |= the
+   flags of the reference's exact cast of NVFP4's scale codes */
+static int block_scales(const sfp8q_args *a, ptrdiff_t nb, double *d, unsigned *flags)
+{
+    if (!a->nvfp4) {
+        for (ptrdiff_t k = 0; k < nb; k++) {
+            int64_t s = a->amax[k] > 0 ? shared_exp(a, a->amax[k]) : -127;
+            int nan;
+            s = s < -127 ? -127 : s;
+            nan = a->special[k] || s > 127;
+            a->scales[k] = nan ? 0xFF : (uint8_t)(s + 127);
+            d[k] = nan ? 0.0 : ldexp(1.0, (int)s);
+        }
+        return 1;
+    }
+    /* NVFP4: UE4M3 nearest (ties to even, saturating) to amax / (6 ts), as one row of
+       quotients rounded to odd, then one conversion; the codes' values by a table */
+    const double den = 6.0 * a->ts; /* exact: 3 x 24 bits */
+    double *q = malloc((size_t)nb * sizeof *q), val[256];
+    uint8_t codes[256], vfl[256];
+    sfp8_env rne;
+    sfp8_rng rng0;
+    sfp8f_blockq b;
+    memset(&rne, 0, sizeof rne);
+    memset(&rng0, 0, sizeof rng0);
+    memset(&b, 0, sizeof b);
+    if (!q) return -1;
+    rne.saturate = 1;
+    rne.sr_bits = 32;
+    b.phase = SFP8F_BQ_QUOT;
+    b.x = (const char *)a->amax;
+    b.isize = 8;
+    b.rows = 1;
+    b.n = nb;
+    b.es = 8;
+    b.bs = nb;
+    b.d = &den;
+    b.q = q;
+    if (!run_block(&b)) {
+        free(q);
+        return 0;
+    }
+    sfp8d_convert(&sfp8_binary64, a->sfmt, &rne, &rng0, (const char *)q, 8, (char *)a->scales, 1, nb, NULL);
+    free(q);
+    for (int k = 0; k < 256; k++) codes[k] = (uint8_t)k;
+    sfp8d_convert(a->sfmt, &sfp8_binary64, &rne, &rng0, (const char *)codes, 1, (char *)val, 8, 256, vfl);
+    for (ptrdiff_t k = 0; k < nb; k++) {
+        double s;
+        if (a->special[k]) a->scales[k] = 0x7F; /* E4M3 NaN: the block is NaN */
+        *flags |= vfl[a->scales[k]];            /* the reference's cast of the scales to binary64 */
+        s = a->special[k] ? 0.0 : val[a->scales[k]];
+        d[k] = s > 0 ? s * a->ts : 0.0; /* exact: 4 x 24 bits */
+    }
+    return 1;
+}
+
+/* the elements of one chunk (q: its quotients, cnt of them) into out; MXINT8 through
+   the helper format's codes h and their values */
+static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, double *q, uint16_t *h,
+                         ptrdiff_t cnt, char *out)
+{
+    unsigned fl;
+    if (!a->int8)
+        return sfp8d_convert(&sfp8_binary64, a->efmt, env, rng, (const char *)q, 8, out,
+                             a->efmt->bits <= 8 ? 1 : 2, cnt, NULL);
+    sfp8_env exact;
+    sfp8_rng rng0;
+    memset(&exact, 0, sizeof exact);
+    memset(&rng0, 0, sizeof rng0);
+    exact.sr_bits = 32;
+    fl = sfp8d_convert(&sfp8_binary64, a->efmt, env, rng, (const char *)q, 8, (char *)h, 2, cnt, NULL);
+    /* the helper's values are multiples of 1/64: v * 64 is an integer, exactly (the
+       reference's cast to binary64 raises the denormal flag of subnormal codes) */
+    fl |= sfp8d_convert(a->efmt, &sfp8_binary64, &exact, &rng0, (const char *)h, 2, (char *)q, 8, cnt, NULL);
+    for (ptrdiff_t i = 0; i < cnt; i++) {
+        double k = q[i] * 64.0;
+        out[i] = (char)(int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
+    }
+    return fl;
+}
+
+int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsigned *flags)
+{
+    const ptrdiff_t nbr = (a->n + a->bs - 1) / a->bs, nb = a->rows * nbr;
+    const int osize = a->int8 || a->efmt->bits <= 8 ? 1 : 2;
+    /* a chunk: whole rows while they are short, else whole blocks of one row */
+    const ptrdiff_t seg = a->n <= CHUNK ? a->n : (a->bs >= CHUNK ? a->bs : CHUNK - CHUNK % a->bs);
+    const ptrdiff_t per = a->n <= CHUNK ? (a->n ? CHUNK / a->n : 1) : 1;
+    double *d = malloc((size_t)(nb ? nb : 1) * sizeof *d);
+    double *q = malloc((size_t)(per * seg ? per * seg : 1) * sizeof *q);
+    uint16_t *h = a->int8 ? malloc((size_t)(per * seg ? per * seg : 1) * sizeof *h) : NULL;
+    int ok;
+    *flags = 0;
+    ok = d && q && (h || !a->int8) ? block_scales(a, nb, d, flags) : -1;
+    for (ptrdiff_t r = 0; ok == 1 && r < a->rows; r += per) {
+        const ptrdiff_t rows = a->rows - r < per ? a->rows - r : per;
+        for (ptrdiff_t j = 0; ok == 1 && j < a->n; j += seg) {
+            sfp8f_blockq b = rows_of(a, SFP8F_BQ_QUOT);
+            const ptrdiff_t len = a->n - j < seg ? a->n - j : seg;
+            b.x = a->x + r * a->rs + j * a->es;
+            b.rows = rows;
+            b.n = len;
+            b.d = d + r * nbr + j / a->bs;
+            b.q = q;
+            if (!run_block(&b)) ok = 0;
+            else *flags |= elements(a, env, rng, q, h, rows * len, a->out + (r * a->n + j) * osize);
+        }
+    }
+    free(d);
+    free(q);
+    free(h);
+    return ok;
+}
