@@ -154,8 +154,8 @@ int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsign
     const ptrdiff_t seg = a->n <= CHUNK ? a->n : (a->bs >= CHUNK ? a->bs : CHUNK - CHUNK % a->bs);
     const ptrdiff_t per = a->n <= CHUNK ? (a->n ? CHUNK / a->n : 1) : 1;
     double *d = malloc((size_t)(nb ? nb : 1) * sizeof *d);
-    double *q = malloc((size_t)(per * seg ? per * seg : 1) * sizeof *q);
-    uint16_t *h = a->int8 ? malloc((size_t)(per * seg ? per * seg : 1) * sizeof *h) : NULL;
+    double *q = malloc((size_t)(per * seg > 0 ? per * seg : 1) * sizeof *q);
+    uint16_t *h = a->int8 ? malloc((size_t)(per * seg > 0 ? per * seg : 1) * sizeof *h) : NULL;
     int ok;
     *flags = 0;
     ok = d && q && (h || !a->int8) ? block_scales(a, nb, d, flags) : -1;

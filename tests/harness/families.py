@@ -849,8 +849,13 @@ def _flatten(r):
             out.append(np.asarray(v))
         elif isinstance(v, (tuple, list)):
             stack[:0] = list(v)
-        elif hasattr(v, "__dict__"):
-            stack[:0] = [w for k, w in sorted(vars(v).items()) if not k.startswith("_") or
+        else:
+            fields = dict(vars(v)) if hasattr(v, "__dict__") else {}
+            for cls in type(v).__mro__:   # objects with __slots__ (BlockArray) have no __dict__
+                for k in getattr(cls, "__slots__", ()):
+                    if hasattr(v, k):
+                        fields[k] = getattr(v, k)
+            stack[:0] = [w for k, w in sorted(fields.items()) if not k.startswith("_") or
                          isinstance(w, np.ndarray)]
     return tuple(out)
 
