@@ -619,4 +619,19 @@ def _block_fma():
                 ("promote", B(block=4, extra_bits=2, promote_every=8), softfp8.e4m3, softfp8.e4m3, np.float32)]
         yield from unit_cases(rows, ((2, 9, 3), (1, 33, 2)), "unit-declined", kinds=("small", "any"))
 
-    return {"profiles": profiles, "params": params, "declined": declined}
+    def routes():
+        # many rows and column groups (16 outputs of a row at a time): the SIMD kernels'
+        # routes after the first inexact output (binary32 products, wide 64-bit terms),
+        # groups across the 16-lane boundary, every kind of operand
+        B = softfp8.BlockFMA
+        rows = [r for r in _nvidia_rows() if r[0] in ("b200-e5m2", "h100-e4m3", "ada-e4m3xe5m2", "h100-float16",
+                                                         "a100-bfloat16", "v100-float16", "h100-tf32")]
+        rows += [("b16-x16", B(block=16, extra_bits=16), softfp8.e4m3, softfp8.e5m2, np.float32),
+                 ("b7-x8-rne", B(block=7, extra_bits=8, rounding="nearest_even"), softfp8.float16, softfp8.float16,
+                  np.float32),
+                 ("b32-x-3-up", B(block=32, extra_bits=-3, rounding="upward"), softfp8.e5m2, softfp8.e5m2,
+                  np.float16)]
+        yield from unit_cases(rows, ((12, 40, 33), (5, 97, 16), (17, 16, 5)), "unit-routes",
+                              kinds=("small", "any", "cancel", "wide"), addends=(None, "normal"))
+
+    return {"profiles": profiles, "params": params, "declined": declined, "routes": routes}

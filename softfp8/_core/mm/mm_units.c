@@ -453,8 +453,35 @@ MM_TGT512 static void block_sumf_avx512(const uctx *g, const uline *a, const uli
     _mm512_storeu_si512(T + 8, hi);
 }
 
+/* block_sumf_avx512 for terms of up to 62 bits (not uctx.narrow): the conversions to 64-bit
+ * integers, the running values in binary32 too (exact: a value of the output format) */
+MM_TGT512 static void block_sumf_wide_avx512(const uline *a, const uline *b, ptrdiff_t pp, int64_t j0, int64_t l0,
+                                             int64_t n, const ugroup *cur, const int32_t *ue, int64_t *T)
+{
+    const __m512i vue = _mm512_loadu_si512(ue);
+    const __m512 sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), vue), 23));
+    __m512i lo, hi;
+    {
+        __m512i m = _mm512_loadu_si512(cur->neg), sig = _mm512_loadu_si512(cur->sig);
+        __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(cur->x), vue); /* at most W + 1 */
+        __mmask16 big = _mm512_cmpge_epi32_mask(s, _mm512_set1_epi32(-126)); /* else below 2^-102: 0 */
+        __m512 p2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
+        __m512 v = _mm512_maskz_mul_ps(big, _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_xor_si512(sig, m), m)), p2);
+        lo = _mm512_cvttps_epi64(_mm512_castps512_ps256(v));
+        hi = _mm512_cvttps_epi64(_mm512_extractf32x8_ps(v, 1));
+    }
+    for (int64_t l = l0; l < l0 + n; l++) {
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a->f[l]), _mm512_loadu_ps(b->f + l * pp + j0)), sc);
+        lo = _mm512_add_epi64(lo, _mm512_cvttps_epi64(_mm512_castps512_ps256(v)));
+        hi = _mm512_add_epi64(hi, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(v, 1)));
+    }
+    _mm512_storeu_si512(T, lo);
+    _mm512_storeu_si512(T + 8, hi);
+}
+
 /* the scalar lanes' work of unit_group for a block (finish), sixteen lanes in AVX-512: the
- * sums' bit lengths from their binary64 values (exact: narrow sums are below 2^47) */
+ * sums' bit lengths from their binary64 values (|T| < 2^62: corrected where the conversion
+ * rounded up to a power of two) */
 MM_TGT512 static void finish_avx512(const uctx *g, const int32_t *E, const int32_t *ue, const int64_t *T,
                                     const int *dropped, ugroup *cur, int *live, uint8_t *fl)
 {
@@ -473,6 +500,9 @@ MM_TGT512 static void finish_avx512(const uctx *g, const int32_t *E, const int32
                              _mm512_set1_epi64(g->sticky));
         bl = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepi64_pd(mag)), 52),
                               _mm512_set1_epi64(1022));
+        /* above 2^53 the conversion may round up to the next power of two: one bit less */
+        bl = _mm512_mask_sub_epi64(bl, _mm512_cmpeq_epi64_mask(_mm512_srlv_epi64(mag, _mm512_sub_epi64(bl, one)), zero),
+                                   bl, one);
         top = _mm512_add_epi64(e, _mm512_sub_epi64(bl, one));
         sh = _mm512_max_epi64(_mm512_sub_epi64(bl, P), zero);
         q = _mm512_srlv_epi64(mag, sh);
@@ -576,13 +606,16 @@ static void unit_group(const uctx *g, int level, int need_lost, const uline *a, 
             if (level >= 2) block_sumf_avx512(g, a, b, pp, j0, k0, n, cur, uef, T);
             else block_sumf_avx2(g, a, b, pp, j0, k0, n, cur, uef, T);
             memset(dropped, 0, sizeof dropped);
+        } else if (level >= 2 && g->fexact && !need_lost && !g->sticky && inrange) {
+            block_sumf_wide_avx512(a, b, pp, j0, k0, n, cur, uef, T);
+            memset(dropped, 0, sizeof dropped);
         } else if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
         else if (level >= 1 && g->narrow) block_sum_avx2(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
         else
 #endif
             block_sum(g, a, b, pp, j0, k0, n, cur, ue, T, dropped);
 #if MM_SIMD
-        if (level >= 2 && g->narrow) {
+        if (level >= 2) {
             finish_avx512(g, E, ue, T, dropped, cur, live, fl);
             continue;
         }
@@ -752,7 +785,8 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
             }
         }
     }
-    if (used) mm_count(SFP8M_BLOCK_FMA, g.narrow ? level : 0);
+    /* the SIMD level the kernels ran at: the wide terms have only the AVX-512 binary32 route */
+    if (used) mm_count(SFP8M_BLOCK_FMA, g.narrow || (level >= 2 && g.fexact) ? level : 0);
     free(ma);
     free(mb);
     free(colbad);
