@@ -573,11 +573,13 @@ def _orders():
                  (S.NARROW[3], S.MID[1])]
         yield from order_cases(pairs, ((2, 9, 127), (1, 20, 128), (2, 17, 129), (3, 3, 33)), "orders-ranges",
                                ORDER_ACCS, kinds=("wide", "top", "tiny", "any"))
-        big = np.array([3.0 * 2.0 ** 60, 3.5 * 2.0 ** 60], np.float64)
-        g = rng_of("orders-overflow")
-        a = g.choice(big, (4, 70)).astype(F32_HUGE.dtype)
-        a[1::2, ::2] = -a[1::2, ::2]
-        b = g.choice(big, (70, 130)).astype(F32_HUGE.dtype)
+        # rows 0 and 1 overflow (products near 2^123.4 of one sign), rows 2 and 3 cancel
+        x = np.full((4, 70), 3.0 * 2.0 ** 60)
+        x[1] *= -1
+        x[2:, 1::2] *= -1
+        y = np.full((70, 130), 3.5 * 2.0 ** 60)
+        y[::3] = 3.0 * 2.0 ** 60
+        a, b = x.astype(F32_HUGE.dtype), y.astype(F32_HUGE.dtype)
         for name, kw in ORDER_ACCS[:3]:
             acc = softfp8.Accumulation(**kw)
             c = np.ones((4, 130), np.float32)
