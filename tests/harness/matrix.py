@@ -502,6 +502,130 @@ def _gemm_fma16():
 
 
 # --------------------------------------------------------------------------
+# softfp8.Accumulation's orders under the matrix-unit entry (mm_orders.c: path "orders")
+
+# shapes across the path's blocks: 8-lane (AVX2) and 16-lane (AVX-512) vectors, 32 / 128
+# columns per kernel call, 128-column groups; pair_tree's base cases (k = 1, 2, 3) and
+# splits (odd k); k = 0 (the generic kernel)
+ORDER_SHAPES = ((1, 1, 1), (2, 2, 9), (3, 3, 16), (2, 5, 17), (1, 4, 33), (2, 0, 9), (2, 17, 64), (1, 31, 65),
+                (2, 33, 127), (1, 7, 128), (2, 16, 129), (1, 130, 31), (1, 9, 257))
+ORDER_ACCS = (
+    ("pairwise", dict(accumulator=np.float32, order="pairwise")),
+    ("kahan", dict(accumulator=np.float32, order="kahan")),
+    ("sequential", dict(accumulator=np.float32)),
+    ("pairwise-promote4", dict(accumulator=np.float32, order="pairwise", promote_every=4)),
+    ("kahan-promote7", dict(accumulator=np.float32, order="kahan", promote_every=7)),
+    ("sequential-promote3", dict(accumulator=np.float32, promote_every=3)),
+    ("pairwise-promote64", dict(accumulator=np.float32, order="pairwise", promote_every=64)),
+)
+# left to the generic kernel: another accumulator, rounding or running sum, a product format
+ORDER_DECLINED = (
+    ("kahan-f16", dict(accumulator=softfp8.float16, order="kahan")),
+    ("pairwise-rz", dict(accumulator=np.float32, order="pairwise", rounding="toward_zero")),
+    ("kahan-promote4-bf16", dict(accumulator=np.float32, order="kahan", promote_every=4, promoted=softfp8.bfloat16)),
+    ("pairwise-prod-bf16", dict(accumulator=np.float32, order="pairwise", product=softfp8.bfloat16)),
+)
+ORDER_OUT = (np.float32, np.float64, softfp8.bfloat16, softfp8.e4m3, np.float16)
+ORDER_KINDS = ("small", "any", "top", "tiny", "cancel", "wide")
+
+
+def order_cases(pairs, shapes, tag, accs, kinds=ORDER_KINDS, outs=ORDER_OUT):
+    """softfp8.matmul(a, b, c, accumulation=Accumulation(order=...)) with and without
+    addends (normal, special, zero), output dtypes rotating; nearest-even contexts on
+    every other case (the accumulator follows the context's rounding)."""
+    i = 0
+    for fa, fb in pairs:
+        for (m, k, p) in shapes:
+            for kind in kinds:
+                name, kw = S.rotate(accs, i)
+                acc = softfp8.Accumulation(**kw)
+                od = S.rotate(outs, i // 2)
+                env = S.CONFIGS[i % 4] if i % 2 == 0 else S.rotate(S.SOME, i // 2)
+                cadd = S.rotate((None, "normal", "special", "zero", "normal"), i)
+                if kw.get("order", "sequential") == "sequential" and cadd is None:
+                    cadd = "normal"   # the sequential order comes here with an addend only
+                i += 1
+                a, b = operands(fa, fb, m, k, p, kind, tag)
+                c = None if cadd is None else _addend_values(_od(od), (m, p), cadd, rng_of("order-c", tag, i))
+                yield mcase(f"{S.fid(fa)}x{S.fid(fb)}/matmul-{name}->{_odid(od)}/{_shape_id(m, k, p)}/{kind}/"
+                            f"c={cadd}/{S.env_id(env)}", lambda g, a=a, b=b, c=c, acc=acc, od=od: softfp8.matmul(
+                                a, b, c, out_dtype=_od(od), accumulation=acc), m * p, env)
+
+
+ORDER_PAIRS = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e5m2, softfp8.e4m3), (softfp8.float16, softfp8.float16),
+               (softfp8.bfloat16, softfp8.bfloat16), (softfp8.e4m3fnuz, softfp8.e5m2), (FNUZ_TESLA[0], softfp8.e5m2)]
+
+
+@register("orders", "matrix", "Accumulation orders (pairwise, Kahan, sequential with an addend), binary32 "
+          "accumulator rounded to nearest even: hardware binary32 sums of exact products", tables=False,
+          no_coverage=("declined",))
+def _orders():
+    def presets():
+        yield from order_cases(ORDER_PAIRS, ORDER_SHAPES, "orders", ORDER_ACCS)
+
+    def ranges():
+        # products outside binary32 for some rows / columns only (custom formats whose values
+        # reach 2^-126 / 2^63; bfloat16's whole range): those outputs are the generic
+        # kernel's, their columns zeroed in a private copy for the others; sums that
+        # overflow binary32 (the group goes to the generic kernel); operand values that
+        # are not binary32 numbers (EXTREME: every row the generic kernel's)
+        pairs = [F32_PORTABLE, (F32_HUGE, F32_HUGE), (softfp8.bfloat16, softfp8.float16), (EXTREME[0], softfp8.e4m3),
+                 (S.NARROW[3], S.MID[1])]
+        yield from order_cases(pairs, ((2, 9, 127), (1, 20, 128), (2, 17, 129), (3, 3, 33)), "orders-ranges",
+                               ORDER_ACCS, kinds=("wide", "top", "tiny", "any"))
+        # rows 0 and 1 overflow (products near 2^123.4 of one sign), rows 2 and 3 cancel
+        x = np.full((4, 70), 3.0 * 2.0 ** 60)
+        x[1] *= -1
+        x[2:, 1::2] *= -1
+        y = np.full((70, 130), 3.5 * 2.0 ** 60)
+        y[::3] = 3.0 * 2.0 ** 60
+        a, b = x.astype(F32_HUGE.dtype), y.astype(F32_HUGE.dtype)
+        for name, kw in ORDER_ACCS[:3]:
+            acc = softfp8.Accumulation(**kw)
+            c = np.ones((4, 130), np.float32)
+            yield mcase(f"e4m3fnb-46/matmul-{name}/4x70x130/overflow", lambda g, a=a, b=b, c=c, acc=acc:
+                        softfp8.matmul(a, b, c, out_dtype=np.float32, accumulation=acc), 4 * 130, S.CONFIGS[0])
+
+    def layouts():
+        a, b = operands(softfp8.e4m3, softfp8.e4m3, 6, 40, 150, "wide", "orders-layouts")
+        c = _addend_values(np.float32, (150,), "normal", rng_of("orders-layouts-c"))
+        for name, kw in ORDER_ACCS[:3]:
+            acc = softfp8.Accumulation(**kw)
+            for way, f in (("strided", lambda g, acc=acc: softfp8.matmul(a[::2, ::3], b[::3, ::2], c[::2],
+                                                                          out_dtype=np.float32, accumulation=acc)),
+                           ("fortran", lambda g, acc=acc: softfp8.matmul(np.asfortranarray(a), np.asfortranarray(b),
+                                                                         c, out_dtype=np.float32, accumulation=acc)),
+                           ("batch", lambda g, acc=acc: softfp8.matmul(np.stack([a, a[::-1]]), b, c,
+                                                                       out_dtype=np.float32, accumulation=acc))):
+                yield mcase(f"e4m3/matmul-{name}/{way}", f, 6 * 150, S.CONFIGS[0])
+
+    def zeros():
+        # signed zeros everywhere (operands mostly +-0, addends +-0): the zero signs of the
+        # -0 starts, of every tree node, Kahan step and promotion, in every kernel
+        g = rng_of("orders-zeros")
+        accs = ORDER_ACCS + (("sequential-promote1", dict(accumulator=np.float32, promote_every=1)),
+                             ("pairwise-promote2", dict(accumulator=np.float32, order="pairwise", promote_every=2)))
+        for t, (name, kw) in enumerate(accs):
+            acc = softfp8.Accumulation(**kw)
+            for (m, k, p) in ((3, 1, 17), (2, 2, 33), (2, 5, 129), (1, 6, 16)):
+                vals = np.array([0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 1.0, -0.5], np.float32)
+                a = g.choice(vals, (m, k)).astype(softfp8.e4m3)
+                b = g.choice(vals, (k, p)).astype(softfp8.e4m3)
+                for cadd in ((None, "zero") if kw.get("order") else ("zero",)):
+                    c = None if cadd is None else _addend_values(np.float32, (m, p), cadd, g)
+                    yield mcase(f"e4m3/matmul-{name}/{_shape_id(m, k, p)}/zeros/c={cadd}",
+                                lambda g, a=a, b=b, c=c, acc=acc: softfp8.matmul(a, b, c, out_dtype=np.float32,
+                                                                                 accumulation=acc), m * p,
+                                S.CONFIGS[0])
+
+    def declined():
+        yield from order_cases(ORDER_PAIRS[:2], ((2, 9, 17), (1, 33, 3)), "orders-declined", ORDER_DECLINED,
+                               kinds=("small", "any"))
+
+    return {"presets": presets, "ranges": ranges, "layouts": layouts, "zeros": zeros, "declined": declined}
+
+
+# --------------------------------------------------------------------------
 # the block-FMA model of matrix units (softfp8.matmul(accumulation=BlockFMA / profile))
 
 UNIT_SHAPES = ((1, 1, 1), (2, 3, 5), (3, 4, 2), (2, 15, 3), (3, 16, 4), (2, 17, 3), (2, 31, 5), (3, 32, 2),

@@ -27,6 +27,7 @@
 
 #include "codes.h"
 #include "mm.h"
+#include "mm_orders.h"
 #include "mm_paths.h"
 #include "mm_simd.h"
 #include "mm_value.h"
@@ -704,6 +705,8 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     int level = sfp8f_simd_level();
     ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
     unsigned flags = 0;
+    if (fast && md->order != SFP8U_BLOCK) /* the orders' fast path (mm_orders.c), which falls back to sfp8u_gemm */
+        return sfp8m_orders_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
     if (m <= 0 || p <= 0) return 0;
     if (!fast || !covers(md, k)) return sfp8u_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
     memset(&g, 0, sizeof g);
