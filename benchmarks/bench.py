@@ -1007,6 +1007,38 @@ def main(argv=None):
                 target=("vs_exact", 3.0),
                 notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, accumulation={acc!r})",
                        "issue 22 item 5: every accumulation model at most 3x the exact product"]))
+
+    # matrix-unit profiles (block-FMA model), each on operands of an input format it takes,
+    # against the exact product of the same operands; and the small shape 64x64x128
+    def ops22(fmt, m=256, k=784, p=128):
+        return ((g22.standard_normal((m, k)) * 2).astype(fmt), (g22.standard_normal((k, p)) * 2).astype(fmt))
+
+    def M22x(a, b, acc):
+        m, k, p = a.shape[0], a.shape[1], b.shape[1]
+        return measure(lambda s: (lambda: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc)),
+                       [1], lambda s: m * k * p, repeats)
+
+    for unit, fname in (("h100", "e4m3"), ("ada", "e4m3"), ("b200", "e5m2"), ("h100", "float16"),
+                        ("a100", "bfloat16"), ("v100", "float16"), ("mi300x", "e4m3fnuz"), ("mi300x", "float16"),
+                        ("mi100", "float16"), ("mi250", "bfloat16")):
+        fmt = getattr(softfp8, fname)
+        a22, b22 = (A22, B22) if fname == "e4m3" else ops22(fmt)
+        acc = softfp8.Accumulation.profile(unit)
+        add(Row(f"mm_unit_{unit}_{fname}", f"matmul {fname} 256×784×128, {unit} profile → float32",
+                M22x(a22, b22, acc), ref=M22x(a22, b22, None),
+                ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
+                target=("vs_exact", 3.0),
+                notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, "
+                       f"accumulation=softfp8.Accumulation.profile({unit!r}))",
+                       "issue 22 item 5: every profile at most 3x the exact product"]))
+    a64, b64 = ops22(e4m3, 64, 64, 128)
+    ex64 = M22x(a64, b64, None)
+    for key, what, acc in (("f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
+                           ("h100", "h100 profile", softfp8.Accumulation.profile("h100"))):
+        add(Row(f"mm_small_{key}", f"matmul E4M3 64×64×128, {what} → float32", M22x(a64, b64, acc), ref=ex64,
+                ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
+                target=("vs_exact", 3.0),
+                notes=["ns per multiply-add", "issue 22 item 5: small products at most 3x exact"]))
     del mat_cache
 
     # ---- 12b: issue 10's FP8 training run (benchmarks/train_bench.py) -------

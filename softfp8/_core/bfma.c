@@ -314,12 +314,8 @@ static i128 align_sum(const term *t, int n, int64_t ue, int sticky, int *dropped
     return T;
 }
 
-/* a partial sum T * 2^(E - W) (E = NO_EXP: none, T = 0) */
-#define NO_EXP INT64_MIN
-typedef struct {
-    i128 T;
-    int64_t E;
-} psum;
+#define NO_EXP SFP8U_NO_EXP
+typedef sfp8u_psum psum;
 
 /* global alignment of products only (late addend, odd/even groups) */
 static psum group_sum(const bctx *g, const term *t, int n, int *dropped)
@@ -367,7 +363,8 @@ static i128 shift_round(i128 x, int64_t s, int mode, int *inexact)
 /* two-term alignment (docs): x + y with X extra bits when x is the smaller term; the
  * result's unit is 2^(E - W - X') (*xout = X' = X or 0).  far >= 0: y more than `far`
  * binades below is truncated instead of rounded. */
-static i128 two_term(psum x, psum y, int X, int mode, int64_t far, int64_t *E, int *xout, int *inexact)
+__int128 sfp8u_two_term(sfp8u_psum x, sfp8u_psum y, int X, int mode, int64_t far, int64_t *E, int *xout,
+                        int *inexact)
 {
     *xout = 0;
     if (x.E == NO_EXP) x.E = y.E;
@@ -474,10 +471,10 @@ static uint64_t block_aligned(const bctx *g, const mval *pa, const mval *pb, int
         int ne = block_terms(g, pa, pb, n, 0, 2, t);
         int no = block_terms(g, pa, pb, n, 1, 2, t + ne);
         psum se = group_sum(g, t, ne, &dropped), so = group_sum(g, t + ne, no, &dropped), sp, sc;
-        sp.T = two_term(se, so, 0, md->align_rounding, -1, &sp.E, &xo, &inexact);
+        sp.T = sfp8u_two_term(se, so, 0, md->align_rounding, -1, &sp.E, &xo, &inexact);
         sc = addend_sum(g, c);
         if (sp.E == NO_EXP && sc.E == NO_EXP) return plus_zero(&md->fo);
-        T = two_term(sp, sc, md->addend_extra_bits, md->align_rounding, 25, &E, &xo, &inexact);
+        T = sfp8u_two_term(sp, sc, md->addend_extra_bits, md->align_rounding, 25, &E, &xo, &inexact);
         if (dropped || inexact) *fl |= SFP8_FLAG_INEXACT;
         return block_result(g, T, E - g->W - xo, fl);
     }
@@ -488,7 +485,7 @@ static uint64_t block_aligned(const bctx *g, const mval *pa, const mval *pb, int
         if (nt == 0) return c->cls == MV_FIN ? mv_code(&md->fo, c) : plus_zero(&md->fo); /* no product: c */
         sp = group_sum(g, t, nt, &dropped);
         sc = addend_sum(g, c);
-        T = two_term(sp, sc, md->addend_extra_bits, md->align_rounding, -1, &E, &xo, &inexact);
+        T = sfp8u_two_term(sp, sc, md->addend_extra_bits, md->align_rounding, -1, &E, &xo, &inexact);
         if (dropped || inexact) *fl |= SFP8_FLAG_INEXACT;
         return block_result(g, T, E - g->W - xo, fl);
     }

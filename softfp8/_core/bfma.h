@@ -64,6 +64,20 @@ typedef struct sfp8u_value {
 } sfp8u_value;
 void sfp8u_decode(const sfp8_format *f, uint64_t code, sfp8u_value *v);
 
+/* A partial sum of the block-FMA model: T * 2^(E - W) for the model's window W
+ * (E = SFP8U_NO_EXP: none, T = 0). */
+#define SFP8U_NO_EXP INT64_MIN
+typedef struct sfp8u_psum {
+    __int128 T;
+    int64_t E;
+} sfp8u_psum;
+/* The two-term alignment x + y of the late addend and of odd/even groups (docs/matrix-units.md):
+ * X extra bits when x is the smaller term; the result's unit is 2^(*E - W - *xout); the
+ * smaller term is rounded by mode (an SFP8_ROUND_* of alignment_rounding), truncated when
+ * far >= 0 and it lies more than far binades below; *inexact set when bits are lost. */
+__int128 sfp8u_two_term(sfp8u_psum x, sfp8u_psum y, int X, int mode, int64_t far, int64_t *E, int *xout,
+                        int *inexact);
+
 /* 0 if md is a model sfp8u_dot computes, else a short reason (a static string). */
 const char *sfp8u_check(const sfp8u_model *md);
 

@@ -733,15 +733,45 @@ def _block_fma():
         yield from unit_cases(_param_rows(), UNIT_SHAPES[1:12:2], "unit-params")
 
     def declined():
-        # models the path leaves to the generic kernel (late addend, odd/even and pairwise
-        # groupings, exact alignment, promotion, products kept in range): still equal
+        # models the path leaves to the generic kernel (pairwise grouping, exact alignment,
+        # promotion): still equal
         B = softfp8.BlockFMA
         rows = [("mi100", "mi100", softfp8.float16, softfp8.float16, np.float32),
                 ("mi250", "mi250", softfp8.bfloat16, softfp8.bfloat16, np.float32),
-                ("mi300x", "mi300x", softfp8.e4m3fnuz, softfp8.e4m3fnuz, np.float32),
-                ("mi300x-f16", "mi300x", softfp8.float16, softfp8.float16, np.float32),
                 ("promote", B(block=4, extra_bits=2, promote_every=8), softfp8.e4m3, softfp8.e4m3, np.float32)]
         yield from unit_cases(rows, ((2, 9, 3), (1, 33, 2)), "unit-declined", kinds=("small", "any"))
+
+    def late():
+        # the two-term alignments: the addend after the products (MI300X fp16 / bf16 / tf32) and
+        # odd/even groups (MI300X FNUZ FP8), every alignment rounding, extra addend bits,
+        # the zero addend's exponent, products kept in the output's range
+        B = softfp8.BlockFMA
+        f16, bf, e4f, e5f = softfp8.float16, softfp8.bfloat16, softfp8.e4m3fnuz, softfp8.e5m2fnuz
+        rows = [("mi300x-f16", "mi300x", f16, f16, np.float32), ("mi300x-bf16", "mi300x", bf, bf, np.float32),
+                ("mi300x-tf32", "mi300x", "tf32", "tf32", np.float32),
+                ("mi300x-e4fnuz", "mi300x", e4f, e4f, np.float32), ("mi300x-e5fnuz", "mi300x", e5f, e5f, np.float32),
+                ("mi300x-e4xe5fnuz", "mi300x", e4f, e5f, np.float32)]
+        for i, ar in enumerate(("toward_zero", "downward", "upward", "nearest_even")):
+            X = (0, 3, 7, 32)[i]
+            z = (None, -126, 5, -20)[i]
+            rnd = ("nearest_even", "toward_zero", "upward", "nearest_away")[i]
+            rows.append((f"late-{ar}-X{X}-z{z}", B(block=(8, 3, 1, 16)[i], extra_bits=(1, 0, 9, 2)[i], rounding=rnd,
+                                                    addend="late", alignment_rounding=ar, addend_extra_bits=X,
+                                                    zero_addend_exponent=z, product_overflow=bool(i % 2)),
+                         (f16, softfp8.e4m3, bf, e5f)[i], (f16, softfp8.e5m2, bf, e4f)[i],
+                         (np.float32, np.float16, np.float32, np.float32)[i]))
+            rows.append((f"oddeven-{ar}-X{X}-z{z}", B(block=(16, 5, 2, 7)[i], extra_bits=(1, 4, 0, 12)[i],
+                                                       rounding=rnd, grouping="odd_even", alignment_rounding=ar,
+                                                       addend_extra_bits=X, zero_addend_exponent=z,
+                                                       normalized_products=i == 2, min_exponent=(None, -10)[i % 2]),
+                         (e4f, f16, softfp8.e4m3, bf)[i], (e4f, f16, softfp8.e4m3, bf)[i],
+                         (np.float32, np.float32, np.float16, np.float32)[i]))
+        # a zero addend's exponent above the products: they are aligned to it with X extra bits
+        rows += [(f"late-z{z}-{ar}", B(block=4, extra_bits=1, addend="late", alignment_rounding=ar,
+                                       zero_addend_exponent=z, addend_extra_bits=2), softfp8.float16, softfp8.float16,
+                  np.float32) for z, ar in ((5, "toward_zero"), (0, "nearest_even"))]
+        yield from unit_cases(rows, ((1, 1, 1), (2, 15, 3), (3, 16, 4), (2, 17, 17), (12, 40, 33), (0, 4, 3)),
+                              "unit-late")
 
     def routes():
         # many rows and column groups (16 outputs of a row at a time): the SIMD kernels'
@@ -758,4 +788,4 @@ def _block_fma():
         yield from unit_cases(rows, ((12, 40, 33), (5, 97, 16), (17, 16, 5)), "unit-routes",
                               kinds=("small", "any", "cancel", "wide"), addends=(None, "normal"))
 
-    return {"profiles": profiles, "params": params, "declined": declined, "routes": routes}
+    return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes}

@@ -55,6 +55,7 @@ typedef struct {
     const sfp8u_model *md;
     int W, P, rounding, sticky, norm, narrow, sum32;
     int fexact; /* every operand value and product a normal binary32 number (or zero) */
+    int late, oddeven; /* the addend after the products (two-term alignment); odd/even groups */
     int64_t emin_a, emin_b, emin_o, emax_o;
 } uctx;
 
@@ -66,8 +67,8 @@ static int64_t fmt_emin(const sfp8_format *f) { return f->bits == 32 ? -126 : (i
 static int covers(const sfp8u_model *md, int64_t k)
 {
     int W = 23 + md->extra_bits, r = md->envo.rounding;
-    return md->order == SFP8U_BLOCK && md->grouping == SFP8U_GLOBAL && !md->late_addend && !md->exact_align &&
-           !md->promote && md->product_overflow && k >= 1 &&
+    return md->order == SFP8U_BLOCK && (md->grouping == SFP8U_GLOBAL || md->grouping == SFP8U_ODD_EVEN) &&
+           !md->exact_align && !md->promote && k >= 1 &&
            (r == SFP8_ROUND_TOWARD_ZERO || r == SFP8_ROUND_NEAREST_EVEN || r == SFP8_ROUND_NEAREST_AWAY ||
             r == SFP8_ROUND_UPWARD || r == SFP8_ROUND_DOWNWARD) &&
            /* terms below 2^(W + 3) with the sticky bit, block + 1 of them: |sum| < 2^62 */
@@ -585,36 +586,116 @@ static int round_block(const uctx *g, int neg, uint64_t mag, int64_t e, ugroup *
 
 /* outputs j0 .. j0 + 7 of row a from the running values cur: out[q], fl[q]; live[q] 0 for
  * a lane the generic kernel computes (set to 0 here when the lane leaves the fast path) */
+/* the terms of a block (l0 .. l0 + n - 1, and the running values cur) per lane: their
+ * exponent E, unit 2^ue, aligned sum T and whether bits were dropped */
+static void group_terms(const uctx *g, int level, int need_lost, const uline *a, const uline *b, ptrdiff_t pp,
+                        int64_t j0, int64_t l0, int64_t n, const ugroup *cur, int32_t *E, int32_t *ue, int64_t *T,
+                        int *dropped)
+{
+    int32_t uef[LANES];
+    int inrange;
+#if MM_SIMD
+    if (level >= 2 && !g->norm) inrange = block_exp_avx512(g, a, b, pp, j0, l0, n, cur, E, ue, uef);
+    else if (level >= 1 && !g->norm) inrange = block_exp_avx2(g, a, b, pp, j0, l0, n, cur, E, ue, uef);
+    else
+#endif
+        inrange = block_exp(g, a, b, pp, j0, l0, n, cur, E, ue, uef);
+#if MM_SIMD
+    if (level >= 1 && g->narrow && g->fexact && !need_lost && !g->sticky && inrange) {
+        if (level >= 2) block_sumf_avx512(g, a, b, pp, j0, l0, n, cur, uef, T);
+        else block_sumf_avx2(g, a, b, pp, j0, l0, n, cur, uef, T);
+        memset(dropped, 0, LANES * sizeof *dropped);
+    } else if (level >= 2 && g->fexact && !need_lost && !g->sticky && inrange) {
+        block_sumf_wide_avx512(a, b, pp, j0, l0, n, cur, uef, T);
+        memset(dropped, 0, LANES * sizeof *dropped);
+    } else if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, l0, n, cur, ue, need_lost, T, dropped);
+    else if (level >= 1 && g->narrow) block_sum_avx2(g, a, b, pp, j0, l0, n, cur, ue, need_lost, T, dropped);
+    else
+#endif
+        block_sum(g, a, b, pp, j0, l0, n, cur, ue, T, dropped);
+}
+
+/* the late addend and the odd/even groups: per lane, the products' partial sum (group 1, or
+ * the two-term alignment of groups 1 and 2) and the running value aligned as two terms
+ * (bfma.c's sfp8u_two_term), the result rounded into cur */
+static void late_lanes(const uctx *g, const int32_t *E1, const int32_t *ue1, const int64_t *T1, const int *d1,
+                       const int32_t *E2, const int32_t *ue2, const int64_t *T2, const int *d2, ugroup *cur,
+                       int *live, uint8_t *fl)
+{
+    const sfp8u_model *md = g->md;
+    for (int q = 0; q < LANES; q++) {
+        sfp8u_psum sp = {0, SFP8U_NO_EXP}, sc = {0, SFP8U_NO_EXP};
+        int64_t E;
+        int xo = 0, inexact = 0, dropped = d1[q] | (E2 ? d2[q] : 0);
+        __int128 T;
+        uint64_t mag;
+        if (!live[q]) continue;
+        if (E1[q] >= NONE / 2) {
+            sp.T = T1[q];
+            sp.E = (int64_t)ue1[q] + g->W;
+        }
+        if (E2) {
+            sfp8u_psum so = {0, SFP8U_NO_EXP};
+            if (E2[q] >= NONE / 2) {
+                so.T = T2[q];
+                so.E = (int64_t)ue2[q] + g->W;
+            }
+            sp.T = sfp8u_two_term(sp, so, 0, md->align_rounding, -1, &sp.E, &xo, &inexact);
+        } else if (E1[q] < NONE / 2) { /* late addend, no product: the running value */
+            if (!cur->sig[q]) cur->neg[q] = 0;
+            continue;
+        }
+        if (cur->sig[q]) {
+            sc.E = cur->E[q];
+            sc.T = (__int128)cur->sig[q] << (cur->x[q] - (sc.E - g->W)); /* W >= 23 here: exact */
+            if (cur->neg[q]) sc.T = -sc.T;
+        } else if (md->has_zero_addend_exp) {
+            sc.E = md->zero_addend_exp;
+        }
+        if (E2 && sp.E == SFP8U_NO_EXP && sc.E == SFP8U_NO_EXP) { /* nothing at all: +0 */
+            cur->sig[q] = cur->neg[q] = 0;
+            continue;
+        }
+        T = sfp8u_two_term(sp, sc, md->addend_extra_bits, md->align_rounding, E2 ? 25 : -1, &E, &xo, &inexact);
+        if (dropped || inexact) fl[q] |= SFP8_FLAG_INEXACT;
+        if (T == 0) {
+            cur->sig[q] = cur->neg[q] = 0;
+            continue;
+        }
+        mag = T < 0 ? (uint64_t)-T : (uint64_t)T;
+        if ((T < 0 ? -T : T) >> 62 || !round_block(g, T < 0, mag, E - g->W - xo, cur, q, &fl[q])) {
+            live[q] = 0; /* a sum of 63 bits or more, or not a normal number: the generic kernel */
+            cur->sig[q] = 0;
+        }
+    }
+}
+
+static const ugroup NO_RUNNING; /* zeros: groups without the running value */
+
+/* outputs j0 .. j0 + 15 of row a from the running values cur: out[q], fl[q]; live[q] 0 for
+ * a lane the generic kernel computes (set to 0 here when the lane leaves the fast path) */
 static void unit_group(const uctx *g, int level, int need_lost, const uline *a, const uline *b, ptrdiff_t pp,
                        int64_t j0, int64_t k, ugroup *cur, int *live, uint64_t *out, uint8_t *fl)
 {
     const sfp8u_model *md = g->md;
-    int32_t E[LANES], ue[LANES];
-    int64_t T[LANES];
-    int dropped[LANES];
+    int32_t E[LANES], ue[LANES], E2[LANES], ue2[LANES];
+    int64_t T[LANES], T2[LANES];
+    int dropped[LANES], d2[LANES];
     for (int64_t k0 = 0; k0 < k; k0 += md->block) {
         int64_t n = k - k0 < md->block ? k - k0 : md->block;
-        int32_t uef[LANES];
-        int inrange;
-#if MM_SIMD
-        if (level >= 2 && !g->norm) inrange = block_exp_avx512(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
-        else if (level >= 1 && !g->norm) inrange = block_exp_avx2(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
-        else
-#endif
-            inrange = block_exp(g, a, b, pp, j0, k0, n, cur, E, ue, uef);
-#if MM_SIMD
-        if (level >= 1 && g->narrow && g->fexact && !need_lost && !g->sticky && inrange) {
-            if (level >= 2) block_sumf_avx512(g, a, b, pp, j0, k0, n, cur, uef, T);
-            else block_sumf_avx2(g, a, b, pp, j0, k0, n, cur, uef, T);
-            memset(dropped, 0, sizeof dropped);
-        } else if (level >= 2 && g->fexact && !need_lost && !g->sticky && inrange) {
-            block_sumf_wide_avx512(a, b, pp, j0, k0, n, cur, uef, T);
-            memset(dropped, 0, sizeof dropped);
-        } else if (level >= 2 && g->narrow) block_sum_avx512(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
-        else if (level >= 1 && g->narrow) block_sum_avx2(g, a, b, pp, j0, k0, n, cur, ue, need_lost, T, dropped);
-        else
-#endif
-            block_sum(g, a, b, pp, j0, k0, n, cur, ue, T, dropped);
+        if (g->oddeven) { /* even positions first, then odd ones (the decoding's order) */
+            int64_t ne = (n + 1) / 2;
+            group_terms(g, level, need_lost, a, b, pp, j0, k0, ne, &NO_RUNNING, E, ue, T, dropped);
+            group_terms(g, level, need_lost, a, b, pp, j0, k0 + ne, n - ne, &NO_RUNNING, E2, ue2, T2, d2);
+            late_lanes(g, E, ue, T, dropped, E2, ue2, T2, d2, cur, live, fl);
+            continue;
+        }
+        if (g->late) {
+            group_terms(g, level, need_lost, a, b, pp, j0, k0, n, &NO_RUNNING, E, ue, T, dropped);
+            late_lanes(g, E, ue, T, dropped, NULL, NULL, NULL, NULL, cur, live, fl);
+            continue;
+        }
+        group_terms(g, level, need_lost, a, b, pp, j0, k0, n, cur, E, ue, T, dropped);
 #if MM_SIMD
         if (level >= 2) {
             finish_avx512(g, E, ue, T, dropped, cur, live, fl);
@@ -678,6 +759,15 @@ static int addend(const uctx *g, const char *C, uint64_t code, ugroup *cur, int 
     return 1;
 }
 
+/* where operand l of a dot product of k is stored: in order, or (odd/even grouping) each
+ * block's even positions first, then its odd ones */
+static int64_t slot(const uctx *g, int64_t l, int64_t k)
+{
+    int64_t blk = g->md->block, k0 = l / blk * blk, n = k - k0 < blk ? k - k0 : blk, r = l - k0;
+    if (!g->oddeven) return l;
+    return k0 + (r & 1 ? (n + 1) / 2 + r / 2 : r / 2);
+}
+
 static int code_size(const sfp8_format *f) { return f->bits <= 8 ? 1 : f->bits <= 16 ? 2 : f->bits <= 32 ? 4 : 8; }
 
 static void *lines(int64_t n, uline *u)
@@ -703,6 +793,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     unsigned char *colbad = NULL, *colsub = NULL;
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0, wa = 0, wb = 0;
     int level = sfp8f_simd_level();
+    int32_t maxb = NONE;
     ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
     unsigned flags = 0;
     if (fast && md->order != SFP8U_BLOCK) /* the orders' fast path (mm_orders.c), which falls back to sfp8u_gemm */
@@ -714,7 +805,9 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     g.W = 23 + md->extra_bits;
     g.P = md->fo.man_bits + (md->extra_bits < 0 ? md->extra_bits : 0) + 1;
     g.rounding = md->envo.rounding;
-    g.sticky = md->sticky;
+    g.late = md->grouping == SFP8U_GLOBAL && md->late_addend;
+    g.oddeven = md->grouping == SFP8U_ODD_EVEN;
+    g.sticky = md->sticky && !g.late && !g.oddeven; /* the two-term groupings align without it */
     g.norm = md->normalized_products;
     g.emin_a = fmt_emin(&md->fa);
     g.emin_b = fmt_emin(&md->fb);
@@ -743,7 +836,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
         int bad = 0, sub = 0;
         for (int64_t l = 0; l < k; l++) {
             if (j < p) {
-                put(&g, &db, load_raw(B + l * bk + j * bp, sb), &ub, l * pp + j, &bad, &sub, &wb);
+                put(&g, &db, load_raw(B + l * bk + j * bp, sb), &ub, slot(&g, l, k) * pp + j, &bad, &sub, &wb);
             } else {
                 ub.sig[l * pp + j] = ub.neg[l * pp + j] = 0;
                 ub.x[l * pp + j] = 0;
@@ -754,10 +847,20 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
         colbad[j] = (unsigned char)bad;
         colsub[j] = (unsigned char)sub;
     }
+    for (int64_t x = 0; x < k * pp; x++)
+        if (ub.E[x] > maxb) maxb = ub.E[x];
     for (int64_t i = 0; i < m; i++) {
         int rowbad = 0, rowsub = 0;
-        for (int64_t l = 0; l < k; l++)
-            put(&g, &da, load_raw(A + i * am + l * ak, sa), &ua, l, &rowbad, &rowsub, &wa);
+        int32_t maxa = NONE;
+        for (int64_t l = 0; l < k; l++) {
+            int64_t s = slot(&g, l, k);
+            put(&g, &da, load_raw(A + i * am + l * ak, sa), &ua, s, &rowbad, &rowsub, &wa);
+            if (ua.E[s] > maxa) maxa = ua.E[s];
+        }
+        /* products kept in the output's range (product_overflow off): the row is left to the
+           generic kernel unless no product can reach 2^(emax + 1) (|a b| < 2^(Ea + Eb + 1)) */
+        if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= g.emax_o)
+            rowbad = 1;
         /* 32-bit lanes: products below 2^32, terms with sign and sticky bit below 2^31 */
         g.narrow = wa + wb <= 32 && g.W + 2 + g.sticky <= 30;
         g.sum32 = g.W + 2 + g.sticky + bitlen64((uint64_t)md->block + 1) <= 31;
