@@ -996,7 +996,9 @@ def main(argv=None):
              softfp8.Accumulation(accumulator=np.float32, promote_every=128)),
             ("mm_model_f16p64", "float16 accumulator, promotion every 64",
              softfp8.Accumulation(accumulator=softfp8.float16, promote_every=64)),
-            ("mm_model_bf16", "bfloat16 accumulator", softfp8.Accumulation(accumulator=softfp8.bfloat16))):
+            ("mm_model_bf16", "bfloat16 accumulator", softfp8.Accumulation(accumulator=softfp8.bfloat16)),
+            ("mm_model_f32_pf16", "float16 products, float32 accumulator, promotion every 16",
+             softfp8.Accumulation(accumulator=np.float32, product=softfp8.float16, promote_every=16))):
         add(Row(key, f"matmul E4M3 256×784×128, {what} → float32", M22(acc), ref=exact22,
                 ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
                 target=("vs_exact", 3.0),
