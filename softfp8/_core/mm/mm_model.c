@@ -651,6 +651,17 @@ static int f32_finite(const float *v, int n)
     return ok;
 }
 
+/* fast_promote of the binary32 chunk sums acc[0 .. n-1] (n <= FW), FB columns at a time */
+static int promote_f32(mm_model_fast *t, const sfp8m_model *md, int64_t i, int64_t l, int64_t j0, int n,
+                       const float *acc, double *F, int first, unsigned *fl, uint8_t *fl8)
+{
+    double S[FW];
+    for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
+    for (int j = 0; j < n; j += FB)
+        if (!fast_promote(t, md, i, l, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, fl, fl8)) return 0;
+    return 1;
+}
+
 /* the row and columns of a block of the kernels on B decoded once: 0 (the generic kernel)
  * on a NaN or an infinity, or a product that may exceed pmax; *fl: the operands' flags,
  * those of the product table of the other paths (a finite product raises only its
@@ -678,7 +689,7 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
 {
     const sfp8m_model *md = c->md;
     float out[FW], acc[FW];
-    double S[FW], F[FW];
+    double F[FW];
     unsigned fl;
     uint8_t fl8 = 0;
     int inex = 0, first = 1;
@@ -691,10 +702,7 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
         } else {
             inex |= f32_run(t, l0, l1, j0, n, acc, 0);
             if (!f32_finite(acc, n)) return 0;
-            for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
-            for (int j = 0; j < n; j += FB)
-                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, &fl, &fl8))
-                    return 0;
+            if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
         }
         first = 0;
         l0 = l1;
@@ -714,7 +722,7 @@ static int nrw_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
 {
     const sfp8m_model *md = c->md;
     float acc[FW], Fv[FW];
-    double S[FW], F[FW];
+    double F[FW];
     unsigned fl, inex = 0;
     uint8_t fl8 = 0;
     int first = 1;
@@ -730,10 +738,7 @@ static int nrw_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
             else inex |= mm_nrw_promote(t->nq.level, Fv, acc, n);
             if (!f32_finite(Fv, n)) return 0;
         } else if (md->promote) {
-            for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
-            for (int j = 0; j < n; j += FB)
-                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, &fl, &fl8))
-                    return 0;
+            if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
         }
         first = 0;
         l0 = l1;
