@@ -998,6 +998,8 @@ def main(argv=None):
             ("mm_model_f16p64", "float16 accumulator, promotion every 64",
              softfp8.Accumulation(accumulator=softfp8.float16, promote_every=64)),
             ("mm_model_bf16", "bfloat16 accumulator", softfp8.Accumulation(accumulator=softfp8.bfloat16)),
+            ("mm_model_f32_pf16", "float16 products, float32 accumulator, promotion every 16",
+             softfp8.Accumulation(accumulator=np.float32, product=softfp8.float16, promote_every=16)),
             ("mm_model_pairwise", "float32 accumulator, pairwise order",
              softfp8.Accumulation(accumulator=np.float32, order="pairwise")),
             ("mm_model_kahan", "float32 accumulator, Kahan order",

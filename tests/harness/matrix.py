@@ -480,7 +480,8 @@ F32_PORTABLE = (softfp8.format(exp_bits=3, man_bits=2, bias=126, name="e3m2b126"
 F32_HUGE = softfp8.format(exp_bits=4, man_bits=3, bias=-46, specials="fn", name="e4m3fnb-46")
 
 
-@register("model_fma16", "matrix", "accumulation models with a 16-bit accumulator holding every operand value")
+@register("model_fma16", "matrix", "accumulation models with an accumulator of at most 20 mantissa bits: binary32 "
+          "sums rounded into it by the SIMD kernels of mm_narrow.c")
 def _gemm_fma16():
     def models():
         accs = (("f16", dict(accumulator=softfp8.float16)),
@@ -491,14 +492,44 @@ def _gemm_fma16():
         yield from model_cases(pairs, MODEL_SHAPES, "fma16", accs)
 
     def blocks():
-        # rows wider than the path's column block (FB16 = 1024 in mm_model.c): one full
-        # block and a partial one, and a row of exactly one block
+        # long rows: many blocks of the path's 128 columns, a partial one, a row of whole blocks
         accs = (("f16", dict(accumulator=softfp8.float16)),
                 ("bf16-promote4", dict(accumulator=softfp8.bfloat16, promote_every=4)))
         pairs = [(softfp8.e4m3, softfp8.e5m2)]
         yield from model_cases(pairs, ((2, 9, 1030), (1, 3, 1024)), "fma16-blocks", accs)
 
-    return {"models": models, "blocks": blocks}
+    def kernels():
+        # the narrow-accumulator kernels (mm_narrow.c, model_fma16): float16 / bfloat16 / 8-bit
+        # accumulators, the direct sums and the sums rounded to odd (products wider than the
+        # accumulator: e5m2), promotion into binary32 / float16 / bfloat16 running sums, product
+        # formats exact within their range (beyond it the block is declined), rows across the
+        # 16-column vectors and the 128-column blocks, subnormal sums (tiny) and overflow (top)
+        accs = (("f16", dict(accumulator=softfp8.float16)),
+                ("bf16", dict(accumulator=softfp8.bfloat16)),
+                ("e5m2", dict(accumulator=softfp8.e5m2)),
+                ("f16-promote7", dict(accumulator=softfp8.float16, promote_every=7)),
+                ("bf16-promote5-f16", dict(accumulator=softfp8.bfloat16, promote_every=5, promoted=softfp8.float16)),
+                ("f16-promote3-bf16", dict(accumulator=softfp8.float16, promote_every=3, promoted=softfp8.bfloat16)),
+                ("prod-f16-acc-f16", dict(product=softfp8.float16, accumulator=softfp8.float16)),
+                ("prod-bf16-acc-f32-promote4", dict(product=softfp8.bfloat16, accumulator=np.float32,
+                                                    promote_every=4)))
+        shapes = ((2, 9, 127), (1, 20, 128), (2, 17, 129), (1, 70, 257), (3, 0, 130), (2, 5, 15), (1, 3, 33))
+        pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e5m2, softfp8.e4m3), (softfp8.e2m1, softfp8.e2m1)]
+        yield from model_cases(pairs, shapes, "nrw-blocks", accs)
+        # every deterministic environment (the accumulator takes the context's rounding) with
+        # each kind of accumulator, on sums that round below 2^emin and sums of mixed magnitudes
+        i = 0
+        for name, kw in accs[:3] + accs[6:7]:
+            acc = softfp8.Accumulation(**kw)
+            for env in S.CONFIGS:
+                kind = ("tiny", "wide", "small")[i % 3]
+                i += 1
+                a, b = operands(softfp8.e4m3, softfp8.e4m3, 2, 40, 150, kind, "nrw-envs")
+                yield mcase(f"e4m3/matmul-acc-{name}/2x40x150/{kind}/{S.env_id(env)}",
+                            lambda g, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc),
+                            2 * 150, env)
+
+    return {"models": models, "blocks": blocks, "kernels": kernels}
 
 
 # --------------------------------------------------------------------------

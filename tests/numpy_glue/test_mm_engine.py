@@ -88,7 +88,7 @@ def _calls():
         "blas_ziv": lambda: a5 @ b5,
         "int_dot": lambda: softfp8.scaled_mm(a8, b5, np.full((48, 1), 3.0, np.float32), 0.5),
         "model_f32": lambda: softfp8.matmul(big_a, big_b, accumulation=acc()),
-        "model_odd": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator=softfp8.e5m2)),
+        "model_odd": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator=np.float32, rounding="upward")),
         "model_fma16": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator="float16")),
     }
 

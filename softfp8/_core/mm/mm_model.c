@@ -10,9 +10,11 @@
  *    product format on B decoded once (f32_block: portable, AVX2 and AVX-512 kernels,
  *    the SIMD ones for operands whose values are normal binary32 numbers, inexact from
  *    MXCSR's precision flag), with one through the product table;
- *  - model_fma16: a 16-bit accumulator holding every operand value exactly, no
- *    product format: round_acc(acc + a * b) is that format's fma, run by the 16-bit
- *    arithmetic fast path (sfp8f_run_arith16) over a row of up to 256 columns;
+ *  - model_fma16: an accumulator of at most 20 mantissa bits with IEEE subnormals,
+ *    operands and products normal binary32 numbers, no product format or one exact for
+ *    the block's products: B decoded once, the kernels of mm_narrow.c (binary32 sums
+ *    rounded into the accumulator in SIMD, nrw_block); a product format exact below its
+ *    largest value serves model_f32's kernels the same way (f32_begin's bound);
  *  - model_odd: any other accumulator sfp8f_rounder covers: the binary64 sum rounded
  *    to odd (sfp8f_odd_sum, fast.h) then rounded by sfp8f_round_doubles (both DERIVED
  *    from core.c round_pack in fast/, proven there).
@@ -25,7 +27,7 @@
  *
  * DERIVED from core.c round_pack: which accumulator steps the fast rounder may take
  * (nearest-even binary32 sums, mm_model_init), the zero sign of chunk sums rounding
- * downward (fast_promote, fma16_block, odd_chunk), fast_round's and fast_final's use
+ * downward (fast_promote, odd_chunk), fast_round's and fast_final's use
  * of the fast paths' rounder, and the binary32 kernels' sums (hardware additions /
  * fused multiply-adds of exact products, nearest even, no FTZ / DAZ, inexact from
  * TwoSum or the precision flag: f32_run_*); proof: tests/harness/test_harness.py::test_entry (entries model_f32, model_odd, model_fma16; every
@@ -38,6 +40,7 @@
 #include <string.h>
 
 #include "mm_impl.h"
+#include "mm_narrow.h"
 #include "mm_simd.h"
 #include "ops.h"
 
@@ -47,7 +50,6 @@
 
 #define FB 16     /* columns per block of model_odd (and model_f32 with a product format) */
 #define FW 128    /* columns per block of model_f32's kernels (f32_run_*) */
-#define FB16 1024 /* columns per block of model_fma16 (one arith16 call per row, block and k) */
 
 struct mm_model_fast {
     int path;                  /* SFP8M_MODEL_* */
@@ -57,12 +59,13 @@ struct mm_model_fast {
     double *accdec, *promdec;  /* decodings of the accumulator's / running sum's codes (NULL: binary32) */
     sfp8f_rnd racc, rprom;
     uint32_t zacc[2], zprom[2]; /* +0 and -0 of the accumulator / running sum */
-    /* model_fma16: the table, B's codes in the accumulator format (k x p16), A's conversion */
-    const sfp8f_a16 *t16;
-    uint16_t *b16, ca16[256];
-    int64_t p16;
-    uint8_t fla[256], cta[256], flb[256], ctb[256];
-    unsigned flb_all;
+    uint8_t fla[256], cta[256];
+    /* model_fma16 (mm_narrow.c): the kernels' parameters */
+    mm_nrw nq;
+    /* a product format whose rounding is exact for products of magnitude <= pmax (INFINITY:
+       no product format): blocks whose row max |a| times columns' max |b| exceed it decline */
+    double pmax;
+    float *colmax, rowmax;
     /* model_f32 without a product format (f32_block): B decoded once, row-major with
        rows of P >= p columns (zeros after p), A's current row decoded; binary32 values
        for the SIMD kernels (level >= 1), binary64 for the portable one */
@@ -101,54 +104,6 @@ static double *double_table(const sfp8_format *f)
     return t;
 }
 
-static int same_value(const gval *x, const gval *y)
-{
-    return x->cls == y->cls && x->neg == y->neg && x->sig == y->sig && x->exp == y->exp;
-}
-
-/* codes in facc of every 8-bit code of an operand (0: a finite value is not exact there) */
-static int embed(const sfp8m_model *md, const gval *d, uint32_t mask, uint16_t *to, uint8_t *fl, uint8_t *cat)
-{
-    for (uint32_t c = 0; c < 256; c++) {
-        const gval *v = &d[c & mask];
-        fl[c] = v->fl;
-        cat[c] = v->cls > GV_FIN;
-        to[c] = 0;
-        if (!cat[c]) {
-            uint8_t f = 0;
-            gval w;
-            uint64_t code = gv_round(&md->facc, &md->envacc, v, &f);
-            gv_decode(&md->facc, code, &w);
-            if (f || !same_value(v, &w)) return 0;
-            to[c] = (uint16_t)code;
-        }
-    }
-    return 1;
-}
-
-/* model_fma16's state: 1 taken, 0 not covered, -1 no memory */
-static int fma16_init(mm_model_fast *t, mm_call *c)
-{
-    const sfp8m_model *md = c->md;
-    uint16_t cb16[256];
-    unsigned ctb_all = 0;
-    if (md->has_prod || md->facc.bits <= 8 || !md->facc.is_signed || md->facc.specials == SFP8_SPECIALS_FNUZ ||
-        !(t->t16 = sfp8f_arith16(&md->facc, &md->envacc, PTRDIFF_MAX)))
-        return 0;
-    if (!embed(md, c->da, c->mask_a, t->ca16, t->fla, t->cta) || !embed(md, c->db, c->mask_b, cb16, t->flb, t->ctb))
-        return 0;
-    if (!(t->b16 = malloc((size_t)(c->k * c->p) * 2 + 2))) return -1;
-    for (int64_t l = 0; l < c->k; l++)
-        for (int64_t j = 0; j < c->p; j++) {
-            uint8_t cb = *(const uint8_t *)(c->B + l * c->bk + j * c->bp);
-            t->b16[l * c->p + j] = cb16[cb];
-            t->flb_all |= t->flb[cb];
-            ctb_all |= t->ctb[cb];
-        }
-    t->p16 = c->p;
-    return !ctb_all; /* a NaN or infinity in B: model_odd / model_f32 (and the generic kernel for its blocks) */
-}
-
 /* 1 if every non-zero value of f is a normal binary32 number (8-bit formats: at most
    24 significant bits) */
 static int f32_normal(const sfp8_format *f) { return fmt_low(f) >= -126 && fmt_top(f) <= 128; }
@@ -163,7 +118,7 @@ static double f32_value(const gval *v)
    and products normal binary32 numbers, multiplied in binary32) or binary64 (the
    portable kernel: products exact in binary64, binary32 numbers by the path's condition),
    its columns' flags and specials; 1 done, -1 no memory */
-static int f32_init(mm_model_fast *t, mm_call *c)
+static int f32_init(mm_model_fast *t, mm_call *c, int floats)
 {
     const sfp8m_model *md = c->md;
     int lv = sfp8f_simd_level();
@@ -185,7 +140,7 @@ static int f32_init(mm_model_fast *t, mm_call *c)
         bvd[x] = f32_value(vb);
         bvf[x] = (float)bvd[x];
     }
-    if (t->level) {
+    if (t->level || floats) {
         t->bf = calloc((size_t)(c->k * t->P) + 1, sizeof(float));
         t->arf = malloc((size_t)c->k * sizeof(float) + 4);
     } else {
@@ -194,15 +149,77 @@ static int f32_init(mm_model_fast *t, mm_call *c)
     }
     t->colfl = calloc((size_t)c->p, 1);
     t->colsp = calloc((size_t)c->p, 1);
-    if (!(t->bf || t->bd) || !(t->arf || t->ard) || !t->colfl || !t->colsp) return -1;
+    if (t->pmax < INFINITY) t->colmax = calloc((size_t)c->p, sizeof(float));
+    if (!(t->bf || t->bd) || !(t->arf || t->ard) || !t->colfl || !t->colsp || (t->pmax < INFINITY && !t->colmax))
+        return -1;
     for (int64_t l = 0; l < c->k; l++)
         for (int64_t j = 0; j < c->p; j++) {
             uint8_t cb = *(const uint8_t *)(c->B + l * c->bk + j * c->bp);
-            if (t->level) t->bf[l * t->P + j] = bvf[cb];
+            if (t->bf) t->bf[l * t->P + j] = bvf[cb];
             else t->bd[l * t->P + j] = bvd[cb];
             t->colfl[j] |= flb[cb];
             t->colsp[j] |= spb[cb];
+            if (t->colmax && !spb[cb] && fabsf(bvf[cb]) > t->colmax[j]) t->colmax[j] = fabsf(bvf[cb]);
         }
+    return 1;
+}
+
+/* 1 if the exact products a b are normal binary32 numbers or zeros and their binary32
+   sums never underflow: multiples of 2^-126 below 2^127 */
+static int f32_products(const sfp8m_model *md)
+{
+    return fmt_low(&md->fa) + fmt_low(&md->fb) >= -126 && fmt_top(&md->fa) + fmt_top(&md->fb) <= 127;
+}
+
+/* significant bits of the values of an 8-bit format, at most */
+static int sig_bits(const sfp8_format *f) { return f->man_bits + 1; }
+
+/* INFINITY without a product format; with one, the bound pmax such that every product of
+   magnitude <= pmax is a number of fp (its rounding exact, no flag, zeros keep their sign:
+   IEEE subnormals, signed, no FNUZ), 0 if there is none */
+static double prod_bound(const sfp8m_model *md)
+{
+    const sfp8_format *fp = &md->fp;
+    sfp8f_rnd r;
+    gval v;
+    if (!md->has_prod) return INFINITY;
+    if (!sfp8f_rounder(fp, &md->envp, &r) || sig_bits(&md->fa) + sig_bits(&md->fb) > fp->man_bits + 1 ||
+        fmt_low(&md->fa) + fmt_low(&md->fb) < fmt_low(fp))
+        return 0;
+    gv_decode(fp, sfp8_max_code(fp), &v);
+    return v.cls == GV_FIN ? gv_double(&v) : 0;
+}
+
+/* model_fma16 (mm_narrow.c): the parameters of the accumulator's kernels; 0 not covered
+   (the products are exact binary32 numbers: f32_products) */
+static int nrw_params(const sfp8m_model *md, mm_nrw *q)
+{
+    const sfp8_format *f = &md->facc;
+    int mode = md->envacc.rounding, M = f->man_bits, lv = sfp8f_simd_level(), hw, direct;
+    int64_t emin = 1 - (int64_t)f->bias, etop;
+    gval v;
+    if (M > 20 || !f32_products(md) || !f32_normal(&md->fa) || !f32_normal(&md->fb)) return 0;
+    gv_decode(f, sfp8_max_code(f), &v);
+    if (v.cls != GV_FIN) return 0;
+    etop = v.exp + gv_bitlen(v.sig) - 1; /* the top binade: 2^etop <= max < 2^(etop + 1) */
+    if (etop > 104 + M) etop = 104 + M;  /* 1.5 2^(E + 23 - M) stays a binary32 number */
+    if (etop < emin || etop > 127) return 0;
+    hw = mode == SFP8_ROUND_NEAREST_EVEN || mode == SFP8_ROUND_TOWARD_ZERO || mode == SFP8_ROUND_UPWARD ||
+         mode == SFP8_ROUND_DOWNWARD;
+    direct = mode != SFP8_ROUND_NEAREST_EVEN ||
+             (sig_bits(&md->fa) + sig_bits(&md->fb) <= M + 1 && 2 * (M + 1) + 1 <= 24);
+    memset(q, 0, sizeof *q);
+    q->mode = mode;
+    q->M = M;
+    q->odd = !direct;
+    q->level = !MM_SIMD || !hw ? 0 : direct ? lv : lv >= 2 ? 2 : 0;
+    q->tiny = fmt_low(&md->fa) + fmt_low(&md->fb) < emin;
+    q->tb = md->envacc.tininess_before != 0;
+    if (q->tiny && emin - (fmt_low(&md->fa) + fmt_low(&md->fb)) > 24)
+        return 0; /* sums below 2^emin must be binary32 numbers (multiples of the products' unit) */
+    q->eminb = (uint32_t)((emin > -126 ? emin : -126) + 127) << 23;
+    q->topb = (uint32_t)(etop + 127) << 23;
+    q->z = mode == SFP8_ROUND_DOWNWARD ? 0.0f : -0.0f;
     return 1;
 }
 
@@ -233,9 +250,7 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
         /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
            every binary32 sum of them is a normal number or zero: no underflow */
         t->path = SFP8M_MODEL_F32;
-    if ((md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) ||
-        (md->fprom.bits <= 16 && !(t->promdec = double_table(&md->fprom))))
-        return -1;
+    if (md->fprom.bits <= 16 && md->promote && !(t->promdec = double_table(&md->fprom))) return -1;
     for (int s = 0; s < 2; s++) {
         uint8_t fl = 0;
         t->zacc[s] = (uint32_t)sfp8_round_value(&md->facc, s, 0, 0, 0, &md->envacc, &fl);
@@ -245,13 +260,19 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
         t->zofl[s] = fl;
     }
     t->outk = md->fout.bits == 64 ? 2 : sfp8f_rounder(&md->fout, &md->envout, &t->rout) ? 1 : 0;
-    r = fma16_init(t, c);
-    if (r < 0) return -1;
-    if (r) t->path = SFP8M_MODEL_FMA16;
-    else t->t16 = NULL;
-    if (t->path == SFP8M_MODEL_F32 && !pf) return f32_init(t, c);
-    if (t->path == SFP8M_MODEL_FMA16) return 1;
+    t->pmax = prod_bound(md);
+    if (t->pmax > 0 && (!pf || (f32_products(md) && f32_normal(&md->fa) && f32_normal(&md->fb)))) {
+        /* products exact in binary32 (or in fp up to pmax): B decoded once */
+        if (t->path == SFP8M_MODEL_F32) return f32_init(t, c, 0);
+        if (nrw_params(md, &t->nq)) {
+            t->path = SFP8M_MODEL_FMA16;
+            r = f32_init(t, c, 1);
+            t->level = t->nq.level;
+            return r;
+        }
+    }
     /* model_odd, and model_f32 with a product format: the table of the products */
+    if (md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) return -1;
     t->pt = malloc(65536 * sizeof(double));
     t->pfl = malloc(65536);
     t->pcat = malloc(65536);
@@ -283,7 +304,7 @@ void mm_model_free(mm_model_fast *t)
     free(t->pcat);
     free(t->accdec);
     free(t->promdec);
-    free(t->b16);
+    free(t->colmax);
     free(t->bf);
     free(t->bd);
     free(t->arf);
@@ -293,7 +314,7 @@ void mm_model_free(mm_model_fast *t)
     free(t);
 }
 
-int mm_model_width(const mm_model_fast *t) { return t->t16 ? FB16 : t->colfl ? FW : FB; }
+int mm_model_width(const mm_model_fast *t) { return t->colfl ? FW : FB; }
 int mm_model_path(const mm_model_fast *t) { return t->path; }
 int mm_model_level(const mm_model_fast *t) { return t->level; }
 
@@ -352,7 +373,7 @@ static int fast_promote(mm_model_fast *t, const sfp8m_model *md, int64_t i, int6
                       n, fl);
 }
 
-/* the outputs of columns j0 .. j0 + n - 1 (n <= FB16): round_out(S * s), S = sum[jj]
+/* the outputs of columns j0 .. j0 + n - 1 (n <= FW): round_out(S * s), S = sum[jj]
  * (NULL: +0), s the scale product (one value per call, row or column: computed when it
  * changes).  S * s is exact in binary64 (at most 24 x 24 significant bits, a normal
  * number by fast_range): rounded by the fast rounder, or stored as binary64, with the
@@ -365,9 +386,9 @@ static void fast_final(const mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om
     int scaled = !md->kblock && c->k && (md->sa.s || md->sb.s);
     int64_t ka = -1, kb = -1;
     gval s = mm_one;
-    double sd = 1.0, q[FB16];
-    uint32_t code[FB16];
-    uint8_t slow[FB16];
+    double sd = 1.0, q[FW];
+    uint32_t code[FW];
+    uint8_t slow[FW];
     unsigned fl = 0;
     for (int jj = 0; jj < n; jj++) {
         int64_t j = j0 + jj;
@@ -407,54 +428,6 @@ static void fast_final(const mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om
         mm_store(O + i * om + (j0 + jj) * op, c->szo, v);
     }
     *fl8 |= (uint8_t)fl;
-}
-
-/* model_fma16: the first product of a chunk is fma(a, b, z) with z the zero that
- * leaves a * b's zero sign (-0, +0 when rounding downward).  Reading a subnormal
- * accumulator raises denormal in the fma: masked (the model raises it for A and B
- * only, from their own formats). */
-static int fma16_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0,
-                       int n, unsigned *flout)
-{
-    const sfp8m_model *md = c->md;
-    uint16_t arow[FB16], acc16[FB16], zrow[FB16];
-    double acc[FB16], F[FB16];
-    unsigned fl = 0, afl = 0, cat = 0;
-    uint8_t fl8 = 0;
-    int aemp = 1, femp = 1;
-    uint16_t z = (uint16_t)t->zacc[md->envacc.rounding != SFP8_ROUND_DOWNWARD];
-    for (int jj = 0; jj < n; jj++) zrow[jj] = z;
-    for (int64_t l0 = 0; l0 < c->k;) {
-        int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k;
-        for (int64_t l = l0; l < l1; l++) {
-            uint8_t ca = *(const uint8_t *)(c->A + i * c->am + l * c->ak);
-            const uint16_t *brow = t->b16 + l * t->p16 + j0;
-            uint16_t a16 = t->ca16[ca];
-            afl |= t->fla[ca];
-            cat |= t->cta[ca];
-            for (int jj = 0; jj < n; jj++) arow[jj] = a16;
-            fl |= sfp8f_run_arith16(t->t16, X_FMA, &md->facc, &md->envacc, (const char *)arow, 2,
-                                    (const char *)brow, 2, (const char *)(l == l0 ? zrow : acc16), 2,
-                                    (char *)acc16, 2, n, NULL);
-        }
-        if (cat) return 0;
-        for (int jj = 0; jj < n; jj++) {
-            acc[jj] = t->accdec[acc16[jj]];
-            if (!(fabs(acc[jj]) <= 1.7976931348623157e308)) return 0; /* NaN or infinity: the generic kernel */
-        }
-        aemp = 0;
-        if (md->promote) {
-            for (int j = 0; j < n; j += FB)
-                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, acc + j, F + j, femp, &fl, &fl8))
-                    return 0;
-            femp = 0;
-            aemp = 1;
-        }
-        l0 = l1;
-    }
-    fast_final(t, c, O, om, op, i, j0, n, md->promote ? (femp ? NULL : F) : (aemp ? NULL : acc), &fl8);
-    *flout |= (fl & ~SFP8_FLAG_DENORMAL) | (c->k ? afl | t->flb_all : 0) | fl8;
-    return 1;
 }
 
 /* model_f32's chunk l0 .. l1 - 1 into acc: 0 on a NaN, infinity or overflow */
@@ -656,13 +629,16 @@ static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, i
 static void f32_row(mm_model_fast *t, const mm_call *c, int64_t i)
 {
     unsigned fl = 0, sp = 0;
+    float mx = 0;
     for (int64_t l = 0; l < c->k; l++) {
         uint8_t ca = *(const uint8_t *)(c->A + i * c->am + l * c->ak);
         if (t->arf) t->arf[l] = t->avf[ca];
         else t->ard[l] = t->avd[ca];
         fl |= t->fla[ca];
         sp |= t->cta[ca];
+        mx = fabsf(t->avf[ca]) > mx ? fabsf(t->avf[ca]) : mx;
     }
+    t->rowmax = mx;
     t->row = i;
     t->rowfl = fl;
     t->rowsp = sp;
@@ -675,6 +651,36 @@ static int f32_finite(const float *v, int n)
     return ok;
 }
 
+/* fast_promote of the binary32 chunk sums acc[0 .. n-1] (n <= FW), FB columns at a time */
+static int promote_f32(mm_model_fast *t, const sfp8m_model *md, int64_t i, int64_t l, int64_t j0, int n,
+                       const float *acc, double *F, int first, unsigned *fl, uint8_t *fl8)
+{
+    double S[FW];
+    for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
+    for (int j = 0; j < n; j += FB)
+        if (!fast_promote(t, md, i, l, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, fl, fl8)) return 0;
+    return 1;
+}
+
+/* the row and columns of a block of the kernels on B decoded once: 0 (the generic kernel)
+ * on a NaN or an infinity, or a product that may exceed pmax; *fl: the operands' flags,
+ * those of the product table of the other paths (a finite product raises only its
+ * operands' denormal flags, gv_mul), the row's and the columns' ORs */
+static int f32_begin(mm_model_fast *t, const mm_call *c, int64_t i, int64_t j0, int n, unsigned *fl)
+{
+    unsigned sp;
+    float cm = 0;
+    if (t->row != i) f32_row(t, c, i);
+    *fl = t->rowfl;
+    sp = t->rowsp;
+    for (int jj = 0; jj < n; jj++) {
+        *fl |= t->colfl[j0 + jj];
+        sp |= t->colsp[j0 + jj];
+        if (t->colmax && t->colmax[j0 + jj] > cm) cm = t->colmax[j0 + jj];
+    }
+    return !sp && (double)t->rowmax * cm <= t->pmax;
+}
+
 /* model_f32's block: row i, columns j0 .. j0 + n - 1 (n <= FW).  The operands' flags
  * are those of the product table of the other paths (a finite product raises only
  * its operands' denormal flags, gv_mul): the row's and the columns' ORs. */
@@ -683,18 +689,11 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
 {
     const sfp8m_model *md = c->md;
     float out[FW], acc[FW];
-    double S[FW], F[FW];
-    unsigned fl, sp;
+    double F[FW];
+    unsigned fl;
     uint8_t fl8 = 0;
     int inex = 0, first = 1;
-    if (t->row != i) f32_row(t, c, i);
-    fl = t->rowfl;
-    sp = t->rowsp;
-    for (int jj = 0; jj < n; jj++) {
-        fl |= t->colfl[j0 + jj];
-        sp |= t->colsp[j0 + jj];
-    }
-    if (sp) return 0; /* a NaN or infinity: the generic kernel */
+    if (!f32_begin(t, c, i, j0, n, &fl)) return 0;
     for (int64_t l0 = 0; l0 < c->k;) {
         int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
         if (!md->promote || t->prom32) {
@@ -703,16 +702,49 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
         } else {
             inex |= f32_run(t, l0, l1, j0, n, acc, 0);
             if (!f32_finite(acc, n)) return 0;
-            for (int jj = 0; jj < n; jj++) S[jj] = acc[jj];
-            for (int j = 0; j < n; j += FB)
-                if (!fast_promote(t, md, i, l1 - 1, j0 + j, n - j < FB ? n - j : FB, S + j, F + j, first, &fl, &fl8))
-                    return 0;
+            if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
         }
         first = 0;
         l0 = l1;
     }
     if (!first && (!md->promote || t->prom32))
         for (int jj = 0; jj < n; jj++) F[jj] = out[jj];
+    fast_final(t, c, O, om, op, i, j0, n, first ? NULL : F, &fl8);
+    *flout |= fl | (inex ? SFP8_FLAG_INEXACT : 0) | fl8;
+    return 1;
+}
+
+/* model_fma16's block: row i, columns j0 .. j0 + n - 1 (n <= FW), chunk by chunk
+ * (mm_nrw_run); a binary32 running sum by binary32 additions (mm_nrw_promote), any
+ * other by fast_promote */
+static int nrw_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int64_t i, int64_t j0,
+                     int n, unsigned *flout)
+{
+    const sfp8m_model *md = c->md;
+    float acc[FW], Fv[FW];
+    double F[FW];
+    unsigned fl, inex = 0;
+    uint8_t fl8 = 0;
+    int first = 1;
+    if (!f32_begin(t, c, i, j0, n, &fl)) return 0;
+    for (int64_t l0 = 0; l0 < c->k;) {
+        int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
+        unsigned r = mm_nrw_run(&t->nq, t->arf, t->bf, t->P, l0, l1, j0, n, acc);
+        if (r & 2) return 0; /* overflow possible: the generic kernel */
+        inex |= r & 1;
+        if (r & 4) fl |= SFP8_FLAG_UNDERFLOW;
+        if (md->promote && t->prom32) {
+            if (first) memcpy(Fv, acc, (size_t)n * sizeof(float));
+            else inex |= mm_nrw_promote(t->nq.level, Fv, acc, n);
+            if (!f32_finite(Fv, n)) return 0;
+        } else if (md->promote) {
+            if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
+        }
+        first = 0;
+        l0 = l1;
+    }
+    if (!first && (!md->promote || t->prom32))
+        for (int jj = 0; jj < n; jj++) F[jj] = md->promote ? Fv[jj] : acc[jj];
     fast_final(t, c, O, om, op, i, j0, n, first ? NULL : F, &fl8);
     *flout |= fl | (inex ? SFP8_FLAG_INEXACT : 0) | fl8;
     return 1;
@@ -726,8 +758,8 @@ int mm_model_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdiff_
     unsigned fl = 0;
     uint8_t fl8 = 0;
     int aemp = 1, femp = 1;
-    if (t->t16) return fma16_block(t, c, O, om, op, i, j0, n, flout);
-    if (t->colfl) return f32_block(t, c, O, om, op, i, j0, n, flout);
+    if (t->colfl)
+        return (t->path == SFP8M_MODEL_FMA16 ? nrw_block : f32_block)(t, c, O, om, op, i, j0, n, flout);
     for (int64_t l0 = 0; l0 < c->k;) {
         int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
         if (!(t->ptf ? f32_chunk : odd_chunk)(t, c, i, j0, n, l0, l1, acc, &fl)) return 0;

@@ -1,0 +1,353 @@
+/*
+ * Narrow accumulators of the accumulation models (path model_fma16, mm_model.c): the
+ * accumulator acc = round_acc(acc + a b) after every product, for an accumulator
+ * format of M <= 20 mantissa bits with IEEE subnormals (float16, bfloat16, 8-bit
+ * formats, ...), operands and products normal binary32 numbers (multiples of 2^-126
+ * below 2^127: every sum is zero or a normal binary32 number, so binary32 never
+ * underflows here).  B decoded once into binary32 (row-major, rows padded to 16
+ * columns), one kernel per SIMD level:
+ *
+ *  - AVX-512 / AVX2: the product in binary32 (exact), the sum x in binary32, then x
+ *    rounded to M bits by the hardware: y = (x + c) - c with c = 1.5 2^(E + 23 - M), E
+ *    = max(exponent of x, emin) -- x + c lies in c's binade, whose unit is 2^(E - M), so
+ *    the one rounding of x + c is x rounded to the accumulator's precision at x's
+ *    binade (at emin's below it: the subnormals) in the MXCSR mode, and the subtraction
+ *    is exact; the sign of x is put back (zeros).  MXCSR holds the accumulator's mode
+ *    (nearest even, toward zero, upward, downward) for the call, without FTZ / DAZ; its
+ *    precision flag is the OR of the inexact flags: the product and the subtraction are
+ *    exact, the sum is inexact only if x + p is not a binary32 number, then not an
+ *    accumulator number either.  Which sum x:
+ *      direct (q->odd 0): x = the hardware sum in the mode.  Directed modes: RD_M(RD_24(s))
+ *        = RD_M(s) as the M-bit grid lies in the binary32 one (likewise RU, RZ).
+ *        Nearest even only when the products have at most M + 1 significant bits and
+ *        24 >= 2 (M + 1) + 1: double rounding of a sum of two (M + 1)-bit numbers is
+ *        then innocuous (Figueroa, "When is double rounding innocuous?", 1995).
+ *      odd (q->odd 1, AVX-512 only): x = the sum rounded to odd at 24 bits, the one of
+ *        RD(s), RU(s) (embedded rounding, no flags) whose last bit is 1 (the exact one
+ *        when they agree, the zero of the mode's sign rule); rounding to odd at 24 >= M
+ *        + 3 bits keeps every decision of the M-bit rounding, in every mode.
+ *  - portable: x = the sum rounded to odd by TwoSum (the thread at nearest even) and
+ *    rounded by integer arithmetic on its bits, every mode of the rounder.
+ * A sum in the accumulator's top binade (overflow possible) or, when q->tiny, a
+ * non-zero sum below 2^emin (underflow possible) makes the kernel decline: the block is
+ * the generic kernel's.  The start of a chunk is z + a b with z the zero that leaves a
+ * b's zero sign.
+ *
+ * DERIVED from core.c round_pack: the rounding of a binary32 sum into the accumulator
+ * (the magic-constant rounding and the integer rounding of mm_nrw_run's kernels), its
+ * inexact flag, and the rounding to odd by RD / RU or TwoSum.  Proof:
+ * tests/harness/test_harness.py::test_entry (entry model_fma16: float16, bfloat16 and
+ * 8-bit accumulators, every deterministic mode, promotion, product formats, shapes across
+ * the column groups, overflow and subnormal sums; every SIMD level).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "mm_impl.h"
+#include "mm_narrow.h"
+#include "mm_simd.h"
+
+#if MM_SIMD
+#include <immintrin.h>
+#endif
+
+#define UNIT 0x800000u   /* the binary32 exponent field's unit */
+#define EXPM 0x7F800000u /* its mask */
+
+static inline uint32_t fbits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* the increment of the truncated significand k (remainder rem, half its half unit) */
+static inline uint64_t c_inc(int mode, int neg, uint64_t k, uint64_t rem, uint64_t half)
+{
+    switch (mode) {
+    case SFP8_ROUND_NEAREST_EVEN: return rem > half || (rem == half && (k & 1));
+    case SFP8_ROUND_NEAREST_AWAY: return rem >= half;
+    case SFP8_ROUND_TIES_TOWARD_ZERO: return rem > half;
+    case SFP8_ROUND_UPWARD: return !neg && rem;
+    case SFP8_ROUND_DOWNWARD: return neg && rem;
+    case SFP8_ROUND_TO_ODD: return !(k & 1) && rem;
+    default: return 0; /* toward zero */
+    }
+}
+
+/* the portable kernel: TwoSum rounds the binary32 sum to odd, integer arithmetic rounds
+   it into M bits at sh = 23 - M (a sum below 2^emin declines the block when q->tiny) */
+static unsigned nrw_run_c(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
+                          int64_t j0, int n, float *out)
+{
+    uint32_t acc[MM_NRW_FW], mx = 0, inex = 0;
+    int tiny = 0;
+    const int sh = 23 - q->M, down = q->mode == SFP8_ROUND_DOWNWARD;
+    const uint32_t low = (1u << sh) - 1, half = 1u << (sh - 1);
+    for (int jj = 0; jj < n; jj++) acc[jj] = fbits(q->z);
+    for (int64_t l = l0; l < l1; l++) {
+        float a = arow[l];
+        const float *b = B + l * P + j0;
+        for (int jj = 0; jj < n; jj++) {
+            float p = a * b[jj], x = bitsf(acc[jj]), s = x + p, bb = s - x, err = (x - (s - bb)) + (p - bb);
+            uint32_t u = fbits(s), e, rem, k;
+            int neg;
+            if (s == 0) /* exact: the common sign of the operands, else -0 only rounding downward */
+                u = (down ? signbit(x) || signbit(p) : signbit(x) && signbit(p)) ? 0x80000000u : 0;
+            else if (err != 0 && !(u & 1))
+                u += (err > 0) == (s > 0) ? 1 : (uint32_t)-1;
+            e = u & EXPM;
+            mx = e > mx ? e : mx;
+            neg = (int)(u >> 31);
+            if (e >= q->eminb || !e) { /* at the accumulator's precision: its M bits */
+                rem = u & low;
+                k = u >> sh;
+                inex |= rem;
+                k += c_inc(q->mode, neg, k, rem, half);
+                acc[jj] = k << sh;
+            } else { /* below 2^emin: multiples of 2^(emin - M) (the sum is exact in binary32) */
+                int s2 = sh + (int)((q->eminb - e) >> 23);
+                uint64_t m = (u & 0x7FFFFFu) | UNIT, r2 = m & ((1ull << s2) - 1), k2 = m >> s2;
+                k2 += c_inc(q->mode, neg, k2, r2, 1ull << (s2 - 1));
+                if (r2) { /* underflow: tiny before rounding, or after it (unbounded exponent) */
+                    uint32_t ku = u >> sh;
+                    int carry = ((ku + (uint32_t)c_inc(q->mode, neg, ku, u & low, half)) << sh & EXPM) != e;
+                    inex = 1;
+                    tiny |= q->tb || !carry || e + UNIT != q->eminb;
+                }
+                acc[jj] = fbits(ldexpf((float)k2, (int)(q->eminb >> 23) - 127 - q->M)) | (uint32_t)neg << 31;
+            }
+        }
+    }
+    for (int jj = 0; jj < n; jj++) out[jj] = bitsf(acc[jj]);
+    if (mx >= q->topb) return 2;
+    return (inex != 0) | (tiny ? 4u : 0);
+}
+
+#if MM_SIMD
+/* MXCSR for the kernels: no flags, exceptions masked, no FTZ / DAZ, rounding mode rc */
+static inline unsigned csr_mode(unsigned csr, int mode)
+{
+    unsigned rc = mode == SFP8_ROUND_DOWNWARD ? 1 : mode == SFP8_ROUND_UPWARD ? 2 : mode == SFP8_ROUND_TOWARD_ZERO ? 3 : 0;
+    return (csr & ~0xFFFFu) | 0x1F80u | rc << 13;
+}
+
+static inline __attribute__((always_inline)) MM_TGT512 void nrw_group_512(int NV, int ODD, int RZ, int TINY, int TB,
+                                                                          const mm_nrw *q, const float *arow,
+                                                                          const float *b, int64_t P, int64_t l0,
+                                                                          int64_t l1, float *o, __m512i *mx,
+                                                                          __m512i *mn)
+{
+    __m512 acc[8];
+    const __m512i expm = _mm512_set1_epi32((int)EXPM), eminb = _mm512_set1_epi32((int)q->eminb),
+                  kc = _mm512_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u)),
+                  sgn = _mm512_set1_epi32((int)0x80000000u), one = _mm512_set1_epi32(1);
+    __m512i vmx = *mx, vmn = *mn;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) acc[v] = _mm512_set1_ps(q->z);
+    for (int64_t l = l0; l < l1; l++) {
+        __m512 a = _mm512_set1_ps(arow[l]);
+        const float *r = b + l * P;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) {
+            __m512 p = _mm512_mul_ps(a, _mm512_loadu_ps(r + 16 * v)), x, c, y;
+            __m512i xi, e;
+            if (ODD) {
+                __m512 lo = _mm512_add_round_ps(acc[v], p, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                __m512 hi = _mm512_add_round_ps(acc[v], p, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+                x = _mm512_mask_blend_ps(_mm512_test_epi32_mask(_mm512_castps_si512(lo), one), hi, lo);
+            } else {
+                x = _mm512_add_ps(acc[v], p);
+            }
+            xi = _mm512_castps_si512(x);
+            e = _mm512_and_si512(xi, expm);
+            vmx = _mm512_max_epu32(vmx, e);
+            if (RZ) x = _mm512_castsi512_ps(_mm512_andnot_si512(sgn, xi)); /* |x|: c > 0 */
+            c = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_max_epu32(e, eminb), kc));
+            y = _mm512_sub_ps(_mm512_add_ps(x, c), c);
+            acc[v] = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), xi, sgn, 0xD8));
+            if (TINY) { /* the exponent of each inexact rounding's tininess key: x (before), or x
+                           rounded to M + 1 bits, unbounded exponent (after) */
+                __m512i key = e;
+                if (!TB) {
+                    __m512 cu = _mm512_castsi512_ps(_mm512_add_epi32(e, kc));
+                    key = _mm512_and_si512(_mm512_castps_si512(_mm512_sub_ps(_mm512_add_ps(x, cu), cu)), expm);
+                }
+                vmn = _mm512_mask_min_epu32(vmn, _mm512_cmp_ps_mask(acc[v], _mm512_castsi512_ps(xi), _CMP_NEQ_UQ), vmn,
+                                            key);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) _mm512_storeu_ps(o + 16 * v, acc[v]);
+    *mx = vmx;
+    *mn = vmn;
+}
+
+#define NRW_512_NV(ODD, RZ, TINY, TB)                                                                        \
+    for (int j = 0; j < n;) {                                                                                  \
+        int nv = (n - j + 15) / 16;                                                                            \
+        const float *bj = B + j0 + j;                                                                          \
+        if (nv >= 8) nrw_group_512(8, ODD, RZ, TINY, TB, q, arow, bj, P, l0, l1, out + j, &mx, &mn), j += 128; \
+        else if (nv >= 4)                                                                                      \
+            nrw_group_512(4, ODD, RZ, TINY, TB, q, arow, bj, P, l0, l1, out + j, &mx, &mn), j += 64;         \
+        else if (nv >= 2)                                                                                      \
+            nrw_group_512(2, ODD, RZ, TINY, TB, q, arow, bj, P, l0, l1, out + j, &mx, &mn), j += 32;         \
+        else nrw_group_512(1, ODD, RZ, TINY, TB, q, arow, bj, P, l0, l1, out + j, &mx, &mn), j += 16;        \
+    }
+/* the variants of a rounding route: no tininess possible, tininess before, after rounding */
+#define NRW_512_TINY(ODD, RZ)                                                                                  \
+    if (!q->tiny) NRW_512_NV(ODD, RZ, 0, 0) else if (q->tb) NRW_512_NV(ODD, RZ, 1, 1) else NRW_512_NV(ODD, RZ, 1, 0)
+
+MM_TGT512 static unsigned nrw_run_512(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
+                                      int64_t l1, int64_t j0, int n, float *out)
+{
+    __m512i mx = _mm512_setzero_si512(), mn = _mm512_set1_epi32(-1);
+    if (q->odd) { /* nearest even */
+        NRW_512_TINY(1, 0)
+    } else if (q->mode == SFP8_ROUND_TOWARD_ZERO) {
+        NRW_512_TINY(0, 1)
+    } else {
+        NRW_512_TINY(0, 0)
+    }
+    if ((uint32_t)_mm512_reduce_max_epu32(mx) >= q->topb) return 2;
+    return q->tiny && (uint32_t)_mm512_reduce_min_epu32(mn) < q->eminb ? 4 : 0;
+}
+
+static inline __attribute__((always_inline)) MM_TGT256 void nrw_group_256(int NV, int RZ, int TINY, int TB, const mm_nrw *q,
+                                                                          const float *arow, const float *b,
+                                                                          int64_t P, int64_t l0, int64_t l1,
+                                                                          float *o, __m256i *mx, __m256i *mn)
+{
+    __m256 acc[4];
+    const __m256i expm = _mm256_set1_epi32((int)EXPM), eminb = _mm256_set1_epi32((int)q->eminb),
+                  kc = _mm256_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u));
+    const __m256 sgn = _mm256_set1_ps(-0.0f);
+    __m256i vmx = *mx, vmn = *mn;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(q->z);
+    for (int64_t l = l0; l < l1; l++) {
+        __m256 a = _mm256_set1_ps(arow[l]);
+        const float *r = b + l * P;
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            __m256 x = _mm256_add_ps(acc[v], _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v))), c, y;
+            __m256i e = _mm256_and_si256(_mm256_castps_si256(x), expm);
+            __m256 xs = x;
+            vmx = _mm256_max_epu32(vmx, e);
+            if (RZ) x = _mm256_andnot_ps(sgn, x); /* |x|: c > 0 */
+            c = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_max_epu32(e, eminb), kc));
+            y = _mm256_sub_ps(_mm256_add_ps(x, c), c);
+            acc[v] = _mm256_or_ps(_mm256_andnot_ps(sgn, y), _mm256_and_ps(sgn, xs));
+            if (TINY) { /* the tininess keys of the inexact roundings (exact ones: all ones) */
+                __m256i key = e;
+                if (!TB) {
+                    __m256 cu = _mm256_castsi256_ps(_mm256_add_epi32(e, kc));
+                    key = _mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(x, cu), cu)), expm);
+                }
+                vmn = _mm256_min_epu32(vmn, _mm256_or_si256(key, _mm256_castps_si256(_mm256_cmp_ps(acc[v], xs, _CMP_EQ_OQ))));
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, acc[v]);
+    *mx = vmx;
+    *mn = vmn;
+}
+
+/* AVX2: the direct sums only (q->odd 0) */
+MM_TGT256 static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
+                                      int64_t l1, int64_t j0, int n, float *out)
+{
+    __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
+    uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
+    int rz = q->mode == SFP8_ROUND_TOWARD_ZERO;
+#define NRW_256_RZ(NV, RZ)                                                                                     \
+    if (!q->tiny) nrw_group_256(NV, RZ, 0, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                       \
+    else if (q->tb) nrw_group_256(NV, RZ, 1, 1, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                     \
+    else nrw_group_256(NV, RZ, 1, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);
+#define NRW_256(NV)                                                                                            \
+    if (rz) {                                                                                                  \
+        NRW_256_RZ(NV, 1)                                                                                      \
+    } else {                                                                                                   \
+        NRW_256_RZ(NV, 0)                                                                                      \
+    }                                                                                                          \
+    j += 8 * NV;
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 7) / 8;
+        const float *bj = B + j0 + j;
+        if (nv >= 4) {
+            NRW_256(4)
+        } else if (nv >= 2) {
+            NRW_256(2)
+        } else {
+            NRW_256(1)
+        }
+    }
+#undef NRW_256
+#undef NRW_256_RZ
+    _mm256_storeu_si256((__m256i *)vx, mx);
+    _mm256_storeu_si256((__m256i *)vn, mn);
+    for (int v = 0; v < 8; v++) {
+        hx = vx[v] > hx ? vx[v] : hx;
+        hn = vn[v] < hn ? vn[v] : hn;
+    }
+    if (hx >= q->topb) return 2;
+    return q->tiny && hn < q->eminb ? 4 : 0;
+}
+
+MM_TGT512 static unsigned nrw_promote_512(float *F, const float *S, int n)
+{
+    __mmask16 ne = 0;
+    for (int j = 0; j < n; j += 16) {
+        __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+        __m512 f = _mm512_maskz_loadu_ps(m, F + j), s = _mm512_maskz_loadu_ps(m, S + j);
+        __m512 lo = _mm512_add_round_ps(f, s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+        __m512 hi = _mm512_add_round_ps(f, s, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+        ne |= _mm512_mask_cmp_ps_mask(m, lo, hi, _CMP_NEQ_UQ);
+        _mm512_mask_storeu_ps(F + j, m, _mm512_add_round_ps(f, s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    return ne != 0;
+}
+#endif
+
+unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
+                    int64_t j0, int n, float *out)
+{
+#if MM_SIMD
+    if (q->level >= 1) { /* the precision flag of the kernel alone (the barriers keep its work inside) */
+        unsigned csr = _mm_getcsr(), pe, r;
+        _mm_setcsr(csr_mode(csr, q->mode));
+        __asm__ volatile("" ::: "memory");
+        if (q->level >= 2) r = nrw_run_512(q, arow, B, P, l0, l1, j0, n, out);
+        else r = nrw_run_256(q, arow, B, P, l0, l1, j0, n, out);
+        __asm__ volatile("" ::: "memory");
+        pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+        _mm_setcsr(csr);
+        return r | (pe != 0);
+    }
+#endif
+    return nrw_run_c(q, arow, B, P, l0, l1, j0, n, out);
+}
+
+unsigned mm_nrw_promote(int level, float *F, const float *S, int n)
+{
+    int inex = 0;
+#if MM_SIMD
+    if (level >= 2) return nrw_promote_512(F, S, n);
+#endif
+    (void)level;
+    for (int jj = 0; jj < n; jj++) { /* TwoSum: the error is zero iff the sum is exact */
+        float x = F[jj], p = S[jj], s = x + p, bb = s - x;
+        inex |= ((x - (s - bb)) + (p - bb)) != 0;
+        F[jj] = s;
+    }
+    return (unsigned)inex;
+}
