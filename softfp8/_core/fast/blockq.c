@@ -57,17 +57,39 @@ const void *sfp8f_blockq_prepare(const sfp8f_call *c, void *scratch)
     if (c->kind != SFP8F_BLOCK || !b || (b->isize != 4 && b->isize != 8) || b->bs < 1 || b->rows < 0 ||
         b->n < 0)
         return NULL;
-    if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special : b->phase != SFP8F_BQ_QUOT || !b->d || !b->q)
+    if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special
+        : b->phase == SFP8F_BQ_QUOT ? !b->d || !b->q
+        : b->phase != SFP8F_BQ_QUOT32 || !b->d || !b->q32 || b->isize != 4)
         return NULL;
     return b;
 }
 
 /* ---- amax: magnitudes compared as bit patterns (monotone for |x|) ---- */
 
-static void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+/* G lanes at a time in a loop of fixed length (the compilers vectorise it at every level) */
+enum { G = 16 };
+
+static inline AINL void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
 {
     uint32_t mx = 0, bad = 0;
-    for (ptrdiff_t j = 0; j < m; j++) {
+    ptrdiff_t j = 0;
+    if (es == 4 && m >= G) {
+        uint32_t vm[G] = {0}, vb[G] = {0};
+        for (; j + G <= m; j += G)
+            for (int i = 0; i < G; i++) {
+                uint32_t u;
+                memcpy(&u, x + (j + i) * 4, 4);
+                u &= 0x7FFFFFFFu;
+                vb[i] |= u >= 0x7F800000u;
+                u = u < 0x7F800000u ? u : 0;
+                vm[i] = u > vm[i] ? u : vm[i];
+            }
+        for (int i = 0; i < G; i++) {
+            mx = vm[i] > mx ? vm[i] : mx;
+            bad |= vb[i];
+        }
+    }
+    for (; j < m; j++) {
         uint32_t u;
         memcpy(&u, x + j * es, 4);
         u &= 0x7FFFFFFFu;
@@ -80,7 +102,7 @@ static void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8
     *special = (uint8_t)bad;
 }
 
-static void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+static inline AINL void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
 {
     uint64_t mx = 0, bad = 0;
     for (ptrdiff_t j = 0; j < m; j++) {
@@ -152,6 +174,135 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
     }
 }
 
+/* ---- binary32 quotients (QUOT32; the header: DERIVED) ---- */
+
+static inline AINL float f32_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* one element of the general route: x / d rounded to odd at 53 bits as quot_block does
+   (p = 2^(1 - e), dn in [1, 2)), then to odd at 24 bits in binary32's normal range */
+static inline AINL uint32_t quot32_one(float xv, double p, double dn, int hw)
+{
+    const double v = xv, xn = v * p, t0 = xn / dn, r = remainder_of(xn, t0, dn, hw);
+    uint64_t bt;
+    uint32_t bf, bx;
+    double t;
+    memcpy(&bt, &t0, 8);
+    const uint64_t fix = (uint64_t)((r != 0) & !(bt & 1) & (fabs(t0) <= 0x1.fffffffffffffp+1023));
+    bt += fix - 2 * (fix & (uint64_t)((r > 0) ^ (t0 > 0)));
+    memcpy(&t, &bt, 8);
+    const double a = fabs(t);
+    /* a finite quotient of 2^127 or more: +-2^127 (every element format overflows on both) */
+    const double tc = a >= 0x1p127 && a <= 0x1.fffffffffffffp+1023 ? copysign(0x1p127, t) : t;
+    const float f = (float)tc;
+    const double back = f;
+    memcpy(&bf, &f, 4);
+    memcpy(&bx, &xv, 4);
+    bf -= (uint32_t)(fabs(back) > fabs(tc)); /* toward zero */
+    bf |= (uint32_t)(back != tc);            /* to odd */
+    /* below binary32's normal range (x != 0): +-2^-126 */
+    return (bx & 0x7FFFFFFFu) && a < 0x1p-126 ? (bx & 0x80000000u) | 0x00800000u : bf;
+}
+
+/* one element of a power-of-two divisor 2^s, |s| <= 126 (p = 2^-s, normal): x * p exact
+   unless below 2^-126, then +-2^-126 (x != 0) */
+static inline AINL uint32_t quot32_pow2(float xv, float p)
+{
+    uint32_t bf, bx;
+    const float t = xv * p;
+    memcpy(&bf, &t, 4);
+    memcpy(&bx, &xv, 4);
+    return (bx & 0x7FFFFFFFu) && (bf & 0x7FFFFFFFu) < 0x00800000u ? (bx & 0x80000000u) | 0x00800000u : bf;
+}
+
+static inline AINL float load_f(const char *p)
+{
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+}
+
+#if SFP8_X86
+/* quot32_one on eight lanes (AVX-512: the same operations, lane by lane) */
+SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_one8(__m256 xf, __m512d p, __m512d dn)
+{
+    const __m512i one = _mm512_set1_epi64(1), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d v = _mm512_cvtps_pd(xf), xn = _mm512_mul_pd(v, p), t0 = _mm512_div_pd(xn, dn),
+                  r = _mm512_fnmadd_pd(t0, dn, xn), zero = _mm512_setzero_pd();
+    const __m512i bt0 = _mm512_castpd_si512(t0);
+    const __mmask8 fix = _mm512_cmp_pd_mask(r, zero, _CMP_NEQ_UQ) & _mm512_testn_epi64_mask(bt0, one) &
+                         _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(bt0, absm)),
+                                            _mm512_set1_pd(0x1.fffffffffffffp+1023), _CMP_LE_OQ);
+    const __mmask8 down = _mm512_cmp_pd_mask(r, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(t0, zero, _CMP_GT_OQ);
+    __m512i bt = _mm512_mask_add_epi64(bt0, fix & (__mmask8)~down, bt0, one);
+    bt = _mm512_mask_sub_epi64(bt, fix & down, bt, one);
+    const __m512d t = _mm512_castsi512_pd(bt), a = _mm512_castsi512_pd(_mm512_and_si512(bt, absm));
+    const __mmask8 huge = _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1p127), _CMP_GE_OQ) &
+                          _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1.fffffffffffffp+1023), _CMP_LE_OQ);
+    const __m512d tc = _mm512_mask_mov_pd(t, huge, _mm512_castsi512_pd(_mm512_or_si512(
+                           _mm512_andnot_si512(absm, bt), _mm512_castpd_si512(_mm512_set1_pd(0x1p127)))));
+    const __m256 f = _mm512_cvtpd_ps(tc);
+    const __m512d back = _mm512_cvtps_pd(f);
+    const __m512i babs = _mm512_and_si512(_mm512_castpd_si512(back), absm),
+                  tabs = _mm512_and_si512(_mm512_castpd_si512(tc), absm);
+    const __m256i one32 = _mm256_set1_epi32(1), bx = _mm256_castps_si256(xf);
+    __m256i bf = _mm256_castps_si256(f);
+    bf = _mm256_mask_sub_epi32(bf, _mm512_cmp_pd_mask(_mm512_castsi512_pd(babs), _mm512_castsi512_pd(tabs),
+                                                      _CMP_GT_OQ), bf, one32);
+    bf = _mm256_mask_or_epi32(bf, _mm512_cmp_pd_mask(back, tc, _CMP_NEQ_UQ), bf, one32);
+    const __mmask8 tiny = _mm256_test_epi32_mask(bx, _mm256_set1_epi32(0x7FFFFFFF)) &
+                          _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1p-126), _CMP_LT_OQ);
+    bf = _mm256_mask_mov_epi32(bf, tiny, _mm256_or_si256(_mm256_and_si256(bx, _mm256_set1_epi32((int)0x80000000u)),
+                                                         _mm256_set1_epi32(0x00800000)));
+    return _mm256_castsi256_ps(bf);
+}
+
+/* the general route of a contiguous block, sixteen lanes at a time; the count done */
+SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot32_avx512(const char *x, ptrdiff_t m, double p,
+                                                                           double dn, float *q)
+{
+    const __m512d vp = _mm512_set1_pd(p), vd = _mm512_set1_pd(dn);
+    ptrdiff_t j = 0;
+    for (; j + 16 <= m; j += 16) {
+        _mm256_storeu_ps(q + j, quot32_one8(_mm256_loadu_ps((const float *)(const void *)(x + j * 4)), vp, vd));
+        _mm256_storeu_ps(q + j + 8,
+                         quot32_one8(_mm256_loadu_ps((const float *)(const void *)(x + (j + 8) * 4)), vp, vd));
+    }
+    return j;
+}
+#endif
+
+/* m binary32 values of one block by its divisor d into q (contiguous rows: G at a time) */
+static inline AINL void quot32_block(const char *x, ptrdiff_t es, ptrdiff_t m, double d, float *q, int hw)
+{
+    int e;
+    ptrdiff_t j = 0;
+    if (d == 0) {
+        for (; j < m; j++) q[j] = 0.0f;
+        return;
+    }
+    const double dn = 2.0 * frexp(d, &e), p = ldexp(1.0, 1 - e);
+    if (dn == 1.0 && e - 1 >= -126 && e - 1 <= 126) {
+        const float pf = (float)p; /* 2^-s, a normal binary32 */
+        if (es == 4)
+            for (; j + G <= m; j += G)
+                for (int i = 0; i < G; i++) q[j + i] = f32_bits(quot32_pow2(load_f(x + (j + i) * 4), pf));
+        for (; j < m; j++) q[j] = f32_bits(quot32_pow2(load_f(x + j * es), pf));
+        return;
+    }
+#if SFP8_X86
+    if (hw == 2 && es == 4) j = quot32_avx512(x, m, p, dn, q);
+#endif
+    if (es == 4)
+        for (; j + G <= m; j += G)
+            for (int i = 0; i < G; i++) q[j + i] = f32_bits(quot32_one(load_f(x + (j + i) * 4), p, dn, hw));
+    for (; j < m; j++) q[j] = f32_bits(quot32_one(load_f(x + j * es), p, dn, hw));
+}
+
 static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq *b, int hw)
 {
     const ptrdiff_t nb = (b->n + b->bs - 1) / b->bs;
@@ -163,6 +314,8 @@ static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq
             if (b->phase == SFP8F_BQ_AMAX) {
                 if (b->isize == 4) amax32(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
                 else amax64(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+            } else if (b->phase == SFP8F_BQ_QUOT32) {
+                quot32_block(xb, b->es, m, b->d[r * nb + k], b->q32 + r * b->n + j0, hw);
             } else if (b->isize == 4) {
                 quot_block(xb, b->es, 4, m, b->d[r * nb + k], b->q + r * b->n + j0, hw);
             } else {
@@ -181,16 +334,16 @@ unsigned sfp8f_blockq_run(const void *t, const sfp8f_call *c)
 
 #if SFP8_X86
 /* the same loops with the hardware's fma for the remainder */
-__attribute__((target("avx2,fma"))) unsigned sfp8f_blockq_run_avx2(const void *t, const sfp8f_call *c)
+__attribute__((target("avx2,fma"), optimize("O3"))) unsigned sfp8f_blockq_run_avx2(const void *t, const sfp8f_call *c)
 {
     (void)c;
     return run_all(t, 1);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) unsigned sfp8f_blockq_run_avx512(const void *t,
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"), optimize("O3"))) unsigned sfp8f_blockq_run_avx512(const void *t,
                                                                                                    const sfp8f_call *c)
 {
     (void)c;
-    return run_all(t, 1);
+    return run_all(t, 2);
 }
 #endif
