@@ -944,37 +944,38 @@ def _blockq():
                 yield Case(f"{name}/{kind}/strided", call(x[:, ::2], kind, rounding="nearest_even"), x[:, ::2].size)
                 yield Case(f"{name}/{kind}/axis0", call(x, kind, rounding="upward", axis=0), x.size)
         x = X32["tiny-quotients"]
-        for ts in (2.0 ** -149, 2.0 ** -140, 1e-30, 0.37, 3e30):    # NVFP4: quotients beyond binary32, dn == 1
+        for ts in (2.0 ** -149, 2.0 ** -140, 2.0 ** -135, 1e-30, 0.37, 3e30):  # NVFP4: quotients beyond binary32, dn == 1
             for env in S.SOME + S.SR_ONE:
                 yield Case(f"nvfp4/f32/tensor_scale={ts}/{S.env_id(env)}",
                            call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
 
         for ts in (0.37, 1.3e-3, 2.9e-20, 7.1e10):     # NVFP4: quotients at and next to E2M1's midpoints
-            x = _nvfp4_midpoints(float(np.float32(ts)))
-            for env in S.SOME + S.SR_ONE:
-                yield Case(f"nvfp4/f32/midpoints/ts={ts}/{S.env_id(env)}",
-                           call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
+            for src in (np.float32, np.float64):
+                x = _nvfp4_midpoints(float(np.float32(ts)), src)
+                for env in S.SOME + S.SR_ONE:
+                    yield Case(f"nvfp4/{src.__name__}/midpoints/ts={ts}/{S.env_id(env)}",
+                               call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
 
     return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32}
 
 
-def _nvfp4_midpoints(ts):
-    """binary32 blocks of 16 whose quotients x / (s * ts) lie at, and a few binary32 steps
-    around, E2M1's rounding boundaries: element 0 makes the block scale s (an E4M3 value,
-    amax = 6 * s * ts within its half step), the rest are binary32 neighbours of s * ts * m."""
+def _nvfp4_midpoints(ts, src=np.float32):
+    """blocks of 16 (binary32 or binary64) whose quotients x / (s * ts) lie at, and a few
+    steps of src around, E2M1's rounding boundaries: element 0 makes the block scale s (an
+    E4M3 value, amax = 6 * s * ts within its half step), the rest are neighbours of s * ts * m."""
     mids = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.5)
     rows = []
     for s in (2.0 ** -9, 0.875, 1.0, 1.125, 13.0, 240.0, 448.0):
         d = s * ts
         for m in mids:
-            row = [np.float32(6 * d)]
+            row = [src(6 * d)]
             for k in (-3, -1, 0, 1, 2, 5, 40):
-                v = np.float32(d * m)
+                v = src(d * m)
                 for _ in range(abs(k)):
-                    v = np.nextafter(v, np.float32(np.inf if k > 0 else -np.inf))
+                    v = np.nextafter(v, src(np.inf if k > 0 else -np.inf))
                 row += [v, -v]
-            rows.append(row[:15] + [np.float32(-d * m)])
-    return np.array(rows, np.float32)
+            rows.append(row[:15] + [src(-d * m)])
+    return np.array(rows, src)
 
 
 def _blockq_f32_inputs():

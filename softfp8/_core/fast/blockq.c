@@ -102,6 +102,28 @@ static inline AINL void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double 
     *special = (uint8_t)bad;
 }
 
+#if SFP8_X86
+/* amax32 of a contiguous block, sixteen lanes at a time (the tail by a masked load: zeros) */
+SFP8_AVX512 static void amax32_avx512(const char *x, ptrdiff_t m, double *amax, uint8_t *special)
+{
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    __m512i mx = _mm512_setzero_si512();
+    __mmask16 bad = 0;
+    for (ptrdiff_t j = 0; j < m; j += 16) {
+        const __mmask16 k = m - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (m - j)) - 1);
+        const __m512i u = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, x + j * 4), absm);
+        const __mmask16 fin = _mm512_cmplt_epu32_mask(u, inf);
+        bad |= (__mmask16)~fin;
+        mx = _mm512_mask_max_epu32(mx, fin, mx, u);
+    }
+    const uint32_t r = _mm512_reduce_max_epu32(mx);
+    float f;
+    memcpy(&f, &r, 4);
+    *amax = f;
+    *special = bad != 0;
+}
+#endif
+
 static inline AINL void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
 {
     uint64_t mx = 0, bad = 0;
@@ -141,6 +163,54 @@ static inline __attribute__((always_inline)) double remainder_of(double xn, doub
     return (xn - p) - e;
 }
 
+/* d > 0 finite = dn * 2^(e - 1), dn in [1, 2), and p = 2^(1 - e): by the bit pattern for a
+   normal d whose p is normal (every divisor the quantiser makes), else by frexp / ldexp */
+static inline AINL void split_d(double d, double *dn, double *p, int *e)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    const int be = (int)(u >> 52); /* d > 0: no sign bit */
+    if (be >= 1 && be <= 2045) {
+        const uint64_t un = (u & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull, up = (uint64_t)(2046 - be) << 52;
+        memcpy(dn, &un, 8);
+        memcpy(p, &up, 8);
+        *e = be - 1022;
+        return;
+    }
+    *dn = 2.0 * frexp(d, e);
+    *p = ldexp(1.0, 1 - *e);
+}
+
+#if SFP8_X86
+/* quot_block of contiguous binary64 values, eight lanes at a time (the same operations;
+   the remainder by the fma instruction); the count done */
+SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot64_avx512(const double *x, ptrdiff_t m, double p,
+                                                                           double dn, double *q)
+{
+    const __m512i one = _mm512_set1_epi64(1), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d vp = _mm512_set1_pd(p), vd = _mm512_set1_pd(dn), zero = _mm512_setzero_pd(),
+                  dmax = _mm512_set1_pd(0x1.fffffffffffffp+1023), lim = _mm512_set1_pd(0x1p-899),
+                  tiny = _mm512_set1_pd(0x1p-900);
+    ptrdiff_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m512d v = _mm512_loadu_pd(x + j), xn = _mm512_mul_pd(v, vp), t0 = _mm512_div_pd(xn, vd),
+                      r = _mm512_fnmadd_pd(t0, vd, xn);
+        const __m512i bt0 = _mm512_castpd_si512(t0), bv = _mm512_castpd_si512(v);
+        const __mmask8 fix = _mm512_cmp_pd_mask(r, zero, _CMP_NEQ_UQ) & _mm512_testn_epi64_mask(bt0, one) &
+                             _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(bt0, absm)), dmax, _CMP_LE_OQ);
+        const __mmask8 down = _mm512_cmp_pd_mask(r, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(t0, zero, _CMP_GT_OQ);
+        __m512i bt = _mm512_mask_add_epi64(bt0, fix & (__mmask8)~down, bt0, one);
+        bt = _mm512_mask_sub_epi64(bt, fix & down, bt, one);
+        const __mmask8 small = _mm512_test_epi64_mask(bv, absm) &
+                               _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(xn), absm)),
+                                                  lim, _CMP_LT_OQ);
+        bt = _mm512_mask_mov_epi64(bt, small, _mm512_or_si512(_mm512_andnot_si512(absm, bv), _mm512_castpd_si512(tiny)));
+        _mm512_storeu_pd(q + j, _mm512_castsi512_pd(bt));
+    }
+    return j;
+}
+#endif
+
 /* m values of one block by its divisor d into q */
 static inline __attribute__((always_inline)) void quot_block(const char *x, ptrdiff_t es, int isize, ptrdiff_t m,
                                                               double d, double *q, int hw)
@@ -152,8 +222,15 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
         for (ptrdiff_t j = 0; j < m; j++) q[j] = 0.0;
         return;
     }
-    dn = 2.0 * frexp(d, &e); /* d = dn * 2^(e - 1), dn in [1, 2): exact */
-    p = ldexp(1.0, 1 - e);   /* a normal binary64 for every divisor the quantiser makes */
+    split_d(d, &dn, &p, &e); /* d = dn * 2^(e - 1), dn in [1, 2), p = 2^(1 - e): exact */
+#if SFP8_X86
+    if (hw == 2 && isize == 8 && es == 8) {
+        const ptrdiff_t done = quot64_avx512((const double *)(const void *)x, m, p, dn, q);
+        x += done * 8;
+        q += done;
+        m -= done;
+    }
+#endif
     if (dn == 1.0) {
         for (ptrdiff_t j = 0; j < m; j++) {
             double v = load_x(x + j * es, isize), xn = v * p;
@@ -261,12 +338,52 @@ SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_one8
     return _mm256_castsi256_ps(bf);
 }
 
+/* quot32_one8 without a division, for a divisor whose significand has <= 29 bits (dn's
+   low 24 bits zero; NVFP4's 4-bit scale times its binary32 tensor scale): the header,
+   "no division" */
+SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_rcp8(__m256 xf, __m512d p, __m512d dn,
+                                                                               __m512d rcp)
+{
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d v = _mm512_cvtps_pd(xf), ax = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), absm)),
+                  xn = _mm512_mul_pd(ax, p), t1 = _mm512_mul_pd(xn, rcp);
+    const __mmask8 huge = _mm512_cmp_pd_mask(t1, _mm512_set1_pd(0x1p127), _CMP_GE_OQ),
+                   tiny = _mm512_cmp_pd_mask(t1, _mm512_set1_pd(0x1p-120), _CMP_LT_OQ);
+    const __m512d tc = _mm512_min_pd(_mm512_max_pd(t1, _mm512_set1_pd(0x1p-120)), _mm512_set1_pd(0x1p127));
+    const __m256i one = _mm256_set1_epi32(1), b = _mm256_castps_si256(
+                                                  _mm512_cvt_roundpd_ps(tc, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+    const __m256i bp = _mm256_add_epi32(b, one), bm = _mm256_sub_epi32(b, one);
+    const __m512d r0 = _mm512_fnmadd_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(b)), dn, xn),
+                  r1 = _mm512_fnmadd_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(bp)), dn, xn), zero = _mm512_setzero_pd();
+    const __mmask8 ge1 = _mm512_cmp_pd_mask(r1, zero, _CMP_GE_OQ), ge0 = _mm512_cmp_pd_mask(r0, zero, _CMP_GE_OQ);
+    const __mmask8 ex = (ge1 & _mm512_cmp_pd_mask(r1, zero, _CMP_EQ_OQ)) |
+                        (ge0 & (__mmask8)~ge1 & _mm512_cmp_pd_mask(r0, zero, _CMP_EQ_OQ));
+    __m256i q = _mm256_mask_mov_epi32(_mm256_mask_mov_epi32(bm, ge0, b), ge1, bp);
+    q = _mm256_mask_or_epi32(q, (__mmask8)~ex, q, one);                               /* to odd */
+    q = _mm256_mask_mov_epi32(q, huge, _mm256_set1_epi32(0x7F000000));                /* 2^127 */
+    const __m256i bx = _mm256_castps_si256(xf), sign = _mm256_and_si256(bx, _mm256_set1_epi32((int)0x80000000u));
+    q = _mm256_mask_mov_epi32(q, tiny, _mm256_set1_epi32(0x03800000));                /* 2^-120 */
+    q = _mm256_maskz_mov_epi32(_mm256_test_epi32_mask(bx, _mm256_set1_epi32(0x7FFFFFFF)), q); /* x = +-0 */
+    return _mm256_castsi256_ps(_mm256_or_si256(q, sign));
+}
+
 /* the general route of a contiguous block, sixteen lanes at a time; the count done */
 SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot32_avx512(const char *x, ptrdiff_t m, double p,
                                                                            double dn, float *q)
 {
     const __m512d vp = _mm512_set1_pd(p), vd = _mm512_set1_pd(dn);
     ptrdiff_t j = 0;
+    uint64_t ud;
+    memcpy(&ud, &dn, 8);
+    if (!(ud & 0xFFFFFF)) {
+        const __m512d rcp = _mm512_set1_pd(1.0 / dn);
+        for (; j + 16 <= m; j += 16) {
+            const float *xf = (const float *)(const void *)(x + j * 4);
+            _mm256_storeu_ps(q + j, quot32_rcp8(_mm256_loadu_ps(xf), vp, vd, rcp));
+            _mm256_storeu_ps(q + j + 8, quot32_rcp8(_mm256_loadu_ps(xf + 8), vp, vd, rcp));
+        }
+        return j;
+    }
     for (; j + 16 <= m; j += 16) {
         _mm256_storeu_ps(q + j, quot32_one8(_mm256_loadu_ps((const float *)(const void *)(x + j * 4)), vp, vd));
         _mm256_storeu_ps(q + j + 8,
@@ -285,7 +402,8 @@ static inline AINL void quot32_block(const char *x, ptrdiff_t es, ptrdiff_t m, d
         for (; j < m; j++) q[j] = 0.0f;
         return;
     }
-    const double dn = 2.0 * frexp(d, &e), p = ldexp(1.0, 1 - e);
+    double dn, p;
+    split_d(d, &dn, &p, &e);
     if (dn == 1.0 && e - 1 >= -126 && e - 1 <= 126) {
         const float pf = (float)p; /* 2^-s, a normal binary32 */
         if (es == 4)
@@ -312,6 +430,11 @@ static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq
             const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
             const char *xb = row + j0 * b->es;
             if (b->phase == SFP8F_BQ_AMAX) {
+#if SFP8_X86
+                if (hw == 2 && b->isize == 4 && b->es == 4)
+                    amax32_avx512(xb, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+                else
+#endif
                 if (b->isize == 4) amax32(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
                 else amax64(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
             } else if (b->phase == SFP8F_BQ_QUOT32) {
