@@ -168,6 +168,24 @@ static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng
     return fl | used;
 }
 
+/* the element formats binary32 quotients serve (blockq.c, QUOT32): every value and
+   rounding boundary far inside binary32's normal range (the replacements +-2^-126,
+   +-2^-120 and +-2^127 round as the quotients they stand for) */
+static int f32_range_ok(const sfp8_format *f)
+{
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint64_t big, small;
+    double vb, vs;
+    memset(&env, 0, sizeof env);
+    env.sr_bits = 32;
+    big = sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &env, &fl);
+    small = sfp8_convert(f, &sfp8_binary64, sfp8_min_subnormal_code(f), &env, &fl);
+    memcpy(&vb, &big, 8);
+    memcpy(&vs, &small, 8);
+    return vb < 0x1p100 && vs > 0x1p-80;
+}
+
 int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsigned *flags)
 {
     const ptrdiff_t nbr = (a->n + a->bs - 1) / a->bs, nb = a->rows * nbr;
@@ -178,8 +196,8 @@ int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsign
     /* binary32 sources: binary32 quotients (blockq.c QUOT32: exact for MX's power-of-two
        divisors; rounded to odd at 24 bits for NVFP4, enough for E2M1's deterministic modes,
        not for stochastic rounding's 32 further bits) */
-    const int f32 = a->isize == 4 && (!a->nvfp4 || (env->rounding != SFP8_ROUND_STOCHASTIC &&
-                                                     a->efmt->man_bits + 3 <= 24));
+    const int f32 = a->isize == 4 && f32_range_ok(a->efmt) &&
+                    (!a->nvfp4 || (env->rounding != SFP8_ROUND_STOCHASTIC && a->efmt->man_bits + 3 <= 24));
     const size_t len = (size_t)(per * seg > 0 ? per * seg : 1);
     double *d = malloc((size_t)(nb ? nb : 1) * sizeof *d);
     double *q = !f32 ? malloc(len * sizeof *q) : NULL;

@@ -34,6 +34,39 @@
  * to odd correctly, and either saturates to the element format's largest value
  * in every mode with the same flags, so the codes agree there too.
  *
+ *
+ * Binary32 quotients (QUOT32, binary32 sources; quantize.c asks for them for MX
+ * in every mode and for NVFP4 in the deterministic modes).  A value rounded to odd
+ * at 24 bits rounds correctly to any precision <= 22 in every deterministic mode
+ * (E2M1: 2 bits), and an exact quotient in every mode, stochastic included.
+ * - A power-of-two divisor 2^s, |s| <= 126 (every MX scale but s = 127): q = x *
+ *   2^-s in binary32 is exact when |q| >= 2^-126.  Below that (x != 0) the
+ *   quotient is replaced by +-2^-126: every element format's smallest subnormal is
+ *   >= 2^-16 (E5M2; the MXINT8 helper's 2^-6), so every value in (0, 2^-126]
+ *   lies more than 2^32 times below it and every mode, stochastic with <= 32 bits
+ *   included, rounds all of them alike (to zero or the smallest subnormal, inexact
+ *   and tiny).  The replacement is a normal binary32, so the conversion raises no
+ *   denormal-operand flag that the reference's binary64 quotient would not.
+ * - Other divisors (portable, AVX2 and AVX-512 for a divisor of > 29 significant
+ *   bits): the binary64 quotient rounded to odd at 53 bits as above, then to odd at
+ *   24 bits by the binary32 conversion: f = RN32(t) stepped one pattern toward zero
+ *   when |f| > |t| (RZ), its last bit set when f != t.  Rounding to odd twice, at 53
+ *   and then 24 bits, equals rounding to odd at 24 bits once (an inexact 53-bit odd
+ *   result is no 24-bit number, so it stays strictly between the same 24-bit
+ *   neighbours).  Finite |t| >= 2^127 becomes +-2^127 (every element format
+ *   overflows on both, with the same flags), infinity stays; |t| < 2^-126 (x != 0)
+ *   becomes +-2^-126 as above.
+ * - No division (AVX-512, a divisor of <= 29 significant bits: NVFP4's 4-bit scale
+ *   times its binary32 tensor scale): t1 = RN(xn * RN(1/dn)) is within 2^-52 |q| of
+ *   the exact |q| = |xn| / dn, so with B = RZ32(t1) (|t1| in [2^-120, 2^127]) the
+ *   binary32 truncation of |q| is B - ulp, B or B + ulp.  r0 = |xn| - B dn and r1 =
+ *   |xn| - (B + ulp) dn are exact (fma: B has 24 bits, dn <= 29, so B dn has <= 53 and
+ *   lies within a few units of xn's last place): r1 >= 0 gives B + ulp, else r0 >= 0
+ *   gives B, else B - ulp; the result is exact iff its remainder is 0, else its last
+ *   bit is set (to odd).  |t1| >= 2^127 gives 2^127 and |t1| < 2^-120 (x != 0)
+ *   gives 2^-120: both far beyond every element format's range on their side, as
+ *   above (a quotient near those limits rounds as the replacement does).
+ *
  * Proven equal to the reference (softfp8.mx's Python path, what SOFTFP8_FAST=0
  * runs) by tests/harness/test_harness.py::test_entry [blockq] (every kind,
  * block size, scale rule, rounding mode, axis, short last blocks, NaN /
@@ -41,8 +74,17 @@
  * and against the independent Fractions reference of OCP MX / NVFP4 by
  * tests/numpy_glue/test_mx.py (the public quantize, fast paths on).
  *
- * Kernels: portable C (Dekker's product), AVX2 + FMA and AVX-512 (the same
- * loops compiled for the target, the remainder by the fma instruction). */
+ * The parts "binary32" (QUOT32: subnormal blocks, quotients around 2^-126, values
+ * near binary32's largest, short rows, block sizes 1..48, every mode and stochastic
+ * environment, NVFP4 tensor scales making quotients beyond binary32's range, and
+ * quotients at and next to E2M1's midpoints in binary32 and binary64) and "layouts"
+ * (strided and contiguous rows) of the harness entry run every kernel.
+ *
+ * Kernels: portable C (Dekker's product), AVX2 + FMA (the same loops compiled for
+ * the target, sixteen-lane groups the compiler vectorises, the remainder by the fma
+ * instruction) and AVX-512 (also: amax of contiguous binary32 blocks, binary64
+ * quotients of contiguous rows and binary32 quotients, eight and sixteen lanes by
+ * intrinsics). */
 #include <math.h>
 #include <string.h>
 
