@@ -1067,7 +1067,7 @@ def main(argv=None):
 
     def _rows(f):
         return lambda k: (lambda: f(q2d[:max(1, k // 1024)]))
-    for qk in ("nvfp4", "mxfp4", "mxfp8_e4m3"):
+    for qk in ("nvfp4", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp6_e3m2", "mxint8"):
         add(Row(f"quant_{qk}", f"mx.quantize(x, {qk!r}) 1024² float32", M(_rows(lambda a, qk=qk: _mx.quantize(a, qk))),
                 target=("abs", 2.0), notes=["blocks along the last axis; the C block quantiser (quantize.c)"]))
     sq = M(_rows(lambda a: _scaling.quantize(a, softfp8.e4m3)))

@@ -394,6 +394,8 @@ def _quantize_fast(src, k, ax, bs, rule, rounding, seed, tensor_scale):
     xm = np.moveaxis(src, ax, -1)
     lead, n = xm.shape[:-1], xm.shape[-1]
     x2 = xm.reshape(-1, n)
+    if not x2.flags.c_contiguous and x2.dtype.itemsize * n >= 64:
+        x2 = np.ascontiguousarray(x2)    # rows of one stride: the contiguous (SIMD) kernels
     nb = -(-n // bs)
     amax = np.empty(x2.shape[0] * nb)
     special = np.empty(amax.size, np.uint8)

@@ -121,29 +121,69 @@ static int block_scales(const sfp8q_args *a, ptrdiff_t nb, double *d, unsigned *
     return 1;
 }
 
-/* the elements of one chunk (q: its quotients, cnt of them) into out; MXINT8 through
-   the helper format's codes h and their values */
-static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, double *q, uint16_t *h,
-                         ptrdiff_t cnt, char *out)
+/* MXINT8: per helper code (a->efmt of at most 9 bits) the element k = value * 64 clamped
+   to +-127 and the flags of the reference's exact cast of that code to binary64 */
+typedef struct int8_table {
+    int8_t k[512];
+    uint8_t fl[512];
+} int8_table;
+
+static void int8_build(const sfp8q_args *a, int8_table *t)
 {
-    unsigned fl;
-    if (!a->int8)
-        return sfp8d_convert(&sfp8_binary64, a->efmt, env, rng, (const char *)q, 8, out,
-                             a->efmt->bits <= 8 ? 1 : 2, cnt, NULL);
+    const int n = 1 << a->efmt->bits;
+    uint16_t codes[512];
+    double v[512];
     sfp8_env exact;
     sfp8_rng rng0;
     memset(&exact, 0, sizeof exact);
     memset(&rng0, 0, sizeof rng0);
     exact.sr_bits = 32;
-    fl = sfp8d_convert(&sfp8_binary64, a->efmt, env, rng, (const char *)q, 8, (char *)h, 2, cnt, NULL);
-    /* the helper's values are multiples of 1/64: v * 64 is an integer, exactly (the
-       reference's cast to binary64 raises the denormal flag of subnormal codes) */
-    fl |= sfp8d_convert(a->efmt, &sfp8_binary64, &exact, &rng0, (const char *)h, 2, (char *)q, 8, cnt, NULL);
-    for (ptrdiff_t i = 0; i < cnt; i++) {
-        double k = q[i] * 64.0;
-        out[i] = (char)(int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
+    for (int c = 0; c < 512; c++) codes[c] = (uint16_t)c;
+    sfp8d_convert(a->efmt, &sfp8_binary64, &exact, &rng0, (const char *)codes, 2, (char *)v, 8, n, t->fl);
+    /* the helper's values are multiples of 1/64: v * 64 is an integer, exactly */
+    for (int c = 0; c < n; c++) {
+        const double k = v[c] * 64.0;
+        t->k[c] = (int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
     }
-    return fl;
+}
+
+/* the elements of one chunk (its quotients: q binary64, or q32 binary32 when not NULL,
+   cnt of them) into out; MXINT8 through the helper format's codes h and the table i8 */
+static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, const double *q,
+                         const float *q32, uint16_t *h, const int8_table *i8, ptrdiff_t cnt, char *out)
+{
+    unsigned fl;
+    uint8_t used = 0;
+    const sfp8_format *src = q32 ? &sfp8_binary32 : &sfp8_binary64;
+    const char *qs = q32 ? (const char *)q32 : (const char *)q;
+    const ptrdiff_t qsz = q32 ? 4 : 8;
+    if (!a->int8)
+        return sfp8d_convert(src, a->efmt, env, rng, qs, qsz, out, a->efmt->bits <= 8 ? 1 : 2, cnt, NULL);
+    fl = sfp8d_convert(src, a->efmt, env, rng, qs, qsz, (char *)h, 2, cnt, NULL);
+    const unsigned mask = (1u << a->efmt->bits) - 1;
+    for (ptrdiff_t i = 0; i < cnt; i++) {
+        out[i] = (char)i8->k[h[i] & mask];
+        used |= i8->fl[h[i] & mask];
+    }
+    return fl | used;
+}
+
+/* the element formats binary32 quotients serve (blockq.c, QUOT32): every value and
+   rounding boundary far inside binary32's normal range (the replacements +-2^-126,
+   +-2^-120 and +-2^127 round as the quotients they stand for) */
+static int f32_range_ok(const sfp8_format *f)
+{
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint64_t big, small;
+    double vb, vs;
+    memset(&env, 0, sizeof env);
+    env.sr_bits = 32;
+    big = sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &env, &fl);
+    small = sfp8_convert(f, &sfp8_binary64, sfp8_min_subnormal_code(f), &env, &fl);
+    memcpy(&vb, &big, 8);
+    memcpy(&vs, &small, 8);
+    return vb < 0x1p100 && vs > 0x1p-80;
 }
 
 int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsigned *flags)
@@ -153,28 +193,41 @@ int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsign
     /* a chunk: whole rows while they are short, else whole blocks of one row */
     const ptrdiff_t seg = a->n <= CHUNK ? a->n : (a->bs >= CHUNK ? a->bs : CHUNK - CHUNK % a->bs);
     const ptrdiff_t per = a->n <= CHUNK ? (a->n ? CHUNK / a->n : 1) : 1;
+    /* binary32 sources: binary32 quotients (blockq.c QUOT32: exact for MX's power-of-two
+       divisors; rounded to odd at 24 bits for NVFP4, enough for E2M1's deterministic modes,
+       not for stochastic rounding's 32 further bits) */
+    const int f32 = a->isize == 4 && f32_range_ok(a->efmt) &&
+                    (!a->nvfp4 || (env->rounding != SFP8_ROUND_STOCHASTIC && a->efmt->man_bits + 3 <= 24));
+    const size_t len = (size_t)(per * seg > 0 ? per * seg : 1);
     double *d = malloc((size_t)(nb ? nb : 1) * sizeof *d);
-    double *q = malloc((size_t)(per * seg > 0 ? per * seg : 1) * sizeof *q);
-    uint16_t *h = a->int8 ? malloc((size_t)(per * seg > 0 ? per * seg : 1) * sizeof *h) : NULL;
+    double *q = !f32 ? malloc(len * sizeof *q) : NULL;
+    int8_table *i8 = a->int8 ? malloc(sizeof *i8) : NULL;
+    float *q32 = f32 ? malloc(len * sizeof *q32) : NULL;
+    uint16_t *h = a->int8 ? malloc(len * sizeof *h) : NULL;
     int ok;
     *flags = 0;
-    ok = d && q && (h || !a->int8) ? block_scales(a, nb, d, flags) : -1;
+    ok = d && (q || f32) && (q32 || !f32) && ((h && i8 && a->efmt->bits <= 9) || !a->int8)
+             ? block_scales(a, nb, d, flags) : -1;
+    if (ok == 1 && i8) int8_build(a, i8);
     for (ptrdiff_t r = 0; ok == 1 && r < a->rows; r += per) {
         const ptrdiff_t rows = a->rows - r < per ? a->rows - r : per;
         for (ptrdiff_t j = 0; ok == 1 && j < a->n; j += seg) {
-            sfp8f_blockq b = rows_of(a, SFP8F_BQ_QUOT);
-            const ptrdiff_t len = a->n - j < seg ? a->n - j : seg;
+            sfp8f_blockq b = rows_of(a, f32 ? SFP8F_BQ_QUOT32 : SFP8F_BQ_QUOT);
+            const ptrdiff_t cnt = a->n - j < seg ? a->n - j : seg;
             b.x = a->x + r * a->rs + j * a->es;
             b.rows = rows;
-            b.n = len;
+            b.n = cnt;
             b.d = d + r * nbr + j / a->bs;
             b.q = q;
+            b.q32 = q32;
             if (!run_block(&b)) ok = 0;
-            else *flags |= elements(a, env, rng, q, h, rows * len, a->out + (r * a->n + j) * osize);
+            else *flags |= elements(a, env, rng, q, q32, h, i8, rows * cnt, a->out + (r * a->n + j) * osize);
         }
     }
     free(d);
     free(q);
+    free(q32);
     free(h);
+    free(i8);
     return ok;
 }

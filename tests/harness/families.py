@@ -929,7 +929,75 @@ def _blockq():
             yield Case(f"{kind}/long-row", call(g.standard_normal(300001), kind, rounding="stochastic", seed=4),
                        300001)
 
-    return {"kinds": kinds, "scales": scales, "layouts": layouts}
+    def binary32():
+        # the binary32 quotient kernels (QUOT32): MX power-of-two divisors (|s| <= 126 and the
+        # general route beyond), NVFP4 rounded to odd at 24 bits; contiguous rows (sixteen lanes
+        # at a time and tails) and strided ones; every mode and stochastic environment
+        X32 = _blockq_f32_inputs()
+        blocks = (None, 1, 7, 16, 32, 33, 48)
+        envs = S.SOME + S.SR
+        for ki, kind in enumerate(mx.KINDS):
+            for name, x in X32.items():
+                for ei, env in enumerate(envs):
+                    bs = blocks[(ki + ei + len(name)) % len(blocks)]
+                    yield Case(f"{name}/{kind}/b{bs}/{S.env_id(env)}", call(x, kind, env, block=bs), x.size)
+                yield Case(f"{name}/{kind}/strided", call(x[:, ::2], kind, rounding="nearest_even"), x[:, ::2].size)
+                yield Case(f"{name}/{kind}/axis0", call(x, kind, rounding="upward", axis=0), x.size)
+        x = X32["tiny-quotients"]
+        for ts in (2.0 ** -149, 2.0 ** -140, 2.0 ** -135, 1e-30, 0.37, 3e30):  # NVFP4: quotients beyond binary32, dn == 1
+            for env in S.SOME + S.SR_ONE:
+                yield Case(f"nvfp4/f32/tensor_scale={ts}/{S.env_id(env)}",
+                           call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
+
+        for ts in (0.37, 1.3e-3, 2.9e-20, 7.1e10):     # NVFP4: quotients at and next to E2M1's midpoints
+            for src in (np.float32, np.float64):
+                x = _nvfp4_midpoints(float(np.float32(ts)), src)
+                for env in S.SOME + S.SR_ONE:
+                    yield Case(f"nvfp4/{src.__name__}/midpoints/ts={ts}/{S.env_id(env)}",
+                               call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
+
+    return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32}
+
+
+def _nvfp4_midpoints(ts, src=np.float32):
+    """blocks of 16 (binary32 or binary64) whose quotients x / (s * ts) lie at, and a few
+    steps of src around, E2M1's rounding boundaries: element 0 makes the block scale s (an
+    E4M3 value, amax = 6 * s * ts within its half step), the rest are neighbours of s * ts * m."""
+    mids = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 6.5)
+    rows = []
+    for s in (2.0 ** -9, 0.875, 1.0, 1.125, 13.0, 240.0, 448.0):
+        d = s * ts
+        for m in mids:
+            row = [src(6 * d)]
+            for k in (-3, -1, 0, 1, 2, 5, 40):
+                v = src(d * m)
+                for _ in range(abs(k)):
+                    v = np.nextafter(v, src(np.inf if k > 0 else -np.inf))
+                row += [v, -v]
+            rows.append(row[:15] + [src(-d * m)])
+    return np.array(rows, src)
+
+
+def _blockq_f32_inputs():
+    """binary32 rows for the QUOT32 kernels: subnormal blocks, quotients around 2^-126,
+    magnitudes near binary32's largest, NaN / infinity blocks, rows shorter than a block."""
+    g = rng_of("blockq-f32")
+    f32 = np.float32
+    tiny = np.array([2.0 ** -126, 2.0 ** -127, 2.0 ** -149, 2.0 ** -126 * (1 - 2.0 ** -24),
+                     2.0 ** -126 * (1 + 2.0 ** -23), 2.0 ** -100, 3 * 2.0 ** -140, 0.0, -0.0])
+    sub = (g.integers(1, 2 ** 23, (4, 64)) * 2.0 ** -149) * g.choice([-1.0, 1.0], (4, 64))
+    sub[1, ::5] = 0.0
+    sub[2, 40] = 1.5                                         # one normal value among subnormals
+    tq = g.standard_normal((6, 64))
+    for r in range(6):
+        tq[r, g.choice(64, 12, replace=False)] = g.choice(tiny, 12) * g.choice([-1.0, 1.0], 12) * 2.0 ** (r - 2)
+    huge = g.standard_normal((3, 50)) * 2.0 ** 126
+    huge[0, :3] = [3.4028234663852886e38, -3.4028234663852886e38, 2.0 ** 127]
+    sp = g.standard_normal((4, 40))
+    sp[0, 5], sp[1, 33], sp[2, 0], sp[3, 17] = np.nan, np.inf, -np.inf, np.nan
+    short = g.standard_normal((5, 11)) * np.exp2(g.integers(-20, 20, (5, 11)))
+    return {"subnormal-blocks": sub.astype(f32), "tiny-quotients": tq.astype(f32), "near-max": huge.astype(f32),
+            "special": sp.astype(f32), "short-rows": short.astype(f32)}
 
 
 def _nullctx():

@@ -34,6 +34,39 @@
  * to odd correctly, and either saturates to the element format's largest value
  * in every mode with the same flags, so the codes agree there too.
  *
+ *
+ * Binary32 quotients (QUOT32, binary32 sources; quantize.c asks for them for MX
+ * in every mode and for NVFP4 in the deterministic modes).  A value rounded to odd
+ * at 24 bits rounds correctly to any precision <= 22 in every deterministic mode
+ * (E2M1: 2 bits), and an exact quotient in every mode, stochastic included.
+ * - A power-of-two divisor 2^s, |s| <= 126 (every MX scale but s = 127): q = x *
+ *   2^-s in binary32 is exact when |q| >= 2^-126.  Below that (x != 0) the
+ *   quotient is replaced by +-2^-126: every element format's smallest subnormal is
+ *   >= 2^-16 (E5M2; the MXINT8 helper's 2^-6), so every value in (0, 2^-126]
+ *   lies more than 2^32 times below it and every mode, stochastic with <= 32 bits
+ *   included, rounds all of them alike (to zero or the smallest subnormal, inexact
+ *   and tiny).  The replacement is a normal binary32, so the conversion raises no
+ *   denormal-operand flag that the reference's binary64 quotient would not.
+ * - Other divisors (portable, AVX2 and AVX-512 for a divisor of > 29 significant
+ *   bits): the binary64 quotient rounded to odd at 53 bits as above, then to odd at
+ *   24 bits by the binary32 conversion: f = RN32(t) stepped one pattern toward zero
+ *   when |f| > |t| (RZ), its last bit set when f != t.  Rounding to odd twice, at 53
+ *   and then 24 bits, equals rounding to odd at 24 bits once (an inexact 53-bit odd
+ *   result is no 24-bit number, so it stays strictly between the same 24-bit
+ *   neighbours).  Finite |t| >= 2^127 becomes +-2^127 (every element format
+ *   overflows on both, with the same flags), infinity stays; |t| < 2^-126 (x != 0)
+ *   becomes +-2^-126 as above.
+ * - No division (AVX-512, a divisor of <= 29 significant bits: NVFP4's 4-bit scale
+ *   times its binary32 tensor scale): t1 = RN(xn * RN(1/dn)) is within 2^-52 |q| of
+ *   the exact |q| = |xn| / dn, so with B = RZ32(t1) (|t1| in [2^-120, 2^127]) the
+ *   binary32 truncation of |q| is B - ulp, B or B + ulp.  r0 = |xn| - B dn and r1 =
+ *   |xn| - (B + ulp) dn are exact (fma: B has 24 bits, dn <= 29, so B dn has <= 53 and
+ *   lies within a few units of xn's last place): r1 >= 0 gives B + ulp, else r0 >= 0
+ *   gives B, else B - ulp; the result is exact iff its remainder is 0, else its last
+ *   bit is set (to odd).  |t1| >= 2^127 gives 2^127 and |t1| < 2^-120 (x != 0)
+ *   gives 2^-120: both far beyond every element format's range on their side, as
+ *   above (a quotient near those limits rounds as the replacement does).
+ *
  * Proven equal to the reference (softfp8.mx's Python path, what SOFTFP8_FAST=0
  * runs) by tests/harness/test_harness.py::test_entry [blockq] (every kind,
  * block size, scale rule, rounding mode, axis, short last blocks, NaN /
@@ -41,8 +74,17 @@
  * and against the independent Fractions reference of OCP MX / NVFP4 by
  * tests/numpy_glue/test_mx.py (the public quantize, fast paths on).
  *
- * Kernels: portable C (Dekker's product), AVX2 + FMA and AVX-512 (the same
- * loops compiled for the target, the remainder by the fma instruction). */
+ * The parts "binary32" (QUOT32: subnormal blocks, quotients around 2^-126, values
+ * near binary32's largest, short rows, block sizes 1..48, every mode and stochastic
+ * environment, NVFP4 tensor scales making quotients beyond binary32's range, and
+ * quotients at and next to E2M1's midpoints in binary32 and binary64) and "layouts"
+ * (strided and contiguous rows) of the harness entry run every kernel.
+ *
+ * Kernels: portable C (Dekker's product), AVX2 + FMA (the same loops compiled for
+ * the target, sixteen-lane groups the compiler vectorises, the remainder by the fma
+ * instruction) and AVX-512 (also: amax of contiguous binary32 blocks, binary64
+ * quotients of contiguous rows and binary32 quotients, eight and sixteen lanes by
+ * intrinsics). */
 #include <math.h>
 #include <string.h>
 
@@ -57,17 +99,39 @@ const void *sfp8f_blockq_prepare(const sfp8f_call *c, void *scratch)
     if (c->kind != SFP8F_BLOCK || !b || (b->isize != 4 && b->isize != 8) || b->bs < 1 || b->rows < 0 ||
         b->n < 0)
         return NULL;
-    if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special : b->phase != SFP8F_BQ_QUOT || !b->d || !b->q)
+    if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special
+        : b->phase == SFP8F_BQ_QUOT ? !b->d || !b->q
+        : b->phase != SFP8F_BQ_QUOT32 || !b->d || !b->q32 || b->isize != 4)
         return NULL;
     return b;
 }
 
 /* ---- amax: magnitudes compared as bit patterns (monotone for |x|) ---- */
 
-static void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+/* G lanes at a time in a loop of fixed length (the compilers vectorise it at every level) */
+enum { G = 16 };
+
+static inline AINL void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
 {
     uint32_t mx = 0, bad = 0;
-    for (ptrdiff_t j = 0; j < m; j++) {
+    ptrdiff_t j = 0;
+    if (es == 4 && m >= G) {
+        uint32_t vm[G] = {0}, vb[G] = {0};
+        for (; j + G <= m; j += G)
+            for (int i = 0; i < G; i++) {
+                uint32_t u;
+                memcpy(&u, x + (j + i) * 4, 4);
+                u &= 0x7FFFFFFFu;
+                vb[i] |= u >= 0x7F800000u;
+                u = u < 0x7F800000u ? u : 0;
+                vm[i] = u > vm[i] ? u : vm[i];
+            }
+        for (int i = 0; i < G; i++) {
+            mx = vm[i] > mx ? vm[i] : mx;
+            bad |= vb[i];
+        }
+    }
+    for (; j < m; j++) {
         uint32_t u;
         memcpy(&u, x + j * es, 4);
         u &= 0x7FFFFFFFu;
@@ -80,7 +144,29 @@ static void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8
     *special = (uint8_t)bad;
 }
 
-static void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
+#if SFP8_X86
+/* amax32 of a contiguous block, sixteen lanes at a time (the tail by a masked load: zeros) */
+SFP8_AVX512 static void amax32_avx512(const char *x, ptrdiff_t m, double *amax, uint8_t *special)
+{
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+    __m512i mx = _mm512_setzero_si512();
+    __mmask16 bad = 0;
+    for (ptrdiff_t j = 0; j < m; j += 16) {
+        const __mmask16 k = m - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (m - j)) - 1);
+        const __m512i u = _mm512_and_si512(_mm512_maskz_loadu_epi32(k, x + j * 4), absm);
+        const __mmask16 fin = _mm512_cmplt_epu32_mask(u, inf);
+        bad |= (__mmask16)~fin;
+        mx = _mm512_mask_max_epu32(mx, fin, mx, u);
+    }
+    const uint32_t r = _mm512_reduce_max_epu32(mx);
+    float f;
+    memcpy(&f, &r, 4);
+    *amax = f;
+    *special = bad != 0;
+}
+#endif
+
+static inline AINL void amax64(const char *x, ptrdiff_t es, ptrdiff_t m, double *amax, uint8_t *special)
 {
     uint64_t mx = 0, bad = 0;
     for (ptrdiff_t j = 0; j < m; j++) {
@@ -119,6 +205,54 @@ static inline __attribute__((always_inline)) double remainder_of(double xn, doub
     return (xn - p) - e;
 }
 
+/* d > 0 finite = dn * 2^(e - 1), dn in [1, 2), and p = 2^(1 - e): by the bit pattern for a
+   normal d whose p is normal (every divisor the quantiser makes), else by frexp / ldexp */
+static inline AINL void split_d(double d, double *dn, double *p, int *e)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    const int be = (int)(u >> 52); /* d > 0: no sign bit */
+    if (be >= 1 && be <= 2045) {
+        const uint64_t un = (u & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull, up = (uint64_t)(2046 - be) << 52;
+        memcpy(dn, &un, 8);
+        memcpy(p, &up, 8);
+        *e = be - 1022;
+        return;
+    }
+    *dn = 2.0 * frexp(d, e);
+    *p = ldexp(1.0, 1 - *e);
+}
+
+#if SFP8_X86
+/* quot_block of contiguous binary64 values, eight lanes at a time (the same operations;
+   the remainder by the fma instruction); the count done */
+SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot64_avx512(const double *x, ptrdiff_t m, double p,
+                                                                           double dn, double *q)
+{
+    const __m512i one = _mm512_set1_epi64(1), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d vp = _mm512_set1_pd(p), vd = _mm512_set1_pd(dn), zero = _mm512_setzero_pd(),
+                  dmax = _mm512_set1_pd(0x1.fffffffffffffp+1023), lim = _mm512_set1_pd(0x1p-899),
+                  tiny = _mm512_set1_pd(0x1p-900);
+    ptrdiff_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m512d v = _mm512_loadu_pd(x + j), xn = _mm512_mul_pd(v, vp), t0 = _mm512_div_pd(xn, vd),
+                      r = _mm512_fnmadd_pd(t0, vd, xn);
+        const __m512i bt0 = _mm512_castpd_si512(t0), bv = _mm512_castpd_si512(v);
+        const __mmask8 fix = _mm512_cmp_pd_mask(r, zero, _CMP_NEQ_UQ) & _mm512_testn_epi64_mask(bt0, one) &
+                             _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(bt0, absm)), dmax, _CMP_LE_OQ);
+        const __mmask8 down = _mm512_cmp_pd_mask(r, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(t0, zero, _CMP_GT_OQ);
+        __m512i bt = _mm512_mask_add_epi64(bt0, fix & (__mmask8)~down, bt0, one);
+        bt = _mm512_mask_sub_epi64(bt, fix & down, bt, one);
+        const __mmask8 small = _mm512_test_epi64_mask(bv, absm) &
+                               _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(xn), absm)),
+                                                  lim, _CMP_LT_OQ);
+        bt = _mm512_mask_mov_epi64(bt, small, _mm512_or_si512(_mm512_andnot_si512(absm, bv), _mm512_castpd_si512(tiny)));
+        _mm512_storeu_pd(q + j, _mm512_castsi512_pd(bt));
+    }
+    return j;
+}
+#endif
+
 /* m values of one block by its divisor d into q */
 static inline __attribute__((always_inline)) void quot_block(const char *x, ptrdiff_t es, int isize, ptrdiff_t m,
                                                               double d, double *q, int hw)
@@ -130,8 +264,15 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
         for (ptrdiff_t j = 0; j < m; j++) q[j] = 0.0;
         return;
     }
-    dn = 2.0 * frexp(d, &e); /* d = dn * 2^(e - 1), dn in [1, 2): exact */
-    p = ldexp(1.0, 1 - e);   /* a normal binary64 for every divisor the quantiser makes */
+    split_d(d, &dn, &p, &e); /* d = dn * 2^(e - 1), dn in [1, 2), p = 2^(1 - e): exact */
+#if SFP8_X86
+    if (hw == 2 && isize == 8 && es == 8) {
+        const ptrdiff_t done = quot64_avx512((const double *)(const void *)x, m, p, dn, q);
+        x += done * 8;
+        q += done;
+        m -= done;
+    }
+#endif
     if (dn == 1.0) {
         for (ptrdiff_t j = 0; j < m; j++) {
             double v = load_x(x + j * es, isize), xn = v * p;
@@ -152,6 +293,176 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
     }
 }
 
+/* ---- binary32 quotients (QUOT32; the header: DERIVED) ---- */
+
+static inline AINL float f32_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* one element of the general route: x / d rounded to odd at 53 bits as quot_block does
+   (p = 2^(1 - e), dn in [1, 2)), then to odd at 24 bits in binary32's normal range */
+static inline AINL uint32_t quot32_one(float xv, double p, double dn, int hw)
+{
+    const double v = xv, xn = v * p, t0 = xn / dn, r = remainder_of(xn, t0, dn, hw);
+    uint64_t bt;
+    uint32_t bf, bx;
+    double t;
+    memcpy(&bt, &t0, 8);
+    const uint64_t fix = (uint64_t)((r != 0) & !(bt & 1) & (fabs(t0) <= 0x1.fffffffffffffp+1023));
+    bt += fix - 2 * (fix & (uint64_t)((r > 0) ^ (t0 > 0)));
+    memcpy(&t, &bt, 8);
+    const double a = fabs(t);
+    /* a finite quotient of 2^127 or more: +-2^127 (every element format overflows on both) */
+    const double tc = a >= 0x1p127 && a <= 0x1.fffffffffffffp+1023 ? copysign(0x1p127, t) : t;
+    const float f = (float)tc;
+    const double back = f;
+    memcpy(&bf, &f, 4);
+    memcpy(&bx, &xv, 4);
+    bf -= (uint32_t)(fabs(back) > fabs(tc)); /* toward zero */
+    bf |= (uint32_t)(back != tc);            /* to odd */
+    /* below binary32's normal range (x != 0): +-2^-126 */
+    return (bx & 0x7FFFFFFFu) && a < 0x1p-126 ? (bx & 0x80000000u) | 0x00800000u : bf;
+}
+
+/* one element of a power-of-two divisor 2^s, |s| <= 126 (p = 2^-s, normal): x * p exact
+   unless below 2^-126, then +-2^-126 (x != 0) */
+static inline AINL uint32_t quot32_pow2(float xv, float p)
+{
+    uint32_t bf, bx;
+    const float t = xv * p;
+    memcpy(&bf, &t, 4);
+    memcpy(&bx, &xv, 4);
+    return (bx & 0x7FFFFFFFu) && (bf & 0x7FFFFFFFu) < 0x00800000u ? (bx & 0x80000000u) | 0x00800000u : bf;
+}
+
+static inline AINL float load_f(const char *p)
+{
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+}
+
+#if SFP8_X86
+/* quot32_one on eight lanes (AVX-512: the same operations, lane by lane) */
+SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_one8(__m256 xf, __m512d p, __m512d dn)
+{
+    const __m512i one = _mm512_set1_epi64(1), absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d v = _mm512_cvtps_pd(xf), xn = _mm512_mul_pd(v, p), t0 = _mm512_div_pd(xn, dn),
+                  r = _mm512_fnmadd_pd(t0, dn, xn), zero = _mm512_setzero_pd();
+    const __m512i bt0 = _mm512_castpd_si512(t0);
+    const __mmask8 fix = _mm512_cmp_pd_mask(r, zero, _CMP_NEQ_UQ) & _mm512_testn_epi64_mask(bt0, one) &
+                         _mm512_cmp_pd_mask(_mm512_castsi512_pd(_mm512_and_si512(bt0, absm)),
+                                            _mm512_set1_pd(0x1.fffffffffffffp+1023), _CMP_LE_OQ);
+    const __mmask8 down = _mm512_cmp_pd_mask(r, zero, _CMP_GT_OQ) ^ _mm512_cmp_pd_mask(t0, zero, _CMP_GT_OQ);
+    __m512i bt = _mm512_mask_add_epi64(bt0, fix & (__mmask8)~down, bt0, one);
+    bt = _mm512_mask_sub_epi64(bt, fix & down, bt, one);
+    const __m512d t = _mm512_castsi512_pd(bt), a = _mm512_castsi512_pd(_mm512_and_si512(bt, absm));
+    const __mmask8 huge = _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1p127), _CMP_GE_OQ) &
+                          _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1.fffffffffffffp+1023), _CMP_LE_OQ);
+    const __m512d tc = _mm512_mask_mov_pd(t, huge, _mm512_castsi512_pd(_mm512_or_si512(
+                           _mm512_andnot_si512(absm, bt), _mm512_castpd_si512(_mm512_set1_pd(0x1p127)))));
+    const __m256 f = _mm512_cvtpd_ps(tc);
+    const __m512d back = _mm512_cvtps_pd(f);
+    const __m512i babs = _mm512_and_si512(_mm512_castpd_si512(back), absm),
+                  tabs = _mm512_and_si512(_mm512_castpd_si512(tc), absm);
+    const __m256i one32 = _mm256_set1_epi32(1), bx = _mm256_castps_si256(xf);
+    __m256i bf = _mm256_castps_si256(f);
+    bf = _mm256_mask_sub_epi32(bf, _mm512_cmp_pd_mask(_mm512_castsi512_pd(babs), _mm512_castsi512_pd(tabs),
+                                                      _CMP_GT_OQ), bf, one32);
+    bf = _mm256_mask_or_epi32(bf, _mm512_cmp_pd_mask(back, tc, _CMP_NEQ_UQ), bf, one32);
+    const __mmask8 tiny = _mm256_test_epi32_mask(bx, _mm256_set1_epi32(0x7FFFFFFF)) &
+                          _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1p-126), _CMP_LT_OQ);
+    bf = _mm256_mask_mov_epi32(bf, tiny, _mm256_or_si256(_mm256_and_si256(bx, _mm256_set1_epi32((int)0x80000000u)),
+                                                         _mm256_set1_epi32(0x00800000)));
+    return _mm256_castsi256_ps(bf);
+}
+
+/* quot32_one8 without a division, for a divisor whose significand has <= 29 bits (dn's
+   low 24 bits zero; NVFP4's 4-bit scale times its binary32 tensor scale): the header,
+   "no division" */
+SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_rcp8(__m256 xf, __m512d p, __m512d dn,
+                                                                               __m512d rcp)
+{
+    const __m512i absm = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll);
+    const __m512d v = _mm512_cvtps_pd(xf), ax = _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(v), absm)),
+                  xn = _mm512_mul_pd(ax, p), t1 = _mm512_mul_pd(xn, rcp);
+    const __mmask8 huge = _mm512_cmp_pd_mask(t1, _mm512_set1_pd(0x1p127), _CMP_GE_OQ),
+                   tiny = _mm512_cmp_pd_mask(t1, _mm512_set1_pd(0x1p-120), _CMP_LT_OQ);
+    const __m512d tc = _mm512_min_pd(_mm512_max_pd(t1, _mm512_set1_pd(0x1p-120)), _mm512_set1_pd(0x1p127));
+    const __m256i one = _mm256_set1_epi32(1), b = _mm256_castps_si256(
+                                                  _mm512_cvt_roundpd_ps(tc, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC));
+    const __m256i bp = _mm256_add_epi32(b, one), bm = _mm256_sub_epi32(b, one);
+    const __m512d r0 = _mm512_fnmadd_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(b)), dn, xn),
+                  r1 = _mm512_fnmadd_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(bp)), dn, xn), zero = _mm512_setzero_pd();
+    const __mmask8 ge1 = _mm512_cmp_pd_mask(r1, zero, _CMP_GE_OQ), ge0 = _mm512_cmp_pd_mask(r0, zero, _CMP_GE_OQ);
+    const __mmask8 ex = (ge1 & _mm512_cmp_pd_mask(r1, zero, _CMP_EQ_OQ)) |
+                        (ge0 & (__mmask8)~ge1 & _mm512_cmp_pd_mask(r0, zero, _CMP_EQ_OQ));
+    __m256i q = _mm256_mask_mov_epi32(_mm256_mask_mov_epi32(bm, ge0, b), ge1, bp);
+    q = _mm256_mask_or_epi32(q, (__mmask8)~ex, q, one);                               /* to odd */
+    q = _mm256_mask_mov_epi32(q, huge, _mm256_set1_epi32(0x7F000000));                /* 2^127 */
+    const __m256i bx = _mm256_castps_si256(xf), sign = _mm256_and_si256(bx, _mm256_set1_epi32((int)0x80000000u));
+    q = _mm256_mask_mov_epi32(q, tiny, _mm256_set1_epi32(0x03800000));                /* 2^-120 */
+    q = _mm256_maskz_mov_epi32(_mm256_test_epi32_mask(bx, _mm256_set1_epi32(0x7FFFFFFF)), q); /* x = +-0 */
+    return _mm256_castsi256_ps(_mm256_or_si256(q, sign));
+}
+
+/* the general route of a contiguous block, sixteen lanes at a time; the count done */
+SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot32_avx512(const char *x, ptrdiff_t m, double p,
+                                                                           double dn, float *q)
+{
+    const __m512d vp = _mm512_set1_pd(p), vd = _mm512_set1_pd(dn);
+    ptrdiff_t j = 0;
+    uint64_t ud;
+    memcpy(&ud, &dn, 8);
+    if (!(ud & 0xFFFFFF)) {
+        const __m512d rcp = _mm512_set1_pd(1.0 / dn);
+        for (; j + 16 <= m; j += 16) {
+            const float *xf = (const float *)(const void *)(x + j * 4);
+            _mm256_storeu_ps(q + j, quot32_rcp8(_mm256_loadu_ps(xf), vp, vd, rcp));
+            _mm256_storeu_ps(q + j + 8, quot32_rcp8(_mm256_loadu_ps(xf + 8), vp, vd, rcp));
+        }
+        return j;
+    }
+    for (; j + 16 <= m; j += 16) {
+        _mm256_storeu_ps(q + j, quot32_one8(_mm256_loadu_ps((const float *)(const void *)(x + j * 4)), vp, vd));
+        _mm256_storeu_ps(q + j + 8,
+                         quot32_one8(_mm256_loadu_ps((const float *)(const void *)(x + (j + 8) * 4)), vp, vd));
+    }
+    return j;
+}
+#endif
+
+/* m binary32 values of one block by its divisor d into q (contiguous rows: G at a time) */
+static inline AINL void quot32_block(const char *x, ptrdiff_t es, ptrdiff_t m, double d, float *q, int hw)
+{
+    int e;
+    ptrdiff_t j = 0;
+    if (d == 0) {
+        for (; j < m; j++) q[j] = 0.0f;
+        return;
+    }
+    double dn, p;
+    split_d(d, &dn, &p, &e);
+    if (dn == 1.0 && e - 1 >= -126 && e - 1 <= 126) {
+        const float pf = (float)p; /* 2^-s, a normal binary32 */
+        if (es == 4)
+            for (; j + G <= m; j += G)
+                for (int i = 0; i < G; i++) q[j + i] = f32_bits(quot32_pow2(load_f(x + (j + i) * 4), pf));
+        for (; j < m; j++) q[j] = f32_bits(quot32_pow2(load_f(x + j * es), pf));
+        return;
+    }
+#if SFP8_X86
+    if (hw == 2 && es == 4) j = quot32_avx512(x, m, p, dn, q);
+#endif
+    if (es == 4)
+        for (; j + G <= m; j += G)
+            for (int i = 0; i < G; i++) q[j + i] = f32_bits(quot32_one(load_f(x + (j + i) * 4), p, dn, hw));
+    for (; j < m; j++) q[j] = f32_bits(quot32_one(load_f(x + j * es), p, dn, hw));
+}
+
 static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq *b, int hw)
 {
     const ptrdiff_t nb = (b->n + b->bs - 1) / b->bs;
@@ -161,8 +472,15 @@ static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq
             const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
             const char *xb = row + j0 * b->es;
             if (b->phase == SFP8F_BQ_AMAX) {
+#if SFP8_X86
+                if (hw == 2 && b->isize == 4 && b->es == 4)
+                    amax32_avx512(xb, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+                else
+#endif
                 if (b->isize == 4) amax32(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
                 else amax64(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+            } else if (b->phase == SFP8F_BQ_QUOT32) {
+                quot32_block(xb, b->es, m, b->d[r * nb + k], b->q32 + r * b->n + j0, hw);
             } else if (b->isize == 4) {
                 quot_block(xb, b->es, 4, m, b->d[r * nb + k], b->q + r * b->n + j0, hw);
             } else {
@@ -181,16 +499,16 @@ unsigned sfp8f_blockq_run(const void *t, const sfp8f_call *c)
 
 #if SFP8_X86
 /* the same loops with the hardware's fma for the remainder */
-__attribute__((target("avx2,fma"))) unsigned sfp8f_blockq_run_avx2(const void *t, const sfp8f_call *c)
+__attribute__((target("avx2,fma"), optimize("O3"))) unsigned sfp8f_blockq_run_avx2(const void *t, const sfp8f_call *c)
 {
     (void)c;
     return run_all(t, 1);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"))) unsigned sfp8f_blockq_run_avx512(const void *t,
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma"), optimize("O3"))) unsigned sfp8f_blockq_run_avx512(const void *t,
                                                                                                    const sfp8f_call *c)
 {
     (void)c;
-    return run_all(t, 1);
+    return run_all(t, 2);
 }
 #endif

@@ -9,7 +9,8 @@
 
 enum {
     SFP8F_BQ_AMAX = 0, /* per block: amax over the finite |x|, and whether a NaN / infinity is in it */
-    SFP8F_BQ_QUOT = 1  /* per element: x / d of its block rounded to odd at 53 bits (or +-2^-900) */
+    SFP8F_BQ_QUOT = 1, /* per element: x / d of its block rounded to odd at 53 bits (or +-2^-900) */
+    SFP8F_BQ_QUOT32 = 2 /* per element: x / d rounded to odd at 24 bits, as binary32 (blockq.c: the range) */
 };
 
 /* rows of n values: element j of row r at x + r * rs + j * es (bytes); blocks of bs
@@ -24,5 +25,6 @@ typedef struct sfp8f_blockq {
     uint8_t *special;       /* AMAX: per block, 1 if the block holds a NaN or an infinity */
     const double *d;        /* QUOT: per block, the divisor (> 0 finite), or 0: the block's q are +0 */
     double *q;              /* QUOT: rows * n quotients, contiguous, row-major */
+    float *q32;             /* QUOT32: rows * n binary32 quotients, contiguous, row-major */
 } sfp8f_blockq;
 #endif
