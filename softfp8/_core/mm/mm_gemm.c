@@ -69,8 +69,9 @@ static unsigned run_model(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int f
     unsigned flags = 0;
     int used = 0, bw;
     /* the model kernels' tables (65,536 products, decodings) are built when the call
-       repays them, or always in eager mode (fast == 2), as the fast paths' tables */
-    if ((fast && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) ||
+       repays them, or always in eager mode (fast == 2), as the fast paths' tables; exact
+       scale products beyond binary32 (mx.matmul) leave the call to the generic kernel */
+    if ((fast && !c->scale_wide && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) ||
         !mm_call_tables(c, c->m * c->k * c->p)) {
         mm_model_free(t);
         return SFP8M_NOMEM;

@@ -16,19 +16,20 @@
 
 #include "mm_impl.h"
 
-/* the widest operand formats (16 exponent bits, no mantissa bit) times binary32 scales */
-_Static_assert((2 * ((1 << 16) + 1) + 129 + 149 + 66 + 63) / 64 <= ACC_MAX_LIMBS,
+/* the widest operand formats (16 exponent bits, no mantissa bit) times the exact products of
+   two binary32 powers of two (scale_exact: 2^-298 .. < 2^256; a rounded binary32 scale
+   product spans less), as acc_init_span counts limbs */
+_Static_assert((2 * ((1 << 16) + 1) + 256 + 298 + 66 + 63) / 64 <= ACC_MAX_LIMBS,
                "ACC_MAX_LIMBS must hold every scaled product of two valid formats");
 
-/* the superaccumulator of every product a * b * s of the call (s: a binary32, 2^-149 .. 2^128) */
-static void exact_init(mm_call *c)
+/* the superaccumulator of every product a * b * s of the call (s: mm_scale_low .. _top) */
+void mm_exact_init(const mm_call *c, SuperAcc *sa)
 {
     const sfp8m_model *md = c->md;
-    int scaled = md->sa.s || md->sb.s;
-    int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb) + (scaled ? -149 : 0);
+    int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb) + mm_scale_low(md);
     int64_t span = fmt_top(&md->fa) - fmt_low(&md->fa) + fmt_top(&md->fb) - fmt_low(&md->fb) +
-                   (scaled ? 129 + 149 : 0);
-    acc_init_span(c->sacc, low, span);
+                   mm_scale_top(md) - mm_scale_low(md);
+    acc_init_span(sa, low, span);
 }
 
 /* NaN and infinite sums of the exact model.  SFP8M_NAN_OPERAND (fa == fb, no scales):
@@ -66,7 +67,7 @@ uint64_t mm_exact_element(mm_call *c, int64_t i, int64_t j, int only_special, co
     SuperAcc *sa = c->sacc;
     gval s = mm_one, x, t;
     int64_t sblk = -1;
-    exact_init(c);
+    mm_exact_init(c, sa);
     for (int64_t l = 0; l < c->k; l++) {
         gval va, vb;
         if (only_special && c->deca && !special(c->deca, c->A + i * c->am + l * c->ak, c->sza) &&
