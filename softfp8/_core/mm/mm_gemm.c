@@ -103,6 +103,9 @@ unsigned sfp8m_gemm(const sfp8m_model *md, const sfp8m_blas *blas, const char *A
     unsigned flags = 0, tok;
     fenv_t fe;
     if (m <= 0 || p <= 0) return 0;
+    if (md->exact && md->envout.isa) fast = 0; /* an ISA convention (NumPy loops under softfp8.isa):
+                                                  the generic kernel takes its steps, as the
+                                                  array driver's fast paths decline such calls */
     /* the binary64 work of the paths raises no floating-point flag of the caller's
        thread: the results' flags are the returned ones */
     feholdexcept(&fe);
