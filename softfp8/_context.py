@@ -179,8 +179,9 @@ def isa(name="default", *, ftz=False, daz=False):
     """Context manager: the ISA convention for NaN results, flush-to-zero of results
     and denormals-are-zero of operands (softfp8.bits, NumPy ufuncs and casts):
     "default" (softfp8's), "x86" (SSE/AVX), "arm" (FPCR.DN=0), "arm_dn" (FPCR.DN=1),
-    "riscv"; ``ftz=True`` / ``daz=True`` or "+ftz" / "+daz" in the name.  Matrix
-    products and exact sums keep softfp8's convention (docs/golden-model.md)."""
+    "riscv"; ``ftz=True`` / ``daz=True`` or "+ftz" / "+daz" in the name.  ``@`` and
+    the NumPy matrix products follow it too; exact sums, scaled_mm, mx.matmul and the
+    accumulation models keep softfp8's convention (docs/golden-model.md)."""
     return _override(isa=_isa_index(name, ftz, daz))
 
 

@@ -787,6 +787,7 @@ cdef extern from "mm/mm.h":
         sfp8m_scale sa
         sfp8m_scale sb
         int64_t kblock
+        int scale_exact
     ctypedef struct sfp8m_blas:
         pass
     ctypedef struct sfp8m_path_info:
@@ -833,11 +834,14 @@ cdef int _propagate_error() except -1:
 
 def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tuple envacc,
          int64_t promote, tuple fprom, tuple envprom, tuple fout, tuple envout, cnp.ndarray A, cnp.ndarray B,
-         cnp.ndarray O, object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None):
+         cnp.ndarray O, object sa, tuple sa_block, object sb, tuple sb_block, int64_t kblock, object fast=None,
+         bint scale_exact=False):
     """O = A @ B (2-D code arrays, any strides) by the matrix engine (softfp8/_core/mm/mm.h):
     the exact model (exact) or an accumulation model; returns the flags.  fp: None or the
     product format; sa / sb: None or C-contiguous 2-D uint32 arrays of binary32 scales;
-    fast: None (the fast-path switch's setting) or 0 / 1 / 2."""
+    fast: None (the fast-path switch's setting) or 0 / 1 / 2; scale_exact: the scales are
+    powers of two (E8M0 values) multiplied exactly, raising no flag (mx.matmul), else
+    their product is rounded to binary32 (scaled_mm)."""
     cdef sfp8m_model md
     cdef unsigned fl
     cdef int use_fast = sfp8f_enabled() if fast is None else int(fast)
@@ -857,6 +861,11 @@ def gemm(tuple fa, tuple fb, bint exact, object fp, tuple envp, tuple facc, tupl
     md.fout = to_format(fout)
     fill_env(&md.envout, envout)
     md.kblock = kblock
+    md.scale_exact = scale_exact
+    if scale_exact:
+        for name, x in (("sa", sa), ("sb", sb)):
+            if x is not None and np.any(np.frexp(np.asarray(x).view(np.float32))[0] != 0.5):
+                raise ValueError(f"gemm scale_exact: {name} holds a scale that is not a positive power of two")
     if A.ndim != 2 or B.ndim != 2 or O.ndim != 2:
         raise ValueError("gemm operands must be 2-D")
     cdef int64_t m = A.shape[0], k = A.shape[1], p = B.shape[1]

@@ -241,19 +241,12 @@ def _dot_rows(rng, spec, kind, n, pa, pb):
     return A, B
 
 
-# softfp8.mx.matmul forms each block pair's scale 2^(ea + eb) as a binary32 product
-# (softfp8.scaled_mm): outside 2^-149 .. 2^127 it flushes to zero or overflows to infinity
-# where the exact product does not, so MX lines keep ea + eb in this range (ver refuses
-# other lines rather than check them against a wrong value).
-_MX_SCALE_SUM = (-149, 127)
-
-
 def _mx_scales(rng, kind, n, nb):
-    lo, hi = {"tiny": (0, 40), "huge": (200, 254)}.get(kind, (110, 144))
-    s = rng.integers(lo, hi + 1, (n, nb)).astype(np.uint64)
-    if kind == "random":
-        s = rng.integers(0, 255, (n, nb)).astype(np.uint64)      # never 0xFF (NaN scale)
-    return s
+    """E8M0 scale codes of one case kind over the whole range 0..254 (never 0xFF, the NaN
+    scale): their products 2^(ea + eb) reach 2^-254 .. 2^254, far beyond binary32, which
+    softfp8.mx.matmul holds exactly."""
+    lo, hi = {"tiny": (0, 40), "huge": (200, 254), "random": (0, 254)}.get(kind, (110, 144))
+    return rng.integers(lo, hi + 1, (n, nb)).astype(np.uint64)
 
 
 def dot_cases(spec: DotSpec, count=1000, seed=1):
@@ -280,9 +273,6 @@ def dot_cases(spec: DotSpec, count=1000, seed=1):
         A[rows], B[rows] = _dot_rows(rng, spec, kind, rows.size, pa, pb)
         if spec.mx:
             SA[rows], SB[rows] = _mx_scales(rng, kind, rows.size, nb), _mx_scales(rng, kind, rows.size, nb)
-            lo = np.maximum(_MX_SCALE_SUM[0] + 2 * mx.E8M0_BIAS - SA[rows].astype(np.int64), 0)
-            hi = _MX_SCALE_SUM[1] + 2 * mx.E8M0_BIAS - SA[rows].astype(np.int64)
-            SB[rows] = np.clip(SB[rows].astype(np.int64), lo, np.minimum(hi, 254)).astype(np.uint64)
         else:
             C[rows] = _addends(rng, spec, kind, rows.size, po)
     if spec.mx:
@@ -405,15 +395,6 @@ def _check_dot_codes(spec, first, A, B, C, SA, SB):
             i = int(np.flatnonzero(np.any(S == np.uint64(mx.E8M0_NAN), axis=1))[0])
             raise VectorError(f"line {first + i}: a block scale of {name} is FF, the NaN scale, "
                               f"which softfp8.mx.matmul refuses")
-    if SA is not None and SA.size:
-        e = SA.astype(np.int64) + SB.astype(np.int64) - 2 * mx.E8M0_BIAS
-        out = np.any((e < _MX_SCALE_SUM[0]) | (e > _MX_SCALE_SUM[1]), axis=1)
-        if np.any(out):
-            i = int(np.flatnonzero(out)[0])
-            j = int(np.flatnonzero((e[i] < _MX_SCALE_SUM[0]) | (e[i] > _MX_SCALE_SUM[1]))[0])
-            raise VectorError(f"line {first + i}: block {j + 1}'s scales 2^{int(SA[i, j]) - 127} x "
-                              f"2^{int(SB[i, j]) - 127} multiply to 2^{int(e[i, j])}, outside binary32's "
-                              f"2^-149 .. 2^127: softfp8.mx.matmul rounds that scale product (not checked)")
 
 
 def verify_dot(stream, a, b=None, k=None, *, out="float32", accumulation="exact", rounding="nearest_even",

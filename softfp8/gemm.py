@@ -159,10 +159,11 @@ def _model(acc):
 
 
 def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=None,
-         sb_block=(1, 1), kblock=0):
+         sb_block=(1, 1), kblock=0, scale_exact=False):
     """res[...] = a2 @ b2 (2-D) under model (None: exact) by the matrix engine; returns the
     flags.  The engine picks the path (BLAS with an exactness certificate, integer dot
-    products, the model kernels, the generic kernel: docs/matrix-engine.md)."""
+    products, the model kernels, the generic kernel: docs/matrix-engine.md).  scale_exact:
+    the scales are powers of two multiplied exactly (mx.matmul), else rounded to binary32."""
     out_env = _env(out, None)
     if model is None:
         exact, fp, envp, facc, envacc, fprom, envprom = True, None, out_env, out.params, out_env, \
@@ -176,7 +177,8 @@ def _run(a2, b2, res, fa, fb, model, out, promote, sa=None, sa_block=(1, 1), sb=
         fprom = model._prom.params
         envprom = _env(model._prom, "nearest_even")
     return _ext.gemm(fa.params, fb.params, exact, fp, envp, facc, envacc, promote, fprom, envprom,
-                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock)
+                     out.params, out_env, a2, b2, res, sa, sa_block, sb, sb_block, kblock,
+                     scale_exact=scale_exact)
 
 
 def _operands(a, b, what):
@@ -290,6 +292,13 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=None, *
     scales) are applied to each chunk of products as it is promoted (the chunk is
     the K-block unless ``promote_every`` divides it).
     """
+    return _scaled_mm(a, b, scale_a, scale_b, out_dtype, accumulation, block_a, block_b, False,
+                      "scaled_mm")
+
+
+def _scaled_mm(a, b, scale_a, scale_b, out_dtype, accumulation, block_a, block_b, scale_exact, what):
+    """scaled_mm; scale_exact: the scales are powers of two (E8M0 values) whose products are
+    exact and raise no flag (softfp8.mx.matmul), not rounded to binary32."""
     a, b, fa, fb = _operands(a, b, "softfp8.scaled_mm")
     if a.ndim != 2 or b.ndim != 2:
         raise ValueError(f"softfp8.scaled_mm needs 2-D operands, got shapes {a.shape} and {b.shape}")
@@ -316,6 +325,6 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=None, *
                 raise ValueError(f"promote_every={promote} must divide the scales' K-block "
                                  f"of {kblock} products")
     res = np.empty((m, p), dtype=tgt.dtype)
-    fl = _run(a, b, res, fa, fb, model, tgt, promote, sa, blka, sb, blkb, kblock)
-    _context.publish_flags(fl, "scaled_mm")
+    fl = _run(a, b, res, fa, fb, model, tgt, promote, sa, blka, sb, blkb, kblock, scale_exact)
+    _context.publish_flags(fl, what)
     return res

@@ -787,14 +787,16 @@ def matmul(a, b, out_dtype=np.float32, accumulation=None):
     """The block-format dot product of two MX BlockArrays: a (M x K, blocked along K,
     axis 1) times b (K x N, blocked along K, axis 0), same kind family and block size.
 
-    Each product is element_a * element_b * scale_a * scale_b with the blocks' E8M0
-    scales (powers of two, exact), summed under ``accumulation`` (a
-    ``softfp8.Accumulation``; None: the exact dot product rounded once into
-    ``out_dtype``, P3109's BlockDotProduct) through ``softfp8.scaled_mm`` with the block
-    scales as its per-block scales.  MXINT8 and NVFP4 are refused (their element or
-    tensor scales are not products of exact binary32 powers of two: dequantize them, or
-    call ``softfp8.scaled_mm`` directly); a block with the NaN scale (it held an infinity
-    or a NaN) is a ValueError naming it."""
+    Each product is element_a * element_b * 2^(ea + eb) with the blocks' E8M0 scales
+    2^ea, 2^eb multiplied exactly (OCP MX v1.0 §6.2: 2^-254 .. 2^254, beyond binary32),
+    summed under ``accumulation`` (a ``softfp8.Accumulation``; None: the exact dot product
+    rounded once into ``out_dtype``, P3109's BlockDotProduct) by the matrix engine with the
+    block scales as per-block scales (``softfp8.scaled_mm``'s model, but with exact scale
+    products: scaled_mm rounds sa * sb to binary32 as torch._scaled_mm does).  E8M0 has no
+    subnormals: no scale raises the denormal flag (2^-127, code 0, is an ordinary scale).
+    MXINT8 and NVFP4 are refused (their element or tensor scales are not powers of two:
+    dequantize them, or call ``softfp8.scaled_mm`` directly); a block with the NaN scale
+    (it held an infinity or a NaN) is a ValueError naming it."""
     for name, x, ax in (("a", a, 1), ("b", b, 0)):
         if not isinstance(x, BlockArray):
             raise TypeError(f"softfp8.mx.matmul: {name} must be a BlockArray, got {type(x).__name__}")
@@ -813,5 +815,5 @@ def matmul(a, b, out_dtype=np.float32, accumulation=None):
     k = a.block
     sa = a.scale_values().astype(np.float32)     # powers of two 2^-127..2^127: exact
     sb = b.scale_values().astype(np.float32)
-    return _gemm.scaled_mm(a.elements, b.elements, sa, sb, out_dtype=out_dtype,
-                           accumulation=accumulation, block_a=(1, k), block_b=(k, 1))
+    return _gemm._scaled_mm(a.elements, b.elements, sa, sb, out_dtype, accumulation, (1, k), (k, 1),
+                            True, "mx.matmul")

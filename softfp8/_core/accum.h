@@ -13,7 +13,7 @@
  * terms.  The limb count depends only on exp_bits, man_bits and k (never on
  * the bias), so every valid format fits ACC_MAX_LIMBS; only nlimbs limbs are
  * cleared and scanned, so narrow formats pay for a few limbs only. */
-#define ACC_MAX_LIMBS 2056 /* exp_bits = 16, k = 2: 2 * (2^16 + 1) + 66 bits */
+#define ACC_MAX_LIMBS 2064 /* exp_bits = 16, k = 2: 2 * (2^16 + 1) + 66 bits, times the matrix engine's exact scale products (mm_ref.c) */
 typedef struct {
     int64_t qmin;
     int nlimbs;

@@ -305,7 +305,40 @@ def _gemm_exact8():
                                 m * p, S.CONFIGS[0])
         yield from _dask_cases()
 
-    return {"scales": scales, "mx+dask": mx_and_dask}
+    def mx_e8m0():
+        # mx.matmul's exact scale products (scale_exact): block scales over the whole E8M0
+        # range, so products 2^(ea + eb) from 2^-254 to 2^254 -- outside binary32 (where the
+        # model kernels decline) and inside it; 1 x K<=32 x 1 takes the BLAS paths (scales
+        # constant), the rest int_dot's K-blocked kernel; the scale 2^-127 raises no flag
+        from softfp8 import mx
+        ranges = {"low": (0, 40), "high": (215, 254), "all": (0, 254), "mid": (100, 150)}
+        i = 0
+        for ka, kb in (("mxfp8_e4m3", "mxfp8_e5m2"), ("mxfp8_e5m2", "mxfp8_e5m2"), ("mxfp4", "mxfp6_e2m3"),
+                       ("mxfp6_e3m2", "mxfp8_e4m3")):
+            fa, fb = mx.KINDS[ka].format(), mx.KINDS[kb].format()
+            for (m, k, p) in ((1, 32, 1), (1, 20, 1), (2, 64, 3), (3, 70, 17), (1, 96, 33)):
+                nb = -(-k // 32)
+                for kind in ("small", "any", "top", "tiny", "cancel"):
+                    a, b = operands(fa, fb, m, k, p, kind, "mx-e8m0")
+                    for rname, (lo, hi) in ranges.items():
+                        g = rng_of("mx-e8m0", ka, kb, m, k, p, kind, rname)
+                        qa = mx.BlockArray(a, g.integers(lo, hi + 1, (m, nb)).astype(np.uint8), kind=ka,
+                                           axes=(1,), block=(32,))
+                        qb = mx.BlockArray(b, g.integers(lo, hi + 1, (nb, p)).astype(np.uint8), kind=kb,
+                                           axes=(0,), block=(32,))
+                        od = S.rotate((np.float32, np.float64, softfp8.bfloat16, softfp8.e4m3), i)
+                        env = S.rotate(S.CONFIGS, i)
+                        i += 1
+                        cid = f"mx.matmul/{ka}x{kb}/e8m0-{rname}/{_shape_id(m, k, p)}/{kind}"
+                        yield mcase(f"{cid}->{_odid(od)}/{S.env_id(env)}",
+                                    lambda g, qa=qa, qb=qb, od=od: mx.matmul(qa, qb, out_dtype=_od(od)), m * p, env)
+                        if kind in ("small", "tiny"):
+                            acc = softfp8.Accumulation(accumulator=np.float32, promote_every=16 if k > 32 else None)
+                            yield mcase(f"{cid}/acc-f32->float32/{S.env_id(env)}",
+                                        lambda g, qa=qa, qb=qb, acc=acc: mx.matmul(qa, qb, accumulation=acc),
+                                        m * p, env)
+
+    return {"scales": scales, "mx+dask": mx_and_dask, "mx-e8m0": mx_e8m0}
 
 
 def _dask_cases():

@@ -755,6 +755,93 @@ def test_mx_matmul_exact_against_fractions(ka, kb):
     assert cases == 3 * (1 + 12 + 10)
 
 
+@pytest.mark.parametrize("ka,kb", [("mxfp8_e4m3", "mxfp8_e5m2"), ("mxfp4", "mxfp6_e3m2")])
+def test_mx_matmul_whole_e8m0_range_against_reference(ka, kb):
+    """Block scales drawn over the whole E8M0 range (codes 0..254, so scale products
+    2^-254 .. 2^254, most outside binary32), element codes of every class (NaN / infinity
+    for E5M2, subnormals, zeros of both signs), shapes across block boundaries: codes and
+    flags of every output against tests/models/mx_ref.py (OCP MX's dot product, exact, one
+    rounding; E8M0 scales raise no flag), with fast paths on (integer kernels, BLAS for a
+    single block) and off (the generic kernel), in three rounding modes."""
+    from ..models import mx_ref
+    from softfp8 import _ext
+    rng = np.random.default_rng(23)
+    cases = wide = 0
+    for m, k, n in ((1, 32, 1), (2, 64, 3), (3, 70, 2)):
+        nb = -(-k // 32)
+        A = mx.quantize(np.zeros((m, k)), ka, axis=1)
+        B = mx.quantize(np.zeros((k, n)), kb, axis=0)
+        ea, eb = A.element_format, B.element_format
+        A.elements[...] = rng.integers(0, 1 << ea.bits, (m, k)).astype(ea.storage).view(A.elements.dtype)
+        B.elements[...] = rng.integers(0, 1 << eb.bits, (k, n)).astype(eb.storage).view(B.elements.dtype)
+        # a third of the scale pairs on one side of binary32's range, a third on the other
+        A.scales[...] = rng.choice(np.r_[0:40, 110:145, 215:255], (m, nb)).astype(np.uint8)
+        B.scales[...] = rng.choice(np.r_[0:40, 110:145, 215:255], (nb, n)).astype(np.uint8)
+        ca = np.asarray(A.elements).view(ea.storage)
+        cb = np.asarray(B.elements).view(eb.storage)
+        for mode in ("nearest_even", "toward_zero", "downward"):
+            want = {}
+            for i in range(m):
+                for j in range(n):
+                    sa, sb = [int(x) for x in A.scales[i]], [int(x) for x in B.scales[:, j]]
+                    wide += any(not -149 <= x + y - 254 <= 127 for x, y in zip(sa, sb))
+                    want[i, j] = mx_ref.mx_dot(ka, kb, [int(x) for x in ca[i]], sa, [int(x) for x in cb[:, j]],
+                                               sb, 32, mode)
+            for fast in (0, 1, 2):
+                old = _ext.set_fast(fast)
+                try:
+                    for i in range(m):
+                        for j in range(n):
+                            # one output per call: its flags alone
+                            with softfp8.rounding(mode), softfp8.collect_flags() as cf, np.errstate(all="ignore"):
+                                got = mx.matmul(A[i:i + 1], B[:, j:j + 1])
+                            assert (int(got.view(np.uint32)[0, 0]), int(cf.flags)) == want[i, j], \
+                                (ka, kb, m, k, n, i, j, mode, fast, hex(want[i, j][0]))
+                            cases += 1
+                    with softfp8.rounding(mode), np.errstate(all="ignore"):
+                        whole = mx.matmul(A, B).view(np.uint32)
+                    assert [int(x) for x in whole.ravel()] == [want[i, j][0] for i in range(m) for j in range(n)]
+                finally:
+                    _ext.set_fast(old)
+    assert cases == 3 * 3 * (1 + 6 + 6)
+    assert wide >= 3 * 4      # outputs with a scale product outside binary32, per mode
+
+
+def test_mx_matmul_zero_block_raises_no_denormal():
+    """quantize gives an all-zero block the scale 2^-127 (E8M0 code 0), an ordinary E8M0
+    value (E8M0 has no subnormals): mx.matmul raises no denormal flag for it, nor for a
+    product with that scale (scaled_mm, whose scales are binary32 numbers, does)."""
+    x = np.zeros((2, 64))
+    x[1, :32] = 1.5
+    A = mx.quantize(x, "mxfp8_e4m3", axis=1)
+    B = mx.quantize(np.ones((64, 3)), "mxfp8_e4m3", axis=0)
+    assert A.scales[0, 0] == 0 and A.scales[1, 1] == 0
+    for fast in (0, 1):
+        old = softfp8._ext.set_fast(fast)
+        try:
+            with softfp8.collect_flags() as cf:
+                r = mx.matmul(A, B)
+            assert cf.flags == 0 and np.array_equal(r, np.array([[0.0] * 3, [48.0] * 3], np.float32))
+            with softfp8.collect_flags() as cf:
+                softfp8.scaled_mm(A.elements, B.elements, A.scale_values().astype(np.float32),
+                                  B.scale_values().astype(np.float32), block_a=(1, 32), block_b=(32, 1))
+            assert cf.flags == softfp8.Flags.DENORMAL
+        finally:
+            softfp8._ext.set_fast(old)
+
+
+def test_exact_scale_mode_takes_powers_of_two_only():
+    """The engine's exact-scale mode (mx.matmul's) multiplies powers of two; another scale
+    is refused by name, never multiplied inexactly."""
+    from softfp8 import gemm
+    a = np.zeros((1, 32), np.uint8).view(softfp8.e4m3)
+    with pytest.raises(ValueError, match="sa holds a scale that is not a positive power of two"):
+        gemm._scaled_mm(a, a.T, np.float32(0.3), np.float32(1.0), np.float32, None, None, None, True, "t")
+    r = gemm._scaled_mm(a, a.T, np.float32(2.0 ** -140), np.float32(2.0 ** -140), np.float32, None, None, None,
+                        True, "t")
+    assert r.shape == (1, 1) and r[0, 0] == 0
+
+
 def test_mx_matmul_accumulation_and_refusals():
     rng = np.random.default_rng(1)
     A = mx.quantize(rng.standard_normal((4, 64)), "mxfp8_e4m3", axis=1)

@@ -22,6 +22,7 @@ from softfp8 import dot_vectors, vectors
 from softfp8.__main__ import main
 from tests.models import fraction_model as fm
 from tests.models import matrix_units_ref as ref
+from tests.models import mx_ref
 
 F32 = ref.BINARY32
 SPEC = {"float32": F32, "float16": fm.SPECS["float16"], "bfloat16": fm.SPECS["bfloat16"],
@@ -103,48 +104,16 @@ def test_blockfma_float16_out_against_reference():
         assert (ln[-2], ln[-1]) == (want, wfl), (ln, hex(want), wfl)
 
 
-MX_ELEM = {"mxfp8_e4m3": "e4m3", "mxfp8_e5m2": "e5m2", "mxfp6_e2m3": "float6_e2m3fn",
-           "mxfp6_e3m2": "float6_e3m2fn", "mxfp4": "float4_e2m1fn"}
-
-
 def _mx_exact(ka, kb, line, k, mode):
-    """(code, flags) of an MX block dot product: every product a_i * b_i * 2^(sa-127) *
-    2^(sb-127) exact, summed exactly, rounded once into binary32 (P3109 BlockDotProduct);
-    denormal for a subnormal element and, as softfp8.scaled_mm documents for its binary32
-    scales (docs/training.md, "Flags"), for the scale 2^-127 (E8M0 code 0)."""
-    nb, blk = k // 32, 32
-    fl, terms = 0, []
-    vals = {"a": [], "b": []}
-    for side, kind, base in (("a", ka, 0), ("b", kb, nb * (blk + 1))):
-        for j in range(nb):
-            s = line[base + j * (blk + 1)]
-            fl |= ref.DENORMAL if s == 0 else 0    # 2^-127, a binary32 subnormal scale (docs/training.md)
-            for t in range(blk):
-                v = ref.decode(MX_ELEM[kind], line[base + j * (blk + 1) + 1 + t])
-                fl |= ref.DENORMAL if v.sub else 0
-                vals[side].append((v, s - 127))
-    for (x, ea), (y, eb) in zip(vals["a"], vals["b"]):
-        p, f = ref.ieee_mul(x, y)
-        fl |= f
-        if p.kind == "fin":
-            p = ref.Val("fin", p.neg, p.v * Fraction(2) ** (ea + eb))
-        terms.append(p)
-    if any(t.kind == "nan" for t in terms):
-        r = ref.Val("nan")
-    elif any(t.kind == "inf" for t in terms):
-        signs = {t.neg for t in terms if t.kind == "inf"}
-        r = ref.Val("nan") if len(signs) == 2 else ref.Val("inf", signs.pop())
-        fl |= ref.INVALID if r.kind == "nan" else 0
-    else:
-        s = sum((t.v for t in terms), Fraction(0))
-        if s:
-            r = ref.Val("fin", int(s < 0), s)
-        elif len({t.neg for t in terms}) == 1:
-            r = ref.Val("zero", terms[0].neg)
-        else:
-            r = ref.Val("zero", int(mode == "downward"))
-    _, code, f = ref.spec_round(F32, r, mode)
-    return code, fl | f
+    """(code, flags) of an MX line by tests/models/mx_ref.py (OCP MX's dot product, every
+    product and scale product 2^(ea + eb) exact, one rounding into binary32; E8M0 scales
+    raise no flag)."""
+    nb, step = k // 32, 33
+    a = [line[j * step + 1 + t] for j in range(nb) for t in range(32)]
+    sa = [line[j * step] for j in range(nb)]
+    b = [line[nb * step + j * step + 1 + t] for j in range(nb) for t in range(32)]
+    sb = [line[nb * step + j * step] for j in range(nb)]
+    return mx_ref.mx_dot(ka, kb, a, sa, b, sb, 32, mode)
 
 
 @pytest.mark.parametrize("ka,kb,k,mode", [("mxfp8_e4m3", "mxfp8_e5m2", 64, "nearest_even"),
@@ -252,25 +221,51 @@ def test_malformed_dot_files():
     assert (rep.lines, rep.mismatches) == (3, 0)
 
 
-def test_mx_scale_products_outside_binary32_are_refused():
-    """ver refuses an MX line whose block scales multiply beyond binary32 (2^-149 .. 2^127),
-    where softfp8.mx.matmul rounds the scale product (test below); gen never writes one."""
-    lines = _gen("mxfp4", None, 32, count=60, seed=4).splitlines(keepends=True)
-    for ln in lines:
-        f = ln.split()
-        assert -149 <= int(f[0], 16) + int(f[33], 16) - 254 <= 127
-    f = lines[1].split()
-    f[0], f[33] = b"FE", b"FE"
-    with pytest.raises(vectors.VectorError, match=r"line 2: block 1's scales 2\^127 x 2\^127 multiply to 2\^254"):
-        dot_vectors.verify_dot(io.BytesIO(lines[0] + b" ".join(f) + b"\n"), "mxfp4", None, 32)
+def test_mx_scale_products_over_the_whole_e8m0_range():
+    """gen writes MX lines whose block scales multiply far beyond binary32 (2^-254 ..
+    2^254: results that underflow to zero or a binary32 subnormal, overflow, or stay normal
+    only because the elements are large or small), and they verify against the exact
+    reference, as does a hand-made line with the scales 2^127 x 2^127 and a zero element."""
+    lines = _gen("mxfp4", None, 32, count=120, seed=4)
+    parsed = _lines(lines)
+    sums = [ln[0] + ln[33] - 254 for ln in parsed]
+    assert len(parsed) == 120
+    assert min(sums) < -149 - 64 and max(sums) > 127 + 64, (min(sums), max(sums))
+    assert sum(not -149 <= e <= 127 for e in sums) >= 30
+    for ln in parsed:
+        want, wfl = _mx_exact("mxfp4", "mxfp4", ln, 32, "nearest_even")
+        assert (ln[-2], ln[-1]) == (want, wfl), (ln, hex(want), wfl)
+    first = lines.splitlines(keepends=True)[0]
+    f = first.split()
+    f[0], f[33], f[5] = b"FE", b"FE", b"0"                 # 2^127 x 2^127, element a_5 = +0
+    ln = [int(x, 16) for x in f]
+    want, wfl = _mx_exact("mxfp4", "mxfp4", ln, 32, "nearest_even")
+    f[-2], f[-1] = b"%08X" % want, b"%02X" % wfl
+    rep = dot_vectors.verify_dot(io.BytesIO(b" ".join(f) + b"\n"), "mxfp4", None, 32)
+    assert (rep.lines, rep.mismatches) == (1, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="softfp8.mx.matmul forms the scale 2^(ea+eb) as a binary32 product "
-                   "(softfp8.scaled_mm): 2^-90 x 2^-60 flushes to 0 (reported to the lead, issue 23)")
 def test_mx_matmul_exact_beyond_binary32_scale_products():
-    """32 ones times 32 ones with scales 2^-90 and 2^-60: exactly 2^-145, a binary32 subnormal."""
-    one = np.full((1, 32), 0x38, np.uint8).view(softfp8.e4m3)
-    xa = softfp8.mx.BlockArray(one, np.array([[37]], np.uint8), kind="mxfp8_e4m3", axes=(1,), block=(32,))
-    xb = softfp8.mx.BlockArray(one.reshape(32, 1), np.array([[67]], np.uint8), kind="mxfp8_e4m3",
-                               axes=(0,), block=(32,))
-    assert float(softfp8.mx.matmul(xa, xb)[0, 0]) == 2.0 ** -145
+    """32 ones times 32 ones with scales 2^-90 and 2^-60: exactly 2^-145, a binary32
+    subnormal (scaled_mm's binary32 scale product 2^-150 would round it to 0); scales
+    2^127 x 2^127 with a zero element: +inf with overflow (a binary32 scale product would be
+    inf, and inf * 0 NaN with invalid); the scale 2^-127 (E8M0 code 0) raises no denormal."""
+    one = np.full((1, 32), 0x38, np.uint8)
+
+    def run(ea, eb, a=one):
+        xa = softfp8.mx.BlockArray(a.view(softfp8.e4m3), np.array([[ea]], np.uint8), kind="mxfp8_e4m3",
+                                   axes=(1,), block=(32,))
+        xb = softfp8.mx.BlockArray(one.reshape(32, 1).view(softfp8.e4m3), np.array([[eb]], np.uint8),
+                                   kind="mxfp8_e4m3", axes=(0,), block=(32,))
+        with softfp8.collect_flags() as cf, np.errstate(all="ignore"):
+            r = softfp8.mx.matmul(xa, xb)
+        want = mx_ref.mx_dot("mxfp8_e4m3", "mxfp8_e4m3", list(a[0]), [ea], [0x38] * 32, [eb], 32)
+        assert (int(r.view(np.uint32)[0, 0]), int(cf.flags)) == want, (ea, eb, hex(want[0]))
+        return float(r[0, 0]), int(cf.flags)
+
+    assert run(37, 67) == (2.0 ** -145, 0)
+    zero = one.copy()
+    zero[0, 3] = 0
+    assert run(254, 254, zero) == (np.inf, 0x05)          # overflow | inexact, no invalid
+    assert run(0, 127) == (32 * 2.0 ** -127, 0)           # no denormal from the scale 2^-127
+    assert run(0, 0) == (0.0, 0x03)                       # 32 * 2^-254: underflow | inexact

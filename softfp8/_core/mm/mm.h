@@ -59,6 +59,12 @@ typedef struct sfp8m_model {
     uint64_t seed, stream, index;
     sfp8m_scale sa, sb;
     int64_t kblock;      /* scales vary along K in blocks of kblock products (0: constant) */
+    /* 0: the scale of a product is sa * sb rounded once to binary32, nearest even, and a
+       subnormal binary32 scale raises denormal (softfp8.scaled_mm, torch._scaled_mm);
+       1: the scales are powers of two (E8M0 values: softfp8.mx.matmul; the caller checks)
+       whose product 2^(ea + eb) is exact (2^-298 .. 2^254, beyond binary32) and reading
+       them raises no flag -- the OCP MX dot product, E8M0 having no subnormals */
+    int scale_exact;
 } sfp8m_model;
 
 /* C = A @ B in binary64: A (m x k), B (k x p), C (m x p), all row-major and

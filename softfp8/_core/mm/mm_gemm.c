@@ -69,8 +69,9 @@ static unsigned run_model(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int f
     unsigned flags = 0;
     int used = 0, bw;
     /* the model kernels' tables (65,536 products, decodings) are built when the call
-       repays them, or always in eager mode (fast == 2), as the fast paths' tables */
-    if ((fast && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) ||
+       repays them, or always in eager mode (fast == 2), as the fast paths' tables; exact
+       scale products beyond binary32 (mx.matmul) leave the call to the generic kernel */
+    if ((fast && !c->scale_wide && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) ||
         !mm_call_tables(c, c->m * c->k * c->p)) {
         mm_model_free(t);
         return SFP8M_NOMEM;
@@ -102,6 +103,9 @@ unsigned sfp8m_gemm(const sfp8m_model *md, const sfp8m_blas *blas, const char *A
     unsigned flags = 0, tok;
     fenv_t fe;
     if (m <= 0 || p <= 0) return 0;
+    if (md->exact && md->envout.isa) fast = 0; /* an ISA convention (NumPy loops under softfp8.isa):
+                                                  the generic kernel takes its steps, as the
+                                                  array driver's fast paths decline such calls */
     /* the binary64 work of the paths raises no floating-point flag of the caller's
        thread: the results' flags are the returned ones */
     feholdexcept(&fe);

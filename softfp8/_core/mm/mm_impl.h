@@ -17,6 +17,9 @@
 #include "mm_paths.h"
 
 /* ---- the generic kernels (mm_ref.c): the definition ---- */
+/* an empty superaccumulator holding every scaled product a * b * s of the call exactly
+   (the generic kernel's, and int_dot's for K-blocked scales) */
+void mm_exact_init(const mm_call *c, SuperAcc *sa);
 /* output (i, j) of the exact model; only_special: add only the products with a NaN or
    infinity operand (the result is then NaN or infinity whatever the finite products,
    whose only flags -- denormal operands -- the caller raises); env: envout, or a copy

@@ -6,7 +6,8 @@
  * exact sum (at most 64 + 24 bits, or a power of two); scales blocked along K (MX,
  * DeepSeek tiles) multiply each block's exact sum (kblock <= 2^20 products: below
  * 2^100, times a 24-bit significand below 2^124) before it enters a
- * superaccumulator (accum.c).  Every result is rounded once by the core
+ * superaccumulator (accum.c).  Exact scale products (scale_exact, mx.matmul: powers of
+ * two 2^-298 .. 2^254) shift the sums only, into the generic kernel's accumulator span.  Every result is rounded once by the core
  * (sfp8_round_value, or accum.c's rounding of the superaccumulator).  NaN and
  * infinity operands, and scale products that are not finite non-zero binary32
  * numbers, leave the block to the generic kernel (mm_ref.c).  Proven equal to it
@@ -119,8 +120,7 @@ static int int_blocked(const mm_int *t, mm_call *c, char *O, ptrdiff_t om, ptrdi
     unsigned fl = 0;
     uint8_t fl8 = 0;
     int64_t low = fmt_low(&md->fa) + fmt_low(&md->fb);
-    int64_t span = fmt_top(&md->fa) - fmt_low(&md->fa) + fmt_top(&md->fb) - fmt_low(&md->fb) + 129 + 149;
-    for (int jj = 0; jj < n; jj++) acc_init_span(&t->acc[jj], low - 149, span); /* as mm_ref.c's, scaled */
+    for (int jj = 0; jj < n; jj++) mm_exact_init(c, &t->acc[jj]); /* the generic kernel's span */
     for (int64_t l0 = 0; l0 < c->k; l0 += md->kblock) {
         int64_t l1 = c->k - l0 < md->kblock ? c->k : l0 + md->kblock;
         __int128 S[MM_INT_WIDTH];

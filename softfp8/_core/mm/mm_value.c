@@ -203,10 +203,34 @@ void mm_scale_at(const sfp8m_model *md, int64_t i, int64_t l, int64_t j, gval *s
     }
     if (md->sa.s) gv_decode(&sfp8_binary32, md->sa.s[(i / md->sa.br) * md->sa.rs + (l / md->sa.bc) * md->sa.cs], &x);
     if (md->sb.s) gv_decode(&sfp8_binary32, md->sb.s[(l / md->sb.br) * md->sb.rs + (j / md->sb.bc) * md->sb.cs], &y);
+    if (md->scale_exact) { /* E8M0 values: 2^(ea + eb) exactly (significands 1), no flag */
+        gv_mul(&x, &y, s, fl);
+        s->fl = 0;
+        return;
+    }
     *fl |= x.fl | y.fl;
     gv_mul(&x, &y, &pr, fl);
     gv_decode(&sfp8_binary32, gv_round(&sfp8_binary32, &mm_env_rne, &pr, fl), s);
     s->fl = 0;
+}
+
+/* the lowest and highest exponents of the scales of one operand (rows x cols; powers of two) */
+static void scale_exps(const sfp8m_scale *sc, int64_t rows, int64_t cols, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    if (!sc->s || rows <= 0 || cols <= 0) return;
+    *lo = INT64_MAX, *hi = INT64_MIN;
+    for (int64_t r = 0; r < (rows + sc->br - 1) / sc->br; r++)
+        for (int64_t q = 0; q < (cols + sc->bc - 1) / sc->bc; q++) {
+            gval v;
+            gv_decode(&sfp8_binary32, sc->s[r * sc->rs + q * sc->cs], &v);
+            if (v.cls != GV_FIN) { /* not a scale of the exact mode: claim the widest range */
+                *lo = INT64_MIN / 4, *hi = INT64_MAX / 4;
+                return;
+            }
+            if (v.exp < *lo) *lo = v.exp;
+            if (v.exp > *hi) *hi = v.exp;
+        }
 }
 
 int mm_call_init(mm_call *c, const sfp8m_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
@@ -222,6 +246,12 @@ int mm_call_init(mm_call *c, const sfp8m_model *md, const char *A, ptrdiff_t am,
     c->szo = mm_size(&md->fout);
     c->mask_a = sfp8_code_mask(&md->fa);
     c->mask_b = sfp8_code_mask(&md->fb);
+    if (md->scale_exact) {
+        int64_t la, ha, lb, hb;
+        scale_exps(&md->sa, m, k, &la, &ha);
+        scale_exps(&md->sb, k, p, &lb, &hb);
+        c->scale_wide = la + lb < -149 || ha + hb > 127;
+    }
     return !md->exact || (c->sacc = malloc(sizeof(SuperAcc))) != NULL;
 }
 

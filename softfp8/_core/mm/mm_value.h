@@ -39,8 +39,21 @@ uint64_t gv_add_round(const sfp8_format *f, const sfp8_env *env, const gval *x, 
 double gv_double(const gval *v);          /* exact for the values of the fast kernels */
 void gv_from_double(double d, gval *v);   /* d finite */
 static inline int gv_bitlen(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
-/* s(i, l, j) = sa(i, l) * sb(l, j) rounded once to binary32, nearest even (mm_one without scales) */
+/* s(i, l, j) = sa(i, l) * sb(l, j) rounded once to binary32, nearest even, a subnormal scale
+   raising denormal; with md->scale_exact the exact product of the two powers of two, no flag
+   (mm_one without scales) */
 void mm_scale_at(const sfp8m_model *md, int64_t i, int64_t l, int64_t j, gval *s, uint8_t *fl);
+/* the exponent range the scale products add to a product a * b: every scale product of a call
+   is a multiple of 2^mm_scale_low below 2^mm_scale_top -- binary32 values (2^-149 .. < 2^128,
+   one bit spare above), or (scale_exact) exact products of two of them; 0 and 0 without scales */
+static inline int64_t mm_scale_low(const sfp8m_model *md)
+{
+    return !md->sa.s && !md->sb.s ? 0 : md->scale_exact ? -298 : -149;
+}
+static inline int64_t mm_scale_top(const sfp8m_model *md)
+{
+    return !md->sa.s && !md->sb.s ? 0 : md->scale_exact ? 256 : 129;
+}
 /* (mag + a sticky fraction) * 2^e, negated if neg, rounded once into f by the core
    (mag of up to 128 bits; the msb is moved to bit 63, the bits below it go to the sticky bit) */
 uint64_t mm_round_u128(const sfp8_format *f, const sfp8_env *env, int neg, unsigned __int128 mag, int64_t e,
@@ -70,6 +83,9 @@ typedef struct {
     int sza, szb, szo;
     SuperAcc *sacc;          /* the generic exact kernel's accumulator */
     const sfp8f_conv *deca, *decb; /* binary64 decodings (mm_blas.c): specials found without decoding */
+    int scale_wide;          /* scale_exact and a scale product of the call may lie outside binary32's
+                                2^-149 .. 2^127 (the model kernels, written for binary32 scale
+                                products, leave such calls to the generic kernel) */
 } mm_call;
 
 /* the state shared by the kernels; 0: no memory */
