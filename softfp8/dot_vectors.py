@@ -313,7 +313,8 @@ def _dot_compute(spec, A, B, C, SA, SB, rounding, saturate, tininess):
     ut = np.dtype(f"u{odt.itemsize}")
     if not spec.mx:
         Cv = C.astype(ut).view(odt)
-    with _dot_env(spec, rounding, saturate, tininess):
+    # the flags are the lines' own (collect_flags): NumPy's warnings of the products are not wanted
+    with _dot_env(spec, rounding, saturate, tininess), np.errstate(all="ignore"):
         for i in range(n):
             with _context.collect_flags() as cf:
                 if spec.mx:

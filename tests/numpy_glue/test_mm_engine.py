@@ -20,7 +20,7 @@ from . import mm_diffsearch
 
 MODES = ref.MODES
 LEVELS = tuple(range(_ext.simd_level() + 1))
-PATHS = ("blas_bound", "blas_ziv", "int_dot", "model_f32", "model_odd", "model_fma16")
+PATHS = ("blas_bound", "blas_ziv", "int_dot", "model_f32", "model_odd", "model_fma16", "block_fma", "orders")
 
 
 def raw(r):
