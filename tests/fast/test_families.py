@@ -18,6 +18,7 @@ FAMILIES = {
     "order16": (0,), "convert": (0, 2), "from_float8": (0, 1, 2), "cast16": (0, 1, 2),
     "sr_arith8": (0, 1, 2), "sr_arith16": (0, 1, 2), "sr_unary8": (0, 1, 2), "sr_wide": (0, 1, 2),
     "sr_fma": (0, 2), "sr_convert8": (0, 1, 2), "sr_from_float8": (0, 1, 2), "sr_cast16": (0, 1, 2),
+    "blockq": (0, 1, 2),
 }
 
 
