@@ -1065,14 +1065,17 @@ def main(argv=None):
     from softfp8 import mx as _mx, scaling as _scaling
     q2d = np.random.default_rng(22).standard_normal((1024, 1024)).astype(np.float32)
 
-    def _rows(f):
-        return lambda k: (lambda: f(q2d[:max(1, k // 1024)]))
+    def _rows(f):   # the whole 1024 x 1024 tensor per call: ns per element of it
+        return lambda k: (lambda: f(q2d))
+
+    def MQ(make):   # the quantiser rows time the one tensor (not the element sizes of M)
+        return measure(make, [q2d.size], lambda k: k, repeats)
     for qk in ("nvfp4", "mxfp4", "mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp6_e3m2", "mxint8"):
-        add(Row(f"quant_{qk}", f"mx.quantize(x, {qk!r}) 1024² float32", M(_rows(lambda a, qk=qk: _mx.quantize(a, qk))),
+        add(Row(f"quant_{qk}", f"mx.quantize(x, {qk!r}) 1024² float32", MQ(_rows(lambda a, qk=qk: _mx.quantize(a, qk))),
                 target=("abs", 2.0), notes=["blocks along the last axis; the C block quantiser (quantize.c)"]))
-    sq = M(_rows(lambda a: _scaling.quantize(a, softfp8.e4m3)))
+    sq = MQ(_rows(lambda a: _scaling.quantize(a, softfp8.e4m3)))
     add(Row("quant_delayed", "DelayedScaling().quantize(x) 1024² float32",
-            M(_rows(lambda a: _scaling.DelayedScaling().quantize(a))), ref=sq,
+            MQ(_rows(lambda a: _scaling.DelayedScaling().quantize(a))), ref=sq,
             ref_label="scaling.quantize(x, e4m3)", target=("vs_quant", 1.2)))
 
     # ---- reference-only rows ----------------------------------------------

@@ -490,6 +490,7 @@ MM_TGT512 static void finish_avx512(const uctx *g, const int32_t *E, const int32
     const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
     const __m512i emin = _mm512_set1_epi64(g->emin_o), emax = _mm512_set1_epi64(g->emax_o);
     const __m512i P = _mm512_set1_epi64(g->P);
+    __mmask16 allinex = 0;
     for (int h = 0; h < LANES; h += 8) {
         __m512i t = _mm512_loadu_si512(T + h), mag = _mm512_abs_epi64(t), e, bl, top, sh, q, rem, half, x;
         __mmask8 neg = _mm512_cmplt_epi64_mask(t, zero), nz = _mm512_cmpneq_epi64_mask(t, zero);
@@ -540,10 +541,15 @@ MM_TGT512 static void finish_avx512(const uctx *g, const int32_t *E, const int32
             _mm256_mask_storeu_epi32(cur->x + h, take, _mm512_cvtepi64_epi32(x));
             _mm256_mask_storeu_epi32(cur->E + h, take, _mm512_cvtepi64_epi32(top));
         }
-        for (int qq = 0; inexact >> qq; qq++)
-            if (inexact >> qq & 1) fl[h + qq] |= SFP8_FLAG_INEXACT;
+        allinex |= (__mmask16)((unsigned)inexact << h);
         for (int qq = 0; bad >> qq; qq++)
             if (bad >> qq & 1) live[h + qq] = 0;
+    }
+    /* the inexact flags of the lanes, one masked byte operation */
+    {
+        __m128i v = _mm_loadu_si128((const __m128i *)fl);
+        _mm_storeu_si128((__m128i *)fl,
+                         _mm_mask_mov_epi8(v, allinex, _mm_or_si128(v, _mm_set1_epi8((char)SFP8_FLAG_INEXACT))));
     }
 }
 #endif
