@@ -4,23 +4,28 @@
  * Kahan orders, or an addend.  The generic kernel, and the definition, is bfma.c's
  * (sfp8u_gemm, exact in integers); it is what runs with the fast paths off.
  *
- * The fast path (mm_paths.def: block_fma) computes the block-FMA model with global
- * alignment and the addend among the products -- the models of the NVIDIA units -- from
- * operands decoded once: per block, the largest nominal exponent E of the products and the
- * running value (at least min_exponent), every term truncated toward zero (with its
- * sticky bit) to the unit 2^(E - W), the integers summed in 64 bits, the sum rounded once
- * to p + 1 significant bits by the model's rounding, and that value carried into the next
- * block (docs/matrix-units.md).  It takes an output only if its row of A and its column of
- * B hold no NaN or infinity, its addend is finite, and every block result is a normal
- * number of the output format; anything else (overflow, a subnormal block result) is left
- * to the generic kernel, which computes that output again from the start.  The harness
- * proves the path equal to the generic kernel (tests/harness/matrix.py, "block_fma").
+ * The fast path (mm_paths.def: block_fma) computes the block-FMA model -- global alignment
+ * with the addend among the products (the NVIDIA units) or after them, and odd/even groups
+ * (MI300X) -- from operands decoded once, sixteen outputs of a row at a time: per block, the
+ * largest nominal exponent E of the terms (at least min_exponent), every term truncated
+ * toward zero (with its sticky bit) to the unit 2^(E - W) and the integers summed exactly
+ * (portable C; AVX2 / AVX-512 in 32-bit lanes; or, once lost bits no longer matter, by the
+ * binary32 route: a * b exact, times 2^-ue, converted with truncation), the sum rounded once
+ * to P significant bits by the model's rounding, and that value carried into the next block;
+ * the late addend and odd/even groups take bfma.c's two-term alignment per lane
+ * (docs/matrix-units.md, docs/matrix-engine.md).  It takes an output only if its row of A
+ * and its column of B hold no NaN or infinity, its addend is finite, and every block result
+ * is a normal number of the output format; anything else (overflow, a subnormal block
+ * result) is left to the generic kernel, which computes that output again from the start.
+ * The harness proves the path equal to the generic kernel (tests/harness/matrix.py,
+ * "block_fma").
  *
  * DERIVED from core.c round_pack: round_block rounds a normal block result to P
  * significant bits by the model's rounding (toward zero, nearest even or away, upward,
  * downward) as sfp8_round_value does in bfma.c's deliver, and leaves every other case to
  * it; proof: tests/harness/test_harness.py::test_entry (entry block_fma).
  */
+#include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -802,10 +807,13 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     int32_t maxb = NONE;
     ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
     unsigned flags = 0;
+    fenv_t fe;
     if (fast && md->order != SFP8U_BLOCK) /* the orders' fast path (mm_orders.c), which falls back to sfp8u_gemm */
         return sfp8m_orders_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
     if (m <= 0 || p <= 0) return 0;
     if (!fast || !covers(md, k)) return sfp8u_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
+    /* the binary32 route raises no floating-point flag of the caller's thread (as sfp8m_gemm) */
+    feholdexcept(&fe);
     memset(&g, 0, sizeof g);
     g.md = md;
     g.W = 23 + md->extra_bits;
@@ -835,6 +843,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
         free(colbad);
         free(da.tab);
         free(db.tab);
+        fesetenv(&fe);
         return SFP8U_NOMEM;
     }
     colsub = colbad + pp;
@@ -904,5 +913,6 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     free(colbad);
     free(da.tab);
     free(db.tab);
+    fesetenv(&fe);
     return flags;
 }
