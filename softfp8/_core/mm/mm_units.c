@@ -153,7 +153,7 @@ static inline uint64_t align1(uint64_t sig, int64_t s, int *lost)
 {
     uint64_t a;
     *lost = 0;
-    if (s >= 0) return sig << s;
+    if (s >= 0) return s < 64 ? sig << s : 0; /* s >= 64 only for a zero product (x = 0) */
     if (s <= -64) {
         *lost = sig != 0;
         return 0;
