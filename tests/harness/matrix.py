@@ -852,4 +852,30 @@ def _block_fma():
         yield from unit_cases(rows, ((12, 40, 33), (5, 97, 16), (17, 16, 5)), "unit-routes",
                               kinds=("small", "any", "cancel", "wide"), addends=(None, "normal"))
 
-    return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes}
+    def layouts():
+        # operands the engine reads through their strides: transposed (Fortran order), every
+        # other row / column, negative strides, batched with broadcasting, a broadcast addend
+        mu = softfp8.Accumulation.profile("h100")
+        late = softfp8.Accumulation.profile("mi300x")
+        cases = []
+        for key, fmt, acc in (("h100-e4m3", softfp8.e4m3, mu), ("mi300x-f16", softfp8.float16, late),
+                              ("h100-f16", softfp8.float16, mu)):
+            a, b = operands(fmt, fmt, 6, 70, 40, "any", f"unit-layouts-{key}")
+            g = rng_of("unit-layouts-c", key)
+            c = (g.standard_normal(40) * 4).astype(np.float32)
+            views = {
+                "fortran": (np.asfortranarray(a), np.asfortranarray(b), None),
+                "strided": (a[::2, ::2], b[::2, ::3], None),
+                "reversed": (a[::-1, ::-1], b[::-1, :], None),
+                "batched": (np.stack([a, a[::-1]]), b[None], None),
+                "c-broadcast": (a, b, c),
+            }
+            for vk, (x, y, cc) in views.items():
+                cases.append((f"{key}/{vk}", x, y, cc, acc))
+        for cid, x, y, cc, acc in cases:
+            n = int(np.prod(np.broadcast_shapes(x.shape[:-1] + (1,), (1,) * (x.ndim - 1) + y.shape[-1:])))
+            yield mcase(f"unit-layouts/{cid}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
+                x, y, cc, out_dtype=np.float32, accumulation=acc), max(n, 1), S.CONFIGS[0])
+
+    return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
+            "layouts": layouts}
