@@ -230,6 +230,48 @@ static void block_sum(const uctx *g, const uline *a, const uline *b, ptrdiff_t p
 
 #if MM_SIMD
 #include <immintrin.h>
+/* block sums in SIMD: 32-bit lanes v added to the sums (sum32: in 32 bits, lo alone; else
+ * as 64-bit halves lo, hi), and the sums stored as 64-bit integers at T */
+MM_TGT256 static inline void add8(__m256i v, int sum32, __m256i *lo, __m256i *hi)
+{
+    if (sum32) {
+        *lo = _mm256_add_epi32(*lo, v);
+        return;
+    }
+    *lo = _mm256_add_epi64(*lo, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)));
+    *hi = _mm256_add_epi64(*hi, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
+}
+
+MM_TGT256 static inline void store8(int64_t *T, __m256i lo, __m256i hi, int sum32)
+{
+    if (sum32) {
+        hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
+        lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
+    }
+    _mm256_storeu_si256((__m256i *)T, lo);
+    _mm256_storeu_si256((__m256i *)(T + 4), hi);
+}
+
+MM_TGT512 static inline void add16(__m512i v, int sum32, __m512i *lo, __m512i *hi)
+{
+    if (sum32) {
+        *lo = _mm512_add_epi32(*lo, v);
+        return;
+    }
+    *lo = _mm512_add_epi64(*lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
+    *hi = _mm512_add_epi64(*hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+}
+
+MM_TGT512 static inline void store16(int64_t *T, __m512i lo, __m512i hi, int sum32)
+{
+    if (sum32) {
+        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
+        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
+    }
+    _mm512_storeu_si512(T, lo);
+    _mm512_storeu_si512(T + 8, hi);
+}
+
 /* block_sum in 32-bit lanes (uctx.narrow: products below 2^32, terms below 2^31 with their
  * sign and sticky bit), summed in 32 bits when sum32 (uctx.sum32: the block's sum below 2^31),
  * else in 64; lost bits looked for only when need_lost (the sticky bit, or no inexact flag
@@ -263,20 +305,9 @@ MM_TGT256 static inline void sum8_avx2(const uline *a, const uline *b, ptrdiff_t
             d = _mm256_or_si256(d, lost);
             if (sticky) v = _mm256_or_si256(_mm256_slli_epi32(v, 1), lost);
         }
-        v = _mm256_sub_epi32(_mm256_xor_si256(v, m), m);
-        if (sum32) {
-            lo = _mm256_add_epi32(lo, v);
-        } else {
-            lo = _mm256_add_epi64(lo, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)));
-            hi = _mm256_add_epi64(hi, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
-        }
+        add8(_mm256_sub_epi32(_mm256_xor_si256(v, m), m), sum32, &lo, &hi);
     }
-    if (sum32) {
-        hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
-        lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
-    }
-    _mm256_storeu_si256((__m256i *)(T + h), lo);
-    _mm256_storeu_si256((__m256i *)(T + h + 4), hi);
+    store8(T + h, lo, hi, sum32);
     {
         int32_t dd[8];
         _mm256_storeu_si256((__m256i *)dd, d);
@@ -339,20 +370,9 @@ MM_TGT512 static void block_sum_avx512(const uctx *g, const uline *a, const ulin
             d |= lost;
             if (g->sticky) v = _mm512_mask_or_epi32(_mm512_slli_epi32(v, 1), lost, _mm512_slli_epi32(v, 1), one);
         }
-        v = _mm512_sub_epi32(_mm512_xor_si512(v, m), m);
-        if (g->sum32) {
-            lo = _mm512_add_epi32(lo, v);
-        } else {
-            lo = _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)));
-            hi = _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
-        }
+        add16(_mm512_sub_epi32(_mm512_xor_si512(v, m), m), g->sum32, &lo, &hi);
     }
-    if (g->sum32) {
-        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
-        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
-    }
-    _mm512_storeu_si512(T, lo);
-    _mm512_storeu_si512(T + 8, hi);
+    store16(T, lo, hi, g->sum32);
     for (int q = 0; q < LANES; q++) dropped[q] = d >> q & 1;
 }
 
@@ -392,7 +412,7 @@ MM_TGT256 static void block_sumf_avx2(const uctx *g, const uline *a, const uline
 {
     const __m256i zero = _mm256_setzero_si256();
     for (int h = 0; h < LANES; h += 8) {
-        __m256i vue = _mm256_loadu_si256((const __m256i *)(ue + h)), lo, hi = zero;
+        __m256i vue = _mm256_loadu_si256((const __m256i *)(ue + h)), lo = zero, hi = zero;
         __m256 sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), vue), 23));
         {
             __m256i s = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(cur->x + h)), vue);
@@ -400,28 +420,13 @@ MM_TGT256 static void block_sumf_avx2(const uctx *g, const uline *a, const uline
             __m256i v = _mm256_srlv_epi32(_mm256_sllv_epi32(_mm256_loadu_si256((const __m256i *)(cur->sig + h)),
                                                             _mm256_max_epi32(s, zero)),
                                           _mm256_max_epi32(_mm256_sub_epi32(zero, s), zero));
-            lo = _mm256_sub_epi32(_mm256_xor_si256(v, m), m);
+            add8(_mm256_sub_epi32(_mm256_xor_si256(v, m), m), g->sum32, &lo, &hi);
         }
-        if (!g->sum32) {
-            hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
-            lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
-        }
-        for (int64_t l = l0; l < l0 + n; l++) {
-            __m256i t = _mm256_cvttps_epi32(_mm256_mul_ps(
-                _mm256_mul_ps(_mm256_set1_ps(a->f[l]), _mm256_loadu_ps(b->f + l * pp + j0 + h)), sc));
-            if (g->sum32) {
-                lo = _mm256_add_epi32(lo, t);
-            } else {
-                lo = _mm256_add_epi64(lo, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(t)));
-                hi = _mm256_add_epi64(hi, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(t, 1)));
-            }
-        }
-        if (g->sum32) {
-            hi = _mm256_cvtepi32_epi64(_mm256_extracti128_si256(lo, 1));
-            lo = _mm256_cvtepi32_epi64(_mm256_castsi256_si128(lo));
-        }
-        _mm256_storeu_si256((__m256i *)(T + h), lo);
-        _mm256_storeu_si256((__m256i *)(T + h + 4), hi);
+        for (int64_t l = l0; l < l0 + n; l++)
+            add8(_mm256_cvttps_epi32(_mm256_mul_ps(
+                     _mm256_mul_ps(_mm256_set1_ps(a->f[l]), _mm256_loadu_ps(b->f + l * pp + j0 + h)), sc)),
+                 g->sum32, &lo, &hi);
+        store8(T + h, lo, hi, g->sum32);
     }
 }
 
@@ -431,33 +436,18 @@ MM_TGT512 static void block_sumf_avx512(const uctx *g, const uline *a, const uli
     const __m512i zero = _mm512_setzero_si512();
     const __m512i vue = _mm512_loadu_si512(ue);
     const __m512 sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), vue), 23));
-    __m512i lo, hi = zero;
+    __m512i lo = zero, hi = zero;
     {
         __m512i s = _mm512_sub_epi32(_mm512_loadu_si512(cur->x), vue), m = _mm512_loadu_si512(cur->neg);
         __m512i v = _mm512_srlv_epi32(_mm512_sllv_epi32(_mm512_loadu_si512(cur->sig), _mm512_max_epi32(s, zero)),
                                       _mm512_max_epi32(_mm512_sub_epi32(zero, s), zero));
-        lo = _mm512_sub_epi32(_mm512_xor_si512(v, m), m);
+        add16(_mm512_sub_epi32(_mm512_xor_si512(v, m), m), g->sum32, &lo, &hi);
     }
-    if (!g->sum32) {
-        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
-        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
-    }
-    for (int64_t l = l0; l < l0 + n; l++) {
-        __m512i t = _mm512_cvttps_epi32(
-            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a->f[l]), _mm512_loadu_ps(b->f + l * pp + j0)), sc));
-        if (g->sum32) {
-            lo = _mm512_add_epi32(lo, t);
-        } else {
-            lo = _mm512_add_epi64(lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(t)));
-            hi = _mm512_add_epi64(hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(t, 1)));
-        }
-    }
-    if (g->sum32) {
-        hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(lo, 1));
-        lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(lo));
-    }
-    _mm512_storeu_si512(T, lo);
-    _mm512_storeu_si512(T + 8, hi);
+    for (int64_t l = l0; l < l0 + n; l++)
+        add16(_mm512_cvttps_epi32(
+                  _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(a->f[l]), _mm512_loadu_ps(b->f + l * pp + j0)), sc)),
+              g->sum32, &lo, &hi);
+    store16(T, lo, hi, g->sum32);
 }
 
 /* block_sumf_avx512 for terms of up to 62 bits (not uctx.narrow): the conversions to 64-bit
