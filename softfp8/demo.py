@@ -29,7 +29,7 @@ E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
 HFP8_143, HFP8_152, HFP16 = NAMED["hfp8_143"], NAMED["hfp8_152"], NAMED["hfp16_169"]
 
 HIDDEN = 64
-SMALL_HIDDEN = 32          # fp8-exact-dot / fp8-h100 (the H100 model costs ~50 ns per multiply-add today)
+SMALL_HIDDEN = 32          # fp8-exact-dot / fp8-h100 (chosen when the H100 model cost ~50 ns per multiply-add)
 CLASSES = 3
 BATCH = 128
 LR = 0.02
@@ -241,8 +241,9 @@ class Fp8ExactDot(ScaledGemm):
     """The twin of ``fp8-h100``: the same E4M3 operands (per-tensor current scaling), every
     GEMM the exact dot product of the codes rounded once to float32 (softfp8.matmul), times
     the two inverse scales in float32, as a GPU applies them after its accumulator.  Both
-    train a smaller MLP (``sizes``) so that the H100 model, about 50 ns per multiply-add
-    today, keeps the demo within seconds."""
+    train a smaller MLP (``sizes``), sized when the H100 model cost about 50 ns per
+    multiply-add (now about 0.3 ns, the block_fma path: the README's table would change
+    with the default width)."""
 
     name = "fp8-exact-dot"
     what = ("E4M3 x E4M3 GEMMs, exact dot products rounded once to float32, per-tensor "
