@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 if __name__ == "__main__":   # the softfp8 of this checkout, not an installed one
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from softfp8 import demo, scaling  # noqa: E402
+from softfp8 import demo, nn  # noqa: E402
 
 try:
     import ml_dtypes  # noqa: E402
@@ -74,39 +74,45 @@ def steps_for(epochs, n=SAMPLES, batch=BATCH):
 
 # ------------------------------------------------------------------ backends ----
 
-class Float32(demo.Quantised):
+class _BlasF32(nn.Recipe):
+    """float32 operands, BLAS matmuls."""
+
+    def __init__(self):
+        super().__init__("none")
+
+    def matmul(self, a, b):
+        return np.matmul(self.values(a), self.values(b))
+
+
+class Float32(demo.Recipe):
     """float32 everywhere, BLAS matmuls."""
     name = "float32"
     what = "float32 operands, float32 matmuls (the reference)"
     layers = (0, 1)
 
-    def quantize(self, t, role, layer, axis):
-        return t
-
-    def matmul(self, a, b):
-        return np.matmul(a, b)
+    def layer_recipe(self):
+        return _BlasF32()
 
 
-class Softfp8(demo.ScaledGemm):
+class Softfp8(demo.Recipe):
     """E4M3 / E5M2 codes by softfp8's scaled cast, exact scaled_mm to float32."""
     name = "softfp8"
     what = ("E4M3 x/w, E5M2 g, per-tensor current scaling; softfp8.scaled_mm: exact dot, "
             "one rounding to float32")
     layers = (0, 1)
-    accumulation = None
+    recipe_class = nn.Recipe
 
-    def quantize(self, t, role, layer, axis):
-        return scaling.quantize(t, demo.E5M2 if role == "g" else demo.E4M3)
+    def layer_recipe(self):
+        return self.recipe_class("current", fmt=demo.E4M3, grad_fmt=demo.E5M2, gemm="scaled")
 
 
-class MlDtypes(demo.Quantised):
+class _MlDtypesRecipe(nn.Recipe):
     """The same recipe written with ml_dtypes casts and float32 matmuls."""
-    name = "ml_dtypes"
-    what = ("E4M3 x/w, E5M2 g, per-tensor current scaling; ml_dtypes casts, float32 "
-            "matmul of the upcast codes")
-    layers = (0, 1)
 
-    def quantize(self, t, role, layer, axis):
+    def __init__(self):
+        super().__init__("current")
+
+    def quantize(self, t, role, axis, state):
         dt = ml_dtypes.float8_e5m2 if role == "g" else ml_dtypes.float8_e4m3fn
         fmax = np.float32(ml_dtypes.finfo(dt).max)
         amax = np.max(np.abs(t))
@@ -124,6 +130,17 @@ class MlDtypes(demo.Quantised):
 
     def matmul(self, a, b):
         return np.matmul(a[0].astype(np.float32), b[0].astype(np.float32)) * (a[1] * b[1])
+
+
+class MlDtypes(demo.Recipe):
+    """The same recipe written with ml_dtypes casts and float32 matmuls."""
+    name = "ml_dtypes"
+    what = ("E4M3 x/w, E5M2 g, per-tensor current scaling; ml_dtypes casts, float32 "
+            "matmul of the upcast codes")
+    layers = (0, 1)
+
+    def layer_recipe(self):
+        return _MlDtypesRecipe()
 
 
 BACKENDS = {"float32": Float32, "ml_dtypes": MlDtypes, "softfp8": Softfp8}

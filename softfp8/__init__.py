@@ -21,6 +21,7 @@ from ._io import load, save, savez  # noqa: F401
 from ._interop import from_ml_dtypes, from_torch, to_ml_dtypes, to_torch  # noqa: F401
 from . import scaling  # noqa: F401
 from . import mx  # noqa: F401  (block formats: OCP MX, NVFP4, DeepSeek-V3 tiles)
+from . import nn  # noqa: F401  (FP8 training recipes and a NumPy linear layer)
 from . import p3109  # noqa: F401
 from .gemm import Accumulation, matmul, scaled_mm  # noqa: F401,F811  (matmul: with accumulation=)
 from .matrix_units import BlockFMA, MatrixUnit  # noqa: F401  (docs/matrix-units.md)

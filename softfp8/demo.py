@@ -1,11 +1,11 @@
 """``softfp8 demo``: train a small MLP in float32 and in low-precision training recipes.
 
 The data set is generated here (three interleaved spirals in the plane, fixed seeds, no
-download); the network is a 2-64-64-3 ReLU MLP with float32 master weights, written out
-by hand in NumPy (forward, backward, Adam).  A *recipe* decides how the three matmuls of
-each layer (forward ``x @ w``, data gradient ``g @ w.T``, weight gradient ``x.T @ g``)
-see their operands, and in which format the weights are stored after each update.  Every
-recipe is one small class below; docs/training.md ("The demo") explains each with its
+download); the network is a 2-64-64-3 ReLU MLP of ``softfp8.nn.Linear`` layers with
+float32 master weights, trained by Adam written out here.  A *recipe* names the
+``softfp8.nn.Recipe`` that decides how the three matmuls of each layer (forward ``x @ W.T``,
+data gradient ``g @ W``, weight gradient ``x.T @ g``) see their operands, and the format
+the weights are stored in after each update.  Every recipe is one small class below; docs/training.md ("The demo") explains each with its
 source.  Everything is seeded: two runs with one seed print the same table apart from the
 times.
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from ._context import rounding
 from ._formats import NAMED
-from . import gemm, mx, scaling
+from . import gemm, nn
 
 E4M3, E5M2 = NAMED["e4m3"], NAMED["e5m2"]
 HFP8_143, HFP8_152, HFP16 = NAMED["hfp8_143"], NAMED["hfp8_152"], NAMED["hfp16_169"]
@@ -61,13 +61,6 @@ def spirals(n_per_class: int, seed: int, classes: int = CLASSES, turns: float = 
 
 # -------------------------------------------------------------- the recipes ----
 
-def _mm(a, b):
-    """float32 matmul on one thread in a fixed order (NumPy's einsum loops, no BLAS): the
-    products of these small matrices are cheaper than BLAS's threads on a busy machine,
-    and the results repeat exactly run after run."""
-    return np.einsum("ik,kj->ij", a, b)
-
-
 def _cast(x, fmt):
     """x rounded into fmt (the current context's rounding), back as float32."""
     return np.asarray(x, dtype=fmt.dtype).astype(np.float32)
@@ -76,146 +69,41 @@ def _cast(x, fmt):
 class Recipe:
     """float32 throughout: the baseline.
 
-    A recipe sees the three matmuls of each layer (``layer`` = 0, 1, 2): ``forward``
-    (x @ w), ``dgrad`` (g @ w.T) and ``wgrad`` (x.T @ g), and ``store``, the format the
-    weights live in after an update.  At the last training step it keeps (exact,
-    quantised) pairs of layer 1's quantised activations and gradients in ``self.errors``
-    for the error histograms."""
+    A demo recipe names a ``softfp8.nn.Recipe`` (``layer_recipe``: how the three matmuls of
+    a ``softfp8.nn.Linear`` layer see their operands; None: float32) for the layers in
+    ``layers`` (the others stay float32), and ``store``, the format the weights live in
+    after an update."""
 
     name = "float32"
     what = "float32 everywhere (the reference)"
     sizes = None               # layer widths; None: (2, HIDDEN, HIDDEN, CLASSES)
+    layers = (0, 1, 2)         # the layers whose matmuls follow layer_recipe
 
     def __init__(self, seed: int):
         self.seed = seed
-        self.record = False          # True during the last step
-        self.errors: dict = {}
 
-    def forward(self, x, w, layer):
-        return _mm(x, w)
-
-    def dgrad(self, g, w, layer):
-        return _mm(g, w.T)
-
-    def wgrad(self, x, g, layer):
-        return _mm(x.T, g)
+    def layer_recipe(self):
+        return None
 
     def store(self, w, layer, step):
         return w
 
-    def begin_step(self, step):
-        pass
 
-    def values(self, q):
-        """float32 values of a quantised operand (see Quantised.quantize)."""
-        return q
-
-    def keep(self, role, layer, exact, quantised):
-        if self.record and layer == 1:
-            self.errors[role] = (np.asarray(exact, np.float32).ravel(),
-                                 np.asarray(self.values(quantised), np.float32).ravel())
-        return quantised
-
-
-class Quantised(Recipe):
-    """Both operands of every matmul quantised by ``quantize``, which returns float32
-    values (then ``matmul`` is a float32 matmul) or an object ``matmul``, ``values`` and
-    ``transpose`` understand.  ``role`` is "x" (activations), "w"
-    (weights) or "g" (gradients); ``axis`` is the operand's reduction axis in that matmul
-    (the axis a block format's blocks run along).  A tensor is quantised once per step and
-    reused (x in the forward pass and the weight gradient, w in the forward and data
-    gradient passes, g in the data and weight gradients), as FP8 training frameworks
-    do; block formats quantise once per reduction axis."""
-
-    per_tensor = True          # the quantisation does not depend on the reduction axis
-    layers = (0, 1, 2)         # the layers whose matmuls are quantised (others: float32)
-
-    def __init__(self, seed: int):
-        super().__init__(seed)
-        self.step = 0
-        self._cache: dict = {}
-
-    def begin_step(self, step):
-        self.step = step
-        self._cache.clear()
-
-    def quantize(self, t, role, layer, axis):
-        raise NotImplementedError
-
-    def _q(self, t, role, layer, axis):
-        key = (role, layer, None if self.per_tensor else axis)
-        if key not in self._cache:
-            self._cache[key] = self.quantize(t, role, layer, axis)
-        return self._cache[key]
-
-    def matmul(self, a, b):
-        return _mm(a, b)
-
-    def transpose(self, q):
-        return q.T
-
-    def forward(self, x, w, layer):
-        if layer not in self.layers:
-            return super().forward(x, w, layer)
-        qx = self.keep("activations", layer, x, self._q(x, "x", layer, 1))
-        return self.matmul(qx, self._q(w, "w", layer, 0))
-
-    def dgrad(self, g, w, layer):
-        if layer not in self.layers:
-            return super().dgrad(g, w, layer)
-        qg = self.keep("gradients", layer, g, self._q(g, "g", layer, 1))
-        return self.matmul(qg, self.transpose(self._q(w, "w", layer, 1)))
-
-    def wgrad(self, x, g, layer):
-        if layer not in self.layers:
-            return super().wgrad(x, g, layer)
-        return self.matmul(self.transpose(self._q(x, "x", layer, 0)), self._q(g, "g", layer, 0))
-
-
-class Fp8Delayed(Quantised):
+class Fp8Delayed(Recipe):
     """NVIDIA's FP8 recipe (Transformer Engine's ``DelayedScaling``, "HYBRID" format):
-    per-tensor scales from an amax history, E4M3 forward, E5M2 gradients."""
+    per-tensor scales from an amax history, E4M3 forward, E5M2 gradients; the matmuls of
+    the dequantised operands in float32, as FP8 emulation on a CPU computes them."""
 
     name = "fp8-delayed"
     what = ("E4M3 activations and weights, E5M2 gradients, per-tensor delayed "
             "scaling (softfp8.scaling)")
 
-    def __init__(self, seed: int):
-        super().__init__(seed)
-        self.scalers: dict = {}
-
-    def scaled(self, t, role, layer):
-        """softfp8.scaling.ScaledArray of t: codes of t * scale, the scale of its history."""
-        key = (role, layer)
-        if key not in self.scalers:
-            self.scalers[key] = scaling.DelayedScaling(
-                margin=0, amax_history_len=AMAX_HISTORY,
-                amax_compute_algo="max", fmt=E5M2 if role == "g" else E4M3)
-        return self.scalers[key].quantize(t)
-
-    def quantize(self, t, role, layer, axis):
-        return self.scaled(t, role, layer).dequantize(np.float32)
+    def layer_recipe(self):
+        return nn.Recipe("delayed", fmt=E4M3, grad_fmt=E5M2, amax_history_len=AMAX_HISTORY,
+                         gemm="dequantized")
 
 
-class ScaledGemm(Quantised):
-    """Operands quantised into ``scaling.ScaledArray`` s (codes and a scale); every matmul is
-    ``softfp8.scaled_mm`` of the codes with the inverse scales, under ``accumulation``
-    (None: the exact dot product rounded once to float32)."""
-
-    accumulation = None
-
-    def values(self, q):
-        return q.dequantize(np.float32)
-
-    def transpose(self, q):
-        return scaling.ScaledArray(q.codes.T, q.scale, q.fmt)
-
-    def matmul(self, a, b):
-        return gemm.scaled_mm(a.codes, b.codes, a.scale_inv, b.scale_inv,
-                              out_dtype=np.float32, accumulation=self.accumulation)
-
-
-class Hfp8(ScaledGemm):
+class Hfp8(Recipe):
     """IBM's hybrid FP8 (HFP8, Sun et al. 2019, appendix A): the middle layers' GEMMs take
     FP8 1-4-3 (bias 4) weights and activations and FP8 1-5-2 gradients, multiply them
     exactly and accumulate in chunks of 64 products in FP16 1-6-9 (softfp8.hfp16_169),
@@ -229,33 +117,32 @@ class Hfp8(ScaledGemm):
     name = "hfp8-fp16-acc"
     what = ("IBM HFP8: hidden-layer GEMMs of 1-4-3 x 1-5-2 codes, chunks of 64 summed in "
             "FP16 1-6-9 (scaled_mm + Accumulation)")
-    accumulation = gemm.Accumulation(accumulator=HFP16, rounding="nearest_even",
-                                     promote_every=64, promoted=HFP16)
     layers = (1,)
 
-    def quantize(self, t, role, layer, axis):
-        return scaling.quantize(t, HFP8_152 if role == "g" else HFP8_143, pow2=True)
+    def layer_recipe(self):
+        acc = gemm.Accumulation(accumulator=HFP16, rounding="nearest_even", promote_every=64,
+                                promoted=HFP16)
+        return nn.Recipe("current", fmt=HFP8_143, grad_fmt=HFP8_152, pow2=True, gemm="scaled",
+                         accumulation=acc)
 
 
-class Fp8ExactDot(ScaledGemm):
+class Fp8ExactDot(Recipe):
     """The twin of ``fp8-h100``: the same E4M3 operands (per-tensor current scaling), every
     GEMM the exact dot product of the codes rounded once to float32 (softfp8.matmul), times
-    the two inverse scales in float32, as a GPU applies them after its accumulator.  Both
-    train a smaller MLP (``sizes``), sized when the H100 model cost about 50 ns per
-    multiply-add (now about 0.3 ns, the block_fma path: the README's table would change
-    with the default width)."""
+    the two inverse scales in float32, as a GPU applies them after its accumulator
+    (``gemm="unit"``).  Both train a smaller MLP (``sizes``), sized when the H100 model cost
+    about 50 ns per multiply-add (now about 0.3 ns, the block_fma path: the README's table
+    would change with the default width)."""
 
     name = "fp8-exact-dot"
     what = ("E4M3 x E4M3 GEMMs, exact dot products rounded once to float32, per-tensor "
             "scaling; 2-32-32-3 MLP (the twin of fp8-h100)")
     sizes = (2, SMALL_HIDDEN, SMALL_HIDDEN, CLASSES)
+    accumulation = None
 
-    def quantize(self, t, role, layer, axis):
-        return scaling.quantize(t, E4M3)
-
-    def matmul(self, a, b):
-        acc = gemm.matmul(a.codes, b.codes, out_dtype=np.float32, accumulation=self.accumulation)
-        return acc * (a.scale_inv * b.scale_inv)
+    def layer_recipe(self):
+        return nn.Recipe("current", fmt=E4M3, grad_fmt=E4M3, gemm="unit",
+                         accumulation=self.accumulation)
 
 
 class Fp8H100(Fp8ExactDot):
@@ -267,23 +154,21 @@ class Fp8H100(Fp8ExactDot):
     name = "fp8-h100"
     what = ("as fp8-exact-dot, GEMMs accumulated by the H100 FP8 tensor-core model "
             "(Accumulation.profile('h100'))")
-    accumulation = gemm.Accumulation.profile("h100")
+    accumulation = "h100"
 
 
-class Block(Quantised):
+class Block(Recipe):
     """A block format (softfp8.mx) per role, blocks along each matmul's reduction axis;
-    gradients optionally rounded stochastically (seeded per step, layer and axis)."""
+    gradients optionally rounded stochastically (seeded per step, layer and axis); the
+    matmuls of the dequantised operands in float32."""
 
-    per_tensor = False
-    kinds = {"x": "mxfp8_e4m3", "w": "mxfp8_e4m3", "g": "mxfp8_e5m2"}
+    scaling = "mx"
+    kinds = None
     sr_gradients = False
 
-    def quantize(self, t, role, layer, axis):
-        opts = {}
-        if role == "g" and self.sr_gradients:
-            opts = {"rounding": "stochastic",
-                    "seed": (self.seed * 1_000_003 + self.step * 8 + layer * 2 + axis) % 2**64}
-        return mx.quantize(t, self.kinds[role], axis=axis, **opts).dequantize(np.float32)
+    def layer_recipe(self):
+        return nn.Recipe(self.scaling, kinds=self.kinds, stochastic_gradients=self.sr_gradients,
+                         seed=self.seed)
 
 
 class MxFp8(Block):
@@ -292,12 +177,12 @@ class MxFp8(Block):
 
 
 class MxFp4(Block):
-    name, kinds, sr_gradients = "mxfp4", dict.fromkeys("xwg", "mxfp4"), True
+    name, kinds, sr_gradients = "mxfp4", "mxfp4", True
     what = "OCP MXFP4 (E2M1, blocks of 32, E8M0 scales) for every operand, gradients SR"
 
 
 class NvFp4(Block):
-    name, kinds, sr_gradients = "nvfp4", dict.fromkeys("xwg", "nvfp4"), True
+    name, scaling, sr_gradients = "nvfp4", "nvfp4", True
     what = "NVFP4 (E2M1, blocks of 16, UE4M3 and float32 scales) for every operand, gradients SR"
 
 
@@ -338,18 +223,31 @@ RECIPES = [Recipe, Fp8Delayed, Hfp8, MxFp8, MxFp4, NvFp4, WeightsNearest, Weight
 
 # ------------------------------------------------------------- the training ----
 
-def _init(rng, sizes):
+def _layers(recipe, rng, sizes):
+    """softfp8.nn.Linear layers (He-normal weights, zero biases); the recipe's layers use
+    its layer_recipe.  The float32 matmuls are NumPy's einsum loops on one thread (no
+    BLAS): the products of these small matrices are cheaper than BLAS's threads on a busy
+    machine, and the results repeat exactly run after run."""
     ws = [(rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32)
           for a, b in zip(sizes[:-1], sizes[1:])]
-    bs = [np.zeros(b, np.float32) for b in sizes[1:]]
-    return ws, bs
+    out = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        lr = recipe.layer_recipe() if i in recipe.layers else None
+        out.append(nn.Linear(a, b, recipe=lr, weight=ws[i].T, bias_init=np.zeros(b), index=i))
+    return out
 
 
-def _forward(recipe, ws, bs, x):
+def _store(recipe, w, layer, step):
+    """recipe.store of a weight (out, in), seen as the (in, out) C-ordered array the
+    recipes round (a stochastic store draws its random bits in that order)."""
+    return recipe.store(np.ascontiguousarray(w.T), layer, step).T
+
+
+def _forward(layers, x):
     acts = [x]
-    for i, (w, b) in enumerate(zip(ws, bs)):
-        z = recipe.forward(acts[-1], w, i) + b
-        acts.append(np.maximum(z, 0) if i < len(ws) - 1 else z)
+    for i, layer in enumerate(layers):
+        z = layer(acts[-1])
+        acts.append(np.maximum(z, 0) if i < len(layers) - 1 else z)
     return acts
 
 
@@ -374,56 +272,62 @@ class Result:
 
 def train(recipe_cls, data, steps: int, seed: int, *, sizes=None,
           batch: int = BATCH, lr: float = LR) -> Result:
-    """Train one recipe (an MLP of layer widths ``sizes``, by default the recipe's own or
-    (2, HIDDEN, HIDDEN, CLASSES); Adam with a cosine decay from ``lr``, ``steps`` batches of
-    ``batch`` points drawn with replacement); the batches and the initial weights depend
-    only on seed."""
+    """Train one recipe (an MLP of softfp8.nn.Linear layers of widths ``sizes``, by default
+    the recipe's own or (2, HIDDEN, HIDDEN, CLASSES); Adam with a cosine decay from ``lr``,
+    ``steps`` batches of ``batch`` points drawn with replacement); the batches and the
+    initial weights depend only on seed.  At the last step the hidden layer keeps (exact,
+    quantised) pairs of its quantised activations and gradients for the histograms."""
     sizes = sizes or recipe_cls.sizes or (2, HIDDEN, HIDDEN, CLASSES)
     (x, y), (xt, yt) = data
     recipe = recipe_cls(seed)
     rng = np.random.default_rng(seed)
-    ws, bs = _init(rng, sizes)
-    params = ws + bs
+    layers = _layers(recipe, rng, sizes)
+    n = len(layers)
+    watched = layers[1 % n] if layers[1 % n].recipe.scaling != "none" else None
+    for i, layer in enumerate(layers):
+        layer.weight = _store(recipe, layer.weight, i, 0)
+    params = [layer.weight for layer in layers] + [layer.bias for layer in layers]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
     b1, b2, eps = 0.9, 0.999, 1e-8
-    ws = [recipe.store(w, i, 0) for i, w in enumerate(ws)]
     curve = []
     t0 = time.perf_counter()
     with np.errstate(over="ignore", invalid="ignore"):
         for step in range(steps):
-            recipe.record = step == steps - 1
-            recipe.begin_step(step)
+            if watched is not None:
+                watched.record = step == steps - 1
             idx = rng.integers(0, len(y), batch)
-            acts = _forward(recipe, ws, bs, x[idx])
+            acts = _forward(layers, x[idx])
             loss, p = _softmax_xent(acts[-1], y[idx])
             curve.append(loss)
             g = p
             g[np.arange(batch), y[idx]] -= 1
             g = (g / batch).astype(np.float32)
-            grads_w, grads_b = [None] * len(ws), [None] * len(ws)
-            for i in reversed(range(len(ws))):
-                grads_w[i] = recipe.wgrad(acts[i], g, i)
-                grads_b[i] = g.sum(axis=0)
+            for i in reversed(range(n)):
+                gx = layers[i].backward(g, input_grad=i > 0)
                 if i > 0:
-                    g = recipe.dgrad(g, ws[i], i) * (acts[i] > 0)
+                    g = gx * (acts[i] > 0)
             rate = lr * 0.5 * (1 + np.cos(np.pi * step / steps))   # cosine decay to 0
-            params, grads = ws + bs, grads_w + grads_b
-            new = []
+            params = [layer.weight for layer in layers] + [layer.bias for layer in layers]
+            grads = [layer.weight_grad for layer in layers] + [layer.bias_grad for layer in layers]
             for k, (p_, g_) in enumerate(zip(params, grads)):
                 m[k] = b1 * m[k] + (1 - b1) * g_
                 v[k] = b2 * v[k] + (1 - b2) * g_ * g_
                 mh = m[k] / (1 - b1 ** (step + 1))
                 vh = v[k] / (1 - b2 ** (step + 1))
-                new.append((p_ - rate * mh / (np.sqrt(vh) + eps)).astype(np.float32))
-            ws = [recipe.store(w, i, step + 1) for i, w in enumerate(new[:len(ws)])]
-            bs = new[len(ws):]
-        recipe.record = False
-        recipe.begin_step(steps)
-        loss, p = _softmax_xent(_forward(recipe, ws, bs, xt)[-1], yt)
+                new = (p_ - rate * mh / (np.sqrt(vh) + eps)).astype(np.float32)
+                if k < n:
+                    layers[k].weight = _store(recipe, new, k, step + 1)
+                else:
+                    layers[k - n].bias = new
+        if watched is not None:
+            watched.record = False
+        loss, p = _softmax_xent(_forward(layers, xt)[-1], yt)
     seconds = time.perf_counter() - t0
     acc = float((p.argmax(axis=1) == yt).mean())
-    return Result(recipe.name, recipe.what, loss, acc, seconds, curve, recipe.errors)
+    rec = watched.recorded if watched is not None else {}
+    errors = {label: rec[k] for k, label in (("x", "activations"), ("g", "gradients")) if k in rec}
+    return Result(recipe.name, recipe.what, loss, acc, seconds, curve, errors)
 
 
 def _sizes(quick):

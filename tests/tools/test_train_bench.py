@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import softfp8
-from softfp8 import demo
+from softfp8 import demo, nn
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("train_bench", ROOT / "benchmarks" / "train_bench.py")
@@ -64,14 +64,18 @@ def _check(a, b, got):
     return n.size
 
 
-class Recording(tb.Softfp8):
-    """The benchmark's softfp8 backend, keeping every matmul's operands and result."""
-    log: list = []
+class _RecordingRecipe(nn.Recipe):
+    """The benchmark's softfp8 layer recipe, keeping every matmul's operands and result."""
 
     def matmul(self, a, b):
         out = super().matmul(a, b)
-        self.log.append((a, b, out))
+        Recording.log.append((self.materialise(a), self.materialise(b), out))
         return out
+
+
+class Recording(tb.Softfp8):
+    log: list = []
+    recipe_class = _RecordingRecipe
 
 
 def test_every_matmul_exact_and_loss_decreases():
