@@ -38,6 +38,9 @@ LIBS = ["quadmath", "m"]
 NPY_GLUE = ["softfp8/_core/npy/" + name + ".c" for name in
             ("api", "module", "context", "family", "dtype", "longdouble", "scalar", "casts", "promotion",
              "pyscalar", "loops", "matmul", "dot", "order")]
+# the XLA FFI handlers of softfp8.jax (plain C against softfp8's own declarations of
+# XLA's C ABI, softfp8/_core/xla_ffi.h: no jax at build time); the extension only
+XLA_FFI = ["softfp8/_core/xla_ffi.c"]
 
 
 def write_sv_package():
@@ -200,7 +203,7 @@ if os.environ.get("SOFTFP8_SANITIZE"):
 extensions = [
     Extension(
         "softfp8._ext",
-        sources=["softfp8/_ext.pyx"] + CORE + NPY_GLUE,
+        sources=["softfp8/_ext.pyx"] + CORE + NPY_GLUE + XLA_FFI,
         include_dirs=["include", "softfp8/_core", "softfp8/_core/fast", "softfp8/_core/npy",
                       numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],

@@ -1,0 +1,261 @@
+/* XLA FFI handlers of softfp8.jax (docs/frameworks-jax.md): the conversion float32 <->
+ * codes of a format and the exact matrix product, called by XLA on the buffers of a
+ * compiled JAX program -- no Python, no GIL.  They decode the call frame (xla_ffi.h:
+ * softfp8's declarations of XLA's C ABI), check it, and run the array driver's
+ * conversion (sfp8d_convert) or the matrix engine (sfp8m_gemm), the same calls NumPy's
+ * casts and softfp8.matmul make, so results and flags are those of softfp8's NumPy
+ * functions.  A malformed call (wrong stage, counts, dtypes, shapes, attributes, a bad
+ * format) returns an XLA error (INVALID_ARGUMENT) naming what is wrong, which JAX raises
+ * as an exception; nothing is written then. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "driver.h"
+#include "mm/mm.h"
+#include "xla_ffi.h"
+
+static sfx_error *fail(const sfx_call_frame *cf, int code, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    sfx_error_create_args a;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memset(&a, 0, sizeof a);
+    a.struct_size = SFX_ERROR_CREATE_ARGS_SIZE;
+    a.message = msg;
+    a.errc = code;
+    return cf->api->error_create(&a);
+}
+
+#define BAD(...) fail(cf, SFX_ERR_INVALID_ARGUMENT, "softfp8 " __VA_ARGS__)
+
+/* The metadata query (*done = 1: answered) and the frame's checks. */
+static sfx_error *frame_start(sfx_call_frame *cf, const char *name, int nargs, int nrets, int *done)
+{
+    *done = 0;
+    if (cf->struct_size < SFX_CALL_FRAME_SIZE)
+        return BAD("%s: XLA_FFI_CallFrame of %zu bytes, expected at least %zu (jaxlib too old?)", name,
+                   cf->struct_size, (size_t)SFX_CALL_FRAME_SIZE);
+    if (cf->extension_start && cf->extension_start->type == SFX_EXT_METADATA) {
+        sfx_metadata_ext *e = (sfx_metadata_ext *)cf->extension_start;
+        if (e->extension_base.struct_size < SFX_METADATA_EXT_SIZE || !e->metadata ||
+            e->metadata->struct_size < SFX_METADATA_SIZE)
+            return BAD("%s: metadata extension too small", name);
+        e->metadata->api_version.struct_size = SFX_API_VERSION_SIZE;
+        e->metadata->api_version.extension_start = NULL;
+        e->metadata->api_version.major_version = SFX_API_MAJOR;
+        e->metadata->api_version.minor_version = SFX_API_MINOR;
+        e->metadata->traits = 0;
+        *done = 1;
+        return NULL;
+    }
+    if (cf->stage != SFX_STAGE_EXECUTE)
+        return BAD("%s: called at execution stage %d, registered for the execute stage (3) only", name, cf->stage);
+    if (cf->args.struct_size < SFX_LIST_SIZE || cf->rets.struct_size < SFX_LIST_SIZE ||
+        cf->attrs.struct_size < SFX_ATTRS_SIZE)
+        return BAD("%s: argument / result / attribute lists smaller than this ABI's", name);
+    if (cf->args.size != nargs || cf->rets.size != nrets)
+        return BAD("%s: %lld operands and %lld results, expected %d and %d", name, (long long)cf->args.size,
+                   (long long)cf->rets.size, nargs, nrets);
+    for (int i = 0; i < nargs; i++)
+        if (cf->args.types[i] != SFX_BUFFER ||
+            ((sfx_buffer *)cf->args.items[i])->struct_size < SFX_BUFFER_SIZE)
+            return BAD("%s: operand %d is not an array buffer", name, i);
+    for (int i = 0; i < nrets; i++)
+        if (cf->rets.types[i] != SFX_BUFFER ||
+            ((sfx_buffer *)cf->rets.items[i])->struct_size < SFX_BUFFER_SIZE)
+            return BAD("%s: result %d is not an array buffer", name, i);
+    return NULL;
+}
+
+static sfx_buffer *arg(const sfx_call_frame *cf, int i) { return (sfx_buffer *)cf->args.items[i]; }
+static sfx_buffer *ret(const sfx_call_frame *cf, int i) { return (sfx_buffer *)cf->rets.items[i]; }
+
+/* the attribute `name`: an int32 array of exactly n entries copied to out */
+static sfx_error *attr_i32(const sfx_call_frame *cf, const char *op, const char *name, int n, int32_t *out)
+{
+    size_t len = strlen(name);
+    for (int64_t i = 0; i < cf->attrs.size; i++) {
+        const sfx_bytespan *s = cf->attrs.names[i];
+        if (s->len != len || memcmp(s->ptr, name, len) != 0) continue;
+        if (cf->attrs.types[i] == SFX_ATTR_ARRAY) {
+            const sfx_array *a = (const sfx_array *)cf->attrs.attrs[i];
+            if (a->dtype != SFX_S32 || a->size != (size_t)n)
+                return BAD("%s: attribute %s must be an int32 array of %d entries (dtype %d, %zu entries given)",
+                           op, name, n, a->dtype, a->size);
+            memcpy(out, a->data, (size_t)n * sizeof(int32_t));
+            return NULL;
+        }
+        if (cf->attrs.types[i] == SFX_ATTR_SCALAR && n == 1) {
+            const sfx_scalar *s1 = (const sfx_scalar *)cf->attrs.attrs[i];
+            if (s1->dtype != SFX_S32) return BAD("%s: attribute %s must be an int32 scalar", op, name);
+            memcpy(out, s1->value, sizeof(int32_t));
+            return NULL;
+        }
+        return BAD("%s: attribute %s has attribute type %d, expected an int32 array", op, name, cf->attrs.types[i]);
+    }
+    return BAD("%s: attribute %s missing", op, name);
+}
+
+/* a format descriptor attribute (int32[8], sfp8_format's fields in order), validated */
+static sfx_error *attr_format(const sfx_call_frame *cf, const char *op, const char *name, sfp8_format *f)
+{
+    int32_t v[8];
+    sfx_error *e = attr_i32(cf, op, name, 8, v);
+    int err;
+    if (e) return e;
+    f->bits = v[0], f->is_signed = v[1], f->exp_bits = v[2], f->man_bits = v[3];
+    f->bias = v[4], f->specials = v[5], f->subnormals = v[6], f->saturate = v[7];
+    err = sfp8_validate(f);
+    if (err != SFP8_OK)
+        return BAD("%s: attribute %s is not a valid format descriptor (bad field %s)", op, name,
+                   sfp8_error_field(err));
+    return NULL;
+}
+
+/* the environment attribute (rounding, saturate (-1: f's default), tininess_before, sr_bits) */
+static sfx_error *attr_env(const sfx_call_frame *cf, const char *op, const sfp8_format *f, sfp8_env *env)
+{
+    int32_t v[4];
+    sfx_error *e = attr_i32(cf, op, "env", 4, v);
+    if (e) return e;
+    if (v[0] < 0 || v[0] >= SFP8_NUM_ROUNDING) return BAD("%s: rounding mode %d out of range 0..%d", op, v[0],
+                                                          SFP8_NUM_ROUNDING - 1);
+    if (v[1] < -1 || v[1] > 1) return BAD("%s: saturate %d not -1, 0 or 1", op, v[1]);
+    if (v[2] < 0 || v[2] > 1) return BAD("%s: tininess_before %d not 0 or 1", op, v[2]);
+    if (v[3] < 1 || v[3] > 32) return BAD("%s: sr_bits %d out of range 1..32", op, v[3]);
+    memset(env, 0, sizeof *env);
+    env->rounding = v[0];
+    env->saturate = v[1] < 0 ? f->saturate : v[1];
+    env->tininess_before = v[2];
+    env->sr_bits = v[3];
+    return NULL;
+}
+
+static int64_t count(const sfx_buffer *b, int64_t from, int64_t to)
+{
+    int64_t n = 1;
+    for (int64_t i = from; i < to; i++) n *= b->dims[i];
+    return n;
+}
+
+/* 1 if buffer dtype dt holds codes of f: same byte size, an integer or float type */
+static int code_dtype(int dt, const sfp8_format *f)
+{
+    int size = sfp8d_size(f);
+    switch (dt) {
+    case SFX_U8: case SFX_S8: case SFX_F8E5M2: case SFX_F8E4M3FN: case SFX_F8E4M3B11FNUZ: case SFX_F8E5M2FNUZ:
+    case SFX_F8E4M3FNUZ: case SFX_F8E4M3: case SFX_F8E3M4: case SFX_F8E8M0FNU:
+        return size == 1;
+    case SFX_U16: case SFX_S16: case SFX_F16: case SFX_BF16:
+        return size == 2;
+    default:
+        return 0;
+    }
+}
+
+/* a's leading `nb` dims equal b's */
+static int same_lead(const sfx_buffer *a, const sfx_buffer *b, int64_t nb)
+{
+    if (a->rank < nb || b->rank < nb) return 0;
+    for (int64_t i = 0; i < nb; i++)
+        if (a->dims[i] != b->dims[i]) return 0;
+    return 1;
+}
+
+sfx_error *sfp8_xla_convert(sfx_call_frame *cf)
+{
+    static const char op[] = "convert";
+    int done, dir;
+    sfp8_format f;
+    sfp8_env env;
+    sfx_error *e = frame_start(cf, op, 2, 2, &done);
+    if (e || done) return e;
+    const sfx_buffer *x = arg(cf, 0), *seed = arg(cf, 1), *y = ret(cf, 0), *fl = ret(cf, 1);
+    int32_t d;
+    if ((e = attr_i32(cf, op, "dir", 1, &d))) return e;
+    dir = d;
+    if (dir != 0 && dir != 1) return BAD("%s: attribute dir %d not 0 (dequantise) or 1 (quantise)", op, dir);
+    if ((e = attr_format(cf, op, "fmt", &f)) || (e = attr_env(cf, op, &f, &env))) return e;
+    const sfx_buffer *codes = dir ? y : x, *vals = dir ? x : y;
+    if (vals->dtype != SFX_F32)
+        return BAD("%s: the %s must be float32 (XLA dtype %d given)", op, dir ? "operand" : "result", vals->dtype);
+    if (!code_dtype(codes->dtype, &f))
+        return BAD("%s: XLA dtype %d cannot hold the codes of a %d-bit format (need %d-byte elements)", op,
+                   codes->dtype, f.bits, sfp8d_size(&f));
+    if (x->rank != y->rank || !same_lead(x, y, x->rank))
+        return BAD("%s: operand and result shapes differ", op);
+    if (seed->dtype != SFX_U32 || seed->rank < 1 || seed->dims[seed->rank - 1] != 2)
+        return BAD("%s: the seed operand must be uint32 of shape (..., 2)", op);
+    int64_t nb = seed->rank - 1;
+    if (!same_lead(x, seed, nb) || fl->dtype != SFX_U8 || fl->rank != nb || !same_lead(fl, seed, nb))
+        return BAD("%s: the seed's batch dims (leading) must match the operand's and the flags'", op);
+    int64_t batches = count(seed, 0, nb), per = count(x, nb, x->rank);
+    const sfp8_format *src = dir ? &sfp8_binary32 : &f, *dst = dir ? &f : &sfp8_binary32;
+    ptrdiff_t ss = sfp8d_size(src), ds = sfp8d_size(dst);
+    const uint32_t *sd = (const uint32_t *)seed->data;
+    uint8_t *fo = (uint8_t *)fl->data;
+    for (int64_t b = 0; b < batches; b++) {
+        sfp8_rng rng = {NULL, (uint64_t)sd[2 * b] | (uint64_t)sd[2 * b + 1] << 32, 0, 0};
+        fo[b] = (uint8_t)sfp8d_convert(src, dst, &env, &rng, (const char *)x->data + b * per * ss, ss,
+                                       (char *)y->data + b * per * ds, ds, per, NULL);
+    }
+    return NULL;
+}
+
+sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
+{
+    static const char op[] = "matmul";
+    int done;
+    sfp8_format fa, fb;
+    sfp8_env env;
+    sfp8m_model md;
+    sfx_error *e = frame_start(cf, op, 2, 2, &done);
+    if (e || done) return e;
+    const sfx_buffer *a = arg(cf, 0), *b = arg(cf, 1), *o = ret(cf, 0), *fl = ret(cf, 1);
+    if ((e = attr_format(cf, op, "fmt_a", &fa)) || (e = attr_format(cf, op, "fmt_b", &fb))) return e;
+    if ((e = attr_env(cf, op, &sfp8_binary32, &env))) return e;
+    if (env.rounding == SFP8_ROUND_STOCHASTIC)
+        return BAD("%s: stochastic rounding of the products is not offered (use a deterministic mode)", op);
+    if (!code_dtype(a->dtype, &fa) || !code_dtype(b->dtype, &fb))
+        return BAD("%s: operand XLA dtypes %d, %d cannot hold codes of %d- and %d-bit formats", op, a->dtype,
+                   b->dtype, fa.bits, fb.bits);
+    if (o->dtype != SFX_F32) return BAD("%s: the result must be float32", op);
+    int64_t nb = a->rank - 2;
+    if (nb < 0 || b->rank != a->rank || o->rank != a->rank || !same_lead(a, b, nb) || !same_lead(a, o, nb) ||
+        fl->dtype != SFX_U8 || fl->rank != nb || !same_lead(a, fl, nb))
+        return BAD("%s: operands (..., m, k) and (..., k, p) with equal batch dims, float32 (..., m, p) "
+                   "and uint8 flags (...) expected", op);
+    int64_t m = a->dims[nb], k = a->dims[nb + 1], p = b->dims[nb + 1];
+    if (b->dims[nb] != k || o->dims[nb] != m || o->dims[nb + 1] != p)
+        return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
+                   (long long)b->dims[nb], (long long)p);
+    if (fa.bits == fb.bits && fa.is_signed == fb.is_signed && fa.exp_bits == fb.exp_bits &&
+        fa.man_bits == fb.man_bits && fa.bias == fb.bias && fa.specials == fb.specials &&
+        fa.subnormals == fb.subnormals) {
+        sfp8m_exact_model(&md, &fa, &sfp8_binary32, &env); /* `@` / matmul(out_dtype=float32)'s model */
+    } else {
+        memset(&md, 0, sizeof md); /* softfp8.matmul of two formats */
+        md.fa = fa;
+        md.fb = fb;
+        md.exact = 1;
+        md.nan_rule = SFP8M_NAN_CANONICAL;
+        md.fp = md.facc = md.fprom = md.fout = sfp8_binary32;
+        md.envp = md.envacc = md.envprom = md.envout = env;
+    }
+    ptrdiff_t sa = sfp8d_size(&fa), sb = sfp8d_size(&fb);
+    int64_t batches = count(a, 0, nb);
+    uint8_t *fo = (uint8_t *)fl->data;
+    int fast = sfp8m_fast_level();
+    for (int64_t t = 0; t < batches; t++) {
+        unsigned r = sfp8m_gemm(&md, NULL, (const char *)a->data + t * m * k * sa, k * sa, sa,
+                                (const char *)b->data + t * k * p * sb, p * sb, sb,
+                                (char *)o->data + t * m * p * 4, p * 4, 4, m, k, p, fast);
+        if (r & SFP8M_NOMEM) return fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 matmul: out of memory");
+        fo[t] = (uint8_t)r;
+    }
+    return NULL;
+}

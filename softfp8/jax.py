@@ -1,0 +1,349 @@
+"""softfp8 in JAX (docs/frameworks-jax.md): exact quantise / dequantise and the exact
+matrix product as XLA FFI custom calls on CPU, jit- and vmap-compatible, with
+straight-through and matmul gradients (``jax.custom_vjp``); and the exchange of arrays.
+
+The ops run softfp8's C code (softfp8/_core/xla_ffi.c) inside the compiled XLA program:
+no Python callback.  Results and flags are those of softfp8's NumPy casts and
+``softfp8.matmul``, bit for bit.
+
+Presets that JAX knows (float8_e4m3fn, float8_e5m2, the FNUZ types, float8_e4m3,
+float8_e3m4, float8_e4m3b11fnuz, float8_e8m0fnu, bfloat16, float16) travel as those JAX
+dtypes; every other format as uint8 / uint16 code arrays, the format given alongside.
+"""
+from __future__ import annotations
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError as exc:  # pragma: no cover - exercised without jax only
+    raise ImportError("softfp8.jax needs JAX: pip install 'softfp8[jax]' (installs jax and jaxlib)") from exc
+
+import functools
+
+import numpy as np
+
+from . import _context, _ext, _registry
+from ._formats import Format, lookup
+from ._interop import from_ml_dtypes, to_ml_dtypes
+from ._validation import format_or_none
+
+__all__ = ["quantize", "dequantize", "fake_quantize", "matmul", "to_jax", "from_jax", "native_dtype"]
+
+_TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul"}
+_registered = False
+
+
+def _register():
+    global _registered
+    if not _registered:
+        for name, cap in _ext.xla_ffi_handlers().items():
+            jax.ffi.register_ffi_target(_TARGETS[name], cap, platform="cpu", api_version=1)
+        _registered = True
+
+
+# JAX dtypes of the presets XLA stores one element per byte or two (float4 / float6 are
+# packed sub-byte types in XLA: those presets use code arrays)
+_NATIVE = {"float16": "float16"}
+_NATIVE.update({row.name: row.ml_dtypes for row in _registry.ROWS if row.ml_dtypes})
+
+
+def native_dtype(fmt):
+    """The JAX dtype of a preset JAX knows (jnp.float8_e4m3fn for "e4m3", ...), or None."""
+    fmt = _fmt(fmt, "native_dtype")
+    name = _NATIVE.get(fmt.name)
+    if name is None or name.startswith(("float4", "float6")):
+        return None
+    dt = getattr(jnp, name, None)
+    return None if dt is None else jnp.dtype(dt)
+
+
+def _fmt(fmt, what):
+    f = format_or_none(fmt)
+    if f is None:
+        if isinstance(fmt, str):
+            f = lookup(fmt)
+        else:
+            raise TypeError(f"softfp8.jax.{what}: expected a softfp8 format, preset name or dtype, got {fmt!r}")
+    if not isinstance(f, Format):
+        raise TypeError(f"softfp8.jax.{what}: {fmt!r} is not a softfp8 format")
+    return f
+
+
+def _code_dtype(fmt):
+    return jnp.uint8 if fmt.bits <= 8 else jnp.uint16
+
+
+def _format_of_array(x, fmt, what):
+    """The format of an operand: fmt, or the preset of x's native JAX dtype."""
+    if fmt is not None:
+        f = _fmt(fmt, what)
+        nd = native_dtype(f)
+        if x.dtype not in (jnp.dtype(_code_dtype(f)),) and x.dtype != nd:
+            raise TypeError(f"softfp8.jax.{what}: an array of {f.name} must have dtype "
+                            f"{jnp.dtype(_code_dtype(f)).name}" + (f" or {nd.name}" if nd is not None else "")
+                            + f", got {x.dtype}")
+        return f
+    for name, ml in _NATIVE.items():
+        dt = getattr(jnp, ml, None)
+        if dt is not None and x.dtype == jnp.dtype(dt):
+            return lookup(name)
+    raise TypeError(f"softfp8.jax.{what}: cannot tell the format of an array of dtype {x.dtype}: pass "
+                    f"fmt= (uint8 / uint16 code arrays) or use a JAX float8 / bfloat16 / float16 dtype")
+
+
+def _env(rounding, saturate, tininess, sr_bits, fmt_name, what):
+    idx = _context._mode_index(rounding)
+    if saturate is None:
+        sat = -1
+    elif isinstance(saturate, (bool, np.bool_)):
+        sat = int(bool(saturate))
+    else:
+        raise TypeError(f"softfp8.jax.{what}: saturate must be True, False or None, got {saturate!r}")
+    if tininess not in ("after", "before"):
+        raise ValueError(f"softfp8.jax.{what}: tininess must be 'after' or 'before', got {tininess!r}")
+    if isinstance(sr_bits, bool) or not isinstance(sr_bits, (int, np.integer)) or not 1 <= sr_bits <= 32:
+        raise ValueError(f"softfp8.jax.{what}: sr_bits must be an integer 1..32, got {sr_bits!r}")
+    return np.array([idx, sat, int(tininess == "before"), int(sr_bits)], dtype=np.int32)
+
+
+def _seed_operand(seed, rounding, what):
+    """The uint32 (lo, hi) seed operand (zeros for the deterministic modes)."""
+    if rounding != "stochastic":
+        if seed is not None:
+            raise ValueError(f"softfp8.jax.{what}: seed= is for rounding='stochastic' only")
+        return jnp.zeros((2,), jnp.uint32)
+    if seed is None:
+        raise ValueError(f"softfp8.jax.{what}: rounding='stochastic' needs seed= (an integer 0..2**64-1 or "
+                         f"a uint32 array of shape (2,): (low, high) words); JAX has no hidden random state")
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        s = int(seed)
+        if not 0 <= s < 2**64:
+            raise ValueError(f"softfp8.jax.{what}: seed must be in 0..2**64-1, got {seed!r}")
+        return jnp.array([s & 0xFFFFFFFF, s >> 32], dtype=jnp.uint32)
+    s = jnp.asarray(seed)
+    if s.dtype != jnp.uint32 or s.shape != (2,):
+        raise TypeError(f"softfp8.jax.{what}: a seed array must be uint32 of shape (2,), got {s.dtype}{s.shape}")
+    return s
+
+
+def _as_float32(x, what):
+    x = jnp.asarray(x)
+    if x.dtype not in (jnp.float32, jnp.float16, jnp.bfloat16):
+        raise TypeError(f"softfp8.jax.{what}: x must be float32 (float16 / bfloat16 are widened exactly), "
+                        f"got {x.dtype}; round wider values to float32 first")
+    return x.astype(jnp.float32)
+
+
+def _convert(x, seed, fmt, env, to_fmt, out_dtype):
+    _register()
+    batch = seed.shape[:-1]
+    call = jax.ffi.ffi_call(_TARGETS["convert"],
+                            (jax.ShapeDtypeStruct(x.shape, out_dtype), jax.ShapeDtypeStruct(batch, jnp.uint8)),
+                            vmap_method="broadcast_all")
+    return call(x, seed, dir=np.int32(to_fmt), fmt=np.array(fmt.params, np.int32), env=env)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
+def _q_ste(x, seed, fmt, env, out_dtype):
+    return _convert(x, seed, fmt, env, 1, out_dtype)
+
+
+def _q_ste_fwd(x, seed, fmt, env, out_dtype):
+    return _convert(x, seed, fmt, env, 1, out_dtype), None
+
+
+def _q_ste_bwd(fmt, env, out_dtype, res, g):
+    # straight through: the cotangent of the values, widened to float32; none for the seed
+    return g[0].astype(jnp.float32), np.zeros((2,), dtype=jax.dtypes.float0)
+
+
+_q_ste.defvjp(_q_ste_fwd, _q_ste_bwd)
+
+
+def quantize(x, fmt, *, rounding="nearest_even", seed=None, saturate=None, tininess="after", sr_bits=32,
+             codes=False, return_flags=False):
+    """x (float32; float16 / bfloat16 widened exactly) rounded once into fmt, as
+    ``x.astype(fmt)`` does in NumPy under ``softfp8.rounding(rounding, seed=seed)``,
+    ``softfp8.saturation(saturate)`` and ``softfp8.tininess(tininess)``.
+
+    Returns the JAX native dtype of a preset JAX knows (unless ``codes=True``), else uint8 /
+    uint16 codes; with ``return_flags=True`` also the sticky flags (uint8, softfp8.Flags
+    bits) of the call -- one per vmapped batch element.  ``seed``: rounding="stochastic"
+    only, an integer or a uint32 (lo, hi) array (may be traced); element i of the result
+    takes the random word of softfp8's generator (seed, stream 0, index i), so the result
+    equals NumPy's first stochastic cast in ``softfp8.rounding("stochastic", seed=seed)``.
+    Gradient: straight through for native outputs (the cotangent, widened to float32);
+    none through code outputs (as ``x.astype(jnp.uint8)``)."""
+    f = _fmt(fmt, "quantize")
+    env = _env(rounding, saturate, tininess, sr_bits, f.name, "quantize")
+    s = _seed_operand(seed, rounding, "quantize")
+    x = _as_float32(x, "quantize")
+    nd = None if codes else native_dtype(f)
+    if nd is None:
+        y, fl = _convert(jax.lax.stop_gradient(x), s, f, env, 1, _code_dtype(f))
+    else:
+        y, fl = _q_ste(x, s, f, env, nd)
+    return (y, fl) if return_flags else y
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _dq_ste(c, fmt, env):
+    return _convert(c, jnp.zeros((2,), jnp.uint32), fmt, env, 0, jnp.float32)
+
+
+def _dq_ste_fwd(c, fmt, env):
+    return _dq_ste(c, fmt, env), None
+
+
+def _dq_ste_bwd(fmt, env, res, g):
+    return (g[0].astype(native_dtype(fmt)),)
+
+
+_dq_ste.defvjp(_dq_ste_fwd, _dq_ste_bwd)
+
+
+def dequantize(c, fmt=None, *, rounding="nearest_even", saturate=None, tininess="after", return_flags=False):
+    """The values of codes c as float32 (``a.astype(np.float32)`` in NumPy): c a native JAX
+    array of a preset (fmt inferred) or uint8 / uint16 codes with fmt given.  Exact for
+    every format whose values binary32 holds; rounded by ``rounding`` (deterministic
+    modes) otherwise.  Gradient: the cotangent rounded into the native dtype (nearest
+    even); none for code arrays."""
+    c = jnp.asarray(c)
+    f = _format_of_array(c, fmt, "dequantize")
+    if rounding == "stochastic":
+        raise ValueError("softfp8.jax.dequantize: rounding='stochastic' is not offered (round the result "
+                         "with quantize instead)")
+    env = _env(rounding, saturate, tininess, 32, f.name, "dequantize")
+    if c.dtype == jnp.dtype(_code_dtype(f)) and c.dtype != native_dtype(f):
+        y, fl = _convert(c, jnp.zeros((2,), jnp.uint32), f, env, 0, jnp.float32)
+    else:
+        y, fl = _dq_ste(c, f, env)
+    return (y, fl) if return_flags else y
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _fake(x, q):
+    return q(x)
+
+
+def _fake_fwd(x, q):
+    return q(x), None
+
+
+def _fake_bwd(q, res, g):
+    return (g,)
+
+
+_fake.defvjp(_fake_fwd, _fake_bwd)
+
+
+def fake_quantize(x, fmt, *, rounding="nearest_even", seed=None, saturate=None, tininess="after", sr_bits=32):
+    """dequantize(quantize(x, fmt, ...)) as float32, with the straight-through gradient
+    (the float32 cotangent unchanged): the quantisation step of FP8 training."""
+    f = _fmt(fmt, "fake_quantize")
+    env = _env(rounding, saturate, tininess, sr_bits, f.name, "fake_quantize")
+    s = _seed_operand(seed, rounding, "fake_quantize")
+    x = _as_float32(x, "fake_quantize")
+
+    def q(v):
+        c, _ = _convert(v, s, f, env, 1, _code_dtype(f))
+        y, _ = _convert(c, jnp.zeros((2,), jnp.uint32), f, _env("nearest_even", None, "after", 32, f.name,
+                                                                  "fake_quantize"), 0, jnp.float32)
+        return y
+    return _fake(x, q)
+
+
+def _matmul_call(a, b, fa, fb, env):
+    _register()
+    batch = a.shape[:-2]
+    call = jax.ffi.ffi_call(_TARGETS["matmul"],
+                            (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
+                             jax.ShapeDtypeStruct(batch, jnp.uint8)),
+                            vmap_method="broadcast_all")
+    return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32), env=env)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5))
+def _mm(a, b, fa, fb, env, grad_fmt):
+    return _matmul_call(a, b, fa, fb, env)
+
+
+def _mm_fwd(a, b, fa, fb, env, grad_fmt):
+    return _matmul_call(a, b, fa, fb, env), (a, b)
+
+
+def _requant(v, f, like):
+    """float32 v rounded (nearest even) into f, as an array of like's dtype."""
+    nd = native_dtype(f)
+    env = _env("nearest_even", None, "after", 32, f.name, "matmul")
+    c, _ = _convert(v, jnp.zeros((2,), jnp.uint32), f, env, 1, like.dtype if like.dtype == nd else _code_dtype(f))
+    return c
+
+
+def _mm_bwd(fa, fb, env, grad_fmt, res, g):
+    a, b = res
+    gf = _fmt(grad_fmt, "matmul")
+    gq = _requant(g[0], gf, jnp.zeros((), native_dtype(gf) or _code_dtype(gf)))
+    swap = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
+    da, _ = _matmul_call(gq, jnp.transpose(b, swap), gf, fb, env)
+    db, _ = _matmul_call(jnp.transpose(a, swap), gq, fa, gf, env)
+    return _requant(da, fa, a), _requant(db, fb, b)
+
+
+_mm.defvjp(_mm_fwd, _mm_bwd)
+
+
+def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=None, tininess="after",
+           grad_format="e5m2", return_flags=False):
+    """The exact matrix product of a (..., m, k) and b (..., k, p) rounded once into float32
+    (``softfp8.matmul(a, b, out_dtype=np.float32)``, of two formats too: E4M3 x E5M2).
+    Operands: native JAX arrays of presets (formats inferred) or uint8 / uint16 codes with
+    fmt_a / fmt_b; leading batch dims must be equal.  Deterministic rounding modes.
+    Gradient (native operands): the cotangent rounded into ``grad_format`` (nearest even),
+    then dA = G @ B^T and dB = A^T @ G by this same exact op, each rounded into its
+    operand's format -- the FP8 training recipe's backward products."""
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    fa = _format_of_array(a, fmt_a, "matmul")
+    fb = _format_of_array(b, fmt_b, "matmul")
+    if rounding == "stochastic":
+        raise ValueError("softfp8.jax.matmul: rounding='stochastic' is not offered for the product")
+    if a.ndim < 2 or b.ndim != a.ndim or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"softfp8.jax.matmul: shapes {a.shape} and {b.shape} do not fit (..., m, k) @ "
+                         f"(..., k, p) with equal batch dims")
+    env = _env(rounding, saturate, tininess, 32, "binary32", "matmul")
+    if native_dtype(fa) == a.dtype and native_dtype(fb) == b.dtype:
+        _fmt(grad_format, "matmul")
+        y, fl = _mm(a, b, fa, fb, env, grad_format)
+    else:
+        y, fl = _matmul_call(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env)
+    return (y, fl) if return_flags else y
+
+
+# ---- exchange ----
+
+def to_jax(arr):
+    """A softfp8 NumPy array as a JAX array: a preset JAX knows as its JAX dtype, every
+    other format as its uint8 / uint16 codes (returns (array, format) then).  JAX arrays
+    own their buffers: the data is copied once into JAX (jnp.asarray); DLPack cannot
+    carry softfp8's dtypes (docs/frameworks-jax.md, "Exchange")."""
+    a = np.asarray(arr)
+    f = format_or_none(a.dtype)
+    if f is None:
+        raise TypeError(f"softfp8.jax.to_jax needs a softfp8 array, got dtype {a.dtype}")
+    if native_dtype(f) is not None:
+        return jnp.asarray(to_ml_dtypes(a))
+    return jnp.asarray(a.view(f.storage)), f
+
+
+def from_jax(x, fmt=None):
+    """A JAX array as a softfp8 NumPy array: a native float8 / bfloat16 / float16 array
+    (format inferred), or uint8 / uint16 codes with fmt.  On CPU the result is a
+    read-only view of JAX's buffer (no copy: the data pointers are equal)."""
+    x = jnp.asarray(x)
+    f = _format_of_array(x, fmt, "from_jax")
+    host = np.asarray(x)
+    if fmt is None or host.dtype == native_dtype(f):
+        if f.name == "float16":
+            return host.view(f.dtype)
+        return from_ml_dtypes(host)
+    return host.view(f.dtype)
