@@ -220,10 +220,11 @@ def evaluate(row, rows_by_key):
             ok = sf <= factor * row.ml.ns
         else:
             ok = False
-    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant"):  # a ratio to the row's reference
+    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant", "vs_cast"):  # a ratio to the row's reference
         factor = t[1]
         row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
                                              "vs_quant": "scaling.quantize",
+                                             "vs_cast": "softfp8's NumPy cast",
                                              "vs_u8": "NumPy uint8↔float64 astype",
                                              "vs_finite": "the NaN-free time",
                                              "vs_exact": "the exact product"}[kind]
@@ -1077,6 +1078,29 @@ def main(argv=None):
     add(Row("quant_delayed", "DelayedScaling().quantize(x) 1024² float32",
             MQ(_rows(lambda a: _scaling.DelayedScaling().quantize(a))), ref=sq,
             ref_label="scaling.quantize(x, e4m3)", target=("vs_quant", 1.2)))
+
+    # ---- issue 26: softfp8.jax.quantize (XLA FFI custom call) vs softfp8's NumPy cast ----
+    try:
+        import jax
+        import softfp8.jax as sjax
+    except ImportError:  # pragma: no cover - optional peer
+        jax = None
+    if jax is not None:
+        jq = jax.jit(lambda v: sjax.quantize(v, "e4m3"))
+        jx = jax.device_put(x)
+
+        def jax_q(k):
+            xs = jx[:k]
+            jax.block_until_ready(jq(xs))  # compiled for this size before timing
+            return lambda: jax.block_until_ready(jq(xs))
+        jcast = jax.jit(lambda v: v.astype(jax.numpy.float8_e4m3fn))
+        jx1 = jx[:SLICE_ELEMS]
+        jax.block_until_ready(jcast(jx1))
+        jown = measure(lambda k: (lambda: jax.block_until_ready(jcast(jx1))), [jx1.size], lambda k: k, repeats)
+        add(Row("jax_f32_e4m3", "softfp8.jax.quantize float32→E4M3 (jit)", M(jax_q), sf_make=jax_q,
+                ref=M(cast_rne), ref_label="softfp8 NumPy cast x.astype(e4m3)", target=("vs_cast", 1.5),
+                notes=[f"XLA FFI custom call on a JAX CPU array, result float8_e4m3fn; JAX's own jitted "
+                       f"x.astype(jnp.float8_e4m3fn): {fmt_ns(jown)} ns/elem ({jx1.size:,} elements)"]))
 
     # ---- reference-only rows ----------------------------------------------
     refs = [

@@ -103,7 +103,7 @@ def _env(rounding, saturate, tininess, sr_bits, fmt_name, what):
         raise ValueError(f"softfp8.jax.{what}: tininess must be 'after' or 'before', got {tininess!r}")
     if isinstance(sr_bits, bool) or not isinstance(sr_bits, (int, np.integer)) or not 1 <= sr_bits <= 32:
         raise ValueError(f"softfp8.jax.{what}: sr_bits must be an integer 1..32, got {sr_bits!r}")
-    return np.array([idx, sat, int(tininess == "before"), int(sr_bits)], dtype=np.int32)
+    return (idx, sat, int(tininess == "before"), int(sr_bits))  # hashable: a static argument
 
 
 def _seed_operand(seed, rounding, what):
@@ -140,7 +140,7 @@ def _convert(x, seed, fmt, env, to_fmt, out_dtype):
     call = jax.ffi.ffi_call(_TARGETS["convert"],
                             (jax.ShapeDtypeStruct(x.shape, out_dtype), jax.ShapeDtypeStruct(batch, jnp.uint8)),
                             vmap_method="broadcast_all")
-    return call(x, seed, dir=np.int32(to_fmt), fmt=np.array(fmt.params, np.int32), env=env)
+    return call(x, seed, dir=np.int32(to_fmt), fmt=np.array(fmt.params, np.int32), env=np.array(env, np.int32))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
@@ -260,7 +260,8 @@ def _matmul_call(a, b, fa, fb, env):
                             (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
                              jax.ShapeDtypeStruct(batch, jnp.uint8)),
                             vmap_method="broadcast_all")
-    return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32), env=env)
+    return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
+                env=np.array(env, np.int32))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5))
@@ -323,16 +324,26 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
 
 def to_jax(arr):
     """A softfp8 NumPy array as a JAX array: a preset JAX knows as its JAX dtype, every
-    other format as its uint8 / uint16 codes (returns (array, format) then).  JAX arrays
-    own their buffers: the data is copied once into JAX (jnp.asarray); DLPack cannot
-    carry softfp8's dtypes (docs/frameworks-jax.md, "Exchange")."""
+    other format as its uint8 / uint16 codes (returns (array, format) then).  Through
+    ``jax.device_put(..., may_alias=True)``: on CPU a C-contiguous array whose data is
+    64-byte aligned is shared, not copied (equal data pointers; do not write the NumPy
+    array while JAX uses it), any other is copied once.  ``jnp.asarray`` and DLPack
+    refuse softfp8's dtypes (docs/frameworks-jax.md, "Exchange")."""
     a = np.asarray(arr)
     f = format_or_none(a.dtype)
     if f is None:
         raise TypeError(f"softfp8.jax.to_jax needs a softfp8 array, got dtype {a.dtype}")
-    if native_dtype(f) is not None:
-        return jnp.asarray(to_ml_dtypes(a))
-    return jnp.asarray(a.view(f.storage)), f
+    nd = native_dtype(f)
+    if nd is None:
+        return _put(a.view(f.storage)), f
+    return _put(a.view(np.float16) if f.name == "float16" else to_ml_dtypes(a))
+
+
+def _put(a):
+    try:
+        return jax.device_put(a, may_alias=True)
+    except TypeError:  # a JAX without may_alias (before 0.5): device_put aliases what it can
+        return jax.device_put(a)
 
 
 def from_jax(x, fmt=None):

@@ -6,7 +6,14 @@
  * casts and softfp8.matmul make, so results and flags are those of softfp8's NumPy
  * functions.  A malformed call (wrong stage, counts, dtypes, shapes, attributes, a bad
  * format) returns an XLA error (INVALID_ARGUMENT) naming what is wrong, which JAX raises
- * as an exception; nothing is written then. */
+ * as an exception; nothing is written then.
+ *
+ * The floating-point environment: XLA's CPU runtime executes with flush-to-zero and
+ * denormals-are-zero set (MXCSR FTZ / DAZ on x86, FPCR.FZ on Arm), which would flush the
+ * subnormal binary32 values the fast paths read or compute in hardware.  Each handler
+ * runs softfp8's code in the IEEE default environment (nearest even, no FTZ / DAZ, every
+ * exception masked) and restores XLA's on return (fp_enter / fp_leave). */
+#include <fenv.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +21,39 @@
 #include "driver.h"
 #include "mm/mm.h"
 #include "xla_ffi.h"
+
+#if defined(__x86_64__) || defined(_M_X64) || (defined(__i386__) && defined(__SSE2__))
+#include <xmmintrin.h>
+typedef unsigned fpstate;
+static fpstate fp_enter(void)
+{
+    fpstate s = _mm_getcsr();
+    _mm_setcsr(0x1F80u); /* every exception masked, no flags, nearest even, no FTZ / DAZ */
+    return s;
+}
+static void fp_leave(fpstate s) { _mm_setcsr(s); }
+#elif defined(__aarch64__)
+typedef uint64_t fpstate;
+static fpstate fp_enter(void)
+{
+    uint64_t c, d;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(c));
+    d = c & ~((uint64_t)0x1F << 22 | (uint64_t)1 << 19); /* AHP, DN, FZ, RMode = nearest, FZ16 off */
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(d));
+    return c;
+}
+static void fp_leave(fpstate s) { __asm__ __volatile__("msr fpcr, %0" : : "r"(s)); }
+#else
+typedef fenv_t fpstate;
+static fpstate fp_enter(void)
+{
+    fpstate s;
+    fegetenv(&s);
+    fesetenv(FE_DFL_ENV);
+    return s;
+}
+static void fp_leave(fpstate s) { fesetenv(&s); }
+#endif
 
 static sfx_error *fail(const sfx_call_frame *cf, int code, const char *fmt, ...)
 {
@@ -198,11 +238,13 @@ sfx_error *sfp8_xla_convert(sfx_call_frame *cf)
     ptrdiff_t ss = sfp8d_size(src), ds = sfp8d_size(dst);
     const uint32_t *sd = (const uint32_t *)seed->data;
     uint8_t *fo = (uint8_t *)fl->data;
+    fpstate fps = fp_enter();
     for (int64_t b = 0; b < batches; b++) {
         sfp8_rng rng = {NULL, (uint64_t)sd[2 * b] | (uint64_t)sd[2 * b + 1] << 32, 0, 0};
         fo[b] = (uint8_t)sfp8d_convert(src, dst, &env, &rng, (const char *)x->data + b * per * ss, ss,
                                        (char *)y->data + b * per * ds, ds, per, NULL);
     }
+    fp_leave(fps);
     return NULL;
 }
 
@@ -250,12 +292,15 @@ sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
     int64_t batches = count(a, 0, nb);
     uint8_t *fo = (uint8_t *)fl->data;
     int fast = sfp8m_fast_level();
-    for (int64_t t = 0; t < batches; t++) {
+    unsigned nomem = 0;
+    fpstate fps = fp_enter();
+    for (int64_t t = 0; t < batches && !nomem; t++) {
         unsigned r = sfp8m_gemm(&md, NULL, (const char *)a->data + t * m * k * sa, k * sa, sa,
                                 (const char *)b->data + t * k * p * sb, p * sb, sb,
                                 (char *)o->data + t * m * p * 4, p * 4, 4, m, k, p, fast);
-        if (r & SFP8M_NOMEM) return fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 matmul: out of memory");
+        nomem = r & SFP8M_NOMEM;
         fo[t] = (uint8_t)r;
     }
-    return NULL;
+    fp_leave(fps);
+    return nomem ? fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 matmul: out of memory") : NULL;
 }
