@@ -1197,18 +1197,3 @@ def block_finish(cnp.ndarray x, Py_ssize_t bs, tuple kindp, tuple efmt, object s
     if ok < 0:
         raise MemoryError("softfp8.mx.quantize: out of memory")
     return fl if ok else None
-
-
-# ---- the XLA FFI handlers of softfp8.jax (softfp8/_core/xla_ffi.c) ----
-cdef extern from "xla_ffi.h":
-    void *sfp8_xla_convert
-    void *sfp8_xla_matmul
-
-from cpython.pycapsule cimport PyCapsule_New
-
-
-def xla_ffi_handlers():
-    """{name: PyCapsule of the handler's address} for jax.ffi.register_ffi_target
-    (api_version=1): the typed XLA FFI handlers "convert" and "matmul" (xla_ffi.h)."""
-    return {"convert": PyCapsule_New(<void *>sfp8_xla_convert, NULL, NULL),
-            "matmul": PyCapsule_New(<void *>sfp8_xla_matmul, NULL, NULL)}

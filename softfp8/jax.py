@@ -18,6 +18,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without jax only
     raise ImportError("softfp8.jax needs JAX: pip install 'softfp8[jax]' (installs jax and jaxlib)") from exc
 
+import ctypes
 import functools
 
 import numpy as np
@@ -34,10 +35,14 @@ _registered = False
 
 
 def _register():
+    """Register the C handlers (softfp8/_core/xla_ffi.c, exported by the extension
+    module softfp8._ext) with XLA once: their addresses as PyCapsules."""
     global _registered
     if not _registered:
-        for name, cap in _ext.xla_ffi_handlers().items():
-            jax.ffi.register_ffi_target(_TARGETS[name], cap, platform="cpu", api_version=1)
+        lib = ctypes.CDLL(_ext.__file__)  # the loaded extension (dlopen returns it again)
+        for name, target in _TARGETS.items():
+            cap = jax.ffi.pycapsule(getattr(lib, "sfp8_xla_" + name))
+            jax.ffi.register_ffi_target(target, cap, platform="cpu", api_version=1)
         _registered = True
 
 

@@ -160,6 +160,12 @@ typedef struct sfx_metadata_ext {       /* XLA_FFI_Metadata_Extension */
  *   matmul:   (a, b) -> (c float32, flags): the exact dot product rounded once (a
  *             deterministic rounding mode), attrs fmt_a, fmt_b, env; a (..., m, k),
  *             b (..., k, p) with equal leading batch dims, flags one per batch. */
-sfx_error *sfp8_xla_convert(sfx_call_frame *cf);
-sfx_error *sfp8_xla_matmul(sfx_call_frame *cf);
+#if defined(_WIN32)
+#define SFX_EXPORT __declspec(dllexport)
+#else
+#define SFX_EXPORT __attribute__((visibility("default")))
+#endif
+/* exported from the extension module: softfp8.jax finds them by name (ctypes) */
+SFX_EXPORT sfx_error *sfp8_xla_convert(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_matmul(sfx_call_frame *cf);
 #endif

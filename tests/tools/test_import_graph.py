@@ -16,10 +16,10 @@ import softfp8
 
 PKG = Path(softfp8.__file__).resolve().parent
 ORDER = ["_svgen", "_cache", "_validation", "_registry", "_formats", "_context", "_explain", "bits", "_dtypes",
-         "_printing", "_io", "_interop", "matrix_units", "gemm", "p3109", "ieee754", "scaling", "mx", "nn", "demo", "torch_nn", "dask", "testing",
+         "_printing", "_io", "_interop", "matrix_units", "gemm", "p3109", "ieee754", "scaling", "mx", "nn", "demo", "torch_nn", "dask", "jax", "testing",
          "pytest_plugin", "vectors", "dot_vectors", "_reach", "coverage", "cocotb", "audit", "conformance", "__main__"]
 # modules of optional extras: imported at run time only when their dependency is installed
-OPTIONAL = {"dask": "dask.array", "torch_nn": "torch"}
+OPTIONAL = {"dask": "dask.array", "torch_nn": "torch", "jax": "jax"}
 
 
 def _softfp8_imports(tree, module):
@@ -60,7 +60,7 @@ def _softfp8_imports(tree, module):
 def test_every_module_is_placed():
     modules = {p.stem for p in PKG.glob("*.py")} - {"__init__"}
     assert modules == set(ORDER), f"add new modules to ORDER: {sorted(modules ^ set(ORDER))}"
-    assert len(ORDER) == 32
+    assert len(ORDER) == 33
 
 
 def test_imports_go_down_only():
@@ -146,8 +146,12 @@ PYX_FAST_ALLOWED = {"sfp8f_enabled", "sfp8f_set_enabled", "sfp8f_simd_level", "s
 MAX_LINES = 1200
 
 
+# glue to other frameworks outside npy/: the XLA FFI handlers of softfp8.jax
+GLUE_FILES = {"xla_ffi.c", "xla_ffi.h"}
+
+
 def c_layer(name):
-    if name.startswith("npy/"):
+    if name.startswith("npy/") or name in GLUE_FILES:
         return GLUE
     if name.startswith("fast/"):
         return FAST
