@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from . import _context, _ext, _registry
+from . import _context, _ext, _registry, gemm as _gemm, matrix_units as _mu
 from ._formats import Format, lookup
 from ._interop import from_ml_dtypes, to_ml_dtypes
 from ._validation import format_or_none
@@ -258,24 +258,48 @@ def fake_quantize(x, fmt, *, rounding="nearest_even", seed=None, saturate=None, 
     return _fake(x, q)
 
 
-def _matmul_call(a, b, fa, fb, env):
+def _model_attr(acc, fa):
+    """The handler's "model" attribute (int32[38], xla_ffi.c attr_model) of a sequential
+    softfp8.Accumulation, its roundings taken as softfp8.matmul takes them; None: exact."""
+    if acc is not None and (_mu.is_block_model(acc) or getattr(acc, "order", "sequential") != "sequential"):
+        raise TypeError(f"softfp8.jax.matmul models sequential softfp8.Accumulation models only (matrix-unit "
+                        f"profiles, BlockFMA and the pairwise / Kahan orders: softfp8.matmul in NumPy), got {acc!r}")
+    model = _gemm._model(acc)
+    if model is None:
+        return None
+    envacc = _gemm._env(model._acc, model.rounding)[:4]
+    if model._prod is not None:
+        fp, envp = model._prod.params, _gemm._env(model._prod, model.product_rounding or model.rounding)[:4]
+    else:
+        fp, envp = fa.params, envacc
+    promote = 0 if model.promote_every is None else int(model.promote_every)
+    if promote >= 2**31:
+        raise ValueError(f"softfp8.jax.matmul: promote_every {promote} too large (< 2**31)")
+    v = ((int(model._prod is not None),) + tuple(fp) + tuple(envp) + tuple(model._acc.params) + tuple(envacc)
+         + (promote,) + tuple(model._prom.params) + tuple(_gemm._env(model._prom, "nearest_even")[:4]))
+    assert len(v) == 38
+    return v
+
+
+def _matmul_call(a, b, fa, fb, env, model=None):
     _register()
     batch = a.shape[:-2]
     call = jax.ffi.ffi_call(_TARGETS["matmul"],
                             (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
                              jax.ShapeDtypeStruct(batch, jnp.uint8)),
                             vmap_method="broadcast_all")
+    extra = {} if model is None else {"model": np.array(model, np.int32)}
     return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
-                env=np.array(env, np.int32))
+                env=np.array(env, np.int32), **extra)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5))
-def _mm(a, b, fa, fb, env, grad_fmt):
-    return _matmul_call(a, b, fa, fb, env)
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5, 6))
+def _mm(a, b, fa, fb, env, grad_fmt, model):
+    return _matmul_call(a, b, fa, fb, env, model)
 
 
-def _mm_fwd(a, b, fa, fb, env, grad_fmt):
-    return _matmul_call(a, b, fa, fb, env), (a, b)
+def _mm_fwd(a, b, fa, fb, env, grad_fmt, model):
+    return _matmul_call(a, b, fa, fb, env, model), (a, b)
 
 
 def _requant(v, f, like):
@@ -286,13 +310,13 @@ def _requant(v, f, like):
     return c
 
 
-def _mm_bwd(fa, fb, env, grad_fmt, res, g):
+def _mm_bwd(fa, fb, env, grad_fmt, model, res, g):
     a, b = res
     gf = _fmt(grad_fmt, "matmul")
     gq = _requant(g[0], gf, jnp.zeros((), native_dtype(gf) or _code_dtype(gf)))
     swap = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
-    da, _ = _matmul_call(gq, jnp.transpose(b, swap), gf, fb, env)
-    db, _ = _matmul_call(jnp.transpose(a, swap), gq, fa, gf, env)
+    da, _ = _matmul_call(gq, jnp.transpose(b, swap), gf, fb, env, model)
+    db, _ = _matmul_call(jnp.transpose(a, swap), gq, fa, gf, env, model)
     return _requant(da, fa, a), _requant(db, fb, b)
 
 
@@ -300,11 +324,14 @@ _mm.defvjp(_mm_fwd, _mm_bwd)
 
 
 def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=None, tininess="after",
-           grad_format="e5m2", return_flags=False):
+           accumulation=None, grad_format="e5m2", return_flags=False):
     """The exact matrix product of a (..., m, k) and b (..., k, p) rounded once into float32
     (``softfp8.matmul(a, b, out_dtype=np.float32)``, of two formats too: E4M3 x E5M2).
     Operands: native JAX arrays of presets (formats inferred) or uint8 / uint16 codes with
     fmt_a / fmt_b; leading batch dims must be equal.  Deterministic rounding modes.
+    ``accumulation``: a sequential ``softfp8.Accumulation`` (products, accumulator,
+    promotion as ``softfp8.matmul(..., accumulation=)`` models them; its roundings are
+    resolved at trace time as softfp8.matmul resolves them, from the softfp8 context).
     Gradient (native operands): the cotangent rounded into ``grad_format`` (nearest even),
     then dA = G @ B^T and dB = A^T @ G by this same exact op, each rounded into its
     operand's format -- the FP8 training recipe's backward products."""
@@ -317,11 +344,12 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
         raise ValueError(f"softfp8.jax.matmul: shapes {a.shape} and {b.shape} do not fit (..., m, k) @ "
                          f"(..., k, p) with equal batch dims")
     env = _env(rounding, saturate, tininess, 32, "binary32", "matmul")
+    model = _model_attr(accumulation, fa)
     if native_dtype(fa) == a.dtype and native_dtype(fb) == b.dtype:
         _fmt(grad_format, "matmul")
-        y, fl = _mm(a, b, fa, fb, env, grad_format)
+        y, fl = _mm(a, b, fa, fb, env, grad_format, model)
     else:
-        y, fl = _matmul_call(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env)
+        y, fl = _matmul_call(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env, model)
     return (y, fl) if return_flags else y
 
 

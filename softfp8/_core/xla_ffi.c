@@ -114,54 +114,59 @@ static sfx_error *frame_start(sfx_call_frame *cf, const char *name, int nargs, i
 static sfx_buffer *arg(const sfx_call_frame *cf, int i) { return (sfx_buffer *)cf->args.items[i]; }
 static sfx_buffer *ret(const sfx_call_frame *cf, int i) { return (sfx_buffer *)cf->rets.items[i]; }
 
-/* the attribute `name`: an int32 array of exactly n entries copied to out */
-static sfx_error *attr_i32(const sfx_call_frame *cf, const char *op, const char *name, int n, int32_t *out)
+/* the index of attribute `name`, or -1 */
+static int64_t attr_find(const sfx_call_frame *cf, const char *name)
 {
     size_t len = strlen(name);
     for (int64_t i = 0; i < cf->attrs.size; i++) {
         const sfx_bytespan *s = cf->attrs.names[i];
-        if (s->len != len || memcmp(s->ptr, name, len) != 0) continue;
-        if (cf->attrs.types[i] == SFX_ATTR_ARRAY) {
-            const sfx_array *a = (const sfx_array *)cf->attrs.attrs[i];
-            if (a->dtype != SFX_S32 || a->size != (size_t)n)
-                return BAD("%s: attribute %s must be an int32 array of %d entries (dtype %d, %zu entries given)",
-                           op, name, n, a->dtype, a->size);
-            memcpy(out, a->data, (size_t)n * sizeof(int32_t));
-            return NULL;
-        }
-        if (cf->attrs.types[i] == SFX_ATTR_SCALAR && n == 1) {
-            const sfx_scalar *s1 = (const sfx_scalar *)cf->attrs.attrs[i];
-            if (s1->dtype != SFX_S32) return BAD("%s: attribute %s must be an int32 scalar", op, name);
-            memcpy(out, s1->value, sizeof(int32_t));
-            return NULL;
-        }
-        return BAD("%s: attribute %s has attribute type %d, expected an int32 array", op, name, cf->attrs.types[i]);
+        if (s->len == len && memcmp(s->ptr, name, len) == 0) return i;
     }
-    return BAD("%s: attribute %s missing", op, name);
+    return -1;
 }
 
-/* a format descriptor attribute (int32[8], sfp8_format's fields in order), validated */
-static sfx_error *attr_format(const sfx_call_frame *cf, const char *op, const char *name, sfp8_format *f)
+/* the attribute `name`: an int32 array of exactly n entries (or an int32 scalar, n = 1)
+   copied to out */
+static sfx_error *attr_i32(const sfx_call_frame *cf, const char *op, const char *name, int n, int32_t *out)
 {
-    int32_t v[8];
-    sfx_error *e = attr_i32(cf, op, name, 8, v);
+    int64_t i = attr_find(cf, name);
+    if (i < 0) return BAD("%s: attribute %s missing", op, name);
+    if (cf->attrs.types[i] == SFX_ATTR_ARRAY) {
+        const sfx_array *a = (const sfx_array *)cf->attrs.attrs[i];
+        if (a->dtype != SFX_S32 || a->size != (size_t)n)
+            return BAD("%s: attribute %s must be an int32 array of %d entries (dtype %d, %zu entries given)", op,
+                       name, n, a->dtype, a->size);
+        memcpy(out, a->data, (size_t)n * sizeof(int32_t));
+        return NULL;
+    }
+    if (cf->attrs.types[i] == SFX_ATTR_SCALAR && n == 1) {
+        const sfx_scalar *s1 = (const sfx_scalar *)cf->attrs.attrs[i];
+        if (s1->dtype != SFX_S32) return BAD("%s: attribute %s must be an int32 scalar", op, name);
+        memcpy(out, s1->value, sizeof(int32_t));
+        return NULL;
+    }
+    return BAD("%s: attribute %s has attribute type %d, expected an int32 array", op, name, cf->attrs.types[i]);
+}
+
+/* a format descriptor from its 8 fields (sfp8_format's, in order), validated; binary32
+   too where allowed (an accumulator, the promoted sum) */
+static sfx_error *format_from(const sfx_call_frame *cf, const char *op, const char *name, const int32_t *v,
+                              int binary32_ok, sfp8_format *f)
+{
     int err;
-    if (e) return e;
     f->bits = v[0], f->is_signed = v[1], f->exp_bits = v[2], f->man_bits = v[3];
     f->bias = v[4], f->specials = v[5], f->subnormals = v[6], f->saturate = v[7];
+    if (binary32_ok && memcmp(f, &sfp8_binary32, sizeof *f) == 0) return NULL;
     err = sfp8_validate(f);
     if (err != SFP8_OK)
-        return BAD("%s: attribute %s is not a valid format descriptor (bad field %s)", op, name,
-                   sfp8_error_field(err));
+        return BAD("%s: %s is not a valid format descriptor (bad field %s)", op, name, sfp8_error_field(err));
     return NULL;
 }
 
-/* the environment attribute (rounding, saturate (-1: f's default), tininess_before, sr_bits) */
-static sfx_error *attr_env(const sfx_call_frame *cf, const char *op, const sfp8_format *f, sfp8_env *env)
+/* an environment from (rounding, saturate (-1: f's default), tininess_before, sr_bits) */
+static sfx_error *env_from(const sfx_call_frame *cf, const char *op, const int32_t *v, const sfp8_format *f,
+                           sfp8_env *env)
 {
-    int32_t v[4];
-    sfx_error *e = attr_i32(cf, op, "env", 4, v);
-    if (e) return e;
     if (v[0] < 0 || v[0] >= SFP8_NUM_ROUNDING) return BAD("%s: rounding mode %d out of range 0..%d", op, v[0],
                                                           SFP8_NUM_ROUNDING - 1);
     if (v[1] < -1 || v[1] > 1) return BAD("%s: saturate %d not -1, 0 or 1", op, v[1]);
@@ -172,6 +177,47 @@ static sfx_error *attr_env(const sfx_call_frame *cf, const char *op, const sfp8_
     env->saturate = v[1] < 0 ? f->saturate : v[1];
     env->tininess_before = v[2];
     env->sr_bits = v[3];
+    return NULL;
+}
+
+/* a format descriptor attribute (int32[8]) */
+static sfx_error *attr_format(const sfx_call_frame *cf, const char *op, const char *name, sfp8_format *f)
+{
+    int32_t v[8];
+    sfx_error *e = attr_i32(cf, op, name, 8, v);
+    return e ? e : format_from(cf, op, name, v, 0, f);
+}
+
+/* the environment attribute "env" (int32[4]) */
+static sfx_error *attr_env(const sfx_call_frame *cf, const char *op, const sfp8_format *f, sfp8_env *env)
+{
+    int32_t v[4];
+    sfx_error *e = attr_i32(cf, op, "env", 4, v);
+    return e ? e : env_from(cf, op, v, f, env);
+}
+
+/* The optional attribute "model" (int32[38]): an accumulation model of softfp8.matmul
+   (docs/training.md, "Accumulation models"): has_prod, fp[8], envp[4], facc[8],
+   envacc[4], promote, fprom[8], envprom[4].  Absent: the exact product (*exact = 1). */
+static sfx_error *attr_model(const sfx_call_frame *cf, const char *op, sfp8m_model *md, int *exact)
+{
+    int32_t v[38];
+    sfx_error *e;
+    *exact = attr_find(cf, "model") < 0;
+    if (*exact) return NULL;
+    if ((e = attr_i32(cf, op, "model", 38, v))) return e;
+    if (v[0] != 0 && v[0] != 1) return BAD("%s: model has_prod %d not 0 or 1", op, v[0]);
+    if (v[25] < 0) return BAD("%s: model promote %d < 0", op, v[25]);
+    md->exact = 0;
+    md->has_prod = v[0];
+    md->promote = v[25];
+    if ((e = format_from(cf, op, "the model's product format", v + 1, 0, &md->fp)) ||
+        (e = env_from(cf, op, v + 9, &md->fp, &md->envp)) ||
+        (e = format_from(cf, op, "the model's accumulator", v + 13, 1, &md->facc)) ||
+        (e = env_from(cf, op, v + 21, &md->facc, &md->envacc)) ||
+        (e = format_from(cf, op, "the model's promoted format", v + 26, 1, &md->fprom)) ||
+        (e = env_from(cf, op, v + 34, &md->fprom, &md->envprom)))
+        return e;
     return NULL;
 }
 
@@ -275,18 +321,25 @@ sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
     if (b->dims[nb] != k || o->dims[nb] != m || o->dims[nb + 1] != p)
         return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
                    (long long)b->dims[nb], (long long)p);
-    if (fa.bits == fb.bits && fa.is_signed == fb.is_signed && fa.exp_bits == fb.exp_bits &&
+    int exact;
+    memset(&md, 0, sizeof md);
+    if ((e = attr_model(cf, op, &md, &exact))) return e;
+    if (exact && fa.bits == fb.bits && fa.is_signed == fb.is_signed && fa.exp_bits == fb.exp_bits &&
         fa.man_bits == fb.man_bits && fa.bias == fb.bias && fa.specials == fb.specials &&
         fa.subnormals == fb.subnormals) {
         sfp8m_exact_model(&md, &fa, &sfp8_binary32, &env); /* `@` / matmul(out_dtype=float32)'s model */
     } else {
-        memset(&md, 0, sizeof md); /* softfp8.matmul of two formats */
+        /* softfp8.matmul of two formats, or with a model: canonical NaNs */
         md.fa = fa;
         md.fb = fb;
-        md.exact = 1;
         md.nan_rule = SFP8M_NAN_CANONICAL;
-        md.fp = md.facc = md.fprom = md.fout = sfp8_binary32;
-        md.envp = md.envacc = md.envprom = md.envout = env;
+        md.fout = sfp8_binary32;
+        md.envout = env;
+        if (exact) {
+            md.exact = 1;
+            md.fp = md.facc = md.fprom = sfp8_binary32;
+            md.envp = md.envacc = md.envprom = env;
+        }
     }
     ptrdiff_t sa = sfp8d_size(&fa), sb = sfp8d_size(&fb);
     int64_t batches = count(a, 0, nb);

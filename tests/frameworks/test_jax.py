@@ -202,6 +202,36 @@ def test_matmul_every_code_against_softfp8_matmul():
     assert len(pairs) == 16 and cases == 14 * 2 + 4 + 2 + 2, cases
 
 
+def test_matmul_accumulation_models():
+    """matmul(accumulation=) == softfp8.matmul(accumulation=) (codes and flags): product,
+    accumulator and promotion formats, roundings, E4M3, E5M2 and E4M3 x E5M2 operands
+    holding every code, K across promotion chunk boundaries."""
+    rng = np.random.default_rng(7)
+    Acc = softfp8.Accumulation
+    models = [Acc(accumulator="float16"), Acc(accumulator="bfloat16", rounding="toward_zero"),
+              Acc(product="bfloat16", accumulator="bfloat16", promote_every=32),
+              Acc(product="e5m2", product_rounding="upward", accumulator="float16", promote_every=7),
+              Acc(accumulator="float32", rounding="downward", promote_every=4),
+              Acc(accumulator="float16", promote_every=16, promoted="bfloat16")]
+    cases = 0
+    for na, nb in [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2")]:
+        fa, fb = softfp8.lookup(na), softfp8.lookup(nb)
+        a = rng.permutation(_codes(fa)).reshape(4, 64)
+        b = rng.permutation(_codes(fb)).reshape(64, 4)
+        for acc in models:
+            with softfp8.collect_flags() as wfl, np.errstate(all="ignore"):
+                want = softfp8.matmul(a.view(fa.dtype), b.view(fb.dtype), out_dtype=np.float32, accumulation=acc)
+            y, fl = jax.jit(lambda p, q: sj.matmul(p, q, fa, fb, accumulation=acc, return_flags=True))(
+                jnp.asarray(a), jnp.asarray(b))
+            np.testing.assert_array_equal(_bits(y), _bits(want), err_msg=f"{na} x {nb} {acc}")
+            assert int(fl) == int(wfl.flags), (na, nb, acc)
+            cases += 1
+    assert cases == 18
+    with pytest.raises(TypeError, match="sequential softfp8.Accumulation models only"):
+        sj.matmul(jnp.zeros((2, 2), jnp.float8_e4m3fn), jnp.zeros((2, 2), jnp.float8_e4m3fn),
+                  accumulation=softfp8.Accumulation(accumulator="float16", order="pairwise"))
+
+
 def test_jit_vmap_and_traced_seeds():
     fmt = softfp8.lookup("e4m3")
     x = _inputs(fmt)[:1000].reshape(10, 100)
@@ -332,3 +362,15 @@ def test_bad_calls():
     for (dt,), attrs, msg in bad:
         with pytest.raises(Exception, match="softfp8 convert: .*" + msg):
             jax.block_until_ready(call(dt, **attrs))
+    e4 = np.array(softfp8.lookup("e4m3").params, np.int32)
+    mm = jax.ffi.ffi_call("softfp8_matmul", (jax.ShapeDtypeStruct((2, 2), jnp.float32),
+                                             jax.ShapeDtypeStruct((), jnp.uint8)))
+    a = jnp.zeros((2, 3), jnp.uint8)
+    for b, attrs, msg in [(jnp.zeros((4, 2), jnp.uint8), {}, r"shapes \(2, 3\) @ \(4, 2\) do not fit"),
+                          (jnp.zeros((3, 2), jnp.uint8), {"model": np.zeros(5, np.int32)},
+                           "attribute model must be an int32 array of 38 entries"),
+                          (jnp.zeros((3, 2), jnp.uint8), {"env": np.array([6, -1, 0, 32], np.int32)},
+                           "stochastic rounding of the products is not offered")]:
+        with pytest.raises(Exception, match="softfp8 matmul: " + msg):
+            jax.block_until_ready(mm(a, b, **{"fmt_a": e4, "fmt_b": e4, "env": np.array([0, -1, 0, 32], np.int32),
+                                              **attrs}))
