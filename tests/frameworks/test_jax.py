@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -374,3 +375,14 @@ def test_bad_calls():
         with pytest.raises(Exception, match="softfp8 matmul: " + msg):
             jax.block_until_ready(mm(a, b, **{"fmt_a": e4, "fmt_b": e4, "env": np.array([0, -1, 0, 32], np.int32),
                                               **attrs}))
+
+
+def test_without_jax_a_clear_import_error():
+    """softfp8 itself never imports JAX; softfp8.jax without JAX names the extra."""
+    code = ("import sys; sys.modules['jax'] = None\n"
+            "import softfp8, softfp8.gemm, softfp8.mx\n"
+            "assert 'jaxlib' not in sys.modules\n"
+            "try:\n    import softfp8.jax\nexcept ImportError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "pip install 'softfp8[jax]'" in r.stdout
