@@ -28,9 +28,9 @@ from ._formats import Format, lookup
 from ._interop import from_ml_dtypes, to_ml_dtypes
 from ._validation import format_or_none
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "matmul", "to_jax", "from_jax", "native_dtype"]
+__all__ = ["quantize", "dequantize", "fake_quantize", "matmul", "scaled_mm", "to_jax", "from_jax", "native_dtype"]
 
-_TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul"}
+_TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul", "scaled_mm": "softfp8_scaled_mm"}
 _registered = False
 
 
@@ -350,6 +350,55 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
         y, fl = _mm(a, b, fa, fb, env, grad_format, model)
     else:
         y, fl = _matmul_call(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env, model)
+    return (y, fl) if return_flags else y
+
+
+def _scale_operand(s, what):
+    if isinstance(s, (int, float, np.floating)) and not isinstance(s, bool):
+        if float(np.float32(s)) != float(s):
+            raise ValueError(f"softfp8.jax.scaled_mm: {what} {s!r} is not a binary32 value (round it to float32)")
+        s = np.float32(s)
+    s = jnp.asarray(s)
+    if s.dtype != jnp.float32:
+        raise TypeError(f"softfp8.jax.scaled_mm: {what} must be float32, got {s.dtype}")
+    if s.ndim == 0:
+        s = s.reshape(1, 1)
+    if s.ndim != 2:
+        raise ValueError(f"softfp8.jax.scaled_mm: {what} must be a scalar or a 2-D grid, got shape {s.shape}")
+    return s
+
+
+def scaled_mm(a, b, scale_a, scale_b, fmt_a=None, fmt_b=None, *, accumulation=None, rounding="nearest_even",
+              saturate=None, tininess="after", return_flags=False):
+    """``softfp8.scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=)``:
+    result[i, j] = sum over k of a[i, k] * b[k, j] * s, s = sa * sb rounded to float32, summed
+    exactly and rounded once (or as the sequential ``accumulation`` model sums). a (m, k),
+    b (k, p): native arrays or codes with fmt_a / fmt_b (E4M3 x E5M2 allowed); scales:
+    positive finite float32 -- a scalar (per tensor) or a 2-D grid dividing its operand
+    ((m, 1) per row of a, (1, p) per column of b, (m, k / 128) 1 x 128 tiles, ...); they may
+    be traced values (a non-positive or non-finite scale is an error raised by the call).
+    Not differentiated (train with fake_quantize / matmul)."""
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    fa = _format_of_array(a, fmt_a, "scaled_mm")
+    fb = _format_of_array(b, fmt_b, "scaled_mm")
+    if rounding == "stochastic":
+        raise ValueError("softfp8.jax.scaled_mm: rounding='stochastic' is not offered for the product")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"softfp8.jax.scaled_mm: shapes {a.shape} and {b.shape} do not fit (m, k) @ (k, p)")
+    sa, sb = _scale_operand(scale_a, "scale_a"), _scale_operand(scale_b, "scale_b")
+    for s, what, (r, c) in ((sa, "scale_a", a.shape), (sb, "scale_b", b.shape)):
+        if r % s.shape[0] or c % s.shape[1]:
+            raise ValueError(f"softfp8.jax.scaled_mm: {what} grid {s.shape} does not divide its operand ({r}, {c})")
+    env = _env(rounding, saturate, tininess, 32, "binary32", "scaled_mm")
+    model = _model_attr(accumulation, fa)
+    _register()
+    call = jax.ffi.ffi_call(_TARGETS["scaled_mm"], (jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), jnp.float32),
+                                                   jax.ShapeDtypeStruct((), jnp.uint8)),
+                            vmap_method="broadcast_all")
+    extra = {} if model is None else {"model": np.array(model, np.int32)}
+    ops = [jax.lax.stop_gradient(v) for v in (a, b, sa, sb)]
+    y, fl = call(*ops, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
+                 env=np.array(env, np.int32), **extra)
     return (y, fl) if return_flags else y
 
 

@@ -294,14 +294,43 @@ sfx_error *sfp8_xla_convert(sfx_call_frame *cf)
     return NULL;
 }
 
-sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
+/* a scale operand of the scaled product: float32 (..., gr, gc) whose grid divides the
+   operand (rows x cols); fills the scale of batch 0 (the caller offsets s per batch) and
+   *kb, the products per K-block (0: constant along K); kdim 1: K is the operand's columns */
+static sfx_error *scale_of(const sfx_call_frame *cf, const char *op, const char *name, const sfx_buffer *s,
+                           int64_t nb, const sfx_buffer *like, int64_t rows, int64_t cols, int kdim,
+                           sfp8m_scale *sc, int64_t *kb)
 {
-    static const char op[] = "matmul";
+    if (s->dtype != SFX_F32 || s->rank != nb + 2 || !same_lead(s, like, nb))
+        return BAD("%s: %s must be float32 of shape (..., rows, cols) with the operands' batch dims", op, name);
+    int64_t gr = s->dims[nb], gc = s->dims[nb + 1];
+    if (gr < 1 || gc < 1 || rows % gr || cols % gc)
+        return BAD("%s: %s grid (%lld, %lld) does not divide its operand (%lld, %lld)", op, name, (long long)gr,
+                   (long long)gc, (long long)rows, (long long)cols);
+    int64_t total = count(s, 0, s->rank);
+    const uint32_t *v = (const uint32_t *)s->data;
+    for (int64_t i = 0; i < total; i++)
+        if ((v[i] >> 31) || v[i] == 0 || (v[i] & 0x7F800000u) == 0x7F800000u)
+            return BAD("%s: %s holds 0x%08x at flat index %lld: scales must be positive finite float32 values", op,
+                       name, (unsigned)v[i], (long long)i);
+    sc->s = v;
+    sc->rs = (ptrdiff_t)gc;
+    sc->cs = 1;
+    sc->br = rows / gr > 0 ? rows / gr : 1;
+    sc->bc = cols / gc > 0 ? cols / gc : 1;
+    int64_t kg = kdim ? gc : gr, kd = kdim ? cols : rows;
+    *kb = kg > 1 ? kd / kg : 0;
+    return NULL;
+}
+
+/* matmul (scaled 0) and scaled_mm (scaled 1): operands a, b[, scale_a, scale_b] */
+static sfx_error *matmul_run(sfx_call_frame *cf, const char *op, int scaled)
+{
     int done;
     sfp8_format fa, fb;
     sfp8_env env;
     sfp8m_model md;
-    sfx_error *e = frame_start(cf, op, 2, 2, &done);
+    sfx_error *e = frame_start(cf, op, scaled ? 4 : 2, 2, &done);
     if (e || done) return e;
     const sfx_buffer *a = arg(cf, 0), *b = arg(cf, 1), *o = ret(cf, 0), *fl = ret(cf, 1);
     if ((e = attr_format(cf, op, "fmt_a", &fa)) || (e = attr_format(cf, op, "fmt_b", &fb))) return e;
@@ -322,14 +351,32 @@ sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
         return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
                    (long long)b->dims[nb], (long long)p);
     int exact;
+    int64_t ka = 0, kb = 0, sas = 0, sbs = 0;
     memset(&md, 0, sizeof md);
     if ((e = attr_model(cf, op, &md, &exact))) return e;
-    if (exact && fa.bits == fb.bits && fa.is_signed == fb.is_signed && fa.exp_bits == fb.exp_bits &&
+    if (scaled) {
+        if ((e = scale_of(cf, op, "scale_a", arg(cf, 2), nb, a, m, k, 1, &md.sa, &ka)) ||
+            (e = scale_of(cf, op, "scale_b", arg(cf, 3), nb, a, k, p, 0, &md.sb, &kb)))
+            return e;
+        if (ka && kb && ka != kb)
+            return BAD("%s: scale_a and scale_b block K differently (%lld and %lld products)", op, (long long)ka,
+                       (long long)kb);
+        md.kblock = ka ? ka : kb;
+        if (!exact && md.kblock) { /* scales varying along K apply per promoted chunk */
+            if (md.promote == 0) md.promote = md.kblock;
+            else if (md.kblock % md.promote)
+                return BAD("%s: promote_every %lld must divide the scales' K-block of %lld products", op,
+                           (long long)md.promote, (long long)md.kblock);
+        }
+        sas = count(arg(cf, 2), nb, nb + 2);
+        sbs = count(arg(cf, 3), nb, nb + 2);
+    }
+    if (!scaled && exact && fa.bits == fb.bits && fa.is_signed == fb.is_signed && fa.exp_bits == fb.exp_bits &&
         fa.man_bits == fb.man_bits && fa.bias == fb.bias && fa.specials == fb.specials &&
         fa.subnormals == fb.subnormals) {
         sfp8m_exact_model(&md, &fa, &sfp8_binary32, &env); /* `@` / matmul(out_dtype=float32)'s model */
     } else {
-        /* softfp8.matmul of two formats, or with a model: canonical NaNs */
+        /* softfp8.matmul of two formats or with a model, scaled_mm: canonical NaNs */
         md.fa = fa;
         md.fb = fb;
         md.nan_rule = SFP8M_NAN_CANONICAL;
@@ -346,8 +393,10 @@ sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
     uint8_t *fo = (uint8_t *)fl->data;
     int fast = sfp8m_fast_level();
     unsigned nomem = 0;
+    const uint32_t *sa0 = md.sa.s, *sb0 = md.sb.s;
     fpstate fps = fp_enter();
     for (int64_t t = 0; t < batches && !nomem; t++) {
+        if (scaled) md.sa.s = sa0 + t * sas, md.sb.s = sb0 + t * sbs;
         unsigned r = sfp8m_gemm(&md, NULL, (const char *)a->data + t * m * k * sa, k * sa, sa,
                                 (const char *)b->data + t * k * p * sb, p * sb, sb,
                                 (char *)o->data + t * m * p * 4, p * 4, 4, m, k, p, fast);
@@ -355,5 +404,9 @@ sfx_error *sfp8_xla_matmul(sfx_call_frame *cf)
         fo[t] = (uint8_t)r;
     }
     fp_leave(fps);
-    return nomem ? fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 matmul: out of memory") : NULL;
+    return nomem ? fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 %s: out of memory", op) : NULL;
 }
+
+sfx_error *sfp8_xla_matmul(sfx_call_frame *cf) { return matmul_run(cf, "matmul", 0); }
+
+sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf) { return matmul_run(cf, "scaled_mm", 1); }

@@ -159,7 +159,10 @@ typedef struct sfx_metadata_ext {       /* XLA_FFI_Metadata_Extension */
  *             tininess_before, sr_bits); seed uint32[..., 2] (lo, hi), one per batch.
  *   matmul:   (a, b) -> (c float32, flags): the exact dot product rounded once (a
  *             deterministic rounding mode), attrs fmt_a, fmt_b, env; a (..., m, k),
- *             b (..., k, p) with equal leading batch dims, flags one per batch. */
+ *             b (..., k, p) with equal leading batch dims, flags one per batch; the optional
+ *             attr model (int32[38]) a sequential accumulation model.
+ *   scaled_mm: (a, b, scale_a, scale_b) -> (c float32, flags): softfp8.scaled_mm, the
+ *             scales float32 grids (..., gr, gc) dividing their operands. */
 #if defined(_WIN32)
 #define SFX_EXPORT __declspec(dllexport)
 #else
@@ -168,4 +171,5 @@ typedef struct sfx_metadata_ext {       /* XLA_FFI_Metadata_Extension */
 /* exported from the extension module: softfp8.jax finds them by name (ctypes) */
 SFX_EXPORT sfx_error *sfp8_xla_convert(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_matmul(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf);
 #endif

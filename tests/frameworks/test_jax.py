@@ -233,6 +233,45 @@ def test_matmul_accumulation_models():
                   accumulation=softfp8.Accumulation(accumulator="float16", order="pairwise"))
 
 
+def test_scaled_mm_against_softfp8_scaled_mm():
+    """scaled_mm == softfp8.scaled_mm (codes and flags): E4M3 x E5M2 operands holding every
+    code, per-tensor, per-row / per-column and K-blocked scale grids, exact and two
+    accumulation models (one promoting within the K-blocks); traced scales under jit and
+    vmap; a bad traced scale is the handler's error."""
+    rng = np.random.default_rng(11)
+    e4, e5 = softfp8.lookup("e4m3"), softfp8.lookup("e5m2")
+    a = rng.permutation(np.tile(_codes(e4), 8)).reshape(8, 256)
+    b = rng.permutation(np.tile(_codes(e5), 6)).reshape(256, 6)
+    grids = [(np.float32(0.5), np.float32(3.0)),
+             (rng.uniform(0.1, 4, (8, 1)).astype(np.float32), rng.uniform(0.1, 4, (1, 6)).astype(np.float32)),
+             (rng.uniform(0.1, 4, (8, 2)).astype(np.float32), rng.uniform(0.1, 4, (2, 3)).astype(np.float32))]
+    models = [None, softfp8.Accumulation(accumulator="float16"),
+              softfp8.Accumulation(product="bfloat16", accumulator="bfloat16", promote_every=32)]
+    f = jax.jit(lambda p, q, x, y, acc: sj.scaled_mm(p, q, x, y, e4, e5, accumulation=acc, return_flags=True),
+                static_argnums=4)
+    cases = 0
+    for sa, sb in grids:
+        for acc in models:
+            with softfp8.collect_flags() as wfl, np.errstate(all="ignore"):
+                want = softfp8.scaled_mm(a.view(e4.dtype), b.view(e5.dtype), sa, sb, accumulation=acc)
+            y, fl = f(jnp.asarray(a), jnp.asarray(b), jnp.asarray(sa), jnp.asarray(sb), acc)
+            np.testing.assert_array_equal(_bits(y), _bits(want), err_msg=f"{np.shape(sa)} {acc}")
+            assert int(fl) == int(wfl.flags)
+            cases += 1
+    assert cases == 9
+    # vmap over per-example scales
+    sas = jnp.asarray(np.array([0.25, 1.0, 8.0], np.float32))
+    ys = jax.vmap(lambda s: sj.scaled_mm(jnp.asarray(a), jnp.asarray(b), s, 2.0, e4, e5))(sas)
+    for i, s in enumerate([0.25, 1.0, 8.0]):
+        with np.errstate(all="ignore"):
+            want = softfp8.scaled_mm(a.view(e4.dtype), b.view(e5.dtype), np.float32(s), np.float32(2.0))
+        np.testing.assert_array_equal(_bits(ys[i]), _bits(want))
+    with pytest.raises(Exception, match="softfp8 scaled_mm: scale_a holds 0xbf800000 at flat index 0"):
+        jax.block_until_ready(f(jnp.asarray(a), jnp.asarray(b), jnp.float32(-1.0), jnp.float32(1.0), None))
+    with pytest.raises(ValueError, match=r"scale_a grid \(3, 1\) does not divide its operand \(8, 256\)"):
+        sj.scaled_mm(jnp.asarray(a), jnp.asarray(b), jnp.ones((3, 1), jnp.float32), 1.0, e4, e5)
+
+
 def test_jit_vmap_and_traced_seeds():
     fmt = softfp8.lookup("e4m3")
     x = _inputs(fmt)[:1000].reshape(10, 100)
