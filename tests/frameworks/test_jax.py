@@ -127,6 +127,12 @@ def test_abi_declarations_match_installed_jaxlib(tmp_path):
                         "-I", str(ROOT / "softfp8" / "_core"), str(src)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert n == 107, n
+    # the check can fail: one wrong size is a compile error
+    src.write_text("\n".join(lines + ['_Static_assert(sizeof(sfx_buffer) == sizeof(XLA_FFI_Buffer) + 8, "off");'])
+                   + "\n")
+    r = subprocess.run([cc, "-std=c11", "-fsyntax-only", "-I", jax.ffi.include_dir(),
+                        "-I", str(ROOT / "softfp8" / "_core"), str(src)], capture_output=True, text=True)
+    assert r.returncode != 0 and "off" in r.stderr
 
 
 def test_quantize_every_preset_mode_saturation():
