@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* the FFI API version the handlers report in their metadata (the version whose
-   layouts this file declares: the fields used here are all present since 0.1) */
+/* the FFI API version the handlers report in their metadata query: 0.1, accepted by
+   jaxlib 0.10.2 (whose header is 0.3); XLA's minor versions only append fields, and the
+   layouts declared here are checked against the installed jaxlib by the tests */
 #define SFX_API_MAJOR 0
 #define SFX_API_MINOR 1
 
