@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _formats, bits
+from . import _ext, _formats, bits
 from ._context import Flags
 from ._dtypes import format_of
 from ._validation import _as_int, _choice
@@ -266,49 +266,11 @@ def saturate_codes(fmt, base, nan, pinf, ninf, above, below, mode, saturation):
 # operations with the report's projection (4.7.3, 4.10-4.11)
 # ----------------------------------------------------------------------------
 
-# P3109 name -> softfp8.bits row (operations on one format with a projection)
-OPERATIONS = {
-    "Abs": "abs", "Negate": "neg", "CopySign": "copysign", "Add": "add", "Subtract": "sub",
-    "Multiply": "mul", "Divide": "div", "FMA": "fma", "FAA": "faa", "Sqrt": "sqrt", "Recip": "reciprocal",
-    "RSqrt": "rsqrt", "Exp": "exp", "Exp2": "exp2", "Log": "log", "Log2": "log2", "LogOnePlus": "log1p",
-    "ExpMinusOne": "expm1", "Sin": "sin", "Cos": "cos", "Tan": "tan", "ArcSin": "arcsin", "ArcCos": "arccos",
-    "ArcTan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Tanh": "tanh", "ArcSinh": "arcsinh",
-    "ArcCosh": "arccosh", "ArcTanh": "arctanh", "SinPi": "sinpi", "CosPi": "cospi", "TanPi": "tanpi",
-    "ArcSinPi": "arcsinpi", "ArcCosPi": "arccospi", "ArcTanPi": "arctanpi", "Softplus": "softplus",
-    "Hypot": "hypot", "ArcTan2": "arctan2", "ArcTan2Pi": "arctan2pi", "Minimum": "min", "Maximum": "max",
-    "MinimumNumber": "minnum", "MaximumNumber": "maxnum", "MinimumMagnitude": "minmag",
-    "MaximumMagnitude": "maxmag", "MinimumMagnitudeNumber": "minmagnum",
-    "MaximumMagnitudeNumber": "maxmagnum", "MinimumFinite": "min_finite", "MaximumFinite": "max_finite",
-    "Clamp": "clamp", "Convert": "pos",
-}
-
-
-def _omega_nan(op, vals):
-    """Where the report's operation gives NaN but IEEE 754's does not (4.10): x / 0,
-    Recip(0), RSqrt(0), ArcTan2(0, 0) and (inf, inf), TanPi(n + 1/2), Hypot of a
-    NaN beside an infinity, CopySign with a NaN.  vals: the operands' float64 values."""
-    x = vals[0]
-    y = vals[1] if len(vals) > 1 else None
-    with np.errstate(all="ignore"):
-        if op == "Divide":
-            return y == 0
-        if op in ("Recip", "RSqrt"):
-            return x == 0
-        if op in ("ArcTan2", "ArcTan2Pi"):
-            return ((x == 0) & (y == 0)) | (np.isinf(x) & np.isinf(y))
-        if op == "TanPi":
-            return np.isfinite(x) & (np.mod(2 * x, 2) == 1)
-        if op in ("Hypot", "CopySign"):
-            return np.isnan(x) | np.isnan(y)
-    return np.zeros(np.shape(x), bool)
-
-
-def _twin(fmt):
-    """The signed format with fmt's exponent, mantissa and bias (an unsigned
-    format's values and their negatives: where its operations' negative results show)."""
-    sp = {"p3109": "p3109", "fn": "fnuz", "ieee": "ieee", "fnuz": "fnuz", "none": "none"}[fmt.specials]
-    return _formats.format(exp_bits=fmt.exp_bits, man_bits=fmt.man_bits, bias=fmt.bias, specials=sp,
-                           subnormals=fmt.subnormals, signed=True)
+# P3109 name -> softfp8.bits row: the P3109 companions of the operation table
+# (softfp8/_core/ops.def, SFP8_P3109), run in C by core_p3109.c with the projection
+_TABLE = _ext.p3109_table()
+OPERATIONS = {name: _ext.op_table()[row][0] for name, row in _TABLE}
+_OP_ID = {name: i for i, (name, _) in enumerate(_TABLE)}
 
 
 def _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape):
@@ -356,45 +318,14 @@ def apply(op, *operands, rounding=None, saturation="SatFinite", sr=None, sr_bits
                          f"convert them to one format first")
     arrs = np.broadcast_arrays(*(np.asarray(x).view(fmt.storage) for x in operands))
     shape = arrs[0].shape
-    codes = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
-    vals = [np.asarray(bits.to_float(c, fmt)[0]) for c in codes]
-    # P3109 decodes -0 as 0: no negative zero reaches the operation
-    codes = [np.where((v == 0) & np.signbit(v), 0, c).astype(fmt.storage) for c, v in zip(codes, vals)]
+    codes = tuple(np.ascontiguousarray(a).reshape(-1) for a in arrs)
     mode, kw = _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape)
-    fn = getattr(bits, row.name)
-    if row.rounds:
-        cs, fs = fn(fmt, *codes, rounding=mode, saturate=True, **kw)
-        cn, fnf = fn(fmt, *codes, rounding=mode, saturate=False, **kw)
-    else:
-        res = fn(fmt, *codes)
-        cs, fs = res if isinstance(res, tuple) else (res, np.zeros(codes[0].shape, np.uint8))
-        cn, fnf = cs, fs
-    cs, cn = np.asarray(cs).reshape(-1), np.asarray(cn).reshape(-1)
-    nan_s = np.asarray(bits.isnan(fmt, cs)).reshape(-1)
-    nan_n = np.asarray(bits.isnan(fmt, cn)).reshape(-1)
-    inf_n = np.asarray(bits.isinf(fmt, cn)).reshape(-1)
-    neg_s = np.asarray(bits.signbit(fmt, cs)).reshape(-1)
-    over = (np.asarray(fnf).reshape(-1) & int(Flags.OVERFLOW)) != 0
-    exact_inf = (inf_n | nan_n) & ~nan_s & ~over
-    nan = nan_s.copy()
-    above, below = over & ~neg_s, over & neg_s
-    pinf, ninf = exact_inf & ~neg_s, exact_inf & neg_s
-    if not fmt.signed:   # negative results: the signed twin shows them
-        tw = _twin(fmt)
-        tc = [np.asarray(bits.convert(c, fmt, tw)[0]) for c in codes]
-        tfn = getattr(bits, row.name)
-        tr = tfn(tw, *tc, rounding=mode, saturate=False, **kw) if row.rounds else tfn(tw, *tc)
-        tr = np.asarray(tr[0] if isinstance(tr, tuple) else tr).reshape(-1)
-        tv = np.asarray(bits.to_float(tr, tw)[0])
-        neg_t = (tv < 0) & ~np.isnan(tv)
-        ninf = ninf | (neg_t & np.isinf(tv) & ~over)
-        below = below | (neg_t & ~np.isinf(tv)) | (neg_t & np.isinf(tv) & over)
-        nan = nan & ~neg_t
-    nan = nan | _omega_nan(op, vals)
-    out = saturate_codes(fmt, cs, nan, pinf & ~nan, ninf & ~nan, above & ~nan, below & ~nan, mode, saturation)
-    # no negative zero in P3109 (external formats: the non-negative zero, 4.8.2)
-    ov = np.asarray(bits.to_float(out, fmt)[0])
-    out = np.where((ov == 0) & np.signbit(ov), 0, out).astype(fmt.storage)
+    # the row's environment as softfp8.bits builds it (the context's tininess and isa;
+    # saturate is the projection's), then the C projection (core_p3109.c) per element
+    env = bits._env(fmt, mode, False, None, kw.get("sr_bits")) + (bits._isa(None),)
+    out = np.empty(codes[0].size, dtype=fmt.storage)
+    _ext.p3109_run(_OP_ID[op], fmt.params, env, kw.get("random_bits"), codes, out,
+                   SATURATION_MODES.index(saturation))
     return out.reshape(shape).view(fmt.dtype)
 
 

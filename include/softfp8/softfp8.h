@@ -532,6 +532,29 @@ void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sf
                         const uint64_t *a, const uint32_t *random, uint64_t *result, uint8_t *flags,
                         uint16_t *situation);
 
+/* ---- IEEE P3109 operations with the report's projection (core_p3109.c) ----
+ * The operations of the P3109 Interim Report v4.0 (4.10-4.11) on codes of one
+ * format (a P3109 format, or an external one: float16, bfloat16, ...), addressed by
+ * index or by the report's name ("Add", "Exp", "SinPi", "Clamp", ...): the
+ * operation's row of the table (sfp8_p3109_row) computed exactly and rounded once
+ * by the core in env->rounding (stochastic: env->sr_bits, env->random as for any
+ * row; the report's StochasticB(n, r) is sr_bits n + 1, random 2r + 1), then the
+ * report's projection: Saturate (4.7.5) by `saturation`, its special values
+ * (x / 0, Recip(0), RSqrt(0), ArcTan2(0, 0) and (inf, inf), TanPi(n + 1/2) are
+ * NaN; Hypot and CopySign of a NaN are NaN), no -0 (a -0 operand reads as 0, a -0
+ * result is 0), an unsigned format's negative results through its signed twin.
+ * env->saturate is not read (the projection decides); env->tininess_before and
+ * env->isa are honoured as by the row.  The report defines no flags: *flags is
+ * touched only by a bad call (op or saturation out of range, a code above the
+ * width), which returns 0 with SFP8_FLAG_INVALID | SFP8_FLAG_BADCALL. */
+enum sfp8_p3109_saturation { SFP8_SAT_FINITE = 0, SFP8_SAT_PROPAGATE = 1, SFP8_SAT_NONE = 2 };
+int sfp8_p3109_count(void);
+int sfp8_p3109_lookup(const char *name);  /* index of the P3109 operation so named, or -1 */
+const char *sfp8_p3109_name(int op);      /* NULL when op is out of range                */
+int sfp8_p3109_row(int op);               /* its row (sfp8_op_*), -1 when out of range   */
+uint32_t sfp8_p3109_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
+                          const sfp8_env *env, int saturation, uint8_t *flags);
+
 #ifdef __cplusplus
 }
 #endif
