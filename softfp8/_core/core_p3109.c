@@ -213,6 +213,35 @@ uint32_t sfp8_p3109_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, 
     return is_zero(f, cs) ? 0 : cs;
 }
 
+uint32_t sfp8x_p3109_project_in(const sfp8_format *f, int kind, int sign, uint64_t sig, int64_t exp, int sticky,
+                                const sfp8_env *env, int round_mode, int saturation, uint8_t *flags)
+{
+    sfp8_env e = *env;
+    uint8_t fs = 0, fn = 0;
+    uint32_t cs;
+    int neg = sign && (sig || sticky), kase = C_BASE;
+    if (kind < 0 || kind > 2 || saturation < SFP8_SAT_FINITE || saturation > SFP8_SAT_NONE) {
+        *flags |= SFP8_FLAG_INVALID | SFP8_FLAG_BADCALL;
+        return 0;
+    }
+    if (kind == 2) return sfp8_default_nan(f);
+    if (kind == 1) return saturate(f, sign ? C_NINF : C_PINF, 0, env->rounding, saturation);
+    if (round_mode >= 0) e.rounding = round_mode;
+    e.saturate = 1;
+    cs = (uint32_t)sfp8_round_value(f, sign, sig, exp, sticky, &e, &fs);
+    e.saturate = 0;
+    (void)sfp8_round_value(f, sign, sig, exp, sticky, &e, &fn);
+    if (fn & SFP8_FLAG_OVERFLOW) kase = neg ? C_BELOW : C_ABOVE;
+    if (!f->is_signed && neg && cs == sfp8_default_nan(f)) kase = C_BELOW; /* below an unsigned range */
+    return saturate(f, kase, cs, env->rounding, saturation);
+}
+
+uint32_t sfp8_p3109_project_value(const sfp8_format *f, int kind, int sign, uint64_t sig, int64_t exp, int sticky,
+                                  const sfp8_env *env, int saturation, uint8_t *flags)
+{
+    return sfp8x_p3109_project_in(f, kind, sign, sig, exp, sticky, env, -1, saturation, flags);
+}
+
 unsigned sfp8x_p3109_run(int op, const sfp8_format *f, const sfp8_env *env, const uint32_t *random,
                          char *const data[], ptrdiff_t n, int saturation)
 {
