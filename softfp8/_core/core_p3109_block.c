@@ -366,14 +366,96 @@ uint32_t sfp8_p3109_block_reduce_multiply(const sfp8_format *fs, uint32_t s, con
     return project(fr, r, sticky, env, saturation);
 }
 
-/* the exact elementwise operations of 5.4 on scaled operands */
+/* order of exact data (not NaN): -inf < finite < +inf, finite by value (zero unsigned) */
+static int cmp_mag(pval a, pval b) /* |a| vs |b|, finite: -1, 0, 1 */
+{
+    int64_t la, lb;
+    uint64_t ma, mb;
+    if (a.sig == 0 || b.sig == 0) return (a.sig != 0) - (b.sig != 0);
+    la = a.exp + 63 - __builtin_clzll(a.sig);
+    lb = b.exp + 63 - __builtin_clzll(b.sig);
+    if (la != lb) return la < lb ? -1 : 1;
+    ma = a.sig << __builtin_clzll(a.sig);
+    mb = b.sig << __builtin_clzll(b.sig);
+    return (ma > mb) - (ma < mb);
+}
+
+static int cmp(pval a, pval b)
+{
+    int ra = a.kind == V_INF ? (a.sign ? -2 : 2) : 0, rb = b.kind == V_INF ? (b.sign ? -2 : 2) : 0;
+    int sa = a.sig ? (a.sign ? -1 : 1) : 0, sb = b.sig ? (b.sign ? -1 : 1) : 0, m;
+    if (ra || rb) return (ra > rb) - (ra < rb);
+    if (sa != sb) return (sa > sb) - (sa < sb);
+    m = cmp_mag(a, b);
+    return sa < 0 ? -m : m;
+}
+
+static pval absval(pval a)
+{
+    a.sign = 0;
+    return a;
+}
+
+/* the selections of 4.11 on exact data: Minimum / Maximum (max = 1) and the Number,
+   Magnitude and Finite variants */
+static pval select(pval x, pval y, int max, int number, int magnitude, int finite)
+{
+    int c;
+    if (number || finite) {
+        if (x.kind == V_NAN) return y;
+        if (y.kind == V_NAN) return x;
+        if (finite && (x.kind == V_INF) != (y.kind == V_INF)) return x.kind == V_INF ? y : x;
+    }
+    if (x.kind == V_NAN || y.kind == V_NAN) return NAN_V;
+    c = magnitude ? cmp(absval(x), absval(y)) : 0;
+    if (c == 0) c = cmp(x, y);
+    return (c < 0) != (max != 0) ? x : y;
+}
+
+/* omega-Divide (4.10.5) of x by y, then by the result scale R (BlockProject's
+   quotient), projected into fr */
+static uint32_t divide_project(const sfp8_format *fr, pval x, pval y, pval R, const sfp8_env *env, int sat)
+{
+    pval q;
+    int sticky = 0;
+    if (x.kind == V_NAN || y.kind == V_NAN || (y.kind == V_FIN && y.sig == 0) ||
+        (x.kind == V_INF && y.kind == V_INF))
+        return project_div(fr, NAN_V, R, env, sat);
+    if (x.kind == V_INF) return project_div(fr, (pval){V_INF, x.sign ^ y.sign, 0, 0}, R, env, sat);
+    if (y.kind == V_INF || x.sig == 0) return project_div(fr, (pval){V_FIN, 0, 0, 0}, R, env, sat);
+    if (R.kind != V_FIN || R.sig == 0) /* BlockProject's rules need the sign of x / y only */
+        return project_div(fr, (pval){V_FIN, x.sign ^ y.sign, 1, 0}, R, env, sat);
+    {
+        int lz = __builtin_clzll(x.sig);
+        q = div128(x.sign ^ y.sign ^ R.sign, x.sig << lz, 0, x.exp - lz - 64 - y.exp - R.exp, 0, y.sig * R.sig,
+                   &sticky);
+    }
+    return project(fr, q, sticky, env, sat);
+}
+
+/* the elementwise operations of 5.4 whose value is exact on the scaled operands */
 static int exact_op(const char *name, int nop, const pval z[3], pval *out)
 {
-    if (!strcmp(name, "Convert") && nop == 1) *out = z[0];
-    else if (!strcmp(name, "Abs") && nop == 1) *out = z[0], out->sign = 0;
-    else if (!strcmp(name, "Negate") && nop == 1) *out = z[0], out->sign = z[0].sig || z[0].kind == V_INF ? !z[0].sign : 0;
-    else if (!strcmp(name, "Multiply") && nop == 2) *out = omul(z[0], z[1]);
-    else return 0;
+    static const char *const sel[] = {"Minimum", "Maximum", "MinimumNumber", "MaximumNumber",
+                                      "MinimumMagnitude", "MaximumMagnitude", "MinimumMagnitudeNumber",
+                                      "MaximumMagnitudeNumber", "MinimumFinite", "MaximumFinite"};
+    int i;
+    if (nop == 1 && !strcmp(name, "Convert")) *out = z[0];
+    else if (nop == 1 && !strcmp(name, "Abs")) *out = absval(z[0]);
+    else if (nop == 1 && !strcmp(name, "Negate")) *out = z[0], out->sign = (z[0].sig || z[0].kind == V_INF) && !z[0].sign;
+    else if (nop == 2 && !strcmp(name, "Multiply")) *out = omul(z[0], z[1]);
+    else if (nop == 2 && !strcmp(name, "CopySign")) {
+        *out = (z[0].kind == V_NAN || z[1].kind == V_NAN) ? NAN_V : z[0];
+        if (out->kind != V_NAN) out->sign = (z[1].sig || z[1].kind == V_INF) && z[1].sign && (out->sig || out->kind);
+    } else if (nop == 3 && !strcmp(name, "Clamp")) {
+        if (z[0].kind == V_NAN || z[1].kind == V_NAN || z[2].kind == V_NAN || cmp(z[2], z[1]) < 0) *out = NAN_V;
+        else *out = cmp(z[1], z[0]) >= 0 ? z[1] : cmp(z[0], z[2]) >= 0 ? z[2] : z[0];
+    } else {
+        for (i = 0; i < 10; i++)
+            if (nop == 2 && !strcmp(name, sel[i])) break;
+        if (i == 10) return 0;
+        *out = select(z[0], z[1], i & 1, i == 2 || i == 3 || i == 6 || i == 7, i >= 4 && i <= 7, i >= 8);
+    }
     if (out->kind == V_NAN) out->sign = 0;
     return 1;
 }
@@ -418,6 +500,12 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
                 return 0;
             }
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
+            continue;
+        }
+        if ((nblocks == 2 && !strcmp(name, "Divide")) || (nblocks == 1 && !strcmp(name, "Recip"))) {
+            pval one = {V_FIN, 0, 1, 0};
+            store(fr, r, i, nblocks == 2 ? divide_project(fr, z[0], z[1], SR, &e, saturation)
+                                         : divide_project(fr, one, z[0], SR, &e, saturation));
             continue;
         }
         if (!exact_op(name, nblocks, z, &out)) {

@@ -136,3 +136,43 @@ def test_stochastic_words_and_bad_calls():
         p3109.block_op("Add", [(s, x)], [fs], [fx], s, fs, fr)
     with pytest.raises(ValueError, match="must be a code of"):
         p3109.block_reduce_add(256, x, fs, fx, fr)
+
+
+MORE = {"Divide": 2, "Recip": 1, "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
+        "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2, "MaximumMagnitudeNumber": 2,
+        "MinimumFinite": 2, "MaximumFinite": 2, "Clamp": 3, "FMA": 3, "Add": 2}
+
+
+def _omega(op, *X):
+    if op == "Recip":
+        return omega("Divide", Fraction(1), X[0])
+    return omega(op, *X)
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_mixed_format_quotients_and_selections(cfg):
+    """Divide, Recip, CopySign, the selections of 4.11.1-4.11.3 and Clamp as block
+    operations (5.4), each operand block in its own scale and element formats (the
+    mixed-format specializations), result scale in a third: every mode x saturation."""
+    keys = CONFIGS[cfg]
+    Fr, fr = ref_format(*keys[2]), sf_format(*keys[2])
+    blocks_k = [(CONFIGS[(cfg + j) % 3][0], CONFIGS[(cfg + j) % 3][1]) for j in range(3)]
+    Fb = [(ref_format(*a), ref_format(*b)) for a, b in blocks_k]
+    fb = [(sf_format(*a), sf_format(*b)) for a, b in blocks_k]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(50 + cfg)
+    n = 0
+    for sr_ in _scales(Fsr, rng)[::2]:
+        SR = _v(Fsr, sr_)
+        scales = [int(rng.choice(_scales(Fs, rng))) for Fs, _ in Fb]
+        xs = [rng.integers(0, 1 << k[1][0], 33) for k in blocks_k]
+        Z = [[omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x] for (Fs, Fx), s, x in zip(Fb, scales, xs)]
+        for op, k in MORE.items():
+            want_exact = [_div(_omega(op, *zs[:k]), SR) for zs in zip(*Z)]
+            for mode in MODES:
+                for sat in SATS:
+                    _, got = p3109.block_op(op, list(zip(scales[:k], xs[:k])), [f for f, _ in fb[:k]],
+                                            [f for _, f in fb[:k]], sr_, fsr, fr, mode, sat)
+                    assert list(got) == [project_ref(Fr, v, sat, mode) for v in want_exact], (op, mode, sat)
+                    n += got.size
+    assert n == len(_scales(Fsr, np.random.default_rng(50 + cfg))[::2]) * len(MORE) * 18 * 33
