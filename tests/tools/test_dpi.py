@@ -311,6 +311,36 @@ def dpi_lib(tmp_path_factory):
     return ctypes.CDLL(str(so))
 
 
+def test_dpi_p3109_operations(dpi_lib):
+    """softfp8_dpi_p3109_apply (sfp8_p3109_apply) equals softfp8.p3109.apply: every code
+    pair of Binary8p3se's Divide and of Binary8p4ue's Subtract in every saturation."""
+    import ctypes
+
+    from softfp8 import p3109
+
+    lib = dpi_lib
+    fn = lib.softfp8_dpi_p3109_apply
+    fn.restype = ctypes.c_uint
+    fn.argtypes = [ctypes.c_int] * 9 + [ctypes.c_uint] * 3 + [ctypes.c_int] * 3 + [ctypes.c_uint] + \
+        [ctypes.c_int] * 2 + [ctypes.POINTER(ctypes.c_ubyte)]
+    fl = ctypes.c_ubyte()
+    a, b = np.divmod(np.arange(65536), 256)
+    n = 0
+    for fmt, op in ((p3109.format(8, 3, domain="extended"), "Divide"), (p3109.format(8, 4, signed=False), "Subtract")):
+        k = lib.softfp8_dpi_p3109_lookup(op.encode())
+        assert k >= 0
+        for sat, name in enumerate(p3109.SATURATION_MODES):
+            want = p3109.apply(op, a.astype(np.uint8).view(fmt.dtype), b.astype(np.uint8).view(fmt.dtype),
+                               rounding="TowardPositive", saturation=name).view(np.uint8)
+            got = [fn(k, *fmt.params, int(x), int(y), 0, 3, 0, 32, 0, 0, sat, ctypes.byref(fl))
+                   for x, y in zip(a, b)]
+            assert np.array_equal(np.array(got), want) and fl.value == 0
+            n += len(got)
+    assert n == 2 * 3 * 65536
+    assert lib.softfp8_dpi_p3109_lookup(b"Ad") == -1
+    assert fn(0, *fmt.params, 0, 0, 0, 0, 0, 32, 0, 0, 3, ctypes.byref(fl)) == 0 and fl.value == 0xFF
+
+
 def test_dpi_library_for_other_simulators(dpi_lib):
     """The shared object of the README's recipe: results, flags, presets and bad calls."""
     import ctypes
