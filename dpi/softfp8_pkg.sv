@@ -249,15 +249,11 @@ package softfp8_pkg;
                                              input int unsigned a, input int unsigned b,
                                              input int unsigned c, input sfp8_env_t env,
                                              input int saturation, output bit [7:0] flags);
-    byte unsigned fl;
-    int unsigned r;
     int op = softfp8_dpi_p3109_lookup(name);
     if (op < 0) $fatal(1, "softfp8_pkg: unknown P3109 operation %s", name);
-    r = softfp8_dpi_p3109_apply(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
-                                f.subnormals, f.saturate, a, b, c, env.rounding, env.tininess_before,
-                                env.sr_bits, env.random, env.isa, saturation, fl);
-    flags = fl;
-    return r;
+    return softfp8_dpi_p3109_apply(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                                   f.subnormals, f.saturate, a, b, c, env.rounding, env.tininess_before,
+                                   env.sr_bits, env.random, env.isa, saturation, flags);
   endfunction
 
   // any operation of the table by name
