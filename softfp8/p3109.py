@@ -6,22 +6,24 @@ every format); ``project(x, fmt, ...)`` is the report's projection of real value
 (float16/32/64 arrays or arrays of any softfp8 format) into it with an explicit
 rounding mode and saturation mode.
 
-Projection runs through softfp8's exact core: one conversion rounds each element
-once (``softfp8.bits.convert``), its per-element overflow flag and the input's class
-then decide what the saturation mode makes of overflow, infinities and negative values
-in unsigned formats.  The stochastic variants map onto the core's stochastic rule
-(docs/semantics.md): StochasticA(n, r) *is* softfp8's ``stochastic`` rounding with
-N = n random bits R = r; StochasticB(n, r) is the same rule with N = n + 1 and
-R = 2r + 1; StochasticC(n, r) equals StochasticB except on the exact midpoints of its
-n-bit grid, where it truncates when r is odd: those elements are found exactly from
-the input's significand and exponent and take the core's toward-zero result.
+Everything numeric runs in C: ``project`` is ``sfp8_p3109_project_value`` per element
+(the input's exact value rounded once by the core, then the report's Saturate),
+``apply`` is ``sfp8_p3109_apply`` (core_p3109.c: the operation's row of the table,
+exact and rounded once, then the report's projection and special values; the
+companions SFP8_P3109 of softfp8/_core/ops.def name the rows), and the block
+operations of clause 5 are core_p3109_block.c (exact, one rounding); this module
+checks arguments and maps names.  The stochastic variants map onto the core's
+stochastic rule (docs/semantics.md): StochasticA(n, r) *is* softfp8's ``stochastic``
+rounding with N = n random bits R = r; StochasticB(n, r) is the same rule with N = n +
+1 and R = 2r + 1; StochasticC(n, r) equals StochasticB except on the exact midpoints
+of its n-bit grid, where it truncates when r is odd: those elements are found exactly
+from the input's significand and exponent and are rounded toward zero.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import _ext, _formats, bits
-from ._context import Flags
 from ._dtypes import format_of
 from ._validation import _as_int, _choice
 
