@@ -14,6 +14,7 @@
  *
  * docs/semantics.md, "P3109 operations". */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core_p3109.h"
@@ -248,16 +249,28 @@ unsigned sfp8x_p3109_run(int op, const sfp8_format *f, const sfp8_env *env, cons
     int arity = valid(op) ? sfp8x_arity(p3109_ops[op].row) : 0, wide = f->bits > 8;
     sfp8_env e = *env;
     uint8_t fl = 0;
+    /* a deterministic operation of an 8-bit format is a pure function of its one or two
+       codes: each distinct operand (pair) is computed once per call, on demand */
+    int memo = !wide && arity <= 2 && n >= 64 && env->rounding != SFP8_ROUND_STOCHASTIC;
+    uint8_t *val = memo ? (uint8_t *)malloc((size_t)2 << (8 * arity)) : NULL, *done = val ? val + (1 << (8 * arity)) : NULL;
+    if (done) memset(done, 0, (size_t)1 << (8 * arity));
     for (ptrdiff_t i = 0; i < n; i++) {
-        uint32_t x[3] = {0, 0, 0}, r;
+        uint32_t x[3] = {0, 0, 0}, r, key;
         for (int k = 0; k < arity; k++)
             x[k] = wide ? ((const uint16_t *)data[k])[i] : ((const uint8_t *)data[k])[i];
         if (random) e.random = random[i];
-        r = sfp8_p3109_apply(op, f, x[0], x[1], x[2], &e, saturation, &fl);
+        key = x[0] | x[1] << 8;
+        if (done && done[key]) {
+            r = val[key];
+        } else {
+            r = sfp8_p3109_apply(op, f, x[0], x[1], x[2], &e, saturation, &fl);
+            if (done && !fl) val[key] = (uint8_t)r, done[key] = 1;
+        }
         if (wide)
             ((uint16_t *)data[arity])[i] = (uint16_t)r;
         else
             ((uint8_t *)data[arity])[i] = (uint8_t)r;
     }
+    free(val);
     return fl;
 }
