@@ -398,7 +398,7 @@ static pval absval(pval a)
 
 /* the selections of 4.11 on exact data: Minimum / Maximum (max = 1) and the Number,
    Magnitude and Finite variants */
-static pval select(pval x, pval y, int max, int number, int magnitude, int finite)
+static pval pick(pval x, pval y, int max, int number, int magnitude, int finite)
 {
     int c;
     if (number || finite) {
@@ -454,7 +454,7 @@ static int exact_op(const char *name, int nop, const pval z[3], pval *out)
         for (i = 0; i < 10; i++)
             if (nop == 2 && !strcmp(name, sel[i])) break;
         if (i == 10) return 0;
-        *out = select(z[0], z[1], i & 1, i == 2 || i == 3 || i == 6 || i == 7, i >= 4 && i <= 7, i >= 8);
+        *out = pick(z[0], z[1], i & 1, i == 2 || i == 3 || i == 6 || i == 7, i >= 4 && i <= 7, i >= 8);
     }
     if (out->kind == V_NAN) out->sign = 0;
     return 1;
