@@ -6,6 +6,7 @@
  * quotient with its remainder as sticky -- and rounded once by the core
  * (sfp8_round_value) inside sfp8_p3109_project, which applies the projection's
  * Saturate (core_p3109.c).  docs/semantics.md, "P3109 operations". */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -433,6 +434,41 @@ static uint32_t divide_project(const sfp8_format *fr, pval x, pval y, pval R, co
     return project(fr, q, sticky, env, sat);
 }
 
+/* omega-Sqrt (4.10.8: NaN below zero, Sqrt(+inf) = +inf) of z, divided by the result
+   scale R, projected once: with z = m 2^e (e even) and R = d 2^k, sqrt(m / d^2) is
+   floor(sqrt(W)) for W = floor(m 2^2t / d^2) (< 2^125, so the root has 60+ bits),
+   exact iff W is a square and the division exact (floor sqrt(N / D) = floor sqrt(floor(N / D))) */
+static uint32_t sqrt_project(const sfp8_format *fr, pval z, pval R, const sfp8_env *env, int sat)
+{
+    uint64_t m = z.sig, D, lim[3], rem = 0, U;
+    int64_t e = z.exp, t2;
+    unsigned __int128 W;
+    int bm, bd, lz, sticky, i;
+    if (z.kind == V_NAN || (z.sign && (z.kind == V_INF || z.sig != 0))) return project_div(fr, NAN_V, R, env, sat);
+    if (z.kind == V_INF || z.sig == 0 || R.kind != V_FIN || R.sig == 0) /* BlockProject needs z's class only */
+        return project_div(fr, z.kind == V_INF ? z : (pval){V_FIN, 0, z.sig != 0, 0}, R, env, sat);
+    if (e & 1) m <<= 1, e -= 1;
+    D = R.sig * R.sig;
+    bm = 64 - __builtin_clzll(m);
+    bd = 64 - __builtin_clzll(D);
+    t2 = (124 - bm + bd) & ~(int64_t)1; /* N = m 2^t2 < 2^(124 + bd): W < 2^125 */
+    lim[0] = lim[1] = lim[2] = 0;
+    lim[t2 / 64] = m << (t2 % 64);
+    if (t2 % 64 && t2 / 64 < 2) lim[t2 / 64 + 1] = m >> (64 - t2 % 64);
+    for (i = 2; i >= 0; i--) { /* N / D, limb by limb */
+        unsigned __int128 cur = (unsigned __int128)rem << 64 | lim[i];
+        lim[i] = (uint64_t)(cur / D);
+        rem = (uint64_t)(cur % D);
+    }
+    W = (unsigned __int128)lim[1] << 64 | lim[0];
+    U = (uint64_t)sqrtl((long double)W);
+    while ((unsigned __int128)U * U > W) U--;
+    while ((unsigned __int128)(U + 1) * (U + 1) <= W) U++;
+    sticky = rem != 0 || (unsigned __int128)U * U != W;
+    lz = __builtin_clzll(U);
+    return project(fr, (pval){V_FIN, R.sign, U << lz, e / 2 - t2 / 2 - R.exp - lz}, sticky, env, sat);
+}
+
 /* the elementwise operations of 5.4 whose value is exact on the scaled operands */
 static int exact_op(const char *name, int nop, const pval z[3], pval *out)
 {
@@ -500,6 +536,10 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
                 return 0;
             }
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
+            continue;
+        }
+        if (nblocks == 1 && !strcmp(name, "Sqrt")) {
+            store(fr, r, i, sqrt_project(fr, z[0], SR, &e, saturation));
             continue;
         }
         if ((nblocks == 2 && !strcmp(name, "Divide")) || (nblocks == 1 && !strcmp(name, "Recip"))) {
