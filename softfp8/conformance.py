@@ -245,9 +245,9 @@ P3109 = [
     ("BlockDotProduct", "5.3.2", "softfp8.p3109.block_dot_product", _B,
      "exact (superaccumulator), one projection; C: `sfp8_p3109_block_dot`"),
     ("BlockOp (elementwise)", "5.4", "softfp8.p3109.block_op", T + "test_p3109_blocks.py::test_mixed_format_quotients_and_selections",
-     "C: `sfp8_p3109_block_op`, each operand block in its own formats: Convert, Abs, Negate, Recip, Sqrt, Add, "
-     "Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp; not provided: "
-     "RSqrt and the elementary functions (a correctly rounded function of S X, wider than the formats)"),
+     "C: `sfp8_p3109_block_op`, each operand block in its own formats: Convert, Abs, Negate, Recip, Sqrt, RSqrt, "
+     "Add, Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp; not "
+     "provided: the elementary functions (a correctly rounded function of S X, wider than the formats)"),
     ("ScaledAdd / ScaledSubtract / ScaledMultiply", "5.5", "softfp8.p3109.scaled_op", P + "test_block_operations",
      "blocks of one element, every operation of BlockOp"),
 ]

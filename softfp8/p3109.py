@@ -440,7 +440,7 @@ def block_dot_product(sx, x, sy, y, fsx, fx, fsy, fy, fr, rounding=None, saturat
 
 # the elementwise block operations computed exactly (5.4), and their arity: the others
 # need their function at the exact scaled operands S X, beyond the formats' precision
-_EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "Add": 2, "Subtract": 2, "Multiply": 2, "Divide": 2,
+_EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "RSqrt": 1, "Add": 2, "Subtract": 2, "Multiply": 2, "Divide": 2,
               "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
               "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2,
               "MaximumMagnitudeNumber": 2, "MinimumFinite": 2, "MaximumFinite": 2, "FMA": 3, "FAA": 3, "Clamp": 3}
@@ -448,12 +448,12 @@ _EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "Add":
 
 def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFinite", **kw):
     """An elementwise block operation (5.4) whose value is exact, a quotient or a square
-    root on the scaled operands (the keys of _EXACT_OPS: Convert, Abs, Negate, Recip, Sqrt, Add,
+    root on the scaled operands (the keys of _EXACT_OPS: Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add,
     Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA,
     FAA, Clamp): blocks = [(s_k, x_k)] with formats fss[k], fxs[k] (each block its
     own formats: the mixed-format specializations); the result block (sr_,
     [Project_fr(op(S_1 X_1i, ...) / S_r)]), exact and rounded once in C.  The
-    report's other operations (RSqrt, the elementary functions) need their
+    report's other operations (the elementary functions) need their
     function evaluated at S X, beyond the formats' precision: not provided
     (docs/conformance.md)."""
     if op not in _EXACT_OPS:

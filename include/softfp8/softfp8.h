@@ -573,7 +573,7 @@ uint32_t sfp8_p3109_project_value(const sfp8_format *f, int kind, int sign, uint
  *   block_reduce_add / _multiply (5.3.1): Project(0 + S X_1 + ...), (1 * S X_1 * ...)
  *   block_dot (5.3.2): Project(sum (Sx X_i)(Sy Y_i))
  *   block_op (5.4): the elementwise P3109 operation op (an index of sfp8_p3109_*:
- *     Convert, Abs, Negate, Recip, Sqrt, Add, Subtract, Multiply, Divide, CopySign,
+ *     Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add, Subtract, Multiply, Divide, CopySign,
  *     the selections of 4.11.1-4.11.3, FMA, FAA, Clamp) on nblocks blocks,
  *     r_i = Project(op(S_1 X_1i, ...) / S_r); returns 1, or 0 on a bad call. */
 void sfp8_p3109_from_block(const sfp8_format *fs, uint32_t s, const sfp8_format *fx, const void *x, size_t n,

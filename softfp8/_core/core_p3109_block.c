@@ -434,39 +434,55 @@ static uint32_t divide_project(const sfp8_format *fr, pval x, pval y, pval R, co
     return project(fr, q, sticky, env, sat);
 }
 
-/* omega-Sqrt (4.10.8: NaN below zero, Sqrt(+inf) = +inf) of z, divided by the result
-   scale R, projected once: with z = m 2^e (e even) and R = d 2^k, sqrt(m / d^2) is
-   floor(sqrt(W)) for W = floor(m 2^2t / d^2) (< 2^125, so the root has 60+ bits),
-   exact iff W is a square and the division exact (floor sqrt(N / D) = floor sqrt(floor(N / D))) */
-static uint32_t sqrt_project(const sfp8_format *fr, pval z, pval R, const sfp8_env *env, int sat)
+/* N / D for a 3-limb N (in place) and D < 2^64: the remainder */
+static uint64_t div3(uint64_t lim[3], uint64_t D)
 {
-    uint64_t m = z.sig, D, lim[3], rem = 0, U;
-    int64_t e = z.exp, t2;
-    unsigned __int128 W;
-    int bm, bd, lz, sticky, i;
-    if (z.kind == V_NAN || (z.sign && (z.kind == V_INF || z.sig != 0))) return project_div(fr, NAN_V, R, env, sat);
-    if (z.kind == V_INF || z.sig == 0 || R.kind != V_FIN || R.sig == 0) /* BlockProject needs z's class only */
-        return project_div(fr, z.kind == V_INF ? z : (pval){V_FIN, 0, z.sig != 0, 0}, R, env, sat);
-    if (e & 1) m <<= 1, e -= 1;
-    D = R.sig * R.sig;
-    bm = 64 - __builtin_clzll(m);
-    bd = 64 - __builtin_clzll(D);
-    t2 = (124 - bm + bd) & ~(int64_t)1; /* N = m 2^t2 < 2^(124 + bd): W < 2^125 */
-    lim[0] = lim[1] = lim[2] = 0;
-    lim[t2 / 64] = m << (t2 % 64);
-    if (t2 % 64 && t2 / 64 < 2) lim[t2 / 64 + 1] = m >> (64 - t2 % 64);
-    for (i = 2; i >= 0; i--) { /* N / D, limb by limb */
+    uint64_t rem = 0;
+    for (int i = 2; i >= 0; i--) {
         unsigned __int128 cur = (unsigned __int128)rem << 64 | lim[i];
         lim[i] = (uint64_t)(cur / D);
         rem = (uint64_t)(cur % D);
     }
+    return rem;
+}
+
+/* omega-Sqrt / omega-RSqrt (4.10.8: NaN below zero and RSqrt(0) = NaN, Sqrt(+inf) =
+   +inf, RSqrt(+inf) = 0) of z, divided by the result scale R, projected once.  With
+   z = m 2^e (e even) and R = d 2^k: Sqrt is sqrt(m / d^2) 2^(e/2 - k), RSqrt
+   sqrt(1 / (m d^2)) 2^(-e/2 - k); each is floor(sqrt(W)) 2^-t for W = floor(N / D)
+   (N = m 2^2t, D = d^2; N = 2^2t, D = m then d^2), W < 2^125 so the root has 59+
+   bits, exact iff every division is exact and W a square (floor sqrt(N / D) = floor
+   sqrt(floor(N / D)), floor(floor(a / b) / c) = floor(a / bc)) */
+static uint32_t root_project(const sfp8_format *fr, int recip, pval z, pval R, const sfp8_env *env, int sat)
+{
+    uint64_t m = z.sig, D, lim[3] = {0, 0, 0}, U;
+    int64_t e = z.exp, t2, x;
+    unsigned __int128 W;
+    int bm, bd, lz, sticky;
+    if (z.kind == V_NAN || (z.sign && (z.kind == V_INF || z.sig != 0)) || (recip && z.kind == V_FIN && !z.sig))
+        return project_div(fr, NAN_V, R, env, sat);
+    if (z.kind == V_INF || z.sig == 0) /* Sqrt: +inf, 0; RSqrt(+inf) = 0 */
+        return project_div(fr, recip ? (pval){V_FIN, 0, 0, 0} : z, R, env, sat);
+    if (R.kind != V_FIN || R.sig == 0) /* BlockProject needs the class only: positive */
+        return project_div(fr, (pval){V_FIN, 0, 1, 0}, R, env, sat);
+    if (e & 1) m <<= 1, e -= 1;
+    D = R.sig * R.sig;
+    bm = 64 - __builtin_clzll(m);
+    bd = 64 - __builtin_clzll(D);
+    t2 = (recip ? 121 + bm + bd : 124 - bm + bd) & ~(int64_t)1; /* W < 2^125 */
+    x = recip ? 1 : (int64_t)m;
+    lim[t2 / 64] = (uint64_t)x << (t2 % 64);
+    if (t2 % 64 && t2 / 64 < 2) lim[t2 / 64 + 1] = (uint64_t)x >> (64 - t2 % 64);
+    sticky = recip && div3(lim, m) != 0;
+    sticky |= div3(lim, D) != 0;
     W = (unsigned __int128)lim[1] << 64 | lim[0];
     U = (uint64_t)sqrtl((long double)W);
     while ((unsigned __int128)U * U > W) U--;
     while ((unsigned __int128)(U + 1) * (U + 1) <= W) U++;
-    sticky = rem != 0 || (unsigned __int128)U * U != W;
+    sticky |= (unsigned __int128)U * U != W;
     lz = __builtin_clzll(U);
-    return project(fr, (pval){V_FIN, R.sign, U << lz, e / 2 - t2 / 2 - R.exp - lz}, sticky, env, sat);
+    return project(fr, (pval){V_FIN, R.sign, U << lz, (recip ? -e : e) / 2 - t2 / 2 - R.exp - lz}, sticky, env,
+                   sat);
 }
 
 /* the elementwise operations of 5.4 whose value is exact on the scaled operands */
@@ -538,8 +554,8 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
             continue;
         }
-        if (nblocks == 1 && !strcmp(name, "Sqrt")) {
-            store(fr, r, i, sqrt_project(fr, z[0], SR, &e, saturation));
+        if (nblocks == 1 && (!strcmp(name, "Sqrt") || !strcmp(name, "RSqrt"))) {
+            store(fr, r, i, root_project(fr, name[0] == 'R', z[0], SR, &e, saturation));
             continue;
         }
         if ((nblocks == 2 && !strcmp(name, "Divide")) || (nblocks == 1 && !strcmp(name, "Recip"))) {

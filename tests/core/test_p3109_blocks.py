@@ -18,6 +18,7 @@ from softfp8 import p3109
 
 from .test_p3109 import MODES, NAN, NINF, PINF, SATS, project_ref, ref_format, sf_format
 from ..models import mpref as mp
+from ..models import mpref_ieee as mi
 from .test_p3109_ops import _value, omega
 
 # (scale format, element format, result format) keys (k, p, signed, extended)
@@ -139,7 +140,7 @@ def test_stochastic_words_and_bad_calls():
         p3109.block_reduce_add(256, x, fs, fx, fr)
 
 
-MORE = {"Divide": 2, "Recip": 1, "Sqrt": 1, "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
+MORE = {"Divide": 2, "Recip": 1, "Sqrt": 1, "RSqrt": 1, "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
         "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2, "MaximumMagnitudeNumber": 2,
         "MinimumFinite": 2, "MaximumFinite": 2, "Clamp": 3, "FMA": 3, "Add": 2}
 
@@ -152,12 +153,17 @@ def _omega(op, *X):
         if x == NAN or x == NINF or (isinstance(x, Fraction) and x < 0):
             return NAN
         return x if x in (PINF, 0) else _value(mp.unary_exact("sqrt", float(x)))
+    if op == "RSqrt":  # 4.10.8: RSqrt(0) = NaN; MPFR's rec_sqrt otherwise
+        x = X[0]
+        if x == NAN or x == NINF or x == 0 or (isinstance(x, Fraction) and x < 0):
+            return NAN
+        return Fraction(0) if x == PINF else _value(mi.unary_exact("rsqrt", float(x)))
     return omega(op, *X)
 
 
 @pytest.mark.parametrize("cfg", range(len(CONFIGS)))
 def test_mixed_format_quotients_and_selections(cfg):
-    """Divide, Recip, Sqrt (MPFR), CopySign, the selections of 4.11.1-4.11.3 and Clamp as block
+    """Divide, Recip, Sqrt and RSqrt (MPFR), CopySign, the selections of 4.11.1-4.11.3 and Clamp as block
     operations (5.4), each operand block in its own scale and element formats (the
     mixed-format specializations), result scale in a third: every mode x saturation."""
     keys = CONFIGS[cfg]
