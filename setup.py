@@ -30,7 +30,8 @@ CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_isa.c",
         "softfp8/_core/core_explain.c", "softfp8/_core/core_api.c",
         "softfp8/_core/core_exact.c", "softfp8/_core/core_ieee.c", "softfp8/_core/elem_ieee.c",
-        "softfp8/_core/elem_pi.c", "softfp8/_core/core_reduce.c", "softfp8/_core/quantize.c"] + MM + FAST
+        "softfp8/_core/elem_pi.c", "softfp8/_core/core_reduce.c", "softfp8/_core/quantize.c",
+        "softfp8/_core/core_p3109.c", "softfp8/_core/core_p3109_block.c"] + MM + FAST
 # libraries the core links (the extension and libsoftfp8 both link these): libm, and
 # libquadmath for the elementary functions' binary128 stage
 LIBS = ["quadmath", "m"]

@@ -94,6 +94,31 @@ unsigned int softfp8_dpi_apply(int op, int bits, int is_signed, int exp_bits, in
     return (fl & SFP8_FLAG_BADCALL) ? 0 : r;
 }
 
+/* The IEEE P3109 operations with the report's projection (sfp8_p3109_apply): op from
+ * softfp8_dpi_p3109_lookup("Add"), saturation 0 SatFinite, 1 SatPropagate, 2 SatNone;
+ * the report defines no flags, so *flags is 0, or SFP8_DPI_BAD_CALL (0xFF) for a bad
+ * call (format, environment, op, saturation, a code above the width) returning 0. */
+int softfp8_dpi_p3109_lookup(const char *name) { return sfp8_p3109_lookup(name); }
+
+unsigned int softfp8_dpi_p3109_apply(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias,
+                                     int specials, int subnormals, int fmt_saturate, unsigned int a,
+                                     unsigned int b, unsigned int c, int rounding, int tininess_before, int sr_bits,
+                                     unsigned int random, int isa, int saturation, unsigned char *flags)
+{
+    sfp8_format f;
+    sfp8_env env;
+    uint8_t fl = 0;
+    unsigned int r;
+    if (!dpi_format(&f, bits, is_signed, exp_bits, man_bits, bias, specials, subnormals, fmt_saturate) ||
+        !dpi_env(&env, &f, rounding, 0, tininess_before, sr_bits, random, isa)) {
+        *flags = SFP8_DPI_BAD_CALL;
+        return 0;
+    }
+    r = sfp8_p3109_apply(op, &f, a, b, c, &env, saturation, &fl);
+    *flags = (fl & SFP8_FLAG_BADCALL) ? SFP8_DPI_BAD_CALL : 0;
+    return (fl & SFP8_FLAG_BADCALL) ? 0 : r;
+}
+
 /* softfp8_dpi_apply with the exact value before rounding (sfp8_explain, softfp8.h) */
 unsigned int softfp8_dpi_explain(int op, int bits, int is_signed, int exp_bits, int man_bits, int bias,
                                  int specials, int subnormals, int fmt_saturate, unsigned int a, unsigned int b,

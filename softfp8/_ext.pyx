@@ -1197,3 +1197,4 @@ def block_finish(cnp.ndarray x, Py_ssize_t bs, tuple kindp, tuple efmt, object s
     if ok < 0:
         raise MemoryError("softfp8.mx.quantize: out of memory")
     return fl if ok else None
+include "_p3109.pxi"

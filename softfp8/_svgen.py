@@ -53,6 +53,9 @@ package softfp8_pkg;
   // a call with a bad format, environment or operation, an operand code with bits above
   // the format's width, or an X/Z operand bit returns 0 with flags = 8'hFF
   localparam bit [7:0] SFP8_BAD_CALL = 8'hFF;
+  localparam int SFP8_SAT_FINITE = 0;     // P3109 saturation modes (sfp8_p3109_apply)
+  localparam int SFP8_SAT_PROPAGATE = 1;
+  localparam int SFP8_SAT_NONE = 2;
 
   import "DPI-C" function int softfp8_dpi_op_count();
   import "DPI-C" function int softfp8_dpi_op_lookup(input string name);
@@ -63,6 +66,13 @@ package softfp8_pkg;
       input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
       input int saturate, input int tininess_before, input int sr_bits, input int unsigned random,
       input int isa, output byte unsigned flags);
+  import "DPI-C" function int softfp8_dpi_p3109_lookup(input string name);
+  import "DPI-C" function int unsigned softfp8_dpi_p3109_apply(
+      input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
+      input int bias, input int specials, input int subnormals, input int fmt_saturate,
+      input int unsigned a, input int unsigned b, input int unsigned c, input int rounding,
+      input int tininess_before, input int sr_bits, input int unsigned random, input int isa,
+      input int saturation, output byte unsigned flags);
   import "DPI-C" function int unsigned softfp8_dpi_explain(
       input int op, input int bits, input int is_signed, input int exp_bits, input int man_bits,
       input int bias, input int specials, input int subnormals, input int fmt_saturate,
@@ -215,6 +225,20 @@ package softfp8_pkg;
   function automatic int sfp8_class(input sfp8_format_t f, input int unsigned code);
     return softfp8_dpi_class(f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
                              f.subnormals, f.saturate, code);
+  endfunction
+
+  // an IEEE P3109 operation by the report's name ("Add", "Exp", "Clamp", ...) with the
+  // report's projection: saturation SFP8_SAT_FINITE / _PROPAGATE / _NONE (env.saturate is
+  // not read; the report defines no flags: flags is 0, or SFP8_BAD_CALL)
+  function automatic int unsigned sfp8_p3109(input string name, input sfp8_format_t f,
+                                             input int unsigned a, input int unsigned b,
+                                             input int unsigned c, input sfp8_env_t env,
+                                             input int saturation, output bit [7:0] flags);
+    int op = softfp8_dpi_p3109_lookup(name);
+    if (op < 0) $fatal(1, "softfp8_pkg: unknown P3109 operation %s", name);
+    return softfp8_dpi_p3109_apply(op, f.bits, f.is_signed, f.exp_bits, f.man_bits, f.bias, f.specials,
+                                   f.subnormals, f.saturate, a, b, c, env.rounding, env.tininess_before,
+                                   env.sr_bits, env.random, env.isa, saturation, flags);
   endfunction
 
   // any operation of the table by name

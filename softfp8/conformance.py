@@ -175,6 +175,7 @@ IEEE754 = [
 
 P = T + "test_p3109_ops.py::"
 _EL = P + "test_elementwise_projection"
+_B = T + "test_p3109_blocks.py::test_block_operations_every_mode"
 P3109 = [
     ("Convert", "4.9.1", "softfp8.p3109.project|softfp8.bits.convert", T + "test_p3109.py::test_projection_deterministic_dense", ""),
     ("Abs", "4.10.1", "abs", _EL, ""), ("Negate", "4.10.1", "neg", _EL, ""),
@@ -233,17 +234,42 @@ P3109 = [
     ("SatOf", "4.15", "softfp8.p3109.sat_of", P + "test_format_level_operations", ""),
     ("NextGreaterThan", "4.16", "next_greater", T + "test_ieee_ops.py::test_neighbours_every_code", ""),
     ("NextLessThan", "4.16", "next_less", T + "test_ieee_ops.py::test_neighbours_every_code", ""),
-    ("ConvertFromBlock", "5.2.1", "softfp8.p3109.convert_from_block", P + "test_block_operations", ""),
-    ("ConvertToBlock", "5.2.2", "softfp8.p3109.convert_to_block", P + "test_block_operations", ""),
-    ("ConvertToBlockMaxAbsFinite", "5.2.3", "softfp8.p3109.convert_to_block_max_abs_finite", P + "test_block_operations", ""),
-    ("BlockReduceAdd", "5.3.1", "softfp8.p3109.block_reduce_add", P + "test_block_operations", "exact, one projection"),
-    ("BlockReduceMultiply", "5.3.1", "softfp8.p3109.block_reduce_multiply", P + "test_block_operations", "exact, one projection"),
-    ("BlockDotProduct", "5.3.2", "softfp8.p3109.block_dot_product", P + "test_block_operations", "exact, one projection"),
-    ("BlockOp (elementwise)", "5.4", "softfp8.p3109.block_op", P + "test_block_operations",
-     "the exact ones only: Convert, Abs, Negate, Add, Subtract, Multiply, FMA, FAA; "
-     "the others (Divide, Sqrt, the functions, ...) are not provided"),
-    ("ScaledAdd / ScaledSubtract / ScaledMultiply", "5.5", "softfp8.p3109.scaled_op", P + "test_block_operations", "blocks of one element"),
+    ("ConvertFromBlock", "5.2.1", "softfp8.p3109.convert_from_block", _B, "C: `sfp8_p3109_from_block`"),
+    ("ConvertToBlock", "5.2.2", "softfp8.p3109.convert_to_block", _B, "C: `sfp8_p3109_to_block`"),
+    ("ConvertToBlockMaxAbsFinite", "5.2.3", "softfp8.p3109.convert_to_block_max_abs_finite", _B,
+     "C: `sfp8_p3109_max_abs_finite`, then `sfp8_p3109_to_block`"),
+    ("BlockReduceAdd", "5.3.1", "softfp8.p3109.block_reduce_add", _B,
+     "exact (superaccumulator), one projection; C: `sfp8_p3109_block_reduce_add`"),
+    ("BlockReduceMultiply", "5.3.1", "softfp8.p3109.block_reduce_multiply", _B,
+     "exact (big integer), one projection; C: `sfp8_p3109_block_reduce_multiply`"),
+    ("BlockDotProduct", "5.3.2", "softfp8.p3109.block_dot_product", _B,
+     "exact (superaccumulator), one projection; C: `sfp8_p3109_block_dot`"),
+    ("BlockOp (elementwise)", "5.4", "softfp8.p3109.block_op", T + "test_p3109_blocks.py::test_mixed_format_quotients_and_selections",
+     "C: `sfp8_p3109_block_op`, each operand block in its own formats: Convert, Abs, Negate, Recip, Sqrt, RSqrt, "
+     "Add, Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp; not "
+     "provided: the elementary functions (a correctly rounded function of S X, wider than the formats)"),
+    ("ScaledAdd / ScaledSubtract / ScaledMultiply", "5.5", "softfp8.p3109.scaled_op", P + "test_block_operations",
+     "blocks of one element, every operation of BlockOp"),
 ]
+
+
+# the operations of 4.10-4.11 (and Convert) run in C with the report's projection:
+# softfp8.p3109.apply -> sfp8_p3109_apply (core_p3109.c), proven against the NumPy
+# projection of the rows on every 8-bit P3109 format (tests/core/test_p3109_c.py)
+_PROOF = {1: "test_unary_every_code", 2: "test_binary_every_pair", 3: "test_ternary_sampled"}
+
+
+def _with_projection(entry):
+    op, clause, names, test, note = entry
+    if not (clause.startswith(("4.10", "4.11")) or op == "Convert"):
+        return entry
+    row = "pos" if op == "Convert" else names
+    proof = "C: `sfp8_p3109_apply`; every 8-bit P3109 format: `tests/core/test_p3109_c.py::%s`" % (
+        _PROOF[bits.OPERATIONS[row].arity])
+    return (op, clause, names + "|softfp8.p3109.apply", test, (note + "; " if note else "") + proof)
+
+
+P3109 = [_with_projection(e) for e in P3109]
 
 
 def _row(op_rows, name):
@@ -269,9 +295,11 @@ def render():
            "CLI's `softfp8 calc <name>`, `sfp8_op_lookup(\"<name>\")` in the C API and, for",
            "operations of one code result, `sfp8_<name>` in dpi/softfp8_pkg.sv.  Dotted names are",
            "Python functions.  P3109's operations are the rows on one format with softfp8's",
-           "rounding modes and saturation; `softfp8.p3109.apply` adds the report's projection",
-           "(SatFinite / SatPropagate / SatNone) and its special values where they differ from",
-           "IEEE 754 (docs/semantics.md, \"P3109 operations\").", ""]
+           "rounding modes and saturation; `softfp8.p3109.apply` runs each with the report's",
+           "projection (SatFinite / SatPropagate / SatNone) and its special values where they",
+           "differ from IEEE 754 in C (`sfp8_p3109_apply`, core_p3109.c, from the SFP8_P3109",
+           "companions of ops.def); the block operations of clause 5 are C too",
+           "(core_p3109_block.c; docs/semantics.md, \"P3109 operations\").", ""]
     for title, entries in (("IEEE 754-2019", IEEE754), ("IEEE P3109 Interim Report v4.0", P3109)):
         out += ["## " + title, "", "| operation | clause | softfp8 | kind | ufunc | rounds | test | note |",
                 "|---|---|---|---|---|---|---|---|"]

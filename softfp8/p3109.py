@@ -6,22 +6,24 @@ every format); ``project(x, fmt, ...)`` is the report's projection of real value
 (float16/32/64 arrays or arrays of any softfp8 format) into it with an explicit
 rounding mode and saturation mode.
 
-Projection runs through softfp8's exact core: one conversion rounds each element
-once (``softfp8.bits.convert``), its per-element overflow flag and the input's class
-then decide what the saturation mode makes of overflow, infinities and negative values
-in unsigned formats.  The stochastic variants map onto the core's stochastic rule
-(docs/semantics.md): StochasticA(n, r) *is* softfp8's ``stochastic`` rounding with
-N = n random bits R = r; StochasticB(n, r) is the same rule with N = n + 1 and
-R = 2r + 1; StochasticC(n, r) equals StochasticB except on the exact midpoints of its
-n-bit grid, where it truncates when r is odd: those elements are found exactly from
-the input's significand and exponent and take the core's toward-zero result.
+Everything numeric runs in C: ``project`` is ``sfp8_p3109_project_value`` per element
+(the input's exact value rounded once by the core, then the report's Saturate),
+``apply`` is ``sfp8_p3109_apply`` (core_p3109.c: the operation's row of the table,
+exact and rounded once, then the report's projection and special values; the
+companions SFP8_P3109 of softfp8/_core/ops.def name the rows), and the block
+operations of clause 5 are core_p3109_block.c (exact, one rounding); this module
+checks arguments and maps names.  The stochastic variants map onto the core's
+stochastic rule (docs/semantics.md): StochasticA(n, r) *is* softfp8's ``stochastic``
+rounding with N = n random bits R = r; StochasticB(n, r) is the same rule with N = n +
+1 and R = 2r + 1; StochasticC(n, r) equals StochasticB except on the exact midpoints
+of its n-bit grid, where it truncates when r is odd: those elements are found exactly
+from the input's significand and exponent and are rounded toward zero.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import _formats, bits
-from ._context import Flags
+from . import _ext, _formats, bits
 from ._dtypes import format_of
 from ._validation import _as_int, _choice
 
@@ -194,7 +196,8 @@ def project(x, fmt, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=N
                          "(sr='A'/'B'/'C')")
     codes, src = _source(x)
     shape = codes.shape
-    kw = {}
+    words = None
+    n = 0
     if variant is not None:
         n = 8 if sr_bits is None else _as_int(sr_bits, "sr_bits")
         top = 32 if variant == "A" else 31
@@ -202,113 +205,44 @@ def project(x, fmt, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=N
             raise ValueError(f"sr_bits must be between 1 and {top} for Stochastic{variant}, "
                              f"got {sr_bits!r}")
         r = _random(shape, n, random_bits, seed)
-        if variant == "A":
-            kw = {"sr_bits": n, "random_bits": r.astype(np.uint32)}
-        else:
-            kw = {"sr_bits": n + 1, "random_bits": (2 * r + 1).astype(np.uint32)}
-    sat = saturation != "SatNone"
-    out, fl = bits.convert(codes, src, fmt, rounding=mode, saturate=sat, **kw)
-    out = np.array(out, dtype=fmt.storage, copy=True).reshape(shape)
-    fl = np.asarray(fl).reshape(shape)
-    if variant == "C":
-        mid = _midpoints(codes, src, fmt, n, r)
+        words = (r if variant == "A" else 2 * r + 1).astype(np.uint32).reshape(-1)
+    nan, pinf, ninf, _ = _classes(codes, src)
+    sig, exp = _parts(codes, src)
+    kind = np.where(nan, 2, np.where(pinf | ninf, 1, 0)).astype(np.uint8).reshape(-1)
+    if src is np.float64:   # -0 keeps its sign (a signed format's -0)
+        sign = np.signbit(codes).astype(np.uint8).reshape(-1) & (kind != 2)
+    else:
+        sign = np.asarray(bits.signbit(src, codes.reshape(-1))).astype(np.uint8) & (kind != 2)
+    args = (kind, sign, sig.astype(np.uint64).reshape(-1), exp.astype(np.int64).reshape(-1))
+    out = np.empty(kind.size, dtype=fmt.storage)
+    sbits = None if variant is None else (n if variant == "A" else n + 1)
+    _ext.p3109_project_values(fmt.params, _env_of(fmt, mode, sbits), words, *args, out,
+                              SATURATION_MODES.index(saturation))
+    if variant == "C":   # the midpoints of the n-bit grid whose r is odd: toward zero
+        mid = _midpoints(codes, src, fmt, n, r).reshape(-1)
         if mid.any():
-            tz, tfl = bits.convert(codes, src, fmt, rounding="toward_zero", saturate=sat)
-            out = np.where(mid, np.asarray(tz).reshape(shape), out).astype(fmt.storage)
-            fl = np.where(mid, np.asarray(tfl).reshape(shape), fl)
-    _saturate(out, fl, codes, src, fmt, mode, saturation)
-    return out.view(fmt.dtype)
+            tz = np.empty(int(mid.sum()), dtype=fmt.storage)
+            _ext.p3109_project_values(fmt.params, _env_of(fmt, mode, sbits), None, *(a[mid] for a in args), tz,
+                                      SATURATION_MODES.index(saturation), bits.ROUNDING_MODES.index("toward_zero"))
+            out[mid] = tz
+    return out.reshape(shape).view(fmt.dtype)
 
 
-def _saturate(out, fl, codes, src, fmt, mode, saturation):
-    """The report's Saturate step (4.7.5) on a conversion rounded once by the core
-    (saturating for SatFinite / SatPropagate): the input's infinities are the exact
-    infinities, the overflow flag and the input's sign the out-of-range values."""
-    nan, pinf, ninf, neg = _classes(codes, src)
-    over = (fl & int(Flags.OVERFLOW)) != 0
-    below_unsigned = neg & ~nan & ~ninf & (out == fmt._special()["default_nan"]) if not fmt.signed else False
-    res = saturate_codes(fmt, out, nan, pinf, ninf, over & ~neg, (over & neg) | below_unsigned, mode, saturation)
-    out[...] = res
-
-
-def saturate_codes(fmt, base, nan, pinf, ninf, above, below, mode, saturation):
-    """P3109 4.7.5 Saturate (v4.0), given the rounded results ``base`` where they are
-    in range and the masks of the other cases: NaN, an exact +inf / -inf, a rounded
-    value above M_hi / below M_lo (an unsigned format's negative values included).
-    Returns the codes."""
-    sp = fmt._special()
-    mhi = sp["max"]
-    sign = (1 << (fmt.bits - 1)) if fmt.signed else 0
-    mlo = mhi | sign if fmt.signed else 0
-    ext = fmt.specials in ("ieee", "p3109")
-    nan_code = sp["default_nan"]
-    inf = int(bits.convert(np.array([np.inf]), np.float64, fmt, saturate=False)[0][0]) if ext else mhi
-    ninf_code = (inf | sign) if ext and fmt.signed else None
-    out = np.array(base, dtype=np.int64, copy=True)
-    if saturation == "SatFinite":
-        vals = (mhi, mlo, mhi, mlo)
-    elif saturation == "SatPropagate":
-        vals = (inf if ext else mhi, ninf_code if ninf_code is not None else mlo, mhi, mlo)
-    else:   # SatNone: the rounding direction decides, then the domain and signedness
-        above_v = mhi if mode in ("toward_zero", "downward") or (mode == "to_odd" and not fmt.signed and ext) \
-            else (inf if ext else mhi)
-        below_v = mlo if mode in ("toward_zero", "upward") else (
-            ninf_code if ninf_code is not None else (nan_code if not fmt.signed else mlo))
-        vals = (inf if ext else mhi, ninf_code if ninf_code is not None else (nan_code if not fmt.signed else mlo),
-                above_v, below_v)
-    for mask, v in zip((pinf, ninf, above, below), vals):
-        out = np.where(mask, v, out)
-    out = np.where(nan, nan_code, out)
-    return out.astype(fmt.storage)
+def _env_of(fmt, mode, sr_bits):
+    """The core environment of a projection in mode: the context's tininess and isa,
+    sr_bits random bits (saturation is the projection's own)."""
+    return bits._env(fmt, mode, False, None, sr_bits) + (bits._isa(None),)
 
 
 # ----------------------------------------------------------------------------
 # operations with the report's projection (4.7.3, 4.10-4.11)
 # ----------------------------------------------------------------------------
 
-# P3109 name -> softfp8.bits row (operations on one format with a projection)
-OPERATIONS = {
-    "Abs": "abs", "Negate": "neg", "CopySign": "copysign", "Add": "add", "Subtract": "sub",
-    "Multiply": "mul", "Divide": "div", "FMA": "fma", "FAA": "faa", "Sqrt": "sqrt", "Recip": "reciprocal",
-    "RSqrt": "rsqrt", "Exp": "exp", "Exp2": "exp2", "Log": "log", "Log2": "log2", "LogOnePlus": "log1p",
-    "ExpMinusOne": "expm1", "Sin": "sin", "Cos": "cos", "Tan": "tan", "ArcSin": "arcsin", "ArcCos": "arccos",
-    "ArcTan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Tanh": "tanh", "ArcSinh": "arcsinh",
-    "ArcCosh": "arccosh", "ArcTanh": "arctanh", "SinPi": "sinpi", "CosPi": "cospi", "TanPi": "tanpi",
-    "ArcSinPi": "arcsinpi", "ArcCosPi": "arccospi", "ArcTanPi": "arctanpi", "Softplus": "softplus",
-    "Hypot": "hypot", "ArcTan2": "arctan2", "ArcTan2Pi": "arctan2pi", "Minimum": "min", "Maximum": "max",
-    "MinimumNumber": "minnum", "MaximumNumber": "maxnum", "MinimumMagnitude": "minmag",
-    "MaximumMagnitude": "maxmag", "MinimumMagnitudeNumber": "minmagnum",
-    "MaximumMagnitudeNumber": "maxmagnum", "MinimumFinite": "min_finite", "MaximumFinite": "max_finite",
-    "Clamp": "clamp", "Convert": "pos",
-}
-
-
-def _omega_nan(op, vals):
-    """Where the report's operation gives NaN but IEEE 754's does not (4.10): x / 0,
-    Recip(0), RSqrt(0), ArcTan2(0, 0) and (inf, inf), TanPi(n + 1/2), Hypot of a
-    NaN beside an infinity, CopySign with a NaN.  vals: the operands' float64 values."""
-    x = vals[0]
-    y = vals[1] if len(vals) > 1 else None
-    with np.errstate(all="ignore"):
-        if op == "Divide":
-            return y == 0
-        if op in ("Recip", "RSqrt"):
-            return x == 0
-        if op in ("ArcTan2", "ArcTan2Pi"):
-            return ((x == 0) & (y == 0)) | (np.isinf(x) & np.isinf(y))
-        if op == "TanPi":
-            return np.isfinite(x) & (np.mod(2 * x, 2) == 1)
-        if op in ("Hypot", "CopySign"):
-            return np.isnan(x) | np.isnan(y)
-    return np.zeros(np.shape(x), bool)
-
-
-def _twin(fmt):
-    """The signed format with fmt's exponent, mantissa and bias (an unsigned
-    format's values and their negatives: where its operations' negative results show)."""
-    sp = {"p3109": "p3109", "fn": "fnuz", "ieee": "ieee", "fnuz": "fnuz", "none": "none"}[fmt.specials]
-    return _formats.format(exp_bits=fmt.exp_bits, man_bits=fmt.man_bits, bias=fmt.bias, specials=sp,
-                           subnormals=fmt.subnormals, signed=True)
+# P3109 name -> softfp8.bits row: the P3109 companions of the operation table
+# (softfp8/_core/ops.def, SFP8_P3109), run in C by core_p3109.c with the projection
+_TABLE = _ext.p3109_table()
+OPERATIONS = {name: _ext.op_table()[row][0] for name, row in _TABLE}
+_OP_ID = {name: i for i, (name, _) in enumerate(_TABLE)}
 
 
 def _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape):
@@ -356,45 +290,13 @@ def apply(op, *operands, rounding=None, saturation="SatFinite", sr=None, sr_bits
                          f"convert them to one format first")
     arrs = np.broadcast_arrays(*(np.asarray(x).view(fmt.storage) for x in operands))
     shape = arrs[0].shape
-    codes = [np.ascontiguousarray(a).reshape(-1) for a in arrs]
-    vals = [np.asarray(bits.to_float(c, fmt)[0]) for c in codes]
-    # P3109 decodes -0 as 0: no negative zero reaches the operation
-    codes = [np.where((v == 0) & np.signbit(v), 0, c).astype(fmt.storage) for c, v in zip(codes, vals)]
+    codes = tuple(np.ascontiguousarray(a).reshape(-1) for a in arrs)
     mode, kw = _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape)
-    fn = getattr(bits, row.name)
-    if row.rounds:
-        cs, fs = fn(fmt, *codes, rounding=mode, saturate=True, **kw)
-        cn, fnf = fn(fmt, *codes, rounding=mode, saturate=False, **kw)
-    else:
-        res = fn(fmt, *codes)
-        cs, fs = res if isinstance(res, tuple) else (res, np.zeros(codes[0].shape, np.uint8))
-        cn, fnf = cs, fs
-    cs, cn = np.asarray(cs).reshape(-1), np.asarray(cn).reshape(-1)
-    nan_s = np.asarray(bits.isnan(fmt, cs)).reshape(-1)
-    nan_n = np.asarray(bits.isnan(fmt, cn)).reshape(-1)
-    inf_n = np.asarray(bits.isinf(fmt, cn)).reshape(-1)
-    neg_s = np.asarray(bits.signbit(fmt, cs)).reshape(-1)
-    over = (np.asarray(fnf).reshape(-1) & int(Flags.OVERFLOW)) != 0
-    exact_inf = (inf_n | nan_n) & ~nan_s & ~over
-    nan = nan_s.copy()
-    above, below = over & ~neg_s, over & neg_s
-    pinf, ninf = exact_inf & ~neg_s, exact_inf & neg_s
-    if not fmt.signed:   # negative results: the signed twin shows them
-        tw = _twin(fmt)
-        tc = [np.asarray(bits.convert(c, fmt, tw)[0]) for c in codes]
-        tfn = getattr(bits, row.name)
-        tr = tfn(tw, *tc, rounding=mode, saturate=False, **kw) if row.rounds else tfn(tw, *tc)
-        tr = np.asarray(tr[0] if isinstance(tr, tuple) else tr).reshape(-1)
-        tv = np.asarray(bits.to_float(tr, tw)[0])
-        neg_t = (tv < 0) & ~np.isnan(tv)
-        ninf = ninf | (neg_t & np.isinf(tv) & ~over)
-        below = below | (neg_t & ~np.isinf(tv)) | (neg_t & np.isinf(tv) & over)
-        nan = nan & ~neg_t
-    nan = nan | _omega_nan(op, vals)
-    out = saturate_codes(fmt, cs, nan, pinf & ~nan, ninf & ~nan, above & ~nan, below & ~nan, mode, saturation)
-    # no negative zero in P3109 (external formats: the non-negative zero, 4.8.2)
-    ov = np.asarray(bits.to_float(out, fmt)[0])
-    out = np.where((ov == 0) & np.signbit(ov), 0, out).astype(fmt.storage)
+    # the row's environment as softfp8.bits builds it (the context's tininess and isa;
+    # saturate is the projection's), then the C projection (core_p3109.c) per element
+    out = np.empty(codes[0].size, dtype=fmt.storage)
+    _ext.p3109_run(_OP_ID[op], fmt.params, _env_of(fmt, mode, kw.get("sr_bits")), kw.get("random_bits"), codes, out,
+                   SATURATION_MODES.index(saturation))
     return out.reshape(shape).view(fmt.dtype)
 
 
@@ -438,109 +340,44 @@ def sat_of(spec):
 
 
 # ----------------------------------------------------------------------------
-# block operations (clause 5): exact arithmetic, one projection per result
+# block operations (clause 5): exact arithmetic, one projection per result, in C
+# (softfp8/_core/core_p3109_block.c)
 # ----------------------------------------------------------------------------
-
-def _exact(fmt, codes):
-    """(kind, value) per code: kind 'n' NaN, 'i' infinity (value +1 / -1), 'f'
-    finite (value a Fraction), from softfp8.bits.exact_values (the code fields)."""
-    from fractions import Fraction
-    cls, sign, sig, exp = bits.exact_values(fmt, np.asarray(codes).reshape(-1))
-    out = []
-    for c, s, m, e in zip(cls.tolist(), sign.tolist(), sig.tolist(), exp.tolist()):
-        if c >= 2:
-            out.append(("n", None))
-        elif c == 1:
-            out.append(("i", -1 if s else 1))
-        else:
-            v = Fraction(m) * Fraction(2) ** e
-            out.append(("f", -v if s else v))
-    return out
-
-
-def _omul(a, b):
-    """omega-Multiply (4.10.4) on (kind, value) pairs."""
-    if a[0] == "n" or b[0] == "n":
-        return ("n", None)
-    if a[0] == "i" or b[0] == "i":
-        other = b if a[0] == "i" else a
-        sa = a[1] if a[0] == "i" else (1 if a[1] > 0 else -1 if a[1] < 0 else 0)
-        sb = b[1] if b[0] == "i" else (1 if b[1] > 0 else -1 if b[1] < 0 else 0)
-        if other[0] == "f" and other[1] == 0:
-            return ("n", None)
-        return ("i", sa * sb)
-    return ("f", a[1] * b[1])
-
-
-def _oadd(a, b):
-    """omega-Add (4.10.3)."""
-    if a[0] == "n" or b[0] == "n":
-        return ("n", None)
-    if a[0] == "i" and b[0] == "i":
-        return a if a[1] == b[1] else ("n", None)
-    if a[0] == "i" or b[0] == "i":
-        return a if a[0] == "i" else b
-    return ("f", a[1] + b[1])
-
-
-def _project(vals, fmt, rounding, saturation, sr, sr_bits, random_bits, seed):
-    """omega-Project (4.7.3) of exact values [(kind, value)] into fmt: codes."""
-    n = len(vals)
-    mode, kw = _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, (n,))
-    signs, ints, exps = [], [], []
-    for k, v in vals:
-        if k == "f" and v != 0:
-            num, den = abs(v.numerator), v.denominator
-            sh = max(0, 130 - (num.bit_length() - den.bit_length()))
-            q, r = divmod(num << sh, den)
-            signs.append(v < 0)
-            ints.append(2 * q + (1 if r else 0))   # sticky: strictly between q and q + 1
-            exps.append(-sh - 1)
-        else:
-            signs.append(False)
-            ints.append(0)
-            exps.append(0)
-    cs, fs = bits.round_exact(fmt, signs, ints, exps, rounding=mode, saturate=True, **kw)
-    cn, fnf = bits.round_exact(fmt, signs, ints, exps, rounding=mode, saturate=False, **kw)
-    kinds = np.array([k for k, _ in vals])
-    sgn = np.array([(v if k == "i" else (1 if (k == "f" and v > 0) else -1 if k == "f" and v < 0 else 0))
-                    for k, v in vals])
-    over = (fnf & int(Flags.OVERFLOW)) != 0
-    neg = sgn < 0
-    finite_neg = (kinds == "f") & neg & (np.asarray(cs) == fmt._special()["default_nan"]) & (not fmt.signed)
-    return saturate_codes(fmt, cs, kinds == "n", (kinds == "i") & (sgn > 0), (kinds == "i") & (sgn < 0),
-                          over & ~neg, (over & neg) | finite_neg, mode, saturation)
-
-
-def _block_decode(s, fs, x, fx):
-    """omega-BlockDecode (5.1.1): Z_i = S * X_i."""
-    S = _exact(fs, [s])[0]
-    return [_omul(S, X) for X in _exact(fx, x)]
-
-
-def _block_project(s, fs, Z, fr, rounding, saturation, sr, sr_bits, random_bits, seed):
-    """omega-BlockProject (5.1.2): Z_i / S projected into fr (S NaN or Z_i NaN:
-    NaN; S = 0: 0; S infinite: sgn(Z_i) sgn(S))."""
-    S = _exact(fs, [s])[0]
-    out = []
-    for z in Z:
-        if S[0] == "n" or z[0] == "n":
-            out.append(("n", None))
-        elif S[0] == "f" and S[1] == 0:
-            out.append(("f", 0))
-        elif S[0] == "i":
-            sz = z[1] if z[0] == "i" else (1 if z[1] > 0 else -1 if z[1] < 0 else 0)
-            from fractions import Fraction
-            out.append(("f", Fraction(sz * S[1])))
-        elif z[0] == "i":
-            out.append(("i", z[1] * (1 if S[1] > 0 else -1)))
-        else:
-            out.append(("f", z[1] / S[1]))
-    return _project(out, fr, rounding, saturation, sr, sr_bits, random_bits, seed)
-
 
 def _fmt(f, what):
     return _formats.as_format(f, what)
+
+
+def _block_codes(x, f, what):
+    """contiguous 1-D codes of format f"""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "uib" and arr.size:
+        raise TypeError(f"{what} must be integer codes of {f.name}, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr.astype(np.int64).reshape(-1) & ((1 << f.bits) - 1)).astype(f.storage)
+
+
+def _scale_code(s, f, what):
+    s = _as_int(s, what)
+    if not 0 <= s < (1 << f.bits):
+        raise ValueError(f"{what} must be a code of {f.name} (0..{(1 << f.bits) - 1}), got {s}")
+    return s
+
+
+def _run_block(what, fr, fmts, scales, blocks, rounding, saturation, kw, elementwise):
+    """One block operation in C: out codes (elementwise) or the one result code."""
+    _choice(saturation, SATURATION_MODES, "saturation")
+    n = blocks[0].size
+    mode, skw = _stochastic_kw(rounding, kw.get("sr"), kw.get("sr_bits"), kw.get("random_bits"), kw.get("seed"),
+                               (n if elementwise else 1,))
+    out = np.empty(n, fr.storage) if elementwise else None
+    res, _ = _ext.p3109_block(what, _env_of(fr, mode, skw.get("sr_bits")), skw.get("random_bits"),
+                              SATURATION_MODES.index(saturation), tuple(f.params for f in fmts), scales, blocks,
+                              out, kw.get("op", -1))
+    return out if elementwise else res
+
+
+def _kw(sr, sr_bits, random_bits, seed):
+    return {"sr": sr, "sr_bits": sr_bits, "random_bits": random_bits, "seed": seed}
 
 
 def convert_from_block(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=None,
@@ -548,14 +385,18 @@ def convert_from_block(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", 
     """ConvertFromBlock (5.2.1): r_i = Project_fr(S X_i) for the block (s, x): s a
     code of fs, x codes of fx.  Returns codes of fr."""
     fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
-    return _project(_block_decode(s, fs, x, fx), fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+    return _run_block("from", fr, (fs, fx, fr), (_scale_code(s, fs, "s"),), (_block_codes(x, fx, "x"),),
+                      rounding, saturation, _kw(sr, sr_bits, random_bits, seed), True)
 
 
 def convert_to_block(x, s, fx, fs, fr, rounding=None, saturation="SatFinite", *, sr=None, sr_bits=None,
                      random_bits=None, seed=None):
-    """ConvertToBlock (5.2.2): (s, [Project_fr(X_i / S)]) with the given scale s."""
+    """ConvertToBlock (5.2.2): (s, [Project_fr(X_i / S)]) with the given scale s
+    (omega-BlockProject 5.1.2: S or Z_i NaN gives NaN, S = 0 gives 0, S infinite
+    sgn(Z_i) sgn(S))."""
     fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
-    return s, _block_project(s, fs, _exact(fx, x), fr, rounding, saturation, sr, sr_bits, random_bits, seed)
+    return s, _run_block("to", fr, (fx, fs, fr), (_scale_code(s, fs, "s"),), (_block_codes(x, fx, "x"),),
+                         rounding, saturation, _kw(sr, sr_bits, random_bits, seed), True)
 
 
 def convert_to_block_max_abs_finite(x, fx, fs, fr, rounding_s=None, saturation_s="SatFinite", rounding=None,
@@ -564,84 +405,72 @@ def convert_to_block_max_abs_finite(x, fx, fs, fr, rounding_s=None, saturation_s
     MaximumFinite from NaN: NaN if every x_i is NaN, +inf if none is finite), s =
     Project_fs,rho_s(S), then ConvertToBlock with s.  Returns (s, codes of fr)."""
     fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
-    X = _exact(fx, x)
-    S = ("n", None)
-    for k, v in X:   # reduce(MaximumFinite, [NaN, |X_1|, ...])
-        m = (k, abs(v)) if k != "n" else (k, v)
-        if m[0] == "n":
-            continue
-        if S[0] == "n":
-            S = m
-        elif S[0] == "i" and m[0] == "f":
-            S = m
-        elif S[0] == "f" and m[0] == "f" and m[1] > S[1]:
-            S = m
-    s = int(_project([S], fs, rounding_s, saturation_s, None, None, None, None)[0])
-    return s, _block_project(s, fs, X, fr, rounding, saturation, sr, sr_bits, random_bits, seed)
-
-
-def _reduce_block(s, x, fs, fx, fr, start, fold, rounding, saturation, kw):
-    from fractions import Fraction
-    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
-    R = ("f", Fraction(start))
-    for z in _block_decode(s, fs, x, fx):
-        R = fold(R, z)
-    return int(_project([R], fr, rounding, saturation, kw.get("sr"), kw.get("sr_bits"), kw.get("random_bits"),
-                        kw.get("seed"))[0])
+    xs = _block_codes(x, fx, "x")
+    s = int(_run_block("maxabs", fs, (fx, fs), (), (xs,), rounding_s, saturation_s, _kw(None, None, None, None),
+                       False))
+    return convert_to_block(xs, s, fx, fs, fr, rounding, saturation, sr=sr, sr_bits=sr_bits,
+                            random_bits=random_bits, seed=seed)
 
 
 def block_reduce_add(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", **kw):
-    """BlockReduceAdd (5.3.1): Project_fr(0 + S X_1 + ... + S X_B), exact."""
-    return _reduce_block(s, x, fs, fx, fr, 0, _oadd, rounding, saturation, kw)
+    """BlockReduceAdd (5.3.1): Project_fr(0 + S X_1 + ... + S X_B), exact (the
+    superaccumulator), rounded once."""
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    return int(_run_block("add", fr, (fs, fx, fr), (_scale_code(s, fs, "s"),), (_block_codes(x, fx, "x"),),
+                          rounding, saturation, kw, False))
 
 
 def block_reduce_multiply(s, x, fs, fx, fr, rounding=None, saturation="SatFinite", **kw):
-    """BlockReduceMultiply (5.3.1): Project_fr(1 * S X_1 * ... * S X_B), exact."""
-    return _reduce_block(s, x, fs, fx, fr, 1, _omul, rounding, saturation, kw)
+    """BlockReduceMultiply (5.3.1): Project_fr(1 * S X_1 * ... * S X_B), exact (a big
+    integer), rounded once."""
+    fs, fx, fr = _fmt(fs, "fs"), _fmt(fx, "fx"), _fmt(fr, "fr")
+    return int(_run_block("multiply", fr, (fs, fx, fr), (_scale_code(s, fs, "s"),), (_block_codes(x, fx, "x"),),
+                          rounding, saturation, kw, False))
 
 
 def block_dot_product(sx, x, sy, y, fsx, fx, fsy, fy, fr, rounding=None, saturation="SatFinite", **kw):
-    """BlockDotProduct (5.3.2): Project_fr(sum of (Sx X_i)(Sy Y_i)), exact."""
-    from fractions import Fraction
+    """BlockDotProduct (5.3.2): Project_fr(sum of (Sx X_i)(Sy Y_i)), exact, rounded once."""
     fsx, fx, fsy, fy, fr = (_fmt(f, n) for f, n in ((fsx, "fsx"), (fx, "fx"), (fsy, "fsy"), (fy, "fy"), (fr, "fr")))
-    X, Y = _block_decode(sx, fsx, x, fx), _block_decode(sy, fsy, y, fy)
-    if len(X) != len(Y):
-        raise ValueError(f"blocks of different sizes: {len(X)} and {len(Y)}")
-    R = ("f", Fraction(0))
-    for a, b in zip(X, Y):
-        R = _oadd(R, _omul(a, b))
-    return int(_project([R], fr, rounding, saturation, kw.get("sr"), kw.get("sr_bits"), kw.get("random_bits"),
-                        kw.get("seed"))[0])
+    xs, ys = _block_codes(x, fx, "x"), _block_codes(y, fy, "y")
+    if xs.size != ys.size:
+        raise ValueError(f"blocks of different sizes: {xs.size} and {ys.size}")
+    return int(_run_block("dot", fr, (fsx, fx, fsy, fy, fr), (_scale_code(sx, fsx, "sx"), _scale_code(sy, fsy, "sy")),
+                          (xs, ys), rounding, saturation, kw, False))
 
 
-# the elementwise block operations computed exactly (5.4): the others need their
-# function at the exact scaled operands S X, beyond the formats' precision
-_EXACT_OPS = {
-    "Convert": lambda a: a, "Abs": lambda a: (a[0], abs(a[1]) if a[0] != "n" else None),
-    "Negate": lambda a: (a[0], -a[1] if a[0] != "n" else None),
-    "Add": _oadd, "Subtract": lambda a, b: _oadd(a, (b[0], -b[1] if b[0] != "n" else None)),
-    "Multiply": _omul, "FMA": lambda a, b, c: _oadd(_omul(a, b), c),
-    "FAA": lambda a, b, c: _oadd(_oadd(a, b), c),
-}
+# the elementwise block operations computed exactly (5.4), and their arity: the others
+# need their function at the exact scaled operands S X, beyond the formats' precision
+_EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "RSqrt": 1, "Add": 2, "Subtract": 2, "Multiply": 2, "Divide": 2,
+              "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
+              "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2,
+              "MaximumMagnitudeNumber": 2, "MinimumFinite": 2, "MaximumFinite": 2, "FMA": 3, "FAA": 3, "Clamp": 3}
 
 
 def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFinite", **kw):
-    """An elementwise block operation (5.4) of the exact kind (Convert, Abs, Negate,
-    Add, Subtract, Multiply, FMA, FAA): blocks = [(s_k, x_k)] with formats fss[k],
-    fxs[k]; the result block (sr_, [Project_fr(op(S_1 X_1i, ...) / S_r)]).  The
-    report's other operations (the elementary functions, Divide, Sqrt, ...) need
-    their function evaluated at S X exactly, which softfp8's one-format core
-    functions cannot hold: not provided (docs/conformance.md)."""
+    """An elementwise block operation (5.4) whose value is exact, a quotient or a square
+    root on the scaled operands (the keys of _EXACT_OPS: Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add,
+    Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA,
+    FAA, Clamp): blocks = [(s_k, x_k)] with formats fss[k], fxs[k] (each block its
+    own formats: the mixed-format specializations); the result block (sr_,
+    [Project_fr(op(S_1 X_1i, ...) / S_r)]), exact and rounded once in C.  The
+    report's other operations (the elementary functions) need their
+    function evaluated at S X, beyond the formats' precision: not provided
+    (docs/conformance.md)."""
     if op not in _EXACT_OPS:
         raise ValueError(f"block_op {op!r} is not provided: softfp8 provides the exact ones "
                          f"({', '.join(_EXACT_OPS)})")
-    fn = _EXACT_OPS[op]
-    dec = [_block_decode(s, _fmt(f1, "fs"), x, _fmt(f2, "fx")) for (s, x), f1, f2 in zip(blocks, fss, fxs)]
-    if len({len(d) for d in dec}) != 1:
+    if len(blocks) != _EXACT_OPS[op] or len(fss) != len(blocks) or len(fxs) != len(blocks):
+        raise ValueError(f"block_op {op!r} takes {_EXACT_OPS[op]} block(s) with one scale format and one "
+                         f"element format each, got {len(blocks)} block(s), {len(fss)} and {len(fxs)} formats")
+    fss = [_fmt(f, "fs") for f in fss]
+    fxs = [_fmt(f, "fx") for f in fxs]
+    fs, fr = _fmt(fs, "fs"), _fmt(fr, "fr")
+    arrs = [_block_codes(x, f, "x") for (_, x), f in zip(blocks, fxs)]
+    if len({a.size for a in arrs}) != 1:
         raise ValueError("blocks of different sizes")
-    Z = [fn(*zs) for zs in zip(*dec)]
-    return sr_, _block_project(sr_, _fmt(fs, "fs"), Z, _fmt(fr, "fr"), rounding, saturation, kw.get("sr"),
-                               kw.get("sr_bits"), kw.get("random_bits"), kw.get("seed"))
+    fmts = tuple(g for pair in zip(fss, fxs) for g in pair) + (fs, fr)
+    scales = tuple(_scale_code(s, f, "s") for (s, _), f in zip(blocks, fss)) + (_scale_code(sr_, fs, "sr_"),)
+    return sr_, _run_block("op", fr, fmts, scales, tuple(arrs), rounding, saturation, dict(kw, op=_OP_ID[op]), True)
 
 
 def scaled_op(op, operands, fss, fxs, fr, rounding=None, saturation="SatFinite", **kw):

@@ -79,6 +79,9 @@ PROOFS = (
     "tests/core/test_conversions.py::test_float64_to_8bit",
     "tests/core/test_elementary.py::test_unary_16bit_exhaustive",
     "tests/core/test_elementary.py::test_binary_8bit_exhaustive",
+    "tests/core/test_p3109_c.py::test_unary_every_code",
+    "tests/core/test_p3109_c.py::test_binary_every_pair",
+    "tests/core/test_p3109_c.py::test_ternary_sampled",
     "tests/tools/test_libsoftfp8.py::test_fresh_wheel_install_links_the_example",
 )
 

@@ -532,6 +532,72 @@ void sfp8_convert_cover(const sfp8_format *src, const sfp8_format *dst, const sf
                         const uint64_t *a, const uint32_t *random, uint64_t *result, uint8_t *flags,
                         uint16_t *situation);
 
+/* ---- IEEE P3109 operations with the report's projection (core_p3109.c) ----
+ * The operations of the P3109 Interim Report v4.0 (4.10-4.11) on codes of one
+ * format (a P3109 format, or an external one: float16, bfloat16, ...), addressed by
+ * index or by the report's name ("Add", "Exp", "SinPi", "Clamp", ...): the
+ * operation's row of the table (sfp8_p3109_row) computed exactly and rounded once
+ * by the core in env->rounding (stochastic: env->sr_bits, env->random as for any
+ * row; the report's StochasticB(n, r) is sr_bits n + 1, random 2r + 1), then the
+ * report's projection: Saturate (4.7.5) by `saturation`, its special values
+ * (x / 0, Recip(0), RSqrt(0), ArcTan2(0, 0) and (inf, inf), TanPi(n + 1/2) are
+ * NaN; Hypot and CopySign of a NaN are NaN), no -0 (a -0 operand reads as 0, a -0
+ * result is 0), an unsigned format's negative results through its signed twin.
+ * env->saturate is not read (the projection decides); env->tininess_before and
+ * env->isa are honoured as by the row.  The report defines no flags: *flags is
+ * touched only by a bad call (op or saturation out of range, a code above the
+ * width), which returns 0 with SFP8_FLAG_INVALID | SFP8_FLAG_BADCALL. */
+enum sfp8_p3109_saturation { SFP8_SAT_FINITE = 0, SFP8_SAT_PROPAGATE = 1, SFP8_SAT_NONE = 2 };
+int sfp8_p3109_count(void);
+int sfp8_p3109_lookup(const char *name);  /* index of the P3109 operation so named, or -1 */
+const char *sfp8_p3109_name(int op);      /* NULL when op is out of range                */
+int sfp8_p3109_row(int op);               /* its row (sfp8_op_*), -1 when out of range   */
+uint32_t sfp8_p3109_apply(int op, const sfp8_format *f, uint32_t a, uint32_t b, uint32_t c,
+                          const sfp8_env *env, int saturation, uint8_t *flags);
+/* omega-Project (4.7.3) of an exact value into f: kind 0 finite
+ * (-1)^sign (sig + sticky delta) 2^exp, 0 < delta < 1 (sfp8_round_value's rules:
+ * with sticky, sig's msb at bit 56 or above), kind 1 the infinity of that sign,
+ * kind 2 NaN; rounded once in env's mode, then Saturate by `saturation`. */
+uint32_t sfp8_p3109_project_value(const sfp8_format *f, int kind, int sign, uint64_t sig, int64_t exp, int sticky,
+                                  const sfp8_env *env, int saturation, uint8_t *flags);
+/* The block operations of clause 5 (core_p3109_block.c), exact, each result
+ * projected once (sfp8_p3109_project_value) into fr in env's mode with
+ * `saturation`.  A block is a scale s (a code of fs) and n elements x (codes of fx;
+ * arrays of 1-byte codes for formats of <= 8 bits, native uint16 otherwise).
+ * random: per-element stochastic words (env->random of element i) or NULL.  Bad
+ * calls (saturation out of range, an unknown op, formats too wide for the exact
+ * accumulator) raise SFP8_FLAG_INVALID | SFP8_FLAG_BADCALL and write nothing.
+ *   from_block (5.2.1): r_i = Project(S X_i)
+ *   to_block (5.2.2): r_i = Project(X_i / S) (omega-BlockProject 5.1.2)
+ *   max_abs_finite (5.2.3): Project_fs(reduce(MaximumFinite, [NaN, |X_1|, ...]))
+ *   block_reduce_add / _multiply (5.3.1): Project(0 + S X_1 + ...), (1 * S X_1 * ...)
+ *   block_dot (5.3.2): Project(sum (Sx X_i)(Sy Y_i))
+ *   block_op (5.4): the elementwise P3109 operation op (an index of sfp8_p3109_*:
+ *     Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add, Subtract, Multiply, Divide, CopySign,
+ *     the selections of 4.11.1-4.11.3, FMA, FAA, Clamp) on nblocks blocks,
+ *     r_i = Project(op(S_1 X_1i, ...) / S_r); returns 1, or 0 on a bad call. */
+void sfp8_p3109_from_block(const sfp8_format *fs, uint32_t s, const sfp8_format *fx, const void *x, size_t n,
+                           const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random,
+                           int saturation, uint8_t *flags);
+void sfp8_p3109_to_block(const sfp8_format *fx, const void *x, size_t n, const sfp8_format *fs, uint32_t s,
+                         const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random, int saturation,
+                         uint8_t *flags);
+uint32_t sfp8_p3109_max_abs_finite(const sfp8_format *fx, const void *x, size_t n, const sfp8_format *fs,
+                                   const sfp8_env *env, int saturation, uint8_t *flags);
+uint32_t sfp8_p3109_block_reduce_add(const sfp8_format *fs, uint32_t s, const sfp8_format *fx, const void *x,
+                                     size_t n, const sfp8_format *fr, const sfp8_env *env, int saturation,
+                                     uint8_t *flags);
+uint32_t sfp8_p3109_block_reduce_multiply(const sfp8_format *fs, uint32_t s, const sfp8_format *fx,
+                                          const void *x, size_t n, const sfp8_format *fr, const sfp8_env *env,
+                                          int saturation, uint8_t *flags);
+uint32_t sfp8_p3109_block_dot(const sfp8_format *fsx, uint32_t sx, const sfp8_format *fx, const void *x,
+                              const sfp8_format *fsy, uint32_t sy, const sfp8_format *fy, const void *y, size_t n,
+                              const sfp8_format *fr, const sfp8_env *env, int saturation, uint8_t *flags);
+int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], const uint32_t s[],
+                        const sfp8_format *const fxs[], const void *const xs[], size_t n, const sfp8_format *fsr,
+                        uint32_t sr, const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random,
+                        int saturation, uint8_t *flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -116,6 +116,28 @@ def _scan(n, stoch_slot):
     return f'$sscanf(line, "{" ".join(["%h"] * len(names))}", {", ".join(names)})', len(names)
 
 
+def _p3109_checks():
+    """tb.sv lines: sfp8_p3109 (the report's projection through DPI) against
+    softfp8.p3109.apply on a few Binary8p3se / Binary8p4ue cases."""
+    from softfp8 import p3109
+
+    out = []
+    for k, (fmt, op, codes, rounding, sat) in enumerate((
+            (p3109.format(8, 3), "Divide", (0x40, 0x00), "NearestTiesToEven", 0),
+            (p3109.format(8, 3), "Add", (0x7F, 0x7F), "TowardPositive", 2),
+            (p3109.format(8, 4, signed=False, domain="extended"), "Subtract", (0x10, 0x40), "TowardZero", 2),
+            (p3109.format(8, 4, signed=False, domain="extended"), "Exp", (0x90,), "NearestTiesToEven", 1))):
+        arrs = [np.array([c], np.uint8).view(fmt.dtype) for c in codes]
+        want = int(p3109.apply(op, *arrs, rounding=rounding, saturation=p3109.SATURATION_MODES[sat]).view(np.uint8)[0])
+        fields = "; ".join(f"g.{n} = {v}" for n, v in zip(
+            ("bits", "is_signed", "exp_bits", "man_bits", "bias", "specials", "subnormals", "saturate"), fmt.params))
+        ops = list(codes) + [0] * (3 - len(codes))
+        out.append(f"    {fields};\n    env = sfp8_env({sb.ROUNDING_MODES.index(p3109.ROUNDING_MODES[rounding])});\n"
+                   f"    if (sfp8_p3109(\"{op}\", g, {ops[0]}, {ops[1]}, {ops[2]}, env, {sat}, fl) != {want} || fl != 0)\n"
+                   f"      $fatal(1, \"sfp8_p3109 case {k}\");")
+    return "\n".join(out)
+
+
 def sv_testbench():
     """tb.sv: reads the vector file, calls the package function of each block's operation."""
     cases = []
@@ -159,6 +181,7 @@ def sv_testbench():
     if (f.bits != 16 || f.exp_bits != 5 || f.bias != 15 || g.bias != 20 || g.specials != 3)
       $fatal(1, "sfp8_preset gave wrong fields");
     calls["preset"] = 2;
+{_p3109_checks()}
     lines = 0; bad = 0;
     while ($fgets(line, fd) != 0) begin
       if (line.len() < 2) continue;
@@ -309,6 +332,36 @@ def dpi_lib(tmp_path_factory):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return ctypes.CDLL(str(so))
+
+
+def test_dpi_p3109_operations(dpi_lib):
+    """softfp8_dpi_p3109_apply (sfp8_p3109_apply) equals softfp8.p3109.apply: every code
+    pair of Binary8p3se's Divide and of Binary8p4ue's Subtract in every saturation."""
+    import ctypes
+
+    from softfp8 import p3109
+
+    lib = dpi_lib
+    fn = lib.softfp8_dpi_p3109_apply
+    fn.restype = ctypes.c_uint
+    fn.argtypes = [ctypes.c_int] * 9 + [ctypes.c_uint] * 3 + [ctypes.c_int] * 3 + [ctypes.c_uint] + \
+        [ctypes.c_int] * 2 + [ctypes.POINTER(ctypes.c_ubyte)]
+    fl = ctypes.c_ubyte()
+    a, b = np.divmod(np.arange(65536), 256)
+    n = 0
+    for fmt, op in ((p3109.format(8, 3, domain="extended"), "Divide"), (p3109.format(8, 4, signed=False), "Subtract")):
+        k = lib.softfp8_dpi_p3109_lookup(op.encode())
+        assert k >= 0
+        for sat, name in enumerate(p3109.SATURATION_MODES):
+            want = p3109.apply(op, a.astype(np.uint8).view(fmt.dtype), b.astype(np.uint8).view(fmt.dtype),
+                               rounding="TowardPositive", saturation=name).view(np.uint8)
+            got = [fn(k, *fmt.params, int(x), int(y), 0, 3, 0, 32, 0, 0, sat, ctypes.byref(fl))
+                   for x, y in zip(a, b)]
+            assert np.array_equal(np.array(got), want) and fl.value == 0
+            n += len(got)
+    assert n == 2 * 3 * 65536
+    assert lib.softfp8_dpi_p3109_lookup(b"Ad") == -1
+    assert fn(0, *fmt.params, 0, 0, 0, 0, 0, 32, 0, 0, 3, ctypes.byref(fl)) == 0 and fl.value == 0xFF
 
 
 def test_dpi_library_for_other_simulators(dpi_lib):

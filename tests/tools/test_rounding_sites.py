@@ -33,7 +33,10 @@ CORE = {"core.c", "core_x.h", "accum.c", "accum.h", "elem.c", "elem.h", "elem_ex
         "include/softfp8/softfp8.h", "bfma.c", "bfma.h",
         # the core's other files (core_x.h is their interface to core.c's round_pack)
         "core_exact.c", "core_ieee.c", "core_isa.c", "core_explain.c", "core_api.c", "core_reduce.c",
-        "elem_ieee.c", "elem_pi.c"}
+        "elem_ieee.c", "elem_pi.c",
+        # IEEE P3109's projection: Saturate's choice by the rounding direction (4.7.5) and the
+        # block operations' exact values, rounded by sfp8_round_value and the table's rows
+        "core_p3109.c", "core_p3109_block.c"}
 
 
 def matrix_engine(name):

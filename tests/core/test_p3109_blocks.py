@@ -1,0 +1,190 @@
+"""The P3109 block operations (clause 5) in C (core_p3109_block.c, through
+softfp8.p3109) against the Fraction reference written from the report
+(tests/core/test_p3109.py's project_ref / Saturate and test_p3109_ops.py's
+omega-operations): the exact value of each definition -- scaled elements, sums,
+products, dot products, quotients by the scale -- projected once.
+
+Every block size class (1, 2, 7, 32, 33: within, at and across a 32-element block's
+boundary), scale formats unsigned and signed with special scales (0, NaN, +-inf,
+the extremes), element and result formats signed / unsigned, finite / extended, every
+deterministic rounding mode x every saturation mode; stochastic words separately.
+"""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from softfp8 import p3109
+
+from .test_p3109 import MODES, NAN, NINF, PINF, SATS, project_ref, ref_format, sf_format
+from ..models import mpref as mp
+from ..models import mpref_ieee as mi
+from .test_p3109_ops import _value, omega
+
+# (scale format, element format, result format) keys (k, p, signed, extended)
+CONFIGS = [
+    ((8, 1, False, False), (8, 4, True, True), (8, 4, True, False)),
+    ((8, 2, False, True), (8, 3, True, False), (8, 3, False, True)),
+    ((8, 4, True, True), (6, 3, False, True), (8, 5, True, True)),
+]
+SIZES = (1, 2, 7, 32, 33)
+
+
+def _v(F, c):
+    return F.values[int(c)]
+
+
+def _scales(Fs, rng):
+    """special and ordinary scale codes of Fs"""
+    codes = {c for c, v in enumerate(Fs.values) if v in (NAN, PINF, NINF) or v == 0}
+    fin = [c for c, v in enumerate(Fs.values) if isinstance(v, Fraction) and v != 0]
+    return sorted(codes) + [fin[0], fin[-1]] + [int(c) for c in rng.choice(fin, 2, replace=False)]
+
+
+def _div(z, S):
+    """omega-BlockProject's quotient (5.1.2)"""
+    if S == NAN or z == NAN:
+        return NAN
+    if S == 0:
+        return Fraction(0)
+    if S in (PINF, NINF):
+        sz = 1 if z == PINF or (isinstance(z, Fraction) and z > 0) else -1 if z != 0 else 0
+        return Fraction(sz * (1 if S == PINF else -1))
+    if z in (PINF, NINF):
+        return z if S > 0 else omega("Negate", z)
+    return z / S
+
+
+def _fold(op, start, zs):
+    r = start
+    for z in zs:
+        r = omega(op, r, z)
+    return r
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_block_operations_every_mode(cfg):
+    keys = CONFIGS[cfg]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    rng = np.random.default_rng(cfg)
+    n = 0
+    for s in _scales(Fs, rng):
+        S = _v(Fs, s)
+        for size in SIZES:
+            x, y, w = rng.integers(0, 1 << keys[1][0], (3, size))
+            X, Y, W = ([_v(Fx, c) for c in a] for a in (x, y, w))
+            Z = [omega("Multiply", S, v) for v in X]
+            ZY = [omega("Multiply", S, v) for v in Y]
+            ZW = [omega("Multiply", S, v) for v in W]
+            total = _fold("Add", Fraction(0), Z)
+            prod = _fold("Multiply", Fraction(1), Z)
+            dot = _fold("Add", Fraction(0), [omega("Multiply", a, b) for a, b in zip(Z, ZY)])
+            for mode in MODES:
+                for sat in SATS:
+                    P = lambda v: project_ref(Fr, v, sat, mode)   # noqa: E731
+                    assert list(p3109.convert_from_block(s, x, fs, fx, fr, mode, sat)) == [P(z) for z in Z]
+                    assert list(p3109.convert_to_block(x, s, fx, fs, fr, mode, sat)[1]) == \
+                        [P(_div(v, S)) for v in X]
+                    assert p3109.block_reduce_add(s, x, fs, fx, fr, mode, sat) == P(total)
+                    assert p3109.block_reduce_multiply(s, x, fs, fx, fr, mode, sat) == P(prod)
+                    assert p3109.block_dot_product(s, x, s, y, fs, fx, fs, fx, fr, mode, sat) == P(dot)
+                    for op, blocks, want in (
+                            ("Add", (x, y), [omega("Add", a, b) for a, b in zip(Z, ZY)]),
+                            ("Subtract", (x, y), [omega("Subtract", a, b) for a, b in zip(Z, ZY)]),
+                            ("Multiply", (x, y), [omega("Multiply", a, b) for a, b in zip(Z, ZY)]),
+                            ("FMA", (x, y, w), [omega("FMA", a, b, c) for a, b, c in zip(Z, ZY, ZW)]),
+                            ("FAA", (x, y, w), [omega("FAA", a, b, c) for a, b, c in zip(Z, ZY, ZW)]),
+                            ("Negate", (x,), [omega("Negate", a) for a in Z]),
+                            ("Abs", (x,), [omega("Abs", a) for a in Z])):
+                        k = len(blocks)
+                        _, got = p3109.block_op(op, [(s, b) for b in blocks], [fs] * k, [fx] * k, s, fs, fr,
+                                                mode, sat)
+                        assert list(got) == [P(_div(z, S)) for z in want], (op, s, size, mode, sat)
+                    n += 1
+            # ConvertToBlockMaxAbsFinite: the scale in each mode, then the block
+            fin = [abs(v) for v in X if isinstance(v, Fraction)]
+            M = max(fin) if fin else (PINF if any(v in (PINF, NINF) for v in X) else NAN)
+            for mode in MODES:
+                s_got, got = p3109.convert_to_block_max_abs_finite(x, fx, fs, fr, mode, "SatFinite",
+                                                                   "NearestTiesToEven", "SatNone")
+                assert s_got == project_ref(Fs, M, "SatFinite", mode)
+                assert list(got) == [project_ref(Fr, _div(v, _v(Fs, s_got)), "SatNone", "NearestTiesToEven")
+                                     for v in X]
+    assert n == len(_scales(Fs, np.random.default_rng(cfg))) * len(SIZES) * len(MODES) * len(SATS)
+
+
+def test_stochastic_words_and_bad_calls():
+    """StochasticA words reach each element of an elementwise block operation and the
+    one rounding of a reduction (the same results as softfp8's exact rounding)."""
+    keys = CONFIGS[0]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, 33)
+    s = 120
+    r = rng.integers(0, 1 << 8, 33)
+    a = p3109.convert_from_block(s, x, fs, fx, fr, sr="A", sr_bits=8, random_bits=r)
+    for i in range(33):
+        assert a[i] == p3109.convert_from_block(s, [x[i]], fs, fx, fr, sr="A", sr_bits=8, random_bits=[r[i]])[0]
+    up = p3109.block_reduce_add(s, x, fs, fx, fr, sr="A", sr_bits=8, random_bits=[255])
+    down = p3109.block_reduce_add(s, x, fs, fx, fr, sr="A", sr_bits=8, random_bits=[0])
+    tot = _fold("Add", Fraction(0), [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x])
+    assert {up, down} <= {project_ref(Fr, tot, "SatFinite", m) for m in ("TowardZero", "TowardPositive",
+                                                                         "TowardNegative")}
+    with pytest.raises(ValueError, match="saturation"):
+        p3109.block_reduce_add(s, x, fs, fx, fr, saturation="SatSome")
+    with pytest.raises(ValueError, match="different sizes"):
+        p3109.block_dot_product(s, x, s, x[:3], fs, fx, fs, fx, fr)
+    with pytest.raises(ValueError, match="takes 2 block"):
+        p3109.block_op("Add", [(s, x)], [fs], [fx], s, fs, fr)
+    with pytest.raises(ValueError, match="must be a code of"):
+        p3109.block_reduce_add(256, x, fs, fx, fr)
+
+
+MORE = {"Divide": 2, "Recip": 1, "Sqrt": 1, "RSqrt": 1, "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
+        "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2, "MaximumMagnitudeNumber": 2,
+        "MinimumFinite": 2, "MaximumFinite": 2, "Clamp": 3, "FMA": 3, "Add": 2}
+
+
+def _omega(op, *X):
+    if op == "Recip":
+        return omega("Divide", Fraction(1), X[0])
+    if op == "Sqrt":   # the MPFR record of sqrt at S X (a binary64 value): 64 bits and sticky
+        x = X[0]
+        if x == NAN or x == NINF or (isinstance(x, Fraction) and x < 0):
+            return NAN
+        return x if x in (PINF, 0) else _value(mp.unary_exact("sqrt", float(x)))
+    if op == "RSqrt":  # 4.10.8: RSqrt(0) = NaN; MPFR's rec_sqrt otherwise
+        x = X[0]
+        if x == NAN or x == NINF or x == 0 or (isinstance(x, Fraction) and x < 0):
+            return NAN
+        return Fraction(0) if x == PINF else _value(mi.unary_exact("rsqrt", float(x)))
+    return omega(op, *X)
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_mixed_format_quotients_and_selections(cfg):
+    """Divide, Recip, Sqrt and RSqrt (MPFR), CopySign, the selections of 4.11.1-4.11.3 and Clamp as block
+    operations (5.4), each operand block in its own scale and element formats (the
+    mixed-format specializations), result scale in a third: every mode x saturation."""
+    keys = CONFIGS[cfg]
+    Fr, fr = ref_format(*keys[2]), sf_format(*keys[2])
+    blocks_k = [(CONFIGS[(cfg + j) % 3][0], CONFIGS[(cfg + j) % 3][1]) for j in range(3)]
+    Fb = [(ref_format(*a), ref_format(*b)) for a, b in blocks_k]
+    fb = [(sf_format(*a), sf_format(*b)) for a, b in blocks_k]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(50 + cfg)
+    n = 0
+    for sr_ in _scales(Fsr, rng)[::2]:
+        SR = _v(Fsr, sr_)
+        scales = [int(rng.choice(_scales(Fs, rng))) for Fs, _ in Fb]
+        xs = [rng.integers(0, 1 << k[1][0], 33) for k in blocks_k]
+        Z = [[omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x] for (Fs, Fx), s, x in zip(Fb, scales, xs)]
+        for op, k in MORE.items():
+            want_exact = [_div(_omega(op, *zs[:k]), SR) for zs in zip(*Z)]
+            for mode in MODES:
+                for sat in SATS:
+                    _, got = p3109.block_op(op, list(zip(scales[:k], xs[:k])), [f for f, _ in fb[:k]],
+                                            [f for _, f in fb[:k]], sr_, fsr, fr, mode, sat)
+                    assert list(got) == [project_ref(Fr, v, sat, mode) for v in want_exact], (op, mode, sat)
+                    n += got.size
+    assert n == len(_scales(Fsr, np.random.default_rng(50 + cfg))[::2]) * len(MORE) * 18 * 33
