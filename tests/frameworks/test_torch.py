@@ -109,6 +109,8 @@ def test_dlpack_status():
     if softfp8._interop.DLPACK:            # NumPy >= 2.5: register_dlpack_dtype
         t = torch.from_dlpack(a)
         assert t.dtype == torch.float8_e4m3fn and t.data_ptr() == a.ctypes.data
+        b = np.from_dlpack(t)
+        assert b.dtype == softfp8.e4m3.dtype and b.ctypes.data == t.data_ptr()
     else:                                  # NumPy 2.4 refuses; docs/frameworks.md quotes it
         with pytest.raises(BufferError, match="DLPack only supports signed/unsigned integers"):
             torch.from_dlpack(a)
