@@ -41,11 +41,13 @@ __all__ = ["to_torch", "from_torch", "torch_dtype", "quantize", "dequantize", "f
 # --------------------------------------------------------------------------
 
 # A custom op's schema takes strings, not softfp8 objects: a format travels as its
-# name (lookup(name) gives it back), an accumulation model as a key of this process's
-# table below (a profile as its own name).  Objects with no such name are entered here
-# when a wrapper first sees them.
-_FORMATS: dict = {}
-_MODELS: dict = {}
+# name (lookup(name) gives it back), an accumulation model as a profile name or its
+# repr.  Formats and models with no such name are entered in these tables, per process,
+# when a wrapper first sees them (equal objects get the same key: no recompilation of a
+# graph for a new but equal model).
+_FORMATS: dict = {}        # key -> Format (formats lookup() cannot name)
+_FORMAT_KEYS: dict = {}    # Format -> key
+_MODELS: dict = {}         # key -> model object
 _FLOATS = {"float32": (np.float32, torch.float32), "float64": (np.float64, torch.float64)}
 
 
@@ -55,13 +57,18 @@ def _fmt_name(fmt, what="fmt"):
         f = _formats.lookup(fmt)
     if f is None:
         raise TypeError(f"{what} must be a softfp8 format, its name or its dtype, got {fmt!r}")
+    key = _FORMAT_KEYS.get(f)
+    if key is not None:
+        return key
     try:
         known = _formats.lookup(f.name) == f
     except (TypeError, ValueError):
         known = False
+    key = f.name if known else f"{f.name}#{len(_FORMATS)}"
     if not known:
-        _FORMATS[f.name] = f
-    return f.name
+        _FORMATS[key] = f
+    _FORMAT_KEYS[f] = key
+    return key
 
 
 def _fmt(name):
@@ -104,8 +111,10 @@ def _model_key(acc):
                         f"MatrixUnit or BlockFMA, got {acc!r}")
     if isinstance(acc, MatrixUnit) and acc.name in gemm._mu.profiles():
         return acc.name
-    key = f"{type(acc).__name__}#{id(acc)}"
-    _MODELS[key] = acc
+    key = repr(acc) if not isinstance(acc, MatrixUnit) else f"{acc!r}#{id(acc)}"
+    stored = _MODELS.get(key)
+    if stored is None or repr(stored) != repr(acc):    # new, or the stored one was changed since
+        _MODELS[key] = acc
     return key
 
 

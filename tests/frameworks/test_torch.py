@@ -397,3 +397,23 @@ def test_torch_compile_traces_without_graph_breaks():
         assert torch.equal(p.grad, g)
     explain = torch._dynamo.explain(model)(x)
     assert explain.graph_break_count == 0 and explain.graph_count == 1
+
+
+def test_formats_and_models_through_the_schema():
+    """Formats lookup() cannot name and model objects reach the ops by per-process keys;
+    equal models share a key (a compiled graph is not rebuilt for a new, equal one)."""
+    odd = softfp8.format(exp_bits=4, man_bits=3, bias=8, specials="fn", name="e4m3")   # not the preset
+    x = torch.tensor([0.3, 1000.0, -2.75])
+    q = st.quantize(x, odd, saturate=False)
+    want = bits.from_float(x.numpy(), odd, saturate=False)[0]
+    assert np.array_equal(q.numpy(), want) and q.dtype == torch.uint8
+    assert st.quantize(x, "e4m3").dtype == torch.float8_e4m3fn       # the preset is unaffected
+    m1 = softfp8.Accumulation(accumulator="bfloat16", promote_every=4)
+    m2 = softfp8.Accumulation(accumulator="bfloat16", promote_every=4)
+    assert st._model_key(m1) == st._model_key(m2) != st._model_key(softfp8.Accumulation())
+    assert st._model_key(softfp8.Accumulation.profile("h100")) == "h100" == st._model_key("h100")
+    block = softfp8.BlockFMA(block=16, extra_bits=3)
+    a = st.quantize(torch.randn(3, 32, generator=torch.Generator().manual_seed(4)), "e4m3")
+    got = st.matmul(a, a.t(), accumulation=block)
+    na = softfp8.from_torch(a)
+    assert np.array_equal(got.numpy(), softfp8.matmul(na, na.T, out_dtype=np.float32, accumulation=block))
