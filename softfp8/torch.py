@@ -52,6 +52,8 @@ _FLOATS = {"float32": (np.float32, torch.float32), "float64": (np.float64, torch
 
 
 def _fmt_name(fmt, what="fmt"):
+    if isinstance(fmt, str) and fmt in _FORMATS:
+        return fmt
     f = format_or_none(fmt)
     if f is None and isinstance(fmt, str):
         f = _formats.lookup(fmt)

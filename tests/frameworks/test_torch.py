@@ -419,6 +419,11 @@ def test_formats_and_models_through_the_schema():
     want = bits.from_float(x.numpy(), odd, saturate=False)[0]
     assert np.array_equal(q.numpy(), want) and q.dtype == torch.uint8
     assert st.quantize(x, "e4m3").dtype == torch.float8_e4m3fn       # the preset is unaffected
+    key = st._fmt_name(odd)
+    assert key != "e4m3" and st.torch_dtype(key) == torch.uint8
+    torch.library.opcheck(torch.ops.softfp8.quantize, (x, key, None, False, None, None, 32))
+    # (no NaN here: opcheck compares eager and traced outputs with NaN != NaN)
+    torch.library.opcheck(torch.ops.softfp8.dequantize, (st.quantize(x, odd, saturate=True), key, "float64"))
     m1 = softfp8.Accumulation(accumulator="bfloat16", promote_every=4)
     m2 = softfp8.Accumulation(accumulator="bfloat16", promote_every=4)
     assert st._model_key(m1) == st._model_key(m2) != st._model_key(softfp8.Accumulation())
