@@ -13,8 +13,9 @@ in softfp8 imports it.  docs/frameworks.md, "PyTorch", is the reference:
   views of the tensors (CPU only), in the softfp8 context of the calling thread, and
   raises that context's sticky flags (read them with ``softfp8.collect_flags()``).
 - autograd: ``fake_quantize`` passes the gradient through unchanged (straight-through,
-  not clipped at saturation); ``fp8_matmul`` computes both gradient products by the
-  forward's recipe (gradient quantised to ``grad_fmt``, the same accumulation).
+  not clipped at saturation); ``quantize`` / ``dequantize`` as PyTorch's dtype casts;
+  ``fp8_matmul`` computes both gradient products by the forward's recipe (gradient
+  quantised to ``grad_fmt``, the same accumulation); ``matmul`` / ``scaled_mm`` have none.
 """
 from __future__ import annotations
 
@@ -229,7 +230,7 @@ def _(x, fmt, rounding, saturate, tininess, seed, sr_bits):
     return torch.empty(x.shape, dtype=x.dtype)
 
 
-def _ste_setup(ctx, inputs, output):
+def _no_context(ctx, inputs, output):
     pass
 
 
@@ -238,7 +239,23 @@ def _ste_backward(ctx, grad):
     return grad, None, None, None, None, None, None
 
 
-_fake_quantize.register_autograd(_ste_backward, setup_context=_ste_setup)
+_fake_quantize.register_autograd(_ste_backward, setup_context=_no_context)
+
+
+# quantize / dequantize differentiate as PyTorch's own dtype casts (x.to(torch.float8_e4m3fn)):
+# the gradient is cast to the other side's dtype (through float8 in quantize's backward, so
+# rounded there: fake_quantize passes it exactly); code tensors carry no gradient.
+def _register_cast(op, nargs):
+    def setup(ctx, inputs, output):
+        ctx.dtype = inputs[0].dtype
+
+    def backward(ctx, grad):
+        return (grad.to(ctx.dtype),) + (None,) * nargs
+    op.register_autograd(backward, setup_context=setup)
+
+
+_register_cast(_quantize, 6)
+_register_cast(_dequantize, 2)
 
 
 def _mm_shape(a, b):
@@ -285,6 +302,17 @@ def _scaled_mm(a: torch.Tensor, fmt_a: str, b: torch.Tensor, fmt_b: str, scale_a
 @_scaled_mm.register_fake
 def _(a, fmt_a, b, fmt_b, scale_a, scale_b, out, accumulation, block_a, block_b):
     return torch.empty((a.shape[0], b.shape[1]), dtype=_out_torch(out))
+
+
+def _no_gradient(name):
+    def backward(ctx, grad):
+        raise RuntimeError(f"softfp8.torch.{name} has no gradient (its operands are quantised tensors); "
+                           f"softfp8.torch.fp8_matmul(x, w) computes x @ w with FP8 training's gradients")
+    return backward
+
+
+_matmul.register_autograd(_no_gradient("matmul"), setup_context=_no_context)
+_scaled_mm.register_autograd(_no_gradient("scaled_mm"), setup_context=_no_context)
 
 
 @torch.library.custom_op("softfp8::fp8_matmul", mutates_args=())
@@ -349,7 +377,8 @@ def quantize(x, fmt, *, rounding=None, saturate=None, tininess=None, seed=None, 
     of fmt's torch type (``torch_dtype(fmt)``: native or uint8/uint16 codes).  Options
     left at None come from softfp8's context; ``seed`` makes stochastic rounding
     reproducible (element i uses the stream of ``softfp8.rounding('stochastic',
-    seed=seed)``).  Not differentiable: ``fake_quantize`` is."""
+    seed=seed)``).  Differentiable as x.to(dtype) is (the gradient cast back to x's dtype);
+    ``fake_quantize`` passes it exactly."""
     return torch.ops.softfp8.quantize(_cpu(x, "quantize", "x"), _fmt_name(fmt), _mode(rounding), saturate,
                                       tininess, _seed(seed), int(sr_bits))
 

@@ -337,6 +337,21 @@ def test_fake_quantize_straight_through():
     assert x.grad.tolist() == [1.0, 2.0, 3.0, 4.0]      # unchanged, saturated element too
 
 
+def test_casts_differentiate_as_torch_casts():
+    """quantize / dequantize pass gradients as x.to(torch.float8_e4m3fn) does (cast to the
+    other side's dtype); matmul / scaled_mm refuse with a message naming fp8_matmul."""
+    x = torch.tensor([0.3, 1000.0, -2.5], requires_grad=True)
+    g = torch.tensor([0.1, 3.0, -700.0])
+    st.dequantize(st.quantize(x, "e4m3")).backward(g)
+    x2 = x.detach().clone().requires_grad_()
+    x2.to(torch.float8_e4m3fn).to(torch.float32).backward(g)
+    assert torch.equal(x.grad, x2.grad) and x.grad.tolist() == [0.1015625, 3.0, -448.0]
+    assert not st.quantize(x, "e3m4").requires_grad          # codes carry no gradient
+    q = st.quantize(torch.ones(2, 2), "e4m3").requires_grad_()
+    with pytest.raises(RuntimeError, match="matmul has no gradient.*fp8_matmul"):
+        st.matmul(q, q).sum().backward()
+
+
 # ---------------------------------------------------------------- torch.library
 
 OPCHECK_ALL = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
@@ -355,6 +370,9 @@ def test_opcheck_every_op():
         (ops.quantize, (x, "e4m3", None, None, None, None, 32)),
         (ops.quantize, (x, "hfp16_169", "toward_zero", True, "before", None, 32)),
         (ops.quantize, (x, "e4m3", "stochastic", None, None, 5, 8)),
+        # the backward (opcheck sums the outputs: PyTorch has no float8 sum, so bfloat16 here)
+        (ops.quantize, (x.clone().requires_grad_(), "bfloat16", "upward", None, None, None, 32)),
+        (ops.dequantize, (st.quantize(x, "bfloat16").requires_grad_(), "bfloat16", "float64")),
         (ops.dequantize, (qa, "e4m3", "float32")),
         (ops.dequantize, (ca, "e3m4", "bfloat16")),
         (ops.fake_quantize, (x.clone().requires_grad_(), "e5m2", None, True, None, None, 32)),
