@@ -242,6 +242,11 @@ def test_flags_reach_the_caller():
     with softfp8.collect_flags() as fl:
         st.quantize(torch.tensor([1.5]), "e4m3")
     assert fl.flags == 0
+    # the backward pass runs on the caller's thread: its flags reach the caller's context
+    y = st.fp8_matmul(torch.ones(2, 2, requires_grad=True), torch.ones(2, 2))
+    with softfp8.collect_flags() as fl:
+        y.backward(torch.full((2, 2), 1e6))       # beyond E5M2's 57344: saturated, flagged
+    assert fl.flags == softfp8.Flags.OVERFLOW | softfp8.Flags.INEXACT
 
 
 def test_ops_bad_input():
