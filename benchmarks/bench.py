@@ -220,8 +220,15 @@ def evaluate(row, rows_by_key):
             ok = sf <= factor * row.ml.ns
         else:
             ok = False
-    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant", "vs_cast"):  # a ratio to the row's reference
-        factor = t[1]
+    elif kind == "vs_torch":  # faster than PyTorch's own call, measured side by side
+        row.target_text = "< torch time"
+        if sf is not None and row.tc.ok:
+            row.detail = f"{sf / row.tc.ns:.3g}×"
+            ok = sf < row.tc.ns
+        else:
+            ok = False
+    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant", "vs_cast"):
+        factor = t[1]  # a ratio to the row's reference
         row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
                                              "vs_quant": "scaling.quantize",
                                              "vs_cast": "softfp8's NumPy cast",
@@ -1102,6 +1109,10 @@ def main(argv=None):
                 notes=[f"XLA FFI custom call on a JAX CPU array, result float8_e4m3fn; JAX's own jitted "
                        f"x.astype(jnp.float8_e4m3fn): {fmt_ns(jown)} ns/elem ({jx1.size:,} elements)"]))
 
+    # ---- issue 26 item 6: quantise through the PyTorch bridge (softfp8.torch) ----
+    if t_ok:
+        torch_bridge_rows(add, M, x, tx)
+
     # ---- reference-only rows ----------------------------------------------
     refs = [
         ("memory copy uint8 (np.copyto)", M(lambda k: (lambda: np.copyto(u8_dst[:k], u8[:k])))),
@@ -1411,6 +1422,45 @@ def golden_checks():
     return ([head] + [f"  {x}" for x in lines]
             + ["stochastic (seed=1) codes equal to softfp8.bits with the same seed: "
                + "; ".join(sr_info)])
+
+
+# --------------------------------------------------------------------------- bridges
+def torch_bridge_rows(add, M, x, tx):
+    """softfp8.torch's custom ops per element (float32 tensors sharing x's memory) against
+    softfp8's NumPy cast of the same array and PyTorch's own float8 casts."""
+    import softfp8.torch as st
+
+    e4m3 = softfp8.e4m3
+
+    def np_cast(k):
+        xs = x[:k]
+        return lambda: xs.astype(e4m3)
+
+    def np_qdq(k):
+        xs = x[:k]
+        return lambda: xs.astype(e4m3).astype(np.float32)
+
+    def bridge(fn, fmt):
+        def mk(k):
+            ts = tx[:k]
+            return lambda: fn(ts, fmt)
+        return mk
+
+    add(Row("torch_quant_e4m3", "softfp8.torch.quantize(x, e4m3), float32 tensor",
+            M(bridge(st.quantize, e4m3)), tc=M(lambda k: (lambda: tx[:k].to(torch.float8_e4m3fn))),
+            ref=M(np_cast), ref_label="softfp8's NumPy cast x.astype(e4m3)", target=("vs_cast", 1.5),
+            notes=["the custom op torch.ops.softfp8.quantize on a view of the tensor (no copy): "
+                   "issue 26 item 6, within 1.5× of softfp8's NumPy cast", "torch: x.to(torch.float8_e4m3fn)"]))
+    add(Row("torch_qdq_e4m3", "softfp8.torch.fake_quantize(x, e4m3) float32→E4M3→float32",
+            M(bridge(st.fake_quantize, e4m3)),
+            tc=M(lambda k: (lambda: tx[:k].to(torch.float8_e4m3fn).to(torch.float32))),
+            ref=M(np_qdq), ref_label="softfp8's NumPy x.astype(e4m3).astype(float32)", target=("vs_torch",),
+            notes=["issue 26 item 6: faster than PyTorch's own round trip "
+                   "x.to(torch.float8_e4m3fn).to(torch.float32)"]))
+    add(Row("torch_quant_e3m4_codes", "softfp8.torch.quantize(x, e3m4) → uint8 codes",
+            M(bridge(st.quantize, softfp8.e3m4)),
+            ref=M(lambda k: (lambda: x[:k].astype(softfp8.e3m4))), ref_label="softfp8's NumPy cast x.astype(e3m4)",
+            target=("vs_cast", 1.5), notes=["a format PyTorch has no type for: a uint8 code tensor (no peer)"]))
 
 
 # --------------------------------------------------------------------------- printing

@@ -67,38 +67,91 @@ def from_ml_dtypes(arr):
     return arr.view(fmt.storage).view(dtype_of(fmt))
 
 
+def _torch_native(torch, fmt):
+    """The torch dtype with exactly the codes of `fmt` (registry column), else None."""
+    if fmt._family != "preset" or fmt.name not in _TORCH:
+        return None
+    return getattr(torch, _TORCH[fmt.name], None)
+
+
+def _code_dtype(torch, fmt):
+    """The torch integer dtype of `fmt`'s codes: uint8 (<= 8 bits) or uint16."""
+    return torch.uint8 if fmt.storage.itemsize == 1 else torch.uint16
+
+
 def to_torch(arr):
-    """A PyTorch tensor sharing memory with a softfp8 array (contiguous arrays).
+    """A PyTorch CPU tensor sharing memory with a softfp8 array (docs/frameworks.md).
 
-    Given a softfp8 format or dtype instead of an array, returns the torch dtype."""
+    Presets that PyTorch has (e4m3, e5m2, e4m3fnuz, e5m2fnuz, float8_e8m0fnu, float16,
+    bfloat16) become tensors of that torch dtype; every other format a torch.uint8 /
+    torch.uint16 tensor of its codes (the format travels alongside: pass it to
+    ``from_torch(t, fmt)`` and to the ops of softfp8.torch).  Strided arrays keep their
+    strides (no copy); negative strides, which PyTorch cannot express, raise ValueError.
+    Given a softfp8 format or dtype instead of an array, returns the torch dtype (native
+    or the code dtype)."""
     import torch
 
-    fmt = _preset_of(arr, _TORCH, "PyTorch")
-    if not hasattr(torch, _TORCH[fmt.name]):
-        raise TypeError(f"this PyTorch has no torch.{_TORCH[fmt.name]}")
-    target = getattr(torch, _TORCH[fmt.name])
-    if _is_dtype_like(arr):
-        return target
-    codes = np.ascontiguousarray(np.asarray(arr).view(fmt.storage))
-    t = torch.from_numpy(codes.view(np.int8 if fmt.bits == 8 else np.int16))
-    return t.view(target)
+    fmt = format_or_none(arr)
+    if fmt is not None:
+        return _torch_native(torch, fmt) or _code_dtype(torch, fmt)
+    a = np.asarray(arr)
+    fmt = format_of(a.dtype)
+    if fmt is None:
+        raise TypeError(f"softfp8.to_torch takes a softfp8 array, got an array of dtype {a.dtype}")
+    if any(s < 0 for s in a.strides):
+        raise ValueError(f"softfp8.to_torch: the array has a negative stride {a.strides}, which a "
+                         f"PyTorch tensor cannot share: pass a copy (np.ascontiguousarray)")
+    native = _torch_native(torch, fmt)
+    if native is None:
+        return torch.from_numpy(a.view(fmt.storage))
+    signed = np.int8 if fmt.storage.itemsize == 1 else np.int16
+    return torch.from_numpy(a.view(signed)).view(native)
 
 
-def from_torch(tensor):
-    """A softfp8 array sharing memory with a PyTorch tensor of a matching dtype.
+def from_torch(tensor, fmt=None):
+    """A softfp8 array sharing memory with a PyTorch CPU tensor (docs/frameworks.md).
 
-    Given a torch dtype instead of a tensor, returns the softfp8 dtype."""
+    A tensor of a dtype with a softfp8 preset (float8_e4m3fn, ..., float16, bfloat16)
+    gives that preset's array; a uint8 / uint16 (or int8 / int16) tensor of codes needs
+    ``fmt``, the format of its codes.  Given a torch dtype instead of a tensor, returns
+    the softfp8 dtype."""
     import torch
 
-    dt = tensor if isinstance(tensor, torch.dtype) else tensor.dtype
+    want = None if fmt is None else _formats.lookup(fmt)
+    if isinstance(tensor, torch.dtype):
+        dt, is_tensor = tensor, False
+    elif isinstance(tensor, torch.Tensor):
+        dt, is_tensor = tensor.dtype, True
+    else:
+        raise TypeError(f"softfp8.from_torch takes a torch.Tensor or torch.dtype, got "
+                        f"{type(tensor).__name__}")
+    fmt = None
     for name, attr in _TORCH.items():
-        if hasattr(torch, attr) and dt == getattr(torch, attr):
+        if getattr(torch, attr, None) == dt:
             fmt = _formats.PRESETS[name]
-            if isinstance(tensor, torch.dtype):
-                return dtype_of(fmt)
-            raw = tensor.view(torch.int8 if fmt.bits == 8 else torch.int16).numpy()
-            return raw.view(fmt.storage).view(dtype_of(fmt))
-    raise TypeError(f"no softfp8 format matches torch dtype {dt}")
+    if fmt is not None and want is not None and want != fmt:
+        raise TypeError(f"softfp8.from_torch: a {dt} tensor holds {fmt.name} values, not {want.name}")
+    if fmt is None:
+        codes = {torch.uint8: 1, torch.int8: 1, torch.uint16: 2, torch.int16: 2}
+        if dt not in codes:
+            raise TypeError(f"no softfp8 format matches torch dtype {dt}: give a tensor of a torch "
+                            f"float8 type, float16 or bfloat16, or a uint8 / uint16 code tensor "
+                            f"with fmt=")
+        if want is None:
+            raise TypeError(f"softfp8.from_torch: a {dt} tensor holds codes; give their format "
+                            f"(fmt=)")
+        if codes[dt] != want.storage.itemsize:
+            raise TypeError(f"softfp8.from_torch: {want.name} codes are {want.storage}, got a {dt} "
+                            f"tensor")
+        fmt = want
+    if not is_tensor:
+        return dtype_of(fmt)
+    if tensor.device.type != "cpu":
+        raise ValueError(f"softfp8.from_torch: the tensor is on device {tensor.device}; softfp8 "
+                         f"shares memory with CPU tensors only (move it with .cpu())")
+    signed = torch.int8 if fmt.storage.itemsize == 1 else torch.int16
+    raw = tensor.detach().view(signed).numpy()
+    return raw.view(fmt.storage).view(dtype_of(fmt))
 
 
 # --------------------------------------------------------------------------

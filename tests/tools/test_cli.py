@@ -296,9 +296,10 @@ def test_ci_run_runs_the_readme_test_command():
                 if "pytest" in line and not line.strip().startswith(("#", "echo"))
                 and "-m pytest" in line]
     assert ci_lines == [readme_cmd]
-    # it creates the venv, installs with the test extra, and runs pytest
+    # it creates the venv, installs with the test extra and the frameworks' extras (the
+    # tests of softfp8.torch / softfp8.jax run, not skip: tests/frameworks), and runs pytest
     assert readme_cmd.startswith("python -m venv .venv && . .venv/bin/activate && ")
-    assert "pip install" in readme_cmd and "[test]" in readme_cmd
+    assert "pip install -e '.[test,torch,jax]'" in readme_cmd
     text = ci_run.read_text()
     assert "set -euo pipefail" in text and "rm -rf .venv" in text
     assert os.access(ci_run, os.X_OK)
