@@ -1,4 +1,4 @@
-"""softfp8 in JAX (docs/frameworks-jax.md): exact quantise / dequantise and the exact
+"""softfp8 in JAX (docs/frameworks.md, "JAX"): exact quantise / dequantise and the exact
 matrix product as XLA FFI custom calls on CPU, jit- and vmap-compatible, with
 straight-through and matmul gradients (``jax.custom_vjp``); and the exchange of arrays.
 
@@ -410,7 +410,7 @@ def to_jax(arr):
     ``jax.device_put(..., may_alias=True)``: on CPU a C-contiguous array whose data is
     64-byte aligned is shared, not copied (equal data pointers; do not write the NumPy
     array while JAX uses it), any other is copied once.  ``jnp.asarray`` and DLPack
-    refuse softfp8's dtypes (docs/frameworks-jax.md, "Exchange")."""
+    refuse softfp8's dtypes (docs/frameworks.md, "JAX", "Exchange")."""
     a = np.asarray(arr)
     f = format_or_none(a.dtype)
     if f is None:

@@ -16,6 +16,8 @@ in softfp8 imports it.  docs/frameworks.md, "PyTorch", is the reference:
   not clipped at saturation); ``quantize`` / ``dequantize`` as PyTorch's dtype casts;
   ``fp8_matmul`` computes both gradient products by the forward's recipe (gradient
   quantised to ``grad_fmt``, the same accumulation); ``matmul`` / ``scaled_mm`` have none.
+- ``Linear``: a drop-in for ``torch.nn.Linear`` whose GEMMs follow a ``softfp8.nn.Recipe``
+  (softfp8/torch_nn.py; docs/training.md, "FP8 layers with state").
 """
 from __future__ import annotations
 
@@ -33,9 +35,10 @@ from . import _context, _formats, gemm
 from ._interop import _code_dtype, _torch_native, from_torch, to_torch
 from ._validation import format_or_none
 from .matrix_units import BlockFMA, MatrixUnit
+from .torch_nn import Linear
 
 __all__ = ["to_torch", "from_torch", "torch_dtype", "quantize", "dequantize", "fake_quantize",
-           "matmul", "scaled_mm", "fp8_matmul"]
+           "matmul", "scaled_mm", "fp8_matmul", "Linear"]
 
 # --------------------------------------------------------------------------
 # formats, accumulation models and output types as the ops' string arguments

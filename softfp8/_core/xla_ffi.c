@@ -1,4 +1,4 @@
-/* XLA FFI handlers of softfp8.jax (docs/frameworks-jax.md): the conversion float32 <->
+/* XLA FFI handlers of softfp8.jax (docs/frameworks.md, "JAX"): the conversion float32 <->
  * codes of a format and the exact matrix product, called by XLA on the buffers of a
  * compiled JAX program -- no Python, no GIL.  They decode the call frame (xla_ffi.h:
  * softfp8's declarations of XLA's C ABI), check it, and run the array driver's

@@ -1,5 +1,5 @@
 /* softfp8's own declarations of the part of XLA's FFI C ABI its JAX handlers use
- * (xla_ffi.c; docs/frameworks-jax.md, "The FFI design").
+ * (xla_ffi.c; docs/frameworks.md, "JAX", "The FFI design").
  *
  * XLA calls a typed FFI handler (jax.ffi.register_ffi_target(..., api_version=1)) as
  * `error = handler(call_frame)` with plain C structs.  Their layouts are facts of the

@@ -1,4 +1,4 @@
-"""softfp8.jax (docs/frameworks-jax.md): the XLA FFI ops against softfp8's NumPy casts and
+"""softfp8.jax (docs/frameworks.md, "JAX"): the XLA FFI ops against softfp8's NumPy casts and
 softfp8.matmul over every code of every preset, under jit, vmap and grad; the C ABI
 declarations against the installed jaxlib's header; the exchange; bad calls."""
 from __future__ import annotations
@@ -359,14 +359,14 @@ def test_exchange_every_preset_shares_memory():
 
 
 def test_refusals_quoted_in_docs():
-    """The messages docs/frameworks-jax.md quotes: NumPy's DLPack export and jnp.asarray
+    """The messages docs/frameworks.md, "JAX" quotes: NumPy's DLPack export and jnp.asarray
     refuse softfp8's dtypes (softfp8.jax.to_jax is the way)."""
     a = np.arange(4, dtype=np.float32).astype(softfp8.lookup("e4m3").dtype)
     with pytest.raises(BufferError, match="DLPack only supports signed/unsigned integers, float and complex"):
         jnp.from_dlpack(a)
     with pytest.raises(TypeError, match="Error interpreting argument to .* as a JAX value"):
         jnp.asarray(a)
-    docs = (ROOT / "docs" / "frameworks-jax.md").read_text()
+    docs = (ROOT / "docs" / "frameworks.md").read_text()
     assert "`BufferError: DLPack only supports signed/unsigned integers, float and complex dtypes.`" in docs
     assert ("`TypeError: Error interpreting argument to stage as a JAX value. The problematic value is of type "
             "<class 'numpy.ndarray'> and was passed to stage at position 0.`") in docs

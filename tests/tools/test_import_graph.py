@@ -16,8 +16,8 @@ import softfp8
 
 PKG = Path(softfp8.__file__).resolve().parent
 ORDER = ["_svgen", "_cache", "_validation", "_registry", "_formats", "_context", "_explain", "bits", "_dtypes",
-         "_printing", "_io", "_interop", "matrix_units", "gemm", "p3109", "ieee754", "scaling", "mx", "nn", "demo", "torch",
-         "torch_nn", "dask", "jax", "testing", "pytest_plugin", "vectors", "dot_vectors", "_reach", "coverage", "cocotb",
+         "_printing", "_io", "_interop", "matrix_units", "gemm", "p3109", "ieee754", "scaling", "mx", "nn", "demo", "torch_nn",
+         "torch", "dask", "jax", "testing", "pytest_plugin", "vectors", "dot_vectors", "_reach", "coverage", "cocotb",
          "audit", "conformance", "__main__"]
 # modules of optional extras: imported at run time only when their dependency is installed
 OPTIONAL = {"dask": "dask.array", "torch": "torch", "torch_nn": "torch", "jax": "jax"}
