@@ -964,50 +964,95 @@ static void pair_c(const fpk *x, const float *b, float *c, uint8_t *alive)
 
 #if MM_SIMD
 /* exact alignment, AVX-512: four vectors of eight lanes; products fused (each step's
- * inexactness is in the status flags) */
+ * inexactness is in the status flags).  xrun_512 is instantiated for blocks of 2 and 4
+ * (N; 0: any block) and for nearest even (R; -1: the rounding read at run time). */
+typedef struct {
+    __m512i mask, half1, one, absm, e11, elo, span, vsh;
+} xconst512;
+
+/* the sum of the products lb .. lb + nb - 1 of eight lanes (column r); N: nb itself */
+static inline __attribute__((always_inline)) MM_TGT512 __m512d xsum_512(int N, const double *a, const double *r,
+                                                                       ptrdiff_t pp, int64_t lb, int64_t nb)
+{
+    __m512d s;
+    if (N == 2)
+        return _mm512_fmadd_pd(_mm512_set1_pd(a[lb + 1]), _mm512_loadu_pd(r + (lb + 1) * pp),
+                               _mm512_mul_pd(_mm512_set1_pd(a[lb]), _mm512_loadu_pd(r + lb * pp)));
+    if (N == 4)
+        return _mm512_add_pd(xsum_512(2, a, r, pp, lb, 2), xsum_512(2, a, r, pp, lb + 2, 2));
+    s = _mm512_mul_pd(_mm512_set1_pd(a[lb]), _mm512_loadu_pd(r + lb * pp));
+    for (int64_t l = lb + 1; l < lb + nb; l++) s = _mm512_fmadd_pd(_mm512_set1_pd(a[l]), _mm512_loadu_pd(r + l * pp), s);
+    return s;
+}
+
+/* c + s (exact) rounded to P bits into c; lanes whose result is not a normal number leave al */
+static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int rounding, const xconst512 *K,
+                                                                     __m512d s, __m512d *c, __mmask8 *al,
+                                                                     __mmask8 *in)
+{
+    __m512i u = _mm512_castpd_si512(_mm512_add_pd(*c, s)), bias, rr, e;
+    __mmask8 nz, bad;
+    switch (R >= 0 ? R : rounding) {
+    case SFP8_ROUND_NEAREST_EVEN:
+        bias = _mm512_add_epi64(K->half1, _mm512_and_si512(_mm512_srlv_epi64(u, K->vsh), K->one));
+        break;
+    case SFP8_ROUND_NEAREST_AWAY: bias = _mm512_add_epi64(K->half1, K->one); break;
+    case SFP8_ROUND_UPWARD: bias = _mm512_andnot_si512(_mm512_srai_epi64(u, 63), K->mask); break;
+    case SFP8_ROUND_DOWNWARD: bias = _mm512_and_si512(_mm512_srai_epi64(u, 63), K->mask); break;
+    default: bias = _mm512_setzero_si512(); break;
+    }
+    rr = _mm512_andnot_si512(K->mask, _mm512_add_epi64(u, bias));
+    e = _mm512_and_si512(_mm512_srli_epi64(rr, 52), K->e11);
+    nz = _mm512_test_epi64_mask(u, K->absm);
+    bad = _mm512_mask_cmpgt_epu64_mask(nz, _mm512_sub_epi64(e, K->elo), K->span); /* outside elo .. ehi */
+    *al = (__mmask8)(*al & ~bad);
+    *in = (__mmask8)(*in | _mm512_mask_test_epi64_mask(*al, u, K->mask));
+    *c = _mm512_castsi512_pd(_mm512_maskz_mov_epi64((__mmask8)(*al & nz), rr));
+}
+
+static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int R, const fpk *x, const xconst512 *K,
+                                                                    const double *b, int64_t l0, int64_t l1,
+                                                                    __m512d *c, __mmask8 *al, __mmask8 *in)
+{
+    const double *a = (const double *)x->a;
+    for (int64_t lb = l0; lb < l1; lb += x->n) {
+        int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
+        if (N && nb == N) {
+#pragma GCC unroll 4
+            for (int v = 0; v < GW / 8; v++)
+                xstep_512(R, x->rounding, K, xsum_512(N, a, b + 8 * v, x->pp, lb, N), &c[v], &al[v], &in[v]);
+        } else {
+            for (int v = 0; v < GW / 8; v++)
+                xstep_512(R, x->rounding, K, xsum_512(0, a, b + 8 * v, x->pp, lb, nb), &c[v], &al[v], &in[v]);
+        }
+    }
+}
+
 __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const double *b, int64_t l0, int64_t l1,
                                                            double *cv, uint8_t *alive, uint8_t *inex)
 {
-    const double *a = (const double *)x->a;
-    const __m512i mask = _mm512_set1_epi64((int64_t)(((uint64_t)1 << x->sh) - 1));
-    const __m512i absm = _mm512_set1_epi64(INT64_MAX), e11 = _mm512_set1_epi64(0x7ff), one = _mm512_set1_epi64(1);
-    const __m512i elo = _mm512_set1_epi64(x->elo), ehi = _mm512_set1_epi64(x->ehi), vsh = _mm512_set1_epi64(x->sh);
-    const __m512i half1 = _mm512_srli_epi64(mask, 1);
+    xconst512 K;
     __m512d c[GW / 8];
     __mmask8 al[GW / 8], in[GW / 8];
+    int rne = x->rounding == SFP8_ROUND_NEAREST_EVEN;
+    K.mask = _mm512_set1_epi64((int64_t)(((uint64_t)1 << x->sh) - 1));
+    K.half1 = _mm512_srli_epi64(K.mask, 1);
+    K.one = _mm512_set1_epi64(1);
+    K.absm = _mm512_set1_epi64(INT64_MAX);
+    K.e11 = _mm512_set1_epi64(0x7ff);
+    K.elo = _mm512_set1_epi64(x->elo);
+    K.span = _mm512_set1_epi64(x->ehi - x->elo);
+    K.vsh = _mm512_set1_epi64(x->sh);
     for (int v = 0; v < GW / 8; v++) {
         c[v] = _mm512_loadu_pd(cv + 8 * v);
         al[v] = in[v] = 0;
         for (int t = 0; t < 8; t++) al[v] |= (__mmask8)((alive[8 * v + t] != 0) << t);
     }
-    for (int64_t lb = l0; lb < l1; lb += x->n) {
-        int64_t le = lb + x->n < l1 ? lb + x->n : l1;
-#pragma GCC unroll 4
-        for (int v = 0; v < GW / 8; v++) {
-            const double *r = b + 8 * v;
-            __m512d s = _mm512_mul_pd(_mm512_set1_pd(a[lb]), _mm512_loadu_pd(r + lb * x->pp));
-            __m512i u, bias, rr, e;
-            __mmask8 nz, ok;
-            for (int64_t l = lb + 1; l < le; l++)
-                s = _mm512_fmadd_pd(_mm512_set1_pd(a[l]), _mm512_loadu_pd(r + l * x->pp), s);
-            s = _mm512_add_pd(c[v], s);
-            u = _mm512_castpd_si512(s);
-            switch (x->rounding) {
-            case SFP8_ROUND_NEAREST_EVEN: bias = _mm512_add_epi64(half1, _mm512_and_si512(_mm512_srlv_epi64(u, vsh), one)); break;
-            case SFP8_ROUND_NEAREST_AWAY: bias = _mm512_add_epi64(half1, one); break;
-            case SFP8_ROUND_UPWARD: bias = _mm512_andnot_si512(_mm512_srai_epi64(u, 63), mask); break;
-            case SFP8_ROUND_DOWNWARD: bias = _mm512_and_si512(_mm512_srai_epi64(u, 63), mask); break;
-            default: bias = _mm512_setzero_si512(); break;
-            }
-            rr = _mm512_andnot_si512(mask, _mm512_add_epi64(u, bias));
-            e = _mm512_and_si512(_mm512_srli_epi64(rr, 52), e11);
-            nz = _mm512_test_epi64_mask(u, absm);
-            ok = (__mmask8)~nz | (_mm512_cmpge_epi64_mask(e, elo) & _mm512_cmple_epi64_mask(e, ehi));
-            al[v] &= ok;
-            in[v] |= al[v] & _mm512_test_epi64_mask(u, mask);
-            c[v] = _mm512_castsi512_pd(_mm512_maskz_mov_epi64(al[v] & nz, rr));
-        }
-    }
+    if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, al, in);
+    else if (x->n == 2 && rne) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, al, in);
+    else if (x->n == 4) xrun_512(4, -1, x, &K, b, l0, l1, c, al, in);
+    else if (x->n == 2) xrun_512(2, -1, x, &K, b, l0, l1, c, al, in);
+    else xrun_512(0, -1, x, &K, b, l0, l1, c, al, in);
     for (int v = 0; v < GW / 8; v++) {
         _mm512_storeu_pd(cv + 8 * v, c[v]);
         for (int t = 0; t < 8; t++) {
@@ -1254,6 +1299,89 @@ static void fline_add(fline *s, const ucode *d)
     if (d->wide > s->wide) s->wide = d->wide;
 }
 
+/* an operand decoder of these kernels: IEEE-like 9..16-bit formats (float16, bfloat16) by
+ * arithmetic, the others by decode1 (a table of every code for 8-bit formats) */
+typedef struct {
+    int arith, M, in_sub;
+    int64_t bias;
+    uint64_t mask, emax;
+    double subscale; /* 2^(1 - bias - M): the unit of subnormals */
+    udecoder D;
+} fdec;
+
+static int fdec_init(const uctx *g, fdec *F, const sfp8_format *f, int64_t count)
+{
+    memset(F, 0, sizeof *F);
+    F->arith = f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE &&
+               f->bits >= 9 && f->bits <= 16 && f->bits == 1 + f->exp_bits + f->man_bits;
+    F->M = f->man_bits;
+    F->bias = f->bias;
+    F->in_sub = g->md->in_subnormals;
+    F->mask = ((uint64_t)1 << f->bits) - 1;
+    F->emax = ((uint64_t)1 << f->exp_bits) - 1;
+    F->subscale = ldexp(1.0, (int)(1 - f->bias - f->man_bits));
+    return F->arith || decoder_init(g, &F->D, f, fmt_emin(f), count);
+}
+
+/* the fields of ucode these kernels read (d, top, wide, bad, sub) of one operand code */
+static inline __attribute__((always_inline)) const ucode *fdecode(const uctx *g, const fdec *F, uint64_t code, ucode *tmp)
+{
+    uint64_t c = code & F->mask, sign = c >> (F->M + (int)bitlen64(F->emax)) & 1, e = c >> F->M & F->emax;
+    uint64_t m = c & (((uint64_t)1 << F->M) - 1), sig;
+    if (!F->arith) return lookup(g, &F->D, code, tmp);
+    tmp->bad = e == F->emax;
+    tmp->sub = e == 0 && m != 0;
+    tmp->top = NONE;
+    tmp->wide = 0;
+    tmp->d = sign && !tmp->bad ? -0.0 : 0.0;
+    if (tmp->bad || (e == 0 && (m == 0 || !F->in_sub))) return tmp;
+    if (e) {
+        uint64_t u = sign << 63 | (uint64_t)((int64_t)e - F->bias + 1023) << 52 | m << (52 - F->M);
+        memcpy(&tmp->d, &u, 8);
+        sig = (uint64_t)1 << F->M | m;
+        tmp->top = (int32_t)((int64_t)e - F->bias);
+    } else {
+        tmp->d = (sign ? -(double)m : (double)m) * F->subscale;
+        sig = m;
+        tmp->top = (int32_t)(bitlen64(m) - F->bias - F->M);
+    }
+    tmp->wide = (uint8_t)(bitlen64(sig) - __builtin_ctzll(sig));
+    return tmp;
+}
+
+/* n codes of size sz at src (stride st) into dst (binary64 values, or binary32 when !dbl),
+ * element t into the line line[t * ls] (ls = 0: one line); normal codes of the arithmetic
+ * formats without a branch on their values */
+static void decode_run(const uctx *g, const fdec *F, const char *src, ptrdiff_t st, int sz, int64_t n, int dbl,
+                       void *dst, fline *line, int ls)
+{
+    const uint64_t off = (uint64_t)(1023 - F->bias), mm = ((uint64_t)1 << F->M) - 1;
+    const int sbit = F->M + (int)bitlen64(F->emax);
+    for (int64_t t = 0; t < n; t++) {
+        uint64_t code = load_raw(src + t * st, sz), c = code & F->mask, e = c >> F->M & F->emax;
+        fline *L = line + t * ls;
+        ucode tmp;
+        const ucode *d;
+        if (F->arith && e - 1 < F->emax - 1) { /* a normal number */
+            uint64_t m = c & mm, u = (c >> sbit) << 63 | (e + off) << 52 | m << (52 - F->M);
+            int32_t top = (int32_t)((int64_t)e - F->bias);
+            int wide = F->M + 1 - __builtin_ctzll(m | (mm + 1));
+            double v;
+            memcpy(&v, &u, 8);
+            if (dbl) ((double *)dst)[t] = v;
+            else ((float *)dst)[t] = (float)v;
+            L->lo = top < L->lo ? top : L->lo;
+            L->hi = top > L->hi ? top : L->hi;
+            L->wide = wide > L->wide ? wide : L->wide;
+            continue;
+        }
+        d = fdecode(g, F, code, &tmp);
+        if (dbl) ((double *)dst)[t] = d->d;
+        else ((float *)dst)[t] = (float)d->d; /* exact where the line qualifies */
+        fline_add(L, d);
+    }
+}
+
 /* an output's addend as its first running value (*v); 0: left to the generic kernel */
 static int fp_addend(const sfp8u_model *md, int mode, const char *C, uint64_t code, double *v, uint8_t *fl)
 {
@@ -1292,7 +1420,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     ptrdiff_t pp = (p + GW - 1) / GW * GW;
     int64_t emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     uctx g;
-    udecoder da = {0}, db = {0};
+    fdec da, db;
     char *bv = NULL, *av = NULL, *priv = NULL;
     fline *col = NULL;
     fpk x;
@@ -1304,29 +1432,26 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     bv = malloc((size_t)(k * pp) * es);
     av = malloc((size_t)k * es);
     col = malloc((size_t)pp * sizeof(fline));
-    if (!bv || !av || !col || !decoder_init(&g, &da, &md->fa, fmt_emin(&md->fa), m * k) ||
-        !decoder_init(&g, &db, &md->fb, fmt_emin(&md->fb), k * p)) {
+    memset(&da, 0, sizeof da);
+    memset(&db, 0, sizeof db);
+    if (!bv || !av || !col || !fdec_init(&g, &da, &md->fa, m * k) || !fdec_init(&g, &db, &md->fb, k * p)) {
         free(bv);
         free(av);
         free(col);
-        free(da.tab);
-        free(db.tab);
+        free(da.D.tab);
+        free(db.D.tab);
         return SFP8U_NOMEM;
     }
     mm_fx_enter(&env);
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
-    for (int64_t j = 0; j < pp; j++) { /* B decoded once, row-major; padding and unfit columns zeros */
-        int zero;
-        fline_init(&col[j]);
-        for (int64_t l = 0; l < k && j < p; l++) {
-            ucode tmp;
-            const ucode *d = lookup(&g, &db, load_raw(B + l * bk + j * bp, sb), &tmp);
-            if (dbl) ((double *)bv)[l * pp + j] = d->d;
-            else ((float *)bv)[l * pp + j] = (float)d->d; /* exact where the column qualifies */
-            fline_add(&col[j], d);
-        }
-        zero = j >= p || col[j].bad || (!dbl && (col[j].wide > 24 || col[j].hi > 127 || col[j].lo < -126));
-        for (int64_t l = 0; l < k && zero; l++) {
+    for (int64_t j = 0; j < pp; j++) fline_init(&col[j]);
+    for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; padding and unfit columns zeros */
+        decode_run(&g, &db, B + l * bk, bp, sb, p, dbl, bv + (size_t)(l * pp) * es, col, 1);
+        memset(bv + (size_t)(l * pp + p) * es, 0, (size_t)(pp - p) * es);
+    }
+    for (int64_t j = 0; j < pp; j++) {
+        int zero = j >= p || col[j].bad || (!dbl && (col[j].wide > 24 || col[j].hi > 127 || col[j].lo < -126));
+        for (int64_t l = 0; l < k && zero && j < p; l++) {
             if (dbl) ((double *)bv)[l * pp + j] = 0.0;
             else ((float *)bv)[l * pp + j] = 0.0f;
         }
@@ -1344,13 +1469,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     for (int64_t i = 0; i < m; i++) {
         fline row;
         fline_init(&row);
-        for (int64_t l = 0; l < k; l++) {
-            ucode tmp;
-            const ucode *d = lookup(&g, &da, load_raw(A + i * am + l * ak, sa), &tmp);
-            if (dbl) ((double *)av)[l] = d->d;
-            else ((float *)av)[l] = (float)d->d;
-            fline_add(&row, d);
-        }
+        decode_run(&g, &da, A + i * am, ak, sa, k, dbl, av, &row, 0);
         if (row.bad || (!dbl && (row.wide > 24 || row.hi > 127 || row.lo < -126))) { /* the generic kernel */
             flags |= sfp8u_gemm(md, A + i * am, am, ak, B, bk, bp, C ? C + i * cm : NULL, cm, cp, O + i * om, om, op,
                                 1, k, p);
@@ -1422,8 +1541,8 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     free(av);
     free(col);
     free(priv);
-    free(da.tab);
-    free(db.tab);
+    free(da.D.tab);
+    free(db.D.tab);
     return flags;
 }
 
