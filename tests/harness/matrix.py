@@ -973,7 +973,16 @@ def _exact_pair_edges():
     nc = g.integers(-3, 4, (m, p)).astype(np.float32)
     nc[:, 0] = np.nan
     nb = nb.astype(bf)
+    # one block: every product a signed zero, the addend +-0 (the zero signs of the tree)
+    z4a, z4b = g.choice(z, (m, 4)).astype(f16), g.choice(z[:2], (4, p)).astype(f16)
+    z5a, z5b = g.choice(z, (m, 5)).astype(f16), g.choice(z[:2], (5, p)).astype(f16)
+    # K = 1: the addend cancels the product to 0 or to a subnormal (the last running value)
+    fa1 = np.full((m, 1), 2.0 ** -63).astype(bf)
+    fb1 = (2.0 ** -63 * (1 + g.integers(0, 8, (1, p)) / 128)).astype(bf)
+    fc1 = (-(fa1.astype(np.float64) @ fb1.astype(np.float64)) + g.integers(-2, 3, (m, p)) * 2.0 ** -133
+           ).astype(np.float32)
     data = [("tiny-sums", tiny_a, tiny_b, None), ("wide", wa, wb, wc), ("range", ba, bb, None),
+            ("zeros-k4", z4a, z4b, zc), ("zeros-k5", z5a, z5b, zc), ("final-tiny", fa1, fb1, fc1),
             ("zeros", za, zb, zc), ("zeros-noc", za, zb, None), ("min-normal", sa, sb, None),
             ("nan-addend", na, nb, nc)]
     for name, model in models:

@@ -17,6 +17,7 @@
 
 #define MM_FX_INEXACT 1u
 #define MM_FX_BAD 2u /* overflow, invalid, underflow or divide-by-zero */
+#define MM_FX_DENORMAL 4u /* a subnormal operand (MXCSR only) */
 
 typedef struct {
 #if MM_SIMD
@@ -61,6 +62,7 @@ static inline unsigned mm_fx_read(void)
         if (csr & _MM_EXCEPT_INEXACT) r |= MM_FX_INEXACT;
         if (csr & (_MM_EXCEPT_OVERFLOW | _MM_EXCEPT_INVALID | _MM_EXCEPT_UNDERFLOW | _MM_EXCEPT_DIV_ZERO))
             r |= MM_FX_BAD;
+        if (csr & _MM_EXCEPT_DENORM) r |= MM_FX_DENORMAL;
     }
 #else
     if (fetestexcept(FE_INEXACT)) r |= MM_FX_INEXACT;

@@ -829,7 +829,7 @@ static void *lines(int64_t n, uline *u)
 
 enum { FP_EXACT = 1, FP_PAIR = 2 };
 #define GW 32       /* outputs of a row computed together by these kernels */
-#define XCHUNK 64   /* products per reading of the status flags (exact alignment; whole blocks) */
+#define XCHUNK 256  /* products per reading of the status flags (exact alignment; whole blocks) */
 #define PAIR_MAX 64 /* the largest block of the pairwise kernels */
 
 static int is_ieee(const sfp8_format *f, int bits, int eb, int mb)
@@ -1120,36 +1120,40 @@ __attribute__((noinline)) MM_TGT256 static void xchunk_256(const fpk *x, const d
     }
 }
 
-/* pairwise, AVX-512: two vectors of sixteen lanes; tmin: the least |sum| - 1 of each lane
- * (as integers: below 0x7FFFFF for a non-zero sum below 2^-126) */
-static inline __attribute__((always_inline)) MM_TGT512 __m512i tmin_512(__m512i t, __m512 s)
+/* pairwise, AVX-512: two vectors of sixteen lanes.  With output_subnormals off a tiny sum
+ * is an operand of a later addition -- the denormal flag, read by run_pair, sends the group
+ * to the portable kernel -- or the last running value, checked here. */
+MM_TGT512 static __m512 ptree_512(const __m512 *P, int64_t n)
 {
-    return _mm512_min_epu32(t, _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(s), _mm512_set1_epi32(INT32_MAX)),
-                                                _mm512_set1_epi32(1)));
-}
-
-MM_TGT512 static __m512 ptree_512(const __m512 *P, int64_t n, __m512i *tmin)
-{
-    __m512 s;
     if (n == 1) return P[0];
-    s = _mm512_add_ps(ptree_512(P, n / 2, tmin), ptree_512(P + n / 2, n - n / 2, tmin));
-    *tmin = tmin_512(*tmin, s);
-    return s;
+    return _mm512_add_ps(ptree_512(P, n / 2), ptree_512(P + n / 2, n - n / 2));
 }
 
-__attribute__((noinline)) MM_TGT512 static void pair_512(const fpk *x, const float *b, float *cv, uint8_t *alive)
+/* fl(p_l + p_(l+1)): the second product fused (exact); fix: zero products +0 (adding +0:
+ * not in the downward rounding) */
+static inline __attribute__((always_inline)) MM_TGT512 __m512 pleaf2_512(int fix, const float *a, const float *r,
+                                                                        ptrdiff_t pp, int64_t l)
+{
+    __m512 p0 = _mm512_mul_ps(_mm512_set1_ps(a[l]), _mm512_loadu_ps(r + l * pp));
+    if (fix) p0 = _mm512_add_ps(p0, _mm512_setzero_ps());
+    return _mm512_fmadd_ps(_mm512_set1_ps(a[l + 1]), _mm512_loadu_ps(r + (l + 1) * pp), p0);
+}
+
+static inline __attribute__((always_inline)) MM_TGT512 void prun_512(int N, int fix, const fpk *x, const float *b,
+                                                                    __m512 *c)
 {
     const float *a = (const float *)x->a;
-    __m512 c[GW / 16], P[PAIR_MAX];
-    __m512i tmin[GW / 16];
-    for (int v = 0; v < GW / 16; v++) {
-        c[v] = _mm512_loadu_ps(cv + 16 * v);
-        tmin[v] = _mm512_set1_epi32(-1);
-    }
+    __m512 P[PAIR_MAX];
     for (int64_t l0 = 0; l0 < x->k; l0 += x->n) {
+        if (N == 4 && l0 + 4 <= x->k) {
+#pragma GCC unroll 2
+            for (int v = 0; v < GW / 16; v++)
+                c[v] = _mm512_add_ps(c[v], _mm512_add_ps(pleaf2_512(fix, a, b + 16 * v, x->pp, l0),
+                                                         pleaf2_512(fix, a, b + 16 * v, x->pp, l0 + 2)));
+            continue;
+        }
         for (int v = 0; v < GW / 16; v++) {
             const float *r = b + 16 * v;
-            __m512 s;
             for (int64_t i = 0; i < x->n; i++) {
                 int64_t l = l0 + i;
                 __m512 p = l < x->k ? _mm512_mul_ps(_mm512_set1_ps(a[l]), _mm512_loadu_ps(r + l * x->pp))
@@ -1157,19 +1161,20 @@ __attribute__((noinline)) MM_TGT512 static void pair_512(const fpk *x, const flo
                 if (x->flushz) p = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(p, _mm512_setzero_ps(), _CMP_NEQ_UQ), p);
                 P[i] = p;
             }
-            if (x->n == 4) { /* the MI250 block, unrolled */
-                __m512 s01 = _mm512_add_ps(P[0], P[1]), s23 = _mm512_add_ps(P[2], P[3]);
-                s = _mm512_add_ps(s01, s23);
-                if (x->flushz) tmin[v] = tmin_512(tmin_512(tmin_512(tmin[v], s01), s23), s);
-            } else {
-                s = ptree_512(P, x->n, &tmin[v]);
-            }
-            c[v] = _mm512_add_ps(c[v], s);
-            tmin[v] = tmin_512(tmin[v], c[v]);
+            c[v] = _mm512_add_ps(c[v], ptree_512(P, x->n));
         }
     }
+}
+
+__attribute__((noinline)) MM_TGT512 static void pair_512(const fpk *x, const float *b, float *cv, uint8_t *alive)
+{
+    __m512 c[GW / 16];
+    for (int v = 0; v < GW / 16; v++) c[v] = _mm512_loadu_ps(cv + 16 * v);
+    if (x->n == 4 && !x->flushz) prun_512(4, 0, x, b, c);
+    else if (x->n == 4 && x->rounding != SFP8_ROUND_DOWNWARD) prun_512(4, 1, x, b, c);
+    else prun_512(0, 0, x, b, c);
     for (int v = 0; v < GW / 16; v++) {
-        __mmask16 tiny = _mm512_cmplt_epu32_mask(tmin[v], _mm512_set1_epi32(0x7FFFFF));
+        __mmask16 tiny = _mm512_fpclass_ps_mask(c[v], 0x20); /* subnormal */
         _mm512_storeu_ps(cv + 16 * v, c[v]);
         if (x->flushz)
             for (int t = 0; t < 16; t++)
@@ -1264,14 +1269,25 @@ static void run_exact(int level, const fpk *x, const double *b, double *c, uint8
 /* pairwise: the group's flags (MM_FX_*) */
 static unsigned run_pair(int level, const fpk *x, const float *b, float *c, uint8_t *alive)
 {
-    mm_fx_clear(x->rounding);
 #if MM_SIMD
-    if (level >= 2) pair_512(x, b, c, alive);
-    else if (level >= 1) pair_256(x, b, c, alive);
-    else
+    if (level >= 1) {
+        float c0[GW];
+        uint8_t a0[GW];
+        unsigned hw;
+        memcpy(c0, c, sizeof c0);
+        memcpy(a0, alive, sizeof a0);
+        mm_fx_clear(x->rounding);
+        if (level >= 2) pair_512(x, b, c, alive);
+        else pair_256(x, b, c, alive);
+        hw = mm_fx_read();
+        if (!(x->flushz && level >= 2 && (hw & MM_FX_DENORMAL))) return hw;
+        memcpy(c, c0, sizeof c0); /* a tiny sum (AVX-512): the portable kernel finds its lanes */
+        memcpy(alive, a0, sizeof a0);
+    }
 #endif
-        pair_c(x, b, c, alive);
     (void)level;
+    mm_fx_clear(x->rounding);
+    pair_c(x, b, c, alive);
     return mm_fx_read();
 }
 
