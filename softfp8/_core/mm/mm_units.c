@@ -967,7 +967,7 @@ static void pair_c(const fpk *x, const float *b, float *c, uint8_t *alive)
  * inexactness is in the status flags).  xrun_512 is instantiated for blocks of 2 and 4
  * (N; 0: any block) and for nearest even (R; -1: the rounding read at run time). */
 typedef struct {
-    __m512i mask, half1, one, absm, e11, elo, span, vsh;
+    __m512i mask, half1, one, absm, vsh;
 } xconst512;
 
 /* the sum of the products lb .. lb + nb - 1 of eight lanes (column r); N: nb itself */
@@ -985,13 +985,14 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512d xsum_512(int N, c
     return s;
 }
 
-/* c + s (exact) rounded to P bits into c; lanes whose result is not a normal number leave al */
+/* c + s (exact) rounded to P bits into c (a zero stays +0: c is never -0, the sums are at
+ * nearest even); mx, mn: the largest magnitude and the least non-zero magnitude minus one
+ * of the results (as integers), the lanes' range checked once per chunk */
 static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int rounding, const xconst512 *K,
-                                                                     __m512d s, __m512d *c, __mmask8 *al,
-                                                                     __mmask8 *in)
+                                                                     __m512d s, __m512d *c, __m512i *mx,
+                                                                     __m512i *mn, __mmask8 *in)
 {
-    __m512i u = _mm512_castpd_si512(_mm512_add_pd(*c, s)), bias, rr, e;
-    __mmask8 nz, bad;
+    __m512i u = _mm512_castpd_si512(_mm512_add_pd(*c, s)), bias, rr, a;
     switch (R >= 0 ? R : rounding) {
     case SFP8_ROUND_NEAREST_EVEN:
         bias = _mm512_add_epi64(K->half1, _mm512_and_si512(_mm512_srlv_epi64(u, K->vsh), K->one));
@@ -1002,17 +1003,17 @@ static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int
     default: bias = _mm512_setzero_si512(); break;
     }
     rr = _mm512_andnot_si512(K->mask, _mm512_add_epi64(u, bias));
-    e = _mm512_and_si512(_mm512_srli_epi64(rr, 52), K->e11);
-    nz = _mm512_test_epi64_mask(u, K->absm);
-    bad = _mm512_mask_cmpgt_epu64_mask(nz, _mm512_sub_epi64(e, K->elo), K->span); /* outside elo .. ehi */
-    *al = (__mmask8)(*al & ~bad);
-    *in = (__mmask8)(*in | _mm512_mask_test_epi64_mask(*al, u, K->mask));
-    *c = _mm512_castsi512_pd(_mm512_maskz_mov_epi64((__mmask8)(*al & nz), rr));
+    a = _mm512_and_si512(rr, K->absm);
+    *mx = _mm512_max_epu64(*mx, a);
+    *mn = _mm512_min_epu64(*mn, _mm512_sub_epi64(a, K->one));
+    *in = (__mmask8)(*in | _mm512_test_epi64_mask(u, K->mask));
+    *c = _mm512_castsi512_pd(rr);
 }
 
 static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int R, const fpk *x, const xconst512 *K,
                                                                     const double *b, int64_t l0, int64_t l1,
-                                                                    __m512d *c, __mmask8 *al, __mmask8 *in)
+                                                                    __m512d *c, __m512i *mx, __m512i *mn,
+                                                                    __mmask8 *in)
 {
     const double *a = (const double *)x->a;
     for (int64_t lb = l0; lb < l1; lb += x->n) {
@@ -1020,10 +1021,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int 
         if (N && nb == N) {
 #pragma GCC unroll 4
             for (int v = 0; v < GW / 8; v++)
-                xstep_512(R, x->rounding, K, xsum_512(N, a, b + 8 * v, x->pp, lb, N), &c[v], &al[v], &in[v]);
+                xstep_512(R, x->rounding, K, xsum_512(N, a, b + 8 * v, x->pp, lb, N), &c[v], &mx[v], &mn[v], &in[v]);
         } else {
             for (int v = 0; v < GW / 8; v++)
-                xstep_512(R, x->rounding, K, xsum_512(0, a, b + 8 * v, x->pp, lb, nb), &c[v], &al[v], &in[v]);
+                xstep_512(R, x->rounding, K, xsum_512(0, a, b + 8 * v, x->pp, lb, nb), &c[v], &mx[v], &mn[v], &in[v]);
         }
     }
 }
@@ -1033,30 +1034,33 @@ __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const d
 {
     xconst512 K;
     __m512d c[GW / 8];
-    __mmask8 al[GW / 8], in[GW / 8];
+    __m512i mx[GW / 8], mn[GW / 8];
+    __mmask8 in[GW / 8];
     int rne = x->rounding == SFP8_ROUND_NEAREST_EVEN;
+    /* normal results: magnitudes (binary64 encodings) from elo << 52 to below (ehi + 1) << 52 */
+    const __m512i lo1 = _mm512_set1_epi64((int64_t)(((uint64_t)x->elo << 52) - 1));
+    const __m512i hi1 = _mm512_set1_epi64((int64_t)(((uint64_t)(x->ehi + 1) << 52) - 1));
     K.mask = _mm512_set1_epi64((int64_t)(((uint64_t)1 << x->sh) - 1));
     K.half1 = _mm512_srli_epi64(K.mask, 1);
     K.one = _mm512_set1_epi64(1);
     K.absm = _mm512_set1_epi64(INT64_MAX);
-    K.e11 = _mm512_set1_epi64(0x7ff);
-    K.elo = _mm512_set1_epi64(x->elo);
-    K.span = _mm512_set1_epi64(x->ehi - x->elo);
     K.vsh = _mm512_set1_epi64(x->sh);
     for (int v = 0; v < GW / 8; v++) {
         c[v] = _mm512_loadu_pd(cv + 8 * v);
-        al[v] = in[v] = 0;
-        for (int t = 0; t < 8; t++) al[v] |= (__mmask8)((alive[8 * v + t] != 0) << t);
+        mx[v] = _mm512_setzero_si512();
+        mn[v] = _mm512_set1_epi64(-1);
+        in[v] = 0;
     }
-    if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, al, in);
-    else if (x->n == 2 && rne) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, al, in);
-    else if (x->n == 4) xrun_512(4, -1, x, &K, b, l0, l1, c, al, in);
-    else if (x->n == 2) xrun_512(2, -1, x, &K, b, l0, l1, c, al, in);
-    else xrun_512(0, -1, x, &K, b, l0, l1, c, al, in);
+    if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 2 && rne) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 4) xrun_512(4, -1, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 2) xrun_512(2, -1, x, &K, b, l0, l1, c, mx, mn, in);
+    else xrun_512(0, -1, x, &K, b, l0, l1, c, mx, mn, in);
     for (int v = 0; v < GW / 8; v++) {
+        __mmask8 bad = _mm512_cmpgt_epu64_mask(mx[v], hi1) | _mm512_cmplt_epu64_mask(mn[v], lo1);
         _mm512_storeu_pd(cv + 8 * v, c[v]);
         for (int t = 0; t < 8; t++) {
-            alive[8 * v + t] = al[v] >> t & 1;
+            alive[8 * v + t] &= (uint8_t)!(bad >> t & 1);
             inex[8 * v + t] |= in[v] >> t & 1;
         }
     }
@@ -1368,27 +1372,37 @@ static inline __attribute__((always_inline)) const ucode *fdecode(const uctx *g,
 /* n codes of size sz at src (stride st) into dst (binary64 values, or binary32 when !dbl),
  * element t into the line line[t * ls] (ls = 0: one line); normal codes of the arithmetic
  * formats without a branch on their values */
-static void decode_run(const uctx *g, const fdec *F, const char *src, ptrdiff_t st, int sz, int64_t n, int dbl,
-                       void *dst, fline *line, int ls)
+static inline __attribute__((always_inline)) void decode_run_t(const uctx *g, const fdec *F, const char *src,
+                                                              ptrdiff_t st, int sz, int64_t n, const int dbl,
+                                                              void *dst, fline *line, const int ls)
 {
     const uint64_t off = (uint64_t)(1023 - F->bias), mm = ((uint64_t)1 << F->M) - 1;
     const int sbit = F->M + (int)bitlen64(F->emax);
+    int32_t lo = line->lo, hi = line->hi;
+    int wide = line->wide;
     for (int64_t t = 0; t < n; t++) {
-        uint64_t code = load_raw(src + t * st, sz), c = code & F->mask, e = c >> F->M & F->emax;
-        fline *L = line + t * ls;
+        uint64_t code = sz == 2 ? *(const uint16_t *)(const void *)(src + t * st) : load_raw(src + t * st, sz);
+        uint64_t c = code & F->mask, e = c >> F->M & F->emax;
+        fline *L = ls ? line + t : line;
         ucode tmp;
         const ucode *d;
         if (F->arith && e - 1 < F->emax - 1) { /* a normal number */
             uint64_t m = c & mm, u = (c >> sbit) << 63 | (e + off) << 52 | m << (52 - F->M);
             int32_t top = (int32_t)((int64_t)e - F->bias);
-            int wide = F->M + 1 - __builtin_ctzll(m | (mm + 1));
+            int w = F->M + 1 - __builtin_ctzll(m | (mm + 1));
             double v;
             memcpy(&v, &u, 8);
             if (dbl) ((double *)dst)[t] = v;
             else ((float *)dst)[t] = (float)v;
-            L->lo = top < L->lo ? top : L->lo;
-            L->hi = top > L->hi ? top : L->hi;
-            L->wide = wide > L->wide ? wide : L->wide;
+            if (ls) {
+                L->lo = top < L->lo ? top : L->lo;
+                L->hi = top > L->hi ? top : L->hi;
+                L->wide = w > L->wide ? w : L->wide;
+            } else {
+                lo = top < lo ? top : lo;
+                hi = top > hi ? top : hi;
+                wide = w > wide ? w : wide;
+            }
             continue;
         }
         d = fdecode(g, F, code, &tmp);
@@ -1396,6 +1410,20 @@ static void decode_run(const uctx *g, const fdec *F, const char *src, ptrdiff_t 
         else ((float *)dst)[t] = (float)d->d; /* exact where the line qualifies */
         fline_add(L, d);
     }
+    if (!ls) {
+        line->lo = lo < line->lo ? lo : line->lo;
+        line->hi = hi > line->hi ? hi : line->hi;
+        line->wide = wide > line->wide ? wide : line->wide;
+    }
+}
+
+static void decode_run(const uctx *g, const fdec *F, const char *src, ptrdiff_t st, int sz, int64_t n, int dbl,
+                       void *dst, fline *line, int ls)
+{
+    if (dbl && ls) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 1);
+    else if (dbl) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 0);
+    else if (ls) decode_run_t(g, F, src, st, sz, n, 0, dst, line, 1);
+    else decode_run_t(g, F, src, st, sz, n, 0, dst, line, 0);
 }
 
 /* an output's addend as its first running value (*v); 0: left to the generic kernel */
@@ -1413,7 +1441,7 @@ static int fp_addend(const sfp8u_model *md, int mode, const char *C, uint64_t co
         return 1;
     }
     if (c.cls == SFP8U_FINITE) *v = ldexp(c.neg ? -(double)c.sig : (double)c.sig, (int)c.exp);
-    else *v = c.neg ? -0.0 : 0.0;
+    else *v = mode == FP_PAIR && c.neg ? -0.0 : 0.0; /* exact alignment: a zero is no term, +0 */
     return 1;
 }
 
