@@ -787,8 +787,9 @@ def _param_rows():
     return rows
 
 
-@register("block_fma", "matrix", "matrix-unit block-FMA model (BlockFMA, the NVIDIA profiles): operands "
-          "decoded once, blocks summed in 64-bit integers", tables=False, no_coverage=("declined",))
+@register("block_fma", "matrix", "matrix-unit block-FMA model (BlockFMA, the NVIDIA and AMD profiles): operands "
+          "decoded once, blocks summed in 64-bit integers, or exactly in binary64 (exact alignment), or by "
+          "binary32 trees (pairwise grouping)", tables=False, no_coverage=("declined",))
 def _block_fma():
     def profiles():
         yield from unit_cases(_nvidia_rows(), UNIT_SHAPES, "unit-profiles")

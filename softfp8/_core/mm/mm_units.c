@@ -17,13 +17,18 @@
  * and its column of B hold no NaN or infinity, its addend is finite, and every block result
  * is a normal number of the output format; anything else (overflow, a subnormal block
  * result) is left to the generic kernel, which computes that output again from the start.
- * The harness proves the path equal to the generic kernel (tests/harness/matrix.py,
- * "block_fma").
+ * Exact alignment (MI100) and the pairwise grouping (MI250) take the same path with
+ * kernels on the hardware's binary64 / binary32 arithmetic (fp_gemm, "exact alignment and
+ * the pairwise grouping" below).  The harness proves the path equal to the generic kernel
+ * (tests/harness/matrix.py, "block_fma").
  *
  * DERIVED from core.c round_pack: round_block rounds a normal block result to P
  * significant bits by the model's rounding (toward zero, nearest even or away, upward,
  * downward) as sfp8_round_value does in bfma.c's deliver, and leaves every other case to
- * it; proof: tests/harness/test_harness.py::test_entry (entry block_fma).
+ * it; and xfinish / xstep_512 / xchunk_256 round an exact binary64 block sum to P bits by the
+ * model's rounding (bias below the kept bits, the rest cleared) where the result is a normal
+ * number of the output format; proof: tests/harness/test_harness.py::test_entry (entry
+ * block_fma, parts exact_pair and exact_pair_edges among them).
  */
 #include <fenv.h>
 #include <float.h>
