@@ -1015,24 +1015,35 @@ static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int
     *c = _mm512_castsi512_pd(rr);
 }
 
+/* the four vectors of the group (GW = 32) through the blocks of l0 .. l1, the state in registers */
+#define XSTEP4(NN, NB)                                                                                             \
+    do {                                                                                                           \
+        xstep_512(R, x->rounding, K, xsum_512(NN, a, b, x->pp, lb, NB), &c0, &mx0, &mn0, &in0);                   \
+        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 8, x->pp, lb, NB), &c1, &mx1, &mn1, &in1);               \
+        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 16, x->pp, lb, NB), &c2, &mx2, &mn2, &in2);              \
+        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 24, x->pp, lb, NB), &c3, &mx3, &mn3, &in3);              \
+    } while (0)
+
 static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int R, const fpk *x, const xconst512 *K,
                                                                     const double *b, int64_t l0, int64_t l1,
                                                                     __m512d *c, __m512i *mx, __m512i *mn,
                                                                     __mmask8 *in)
 {
     const double *a = (const double *)x->a;
+    __m512d c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+    __m512i mx0 = mx[0], mx1 = mx[1], mx2 = mx[2], mx3 = mx[3], mn0 = mn[0], mn1 = mn[1], mn2 = mn[2], mn3 = mn[3];
+    __mmask8 in0 = in[0], in1 = in[1], in2 = in[2], in3 = in[3];
     for (int64_t lb = l0; lb < l1; lb += x->n) {
         int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
-        if (N && nb == N) {
-#pragma GCC unroll 4
-            for (int v = 0; v < GW / 8; v++)
-                xstep_512(R, x->rounding, K, xsum_512(N, a, b + 8 * v, x->pp, lb, N), &c[v], &mx[v], &mn[v], &in[v]);
-        } else {
-            for (int v = 0; v < GW / 8; v++)
-                xstep_512(R, x->rounding, K, xsum_512(0, a, b + 8 * v, x->pp, lb, nb), &c[v], &mx[v], &mn[v], &in[v]);
-        }
+        if (N && nb == N) XSTEP4(N, N);
+        else XSTEP4(0, nb);
     }
+    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
+    mx[0] = mx0, mx[1] = mx1, mx[2] = mx2, mx[3] = mx3;
+    mn[0] = mn0, mn[1] = mn1, mn[2] = mn2, mn[3] = mn3;
+    in[0] = in0, in[1] = in1, in[2] = in2, in[3] = in3;
 }
+#undef XSTEP4
 
 __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const double *b, int64_t l0, int64_t l1,
                                                            double *cv, uint8_t *alive, uint8_t *inex)
