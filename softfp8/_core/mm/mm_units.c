@@ -1390,7 +1390,7 @@ static inline __attribute__((always_inline)) const ucode *fdecode(const uctx *g,
  * formats without a branch on their values */
 static inline __attribute__((always_inline)) void decode_run_t(const uctx *g, const fdec *F, const char *src,
                                                               ptrdiff_t st, int sz, int64_t n, const int dbl,
-                                                              void *dst, fline *line, const int ls)
+                                                              void *dst, fline *line, const int ls, const int bins)
 {
     const uint64_t off = (uint64_t)(1023 - F->bias), mm = ((uint64_t)1 << F->M) - 1;
     const int sbit = F->M + (int)bitlen64(F->emax);
@@ -1410,6 +1410,7 @@ static inline __attribute__((always_inline)) void decode_run_t(const uctx *g, co
             memcpy(&v, &u, 8);
             if (dbl) ((double *)dst)[t] = v;
             else ((float *)dst)[t] = (float)v;
+            if (!bins) continue; /* the binades and widths unused */
             if (ls) {
                 L->lo = top < L->lo ? top : L->lo;
                 L->hi = top > L->hi ? top : L->hi;
@@ -1433,13 +1434,17 @@ static inline __attribute__((always_inline)) void decode_run_t(const uctx *g, co
     }
 }
 
+/* bins 0: the lines' binades and widths of normal numbers not wanted (exact alignment with
+ * product_overflow: only NaN, infinity and subnormal codes matter) */
 static void decode_run(const uctx *g, const fdec *F, const char *src, ptrdiff_t st, int sz, int64_t n, int dbl,
-                       void *dst, fline *line, int ls)
+                       void *dst, fline *line, int ls, int bins)
 {
-    if (dbl && ls) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 1);
-    else if (dbl) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 0);
-    else if (ls) decode_run_t(g, F, src, st, sz, n, 0, dst, line, 1);
-    else decode_run_t(g, F, src, st, sz, n, 0, dst, line, 0);
+    if (dbl && !bins && ls) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 1, 0);
+    else if (dbl && !bins) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 0, 0);
+    else if (dbl && ls) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 1, 1);
+    else if (dbl) decode_run_t(g, F, src, st, sz, n, 1, dst, line, 0, 1);
+    else if (ls) decode_run_t(g, F, src, st, sz, n, 0, dst, line, 1, 1);
+    else decode_run_t(g, F, src, st, sz, n, 0, dst, line, 0, 1);
 }
 
 /* an output's addend as its first running value (*v); 0: left to the generic kernel */
@@ -1475,7 +1480,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
                         ptrdiff_t op, int64_t m, int64_t k, int64_t p)
 {
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0;
-    int level = sfp8f_simd_level(), dbl = mode == FP_EXACT;
+    int level = sfp8f_simd_level(), dbl = mode == FP_EXACT, bins = !dbl || !md->product_overflow;
     size_t es = dbl ? sizeof(double) : sizeof(float);
     ptrdiff_t pp = (p + GW - 1) / GW * GW;
     int64_t emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
@@ -1506,7 +1511,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
     for (int64_t j = 0; j < pp; j++) fline_init(&col[j]);
     for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; padding and unfit columns zeros */
-        decode_run(&g, &db, B + l * bk, bp, sb, p, dbl, bv + (size_t)(l * pp) * es, col, 1);
+        decode_run(&g, &db, B + l * bk, bp, sb, p, dbl, bv + (size_t)(l * pp) * es, col, 1, bins);
         memset(bv + (size_t)(l * pp + p) * es, 0, (size_t)(pp - p) * es);
     }
     for (int64_t j = 0; j < pp; j++) {
@@ -1529,7 +1534,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     for (int64_t i = 0; i < m; i++) {
         fline row;
         fline_init(&row);
-        decode_run(&g, &da, A + i * am, ak, sa, k, dbl, av, &row, 0);
+        decode_run(&g, &da, A + i * am, ak, sa, k, dbl, av, &row, 0, bins);
         if (row.bad || (!dbl && (row.wide > 24 || row.hi > 127 || row.lo < -126))) { /* the generic kernel */
             flags |= sfp8u_gemm(md, A + i * am, am, ak, B, bk, bp, C ? C + i * cm : NULL, cm, cp, O + i * om, om, op,
                                 1, k, p);
