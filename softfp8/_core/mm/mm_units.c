@@ -868,6 +868,7 @@ static int fp_mode(const sfp8u_model *md, int64_t k)
  * with row stride pp, GW lanes */
 typedef struct {
     int rounding, flushz; /* flushz: output_subnormals off (zero products +0, tiny sums leave) */
+    int track;            /* FP_EXACT: lanes' inexact wanted (the call has not raised inexact yet) */
     int sh;               /* FP_EXACT: 53 - P, the binary64 bits rounded off */
     int64_t k, n;         /* products, block */
     int64_t elo, ehi;     /* FP_EXACT: the biased binary64 exponents of normal results */
@@ -993,9 +994,9 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512d xsum_512(int N, c
 /* c + s (exact) rounded to P bits into c (a zero stays +0: c is never -0, the sums are at
  * nearest even); mx, mn: the largest magnitude and the least non-zero magnitude minus one
  * of the results (as integers), the lanes' range checked once per chunk */
-static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int rounding, const xconst512 *K,
-                                                                     __m512d s, __m512d *c, __m512i *mx,
-                                                                     __m512i *mn, __mmask8 *in)
+static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int T, int rounding,
+                                                                     const xconst512 *K, __m512d s, __m512d *c,
+                                                                     __m512i *mx, __m512i *mn, __mmask8 *in)
 {
     __m512i u = _mm512_castpd_si512(_mm512_add_pd(*c, s)), bias, rr, a;
     switch (R >= 0 ? R : rounding) {
@@ -1011,20 +1012,21 @@ static inline __attribute__((always_inline)) MM_TGT512 void xstep_512(int R, int
     a = _mm512_and_si512(rr, K->absm);
     *mx = _mm512_max_epu64(*mx, a);
     *mn = _mm512_min_epu64(*mn, _mm512_sub_epi64(a, K->one));
-    *in = (__mmask8)(*in | _mm512_test_epi64_mask(u, K->mask));
+    if (T) *in = (__mmask8)(*in | _mm512_test_epi64_mask(u, K->mask)); /* T 0: inexact already raised */
     *c = _mm512_castsi512_pd(rr);
 }
 
 /* the four vectors of the group (GW = 32) through the blocks of l0 .. l1, the state in registers */
 #define XSTEP4(NN, NB)                                                                                             \
     do {                                                                                                           \
-        xstep_512(R, x->rounding, K, xsum_512(NN, a, b, x->pp, lb, NB), &c0, &mx0, &mn0, &in0);                   \
-        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 8, x->pp, lb, NB), &c1, &mx1, &mn1, &in1);               \
-        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 16, x->pp, lb, NB), &c2, &mx2, &mn2, &in2);              \
-        xstep_512(R, x->rounding, K, xsum_512(NN, a, b + 24, x->pp, lb, NB), &c3, &mx3, &mn3, &in3);              \
+        xstep_512(R, T, x->rounding, K, xsum_512(NN, a, b, x->pp, lb, NB), &c0, &mx0, &mn0, &in0);                   \
+        xstep_512(R, T, x->rounding, K, xsum_512(NN, a, b + 8, x->pp, lb, NB), &c1, &mx1, &mn1, &in1);               \
+        xstep_512(R, T, x->rounding, K, xsum_512(NN, a, b + 16, x->pp, lb, NB), &c2, &mx2, &mn2, &in2);              \
+        xstep_512(R, T, x->rounding, K, xsum_512(NN, a, b + 24, x->pp, lb, NB), &c3, &mx3, &mn3, &in3);              \
     } while (0)
 
-static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int R, const fpk *x, const xconst512 *K,
+static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int R, int T, const fpk *x,
+                                                                    const xconst512 *K,
                                                                     const double *b, int64_t l0, int64_t l1,
                                                                     __m512d *c, __m512i *mx, __m512i *mn,
                                                                     __mmask8 *in)
@@ -1067,11 +1069,13 @@ __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const d
         mn[v] = _mm512_set1_epi64(-1);
         in[v] = 0;
     }
-    if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, mx, mn, in);
-    else if (x->n == 2 && rne) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, x, &K, b, l0, l1, c, mx, mn, in);
-    else if (x->n == 4) xrun_512(4, -1, x, &K, b, l0, l1, c, mx, mn, in);
-    else if (x->n == 2) xrun_512(2, -1, x, &K, b, l0, l1, c, mx, mn, in);
-    else xrun_512(0, -1, x, &K, b, l0, l1, c, mx, mn, in);
+    if (x->n == 4 && rne && !x->track) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, 0, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, 1, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 2 && rne && !x->track) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, 0, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 2 && rne) xrun_512(2, SFP8_ROUND_NEAREST_EVEN, 1, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 4) xrun_512(4, -1, 1, x, &K, b, l0, l1, c, mx, mn, in);
+    else if (x->n == 2) xrun_512(2, -1, 1, x, &K, b, l0, l1, c, mx, mn, in);
+    else xrun_512(0, -1, 1, x, &K, b, l0, l1, c, mx, mn, in);
     for (int v = 0; v < GW / 8; v++) {
         __mmask8 bad = _mm512_cmpgt_epu64_mask(mx[v], hi1) | _mm512_cmplt_epu64_mask(mn[v], lo1);
         _mm512_storeu_pd(cv + 8 * v, c[v]);
@@ -1574,6 +1578,7 @@ static unsigned fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
                 b = priv;
                 x.pp = GW;
             }
+            x.track = !(flags & SFP8_FLAG_INEXACT);
             if (dbl) run_exact(level, &x, (const double *)b, cd, alive, inex);
             else hw = run_pair(level, &x, (const float *)b, cf, alive);
             if (hw & MM_FX_BAD) memset(alive, 0, sizeof alive); /* overflow or invalid: the generic kernel */
