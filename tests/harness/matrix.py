@@ -812,10 +812,11 @@ def _block_fma():
 
     def exact_pair():
         # the exact alignment (MI100) and the pairwise grouping (MI250): the profiles and every
-        # parameter these kernels read, K across blocks and the 64-product chunks of the
+        # parameter these kernels read, K across blocks and the 512-product chunks of the
         # status flags, columns across the 32-output groups
         yield from unit_cases(_exact_pair_rows(), ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40),
-                                                   (2, 67, 31), (4, 130, 65), (0, 4, 3)), "unit-exact-pair")
+                                                   (2, 67, 31), (4, 130, 65), (1, 1030, 33), (0, 4, 3)),
+                              "unit-exact-pair")
 
     def exact_pair_edges():
         yield from _exact_pair_edges()
@@ -982,7 +983,12 @@ def _exact_pair_edges():
     fb1 = (2.0 ** -63 * (1 + g.integers(0, 8, (1, p)) / 128)).astype(bf)
     fc1 = (-(fa1.astype(np.float64) @ fb1.astype(np.float64)) + g.integers(-2, 3, (m, p)) * 2.0 ** -133
            ).astype(np.float32)
-    data = [("tiny-sums", tiny_a, tiny_b, None), ("wide", wa, wb, wc), ("range", ba, bb, None),
+    # binary64 sums inexact in the second and third chunk of the status flags (512 products)
+    la = (g.standard_normal((2, 1100)) * 2.0 ** g.integers(-20, 15, (2, 1100))).astype(f16)
+    la[:, :600] = (g.standard_normal((2, 600)) * 4).astype(f16)
+    lb = (g.standard_normal((1100, 40)) * 2.0 ** g.integers(-20, 15, (1100, 40))).astype(f16)
+    data = [("tiny-sums", tiny_a, tiny_b, None), ("wide", wa, wb, wc), ("wide-long", la, lb, None),
+            ("range", ba, bb, None),
             ("zeros-k4", z4a, z4b, zc), ("zeros-k5", z5a, z5b, zc), ("final-tiny", fa1, fb1, fc1),
             ("zeros", za, zb, zc), ("zeros-noc", za, zb, None), ("min-normal", sa, sb, None),
             ("nan-addend", na, nb, nc)]

@@ -834,7 +834,7 @@ static void *lines(int64_t n, uline *u)
 
 enum { FP_EXACT = 1, FP_PAIR = 2 };
 #define GW 32       /* outputs of a row computed together by these kernels */
-#define XCHUNK 256  /* products per reading of the status flags (exact alignment; whole blocks) */
+#define XCHUNK 512  /* products per reading of the status flags (exact alignment; whole blocks) */
 #define PAIR_MAX 64 /* the largest block of the pairwise kernels */
 
 static int is_ieee(const sfp8_format *f, int bits, int eb, int mb)
