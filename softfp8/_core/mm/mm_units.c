@@ -1401,7 +1401,8 @@ static inline __attribute__((always_inline)) void decode_run_t(const uctx *g, co
     int32_t lo = line->lo, hi = line->hi;
     int wide = line->wide;
     for (int64_t t = 0; t < n; t++) {
-        uint64_t code = sz == 2 ? *(const uint16_t *)(const void *)(src + t * st) : load_raw(src + t * st, sz);
+        uint16_t h = 0;
+        uint64_t code = sz == 2 ? (memcpy(&h, src + t * st, 2), h) : load_raw(src + t * st, sz);
         uint64_t c = code & F->mask, e = c >> F->M & F->emax;
         fline *L = ls ? line + t : line;
         ucode tmp;
