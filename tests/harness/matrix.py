@@ -814,9 +814,13 @@ def _block_fma():
         # the exact alignment (MI100) and the pairwise grouping (MI250): the profiles and every
         # parameter these kernels read, K across blocks and the 512-product chunks of the
         # status flags, columns across the 32-output groups
-        yield from unit_cases(_exact_pair_rows(), ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40),
-                                                   (2, 67, 31), (4, 130, 65), (1, 1030, 33), (0, 4, 3)),
-                              "unit-exact-pair")
+        rows = _exact_pair_rows()
+        yield from unit_cases(rows[:4], ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40), (2, 67, 31),
+                                         (4, 130, 65), (0, 4, 3)), "unit-exact-pair")
+        yield from unit_cases(rows[4:], ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40), (4, 130, 65)),
+                              "unit-exact-pair-params")
+        yield from unit_cases(rows, ((1, 1030, 33),), "unit-exact-pair-long", kinds=("small", "wide"),
+                              addends=(None, "normal"))
 
     def exact_pair_edges():
         yield from _exact_pair_edges()
@@ -964,6 +968,10 @@ def _exact_pair_edges():
     models = [("mi100", "mi100"), ("mi250", "mi250"),
               ("x-b3-down", B(block=3, extra_bits=None, rounding="downward")),
               ("p-b4-down", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward")),
+              ("p-b4-down-nosub", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward",
+                                    output_subnormals=False)),
+              ("p-b2-rz-nosub", B(block=2, extra_bits=None, grouping="pairwise", rounding="toward_zero",
+                                  output_subnormals=False)),
               ("p-b4-rne-sub", B(block=4, extra_bits=None, grouping="pairwise", rounding="nearest_even"))]
     # block results around the smallest normal (binary32: bfloat16 products near 2^-127)
     sa = (g.choice([-1.0, 1.0], (m, 5)) * 2.0 ** -63 * (1 + g.integers(0, 128, (m, 5)) / 128)).astype(bf)
