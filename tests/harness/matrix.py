@@ -787,8 +787,9 @@ def _param_rows():
     return rows
 
 
-@register("block_fma", "matrix", "matrix-unit block-FMA model (BlockFMA, the NVIDIA profiles): operands "
-          "decoded once, blocks summed in 64-bit integers", tables=False, no_coverage=("declined",))
+@register("block_fma", "matrix", "matrix-unit block-FMA model (BlockFMA, the NVIDIA and AMD profiles): operands "
+          "decoded once, blocks summed in 64-bit integers, or exactly in binary64 (exact alignment), or by "
+          "binary32 trees (pairwise grouping)", tables=False, no_coverage=("declined",))
 def _block_fma():
     def profiles():
         yield from unit_cases(_nvidia_rows(), UNIT_SHAPES, "unit-profiles")
@@ -800,10 +801,29 @@ def _block_fma():
         # models the path leaves to the generic kernel (pairwise grouping, exact alignment,
         # promotion): still equal
         B = softfp8.BlockFMA
-        rows = [("mi100", "mi100", softfp8.float16, softfp8.float16, np.float32),
-                ("mi250", "mi250", softfp8.bfloat16, softfp8.bfloat16, np.float32),
-                ("promote", B(block=4, extra_bits=2, promote_every=8), softfp8.e4m3, softfp8.e4m3, np.float32)]
-        yield from unit_cases(rows, ((2, 9, 3), (1, 33, 2)), "unit-declined", kinds=("small", "any"))
+        rows = [("promote", B(block=4, extra_bits=2, promote_every=8), softfp8.e4m3, softfp8.e4m3, np.float32),
+                ("pairwise-away", B(block=4, extra_bits=None, grouping="pairwise", rounding="nearest_away"),
+                 softfp8.bfloat16, softfp8.bfloat16, np.float32),
+                ("pairwise-f16out", B(block=4, extra_bits=None, grouping="pairwise"), softfp8.float16,
+                 softfp8.float16, np.float16),
+                ("pairwise-b65", B(block=65, extra_bits=None, grouping="pairwise"), softfp8.e4m3, softfp8.e4m3,
+                 np.float32)]
+        yield from unit_cases(rows, ((2, 9, 3), (1, 33, 2), (2, 70, 40)), "unit-declined", kinds=("small", "any"))
+
+    def exact_pair():
+        # the exact alignment (MI100) and the pairwise grouping (MI250): the profiles and every
+        # parameter these kernels read, K across blocks and the 512-product chunks of the
+        # status flags, columns across the 32-output groups
+        rows = _exact_pair_rows()
+        yield from unit_cases(rows[:4], ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40), (2, 67, 31),
+                                         (4, 130, 65), (0, 4, 3)), "unit-exact-pair")
+        yield from unit_cases(rows[4:], ((1, 1, 1), (2, 2, 3), (3, 3, 5), (2, 5, 33), (3, 17, 40), (4, 130, 65)),
+                              "unit-exact-pair-params")
+        yield from unit_cases(rows, ((1, 1030, 33),), "unit-exact-pair-long", kinds=("small", "wide"),
+                              addends=(None, "normal"))
+
+    def exact_pair_edges():
+        yield from _exact_pair_edges()
 
     def late():
         # the two-term alignments: the addend after the products (MI300X fp16 / bf16 / tf32) and
@@ -878,4 +898,117 @@ def _block_fma():
                 x, y, cc, out_dtype=np.float32, accumulation=acc), max(n, 1), S.CONFIGS[0])
 
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
-            "layouts": layouts}
+            "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges}
+
+
+def _exact_pair_rows():
+    B = softfp8.BlockFMA
+    f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
+    rows = [("mi100-f16", "mi100", f16, f16, np.float32), ("mi100-bf16", "mi100", bf, bf, np.float32),
+            ("mi250-f16", "mi250", f16, f16, np.float32), ("mi250-bf16", "mi250", bf, bf, np.float32)]
+    models = [
+        ("x-b1-rz", B(block=1, extra_bits=None)),
+        ("x-b3-up", B(block=3, extra_bits=None, rounding="upward")),
+        ("x-b5-down-nosub", B(block=5, extra_bits=None, rounding="downward", input_subnormals=False,
+                              output_subnormals=False)),
+        ("x-b16-away-noovf", B(block=16, extra_bits=None, rounding="nearest_away", product_overflow=False)),
+        ("x-b2-rne-norm-min", B(block=2, extra_bits=None, rounding="nearest_even",
+                                   normalized_products=True, min_exponent=-5)),
+        ("x-b100-rne", B(block=100, extra_bits=None, rounding="nearest_even")),
+        ("p-b1", B(block=1, extra_bits=None, grouping="pairwise")),
+        ("p-b2-rz-nosub", B(block=2, extra_bits=None, grouping="pairwise", input_subnormals=False,
+                            output_subnormals=False)),
+        ("p-b3-up", B(block=3, extra_bits=None, grouping="pairwise", rounding="upward", product_overflow=False)),
+        ("p-b4-down-nosub", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward",
+                              output_subnormals=False)),
+        ("p-b7-rne-noin", B(block=7, extra_bits=2, grouping="pairwise", rounding="nearest_even",
+                            input_subnormals=False)),
+        ("p-b64-rne-nosub", B(block=64, extra_bits=None, grouping="pairwise", rounding="nearest_even",
+                              output_subnormals=False, product_overflow=False)),
+    ]
+    pairs = [(f16, f16, np.float32), (bf, bf, np.float32), (e4, e5, np.float32), ("tf32", "tf32", np.float32),
+             (f16, f16, np.float16), (softfp8.e4m3fnuz, softfp8.float4_e2m1fn, np.float32),
+             (softfp8.format(exp_bits=5, man_bits=9, bias=-20, name="e5m9b-20"), f16, np.float32),
+             (bf, bf, np.float16), (softfp8.cfloat8_143(bias=20), e5, np.float32)]
+    for i, (name, md) in enumerate(models):
+        for j in range(2):
+            fa, fb, out = S.rotate(pairs, 2 * i + j)
+            if md.grouping == "pairwise" and out == np.float16:
+                out = np.float32   # the pairwise kernels deliver binary32 (binary16: "declined")
+            rows.append((name, md, fa, fb, out))
+    return rows
+
+
+def _exact_pair_edges():
+    """Crafted operands: pairwise sums that cancel below 2^-126 (flushed with output subnormals
+    off), exact-alignment sums that are not binary64 numbers (the SIMD kernels' chunks
+    recomputed), block results that overflow or are subnormal, signed zeros everywhere."""
+    B = softfp8.BlockFMA
+    g = rng_of("unit-exact-pair-edges")
+    f16, bf = softfp8.float16, softfp8.bfloat16
+    m, k, p = 3, 70, 40
+    # pairwise: products near 2^-125 in pairs that cancel to 2^-132 .. 2^-126, in some columns
+    a = np.full((m, k), 2.0 ** -60) * np.where(g.random((m, k)) < 0.5, -1.0, 1.0)
+    b = np.where(np.arange(k)[:, None] % 2 == 0, 2.0 ** -65 * (1 + g.integers(0, 4, (k, p)) * 2.0 ** -7), -2.0 ** -65)
+    b[:, ::3] = g.standard_normal((k, (p + 2) // 3))
+    tiny_a, tiny_b = a.astype(bf), (b * np.sign(a[0])[:, None]).astype(bf)
+    # exact alignment: float16 products 2^-40 .. 2^30 (binary64 sums inexact), addends to 2^60
+    wa = (g.standard_normal((m, k)) * 2.0 ** g.integers(-20, 15, (m, k))).astype(f16)
+    wb = (g.standard_normal((k, p)) * 2.0 ** g.integers(-20, 15, (k, p))).astype(f16)
+    wc = (g.standard_normal((m, p)) * 2.0 ** g.integers(-10, 60, (m, p))).astype(np.float32)
+    # bfloat16 results that overflow binary32 or are subnormal, in some columns
+    ba = (g.standard_normal((m, k)) * 2.0 ** 60).astype(bf)
+    bb = g.standard_normal((k, p)) * 2.0 ** 8
+    bb[:, 1::4] *= 2.0 ** 60
+    bb[:, 2::4] *= 2.0 ** -200
+    bb = bb.astype(bf)
+    z = np.array([0.0, -0.0, 1.0, -1.0])
+    za, zb = g.choice(z, (m, k)).astype(f16), g.choice(z[:2], (k, p)).astype(f16)
+    zc = g.choice(z[:2], (m, p)).astype(np.float32)
+    models = [("mi100", "mi100"), ("mi250", "mi250"),
+              ("x-b3-down", B(block=3, extra_bits=None, rounding="downward")),
+              ("p-b4-down", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward")),
+              ("p-b4-down-nosub", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward",
+                                    output_subnormals=False)),
+              ("p-b2-rz-nosub", B(block=2, extra_bits=None, grouping="pairwise", rounding="toward_zero",
+                                  output_subnormals=False)),
+              ("p-b4-rne-sub", B(block=4, extra_bits=None, grouping="pairwise", rounding="nearest_even"))]
+    # block results around the smallest normal (binary32: bfloat16 products near 2^-127)
+    sa = (g.choice([-1.0, 1.0], (m, 5)) * 2.0 ** -63 * (1 + g.integers(0, 128, (m, 5)) / 128)).astype(bf)
+    sb = (g.choice([-1.0, 1.0], (5, p)) * 2.0 ** -64 * (1 + g.integers(0, 128, (5, p)) / 128)).astype(bf)
+    # exact integer sums but in column 0, whose addend is a NaN (the lane the kernels must not run)
+    na = g.integers(-3, 4, (m, k)).astype(bf)
+    nb = g.integers(-3, 4, (k, p)).astype(np.float64)
+    nb[::2, 0] = 2.0 ** -30 * (1 + g.integers(0, 64, (k + 1) // 2) / 64)
+    nc = g.integers(-3, 4, (m, p)).astype(np.float32)
+    nc[:, 0] = np.nan
+    nb = nb.astype(bf)
+    # one block: every product a signed zero, the addend +-0 (the zero signs of the tree)
+    z4a, z4b = g.choice(z, (m, 4)).astype(f16), g.choice(z[:2], (4, p)).astype(f16)
+    z5a, z5b = g.choice(z, (m, 5)).astype(f16), g.choice(z[:2], (5, p)).astype(f16)
+    # K = 1: the addend cancels the product to 0 or to a subnormal (the last running value)
+    fa1 = np.full((m, 1), 2.0 ** -63).astype(bf)
+    fb1 = (2.0 ** -63 * (1 + g.integers(0, 8, (1, p)) / 128)).astype(bf)
+    fc1 = (-(fa1.astype(np.float64) @ fb1.astype(np.float64)) + g.integers(-2, 3, (m, p)) * 2.0 ** -133
+           ).astype(np.float32)
+    # binary64 sums inexact in the second and third chunk of the status flags (512 products)
+    la = (g.standard_normal((2, 1100)) * 2.0 ** g.integers(-20, 15, (2, 1100))).astype(f16)
+    la[:, :600] = (g.standard_normal((2, 600)) * 4).astype(f16)
+    lb = (g.standard_normal((1100, 40)) * 2.0 ** g.integers(-20, 15, (1100, 40))).astype(f16)
+    data = [("tiny-sums", tiny_a, tiny_b, None), ("wide", wa, wb, wc), ("wide-long", la, lb, None),
+            ("range", ba, bb, None),
+            ("zeros-k4", z4a, z4b, zc), ("zeros-k5", z5a, z5b, zc), ("final-tiny", fa1, fb1, fc1),
+            ("zeros", za, zb, zc), ("zeros-noc", za, zb, None), ("min-normal", sa, sb, None),
+            ("nan-addend", na, nb, nc)]
+    for name, model in models:
+        acc = softfp8.Accumulation.profile(model) if isinstance(model, str) else model
+        for dname, x, y, c in data:
+            yield mcase(f"unit-exact-pair-edges/{name}/{dname}", lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(
+                x, y, c, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # binary16 results around the smallest normal 2^-14 (float16 products near 2^-15)
+    ha = (g.choice([-1.0, 1.0], (m, 5)) * 2.0 ** -7 * (1 + g.integers(0, 64, (m, 5)) / 64)).astype(f16)
+    hb = (g.choice([-1.0, 1.0], (5, p)) * 2.0 ** -8 * (1 + g.integers(0, 64, (5, p)) / 64)).astype(f16)
+    for name, acc in (("x-b2-rne", B(block=2, extra_bits=None, rounding="nearest_even")),
+                      ("x-b3-up", B(block=3, extra_bits=None, rounding="upward"))):
+        yield mcase(f"unit-exact-pair-edges/{name}/min-normal-f16", lambda g, acc=acc: softfp8.matmul(
+            ha, hb, out_dtype=np.float16, accumulation=acc), m * p, S.CONFIGS[0])

@@ -64,6 +64,7 @@
 
 #include "codes.h"
 #include "mm.h"
+#include "mm_fenv.h"
 #include "mm_orders.h"
 #include "mm_paths.h"
 #include "mm_simd.h"
@@ -429,64 +430,7 @@ __attribute__((noinline)) MM_TGT256 static void run_256(const okern *x, const fl
 }
 #endif
 
-/* ---- the floating-point environment of the kernels ---- */
-
-#define OF_INEXACT 1u
-#define OF_BAD 2u /* overflow, invalid or underflow: the group is the generic kernel's */
-
-typedef struct {
-#if MM_SIMD
-    unsigned csr;
-#else
-    fenv_t env;
-#endif
-} ofenv;
-
-static void fp_enter(ofenv *s)
-{
-#if MM_SIMD
-    s->csr = _mm_getcsr();
-#else
-    feholdexcept(&s->env);
-    fesetround(FE_TONEAREST);
-#endif
-}
-
-static void fp_clear(void)
-{
-#if MM_SIMD
-    _mm_setcsr(0x1F80u); /* every exception masked, no flags, nearest even, no FTZ / DAZ */
-#else
-    feclearexcept(FE_ALL_EXCEPT);
-#endif
-    __asm__ volatile("" ::: "memory");
-}
-
-static unsigned fp_read(void)
-{
-    unsigned r = 0;
-    __asm__ volatile("" ::: "memory");
-#if MM_SIMD
-    {
-        unsigned csr = _mm_getcsr();
-        if (csr & _MM_EXCEPT_INEXACT) r |= OF_INEXACT;
-        if (csr & (_MM_EXCEPT_OVERFLOW | _MM_EXCEPT_INVALID | _MM_EXCEPT_UNDERFLOW | _MM_EXCEPT_DIV_ZERO)) r |= OF_BAD;
-    }
-#else
-    if (fetestexcept(FE_INEXACT)) r |= OF_INEXACT;
-    if (fetestexcept(FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW | FE_DIVBYZERO)) r |= OF_BAD;
-#endif
-    return r;
-}
-
-static void fp_leave(ofenv *s)
-{
-#if MM_SIMD
-    _mm_setcsr(s->csr);
-#else
-    fesetenv(&s->env);
-#endif
-}
+/* ---- the kernels' floating-point environment: mm_fenv.h ---- */
 
 static void run_group(int level, const okern *x, const float *b, int w, const float *c, float *out)
 {
@@ -619,7 +563,7 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
     oline *col = NULL;
     okern x;
     oout o;
-    ofenv env;
+    mm_fxsave env;
     unsigned flags = 0;
     if (m <= 0 || p <= 0) return 0;
     if (!md->has_addend) C = NULL;
@@ -661,7 +605,8 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
     x.chunk = md->promote ? md->promote : k;
     x.a = af;
     x.pp = pp;
-    fp_enter(&env);
+    mm_fx_enter(&env);
+    mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
     for (int64_t i = 0; i < m; i++) {
         oline row;
         line_init(&row);
@@ -699,7 +644,7 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
             }
             if (dirty) {
                 if (!priv && !(priv = malloc((size_t)k * G * sizeof(float)))) {
-                    fp_leave(&env);
+                    mm_fx_leave(&env);
                     flags |= SFP8U_NOMEM;
                     break;
                 }
@@ -709,16 +654,16 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
                 bstride = G;
             }
             x.pp = bstride;
-            fp_clear();
+            mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
             run_group(level, &x, b, w, cv, out);
-            hw = fp_read();
+            hw = mm_fx_read();
             x.pp = pp;
-            if (hw & OF_BAD) memset(live, 0, sizeof live); /* overflow or invalid: the generic kernel */
+            if (hw & MM_FX_BAD) memset(live, 0, sizeof live); /* overflow or invalid: the generic kernel */
             for (int q = 0; q < n; q++) {
                 int64_t j = j0 + q;
                 if (live[q]) {
                     flags |= fl[q] | (row.sub || col[j].sub ? SFP8_FLAG_DENORMAL : 0) |
-                             (hw & OF_INEXACT ? SFP8_FLAG_INEXACT : 0);
+                             (hw & MM_FX_INEXACT ? SFP8_FLAG_INEXACT : 0);
                     used = 1;
                 } else {
                     flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
@@ -729,7 +674,7 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
         }
         if (flags & SFP8U_NOMEM) break;
     }
-    if (!(flags & SFP8U_NOMEM)) fp_leave(&env);
+    if (!(flags & SFP8U_NOMEM)) mm_fx_leave(&env);
     if (used) mm_count(SFP8M_ORDERS, level);
     free(bf);
     free(af);
