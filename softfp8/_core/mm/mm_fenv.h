@@ -1,9 +1,14 @@
 /* The floating-point environment of the matrix engine's kernels that run on the hardware's
- * IEEE arithmetic and read its status flags (mm_orders.c, mm_units.c): the caller's
+ * IEEE arithmetic and read its status flags (mm_orders.c, mm_units_fp.c): the caller's
  * environment saved on entry and restored on exit; before each group of outputs the flags
  * cleared, every exception masked, no FTZ / DAZ and the rounding direction of the model;
  * after it the flags read.  MXCSR on x86-64 (the SIMD kernels and the portable ones alike),
- * C99's fenv elsewhere. */
+ * C99's fenv elsewhere.
+ *
+ * DERIVED from core.c round_pack: the model's rounding mode (nearest even, toward zero,
+ * upward, downward) as the hardware's rounding direction, in which its IEEE additions
+ * round as round_pack does at their precision; proof: tests/harness/test_harness.py::test_entry
+ * (entries orders and block_fma). */
 #ifndef SOFTFP8_MM_FENV_H
 #define SOFTFP8_MM_FENV_H
 #include <fenv.h>

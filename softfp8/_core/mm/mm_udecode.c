@@ -1,0 +1,44 @@
+/* The block_fma path's operand decoding (mm_udecode.h): one code into the lane values of
+ * its kernels, and per-format tables of every code where they repay their cost. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_udecode.h"
+
+void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d)
+{
+    sfp8u_value v;
+    sfp8u_decode(f, code, &v);
+    memset(d, 0, sizeof *d);
+    d->sub = v.sub;
+    d->E = NONE;
+    d->neg = v.neg ? ~(uint32_t)0 : 0;
+    d->bad = v.cls == SFP8U_NAN || v.cls == SFP8U_INF;
+    d->top = NONE;
+    d->d = v.neg && !d->bad ? -0.0 : 0.0;
+    if (v.cls != SFP8U_FINITE || (v.sub && !g->md->in_subnormals)) return;
+    {
+        int tz = __builtin_ctzll(v.sig), top = (int)v.exp + bitlen64(v.sig) - 1;
+        d->sig = (uint32_t)(v.sig >> tz); /* the value unchanged: trailing zeros moved into x */
+        d->x = (int32_t)(v.exp + tz);
+        d->E = (int32_t)(top > emin ? top : emin);
+        d->top = (int32_t)top;
+        d->d = ldexp(v.neg ? -(double)d->sig : (double)d->sig, d->x); /* exact: the operand range (sfp8u_check) */
+        d->wide = (uint8_t)bitlen64(d->sig);
+        if (g->fexact) /* exact: at most 24 bits, a normal binary32 exponent (uctx.fexact) */
+            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x);
+    }
+}
+
+int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_t emin, int64_t count)
+{
+    D->f = f;
+    D->emin = emin;
+    D->tab = NULL;
+    D->mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
+    if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits))) return 1;
+    if (!(D->tab = malloc(sizeof(ucode) << f->bits))) return 0;
+    for (uint64_t c = 0; c <= D->mask; c++) sfp8mu_decode1(g, f, emin, c, &D->tab[c]);
+    return 1;
+}
