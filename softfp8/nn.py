@@ -63,8 +63,10 @@ class Recipe:
     (``softfp8.scaled_mm``: each product times the float32 product of the scales, summed
     exactly or under ``accumulation``) or "unit" (a matrix unit: ``softfp8.matmul`` of the
     codes under ``accumulation`` into float32, then one float32 multiply by the product of
-    the two inverse scales, as a GPU's epilogue applies them).  The default is
-    "dequantized" for block scalings and "scaled" otherwise.  "unit" takes per-tensor
+    the two inverse scales, as a GPU's epilogue applies them).  The default is "unit" for a
+    matrix-unit profile, a BlockFMA or the pairwise / Kahan orders (softfp8.matmul alone
+    computes them), "dequantized" for none, MX and NVFP4 without an accumulation model, and
+    "scaled" otherwise.  "unit" takes per-tensor
     scalings only, "scaled" takes every scaling but NVFP4 (whose two-level scales are not
     one float32 factor).  ``accumulation``: None (exact dot products, one rounding), a
     ``softfp8.Accumulation`` or the name of a matrix-unit profile ("h100", ...).
