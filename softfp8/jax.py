@@ -24,7 +24,7 @@ import functools
 import numpy as np
 
 from . import _context, _ext, _registry, gemm as _gemm, matrix_units as _mu
-from ._formats import Format, lookup
+from ._formats import lookup
 from ._interop import from_ml_dtypes, to_ml_dtypes
 from ._validation import format_or_none
 
@@ -63,15 +63,12 @@ def native_dtype(fmt):
 
 
 def _fmt(fmt, what):
-    f = format_or_none(fmt)
-    if f is None:
-        if isinstance(fmt, str):
-            f = lookup(fmt)
-        else:
-            raise TypeError(f"softfp8.jax.{what}: expected a softfp8 format, preset name or dtype, got {fmt!r}")
-    if not isinstance(f, Format):
-        raise TypeError(f"softfp8.jax.{what}: {fmt!r} is not a softfp8 format")
-    return f
+    """softfp8.lookup (a format, its dtype or its name), the error naming the function."""
+    try:
+        return lookup(fmt)
+    except TypeError:
+        raise TypeError(f"softfp8.jax.{what}: expected a softfp8 format, preset name or dtype, "
+                        f"got {fmt!r}") from None
 
 
 def _code_dtype(fmt):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _formats, gemm as _gemm, mx, scaling
-from ._validation import _as_int, _choice, as_format
+from ._validation import _as_int, _choice
 
 __all__ = ["Recipe", "Linear", "LayerState", "SCALINGS", "GEMMS", "matmul_f32"]
 
@@ -33,12 +33,11 @@ ROLES = ("x", "w", "g")
 
 
 def _format_arg(x, what):
-    """A softfp8 format from a format, its dtype or its name ("e4m3", ...)."""
-    if isinstance(x, str):
-        if x not in _formats.NAMED:
-            raise ValueError(f"unknown format name {x!r} for {what}")
-        return _formats.NAMED[x]
-    return as_format(x, what)
+    """softfp8.lookup (a format, its dtype or its name), the error naming the argument."""
+    try:
+        return _formats.lookup(x)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what}: {e}") from None
 
 
 def matmul_f32(a, b):

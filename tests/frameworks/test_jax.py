@@ -431,3 +431,22 @@ def test_without_jax_a_clear_import_error():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "pip install 'softfp8[jax]'" in r.stdout
+
+
+def test_dequantize_ignores_bits_above_the_width():
+    """Raw codes above a format's width (docs/architecture.md: those bits are ignored): all
+    256 uint8 codes of every sub-byte preset dequantise as code & mask, decoded by ml_dtypes
+    where it has the format, else by softfp8's NumPy cast of the masked codes."""
+    import ml_dtypes
+    codes = np.arange(256, dtype=np.uint8)
+    checked = 0
+    for name, fmt in softfp8.presets().items():
+        if fmt.bits % 8 == 0:
+            continue
+        masked = codes & np.uint8((1 << fmt.bits) - 1)
+        ml = getattr(ml_dtypes, name, None)
+        want = (masked.view(ml) if ml is not None else masked.view(fmt.dtype)).astype(np.float32)
+        got = np.asarray(jax.jit(lambda c: sj.dequantize(c, fmt))(codes))
+        assert np.array_equal(got, want, equal_nan=True), name
+        checked += codes.size
+    assert checked == 4 * 256

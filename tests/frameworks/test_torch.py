@@ -456,3 +456,22 @@ def test_formats_and_models_through_the_schema():
     got = st.matmul(a, a.t(), accumulation=block)
     na = softfp8.from_torch(a)
     assert np.array_equal(got.numpy(), softfp8.matmul(na, na.T, out_dtype=np.float32, accumulation=block))
+
+
+def test_dequantize_ignores_bits_above_the_width():
+    """Raw codes above a format's width (docs/architecture.md: those bits are ignored): all
+    256 uint8 codes of every sub-byte preset dequantise as code & mask, decoded by ml_dtypes
+    where it has the format, else by softfp8's NumPy cast of the masked codes."""
+    import ml_dtypes
+    codes = np.arange(256, dtype=np.uint8)
+    checked = 0
+    for name, fmt in PRESETS.items():
+        if fmt.bits % 8 == 0:
+            continue
+        masked = codes & np.uint8((1 << fmt.bits) - 1)
+        ml = getattr(ml_dtypes, name, None)
+        want = (masked.view(ml) if ml is not None else masked.view(fmt.dtype)).astype(np.float32)
+        got = st.dequantize(torch.from_numpy(codes.copy()), fmt).numpy()
+        assert np.array_equal(got, want, equal_nan=True), name
+        checked += codes.size
+    assert checked == 4 * 256
