@@ -18,131 +18,18 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without jax only
     raise ImportError("softfp8.jax needs JAX: pip install 'softfp8[jax]' (installs jax and jaxlib)") from exc
 
-import ctypes
 import functools
 
 import numpy as np
 
-from . import _context, _ext, _registry, gemm as _gemm, matrix_units as _mu
-from ._formats import lookup
+from ._jax_ffi import (_as_float32, _code_dtype, _convert, _env, _fmt, _format_of_array, _matmul_call,
+                       _model_attr, _scale_operand, _scaled_mm_call, _seed_operand, native_dtype)
+from .jax_nn import Linear
 from ._interop import from_ml_dtypes, to_ml_dtypes
 from ._validation import format_or_none
 
-__all__ = ["quantize", "dequantize", "fake_quantize", "matmul", "scaled_mm", "to_jax", "from_jax", "native_dtype"]
-
-_TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul", "scaled_mm": "softfp8_scaled_mm"}
-_registered = False
-
-
-def _register():
-    """Register the C handlers (softfp8/_core/xla_ffi.c, exported by the extension
-    module softfp8._ext) with XLA once: their addresses as PyCapsules."""
-    global _registered
-    if not _registered:
-        lib = ctypes.CDLL(_ext.__file__)  # the loaded extension (dlopen returns it again)
-        for name, target in _TARGETS.items():
-            cap = jax.ffi.pycapsule(getattr(lib, "sfp8_xla_" + name))
-            jax.ffi.register_ffi_target(target, cap, platform="cpu", api_version=1)
-        _registered = True
-
-
-# JAX dtypes of the presets XLA stores one element per byte or two (float4 / float6 are
-# packed sub-byte types in XLA: those presets use code arrays)
-_NATIVE = {"float16": "float16"}
-_NATIVE.update({row.name: row.ml_dtypes for row in _registry.ROWS if row.ml_dtypes})
-
-
-def native_dtype(fmt):
-    """The JAX dtype of a preset JAX knows (jnp.float8_e4m3fn for "e4m3", ...), or None."""
-    fmt = _fmt(fmt, "native_dtype")
-    name = _NATIVE.get(fmt.name)
-    if name is None or name.startswith(("float4", "float6")):
-        return None
-    dt = getattr(jnp, name, None)
-    return None if dt is None else jnp.dtype(dt)
-
-
-def _fmt(fmt, what):
-    """softfp8.lookup (a format, its dtype or its name), the error naming the function."""
-    try:
-        return lookup(fmt)
-    except TypeError:
-        raise TypeError(f"softfp8.jax.{what}: expected a softfp8 format, preset name or dtype, "
-                        f"got {fmt!r}") from None
-
-
-def _code_dtype(fmt):
-    return jnp.uint8 if fmt.bits <= 8 else jnp.uint16
-
-
-def _format_of_array(x, fmt, what):
-    """The format of an operand: fmt, or the preset of x's native JAX dtype."""
-    if fmt is not None:
-        f = _fmt(fmt, what)
-        nd = native_dtype(f)
-        if x.dtype not in (jnp.dtype(_code_dtype(f)),) and x.dtype != nd:
-            raise TypeError(f"softfp8.jax.{what}: an array of {f.name} must have dtype "
-                            f"{jnp.dtype(_code_dtype(f)).name}" + (f" or {nd.name}" if nd is not None else "")
-                            + f", got {x.dtype}")
-        return f
-    for name, ml in _NATIVE.items():
-        dt = getattr(jnp, ml, None)
-        if dt is not None and x.dtype == jnp.dtype(dt):
-            return lookup(name)
-    raise TypeError(f"softfp8.jax.{what}: cannot tell the format of an array of dtype {x.dtype}: pass "
-                    f"fmt= (uint8 / uint16 code arrays) or use a JAX float8 / bfloat16 / float16 dtype")
-
-
-def _env(rounding, saturate, tininess, sr_bits, fmt_name, what):
-    idx = _context._mode_index(rounding)
-    if saturate is None:
-        sat = -1
-    elif isinstance(saturate, (bool, np.bool_)):
-        sat = int(bool(saturate))
-    else:
-        raise TypeError(f"softfp8.jax.{what}: saturate must be True, False or None, got {saturate!r}")
-    if tininess not in ("after", "before"):
-        raise ValueError(f"softfp8.jax.{what}: tininess must be 'after' or 'before', got {tininess!r}")
-    if isinstance(sr_bits, bool) or not isinstance(sr_bits, (int, np.integer)) or not 1 <= sr_bits <= 32:
-        raise ValueError(f"softfp8.jax.{what}: sr_bits must be an integer 1..32, got {sr_bits!r}")
-    return (idx, sat, int(tininess == "before"), int(sr_bits))  # hashable: a static argument
-
-
-def _seed_operand(seed, rounding, what):
-    """The uint32 (lo, hi) seed operand (zeros for the deterministic modes)."""
-    if rounding != "stochastic":
-        if seed is not None:
-            raise ValueError(f"softfp8.jax.{what}: seed= is for rounding='stochastic' only")
-        return jnp.zeros((2,), jnp.uint32)
-    if seed is None:
-        raise ValueError(f"softfp8.jax.{what}: rounding='stochastic' needs seed= (an integer 0..2**64-1 or "
-                         f"a uint32 array of shape (2,): (low, high) words); JAX has no hidden random state")
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        s = int(seed)
-        if not 0 <= s < 2**64:
-            raise ValueError(f"softfp8.jax.{what}: seed must be in 0..2**64-1, got {seed!r}")
-        return jnp.array([s & 0xFFFFFFFF, s >> 32], dtype=jnp.uint32)
-    s = jnp.asarray(seed)
-    if s.dtype != jnp.uint32 or s.shape != (2,):
-        raise TypeError(f"softfp8.jax.{what}: a seed array must be uint32 of shape (2,), got {s.dtype}{s.shape}")
-    return s
-
-
-def _as_float32(x, what):
-    x = jnp.asarray(x)
-    if x.dtype not in (jnp.float32, jnp.float16, jnp.bfloat16):
-        raise TypeError(f"softfp8.jax.{what}: x must be float32 (float16 / bfloat16 are widened exactly), "
-                        f"got {x.dtype}; round wider values to float32 first")
-    return x.astype(jnp.float32)
-
-
-def _convert(x, seed, fmt, env, to_fmt, out_dtype):
-    _register()
-    batch = seed.shape[:-1]
-    call = jax.ffi.ffi_call(_TARGETS["convert"],
-                            (jax.ShapeDtypeStruct(x.shape, out_dtype), jax.ShapeDtypeStruct(batch, jnp.uint8)),
-                            vmap_method="broadcast_all")
-    return call(x, seed, dir=np.int32(to_fmt), fmt=np.array(fmt.params, np.int32), env=np.array(env, np.int32))
+__all__ = ["quantize", "dequantize", "fake_quantize", "matmul", "scaled_mm", "to_jax", "from_jax", "native_dtype",
+           "Linear"]
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4))
@@ -255,41 +142,6 @@ def fake_quantize(x, fmt, *, rounding="nearest_even", seed=None, saturate=None, 
     return _fake(x, q)
 
 
-def _model_attr(acc, fa):
-    """The handler's "model" attribute (int32[38], xla_ffi.c attr_model) of a sequential
-    softfp8.Accumulation, its roundings taken as softfp8.matmul takes them; None: exact."""
-    if acc is not None and (_mu.is_block_model(acc) or getattr(acc, "order", "sequential") != "sequential"):
-        raise TypeError(f"softfp8.jax.matmul models sequential softfp8.Accumulation models only (matrix-unit "
-                        f"profiles, BlockFMA and the pairwise / Kahan orders: softfp8.matmul in NumPy), got {acc!r}")
-    model = _gemm._model(acc)
-    if model is None:
-        return None
-    envacc = _gemm._env(model._acc, model.rounding)[:4]
-    if model._prod is not None:
-        fp, envp = model._prod.params, _gemm._env(model._prod, model.product_rounding or model.rounding)[:4]
-    else:
-        fp, envp = fa.params, envacc
-    promote = 0 if model.promote_every is None else int(model.promote_every)
-    if promote >= 2**31:
-        raise ValueError(f"softfp8.jax.matmul: promote_every {promote} too large (< 2**31)")
-    v = ((int(model._prod is not None),) + tuple(fp) + tuple(envp) + tuple(model._acc.params) + tuple(envacc)
-         + (promote,) + tuple(model._prom.params) + tuple(_gemm._env(model._prom, "nearest_even")[:4]))
-    assert len(v) == 38
-    return v
-
-
-def _matmul_call(a, b, fa, fb, env, model=None):
-    _register()
-    batch = a.shape[:-2]
-    call = jax.ffi.ffi_call(_TARGETS["matmul"],
-                            (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
-                             jax.ShapeDtypeStruct(batch, jnp.uint8)),
-                            vmap_method="broadcast_all")
-    extra = {} if model is None else {"model": np.array(model, np.int32)}
-    return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
-                env=np.array(env, np.int32), **extra)
-
-
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5, 6))
 def _mm(a, b, fa, fb, env, grad_fmt, model):
     return _matmul_call(a, b, fa, fb, env, model)
@@ -350,21 +202,6 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
     return (y, fl) if return_flags else y
 
 
-def _scale_operand(s, what):
-    if isinstance(s, (int, float, np.floating)) and not isinstance(s, bool):
-        if float(np.float32(s)) != float(s):
-            raise ValueError(f"softfp8.jax.scaled_mm: {what} {s!r} is not a binary32 value (round it to float32)")
-        s = np.float32(s)
-    s = jnp.asarray(s)
-    if s.dtype != jnp.float32:
-        raise TypeError(f"softfp8.jax.scaled_mm: {what} must be float32, got {s.dtype}")
-    if s.ndim == 0:
-        s = s.reshape(1, 1)
-    if s.ndim != 2:
-        raise ValueError(f"softfp8.jax.scaled_mm: {what} must be a scalar or a 2-D grid, got shape {s.shape}")
-    return s
-
-
 def scaled_mm(a, b, scale_a, scale_b, fmt_a=None, fmt_b=None, *, accumulation=None, rounding="nearest_even",
               saturate=None, tininess="after", return_flags=False):
     """``softfp8.scaled_mm(a, b, scale_a, scale_b, out_dtype=np.float32, accumulation=)``:
@@ -388,14 +225,7 @@ def scaled_mm(a, b, scale_a, scale_b, fmt_a=None, fmt_b=None, *, accumulation=No
             raise ValueError(f"softfp8.jax.scaled_mm: {what} grid {s.shape} does not divide its operand ({r}, {c})")
     env = _env(rounding, saturate, tininess, 32, "binary32", "scaled_mm")
     model = _model_attr(accumulation, fa)
-    _register()
-    call = jax.ffi.ffi_call(_TARGETS["scaled_mm"], (jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), jnp.float32),
-                                                   jax.ShapeDtypeStruct((), jnp.uint8)),
-                            vmap_method="broadcast_all")
-    extra = {} if model is None else {"model": np.array(model, np.int32)}
-    ops = [jax.lax.stop_gradient(v) for v in (a, b, sa, sb)]
-    y, fl = call(*ops, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
-                 env=np.array(env, np.int32), **extra)
+    y, fl = _scaled_mm_call(a, b, sa, sb, fa, fb, env, model)
     return (y, fl) if return_flags else y
 
 

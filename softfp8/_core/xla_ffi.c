@@ -14,6 +14,7 @@
  * runs softfp8's code in the IEEE default environment (nearest even, no FTZ / DAZ, every
  * exception masked) and restores XLA's on return (fp_enter / fp_leave). */
 #include <fenv.h>
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -410,3 +411,174 @@ static sfx_error *matmul_run(sfx_call_frame *cf, const char *op, int scaled)
 sfx_error *sfp8_xla_matmul(sfx_call_frame *cf) { return matmul_run(cf, "matmul", 0); }
 
 sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf) { return matmul_run(cf, "scaled_mm", 1); }
+
+/* ---- the per-tensor scaled cast and the delayed-scaling update (softfp8.jax's layer,
+ * docs/frameworks.md "JAX layers"): the arithmetic of softfp8.scaling's quantize /
+ * ScaledArray.dequantize / DelayedScaling, here so that no step runs under XLA's FTZ / DAZ. */
+
+static int f32_bits_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
+static float f32_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t bits_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* compute_scale of one float32 amax a for the float32 target t (scaling._scales_f32): RN_f32(t / a), float32's
+   max past it, its least subnormal below; `fallback` for an amax of 0, inf or NaN; pow2: the power of two of
+   the scale (its mantissa bits cleared). */
+static float scale_of_amax(float a, float t, int pow2, float fallback)
+{
+    if (!(a > 0) || !(a <= FLT_MAX)) return fallback;
+    float q = t / a;
+    if (q > FLT_MAX) q = FLT_MAX;
+    if (q == 0) q = f32_of(1);
+    if (pow2) {
+        uint32_t u = bits_of(q);
+        if (u >= 0x00800000u) u &= 0xFF800000u;
+        else u = 1u << (31 - __builtin_clz(u));
+        q = f32_of(u);
+    }
+    return q;
+}
+
+/* largest |v| of n binary32 values, NaN skipped (np.fmax.reduce(np.abs(v), initial=0)) */
+static float amax_f32(const float *v, int64_t n)
+{
+    uint32_t m = 0;
+    const uint32_t *u = (const uint32_t *)v;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t a = u[i] & 0x7FFFFFFFu;
+        if (a <= 0x7F800000u && a > m) m = a;
+    }
+    return f32_of(m);
+}
+
+/* scaled_convert: dir 1, x (float32) -> codes of x * s, the product exact in binary64 and rounded once
+   (scaling.quantize's cast); dir 0, codes -> float32 RN(RN64(value / s)) (ScaledArray.dequantize).
+   Operands x, scale (batch dims), seed (batch dims, 2); results y, flags (uint8), amax (float32: max |x| for
+   dir 1, max |y| for dir 0, NaN skipped), the scale used and its inverse RN_f32(1 / scale) (float32, as
+   ScaledArray.scale_inv).  Attribute "rule" int32[3]:
+   (0: the scale operand / 1: the current scale compute_scale(amax(x)), the float32 target's bits, pow2). */
+sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf)
+{
+    static const char op[] = "scaled_convert";
+    enum { CHUNK = 1024 };
+    int done;
+    sfp8_format f;
+    sfp8_env env;
+    int32_t d, rule[3];
+    sfx_error *e = frame_start(cf, op, 3, 5, &done);
+    if (e || done) return e;
+    const sfx_buffer *x = arg(cf, 0), *sc = arg(cf, 1), *seed = arg(cf, 2);
+    const sfx_buffer *y = ret(cf, 0), *fl = ret(cf, 1), *am = ret(cf, 2), *su = ret(cf, 3), *si = ret(cf, 4);
+    if ((e = attr_i32(cf, op, "dir", 1, &d)) || (e = attr_i32(cf, op, "rule", 3, rule))) return e;
+    if (d != 0 && d != 1) return BAD("%s: attribute dir %d not 0 (dequantise) or 1 (quantise)", op, d);
+    if (rule[0] != 0 && (rule[0] != 1 || d != 1))
+        return BAD("%s: rule %d not 0 (given scale) or 1 (current scale, quantise only)", op, rule[0]);
+    float target = f32_of((uint32_t)rule[1]);
+    if (rule[0] == 1 && !(target > 0 && target <= FLT_MAX))
+        return BAD("%s: the target 0x%08x is not a positive finite float32", op, (unsigned)rule[1]);
+    if ((e = attr_format(cf, op, "fmt", &f)) || (e = attr_env(cf, op, &f, &env))) return e;
+    const sfx_buffer *codes = d ? y : x, *vals = d ? x : y;
+    if (vals->dtype != SFX_F32)
+        return BAD("%s: the %s must be float32 (XLA dtype %d given)", op, d ? "operand" : "result", vals->dtype);
+    if (!code_dtype(codes->dtype, &f))
+        return BAD("%s: XLA dtype %d cannot hold the codes of a %d-bit format (need %d-byte elements)", op,
+                   codes->dtype, f.bits, sfp8d_size(&f));
+    if (x->rank != y->rank || !same_lead(x, y, x->rank)) return BAD("%s: operand and result shapes differ", op);
+    int64_t nb = sc->rank;
+    if (sc->dtype != SFX_F32 || !same_lead(x, sc, nb))
+        return BAD("%s: the scale must be float32 with the operand's leading (batch) dims", op);
+    if (seed->dtype != SFX_U32 || seed->rank != nb + 1 || seed->dims[nb] != 2 || !same_lead(x, seed, nb))
+        return BAD("%s: the seed operand must be uint32 of shape (batch..., 2)", op);
+    const sfx_buffer *outs[4] = {fl, am, su, si};
+    for (int i = 0; i < 4; i++)
+        if (outs[i]->dtype != (i ? SFX_F32 : SFX_U8) || outs[i]->rank != nb || !same_lead(outs[i], sc, nb))
+            return BAD("%s: result %d must be %s with the batch dims", op, i + 1, i ? "float32" : "uint8");
+    int64_t batches = count(sc, 0, nb), per = count(x, nb, x->rank);
+    const uint32_t *sv = (const uint32_t *)sc->data, *sd = (const uint32_t *)seed->data;
+    if (rule[0] == 0)
+        for (int64_t b = 0; b < batches; b++)
+            if ((sv[b] >> 31) || sv[b] == 0 || (sv[b] & 0x7F800000u) == 0x7F800000u)
+                return BAD("%s: scale 0x%08x at flat index %lld: scales must be positive finite float32 values",
+                           op, (unsigned)sv[b], (long long)b);
+    ptrdiff_t cs = sfp8d_size(&f);
+    double tmp[CHUNK];
+    float ftmp[CHUNK];
+    fpstate fps = fp_enter();
+    for (int64_t b = 0; b < batches; b++) {
+        sfp8_rng rng = {NULL, (uint64_t)sd[2 * b] | (uint64_t)sd[2 * b + 1] << 32, 0, 0};
+        unsigned flags = 0;
+        const float *xs = (const float *)x->data + (d ? b * per : 0);
+        const char *cin = (const char *)x->data + b * per * cs;
+        float *yv = (float *)y->data + b * per;
+        char *cout = (char *)y->data + b * per * cs;
+        float s = f32_of(sv[b]);
+        if (d) {
+            float a = amax_f32(xs, per);
+            ((float *)am->data)[b] = a;
+            if (rule[0] == 1) s = scale_of_amax(a, target, rule[2], 1.0f);
+        }
+        ((float *)su->data)[b] = s;
+        ((float *)si->data)[b] = 1.0f / s;
+        for (int64_t i = 0; i < per; i += CHUNK) {
+            int64_t n = per - i < CHUNK ? per - i : CHUNK;
+            if (d) {
+                for (int64_t j = 0; j < n; j++) tmp[j] = (double)xs[i + j] * (double)s;
+                flags |= sfp8d_convert(&sfp8_binary64, &f, &env, &rng, (const char *)tmp, 8, cout + i * cs, cs, n,
+                                       NULL);
+            } else {
+                flags |= sfp8d_convert(&f, &sfp8_binary64, &env, &rng, cin + i * cs, cs, (char *)tmp, 8, n, NULL);
+                for (int64_t j = 0; j < n; j++) ftmp[j] = (float)(tmp[j] / (double)s);
+                memcpy(yv + i, ftmp, (size_t)n * sizeof(float));
+            }
+        }
+        if (!d) ((float *)am->data)[b] = amax_f32(yv, per);
+        ((uint8_t *)fl->data)[b] = (uint8_t)flags;
+    }
+    fp_leave(fps);
+    return NULL;
+}
+
+/* delayed_update: DelayedScaling's record and update of one tensor.  Operands history (batch..., L) float32,
+   amax (batch...) float32 (>= 0 or NaN), scale (batch...) float32; results the new history and scale.  Slot 0
+   takes max(slot 0, amax) (NaN skipped); the amax used is the max of the history (NaN skipped; "rule"[0] = 0)
+   or slot 0 (1); the history rolls by one (slot 0 to the end) and slot 0 is cleared; the scale is
+   scale_of_amax(amax, target) with the old scale as the fallback.  "rule" int32[2]: (algo, target bits). */
+sfx_error *sfp8_xla_delayed_update(sfx_call_frame *cf)
+{
+    static const char op[] = "delayed_update";
+    int done;
+    int32_t rule[2];
+    sfx_error *e = frame_start(cf, op, 3, 2, &done);
+    if (e || done) return e;
+    const sfx_buffer *h = arg(cf, 0), *am = arg(cf, 1), *sc = arg(cf, 2), *ho = ret(cf, 0), *so = ret(cf, 1);
+    if ((e = attr_i32(cf, op, "rule", 2, rule))) return e;
+    if (rule[0] != 0 && rule[0] != 1) return BAD("%s: amax algorithm %d not 0 (max) or 1 (most recent)", op, rule[0]);
+    float target = f32_of((uint32_t)rule[1]);
+    if (!(target > 0 && target <= FLT_MAX))
+        return BAD("%s: the target 0x%08x is not a positive finite float32", op, (unsigned)rule[1]);
+    int64_t nb = am->rank;
+    const sfx_buffer *all[5] = {h, am, sc, ho, so};
+    for (int i = 0; i < 5; i++)
+        if (all[i]->dtype != SFX_F32) return BAD("%s: every operand and result must be float32", op);
+    if (h->rank != nb + 1 || ho->rank != nb + 1 || sc->rank != nb || so->rank != nb || !same_lead(h, am, nb) ||
+        !same_lead(h, sc, nb) || !same_lead(h, ho, nb + 1) || !same_lead(h, so, nb) || h->dims[nb] < 1)
+        return BAD("%s: history (batch..., L >= 1), amax and scale (batch...) expected", op);
+    int64_t batches = count(am, 0, nb), L = h->dims[nb];
+    fpstate fps = fp_enter();
+    for (int64_t b = 0; b < batches; b++) {
+        const uint32_t *hi = (const uint32_t *)h->data + b * L;
+        uint32_t *hn = (uint32_t *)ho->data + b * L;
+        uint32_t a = ((const uint32_t *)am->data)[b], s0 = hi[0];
+        if (!f32_bits_nan(a) && (f32_bits_nan(s0) || a > s0)) s0 = a; /* np.fmax of values >= 0 */
+        uint32_t use = s0;
+        if (rule[0] == 0)
+            for (int64_t i = 1; i < L; i++)
+                if (!f32_bits_nan(hi[i]) && (f32_bits_nan(use) || hi[i] > use)) use = hi[i];
+        for (int64_t i = 1; i < L; i++) hn[i - 1] = hi[i];
+        hn[L - 1] = s0;
+        hn[0] = 0; /* slot 0 cleared (L = 1 too: the recorded amax rolls onto itself) */
+        float old = ((const float *)sc->data)[b];
+        ((float *)so->data)[b] = scale_of_amax(f32_of(use), target, 0, old);
+    }
+    fp_leave(fps);
+    return NULL;
+}

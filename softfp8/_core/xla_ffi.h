@@ -173,4 +173,6 @@ typedef struct sfx_metadata_ext {       /* XLA_FFI_Metadata_Extension */
 SFX_EXPORT sfx_error *sfp8_xla_convert(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_matmul(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_delayed_update(sfx_call_frame *cf);
 #endif

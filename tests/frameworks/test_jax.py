@@ -389,7 +389,7 @@ def test_bad_calls():
     with pytest.raises(TypeError, match="an array of e5m2 must have dtype uint8 or float8_e5m2, got uint16"):
         sj.dequantize(jnp.zeros(3, jnp.uint16), "e5m2")
     # the C handler's own checks (an XLA error raised by JAX), reached through ffi_call
-    sj._register()
+    softfp8._jax_ffi._register()
     good = dict(dir=np.int32(1), fmt=np.array(softfp8.lookup("e4m3").params, np.int32),
                 env=np.array([0, -1, 0, 32], np.int32))
     seed = jnp.zeros((2,), jnp.uint32)

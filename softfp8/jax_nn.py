@@ -1,0 +1,241 @@
+"""softfp8.jax.Linear: the JAX twin of ``softfp8.nn.Linear`` (docs/frameworks.md, "JAX
+layers").
+
+JAX programs are pure functions, so the layer holds no arrays: ``init`` gives the
+parameters, ``init_state`` the recipe's state (the step, and per role the amax history and
+scale of delayed scaling), and ``apply(params, state, x)`` returns ``(y, state)``.  It
+runs under ``jit`` and is differentiated by ``jax.grad`` with the recipe's backward pass:
+the gradient g quantised by the recipe (stochastically with ``stochastic_gradients``), the
+data gradient g @ W and the weight gradient g.T @ x by the recipe's GEMM.  The g role's
+delayed-scaling state changes in the backward pass; as Flax's FP8 layers do
+("OVERWRITE_WITH_GRADIENT"), its new value is the cotangent JAX returns for
+``state["g"]``, and ``next_state(state_after_forward, state_cotangent)`` puts the two
+together.
+
+Every quantisation and scale computation is an XLA FFI call into softfp8's C code
+(xla_ffi.c: scaled_convert, delayed_update, scaled_mm), so y, the data gradient, the
+weight gradient and the state are those of ``softfp8.nn.Linear`` bit for bit for the
+per-tensor recipes ("current", "delayed") with gemm "scaled".  Two things are JAX's own:
+the float32 GEMM of gemm "dequantized" / scaling "none" (XLA's dot, whose summation
+order differs from NumPy's) and the bias gradient (XLA's column sums).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import nn as _nn, scaling as _scaling
+from ._validation import _as_int
+from ._jax_ffi import _delayed_update, _env, _scaled_convert, _scaled_mm_call, _model_attr
+
+__all__ = ["Linear"]
+
+ROLES = ("x", "w", "g")
+
+
+def _target_bits(fmt, margin):
+    """The float32 bits of fmt.max * 2**-margin (the scale's target), which must be a float32."""
+    t32 = _scaling._target_f32(_scaling._fmt_max(fmt) * _scaling._margin(margin))
+    if t32 is None:
+        raise ValueError(f"softfp8.jax.Linear: {fmt.name}'s max * 2**-{margin!r} is not a float32 value; "
+                         f"use an integer margin within float32's range")
+    return int(np.float32(t32).view(np.uint32).view(np.int32))
+
+
+def _seed_words(base, step):
+    """(base + 8 * step) mod 2**64 as uint32 (lo, hi); base a Python int, step traced int32."""
+    lo0, hi0 = jnp.uint32(base & 0xFFFFFFFF), jnp.uint32(base >> 32)
+    lo = lo0 + step.astype(jnp.uint32) * jnp.uint32(8)
+    hi = hi0 + (lo < lo0).astype(jnp.uint32)
+    return jnp.stack([lo, hi])
+
+
+class _Q(NamedTuple):
+    """A per-tensor quantised operand: codes, scale, scale_inv (float32 scalars); a pytree."""
+    codes: jax.Array
+    scale: jax.Array
+    scale_inv: jax.Array
+
+    @property
+    def T(self):
+        return _Q(self.codes.T, self.scale, self.scale_inv)
+
+
+class Linear:
+    """y = x @ weight.T + bias in JAX with a ``softfp8.nn.Recipe`` (None: float32).
+
+    Takes the per-tensor recipes: scaling "none", "current" or "delayed", gemm
+    "dequantized" or "scaled" (with exact products or a sequential
+    ``softfp8.Accumulation``), stochastic gradients.  Block scalings (MX, NVFP4, tiles) and
+    gemm "unit" (matrix-unit profiles) run in ``softfp8.nn.Linear`` / ``softfp8.torch.Linear``;
+    asking for them here is a ValueError naming them.
+    """
+
+    def __init__(self, in_features, out_features, bias=True, *, recipe=None, index=0):
+        self.in_features = _as_int(in_features, "in_features")
+        self.out_features = _as_int(out_features, "out_features")
+        if self.in_features < 1 or self.out_features < 1:
+            raise ValueError(f"in_features and out_features must be >= 1, got {in_features!r}, {out_features!r}")
+        if recipe is not None and not isinstance(recipe, _nn.Recipe):
+            raise TypeError(f"recipe must be a softfp8.nn.Recipe or None, got {recipe!r}")
+        r = self.recipe = recipe or _nn.Recipe("none")
+        if r.scaling not in ("none", "current", "delayed"):
+            raise ValueError(f"softfp8.jax.Linear takes the per-tensor scalings 'none', 'current' and 'delayed', "
+                             f"not scaling={r.scaling!r} (use softfp8.nn.Linear or softfp8.torch.Linear)")
+        if r.gemm == "unit":
+            raise ValueError(f"softfp8.jax.Linear: gemm='unit' ({r.accumulation!r}) runs in softfp8.nn.Linear / "
+                             f"softfp8.torch.Linear only; softfp8.jax offers sequential accumulation models")
+        self.bias = bool(bias)
+        self.index = _as_int(index, "index")
+        if r.scaling != "none":
+            self._targets = {role: _target_bits(r.grad_fmt if role == "g" else r.fmt, r.margin) for role in ROLES}
+        self._fn = self._build()
+
+    def __repr__(self):
+        return (f"softfp8.jax.Linear({self.in_features}, {self.out_features}, bias={self.bias}, "
+                f"recipe={self.recipe!r})")
+
+    # -- parameters and state
+    def init(self, seed=0):
+        """{"weight": (out, in), "bias": (out,)} float32: softfp8.nn.Linear(..., seed=seed)'s values."""
+        ref = _nn.Linear(self.in_features, self.out_features, self.bias, seed=seed)
+        p = {"weight": jnp.asarray(ref.weight)}
+        if self.bias:
+            p["bias"] = jnp.asarray(ref.bias)
+        return p
+
+    def init_state(self):
+        """The step (int32 0) and, for delayed scaling, per role an amax history of zeros and
+        the scale 1.0 (float32)."""
+        st = {"step": jnp.zeros((), jnp.int32)}
+        if self.recipe.scaling == "delayed":
+            n = self.recipe.amax_history_len
+            for role in ROLES:
+                st[role] = {"history": jnp.zeros((n,), jnp.float32), "scale": jnp.ones((), jnp.float32)}
+        return st
+
+    @staticmethod
+    def next_state(forward_state, state_cotangent):
+        """The state for the next step: ``forward_state`` (from ``apply``) with the g role's
+        delayed-scaling state taken from ``state_cotangent`` (jax.grad's result for the state)."""
+        st = dict(forward_state)
+        if "g" in st:
+            st["g"] = state_cotangent["g"]
+        return st
+
+    def apply(self, params, state, x):
+        """(y, state after the forward pass) for x (N, in_features) float32."""
+        x = jnp.asarray(x)
+        if x.dtype != jnp.float32 or x.ndim != 2 or x.shape[1] != self.in_features:
+            raise ValueError(f"softfp8.jax.Linear: x must be float32 of shape (N, {self.in_features}), "
+                             f"got {x.dtype}{x.shape}")
+        w = jnp.asarray(params["weight"])
+        if w.dtype != jnp.float32 or w.shape != (self.out_features, self.in_features):
+            raise ValueError(f"softfp8.jax.Linear: weight must be float32 of shape "
+                             f"{(self.out_features, self.in_features)}, got {w.dtype}{w.shape}")
+        b = params.get("bias") if self.bias else None
+        y, st = self._fn(x, w, state)
+        return (y + b if b is not None else y), st
+
+    __call__ = apply
+
+    # -- the recipe's steps
+    def _quantize(self, t, role, st, step):
+        """(quantised t, new role state): the scaled cast of softfp8.scaling / DelayedScaling."""
+        r = self.recipe
+        fmt = r.grad_fmt if role == "g" else r.fmt
+        stochastic = role == "g" and r.stochastic_gradients
+        env = _env("stochastic" if stochastic else "nearest_even", True, "after", 32, fmt.name, "Linear")
+        if stochastic:
+            seed = _seed_words((r.seed * 1_000_003 + self.index * 2) % 2 ** 64, step)
+        else:
+            seed = jnp.zeros((2,), jnp.uint32)
+        delayed = r.scaling == "delayed"
+        scale = st[role]["scale"] if delayed else jnp.ones((), jnp.float32)
+        rule = (0 if delayed else 1, self._targets[role], int(r.pow2 and not delayed))
+        codes, _, amax, used, inv = _scaled_convert(t, scale, seed, fmt, env, rule, 1)
+        new = None
+        if delayed:
+            algo = 0 if r.amax_compute_algo == "max" else 1
+            hist, sc = _delayed_update(st[role]["history"], amax, st[role]["scale"], (algo, self._targets[role]))
+            new = {"history": hist, "scale": sc}
+        return _Q(codes, used, inv), new
+
+    @staticmethod
+    def _values(q, fmt):
+        """float32 values of a quantised operand: RN(codes / scale) (ScaledArray.dequantize)."""
+        env = _env("nearest_even", None, "after", 32, fmt.name, "Linear")
+        return _scaled_convert(q.codes, q.scale, jnp.zeros((2,), jnp.uint32), fmt, env, (0, 0, 0), 0)[0]
+
+    def _matmul(self, a, b, fa, fb):
+        """float32 a @ b of two quantised operands (or float32 arrays for scaling "none")."""
+        r = self.recipe
+        if r.scaling == "none":
+            return jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST)
+        if r.gemm == "dequantized":
+            return jnp.dot(self._values(a, fa), self._values(b, fb), precision=jax.lax.Precision.HIGHEST)
+        env = _env("nearest_even", None, "after", 32, "binary32", "Linear")
+        y, _ = _scaled_mm_call(a.codes, b.codes, a.scale_inv.reshape(1, 1), b.scale_inv.reshape(1, 1), fa, fb, env,
+                               _model_attr(r.accumulation, fa))
+        return y
+
+    def _build(self):
+        r = self.recipe
+        none = r.scaling == "none"
+        fx, fg = r.fmt, r.grad_fmt
+
+        def forward(x, w, st):
+            step = st["step"]
+            new = dict(st)
+            new["step"] = step + 1
+            if none:
+                qx, qwt = x, w.T
+            else:
+                qx, nx = self._quantize(x, "x", st, step)
+                qwt, nw = self._quantize(w.T, "w", st, step)
+                if nx is not None:
+                    new["x"], new["w"] = nx, nw
+            return self._matmul(qx, qwt, fx, fx), new, (qx, qwt)
+
+        def backward(res, g, gstate, step):
+            qx, qwt = res
+            if none:
+                qg, ng = g, None
+            else:
+                qg, ng = self._quantize(g, "g", {"g": gstate} if gstate is not None else {}, step)
+            wgrad = self._matmul(qx.T, qg, fx, fg).T                     # (x.T @ g).T
+            xgrad = self._matmul(qg, qwt.T, fg, fx)                      # g @ W
+            return xgrad, wgrad, ng
+
+        delayed = r.scaling == "delayed"
+
+        @jax.custom_vjp
+        def core(x, w, st):
+            y, new, _ = forward(x, w, st)
+            return y, new
+
+        def core_fwd(x, w, st):
+            y, new, res = forward(x, w, st)
+            return (y, new), (res, st.get("g"), st["step"], st)
+
+        def core_bwd(saved, cot):
+            res, gstate, step, st = saved
+            gy = cot[0]
+            xgrad, wgrad, ng = backward(res, gy, gstate, step)
+            st_cot = jax.tree_util.tree_map(_zero_cotangent, st)
+            if delayed:
+                st_cot["g"] = ng
+            return xgrad, wgrad, st_cot
+
+        core.defvjp(core_fwd, core_bwd)
+        return core
+
+
+def _zero_cotangent(v):
+    v = jnp.asarray(v)
+    if jnp.issubdtype(v.dtype, jnp.integer):
+        return np.zeros(v.shape, dtype=jax.dtypes.float0)
+    return jnp.zeros_like(v)
