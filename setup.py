@@ -26,7 +26,7 @@ MM = ["softfp8/_core/mm/" + name + ".c" for name in
       ("mm_gemm", "mm_paths", "mm_value", "mm_ref", "mm_model", "mm_narrow", "mm_intdot", "mm_blas", "mm_simd",
        "mm_units", "mm_units_fp", "mm_udecode", "mm_orders")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
-        "softfp8/_core/accum.c", "softfp8/_core/bfma.c", "softfp8/_core/elem.c",
+        "softfp8/_core/accum.c", "softfp8/_core/bfma.c", "softfp8/_core/bfma_params.c", "softfp8/_core/elem.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_isa.c",
         "softfp8/_core/core_explain.c", "softfp8/_core/core_api.c",
         "softfp8/_core/core_exact.c", "softfp8/_core/core_ieee.c", "softfp8/_core/elem_ieee.c",

@@ -3,7 +3,7 @@
 import os
 import numpy as np
 cimport numpy as cnp
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
 from libc.string cimport memset
 
 cnp.import_array()
@@ -973,6 +973,7 @@ cdef extern from "bfma.h":
         sfp8_env envprom
     unsigned SFP8U_NOMEM
     const char *sfp8u_check(const sfp8u_model *md)
+    const char *sfp8u_model_from_ints(const int32_t *v, int64_t n, sfp8u_model *m)
 
 cdef extern from "mm/mm.h":
     unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, Py_ssize_t am, Py_ssize_t ak, const char *B,
@@ -980,48 +981,16 @@ cdef extern from "mm/mm.h":
                              Py_ssize_t om, Py_ssize_t op, int64_t m, int64_t k, int64_t p, int fast) nogil
 
 
-def mu_gemm(dict md, cnp.ndarray A, cnp.ndarray B, object C, cnp.ndarray O):
+def mu_gemm(const int32_t[::1] md, cnp.ndarray A, cnp.ndarray B, object C, cnp.ndarray O):
     """O = A @ B + C (2-D code arrays, any strides; C: None or an array of O's shape and
-    item size, broadcast strides allowed) under the matrix-unit model md
-    (softfp8/_core/bfma.h field names; formats as parameter tuples, environments as
-    (rounding, saturate, tininess_before, sr_bits)); returns the flags."""
+    item size, broadcast strides allowed) under the matrix-unit model md (its int32
+    encoding, softfp8.matrix_units.model_ints; bfma_params.c); returns the flags."""
     cdef sfp8u_model m
     cdef unsigned fl
-    cdef const char *why
+    cdef const char *why = sfp8u_model_from_ints(&md[0], md.shape[0], &m)
     cdef const char *pc = NULL
     cdef Py_ssize_t cm = 0, cp = 0
-    memset(&m, 0, sizeof(m))
-    m.order = md["order"]
-    m.fa = to_format(md["fa"])
-    m.fb = to_format(md["fb"])
-    m.fo = to_format(md["fo"])
-    fill_env(&m.envo, md["envo"])
     m.has_addend = C is not None
-    m.block = md.get("block", 1)
-    m.exact_align = md.get("exact_align", 0)
-    m.extra_bits = md.get("extra_bits", 0)
-    m.sticky = md.get("sticky", 0)
-    m.grouping = md.get("grouping", 0)
-    m.late_addend = md.get("late_addend", 0)
-    m.align_rounding = md.get("align_rounding", 2)
-    m.addend_extra_bits = md.get("addend_extra_bits", 7)
-    m.has_zero_addend_exp = md.get("zero_addend_exp") is not None
-    m.zero_addend_exp = md.get("zero_addend_exp") or 0
-    m.has_min_exp = md.get("min_exp") is not None
-    m.min_exp = md.get("min_exp") or 0
-    m.normalized_products = md.get("normalized_products", 0)
-    m.product_overflow = md.get("product_overflow", 1)
-    m.in_subnormals = md.get("in_subnormals", 1)
-    m.out_subnormals = md.get("out_subnormals", 1)
-    m.promote = md.get("promote", 0)
-    m.has_prod = md.get("fp") is not None
-    m.fp = to_format(md.get("fp") or md["fo"])
-    fill_env(&m.envp, md.get("envp", md["envo"]))
-    m.facc = to_format(md.get("facc", md["fo"]))
-    fill_env(&m.envacc, md.get("envacc", md["envo"]))
-    m.fprom = to_format(md.get("fprom", md["fo"]))
-    fill_env(&m.envprom, md.get("envprom", md["envo"]))
-    why = sfp8u_check(&m)
     if why != NULL:
         raise ValueError(f"matrix-unit model: {why.decode()}")
     if A.ndim != 2 or B.ndim != 2 or O.ndim != 2:

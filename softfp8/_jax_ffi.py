@@ -18,7 +18,8 @@ from ._formats import lookup
 
 
 _TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul", "scaled_mm": "softfp8_scaled_mm",
-            "scaled_convert": "softfp8_scaled_convert", "delayed_update": "softfp8_delayed_update"}
+            "scaled_convert": "softfp8_scaled_convert", "delayed_update": "softfp8_delayed_update",
+            "unit_matmul": "softfp8_unit_matmul", "scale_product": "softfp8_scale_product"}
 
 
 _registered = False
@@ -185,6 +186,30 @@ def _scale_operand(s, what):
     if s.ndim != 2:
         raise ValueError(f"softfp8.jax.scaled_mm: {what} must be a scalar or a 2-D grid, got shape {s.shape}")
     return s
+
+
+def _unit_ints(acc, fa, fb):
+    """The "unit" attribute (matrix_units.model_ints) of a matrix unit, a BlockFMA or the pairwise /
+    Kahan orders for operands of formats fa, fb and float32 outputs."""
+    return _mu.model_ints(_mu.c_model(acc, fa.params, fb.params, fa.name, fb.name, _mu._out_target(np.float32, True)))
+
+
+def _unit_call(a, b, ints):
+    """xla_ffi.c unit_matmul: (float32 (..., m, p), flags (...))."""
+    _register()
+    batch = a.shape[:-2]
+    call = jax.ffi.ffi_call(_TARGETS["unit_matmul"],
+                            (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
+                             jax.ShapeDtypeStruct(batch, jnp.uint8)),
+                            vmap_method="broadcast_all")
+    return call(a, b, unit=ints)
+
+
+def _scale_product(x, s1, s2):
+    """xla_ffi.c scale_product: x * (s1 * s2) in binary32 (float32 scalars s1, s2)."""
+    _register()
+    call = jax.ffi.ffi_call(_TARGETS["scale_product"], jax.ShapeDtypeStruct(x.shape, jnp.float32))
+    return call(x, s1, s2)
 
 
 def _scaled_mm_call(a, b, sa, sb, fa, fb, env, model):

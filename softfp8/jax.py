@@ -23,7 +23,9 @@ import functools
 import numpy as np
 
 from ._jax_ffi import (_as_float32, _code_dtype, _convert, _env, _fmt, _format_of_array, _matmul_call,
-                       _model_attr, _scale_operand, _scaled_mm_call, _seed_operand, native_dtype)
+                       _model_attr, _scale_operand, _scaled_mm_call, _seed_operand, _unit_call, _unit_ints,
+                       native_dtype)
+from . import matrix_units as _mu
 from .jax_nn import Linear
 from ._interop import from_ml_dtypes, to_ml_dtypes
 from ._validation import format_or_none
@@ -142,13 +144,30 @@ def fake_quantize(x, fmt, *, rounding="nearest_even", seed=None, saturate=None, 
     return _fake(x, q)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5, 6))
-def _mm(a, b, fa, fb, env, grad_fmt, model):
+class _Unit:
+    """A matrix-unit model (a profile, a BlockFMA, the pairwise / Kahan orders) as a static
+    argument: hashed by identity; its C encoding is made per operand-format pair."""
+    __slots__ = ("acc",)
+
+    def __init__(self, acc):
+        self.acc = acc
+
+
+def _product(a, b, fa, fb, env, model):
+    """The FFI product: unit_matmul for a _Unit, else matmul (exact, or the sequential model's
+    attribute)."""
+    if isinstance(model, _Unit):
+        return _unit_call(a, b, _unit_ints(model.acc, fa, fb))
     return _matmul_call(a, b, fa, fb, env, model)
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3, 4, 5, 6))
+def _mm(a, b, fa, fb, env, grad_fmt, model):
+    return _product(a, b, fa, fb, env, model)
+
+
 def _mm_fwd(a, b, fa, fb, env, grad_fmt, model):
-    return _matmul_call(a, b, fa, fb, env, model), (a, b)
+    return _product(a, b, fa, fb, env, model), (a, b)
 
 
 def _requant(v, f, like):
@@ -164,8 +183,8 @@ def _mm_bwd(fa, fb, env, grad_fmt, model, res, g):
     gf = _fmt(grad_fmt, "matmul")
     gq = _requant(g[0], gf, jnp.zeros((), native_dtype(gf) or _code_dtype(gf)))
     swap = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
-    da, _ = _matmul_call(gq, jnp.transpose(b, swap), gf, fb, env, model)
-    db, _ = _matmul_call(jnp.transpose(a, swap), gq, fa, gf, env, model)
+    da, _ = _product(gq, jnp.transpose(b, swap), gf, fb, env, model)
+    db, _ = _product(jnp.transpose(a, swap), gq, fa, gf, env, model)
     return _requant(da, fa, a), _requant(db, fb, b)
 
 
@@ -178,9 +197,11 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
     (``softfp8.matmul(a, b, out_dtype=np.float32)``, of two formats too: E4M3 x E5M2).
     Operands: native JAX arrays of presets (formats inferred) or uint8 / uint16 codes with
     fmt_a / fmt_b; leading batch dims must be equal.  Deterministic rounding modes.
-    ``accumulation``: a sequential ``softfp8.Accumulation`` (products, accumulator,
-    promotion as ``softfp8.matmul(..., accumulation=)`` models them; its roundings are
-    resolved at trace time as softfp8.matmul resolves them, from the softfp8 context).
+    ``accumulation``: as ``softfp8.matmul(..., accumulation=)`` takes it -- a
+    ``softfp8.Accumulation`` (sequential, pairwise or Kahan; its roundings are resolved at
+    trace time as softfp8.matmul resolves them, from the softfp8 context), a
+    ``softfp8.BlockFMA`` or a matrix-unit profile (``softfp8.Accumulation.profile("h100")``,
+    for the input formats the unit takes; ``rounding`` must stay "nearest_even" there).
     Gradient (native operands): the cotangent rounded into ``grad_format`` (nearest even),
     then dA = G @ B^T and dB = A^T @ G by this same exact op, each rounded into its
     operand's format -- the FP8 training recipe's backward products."""
@@ -193,12 +214,19 @@ def matmul(a, b, fmt_a=None, fmt_b=None, *, rounding="nearest_even", saturate=No
         raise ValueError(f"softfp8.jax.matmul: shapes {a.shape} and {b.shape} do not fit (..., m, k) @ "
                          f"(..., k, p) with equal batch dims")
     env = _env(rounding, saturate, tininess, 32, "binary32", "matmul")
-    model = _model_attr(accumulation, fa)
+    if _mu.handles(accumulation, None):
+        if rounding != "nearest_even":
+            raise ValueError(f"softfp8.jax.matmul: rounding={rounding!r} does not apply to {accumulation!r}, "
+                             f"whose roundings the model fixes")
+        _unit_ints(accumulation, fa, fb)          # unsupported formats: the profile's ValueError, now
+        model = _Unit(accumulation)
+    else:
+        model = _model_attr(accumulation, fa)
     if native_dtype(fa) == a.dtype and native_dtype(fb) == b.dtype:
         _fmt(grad_format, "matmul")
         y, fl = _mm(a, b, fa, fb, env, grad_format, model)
     else:
-        y, fl = _matmul_call(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env, model)
+        y, fl = _product(jax.lax.stop_gradient(a), jax.lax.stop_gradient(b), fa, fb, env, model)
     return (y, fl) if return_flags else y
 
 

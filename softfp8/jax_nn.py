@@ -13,9 +13,9 @@ delayed-scaling state changes in the backward pass; as Flax's FP8 layers do
 together.
 
 Every quantisation and scale computation is an XLA FFI call into softfp8's C code
-(xla_ffi.c: scaled_convert, delayed_update, scaled_mm), so y, the data gradient, the
-weight gradient and the state are those of ``softfp8.nn.Linear`` bit for bit for the
-per-tensor recipes ("current", "delayed") with gemm "scaled".  Two things are JAX's own:
+(xla_ffi.c: scaled_convert, delayed_update, scaled_mm, unit_matmul, scale_product), so y,
+the data gradient, the weight gradient and the state are those of ``softfp8.nn.Linear`` bit
+for bit for the per-tensor recipes ("current", "delayed") with gemm "scaled" or "unit".  Two things are JAX's own:
 the float32 GEMM of gemm "dequantized" / scaling "none" (XLA's dot, whose summation
 order differs from NumPy's) and the bias gradient (XLA's column sums).
 """
@@ -29,7 +29,9 @@ import numpy as np
 
 from . import nn as _nn, scaling as _scaling
 from ._validation import _as_int
-from ._jax_ffi import _delayed_update, _env, _scaled_convert, _scaled_mm_call, _model_attr
+from . import matrix_units as _mu
+from ._jax_ffi import (_delayed_update, _env, _matmul_call, _model_attr, _scale_product, _scaled_convert,
+                       _scaled_mm_call, _unit_call, _unit_ints)
 
 __all__ = ["Linear"]
 
@@ -67,11 +69,11 @@ class _Q(NamedTuple):
 class Linear:
     """y = x @ weight.T + bias in JAX with a ``softfp8.nn.Recipe`` (None: float32).
 
-    Takes the per-tensor recipes: scaling "none", "current" or "delayed", gemm
-    "dequantized" or "scaled" (with exact products or a sequential
-    ``softfp8.Accumulation``), stochastic gradients.  Block scalings (MX, NVFP4, tiles) and
-    gemm "unit" (matrix-unit profiles) run in ``softfp8.nn.Linear`` / ``softfp8.torch.Linear``;
-    asking for them here is a ValueError naming them.
+    Takes the per-tensor recipes: scaling "none", "current" or "delayed"; every gemm
+    ("dequantized", "scaled" with exact products or a sequential ``softfp8.Accumulation``,
+    "unit" with a matrix-unit profile, a BlockFMA or the pairwise / Kahan orders); stochastic
+    gradients.  The block scalings (MX, NVFP4, tiles) run in ``softfp8.nn.Linear`` /
+    ``softfp8.torch.Linear``; asking for them here is a ValueError naming the scalings taken.
     """
 
     def __init__(self, in_features, out_features, bias=True, *, recipe=None, index=0):
@@ -85,9 +87,6 @@ class Linear:
         if r.scaling not in ("none", "current", "delayed"):
             raise ValueError(f"softfp8.jax.Linear takes the per-tensor scalings 'none', 'current' and 'delayed', "
                              f"not scaling={r.scaling!r} (use softfp8.nn.Linear or softfp8.torch.Linear)")
-        if r.gemm == "unit":
-            raise ValueError(f"softfp8.jax.Linear: gemm='unit' ({r.accumulation!r}) runs in softfp8.nn.Linear / "
-                             f"softfp8.torch.Linear only; softfp8.jax offers sequential accumulation models")
         self.bias = bool(bias)
         self.index = _as_int(index, "index")
         if r.scaling != "none":
@@ -178,6 +177,12 @@ class Linear:
         if r.gemm == "dequantized":
             return jnp.dot(self._values(a, fa), self._values(b, fb), precision=jax.lax.Precision.HIGHEST)
         env = _env("nearest_even", None, "after", 32, "binary32", "Linear")
+        if r.gemm == "unit":      # the unit's product of the codes, then one float32 multiply by sa_inv * sb_inv
+            if _mu.handles(r.accumulation, None):
+                y, _ = _unit_call(a.codes, b.codes, _unit_ints(r.accumulation, fa, fb))
+            else:
+                y, _ = _matmul_call(a.codes, b.codes, fa, fb, env, _model_attr(r.accumulation, fa))
+            return _scale_product(y, a.scale_inv, b.scale_inv)
         y, _ = _scaled_mm_call(a.codes, b.codes, a.scale_inv.reshape(1, 1), b.scale_inv.reshape(1, 1), fa, fb, env,
                                _model_attr(r.accumulation, fa))
         return y

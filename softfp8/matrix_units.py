@@ -332,6 +332,32 @@ def default_out_dtype(acc, da, db):
     return da
 
 
+def model_ints(md):
+    """The int32 encoding of a C model dict (bfma.h field names; formats as parameter tuples,
+    environments as (rounding, saturate, tininess_before, sr_bits[, isa])) that the C side
+    decodes (bfma_params.c, sfp8u_model_from_ints): softfp8._ext.mu_gemm and softfp8.jax's
+    matmul take it.  Absent fields take the defaults of the generic model."""
+    def env(e):
+        e = tuple(e)
+        return e[:4] + ((e[4] if len(e) > 4 else 0),)
+
+    fo, envo = md["fo"], md["envo"]
+    zae, mine = md.get("zero_addend_exp"), md.get("min_exp")
+    promote = int(md.get("promote", 0))
+    if not 0 <= promote < 2 ** 31:
+        raise ValueError(f"promote_every {promote} outside 0 .. 2**31 - 1")
+    v = ((md["order"],) + tuple(md["fa"]) + tuple(md["fb"]) + tuple(fo) + env(envo)
+         + (md.get("block", 1), md.get("exact_align", 0), md.get("extra_bits", 0), md.get("sticky", 0),
+            md.get("grouping", 0), md.get("late_addend", 0), md.get("align_rounding", 2),
+            md.get("addend_extra_bits", 7), int(zae is not None), zae or 0, md.get("normalized_products", 0),
+            int(mine is not None), mine or 0, md.get("product_overflow", 1), md.get("in_subnormals", 1),
+            md.get("out_subnormals", 1), promote, int(md.get("fp") is not None))
+         + tuple(md.get("fp") or fo) + env(md.get("envp", envo)) + tuple(md.get("facc", fo))
+         + env(md.get("envacc", envo)) + tuple(md.get("fprom", fo)) + env(md.get("envprom", envo)))
+    assert len(v) == 87
+    return np.array(v, dtype=np.int32)
+
+
 def is_block_model(acc):
     return isinstance(acc, (BlockFMA, MatrixUnit))
 
@@ -364,6 +390,18 @@ def _order_model(acc, fa, fb, fo, fo_fmt):
     return md
 
 
+def c_model(accumulation, fa, fb, ka, kb, out):
+    """The C model dict (bfma.h) of softfp8.matmul's ``accumulation`` (None: exact) for operand
+    formats fa, fb (C params; ka, kb: the profile keys of _operand) and out = _out_target's
+    (C params, dtype, name); a profile resolves to its BlockFMA for these formats here."""
+    fo, dt, oname = out
+    if isinstance(accumulation, MatrixUnit):
+        accumulation = accumulation.model(ka, oname, kb)
+    if is_block_model(accumulation):
+        return accumulation._c_model(fa, fb, fo)
+    return _order_model(accumulation, fa, fb, fo, format_or_none(dt))
+
+
 def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     """A @ B + C (np.matmul's shapes) under a matrix-unit model, an Accumulation order
     with an addend, or exactly (accumulation=None) with an addend; see
@@ -383,13 +421,7 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     if out_dtype is None:
         out_dtype = default_out_dtype(accumulation, a.dtype, b.dtype)
     fo, dt, oname = _out_target(out_dtype, block)
-    if isinstance(accumulation, MatrixUnit):
-        accumulation = accumulation.model(ka, oname, kb)
-    if block:
-        md = accumulation._c_model(fa, fb, fo)
-    else:
-        fo_fmt = format_or_none(dt)
-        md = _order_model(accumulation, fa, fb, fo, fo_fmt)
+    md = c_model(accumulation, fa, fb, ka, kb, (fo, dt, oname))
     shape = _matmul_shape(a, b)
     if out is not None:
         if not isinstance(out, np.ndarray):
@@ -408,6 +440,7 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     A = np.broadcast_to(a2, batch + a2.shape[-2:])
     B = np.broadcast_to(b2, batch + b2.shape[-2:])
     fl = 0
+    md = model_ints(md)
     for idx in np.ndindex(*batch):
         fl |= _ext.mu_gemm(md, A[idx], B[idx], None if C is None else C[idx], res[idx])
     return finish(res, a.ndim, b.ndim, out, fl)

@@ -81,6 +81,11 @@ __int128 sfp8u_two_term(sfp8u_psum x, sfp8u_psum y, int X, int mode, int64_t far
 /* 0 if md is a model sfp8u_dot computes, else a short reason (a static string). */
 const char *sfp8u_check(const sfp8u_model *md);
 
+/* A model from its flat int32 encoding (bfma_params.c, softfp8.matrix_units.model_ints),
+ * checked: 0, or a short reason (a static string).  has_addend is left 0. */
+#define SFP8U_MODEL_INTS 87
+const char *sfp8u_model_from_ints(const int32_t *v, int64_t n, sfp8u_model *m);
+
 /* One output element.  a[l], b[l] (l < k): operand codes (binary32 bit patterns for
  * binary32 operands); c: the addend's code in fo (ignored without has_addend).  Returns
  * the result's code in fo and ORs the flags into *flags. */

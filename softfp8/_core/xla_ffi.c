@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bfma.h"
 #include "driver.h"
 #include "mm/mm.h"
 #include "xla_ffi.h"
@@ -423,7 +424,7 @@ static uint32_t bits_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 /* compute_scale of one float32 amax a for the float32 target t (scaling._scales_f32): RN_f32(t / a), float32's
    max past it, its least subnormal below; `fallback` for an amax of 0, inf or NaN; pow2: the power of two of
    the scale (its mantissa bits cleared). */
-static float scale_of_amax(float a, float t, int pow2, float fallback)
+__attribute__((noinline)) static float scale_of_amax(float a, float t, int pow2, float fallback)
 {
     if (!(a > 0) || !(a <= FLT_MAX)) return fallback;
     float q = t / a;
@@ -437,6 +438,26 @@ static float scale_of_amax(float a, float t, int pow2, float fallback)
     }
     return q;
 }
+
+/* The binary32 arithmetic of these handlers runs in functions the compiler cannot inline,
+   so none of it is scheduled before fp_enter has set the IEEE environment. */
+__attribute__((noinline)) static void mul_chunk(double *out, const float *x, float s, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) out[j] = (double)x[j] * (double)s; /* exact: 24 + 24 bits */
+}
+
+__attribute__((noinline)) static void div_chunk(float *out, const double *v, float s, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) out[j] = (float)(v[j] / (double)s);
+}
+
+__attribute__((noinline)) static void mul_scalar(float *y, const float *x, float s1, float s2, int64_t n)
+{
+    float s = s1 * s2;
+    for (int64_t j = 0; j < n; j++) y[j] = x[j] * s;
+}
+
+__attribute__((noinline)) static float inverse(float s) { return 1.0f / s; }
 
 /* largest |v| of n binary32 values, NaN skipped (np.fmax.reduce(np.abs(v), initial=0)) */
 static float amax_f32(const float *v, int64_t n)
@@ -501,7 +522,6 @@ sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf)
                            op, (unsigned)sv[b], (long long)b);
     ptrdiff_t cs = sfp8d_size(&f);
     double tmp[CHUNK];
-    float ftmp[CHUNK];
     fpstate fps = fp_enter();
     for (int64_t b = 0; b < batches; b++) {
         sfp8_rng rng = {NULL, (uint64_t)sd[2 * b] | (uint64_t)sd[2 * b + 1] << 32, 0, 0};
@@ -517,17 +537,16 @@ sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf)
             if (rule[0] == 1) s = scale_of_amax(a, target, rule[2], 1.0f);
         }
         ((float *)su->data)[b] = s;
-        ((float *)si->data)[b] = 1.0f / s;
+        ((float *)si->data)[b] = inverse(s);
         for (int64_t i = 0; i < per; i += CHUNK) {
             int64_t n = per - i < CHUNK ? per - i : CHUNK;
             if (d) {
-                for (int64_t j = 0; j < n; j++) tmp[j] = (double)xs[i + j] * (double)s;
+                mul_chunk(tmp, xs + i, s, n);
                 flags |= sfp8d_convert(&sfp8_binary64, &f, &env, &rng, (const char *)tmp, 8, cout + i * cs, cs, n,
                                        NULL);
             } else {
                 flags |= sfp8d_convert(&f, &sfp8_binary64, &env, &rng, cin + i * cs, cs, (char *)tmp, 8, n, NULL);
-                for (int64_t j = 0; j < n; j++) ftmp[j] = (float)(tmp[j] / (double)s);
-                memcpy(yv + i, ftmp, (size_t)n * sizeof(float));
+                div_chunk(yv + i, tmp, s, n);
             }
         }
         if (!d) ((float *)am->data)[b] = amax_f32(yv, per);
@@ -579,6 +598,77 @@ sfx_error *sfp8_xla_delayed_update(sfx_call_frame *cf)
         float old = ((const float *)sc->data)[b];
         ((float *)so->data)[b] = scale_of_amax(f32_of(use), target, 0, old);
     }
+    fp_leave(fps);
+    return NULL;
+}
+
+/* unit_matmul: softfp8.matmul(a, b, out_dtype=float32, accumulation=) under a matrix-unit model, a BlockFMA or
+   the pairwise / Kahan orders (sfp8m_unit_gemm, the engine's entry for them).  Operands a (..., m, k), b (..., k,
+   p): codes of the model's operand formats (float32 for TF32 operands); results float32 (..., m, p) and the flags
+   (uint8, batch dims).  Attribute "unit": the model's int32 encoding (bfma_params.c), binary32 output. */
+sfx_error *sfp8_xla_unit_matmul(sfx_call_frame *cf)
+{
+    static const char op[] = "unit_matmul";
+    int done;
+    sfp8u_model md;
+    sfx_error *e = frame_start(cf, op, 2, 2, &done);
+    if (e || done) return e;
+    const sfx_buffer *a = arg(cf, 0), *b = arg(cf, 1), *o = ret(cf, 0), *fl = ret(cf, 1);
+    int64_t i = attr_find(cf, "unit");
+    if (i < 0) return BAD("%s: attribute unit missing", op);
+    if (cf->attrs.types[i] != SFX_ATTR_ARRAY || ((const sfx_array *)cf->attrs.attrs[i])->dtype != SFX_S32)
+        return BAD("%s: attribute unit must be an int32 array", op);
+    const sfx_array *u = (const sfx_array *)cf->attrs.attrs[i];
+    const char *why = sfp8u_model_from_ints((const int32_t *)u->data, (int64_t)u->size, &md);
+    if (why) return BAD("%s: the model is not valid: %s", op, why);
+    if (memcmp(&md.fo, &sfp8_binary32, sizeof md.fo) != 0) return BAD("%s: the model's output must be binary32", op);
+    int f32a = memcmp(&md.fa, &sfp8_binary32, sizeof md.fa) == 0, f32b = memcmp(&md.fb, &sfp8_binary32, sizeof md.fb) == 0;
+    if (!(f32a ? a->dtype == SFX_F32 : code_dtype(a->dtype, &md.fa)) ||
+        !(f32b ? b->dtype == SFX_F32 : code_dtype(b->dtype, &md.fb)))
+        return BAD("%s: operand XLA dtypes %d, %d do not hold the model's operand formats", op, a->dtype, b->dtype);
+    if (o->dtype != SFX_F32) return BAD("%s: the result must be float32", op);
+    int64_t nb = a->rank - 2;
+    if (nb < 0 || b->rank != a->rank || o->rank != a->rank || !same_lead(a, b, nb) || !same_lead(a, o, nb) ||
+        fl->dtype != SFX_U8 || fl->rank != nb || !same_lead(a, fl, nb))
+        return BAD("%s: operands (..., m, k) and (..., k, p) with equal batch dims, float32 (..., m, p) "
+                   "and uint8 flags (...) expected", op);
+    int64_t m = a->dims[nb], k = a->dims[nb + 1], p = b->dims[nb + 1];
+    if (b->dims[nb] != k || o->dims[nb] != m || o->dims[nb + 1] != p)
+        return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
+                   (long long)b->dims[nb], (long long)p);
+    ptrdiff_t sa = f32a ? 4 : sfp8d_size(&md.fa), sb = f32b ? 4 : sfp8d_size(&md.fb);
+    int64_t batches = count(a, 0, nb);
+    uint8_t *fo = (uint8_t *)fl->data;
+    int fast = sfp8m_fast_level();
+    unsigned nomem = 0;
+    fpstate fps = fp_enter();
+    for (int64_t t = 0; t < batches && !nomem; t++) {
+        unsigned r = sfp8m_unit_gemm(&md, (const char *)a->data + t * m * k * sa, k * sa, sa,
+                                     (const char *)b->data + t * k * p * sb, p * sb, sb, NULL, 0, 0,
+                                     (char *)o->data + t * m * p * 4, p * 4, 4, m, k, p, fast);
+        nomem = r & SFP8U_NOMEM;
+        fo[t] = (uint8_t)r;
+    }
+    fp_leave(fps);
+    return nomem ? fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 %s: out of memory", op) : NULL;
+}
+
+/* scale_product: y = x * (s1 * s2) in binary32 (IEEE environment): the epilogue of gemm "unit" (nn.Recipe.matmul:
+   the float32 result times the product of the two inverse scales).  Operands x (float32, any shape), s1, s2
+   (float32 scalars); result y of x's shape. */
+sfx_error *sfp8_xla_scale_product(sfx_call_frame *cf)
+{
+    static const char op[] = "scale_product";
+    int done;
+    sfx_error *e = frame_start(cf, op, 3, 1, &done);
+    if (e || done) return e;
+    const sfx_buffer *x = arg(cf, 0), *s1 = arg(cf, 1), *s2 = arg(cf, 2), *y = ret(cf, 0);
+    if (x->dtype != SFX_F32 || s1->dtype != SFX_F32 || s2->dtype != SFX_F32 || y->dtype != SFX_F32 ||
+        s1->rank != 0 || s2->rank != 0 || y->rank != x->rank || !same_lead(x, y, x->rank))
+        return BAD("%s: float32 x, two float32 scalars and a float32 result of x's shape expected", op);
+    int64_t n = count(x, 0, x->rank);
+    fpstate fps = fp_enter();
+    mul_scalar((float *)y->data, (const float *)x->data, *(const float *)s1->data, *(const float *)s2->data, n);
     fp_leave(fps);
     return NULL;
 }

@@ -175,4 +175,6 @@ SFX_EXPORT sfx_error *sfp8_xla_matmul(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_delayed_update(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_unit_matmul(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_scale_product(sfx_call_frame *cf);
 #endif

@@ -467,7 +467,7 @@ def test_orders_equal_gemm(kw):
                                                              _ext.BINARY32, None))):
             want = softfp8.matmul(a, b, out_dtype=np.float32, accumulation=model)
             got = np.empty_like(want)
-            _ext.mu_gemm(md, a, b, None, got)
+            _ext.mu_gemm(matrix_units.model_ints(md), a, b, None, got)
             assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (kw, kind)
             n += want.size
     assert n == len(KINDS) * 2 * 20

@@ -235,8 +235,56 @@ def test_matmul_accumulation_models():
             cases += 1
     assert cases == 18
     with pytest.raises(TypeError, match="sequential softfp8.Accumulation models only"):
-        sj.matmul(jnp.zeros((2, 2), jnp.float8_e4m3fn), jnp.zeros((2, 2), jnp.float8_e4m3fn),
-                  accumulation=softfp8.Accumulation(accumulator="float16", order="pairwise"))
+        sj.scaled_mm(jnp.zeros((2, 2), jnp.float8_e4m3fn), jnp.zeros((2, 2), jnp.float8_e4m3fn), 1.0, 1.0,
+                     accumulation=softfp8.Accumulation(accumulator="float16", order="pairwise"))
+
+
+def test_matmul_matrix_units():
+    """matmul(accumulation=) with every matrix-unit profile on every input format it takes
+    (TF32 aside: JAX float32 operands are not codes), BlockFMA variants and the pairwise /
+    Kahan orders == softfp8.matmul(accumulation=) (codes and flags).  The operands hold every
+    code of 8-bit formats (NaN, infinities, subnormals included) and random 16-bit codes;
+    K = 64 crosses every block size (2 .. 32); a batch of 2 (vmap-style leading dims)."""
+    rng = np.random.default_rng(22)
+    cases = 0
+    units = [(name, k) for name in sorted(softfp8.matrix_units._PROFILES)
+             for k in softfp8.Accumulation.profile(name).inputs if k != "tf32"]
+    others = [(acc, k) for k in ("e4m3", "e5m2", "float16") for acc in (
+        softfp8.BlockFMA(block=8, extra_bits=3, sticky=True), softfp8.BlockFMA(block=5, extra_bits=-4),
+        softfp8.Accumulation(accumulator="float16", order="pairwise"),
+        softfp8.Accumulation(accumulator="bfloat16", order="kahan"))]
+    for acc, k in [(softfp8.Accumulation.profile(n), k) for n, k in units] + others:
+        f = softfp8.lookup(k)
+        if f.bits <= 8:
+            a = np.stack([rng.permutation(_codes(f)).reshape(4, 64) for _ in range(2)])
+            b = np.stack([rng.permutation(_codes(f)).reshape(64, 4) for _ in range(2)])
+        else:
+            a = rng.integers(0, 2 ** 16, (2, 4, 64)).astype(np.uint16)
+            b = rng.integers(0, 2 ** 16, (2, 64, 4)).astype(np.uint16)
+        with softfp8.collect_flags() as wfl, np.errstate(all="ignore"):
+            want = softfp8.matmul(a.view(f.dtype), b.view(f.dtype), out_dtype=np.float32, accumulation=acc)
+        y, fl = jax.jit(lambda p, q: sj.matmul(p, q, f, f, accumulation=acc, return_flags=True))(
+            jnp.asarray(a), jnp.asarray(b))
+        np.testing.assert_array_equal(_bits(y), _bits(want), err_msg=f"{acc} {k}")
+        assert int(fl[0] | fl[1]) == int(wfl.flags), (acc, k)
+        cases += 1
+    assert len(units) == 35 and cases == 35 + 12, (len(units), cases)   # 12 profiles
+    e4 = jnp.zeros((2, 2), jnp.float8_e4m3fn)
+    with pytest.raises(ValueError, match="matrix unit 'v100' does not take e4m3 inputs; it supports fp16"):
+        sj.matmul(e4, e4, accumulation=softfp8.Accumulation.profile("v100"))
+    with pytest.raises(ValueError, match="rounding='toward_zero' does not apply to"):
+        sj.matmul(e4, e4, rounding="toward_zero", accumulation=softfp8.Accumulation.profile("h100"))
+    # the handler's own check of the model encoding
+    softfp8._jax_ffi._register()
+    call = jax.ffi.ffi_call("softfp8_unit_matmul", (jax.ShapeDtypeStruct((2, 2), jnp.float32),
+                                                    jax.ShapeDtypeStruct((), jnp.uint8)))
+    with pytest.raises(Exception, match="unit_matmul: the model is not valid: a model encoding of the wrong length"):
+        jax.block_until_ready(call(e4.view(jnp.uint8), e4.view(jnp.uint8), unit=np.zeros(5, np.int32)))
+    ints = softfp8._jax_ffi._unit_ints(softfp8.Accumulation.profile("h100"), softfp8.e4m3, softfp8.e4m3)
+    bad = ints.copy()
+    bad[2] = 99                                  # fa's exponent bits
+    with pytest.raises(Exception, match="unit_matmul: the model is not valid: an invalid format descriptor"):
+        jax.block_until_ready(call(e4.view(jnp.uint8), e4.view(jnp.uint8), unit=bad))
 
 
 def test_scaled_mm_against_softfp8_scaled_mm():

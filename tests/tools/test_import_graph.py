@@ -136,7 +136,7 @@ ENGINE_FILES = {"driver.c", "driver.h", "quantize.c", "quantize.h"}
 CORE_FILES = {"core.c", "core_x.h", "accum.c", "accum.h", "codes.h", "order.h", "rng.h", "ops.c", "ops.h",
               "ops.def", "elem.c", "elem.h", "elem_explog.c", "elem_trig.c", "include/softfp8/softfp8.h",
               # the matrix-unit models: exact definitions like accum.c (docs/matrix-units.md)
-              "bfma.c", "bfma.h", "core_exact.c", "core_ieee.c", "core_isa.c", "core_explain.c",
+              "bfma.c", "bfma.h", "bfma_params.c", "core_exact.c", "core_ieee.c", "core_isa.c", "core_explain.c",
               "core_api.c", "core_reduce.c", "elem_ieee.c", "elem_pi.c", "core_p3109.c", "core_p3109.h", "core_p3109_block.c"}
 # what _ext.pyx may use of fast/: its switches, the cache's diagnostics and the counters --
 # no table getter and no kernel (the way into fast/ is the driver)
