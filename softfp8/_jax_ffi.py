@@ -161,13 +161,17 @@ def _model_attr(acc, fa):
     return v
 
 
-def _matmul_call(a, b, fa, fb, env, model=None):
+def _product_call(target, a, b):
+    """ffi_call of a product handler (matmul, unit_matmul): float32 (..., m, p) and flags (...)."""
     _register()
     batch = a.shape[:-2]
-    call = jax.ffi.ffi_call(_TARGETS["matmul"],
-                            (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
-                             jax.ShapeDtypeStruct(batch, jnp.uint8)),
+    return jax.ffi.ffi_call(_TARGETS[target], (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
+                                               jax.ShapeDtypeStruct(batch, jnp.uint8)),
                             vmap_method="broadcast_all")
+
+
+def _matmul_call(a, b, fa, fb, env, model=None):
+    call = _product_call("matmul", a, b)
     extra = {} if model is None else {"model": np.array(model, np.int32)}
     return call(a, b, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
                 env=np.array(env, np.int32), **extra)
@@ -196,13 +200,7 @@ def _unit_ints(acc, fa, fb):
 
 def _unit_call(a, b, ints):
     """xla_ffi.c unit_matmul: (float32 (..., m, p), flags (...))."""
-    _register()
-    batch = a.shape[:-2]
-    call = jax.ffi.ffi_call(_TARGETS["unit_matmul"],
-                            (jax.ShapeDtypeStruct(batch + (a.shape[-2], b.shape[-1]), jnp.float32),
-                             jax.ShapeDtypeStruct(batch, jnp.uint8)),
-                            vmap_method="broadcast_all")
-    return call(a, b, unit=ints)
+    return _product_call("unit_matmul", a, b)(a, b, unit=ints)
 
 
 def _scale_product(x, s1, s2):

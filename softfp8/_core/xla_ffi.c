@@ -325,6 +325,24 @@ static sfx_error *scale_of(const sfx_call_frame *cf, const char *op, const char 
     return NULL;
 }
 
+/* the shapes of a product: a (..., m, k), b (..., k, p), float32 o (..., m, p), uint8 flags fl (...) */
+static sfx_error *product_shapes(const sfx_call_frame *cf, const char *op, const sfx_buffer *a, const sfx_buffer *b,
+                                 const sfx_buffer *o, const sfx_buffer *fl, int64_t *nb, int64_t *m, int64_t *k,
+                                 int64_t *p)
+{
+    if (o->dtype != SFX_F32) return BAD("%s: the result must be float32", op);
+    *nb = a->rank - 2;
+    if (*nb < 0 || b->rank != a->rank || o->rank != a->rank || !same_lead(a, b, *nb) || !same_lead(a, o, *nb) ||
+        fl->dtype != SFX_U8 || fl->rank != *nb || !same_lead(a, fl, *nb))
+        return BAD("%s: operands (..., m, k) and (..., k, p) with equal batch dims, float32 (..., m, p) "
+                   "and uint8 flags (...) expected", op);
+    *m = a->dims[*nb], *k = a->dims[*nb + 1], *p = b->dims[*nb + 1];
+    if (b->dims[*nb] != *k || o->dims[*nb] != *m || o->dims[*nb + 1] != *p)
+        return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)*m, (long long)*k,
+                   (long long)b->dims[*nb], (long long)*p);
+    return NULL;
+}
+
 /* matmul (scaled 0) and scaled_mm (scaled 1): operands a, b[, scale_a, scale_b] */
 static sfx_error *matmul_run(sfx_call_frame *cf, const char *op, int scaled)
 {
@@ -342,16 +360,8 @@ static sfx_error *matmul_run(sfx_call_frame *cf, const char *op, int scaled)
     if (!code_dtype(a->dtype, &fa) || !code_dtype(b->dtype, &fb))
         return BAD("%s: operand XLA dtypes %d, %d cannot hold codes of %d- and %d-bit formats", op, a->dtype,
                    b->dtype, fa.bits, fb.bits);
-    if (o->dtype != SFX_F32) return BAD("%s: the result must be float32", op);
-    int64_t nb = a->rank - 2;
-    if (nb < 0 || b->rank != a->rank || o->rank != a->rank || !same_lead(a, b, nb) || !same_lead(a, o, nb) ||
-        fl->dtype != SFX_U8 || fl->rank != nb || !same_lead(a, fl, nb))
-        return BAD("%s: operands (..., m, k) and (..., k, p) with equal batch dims, float32 (..., m, p) "
-                   "and uint8 flags (...) expected", op);
-    int64_t m = a->dims[nb], k = a->dims[nb + 1], p = b->dims[nb + 1];
-    if (b->dims[nb] != k || o->dims[nb] != m || o->dims[nb + 1] != p)
-        return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
-                   (long long)b->dims[nb], (long long)p);
+    int64_t nb, m, k, p;
+    if ((e = product_shapes(cf, op, a, b, o, fl, &nb, &m, &k, &p))) return e;
     int exact;
     int64_t ka = 0, kb = 0, sas = 0, sbs = 0;
     memset(&md, 0, sizeof md);
@@ -626,16 +636,8 @@ sfx_error *sfp8_xla_unit_matmul(sfx_call_frame *cf)
     if (!(f32a ? a->dtype == SFX_F32 : code_dtype(a->dtype, &md.fa)) ||
         !(f32b ? b->dtype == SFX_F32 : code_dtype(b->dtype, &md.fb)))
         return BAD("%s: operand XLA dtypes %d, %d do not hold the model's operand formats", op, a->dtype, b->dtype);
-    if (o->dtype != SFX_F32) return BAD("%s: the result must be float32", op);
-    int64_t nb = a->rank - 2;
-    if (nb < 0 || b->rank != a->rank || o->rank != a->rank || !same_lead(a, b, nb) || !same_lead(a, o, nb) ||
-        fl->dtype != SFX_U8 || fl->rank != nb || !same_lead(a, fl, nb))
-        return BAD("%s: operands (..., m, k) and (..., k, p) with equal batch dims, float32 (..., m, p) "
-                   "and uint8 flags (...) expected", op);
-    int64_t m = a->dims[nb], k = a->dims[nb + 1], p = b->dims[nb + 1];
-    if (b->dims[nb] != k || o->dims[nb] != m || o->dims[nb + 1] != p)
-        return BAD("%s: shapes (%lld, %lld) @ (%lld, %lld) do not fit", op, (long long)m, (long long)k,
-                   (long long)b->dims[nb], (long long)p);
+    int64_t nb, m, k, p;
+    if ((e = product_shapes(cf, op, a, b, o, fl, &nb, &m, &k, &p))) return e;
     ptrdiff_t sa = f32a ? 4 : sfp8d_size(&md.fa), sb = f32b ? 4 : sfp8d_size(&md.fb);
     int64_t batches = count(a, 0, nb);
     uint8_t *fo = (uint8_t *)fl->data;
