@@ -19,7 +19,8 @@ from ._formats import lookup
 
 _TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul", "scaled_mm": "softfp8_scaled_mm",
             "scaled_convert": "softfp8_scaled_convert", "delayed_update": "softfp8_delayed_update",
-            "unit_matmul": "softfp8_unit_matmul", "scale_product": "softfp8_scale_product"}
+            "unit_matmul": "softfp8_unit_matmul", "scale_product": "softfp8_scale_product",
+            "block_quantize": "softfp8_block_quantize", "block_values": "softfp8_block_values"}
 
 
 _registered = False
@@ -210,13 +211,15 @@ def _scale_product(x, s1, s2):
     return call(x, s1, s2)
 
 
-def _scaled_mm_call(a, b, sa, sb, fa, fb, env, model):
+def _scaled_mm_call(a, b, sa, sb, fa, fb, env, model, scale_exact=False):
     """xla_ffi.c scaled_mm of codes a (m, k), b (k, p) and float32 scale grids: (float32 (m, p), flags)."""
     _register()
     call = jax.ffi.ffi_call(_TARGETS["scaled_mm"], (jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), jnp.float32),
                                                    jax.ShapeDtypeStruct((), jnp.uint8)),
                             vmap_method="broadcast_all")
     extra = {} if model is None else {"model": np.array(model, np.int32)}
+    if scale_exact:
+        extra["scale_exact"] = np.int32(1)
     ops = [jax.lax.stop_gradient(v) for v in (a, b, sa, sb)]
     return call(*ops, fmt_a=np.array(fa.params, np.int32), fmt_b=np.array(fb.params, np.int32),
                 env=np.array(env, np.int32), **extra)
@@ -244,3 +247,24 @@ def _delayed_update(history, amax, scale, rule):
     call = jax.ffi.ffi_call(_TARGETS["delayed_update"],
                             (jax.ShapeDtypeStruct(history.shape, jnp.float32), jax.ShapeDtypeStruct((), jnp.float32)))
     return call(history, amax, scale, rule=np.array(rule, np.int32))
+
+
+def _block_quantize(x, seed, kind, efmt, sfmt, env):
+    """xla_ffi.c block_quantize of the rows of float32 x (rows, n): (element codes, scale codes, tensor
+    scale, flags); kind = (nvfp4, rule, emax, mbits, largest value's float32 bits, block size)."""
+    _register()
+    rows, n = x.shape
+    nb = -(-n // kind[5])
+    call = jax.ffi.ffi_call(_TARGETS["block_quantize"],
+                            (jax.ShapeDtypeStruct((rows, n), jnp.uint8), jax.ShapeDtypeStruct((rows, nb), jnp.uint8),
+                             jax.ShapeDtypeStruct((), jnp.float32), jax.ShapeDtypeStruct((), jnp.uint8)))
+    return call(jax.lax.stop_gradient(x), seed, kind=np.array(kind, np.int32), efmt=np.array(efmt.params, np.int32),
+                sfmt=np.array(sfmt.params, np.int32), env=np.array(env, np.int32))
+
+
+def _block_values(codes, scales, ts, nvfp4, bs, efmt, sfmt):
+    """xla_ffi.c block_values: float32 values of element codes (rows, n) with their scale codes and tensor scale."""
+    _register()
+    call = jax.ffi.ffi_call(_TARGETS["block_values"], jax.ShapeDtypeStruct(codes.shape, jnp.float32))
+    return call(codes, scales, ts, kind=np.array((int(nvfp4), bs), np.int32), efmt=np.array(efmt.params, np.int32),
+                sfmt=np.array(sfmt.params, np.int32))

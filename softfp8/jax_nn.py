@@ -13,11 +13,12 @@ delayed-scaling state changes in the backward pass; as Flax's FP8 layers do
 together.
 
 Every quantisation and scale computation is an XLA FFI call into softfp8's C code
-(xla_ffi.c: scaled_convert, delayed_update, scaled_mm, unit_matmul, scale_product), so y,
-the data gradient, the weight gradient and the state are those of ``softfp8.nn.Linear`` bit
-for bit for the per-tensor recipes ("current", "delayed") with gemm "scaled" or "unit".  Two things are JAX's own:
-the float32 GEMM of gemm "dequantized" / scaling "none" (XLA's dot, whose summation
-order differs from NumPy's) and the bias gradient (XLA's column sums).
+(xla_ffi.c: scaled_convert, delayed_update, block_quantize, block_values, scaled_mm,
+unit_matmul, scale_product), so y, the data gradient, the weight gradient and the state are
+those of ``softfp8.nn.Linear`` bit for bit for the recipes with gemm "scaled" or "unit".
+JAX's own arithmetic: the float32 GEMM of gemm "dequantized" / scaling "none" (XLA's dot,
+whose summation order differs from NumPy's), the bias add and the bias gradient (XLA's
+column sums).
 """
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ import numpy as np
 
 from . import nn as _nn, scaling as _scaling
 from ._validation import _as_int
-from . import matrix_units as _mu
-from ._jax_ffi import (_delayed_update, _env, _matmul_call, _model_attr, _scale_product, _scaled_convert,
-                       _scaled_mm_call, _unit_call, _unit_ints)
+from . import matrix_units as _mu, mx as _mx
+from ._formats import lookup
+from ._jax_ffi import (_block_quantize, _block_values, _delayed_update, _env, _matmul_call, _model_attr,
+                       _scale_product, _scaled_convert, _scaled_mm_call, _unit_call, _unit_ints)
 
 __all__ = ["Linear"]
 
@@ -66,13 +68,29 @@ class _Q(NamedTuple):
         return _Q(self.codes.T, self.scale, self.scale_inv)
 
 
+class _QB(NamedTuple):
+    """A block-quantised operand in rows layout (its blocks along the last axis): element
+    codes, scale codes (E8M0, or NVFP4's UE4M3), the tensor scale (NVFP4; else 1)."""
+    codes: jax.Array
+    scales: jax.Array
+    ts: jax.Array
+
+
+def _e8m0_values(codes):
+    """float32 2^(code - 127) of E8M0 codes by their bits (no arithmetic: no flush); the NaN
+    code 0xFF gives infinity, which scaled_mm refuses (a block held an infinity or a NaN)."""
+    c = codes.astype(jnp.uint32)
+    return jax.lax.bitcast_convert_type(jnp.where(c == 0, jnp.uint32(0x00400000), c << 23), jnp.float32)
+
+
 class Linear:
     """y = x @ weight.T + bias in JAX with a ``softfp8.nn.Recipe`` (None: float32).
 
-    Takes the per-tensor recipes: scaling "none", "current" or "delayed"; every gemm
-    ("dequantized", "scaled" with exact products or a sequential ``softfp8.Accumulation``,
-    "unit" with a matrix-unit profile, a BlockFMA or the pairwise / Kahan orders); stochastic
-    gradients.  The block scalings (MX, NVFP4, tiles) run in ``softfp8.nn.Linear`` /
+    Takes the per-tensor recipes (scaling "none", "current" or "delayed"; every gemm:
+    "dequantized", "scaled" with exact products or a sequential ``softfp8.Accumulation``,
+    "unit" with a matrix-unit profile, a BlockFMA or the pairwise / Kahan orders) and the
+    block recipes (MX float kinds, NVFP4; gemm "scaled" or "dequantized"); stochastic
+    gradients.  DeepSeek tiles and MXINT8 run in ``softfp8.nn.Linear`` /
     ``softfp8.torch.Linear``; asking for them here is a ValueError naming the scalings taken.
     """
 
@@ -84,12 +102,12 @@ class Linear:
         if recipe is not None and not isinstance(recipe, _nn.Recipe):
             raise TypeError(f"recipe must be a softfp8.nn.Recipe or None, got {recipe!r}")
         r = self.recipe = recipe or _nn.Recipe("none")
-        if r.scaling not in ("none", "current", "delayed"):
-            raise ValueError(f"softfp8.jax.Linear takes the per-tensor scalings 'none', 'current' and 'delayed', "
-                             f"not scaling={r.scaling!r} (use softfp8.nn.Linear or softfp8.torch.Linear)")
+        if r.scaling == "tiles" or (r.kinds and "mxint8" in r.kinds.values()):
+            raise ValueError(f"softfp8.jax.Linear takes the scalings 'none', 'current', 'delayed', 'mx' (float "
+                             f"kinds) and 'nvfp4', not {r!r} (use softfp8.nn.Linear or softfp8.torch.Linear)")
         self.bias = bool(bias)
         self.index = _as_int(index, "index")
-        if r.scaling != "none":
+        if r.scaling in ("current", "delayed"):
             self._targets = {role: _target_bits(r.grad_fmt if role == "g" else r.fmt, r.margin) for role in ROLES}
         self._fn = self._build()
 
@@ -187,7 +205,70 @@ class Linear:
                                _model_attr(r.accumulation, fa))
         return y
 
+    def _qblock(self, t, role, axis, step):
+        """t quantised for role along axis (mx.quantize(t, kind, axis=axis)), in rows layout."""
+        r = self.recipe
+        k = _mx.KINDS[r.kinds[role]]
+        rows = t if axis == 1 else t.T
+        stochastic = role == "g" and r.stochastic_gradients
+        fe = k.format()
+        env = _env("stochastic" if stochastic else "nearest_even", True, "after", 32, fe.name, "Linear")
+        if stochastic:
+            seed = _seed_words((r.seed * 1_000_003 + self.index * 2 + axis) % 2 ** 64, step)
+        else:
+            seed = jnp.zeros((2,), jnp.uint32)
+        nv = k.name == "nvfp4"
+        kind = (int(nv), _mx.SCALE_RULES.index("floor"), k.emax, k.mbits,
+                int(np.float32(k.elem_max).view(np.uint32).view(np.int32)), k.block)
+        codes, scales, ts, _ = _block_quantize(rows, seed, kind, fe, lookup("e4m3"), env)
+        return _QB(codes, scales, ts)
+
+    def _bmatmul(self, qa, qb, ra, rb):
+        """float32 A @ B of block-quantised A (qa's rows) and B (qb's rows, transposed); ra, rb: roles."""
+        r = self.recipe
+        ka, kb = _mx.KINDS[r.kinds[ra]], _mx.KINDS[r.kinds[rb]]
+        fa, fb = ka.format(), kb.format()
+        if r.gemm == "dequantized":
+            e4 = lookup("e4m3")
+            va = _block_values(qa.codes, qa.scales, qa.ts, ka.name == "nvfp4", ka.block, fa, e4)
+            vb = _block_values(qb.codes, qb.scales, qb.ts, kb.name == "nvfp4", kb.block, fb, e4)
+            return jnp.dot(va, vb.T, precision=jax.lax.Precision.HIGHEST)
+        k = qa.codes.shape[1]
+        if k % ka.block:
+            raise ValueError(f"softfp8.jax.Linear: gemm='scaled' with MX blocks of {ka.block} needs the reduction "
+                             f"dimension to be a multiple of it, got {k}")
+        env = _env("nearest_even", None, "after", 32, "binary32", "Linear")
+        y, _ = _scaled_mm_call(qa.codes, qb.codes.T, _e8m0_values(qa.scales), _e8m0_values(qb.scales).T, fa, fb, env,
+                               _model_attr(r.accumulation, fa), scale_exact=True)
+        return y
+
+    def _build_blocks(self):
+        """forward / backward of the block scalings: each tensor quantised along the reduction
+        axis of the GEMM it enters (softfp8.nn.Linear's cache keys (role, axis))."""
+        q, mm = self._qblock, self._bmatmul
+
+        @jax.custom_vjp
+        def core(x, w, st):
+            return core_fwd(x, w, st)[0]
+
+        def core_fwd(x, w, st):
+            step = st["step"]
+            y = mm(q(x, "x", 1, step), q(w.T, "w", 0, step), "x", "w")          # x @ W.T
+            return (y, {**st, "step": step + 1}), (x, w, st)
+
+        def core_bwd(saved, cot):
+            x, w, st = saved
+            g, step = cot[0], st["step"]
+            wgrad = mm(q(x, "x", 0, step), q(g, "g", 0, step), "x", "g").T       # (x.T @ g).T
+            xgrad = mm(q(g, "g", 1, step), q(w.T, "w", 1, step), "g", "w")       # g @ W
+            return xgrad, wgrad, jax.tree_util.tree_map(_zero_cotangent, st)
+
+        core.defvjp(core_fwd, core_bwd)
+        return core
+
     def _build(self):
+        if self.recipe.kinds:
+            return self._build_blocks()
         r = self.recipe
         none = r.scaling == "none"
         fx, fg = r.fmt, r.grad_fmt

@@ -15,13 +15,16 @@
  * exception masked) and restores XLA's on return (fp_enter / fp_leave). */
 #include <fenv.h>
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bfma.h"
 #include "driver.h"
 #include "mm/mm.h"
+#include "quantize.h"
 #include "xla_ffi.h"
 
 #if defined(__x86_64__) || defined(_M_X64) || (defined(__i386__) && defined(__SSE2__))
@@ -400,6 +403,11 @@ static sfx_error *matmul_run(sfx_call_frame *cf, const char *op, int scaled)
             md.envp = md.envacc = md.envprom = env;
         }
     }
+    if (scaled && attr_find(cf, "scale_exact") >= 0) { /* E8M0 scales: exact products (softfp8.mx.matmul) */
+        int32_t sx;
+        if ((e = attr_i32(cf, op, "scale_exact", 1, &sx))) return e;
+        md.scale_exact = sx != 0;
+    }
     ptrdiff_t sa = sfp8d_size(&fa), sb = sfp8d_size(&fb);
     int64_t batches = count(a, 0, nb);
     uint8_t *fo = (uint8_t *)fl->data;
@@ -468,6 +476,19 @@ __attribute__((noinline)) static void mul_scalar(float *y, const float *x, float
 }
 
 __attribute__((noinline)) static float inverse(float s) { return 1.0f / s; }
+
+/* NVFP4's tensor scale of a positive amax (mx._tensor_scale): RN_f32(amax / (6 * 448)), 2^-149 below */
+__attribute__((noinline)) static float tensor_scale(float amax)
+{
+    float t = amax / 2688.0f;
+    return t == 0 ? f32_of(1) : t;
+}
+
+/* out = RN_f32(v * s): products exact in binary64 (BlockArray.dequantize) */
+__attribute__((noinline)) static void scale_chunk(float *out, const double *v, double s, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) out[j] = (float)(v[j] * s);
+}
 
 /* largest |v| of n binary32 values, NaN skipped (np.fmax.reduce(np.abs(v), initial=0)) */
 static float amax_f32(const float *v, int64_t n)
@@ -671,6 +692,133 @@ sfx_error *sfp8_xla_scale_product(sfx_call_frame *cf)
     int64_t n = count(x, 0, x->rank);
     fpstate fps = fp_enter();
     mul_scalar((float *)y->data, (const float *)x->data, *(const float *)s1->data, *(const float *)s2->data, n);
+    fp_leave(fps);
+    return NULL;
+}
+
+/* ---- the block scalings of softfp8.jax.Linear (MX, NVFP4): softfp8.mx.quantize's C block quantiser
+ * (quantize.h, the path mx.quantize takes with the fast paths on) and BlockArray.dequantize's values. */
+
+/* block_quantize: rows of x (rows, n) float32 quantised in blocks of bs along each row.  Operands x, seed
+   uint32[2]; results the element codes (rows, n) uint8, the scale codes (rows, ceil(n / bs)) uint8, the tensor
+   scale (float32; NVFP4: RN_f32(amax / 2688), 1 for an all-zero tensor, 2^-149 below; MX: 1) and the elements'
+   flags (uint8).  Attributes "kind" int32[6] (nvfp4, scale rule, the element's emax, mantissa bits, largest
+   value (float32 bits), bs), "efmt" (the element format), "sfmt" (NVFP4's scale format), "env". */
+sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
+{
+    static const char op[] = "block_quantize";
+    int done;
+    int32_t kind[6];
+    sfp8_format fe, fs;
+    sfp8_env env;
+    sfx_error *e = frame_start(cf, op, 2, 4, &done);
+    if (e || done) return e;
+    const sfx_buffer *x = arg(cf, 0), *seed = arg(cf, 1);
+    const sfx_buffer *el = ret(cf, 0), *sc = ret(cf, 1), *tsb = ret(cf, 2), *fl = ret(cf, 3);
+    if ((e = attr_i32(cf, op, "kind", 6, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+        (e = attr_format(cf, op, "sfmt", &fs)) || (e = attr_env(cf, op, &fe, &env)))
+        return e;
+    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 0 || kind[1] > SFP8Q_RCEIL || kind[5] < 1 || fe.bits > 8)
+        return BAD("%s: kind (%d, %d, ..., bs %d) or an element format of %d bits out of range", op, kind[0], kind[1],
+                   kind[5], fe.bits);
+    float elem_max = f32_of((uint32_t)kind[4]);
+    if (!(elem_max > 0 && elem_max <= FLT_MAX)) return BAD("%s: the element's largest value is not positive", op);
+    if (x->dtype != SFX_F32 || x->rank != 2 || el->dtype != SFX_U8 || !same_lead(x, el, 2) || el->rank != 2)
+        return BAD("%s: float32 x (rows, n) and uint8 element codes of its shape expected", op);
+    int64_t rows = x->dims[0], n = x->dims[1], bs = kind[5], nbr = (n + bs - 1) / bs;
+    if (sc->dtype != SFX_U8 || sc->rank != 2 || sc->dims[0] != rows || sc->dims[1] != nbr || tsb->dtype != SFX_F32 ||
+        tsb->rank != 0 || fl->dtype != SFX_U8 || fl->rank != 0 || seed->dtype != SFX_U32 || seed->rank != 1 ||
+        seed->dims[0] != 2)
+        return BAD("%s: scales uint8 (rows, %lld), a float32 tensor scale, uint8 flags and a uint32[2] seed expected",
+                   op, (long long)nbr);
+    sfp8q_args a;
+    memset(&a, 0, sizeof a);
+    a.x = (const char *)x->data;
+    a.isize = 4;
+    a.rows = rows, a.n = n, a.rs = n * 4, a.es = 4, a.bs = bs;
+    a.nvfp4 = kind[0], a.rule = kind[1], a.emax = kind[2], a.mbits = kind[3], a.elem_max = elem_max;
+    a.efmt = &fe;
+    a.sfmt = &fs;
+    a.amax = malloc((size_t)(rows * nbr > 0 ? rows * nbr : 1) * sizeof(double));
+    a.special = malloc((size_t)(rows * nbr > 0 ? rows * nbr : 1));
+    a.scales = (uint8_t *)sc->data;
+    a.out = (char *)el->data;
+    if (!a.amax || !a.special) {
+        free(a.amax), free(a.special);
+        return fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 %s: out of memory", op);
+    }
+    const uint32_t *sd = (const uint32_t *)seed->data;
+    sfp8_rng rng = {NULL, (uint64_t)sd[0] | (uint64_t)sd[1] << 32, 0, 0};
+    double tmax = 0;
+    unsigned flags = 0;
+    int ok;
+    fpstate fps = fp_enter();
+    ok = sfp8q_amax(&a, &tmax);
+    float ts = 1.0f;
+    if (ok && a.nvfp4 && tmax > 0) ts = tensor_scale((float)tmax); /* tmax: one of x's float32 values */
+    a.ts = ts;
+    if (ok) ok = sfp8q_finish(&a, &env, &rng, &flags);
+    fp_leave(fps);
+    free(a.amax), free(a.special);
+    if (ok < 0) return fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 %s: out of memory", op);
+    if (!ok) return BAD("%s: the block quantiser declined (softfp8's fast paths are off: SOFTFP8_FAST=0)", op);
+    *(float *)tsb->data = ts;
+    *(uint8_t *)fl->data = (uint8_t)flags;
+    return NULL;
+}
+
+/* block_values: BlockArray.dequantize to float32 of the rows of element codes (rows, n) with their scale codes
+   (rows, ceil(n / bs)) and tensor scale: element * scale (* tensor scale) exact in binary64, rounded once to
+   binary32 (a NaN scale gives NaN).  Attributes "efmt", "sfmt" (NVFP4's scale format; MX: ignored), "kind"
+   int32[2] (nvfp4, bs). */
+sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
+{
+    static const char op[] = "block_values";
+    enum { CHUNK = 1024 };
+    int done;
+    int32_t kind[2];
+    sfp8_format fe, fs;
+    sfx_error *e = frame_start(cf, op, 3, 1, &done);
+    if (e || done) return e;
+    const sfx_buffer *el = arg(cf, 0), *sc = arg(cf, 1), *tsb = arg(cf, 2), *y = ret(cf, 0);
+    if ((e = attr_i32(cf, op, "kind", 2, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+        (e = attr_format(cf, op, "sfmt", &fs)))
+        return e;
+    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 1 || fe.bits > 8)
+        return BAD("%s: kind (%d, bs %d) or an element format of %d bits out of range", op, kind[0], kind[1], fe.bits);
+    if (el->dtype != SFX_U8 || el->rank != 2 || y->dtype != SFX_F32 || y->rank != 2 || !same_lead(el, y, 2))
+        return BAD("%s: uint8 element codes (rows, n) and a float32 result of their shape expected", op);
+    int64_t rows = el->dims[0], n = el->dims[1], bs = kind[1], nbr = (n + bs - 1) / bs;
+    if (sc->dtype != SFX_U8 || sc->rank != 2 || sc->dims[0] != rows || sc->dims[1] != nbr || tsb->dtype != SFX_F32 ||
+        tsb->rank != 0)
+        return BAD("%s: scale codes uint8 (rows, %lld) and a float32 tensor scale expected", op, (long long)nbr);
+    const uint8_t *sv = (const uint8_t *)sc->data;
+    sfp8_env env;
+    memset(&env, 0, sizeof env);
+    env.sr_bits = 32;
+    double ev[CHUNK], sval[1];
+    uint8_t one[1];
+    sfp8_rng rng = {NULL, 0, 0, 0}; /* unused: nearest even */
+    fpstate fps = fp_enter();
+    double ts = *(const float *)tsb->data;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j0 = 0; j0 < n; j0 += bs) {
+            int64_t cnt = n - j0 < bs ? n - j0 : bs, blk = r * nbr + j0 / bs;
+            double s;
+            if (kind[0]) {
+                one[0] = sv[blk];
+                sfp8d_convert(&fs, &sfp8_binary64, &env, &rng, (const char *)one, 1, (char *)sval, 8, 1, NULL);
+                s = sval[0] * ts; /* exact: 4 + 24 bits */
+            } else {
+                s = sv[blk] == 0xFF ? NAN : ldexp(1.0, (int)sv[blk] - 127);
+            }
+            for (int64_t c0 = 0; c0 < cnt; c0 += CHUNK) {
+                int64_t m = cnt - c0 < CHUNK ? cnt - c0 : CHUNK;
+                sfp8d_convert(&fe, &sfp8_binary64, &env, &rng, (const char *)el->data + r * n + j0 + c0, 1,
+                              (char *)ev, 8, m, NULL);
+                scale_chunk((float *)y->data + r * n + j0 + c0, ev, s, m);
+            }
+        }
     fp_leave(fps);
     return NULL;
 }

@@ -174,6 +174,48 @@ def test_float32_gemm_recipes(recipe):
                                   ref._state.scalers[role].amax_history)
 
 
+BLOCKS = [nn.Recipe("mx", accumulation=softfp8.Accumulation(accumulator="float32")),
+          nn.Recipe("mx", kinds={"x": "mxfp6_e2m3", "w": "mxfp4", "g": "mxfp6_e3m2"},
+                    accumulation=softfp8.Accumulation(accumulator=softfp8.bfloat16, promote_every=32),
+                    stochastic_gradients=True, seed=11),
+          nn.Recipe("mx"), nn.Recipe("nvfp4"), nn.Recipe("nvfp4", stochastic_gradients=True, seed=4),
+          nn.Recipe("mx", kinds="mxfp8_e5m2", stochastic_gradients=True, seed=9)]
+
+
+@pytest.mark.parametrize("recipe", BLOCKS, ids=repr)
+def test_block_scalings(recipe):
+    """MX and NVFP4 recipes over 3 steps with SGD (the reductions 64, 32 and 32 long: whole
+    MX blocks): with gemm "scaled" (MX with an accumulation model) y, grad_x and weight_grad
+    equal softfp8.nn.Linear's bit for bit; with gemm "dequantized" the products of XLA's dot
+    lie within the float32 bound of the exact product of the NumPy layer's quantised
+    operands (each block quantisation along its GEMM's reduction axis, stochastic gradients
+    seeded per axis), so a different quantisation would be caught."""
+    fin, fout, n = 64, 32, 32
+    rng = np.random.default_rng(5)
+    ref = nn.Linear(fin, fout, False, recipe=recipe, seed=3, index=1)
+    lay = sj.Linear(fin, fout, False, recipe=recipe, index=1)
+    params, state = lay.init(seed=3), lay.init_state()
+    step = _step_fn(lay)
+    exact = recipe.gemm == "scaled"
+    for t in range(3):
+        x = (rng.standard_normal((n, fin)) * 2.0 ** rng.integers(-8, 8, (n, fin))).astype(np.float32)
+        gy = (rng.standard_normal((n, fout)) * 1e-3).astype(np.float32)
+        y = ref(x)
+        gx = ref.backward(gy)
+        (gp, _, gxj), (yj, state) = step(params, state, x, gy)
+        if exact:
+            for what, a, b in (("y", y, yj), ("grad_x", gx, gxj), ("weight_grad", ref.weight_grad, gp["weight"])):
+                assert np.array_equal(_bits(a), _bits(b)), f"{recipe} step {t}: {what} differs"
+        else:
+            qv = {key: ref.recipe.values(v) for key, v in ref._saved["q"].items()}
+            assert _bound_ok(np.asarray(yj), qv[("x", 1)], qv[("w", 0)])
+            assert _bound_ok(np.asarray(gxj), qv[("g", 1)], qv[("w", 1)].T)
+            assert _bound_ok(np.asarray(gp["weight"]).T, qv[("x", 0)].T, qv[("g", 0)])
+        assert int(state["step"]) == ref.step == t + 1
+        ref.weight = ref.weight - np.float32(0.5) * ref.weight_grad
+        params = {"weight": jnp.asarray(ref.weight)}
+
+
 def test_scaled_cast_against_fractions():
     """The scaled cast the layer runs (current scaling, E4M3, saturating), element by element
     against the exact product x * scale rounded to nearest even in Fractions, and the scale
@@ -206,8 +248,14 @@ def test_scaled_cast_against_fractions():
 
 
 def test_bad_calls():
-    with pytest.raises(ValueError, match="per-tensor scalings 'none', 'current' and 'delayed', not scaling='mx'"):
-        sj.Linear(4, 4, recipe=nn.Recipe("mx"))
+    with pytest.raises(ValueError, match="takes the scalings 'none', 'current', 'delayed', 'mx' .float kinds. and "
+                                         "'nvfp4', not softfp8.nn.Recipe.'tiles'"):
+        sj.Linear(4, 4, recipe=nn.Recipe("tiles"))
+    with pytest.raises(ValueError, match="mxint8"):
+        sj.Linear(4, 4, recipe=nn.Recipe("mx", kinds="mxint8"))
+    with pytest.raises(ValueError, match="needs the reduction dimension to be a multiple of it, got 40"):
+        lay = sj.Linear(40, 32, recipe=nn.Recipe("mx", accumulation=softfp8.Accumulation(accumulator="float32")))
+        lay.apply(lay.init(), lay.init_state(), jnp.zeros((32, 40), jnp.float32))
     with pytest.raises(ValueError, match=r"max \* 2\*\*-0.5 is not a float32 value"):
         sj.Linear(4, 4, recipe=nn.Recipe("current", margin=0.5))
     with pytest.raises(TypeError, match="recipe must be a softfp8.nn.Recipe"):
