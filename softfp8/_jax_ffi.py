@@ -20,7 +20,8 @@ from ._formats import lookup
 _TARGETS = {"convert": "softfp8_convert", "matmul": "softfp8_matmul", "scaled_mm": "softfp8_scaled_mm",
             "scaled_convert": "softfp8_scaled_convert", "delayed_update": "softfp8_delayed_update",
             "unit_matmul": "softfp8_unit_matmul", "scale_product": "softfp8_scale_product",
-            "block_quantize": "softfp8_block_quantize", "block_values": "softfp8_block_values"}
+            "block_quantize": "softfp8_block_quantize", "block_values": "softfp8_block_values",
+            "tile_quantize": "softfp8_tile_quantize"}
 
 
 _registered = False
@@ -268,3 +269,16 @@ def _block_values(codes, scales, ts, nvfp4, bs, efmt, sfmt):
     call = jax.ffi.ffi_call(_TARGETS["block_values"], jax.ShapeDtypeStruct(codes.shape, jnp.float32))
     return call(codes, scales, ts, kind=np.array((int(nvfp4), bs), np.int32), efmt=np.array(efmt.params, np.int32),
                 sfmt=np.array(sfmt.params, np.int32))
+
+
+def _tile_quantize(x, seed, tile, efmt, env):
+    """xla_ffi.c tile_quantize (mx.quantize_tiles) of float32 rows x: (codes, float32 scales, flags)."""
+    _register()
+    r, c = x.shape
+    grid = (-(-r // tile[0]), -(-c // tile[1]))
+    call = jax.ffi.ffi_call(_TARGETS["tile_quantize"],
+                            (jax.ShapeDtypeStruct((r, c), jnp.uint8), jax.ShapeDtypeStruct(grid, jnp.float32),
+                             jax.ShapeDtypeStruct((), jnp.uint8)))
+    fmax = int(np.float32(efmt.max).view(np.uint32).view(np.int32))
+    return call(jax.lax.stop_gradient(x), seed, tile=np.array(tuple(tile) + (fmax,), np.int32),
+                efmt=np.array(efmt.params, np.int32), env=np.array(env, np.int32))

@@ -13,7 +13,7 @@ delayed-scaling state changes in the backward pass; as Flax's FP8 layers do
 together.
 
 Every quantisation and scale computation is an XLA FFI call into softfp8's C code
-(xla_ffi.c: scaled_convert, delayed_update, block_quantize, block_values, scaled_mm,
+(xla_ffi.c: scaled_convert, delayed_update, block_quantize, block_values, tile_quantize, scaled_mm,
 unit_matmul, scale_product), so y, the data gradient, the weight gradient and the state are
 those of ``softfp8.nn.Linear`` bit for bit for the recipes with gemm "scaled" or "unit".
 JAX's own arithmetic: the float32 GEMM of gemm "dequantized" / scaling "none" (XLA's dot,
@@ -33,7 +33,7 @@ from ._validation import _as_int
 from . import matrix_units as _mu, mx as _mx
 from ._formats import lookup
 from ._jax_ffi import (_block_quantize, _block_values, _delayed_update, _env, _matmul_call, _model_attr,
-                       _scale_product, _scaled_convert, _scaled_mm_call, _unit_call, _unit_ints)
+                       _scale_product, _scaled_convert, _scaled_mm_call, _tile_quantize, _unit_call, _unit_ints)
 
 __all__ = ["Linear"]
 
@@ -89,9 +89,9 @@ class Linear:
     Takes the per-tensor recipes (scaling "none", "current" or "delayed"; every gemm:
     "dequantized", "scaled" with exact products or a sequential ``softfp8.Accumulation``,
     "unit" with a matrix-unit profile, a BlockFMA or the pairwise / Kahan orders) and the
-    block recipes (MX float kinds, NVFP4; gemm "scaled" or "dequantized"); stochastic
-    gradients.  DeepSeek tiles and MXINT8 run in ``softfp8.nn.Linear`` /
-    ``softfp8.torch.Linear``; asking for them here is a ValueError naming the scalings taken.
+    block recipes (MX float kinds, NVFP4, DeepSeek tiles); stochastic gradients.  MXINT8
+    blocks run in ``softfp8.nn.Linear`` / ``softfp8.torch.Linear``; asking for them here is a
+    ValueError.
     """
 
     def __init__(self, in_features, out_features, bias=True, *, recipe=None, index=0):
@@ -102,9 +102,9 @@ class Linear:
         if recipe is not None and not isinstance(recipe, _nn.Recipe):
             raise TypeError(f"recipe must be a softfp8.nn.Recipe or None, got {recipe!r}")
         r = self.recipe = recipe or _nn.Recipe("none")
-        if r.scaling == "tiles" or (r.kinds and "mxint8" in r.kinds.values()):
-            raise ValueError(f"softfp8.jax.Linear takes the scalings 'none', 'current', 'delayed', 'mx' (float "
-                             f"kinds) and 'nvfp4', not {r!r} (use softfp8.nn.Linear or softfp8.torch.Linear)")
+        if r.kinds and "mxint8" in r.kinds.values():
+            raise ValueError(f"softfp8.jax.Linear takes every scaling but MXINT8 blocks, not {r!r} (use "
+                             f"softfp8.nn.Linear or softfp8.torch.Linear)")
         self.bias = bool(bias)
         self.index = _as_int(index, "index")
         if r.scaling in ("current", "delayed"):
@@ -206,17 +206,24 @@ class Linear:
         return y
 
     def _qblock(self, t, role, axis, step):
-        """t quantised for role along axis (mx.quantize(t, kind, axis=axis)), in rows layout."""
+        """t quantised for role along axis (mx.quantize(t, kind, axis=axis), or DeepSeek tiles:
+        mx.quantize_tiles of t or t.T), in rows layout; tiles' scales are float32 values."""
         r = self.recipe
-        k = _mx.KINDS[r.kinds[role]]
         rows = t if axis == 1 else t.T
         stochastic = role == "g" and r.stochastic_gradients
-        fe = k.format()
+        if r.scaling == "tiles":
+            fe = r.grad_fmt if role == "g" else r.fmt
+        else:
+            k = _mx.KINDS[r.kinds[role]]
+            fe = k.format()
         env = _env("stochastic" if stochastic else "nearest_even", True, "after", 32, fe.name, "Linear")
         if stochastic:
             seed = _seed_words((r.seed * 1_000_003 + self.index * 2 + axis) % 2 ** 64, step)
         else:
             seed = jnp.zeros((2,), jnp.uint32)
+        if r.scaling == "tiles":
+            codes, scales, _ = _tile_quantize(rows, seed, (128, 128) if role == "w" else (1, 128), fe, env)
+            return _QB(codes, scales, jnp.ones((), jnp.float32))
         nv = k.name == "nvfp4"
         kind = (int(nv), _mx.SCALE_RULES.index("floor"), k.emax, k.mbits,
                 int(np.float32(k.elem_max).view(np.uint32).view(np.int32)), k.block)
@@ -226,6 +233,16 @@ class Linear:
     def _bmatmul(self, qa, qb, ra, rb):
         """float32 A @ B of block-quantised A (qa's rows) and B (qb's rows, transposed); ra, rb: roles."""
         r = self.recipe
+        if r.scaling == "tiles":     # scaled_mm with the tiles' float32 scales as its grids
+            fa, fb = (r.grad_fmt if x == "g" else r.fmt for x in (ra, rb))
+            for q, name in ((qa, ra), (qb, rb)):
+                if q.codes.shape[1] % 128 or (name == "w" and q.codes.shape[0] % 128):
+                    raise ValueError(f"softfp8.jax.Linear: DeepSeek tiles need whole tiles (multiples of 128), "
+                                     f"got a {name} operand of shape {q.codes.shape}")
+            env = _env("nearest_even", None, "after", 32, "binary32", "Linear")
+            y, _ = _scaled_mm_call(qa.codes, qb.codes.T, qa.scales, qb.scales.T, fa, fb, env,
+                                   _model_attr(r.accumulation, fa))
+            return y
         ka, kb = _mx.KINDS[r.kinds[ra]], _mx.KINDS[r.kinds[rb]]
         fa, fb = ka.format(), kb.format()
         if r.gemm == "dequantized":
@@ -267,7 +284,7 @@ class Linear:
         return core
 
     def _build(self):
-        if self.recipe.kinds:
+        if self.recipe.kinds or self.recipe.scaling == "tiles":
             return self._build_blocks()
         r = self.recipe
         none = r.scaling == "none"

@@ -484,6 +484,35 @@ __attribute__((noinline)) static float tensor_scale(float amax)
     return t == 0 ? f32_of(1) : t;
 }
 
+/* a tile's scale (mx._f32_scale): RN_f32(amax / fmax), 1 for amax 0, 2^-149 below; *bad set beyond float32 */
+__attribute__((noinline)) static float tile_scale(float amax, float fmax, const char **bad)
+{
+    if (amax == 0) return 1.0f;
+    float q = amax / fmax;
+    if (q > FLT_MAX) *bad = "a tile's amax needs a scale beyond float32";
+    return q == 0 ? f32_of(1) : q;
+}
+
+/* row[c] = x[c] / s (s: the scale of c's tile, scales[c / tc]; a NaN scale: 0), rounded to odd at 53 bits:
+   the nearest quotient, moved to its odd neighbour toward the exact quotient when inexact (the remainder
+   x - q s is exact in binary64: fma) */
+__attribute__((noinline)) static void tile_quotients(double *row, const float *x, const float *scales, int64_t tc,
+                                                     int64_t n)
+{
+    for (int64_t c = 0; c < n; c++) {
+        double s = scales[c / tc], xv = x[c];
+        if (s != s) {
+            row[c] = 0.0;
+            continue;
+        }
+        double q = xv / s, rem = fma(-q, s, xv);
+        uint64_t u;
+        memcpy(&u, &q, 8);
+        if (rem != 0 && !(u & 1)) q = nextafter(q, rem > 0 ? INFINITY : -INFINITY);
+        row[c] = q;
+    }
+}
+
 /* out = RN_f32(v * s): products exact in binary64 (BlockArray.dequantize) */
 __attribute__((noinline)) static void scale_chunk(float *out, const double *v, double s, int64_t n)
 {
@@ -820,5 +849,69 @@ sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
             }
         }
     fp_leave(fps);
+    return NULL;
+}
+
+/* tile_quantize: softfp8.mx.quantize_tiles of float32 rows x (R, C) in tiles of (tr, tc) (DeepSeek-V3: 1 x 128,
+   128 x 128).  Per tile the float32 scale RN_f32(amax / fmt.max) (1 for an all-zero tile, 2^-149 below; NaN for a
+   tile holding an infinity or a NaN, whose elements are then zeros) and the elements x / scale, the quotient
+   rounded to odd at 53 bits (one later rounding of it is the rounding of the exact quotient in every mode, SPEC
+   §3) and cast once by the driver, saturating, in row-major order.  Operands x, seed uint32[2]; results the codes
+   (R, C) uint8, the scales (ceil(R / tr), ceil(C / tc)) float32, the flags (uint8).  Attributes "tile" int32[3]
+   (tr, tc, the float32 bits of fmt.max),
+   "efmt" (an 8-bit format), "env". */
+sfx_error *sfp8_xla_tile_quantize(sfx_call_frame *cf)
+{
+    static const char op[] = "tile_quantize";
+    int done;
+    int32_t tile[3];
+    sfp8_format fe;
+    sfp8_env env;
+    sfx_error *e = frame_start(cf, op, 2, 3, &done);
+    if (e || done) return e;
+    const sfx_buffer *x = arg(cf, 0), *seed = arg(cf, 1), *el = ret(cf, 0), *sc = ret(cf, 1), *fl = ret(cf, 2);
+    if ((e = attr_i32(cf, op, "tile", 3, tile)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+        (e = attr_env(cf, op, &fe, &env)))
+        return e;
+    float fmax = f32_of((uint32_t)tile[2]);
+    if (tile[0] < 1 || tile[1] < 1 || fe.bits != 8 || !(fmax > 0 && fmax <= FLT_MAX))
+        return BAD("%s: tile (%d, %d) or an element format of %d bits (8 expected)", op, tile[0], tile[1], fe.bits);
+    if (x->dtype != SFX_F32 || x->rank != 2 || el->dtype != SFX_U8 || el->rank != 2 || !same_lead(x, el, 2))
+        return BAD("%s: float32 x (rows, n) and uint8 codes of its shape expected", op);
+    int64_t R = x->dims[0], C = x->dims[1], tr = tile[0], tc = tile[1], gr = (R + tr - 1) / tr, gc = (C + tc - 1) / tc;
+    if (sc->dtype != SFX_F32 || sc->rank != 2 || sc->dims[0] != gr || sc->dims[1] != gc || fl->dtype != SFX_U8 ||
+        fl->rank != 0 || seed->dtype != SFX_U32 || seed->rank != 1 || seed->dims[0] != 2)
+        return BAD("%s: scales float32 (%lld, %lld), uint8 flags and a uint32[2] seed expected", op, (long long)gr,
+                   (long long)gc);
+    const uint32_t *xv = (const uint32_t *)x->data;
+    uint32_t *amax = calloc((size_t)(gr * gc > 0 ? gr * gc : 1), sizeof(uint32_t)); /* |x| bits; > inf: special */
+    double *row = malloc((size_t)(C > 0 ? C : 1) * sizeof(double));
+    if (!amax || !row) {
+        free(amax), free(row);
+        return fail(cf, SFX_ERR_RESOURCE_EXHAUSTED, "softfp8 %s: out of memory", op);
+    }
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t c = 0; c < C; c++) {
+            uint32_t a = xv[r * C + c] & 0x7FFFFFFFu, *m = &amax[(r / tr) * gc + c / tc];
+            if (a >= 0x7F800000u) a = 0xFFFFFFFFu; /* infinity or NaN: the tile is special */
+            if (a > *m) *m = a;
+        }
+    float *sv = (float *)sc->data;
+    const char *bad = NULL;
+    const uint32_t *sd = (const uint32_t *)seed->data;
+    sfp8_rng rng = {NULL, (uint64_t)sd[0] | (uint64_t)sd[1] << 32, 0, 0};
+    unsigned flags = 0;
+    fpstate fps = fp_enter();
+    for (int64_t t = 0; t < gr * gc && !bad; t++)
+        sv[t] = amax[t] == 0xFFFFFFFFu ? NAN : tile_scale(f32_of(amax[t]), fmax, &bad);
+    for (int64_t r = 0; r < R && !bad; r++) {
+        tile_quotients(row, (const float *)x->data + r * C, sv + (r / tr) * gc, tc, C);
+        flags |= sfp8d_convert(&sfp8_binary64, &fe, &env, &rng, (const char *)row, 8, (char *)el->data + r * C, 1, C,
+                               NULL);
+    }
+    fp_leave(fps);
+    free(amax), free(row);
+    if (bad) return BAD("%s: %s", op, bad);
+    *(uint8_t *)fl->data = (uint8_t)flags;
     return NULL;
 }

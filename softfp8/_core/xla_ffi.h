@@ -179,4 +179,5 @@ SFX_EXPORT sfx_error *sfp8_xla_unit_matmul(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_scale_product(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf);
 SFX_EXPORT sfx_error *sfp8_xla_block_values(sfx_call_frame *cf);
+SFX_EXPORT sfx_error *sfp8_xla_tile_quantize(sfx_call_frame *cf);
 #endif

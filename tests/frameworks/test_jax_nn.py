@@ -179,18 +179,21 @@ BLOCKS = [nn.Recipe("mx", accumulation=softfp8.Accumulation(accumulator="float32
                     accumulation=softfp8.Accumulation(accumulator=softfp8.bfloat16, promote_every=32),
                     stochastic_gradients=True, seed=11),
           nn.Recipe("mx"), nn.Recipe("nvfp4"), nn.Recipe("nvfp4", stochastic_gradients=True, seed=4),
-          nn.Recipe("mx", kinds="mxfp8_e5m2", stochastic_gradients=True, seed=9)]
+          nn.Recipe("mx", kinds="mxfp8_e5m2", stochastic_gradients=True, seed=9),
+          nn.Recipe("tiles"), nn.Recipe("tiles", stochastic_gradients=True, seed=3, grad_fmt="e4m3"),
+          nn.Recipe("tiles", accumulation=softfp8.Accumulation(accumulator="float32", promote_every=128))]
 
 
 @pytest.mark.parametrize("recipe", BLOCKS, ids=repr)
 def test_block_scalings(recipe):
-    """MX and NVFP4 recipes over 3 steps with SGD (the reductions 64, 32 and 32 long: whole
-    MX blocks): with gemm "scaled" (MX with an accumulation model) y, grad_x and weight_grad
+    """MX, NVFP4 and DeepSeek-tile recipes over 3 steps with SGD (the reductions 64, 32 and 32
+    long: whole MX blocks; 256, 128, 128 for tiles): with gemm "scaled" (tiles; MX with an
+    accumulation model) y, grad_x and weight_grad
     equal softfp8.nn.Linear's bit for bit; with gemm "dequantized" the products of XLA's dot
     lie within the float32 bound of the exact product of the NumPy layer's quantised
     operands (each block quantisation along its GEMM's reduction axis, stochastic gradients
     seeded per axis), so a different quantisation would be caught."""
-    fin, fout, n = 64, 32, 32
+    fin, fout, n = (256, 128, 128) if recipe.scaling == "tiles" else (64, 32, 32)
     rng = np.random.default_rng(5)
     ref = nn.Linear(fin, fout, False, recipe=recipe, seed=3, index=1)
     lay = sj.Linear(fin, fout, False, recipe=recipe, index=1)
@@ -248,14 +251,15 @@ def test_scaled_cast_against_fractions():
 
 
 def test_bad_calls():
-    with pytest.raises(ValueError, match="takes the scalings 'none', 'current', 'delayed', 'mx' .float kinds. and "
-                                         "'nvfp4', not softfp8.nn.Recipe.'tiles'"):
-        sj.Linear(4, 4, recipe=nn.Recipe("tiles"))
-    with pytest.raises(ValueError, match="mxint8"):
+    with pytest.raises(ValueError, match="takes every scaling but MXINT8 blocks, not softfp8.nn.Recipe.'mx'.*mxint8"):
         sj.Linear(4, 4, recipe=nn.Recipe("mx", kinds="mxint8"))
     with pytest.raises(ValueError, match="needs the reduction dimension to be a multiple of it, got 40"):
         lay = sj.Linear(40, 32, recipe=nn.Recipe("mx", accumulation=softfp8.Accumulation(accumulator="float32")))
         lay.apply(lay.init(), lay.init_state(), jnp.zeros((32, 40), jnp.float32))
+    with pytest.raises(ValueError, match=r"DeepSeek tiles need whole tiles \(multiples of 128\), got a x operand of "
+                                         r"shape \(4, 100\)"):
+        lay = sj.Linear(100, 128, recipe=nn.Recipe("tiles"))
+        lay.apply(lay.init(), lay.init_state(), jnp.zeros((4, 100), jnp.float32))
     with pytest.raises(ValueError, match=r"max \* 2\*\*-0.5 is not a float32 value"):
         sj.Linear(4, 4, recipe=nn.Recipe("current", margin=0.5))
     with pytest.raises(TypeError, match="recipe must be a softfp8.nn.Recipe"):
