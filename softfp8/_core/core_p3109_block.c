@@ -12,6 +12,7 @@
 
 #include "accum.h"
 #include "core_p3109.h"
+#include "elem.h"
 
 /* an exact datum of the report: NaN, +-inf, or (-1)^sign sig 2^exp (sig = 0: zero,
    which carries no sign: P3109 has no -0) */
@@ -512,6 +513,102 @@ static int exact_op(const char *name, int nop, const pval z[3], pval *out)
     return 1;
 }
 
+/* ---- the elementary functions of 5.4 on blocks: f(S X) / S_r projected once ----
+ *
+ * The correctly rounded functions of elem*.c evaluated at the exact S X (a significand
+ * of up to 32 bits) through their value-level entry (elem.h, rounding targets): every
+ * value they would round -- exact, or just above / just below a 64-bit sig 2^exp from
+ * Ziv's interval ends -- is divided here by S_r = d 2^k exactly enough (a 128-bit
+ * quotient whose remainder is sticky) and projected.  Ziv's interval test stays valid
+ * because the projection of v / S_r is monotone in v; and as f's value is never within
+ * 2^-49 relative of a boundary unless it is one (elem_explog.c), the boundaries of
+ * the projection of v / S_r in v -- B d 2^k, B a boundary of fr with p + 1 bits
+ * (stochastic: p + 1 + sr_bits) -- must have at most 49 bits: always for the
+ * deterministic modes (p <= 16, d < 2^16), checked for stochastic rounding. */
+typedef struct {
+    const sfp8_format *fr;
+    pval R;
+    const sfp8_env *env;
+    int sat;
+} elem_ctx;
+
+static uint32_t elem_deliver(const sfp8e_target *t, int kind, int sign, uint64_t sig, int64_t exp, int side,
+                             uint8_t *flags)
+{
+    const elem_ctx *c = (const elem_ctx *)t->ctx;
+    pval v = {V_FIN, sign, sig, exp}, R = c->R;
+    unsigned __int128 q, h;
+    uint64_t rem;
+    int lz, st;
+    (void)flags; /* the report defines no flags: the codes decide Ziv's test */
+    if (kind == SFP8X_NAN) return project_div(c->fr, NAN_V, R, c->env, c->sat);
+    if (kind == SFP8X_INF) return project_div(c->fr, (pval){V_INF, sign, 0, 0}, R, c->env, c->sat);
+    if (kind == SFP8X_ZERO || sig == 0) return project_div(c->fr, (pval){V_FIN, 0, 0, 0}, R, c->env, c->sat);
+    if (side == 0 || R.kind != V_FIN || R.sig == 0) /* exact, or only the class matters */
+        return project_div(c->fr, v, R, c->env, c->sat);
+    lz = __builtin_clzll(sig);
+    h = (unsigned __int128)(sig << lz) << 64;
+    q = h / R.sig;
+    rem = (uint64_t)(h % R.sig);
+    if (side < 0 && rem == 0) q -= 1; /* just below an exact quotient */
+    st = 1;                           /* just above or below: never exact */
+    lz = (uint64_t)(q >> 64) ? __builtin_clzll((uint64_t)(q >> 64)) : 64 + __builtin_clzll((uint64_t)q);
+    q <<= lz;
+    v.sign = sign ^ R.sign;
+    v.sig = (uint64_t)(q >> 64);
+    v.exp = exp - __builtin_clzll(sig) - R.exp - lz; /* v 2^exp / (d 2^k) = q 2^(exp - clz - 64 - k) */
+    return project(c->fr, v, st, c->env, c->sat);
+}
+
+static const struct {
+    const char *name;
+    sfp8e_unary_fn fn;
+} ELEM_OPS[] = {
+    {"Exp", sfp8_exp},         {"Exp2", sfp8_exp2},       {"Log", sfp8_log},         {"Log2", sfp8_log2},
+    {"LogOnePlus", sfp8_log1p}, {"ExpMinusOne", sfp8_expm1}, {"Sin", sfp8_sin},      {"Cos", sfp8_cos},
+    {"Tan", sfp8_tan},         {"ArcSin", sfp8_arcsin},   {"ArcCos", sfp8_arccos},   {"ArcTan", sfp8_arctan},
+    {"Sinh", sfp8_sinh},       {"Cosh", sfp8_cosh},       {"Tanh", sfp8_tanh},       {"ArcSinh", sfp8_arcsinh},
+    {"ArcCosh", sfp8_arccosh}, {"ArcTanh", sfp8_arctanh}, {"SinPi", sfp8_sinpi},     {"CosPi", sfp8_cospi},
+    {"TanPi", sfp8_tanpi},     {"ArcSinPi", sfp8_asinpi}, {"ArcCosPi", sfp8_acospi}, {"ArcTanPi", sfp8_atanpi},
+    {"Softplus", sfp8_softplus},
+};
+
+static sfp8e_unary_fn elem_fn(const char *name)
+{
+    for (size_t i = 0; i < sizeof ELEM_OPS / sizeof ELEM_OPS[0]; i++)
+        if (!strcmp(name, ELEM_OPS[i].name)) return ELEM_OPS[i].fn;
+    return NULL;
+}
+
+/* the stochastic boundaries of fr times S_r's odd significand within 49 bits */
+static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
+{
+    int bd = (R.kind == V_FIN && R.sig) ? 64 - __builtin_clzll(R.sig >> __builtin_ctzll(R.sig)) : 0;
+    int sr = env->rounding == SFP8_ROUND_STOCHASTIC ? env->sr_bits : 0;
+    return fr->man_bits + 2 + sr + bd <= 49;
+}
+
+/* Project(fn(z) / R): NaN and the report's TanPi(n + 1/2) = NaN (4.10) here, the rest
+   through the function's value-level entry */
+static uint32_t elem_project(const char *name, sfp8e_unary_fn fn, const sfp8_format *fr, pval z, pval R,
+                             const sfp8_env *env, int sat)
+{
+    elem_ctx c = {fr, R, env, sat};
+    sfp8e_target t;
+    uint8_t fl = 0;
+    if (z.kind == V_NAN) return project_div(fr, NAN_V, R, env, sat);
+    if (!strcmp(name, "TanPi") && z.kind == V_FIN && z.sig && z.exp + __builtin_ctzll(z.sig) == -1)
+        return project_div(fr, NAN_V, R, env, sat);
+    memset(&t, 0, sizeof t);
+    t.x.kind = z.kind == V_INF ? SFP8X_INF : z.sig ? SFP8X_FINITE : SFP8X_ZERO;
+    t.x.sign = z.kind == V_INF || z.sig ? z.sign : 0;
+    t.x.sig = z.sig;
+    t.x.exp = z.exp;
+    t.round = elem_deliver;
+    t.ctx = &c;
+    return sfp8e_unary_value(fn, &t, env, &fl);
+}
+
 int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], const uint32_t s[],
                         const sfp8_format *const fxs[], const void *const xs[], size_t n, const sfp8_format *fsr,
                         uint32_t sr, const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random,
@@ -552,6 +649,14 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
                 return 0;
             }
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
+            continue;
+        }
+        if (nblocks == 1 && elem_fn(name) != NULL) {
+            if (!elem_env_ok(fr, SR, &e)) {
+                BAD(flags);
+                return 0;
+            }
+            store(fr, r, i, elem_project(name, elem_fn(name), fr, z[0], SR, &e, saturation));
             continue;
         }
         if (nblocks == 1 && (!strcmp(name, "Sqrt") || !strcmp(name, "RSqrt"))) {

@@ -188,3 +188,150 @@ def test_mixed_format_quotients_and_selections(cfg):
                     assert list(got) == [project_ref(Fr, v, sat, mode) for v in want_exact], (op, mode, sat)
                     n += got.size
     assert n == len(_scales(Fsr, np.random.default_rng(50 + cfg))[::2]) * len(MORE) * 18 * 33
+
+
+# ---- the elementary functions of 5.4 on blocks: f(S X) / S_r, correctly rounded ----
+
+ELEM = ("Exp", "Exp2", "Log", "Log2", "LogOnePlus", "ExpMinusOne", "Sin", "Cos", "Tan", "ArcSin", "ArcCos",
+        "ArcTan", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "SinPi", "CosPi", "TanPi",
+        "ArcSinPi", "ArcCosPi", "ArcTanPi", "Softplus")
+
+
+def _unit_scales(Fs):
+    """finite non-zero scale codes of value in [1/8, 2] (arguments where the functions turn)"""
+    return [c for c, v in enumerate(Fs.values) if isinstance(v, Fraction) and Fraction(1, 8) <= abs(v) <= 2]
+
+
+def _elem_want(op, Z, SR):
+    """the reference datum of op(z) / S_r: MPFR's 64-bit truncation and sticky at the exact
+    z = S X (test_p3109_ops.omega: C99 F.9 / IEEE 754 9.2.1 specials, P3109's TanPi NaN),
+    divided by S_r (omega-BlockProject 5.1.2)"""
+    return [_div(omega(op, z), SR) for z in Z]
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_elementary_block_ops_every_mode(cfg):
+    """Every unary elementary function of 5.4 as BlockOp: Project_fr(f(S X_i) / S_r) against
+    MPFR at the exact S X (up to 8 + 8 significant bits, beyond the element format), the
+    result scale S_r in a third format (non-power-of-two significands in configs 1 and 2):
+    special, extreme and unit-range scales, block sizes 1, 2, 7, 32, 33 (one per
+    function and scale, in turn), every deterministic mode x saturation."""
+    keys = CONFIGS[cfg]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(70 + cfg)
+    scales = _scales(Fs, rng) + [int(c) for c in rng.choice(_unit_scales(Fs), 3, replace=False)]
+    srs = [int(c) for c in rng.choice(_unit_scales(Fsr), 2, replace=False)] + _scales(Fsr, rng)[::3]
+    n = cases = 0
+    for j, s in enumerate(scales):
+        S = _v(Fs, s)
+        for k, op in enumerate(ELEM):
+            size = SIZES[(j + k) % len(SIZES)]
+            sr_ = srs[(j + k) % len(srs)]
+            x = rng.integers(0, 1 << keys[1][0], size)
+            want = _elem_want(op, [omega("Multiply", S, _v(Fx, c)) for c in x], _v(Fsr, sr_))
+            for mode in MODES:
+                for sat in SATS:
+                    _, got = p3109.block_op(op, [(s, x)], [fs], [fx], sr_, fsr, fr, mode, sat)
+                    assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, s, sr_, mode, sat)
+                    n += got.size
+                    cases += 1
+    assert cases == len(scales) * len(ELEM) * len(MODES) * len(SATS)
+    assert n == sum(SIZES[(j + k) % len(SIZES)] for j in range(len(scales)) for k in range(len(ELEM))) * 18
+
+
+def test_elementary_block_ops_overflow_underflow():
+    """S X where f's value leaves fr's range after the division by S_r: exp / exp2 /
+    expm1 / sinh / cosh / softplus of large |S X| (overflow and underflow), log / log2 /
+    arcsinh of huge S X, tan near its poles' neighbourhood, with the smallest and largest
+    result scales: every deterministic mode x saturation (SatNone's infinities and
+    SatFinite's clamps), against MPFR."""
+    keys = CONFIGS[0]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    fin = [c for c, v in enumerate(Fs.values) if isinstance(v, Fraction) and v != 0]
+    big = [c for c in fin if 16 <= Fs.values[c] <= 2 ** 20][:6]
+    xs = np.array([c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v != 0 and
+                   abs(v) >= Fraction(1, 2)][::5])
+    srs = (fin[0], fin[len(fin) // 2], fin[-1])
+    ops = ("Exp", "Exp2", "ExpMinusOne", "Sinh", "Cosh", "Softplus", "Log", "Log2", "ArcSinh", "Tan")
+    top = max(abs(v) for v in Fr.values if isinstance(v, Fraction))
+    ends = {c for c, v in enumerate(Fr.values) if v in (PINF, NINF) or (isinstance(v, Fraction) and abs(v) == top)}
+    n = saturated = 0
+    for s in big:
+        Z = [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in xs]
+        for sr_ in srs:
+            for op in ops:
+                want = _elem_want(op, Z, _v(Fs, sr_))
+                for mode in MODES:
+                    for sat in SATS:
+                        _, got = p3109.block_op(op, [(s, xs)], [fs], [fx], sr_, fs, fr, mode, sat)
+                        ref = [project_ref(Fr, v, sat, mode) for v in want]
+                        assert list(got) == ref, (op, s, sr_, mode, sat)
+                        n += got.size
+                        saturated += sum(c in ends for c in ref)
+    assert n == len(big) * len(srs) * len(ops) * len(xs) * len(MODES) * len(SATS)
+    assert saturated > n // 10   # the set does reach the range's ends
+
+
+def test_elementary_block_ops_stochastic_and_bad_calls():
+    """StochasticA reaches each element (the same as a one-element call, and one of the
+    two directed roundings); the 49-bit bound of stochastic rounding with a wide result
+    scale is refused with a ValueError naming the values; the elementary functions take
+    one block."""
+    keys = CONFIGS[0]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    rng = np.random.default_rng(12)
+    s = _unit_scales(Fs)[0]
+    x = rng.integers(0, 256, 33)
+    r = rng.integers(0, 1 << 16, 33)
+    want = _elem_want("Exp", [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x], Fraction(1))
+    one = [c for c, v in enumerate(Fs.values) if v == 1][0]
+    _, a = p3109.block_op("Exp", [(s, x)], [fs], [fx], one, fs, fr, sr="A", sr_bits=16, random_bits=r)
+    for i in range(33):
+        _, b = p3109.block_op("Exp", [(s, x[i:i + 1])], [fs], [fx], one, fs, fr, sr="A", sr_bits=16,
+                              random_bits=r[i:i + 1])
+        assert a[i] == b[0]
+        assert a[i] in {project_ref(Fr, want[i], "SatFinite", m) for m in ("TowardNegative", "TowardPositive")}
+    f15, Fsr, fsr = sf_format(15, 14, True, True), ref_format(8, 4, True, True), sf_format(8, 4, True, True)
+    wide = [c for c, v in enumerate(Fsr.values) if v == Fraction(15, 8)][0]   # 4-bit odd significand
+    with pytest.raises(ValueError, match=f"sr_bits=32: .* sr_={wide}'s odd significand is 51, above 49"):
+        p3109.block_op("Exp", [(s, x)], [fs], [fx], wide, fsr, f15, sr="A", sr_bits=32,
+                       random_bits=np.zeros(33, np.uint32))
+    _, got = p3109.block_op("Exp", [(s, x)], [fs], [fx], wide, fsr, f15, sr="A", sr_bits=30,
+                            random_bits=np.zeros(33, np.uint32))          # 49: allowed
+    assert got.size == 33
+    with pytest.raises(ValueError, match="takes 1 block"):
+        p3109.block_op("Sin", [(s, x), (s, x)], [fs, fs], [fx, fx], one, fs, fr)
+    with pytest.raises(ValueError, match="not a block operation"):
+        p3109.block_op("Log10", [(s, x)], [fs], [fx], one, fs, fr)
+
+
+def test_elementary_block_ops_wide_products():
+    """S X with 17 significant bits (a 7-bit scale significand times a 10-bit element one:
+    wider than every storage format, the case the value-level entries exist for) and a
+    result scale with a 5-bit odd significand, 12-bit result: every function, 33
+    elements, every deterministic mode x saturation, against MPFR."""
+    ks, kx, ksr, kr = (8, 7, True, True), (12, 10, True, True), (8, 6, False, True), (12, 9, True, False)
+    (Fs, Fx, Fsr, Fr), (fs, fx, fsr, fr) = [ref_format(*k) for k in (ks, kx, ksr, kr)], \
+        [sf_format(*k) for k in (ks, kx, ksr, kr)]
+    rng = np.random.default_rng(90)
+    odd7 = [c for c in _unit_scales(Fs) if (Fs.values[c] * 64).denominator == 1 and (Fs.values[c] * 64) % 2]
+    odd5 = [c for c in _unit_scales(Fsr) if (Fsr.values[c] * 32).denominator == 1 and (Fsr.values[c] * 32) % 2]
+    assert odd7 and odd5
+    fin = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v != 0]
+    n = wide = widest = 0
+    for k, op in enumerate(ELEM):
+        s, sr_ = int(rng.choice(odd7)), int(rng.choice(odd5))
+        x = rng.choice(fin, 33)
+        Z = [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x]
+        odd = [abs(z.numerator) // (abs(z.numerator) & -abs(z.numerator)) for z in Z]
+        wide += sum(m.bit_length() > 10 for m in odd)
+        widest = max(widest, max(m.bit_length() for m in odd))
+        want = _elem_want(op, Z, _v(Fsr, sr_))
+        for mode in MODES:
+            for sat in SATS:
+                _, got = p3109.block_op(op, [(s, x)], [fs], [fx], sr_, fsr, fr, mode, sat)
+                assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, s, sr_, mode, sat)
+                n += got.size
+    assert n == len(ELEM) * 33 * len(MODES) * len(SATS)
+    assert wide > len(ELEM) * 33 // 2 and widest == 17   # most products are wider than the formats
