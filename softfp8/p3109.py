@@ -449,7 +449,8 @@ _EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "RSqrt
 _ELEM_OPS = ("Exp", "Exp2", "Log", "Log2", "LogOnePlus", "ExpMinusOne", "Sin", "Cos", "Tan", "ArcSin", "ArcCos",
              "ArcTan", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "SinPi", "CosPi", "TanPi",
              "ArcSinPi", "ArcCosPi", "ArcTanPi", "Softplus")
-_BLOCK_OPS = dict(_EXACT_OPS, **{op: 1 for op in _ELEM_OPS})
+_ELEM_OPS2 = ("ArcTan2", "ArcTan2Pi")
+_BLOCK_OPS = dict(_EXACT_OPS, **{op: 1 for op in _ELEM_OPS}, **{op: 2 for op in _ELEM_OPS2})
 
 
 def _odd_bits(code, f):
@@ -469,8 +470,9 @@ def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFi
     Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp: exact, a
     quotient or a square root on the scaled operands) or a unary elementary function
     of _ELEM_OPS (Exp, Exp2, Log, Log2, LogOnePlus, ExpMinusOne, the trigonometric,
-    hyperbolic and pi-trigonometric functions and their inverses, Softplus): f(S X)
-    at the exact S X, correctly rounded.  Stochastic rounding of an elementary
+    hyperbolic and pi-trigonometric functions and their inverses, Softplus) or
+    ArcTan2 / ArcTan2Pi of two blocks (_ELEM_OPS2): f at the exact S X, correctly
+    rounded.  Stochastic rounding of an elementary
     function needs p(fr) + 1 + sr_bits + (bits of S_r's odd significand) <= 49
     (docs/semantics.md, "P3109 operations")."""
     if op not in _BLOCK_OPS:
@@ -488,7 +490,7 @@ def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFi
     fmts = tuple(g for pair in zip(fss, fxs) for g in pair) + (fs, fr)
     scales = tuple(_scale_code(s, f, "s") for (s, _), f in zip(blocks, fss)) + (_scale_code(sr_, fs, "sr_"),)
     mode, variant = _rounding(rounding, kw.get("sr"))
-    if op in _ELEM_OPS and mode == "stochastic":
+    if (op in _ELEM_OPS or op in _ELEM_OPS2) and mode == "stochastic":
         n = 8 if kw.get("sr_bits") is None else _as_int(kw["sr_bits"], "sr_bits")
         need = fr.man_bits + 2 + n + (variant == "B") + _odd_bits(scales[-1], fs)
         if need > 49:

@@ -514,6 +514,7 @@ static int exact_op(const char *name, int nop, const pval z[3], pval *out)
 }
 
 /* ---- the elementary functions of 5.4 on blocks: f(S X) / S_r projected once ----
+ * (the unary ones, and ArcTan2 / ArcTan2Pi of two blocks)
  *
  * The correctly rounded functions of elem*.c evaluated at the exact S X (a significand
  * of up to 32 bits) through their value-level entry (elem.h, rounding targets): every
@@ -580,6 +581,28 @@ static sfp8e_unary_fn elem_fn(const char *name)
     return NULL;
 }
 
+/* the binary ones: ArcTan2(y, x), ArcTan2Pi(y, x) (4.10.15-16) */
+static sfp8e_binary_fn elem_fn2(const char *name)
+{
+    return !strcmp(name, "ArcTan2") ? sfp8_arctan2 : !strcmp(name, "ArcTan2Pi") ? sfp8_atan2pi : NULL;
+}
+
+/* a finite or infinite datum as the functions' decoded operand, canonical (odd
+   significand: equal values have equal fields, as atan2pi's |y| = |x| test needs) */
+static sfp8x_val elem_val(pval z)
+{
+    sfp8x_val v;
+    memset(&v, 0, sizeof v);
+    v.kind = z.kind == V_INF ? SFP8X_INF : z.sig ? SFP8X_FINITE : SFP8X_ZERO;
+    v.sign = z.kind == V_INF || z.sig ? z.sign : 0;
+    if (v.kind == SFP8X_FINITE) {
+        int tz = __builtin_ctzll(z.sig);
+        v.sig = z.sig >> tz;
+        v.exp = z.exp + tz;
+    }
+    return v;
+}
+
 /* the stochastic boundaries of fr times S_r's odd significand within 49 bits */
 static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
 {
@@ -588,25 +611,31 @@ static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
     return fr->man_bits + 2 + sr + bd <= 49;
 }
 
-/* Project(fn(z) / R): NaN and the report's TanPi(n + 1/2) = NaN (4.10) here, the rest
-   through the function's value-level entry */
-static uint32_t elem_project(const char *name, sfp8e_unary_fn fn, const sfp8_format *fr, pval z, pval R,
+/* Project(fn(z[0] [, z[1]]) / R): NaN operands and the report's NaNs beyond IEEE 754's
+   (4.10: TanPi(n + 1/2), ArcTan2 / ArcTan2Pi of (0, 0) and (+-inf, +-inf)) here, the
+   rest through the function's value-level entry */
+static uint32_t elem_project(const char *name, int nop, const sfp8_format *fr, const pval z[2], pval R,
                              const sfp8_env *env, int sat)
 {
     elem_ctx c = {fr, R, env, sat};
     sfp8e_target t;
     uint8_t fl = 0;
-    if (z.kind == V_NAN) return project_div(fr, NAN_V, R, env, sat);
-    if (!strcmp(name, "TanPi") && z.kind == V_FIN && z.sig && z.exp + __builtin_ctzll(z.sig) == -1)
+    int k;
+    for (k = 0; k < nop; k++)
+        if (z[k].kind == V_NAN) return project_div(fr, NAN_V, R, env, sat);
+    if (nop == 1 && !strcmp(name, "TanPi") && z[0].kind == V_FIN && z[0].sig &&
+        z[0].exp + __builtin_ctzll(z[0].sig) == -1)
+        return project_div(fr, NAN_V, R, env, sat);
+    if (nop == 2 && ((z[0].kind == V_INF && z[1].kind == V_INF) ||
+                     (z[0].kind == V_FIN && !z[0].sig && z[1].kind == V_FIN && !z[1].sig)))
         return project_div(fr, NAN_V, R, env, sat);
     memset(&t, 0, sizeof t);
-    t.x.kind = z.kind == V_INF ? SFP8X_INF : z.sig ? SFP8X_FINITE : SFP8X_ZERO;
-    t.x.sign = z.kind == V_INF || z.sig ? z.sign : 0;
-    t.x.sig = z.sig;
-    t.x.exp = z.exp;
+    t.x = elem_val(z[0]);
+    if (nop == 2) t.y = elem_val(z[1]);
     t.round = elem_deliver;
     t.ctx = &c;
-    return sfp8e_unary_value(fn, &t, env, &fl);
+    if (nop == 1) return sfp8e_unary_value(elem_fn(name), &t, env, &fl);
+    return sfp8e_binary_value(elem_fn2(name), &t, env, &fl);
 }
 
 int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], const uint32_t s[],
@@ -651,12 +680,12 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
             continue;
         }
-        if (nblocks == 1 && elem_fn(name) != NULL) {
+        if ((nblocks == 1 && elem_fn(name) != NULL) || (nblocks == 2 && elem_fn2(name) != NULL)) {
             if (!elem_env_ok(fr, SR, &e)) {
                 BAD(flags);
                 return 0;
             }
-            store(fr, r, i, elem_project(name, elem_fn(name), fr, z[0], SR, &e, saturation));
+            store(fr, r, i, elem_project(name, nblocks, fr, z, SR, &e, saturation));
             continue;
         }
         if (nblocks == 1 && (!strcmp(name, "Sqrt") || !strcmp(name, "RSqrt"))) {

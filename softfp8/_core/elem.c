@@ -139,11 +139,16 @@ uint32_t sfp8e_unary_value(sfp8e_unary_fn fn, const sfp8e_target *t, const sfp8_
     return fn(&t->f, 0, env, flags);
 }
 
+uint32_t sfp8e_binary_value(sfp8e_binary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags)
+{
+    return fn(&t->f, 0, 1, env, flags);
+}
+
 void sfp8e_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint8_t *flags)
 {
     const sfp8e_target *t = sfp8e_target_of(f);
     if (t)
-        *x = t->x;
+        *x = a ? t->y : t->x;
     else
         sfp8x_unpack(f, a, x, flags);
 }

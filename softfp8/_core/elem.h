@@ -98,7 +98,8 @@ uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, ui
  * operations divide it by the result scale and project it (core_p3109_block.c).
  * The target also carries the operand, so the unary functions' first step,
  * sfp8e_unpack1, reads the decoded value from it instead of a code: calling
- * sfp8_exp(&t.f, 0, env, flags) is exp's value-level entry (sfp8e_unary_value).
+ * sfp8_exp(&t.f, 0, env, flags) is exp's value-level entry (sfp8e_unary_value);
+ * arctan2 and atan2pi read their two operands (0: t->x, 1: t->y) the same way.
  *
  * Operand values: finite ones with significands of up to 32 bits (the block
  * operations' products S X of two codes of at most 16 bits) and exponents within
@@ -111,7 +112,7 @@ typedef uint32_t (*sfp8e_round_fn)(const sfp8e_target *t, int kind, int sign, ui
                                    uint8_t *flags);
 struct sfp8e_target {
     sfp8_format f;        /* zero-filled: bits == 0 marks a target; first member */
-    sfp8x_val x;          /* the operand (not a NaN) */
+    sfp8x_val x, y;       /* the operands (not NaN): y is a binary function's second */
     sfp8e_round_fn round; /* delivers every result */
     const void *ctx;      /* the round function's data */
 };
@@ -124,11 +125,15 @@ uint32_t sfp8e_rnd(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t
 uint32_t sfp8e_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t *flags);
 uint32_t sfp8e_zero(const sfp8_format *f, int sign, uint8_t *flags);
 uint32_t sfp8e_invalid(const sfp8_format *f, uint8_t *flags);
-/* sfp8x_unpack for a format; a target's operand t->x for a target */
+/* sfp8x_unpack for a format; for a target its operand t->x (a = 0) or t->y (a = 1) */
 void sfp8e_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint8_t *flags);
 /* A unary code-level function fn (sfp8_exp, ...) at the value t->x, delivered to t */
 typedef uint32_t (*sfp8e_unary_fn)(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8e_unary_value(sfp8e_unary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);
+/* A binary one (sfp8_arctan2, sfp8_atan2pi) at the values (t->x, t->y) */
+typedef uint32_t (*sfp8e_binary_fn)(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
+                                    uint8_t *flags);
+uint32_t sfp8e_binary_value(sfp8e_binary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);
 
 /* ---- shared by the function files (elem_explog.c defines them) ---- */
 #define far sfp8e_far

@@ -201,9 +201,9 @@ uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
     sfp8x_val y, x;
     uint32_t r;
     int64_t d;
-    sfp8x_unpack(f, ya, &y, flags);
-    sfp8x_unpack(f, xa, &x, flags);
-    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r;
+    sfp8e_unpack(f, ya, &y, flags);
+    sfp8e_unpack(f, xa, &x, flags);
+    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r; /* a target's operands are never NaN */
     if (y.kind == SFP8X_ZERO) /* +-0 for x = +0 or x > 0, +-pi for x = -0 or x < 0 */
         return x.sign ? round_pi(f, env, y.sign, 4, -20000, flags) : sfp8e_zero(f, y.sign, flags);
     if (y.kind == SFP8X_INF) /* +-pi/4 (x = +inf), +-3pi/4 (x = -inf), else +-pi/2 */
