@@ -449,7 +449,7 @@ _EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "RSqrt
 _ELEM_OPS = ("Exp", "Exp2", "Log", "Log2", "LogOnePlus", "ExpMinusOne", "Sin", "Cos", "Tan", "ArcSin", "ArcCos",
              "ArcTan", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "SinPi", "CosPi", "TanPi",
              "ArcSinPi", "ArcCosPi", "ArcTanPi", "Softplus")
-_ELEM_OPS2 = ("ArcTan2", "ArcTan2Pi")
+_ELEM_OPS2 = ("Hypot", "ArcTan2", "ArcTan2Pi")
 _BLOCK_OPS = dict(_EXACT_OPS, **{op: 1 for op in _ELEM_OPS}, **{op: 2 for op in _ELEM_OPS2})
 
 
@@ -471,7 +471,7 @@ def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFi
     quotient or a square root on the scaled operands) or a unary elementary function
     of _ELEM_OPS (Exp, Exp2, Log, Log2, LogOnePlus, ExpMinusOne, the trigonometric,
     hyperbolic and pi-trigonometric functions and their inverses, Softplus) or
-    ArcTan2 / ArcTan2Pi of two blocks (_ELEM_OPS2): f at the exact S X, correctly
+    Hypot / ArcTan2 / ArcTan2Pi of two blocks (_ELEM_OPS2): f at the exact S X, correctly
     rounded.  Stochastic rounding of an elementary
     function needs p(fr) + 1 + sr_bits + (bits of S_r's odd significand) <= 49
     (docs/semantics.md, "P3109 operations")."""

@@ -514,7 +514,7 @@ static int exact_op(const char *name, int nop, const pval z[3], pval *out)
 }
 
 /* ---- the elementary functions of 5.4 on blocks: f(S X) / S_r projected once ----
- * (the unary ones, and ArcTan2 / ArcTan2Pi of two blocks)
+ * (the unary ones, and Hypot, ArcTan2, ArcTan2Pi of two blocks)
  *
  * The correctly rounded functions of elem*.c evaluated at the exact S X (a significand
  * of up to 32 bits) through their value-level entry (elem.h, rounding targets): every
@@ -581,9 +581,10 @@ static sfp8e_unary_fn elem_fn(const char *name)
     return NULL;
 }
 
-/* the binary ones: ArcTan2(y, x), ArcTan2Pi(y, x) (4.10.15-16) */
+/* the binary ones: Hypot (4.10.14), ArcTan2(y, x), ArcTan2Pi(y, x) (4.10.15-16) */
 static sfp8e_binary_fn elem_fn2(const char *name)
 {
+    if (!strcmp(name, "Hypot")) return sfp8_hypot;
     return !strcmp(name, "ArcTan2") ? sfp8_arctan2 : !strcmp(name, "ArcTan2Pi") ? sfp8_atan2pi : NULL;
 }
 
@@ -611,8 +612,9 @@ static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
     return fr->man_bits + 2 + sr + bd <= 49;
 }
 
-/* Project(fn(z[0] [, z[1]]) / R): NaN operands and the report's NaNs beyond IEEE 754's
-   (4.10: TanPi(n + 1/2), ArcTan2 / ArcTan2Pi of (0, 0) and (+-inf, +-inf)) here, the
+/* Project(fn(z[0] [, z[1]]) / R): NaN operands (Hypot's too: 4.10.14) and the report's
+   NaNs beyond IEEE 754's (4.10: TanPi(n + 1/2), ArcTan2 / ArcTan2Pi of (0, 0) and
+   (+-inf, +-inf)) here, the
    rest through the function's value-level entry */
 static uint32_t elem_project(const char *name, int nop, const sfp8_format *fr, const pval z[2], pval R,
                              const sfp8_env *env, int sat)
@@ -626,7 +628,7 @@ static uint32_t elem_project(const char *name, int nop, const sfp8_format *fr, c
     if (nop == 1 && !strcmp(name, "TanPi") && z[0].kind == V_FIN && z[0].sig &&
         z[0].exp + __builtin_ctzll(z[0].sig) == -1)
         return project_div(fr, NAN_V, R, env, sat);
-    if (nop == 2 && ((z[0].kind == V_INF && z[1].kind == V_INF) ||
+    if (nop == 2 && strcmp(name, "Hypot") && ((z[0].kind == V_INF && z[1].kind == V_INF) ||
                      (z[0].kind == V_FIN && !z[0].sig && z[1].kind == V_FIN && !z[1].sig)))
         return project_div(fr, NAN_V, R, env, sat);
     memset(&t, 0, sizeof t);

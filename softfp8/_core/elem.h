@@ -99,7 +99,7 @@ uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, ui
  * The target also carries the operand, so the unary functions' first step,
  * sfp8e_unpack1, reads the decoded value from it instead of a code: calling
  * sfp8_exp(&t.f, 0, env, flags) is exp's value-level entry (sfp8e_unary_value);
- * arctan2 and atan2pi read their two operands (0: t->x, 1: t->y) the same way.
+ * hypot, arctan2 and atan2pi read their two operands (0: t->x, 1: t->y) the same way.
  *
  * Operand values: finite ones with significands of up to 32 bits (the block
  * operations' products S X of two codes of at most 16 bits) and exponents within
@@ -130,7 +130,7 @@ void sfp8e_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint8_t *flags
 /* A unary code-level function fn (sfp8_exp, ...) at the value t->x, delivered to t */
 typedef uint32_t (*sfp8e_unary_fn)(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
 uint32_t sfp8e_unary_value(sfp8e_unary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);
-/* A binary one (sfp8_arctan2, sfp8_atan2pi) at the values (t->x, t->y) */
+/* A binary one (sfp8_hypot, sfp8_arctan2, sfp8_atan2pi) at the values (t->x, t->y) */
 typedef uint32_t (*sfp8e_binary_fn)(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
                                     uint8_t *flags);
 uint32_t sfp8e_binary_value(sfp8e_binary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);

@@ -329,8 +329,8 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     sfp8x_val x, y;
     const sfp8x_val *p, *q;
     uint32_t r;
-    sfp8x_unpack(f, a, &x, flags);
-    sfp8x_unpack(f, b, &y, flags);
+    sfp8e_unpack(f, a, &x, flags);
+    sfp8e_unpack(f, b, &y, flags);
     /* hypot(+-inf, y) = +inf even for a quiet NaN y (a signalling NaN still signals) */
     if (!((x.kind == SFP8X_NAN && x.snan) || (y.kind == SFP8X_NAN && y.snan)) &&
         (x.kind == SFP8X_INF || y.kind == SFP8X_INF))
@@ -349,7 +349,8 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     /* |q| < 2^(top_q + 1) <= |p| 2^-30: hypot = |p| (1 + d), 0 < d < 2^-61 */
     if (top_of(p) - top_of(q) > 30) return sfp8e_perturbed(f, env, 0, p->sig, p->exp, 1, flags);
     {
-        /* sig < 2^16, exponents at most 30 + 15 apart: the aligned squares fit 2^124 */
+        /* sig < 2^32 (also a target's operands), so top - exp <= 31 for each: the larger's
+           top - e0 <= 30 + 31, the aligned squares and their sum below 4^62 = 2^124 */
         int64_t e0 = p->exp < q->exp ? p->exp : q->exp;
         u128 s = ((u128)p->sig * p->sig << (2 * (p->exp - e0))) + ((u128)q->sig * q->sig << (2 * (q->exp - e0)));
         int k = 0, m = msb128(s);

@@ -341,8 +341,9 @@ def test_elementary_block_ops_wide_products():
 
 @pytest.mark.parametrize("cfg", range(len(CONFIGS)))
 def test_elementary_block_ops_two_blocks(cfg):
-    """ArcTan2(S_y Y, S_x X) and ArcTan2Pi as BlockOp of two blocks in their own formats
-    (4.10.15-16: NaN at (0, 0) and (+-inf, +-inf)), against MPFR at the exact scaled
+    """Hypot (4.10.14: NaN with a NaN operand), ArcTan2(S_y Y, S_x X) and ArcTan2Pi as BlockOp
+    of two blocks in their own formats (4.10.15-16: NaN at (0, 0) and (+-inf, +-inf)),
+    including exact hypotenuses, against MPFR at the exact scaled
     operands: special and unit-range scales, 33 elements, every deterministic mode x
     saturation."""
     keys = CONFIGS[cfg]
@@ -360,11 +361,35 @@ def test_elementary_block_ops_two_blocks(cfg):
         y, x = rng.integers(0, 1 << ky[1][0], 33), rng.integers(0, 1 << kx[1][0], 33)
         Zy = [omega("Multiply", _v(Fsy, sy), _v(Fy, c)) for c in y]
         Zx = [omega("Multiply", _v(Fsx, sx), _v(Fx, c)) for c in x]
-        for op in ("ArcTan2", "ArcTan2Pi"):
+        for op in ("Hypot", "ArcTan2", "ArcTan2Pi"):
             want = [_div(omega(op, a, b), _v(Fsr, sr_)) for a, b in zip(Zy, Zx)]
             for mode in MODES:
                 for sat in SATS:
                     _, got = p3109.block_op(op, [(sy, y), (sx, x)], [fsy, fsx], [fy, fx], sr_, fsr, fr, mode, sat)
                     assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, sy, sx, mode, sat)
                     n += got.size
-    assert n == len(pairs) * 2 * 33 * len(MODES) * len(SATS)
+    assert n == len(pairs) * 3 * 33 * len(MODES) * len(SATS)
+
+
+def test_hypot_block_exact_hypotenuses():
+    """Hypot(S 3 2^j, S 4 2^j) = 5 S 2^j exactly (the exact-square path at the scaled operands,
+    S = 3/2 in config 1's scale format): divided by S_r = S it is representable (every mode
+    gives it, no rounding), by S_r = 1 it is rounded; every mode x saturation."""
+    keys = CONFIGS[1]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    three = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v > 0 and
+             (v / 3).numerator == 1 and ((v / 3).denominator & ((v / 3).denominator - 1)) == 0]
+    four = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v == Fx.values[three[0]] * 4 / 3]
+    s = [c for c, v in enumerate(Fs.values) if v == Fraction(3, 2)][0]
+    one = [c for c, v in enumerate(Fs.values) if v == 1][0]
+    assert three and four
+    y, x = np.array(three[:1] * 3), np.array(four[:1] * 3)
+    exact = 0
+    for sr_ in (s, one):          # 5 2^j / 1: exact; 5 (3/2) 2^j: 4 bits, rounded in fr (p = 3)
+        want = Fraction(3, 2) * 5 * Fx.values[three[0]] / 3 / Fs.values[sr_]
+        for mode in MODES:
+            for sat in SATS:
+                _, got = p3109.block_op("Hypot", [(s, y), (s, x)], [fs, fs], [fx, fx], sr_, fs, fr, mode, sat)
+                assert list(got) == [project_ref(Fr, want, sat, mode)] * 3
+                exact += Fr.values[int(got[0])] == want
+    assert exact == len(MODES) * len(SATS)   # with S_r = S every mode gives 5 2^j exactly
