@@ -393,3 +393,31 @@ def test_hypot_block_exact_hypotenuses():
                 assert list(got) == [project_ref(Fr, want, sat, mode)] * 3
                 exact += Fr.values[int(got[0])] == want
     assert exact == len(MODES) * len(SATS)   # with S_r = S every mode gives 5 2^j exactly
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_elementary_block_ops_stochastic_exact(cfg):
+    """StochasticA and StochasticB (n = 4, 16 random bits, a random word per element) of every
+    unary elementary function and ArcTan2 against the reference's stochastic rounding of
+    MPFR's value divided by S_r (non-power-of-two S_r in configs 1, 2), every saturation."""
+    keys = CONFIGS[cfg]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(130 + cfg)
+    n_el = 0
+    for k, op in enumerate(ELEM + ("ArcTan2",)):
+        s = int(rng.choice(_unit_scales(Fs) + _scales(Fs, rng)[-4:]))
+        sr_ = int(rng.choice(_unit_scales(Fsr)))
+        blocks = [rng.integers(0, 1 << keys[1][0], 11) for _ in range(1 + (op == "ArcTan2"))]
+        Z = [[omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in b] for b in blocks]
+        want = [_div(omega(op, *zs), _v(Fsr, sr_)) for zs in zip(*Z)]
+        for variant in "AB":
+            for nbits in (4, 16):
+                r = rng.integers(0, 1 << nbits, 11)
+                for sat in SATS:
+                    _, got = p3109.block_op(op, [(s, b) for b in blocks], [fs] * len(blocks), [fx] * len(blocks),
+                                            sr_, fsr, fr, saturation=sat, sr=variant, sr_bits=nbits, random_bits=r)
+                    assert list(got) == [project_ref(Fr, v, sat, variant, nbits, int(ri)) for v, ri in zip(want, r)], \
+                        (op, variant, nbits, sat)
+                    n_el += got.size
+    assert n_el == (len(ELEM) + 1) * 2 * 2 * len(SATS) * 11
