@@ -557,7 +557,9 @@ static uint32_t elem_deliver(const sfp8e_target *t, int kind, int sign, uint64_t
     q <<= lz;
     v.sign = sign ^ R.sign;
     v.sig = (uint64_t)(q >> 64);
-    v.exp = exp - __builtin_clzll(sig) - R.exp - lz; /* v 2^exp / (d 2^k) = q 2^(exp - clz - 64 - k) */
+    /* sig 2^exp / (d 2^k) = (h / d) 2^(exp - clz(sig) - 64 - k), h / d = q, and q << lz
+       keeps its top 64 bits: v.sig 2^(exp - clz(sig) - k - lz) */
+    v.exp = exp - __builtin_clzll(sig) - R.exp - lz;
     return project(c->fr, v, st, c->env, c->sat);
 }
 
@@ -614,8 +616,7 @@ static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
 
 /* Project(fn(z[0] [, z[1]]) / R): NaN operands (Hypot's too: 4.10.14) and the report's
    NaNs beyond IEEE 754's (4.10: TanPi(n + 1/2), ArcTan2 / ArcTan2Pi of (0, 0) and
-   (+-inf, +-inf)) here, the
-   rest through the function's value-level entry */
+   (+-inf, +-inf)) here, the rest through the function's value-level entry */
 static uint32_t elem_project(const char *name, int nop, const sfp8_format *fr, const pval z[2], pval R,
                              const sfp8_env *env, int sat)
 {
@@ -656,6 +657,10 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
     }
     for (k = 0; k < nblocks; k++) S[k] = decode(fss[k], s[k] & sfp8_code_mask(fss[k]));
     SR = decode(fsr, sr & sfp8_code_mask(fsr));
+    if (((nblocks == 1 && elem_fn(name)) || (nblocks == 2 && elem_fn2(name))) && !elem_env_ok(fr, SR, env)) {
+        BAD(flags); /* before any element: nothing written */
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         pval z[3], out;
         sfp8_env e = elem_env(env, random, i);
@@ -683,10 +688,6 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
             continue;
         }
         if ((nblocks == 1 && elem_fn(name) != NULL) || (nblocks == 2 && elem_fn2(name) != NULL)) {
-            if (!elem_env_ok(fr, SR, &e)) {
-                BAD(flags);
-                return 0;
-            }
             store(fr, r, i, elem_project(name, nblocks, fr, z, SR, &e, saturation));
             continue;
         }

@@ -302,6 +302,14 @@ def test_elementary_block_ops_stochastic_and_bad_calls():
     _, got = p3109.block_op("Exp", [(s, x)], [fs], [fx], wide, fsr, f15, sr="A", sr_bits=30,
                             random_bits=np.zeros(33, np.uint32))          # 49: allowed
     assert got.size == 33
+    # the C function refuses the same call before writing any element (a bad call)
+    from softfp8 import _ext
+    out = np.full(33, 0x1234, f15.storage)
+    with pytest.raises(ValueError, match="bad call"):
+        _ext.p3109_block("op", p3109._env_of(f15, "stochastic", 32), np.zeros(33, np.uint32), 0,
+                         (fs.params, fx.params, fsr.params, f15.params), (s, wide),
+                         (x.astype(fx.storage),), out, p3109._OP_ID["Exp"])
+    assert (out == 0x1234).all()
     with pytest.raises(ValueError, match="takes 1 block"):
         p3109.block_op("Sin", [(s, x), (s, x)], [fs, fs], [fx, fx], one, fs, fr)
     with pytest.raises(ValueError, match="not a block operation"):
