@@ -244,10 +244,15 @@ P3109 = [
      "exact (big integer), one projection; C: `sfp8_p3109_block_reduce_multiply`"),
     ("BlockDotProduct", "5.3.2", "softfp8.p3109.block_dot_product", _B,
      "exact (superaccumulator), one projection; C: `sfp8_p3109_block_dot`"),
-    ("BlockOp (elementwise)", "5.4", "softfp8.p3109.block_op", T + "test_p3109_blocks.py::test_mixed_format_quotients_and_selections",
+    ("BlockOp (elementwise)", "5.4", "softfp8.p3109.block_op", T + "test_p3109_blocks.py::test_elementary_block_ops_every_mode",
      "C: `sfp8_p3109_block_op`, each operand block in its own formats: Convert, Abs, Negate, Recip, Sqrt, RSqrt, "
-     "Add, Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp; not "
-     "provided: the elementary functions (a correctly rounded function of S X, wider than the formats)"),
+     "Add, Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp "
+     "(`test_mixed_format_quotients_and_selections`); the 25 unary elementary functions (Exp, Exp2, Log, Log2, "
+     "LogOnePlus, ExpMinusOne, the trigonometric, hyperbolic and pi-trigonometric functions and their inverses, "
+     "Softplus) and Hypot, ArcTan2, ArcTan2Pi of two blocks, f at the exact S X correctly rounded through the "
+     "functions' value-level entries (this test, `test_elementary_block_ops_two_blocks`, "
+     "`test_elementary_block_ops_overflow_underflow`, `test_elementary_block_ops_wide_products`, "
+     "`test_hypot_block_exact_hypotenuses`)"),
     ("ScaledAdd / ScaledSubtract / ScaledMultiply", "5.5", "softfp8.p3109.scaled_op", P + "test_block_operations",
      "blocks of one element, every operation of BlockOp"),
 ]

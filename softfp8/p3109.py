@@ -438,29 +438,48 @@ def block_dot_product(sx, x, sy, y, fsx, fx, fsy, fy, fr, rounding=None, saturat
                           (xs, ys), rounding, saturation, kw, False))
 
 
-# the elementwise block operations computed exactly (5.4), and their arity: the others
-# need their function at the exact scaled operands S X, beyond the formats' precision
+# the elementwise block operations computed exactly (5.4), and their arity
 _EXACT_OPS = {"Convert": 1, "Abs": 1, "Negate": 1, "Recip": 1, "Sqrt": 1, "RSqrt": 1, "Add": 2, "Subtract": 2, "Multiply": 2, "Divide": 2,
               "CopySign": 2, "Minimum": 2, "Maximum": 2, "MinimumNumber": 2, "MaximumNumber": 2,
               "MinimumMagnitude": 2, "MaximumMagnitude": 2, "MinimumMagnitudeNumber": 2,
               "MaximumMagnitudeNumber": 2, "MinimumFinite": 2, "MaximumFinite": 2, "FMA": 3, "FAA": 3, "Clamp": 3}
 
+# the unary elementary functions of 5.4 as block operations: f(S X) correctly rounded
+# (core_p3109_block.c through the value-level entries of elem*.c)
+_ELEM_OPS = ("Exp", "Exp2", "Log", "Log2", "LogOnePlus", "ExpMinusOne", "Sin", "Cos", "Tan", "ArcSin", "ArcCos",
+             "ArcTan", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "SinPi", "CosPi", "TanPi",
+             "ArcSinPi", "ArcCosPi", "ArcTanPi", "Softplus")
+_ELEM_OPS2 = ("Hypot", "ArcTan2", "ArcTan2Pi")
+_BLOCK_OPS = dict(_EXACT_OPS, **{op: 1 for op in _ELEM_OPS}, **{op: 2 for op in _ELEM_OPS2})
+
+
+def _odd_bits(code, f):
+    """bits of the odd part of the significand of code's value (0: not finite non-zero)"""
+    v = float(bits.to_float(np.array([code], f.storage), f)[0][0])
+    if not np.isfinite(v) or v == 0:
+        return 0
+    num, den = abs(v).as_integer_ratio()
+    return (num // (num & -num)).bit_length()
+
 
 def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFinite", **kw):
-    """An elementwise block operation (5.4) whose value is exact, a quotient or a square
-    root on the scaled operands (the keys of _EXACT_OPS: Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add,
-    Subtract, Multiply, Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA,
-    FAA, Clamp): blocks = [(s_k, x_k)] with formats fss[k], fxs[k] (each block its
-    own formats: the mixed-format specializations); the result block (sr_,
-    [Project_fr(op(S_1 X_1i, ...) / S_r)]), exact and rounded once in C.  The
-    report's other operations (the elementary functions) need their
-    function evaluated at S X, beyond the formats' precision: not provided
-    (docs/conformance.md)."""
-    if op not in _EXACT_OPS:
-        raise ValueError(f"block_op {op!r} is not provided: softfp8 provides the exact ones "
-                         f"({', '.join(_EXACT_OPS)})")
-    if len(blocks) != _EXACT_OPS[op] or len(fss) != len(blocks) or len(fxs) != len(blocks):
-        raise ValueError(f"block_op {op!r} takes {_EXACT_OPS[op]} block(s) with one scale format and one "
+    """An elementwise block operation (5.4): blocks = [(s_k, x_k)] with formats fss[k],
+    fxs[k] (each block its own formats: the mixed-format specializations); the result
+    block (sr_, [Project_fr(op(S_1 X_1i, ...) / S_r)]), rounded once in C.  op is one
+    of _EXACT_OPS (Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add, Subtract, Multiply,
+    Divide, CopySign, the ten selections of 4.11.1-4.11.3, FMA, FAA, Clamp: exact, a
+    quotient or a square root on the scaled operands) or a unary elementary function
+    of _ELEM_OPS (Exp, Exp2, Log, Log2, LogOnePlus, ExpMinusOne, the trigonometric,
+    hyperbolic and pi-trigonometric functions and their inverses, Softplus) or
+    Hypot / ArcTan2 / ArcTan2Pi of two blocks (_ELEM_OPS2): f at the exact S X, correctly
+    rounded.  Stochastic rounding of an elementary
+    function needs p(fr) + 1 + sr_bits + (bits of S_r's odd significand) <= 49
+    (docs/semantics.md, "P3109 operations")."""
+    if op not in _BLOCK_OPS:
+        raise ValueError(f"block_op {op!r} is not a block operation of softfp8: it provides "
+                         f"{', '.join(_BLOCK_OPS)}")
+    if len(blocks) != _BLOCK_OPS[op] or len(fss) != len(blocks) or len(fxs) != len(blocks):
+        raise ValueError(f"block_op {op!r} takes {_BLOCK_OPS[op]} block(s) with one scale format and one "
                          f"element format each, got {len(blocks)} block(s), {len(fss)} and {len(fxs)} formats")
     fss = [_fmt(f, "fs") for f in fss]
     fxs = [_fmt(f, "fx") for f in fxs]
@@ -470,6 +489,13 @@ def block_op(op, blocks, fss, fxs, sr_, fs, fr, rounding=None, saturation="SatFi
         raise ValueError("blocks of different sizes")
     fmts = tuple(g for pair in zip(fss, fxs) for g in pair) + (fs, fr)
     scales = tuple(_scale_code(s, f, "s") for (s, _), f in zip(blocks, fss)) + (_scale_code(sr_, fs, "sr_"),)
+    mode, variant = _rounding(rounding, kw.get("sr"))
+    if (op in _ELEM_OPS or op in _ELEM_OPS2) and mode == "stochastic":
+        n = 8 if kw.get("sr_bits") is None else _as_int(kw["sr_bits"], "sr_bits")
+        need = fr.man_bits + 2 + n + (variant == "B") + _odd_bits(scales[-1], fs)
+        if need > 49:
+            raise ValueError(f"block_op {op!r} in Stochastic{variant} with sr_bits={n}: precision of {fr.name} + 1 + "
+                             f"sr_bits + the bits of sr_={scales[-1]}'s odd significand is {need}, above 49")
     return sr_, _run_block("op", fr, fmts, scales, tuple(arrs), rounding, saturation, dict(kw, op=_OP_ID[op]), True)
 
 

@@ -574,8 +574,11 @@ uint32_t sfp8_p3109_project_value(const sfp8_format *f, int kind, int sign, uint
  *   block_dot (5.3.2): Project(sum (Sx X_i)(Sy Y_i))
  *   block_op (5.4): the elementwise P3109 operation op (an index of sfp8_p3109_*:
  *     Convert, Abs, Negate, Recip, Sqrt, RSqrt, Add, Subtract, Multiply, Divide, CopySign,
- *     the selections of 4.11.1-4.11.3, FMA, FAA, Clamp) on nblocks blocks,
- *     r_i = Project(op(S_1 X_1i, ...) / S_r); returns 1, or 0 on a bad call. */
+ *     the selections of 4.11.1-4.11.3, FMA, FAA, Clamp, and the unary elementary
+ *     functions Exp ... Softplus, correctly rounded at the exact S X) on nblocks blocks,
+ *     r_i = Project(op(S_1 X_1i, ...) / S_r); returns 1, or 0 on a bad call (also an
+ *     elementary function in stochastic rounding with p + 1 + sr_bits + bits of S_r's
+ *     odd significand > 49). */
 void sfp8_p3109_from_block(const sfp8_format *fs, uint32_t s, const sfp8_format *fx, const void *x, size_t n,
                            const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random,
                            int saturation, uint8_t *flags);

@@ -12,6 +12,7 @@
 
 #include "accum.h"
 #include "core_p3109.h"
+#include "elem.h"
 
 /* an exact datum of the report: NaN, +-inf, or (-1)^sign sig 2^exp (sig = 0: zero,
    which carries no sign: P3109 has no -0) */
@@ -512,6 +513,134 @@ static int exact_op(const char *name, int nop, const pval z[3], pval *out)
     return 1;
 }
 
+/* ---- the elementary functions of 5.4 on blocks: f(S X) / S_r projected once ----
+ * (the unary ones, and Hypot, ArcTan2, ArcTan2Pi of two blocks)
+ *
+ * The correctly rounded functions of elem*.c evaluated at the exact S X (a significand
+ * of up to 32 bits) through their value-level entry (elem.h, rounding targets): every
+ * value they would round -- exact, or just above / just below a 64-bit sig 2^exp from
+ * Ziv's interval ends -- is divided here by S_r = d 2^k exactly enough (a 128-bit
+ * quotient whose remainder is sticky) and projected.  Ziv's interval test stays valid
+ * because the projection of v / S_r is monotone in v; and as f's value is never within
+ * 2^-49 relative of a boundary unless it is one (elem_explog.c), the boundaries of
+ * the projection of v / S_r in v -- B d 2^k, B a boundary of fr with p + 1 bits
+ * (stochastic: p + 1 + sr_bits) -- must have at most 49 bits: always for the
+ * deterministic modes (p <= 16, d < 2^16), checked for stochastic rounding. */
+typedef struct {
+    const sfp8_format *fr;
+    pval R;
+    const sfp8_env *env;
+    int sat;
+} elem_ctx;
+
+static uint32_t elem_deliver(const sfp8e_target *t, int kind, int sign, uint64_t sig, int64_t exp, int side,
+                             uint8_t *flags)
+{
+    const elem_ctx *c = (const elem_ctx *)t->ctx;
+    pval v = {V_FIN, sign, sig, exp}, R = c->R;
+    unsigned __int128 q, h;
+    uint64_t rem;
+    int lz, st;
+    (void)flags; /* the report defines no flags: the codes decide Ziv's test */
+    if (kind == SFP8X_NAN) return project_div(c->fr, NAN_V, R, c->env, c->sat);
+    if (kind == SFP8X_INF) return project_div(c->fr, (pval){V_INF, sign, 0, 0}, R, c->env, c->sat);
+    if (kind == SFP8X_ZERO || sig == 0) return project_div(c->fr, (pval){V_FIN, 0, 0, 0}, R, c->env, c->sat);
+    if (side == 0 || R.kind != V_FIN || R.sig == 0) /* exact, or only the class matters */
+        return project_div(c->fr, v, R, c->env, c->sat);
+    lz = __builtin_clzll(sig);
+    h = (unsigned __int128)(sig << lz) << 64;
+    q = h / R.sig;
+    rem = (uint64_t)(h % R.sig);
+    if (side < 0 && rem == 0) q -= 1; /* just below an exact quotient */
+    st = 1;                           /* just above or below: never exact */
+    lz = (uint64_t)(q >> 64) ? __builtin_clzll((uint64_t)(q >> 64)) : 64 + __builtin_clzll((uint64_t)q);
+    q <<= lz;
+    v.sign = sign ^ R.sign;
+    v.sig = (uint64_t)(q >> 64);
+    /* sig 2^exp / (d 2^k) = (h / d) 2^(exp - clz(sig) - 64 - k), h / d = q, and q << lz
+       keeps its top 64 bits: v.sig 2^(exp - clz(sig) - k - lz) */
+    v.exp = exp - __builtin_clzll(sig) - R.exp - lz;
+    return project(c->fr, v, st, c->env, c->sat);
+}
+
+static const struct {
+    const char *name;
+    sfp8e_unary_fn fn;
+} ELEM_OPS[] = {
+    {"Exp", sfp8_exp},         {"Exp2", sfp8_exp2},       {"Log", sfp8_log},         {"Log2", sfp8_log2},
+    {"LogOnePlus", sfp8_log1p}, {"ExpMinusOne", sfp8_expm1}, {"Sin", sfp8_sin},      {"Cos", sfp8_cos},
+    {"Tan", sfp8_tan},         {"ArcSin", sfp8_arcsin},   {"ArcCos", sfp8_arccos},   {"ArcTan", sfp8_arctan},
+    {"Sinh", sfp8_sinh},       {"Cosh", sfp8_cosh},       {"Tanh", sfp8_tanh},       {"ArcSinh", sfp8_arcsinh},
+    {"ArcCosh", sfp8_arccosh}, {"ArcTanh", sfp8_arctanh}, {"SinPi", sfp8_sinpi},     {"CosPi", sfp8_cospi},
+    {"TanPi", sfp8_tanpi},     {"ArcSinPi", sfp8_asinpi}, {"ArcCosPi", sfp8_acospi}, {"ArcTanPi", sfp8_atanpi},
+    {"Softplus", sfp8_softplus},
+};
+
+static sfp8e_unary_fn elem_fn(const char *name)
+{
+    for (size_t i = 0; i < sizeof ELEM_OPS / sizeof ELEM_OPS[0]; i++)
+        if (!strcmp(name, ELEM_OPS[i].name)) return ELEM_OPS[i].fn;
+    return NULL;
+}
+
+/* the binary ones: Hypot (4.10.14), ArcTan2(y, x), ArcTan2Pi(y, x) (4.10.15-16) */
+static sfp8e_binary_fn elem_fn2(const char *name)
+{
+    if (!strcmp(name, "Hypot")) return sfp8_hypot;
+    return !strcmp(name, "ArcTan2") ? sfp8_arctan2 : !strcmp(name, "ArcTan2Pi") ? sfp8_atan2pi : NULL;
+}
+
+/* a finite or infinite datum as the functions' decoded operand, canonical (odd
+   significand: equal values have equal fields, as atan2pi's |y| = |x| test needs) */
+static sfp8x_val elem_val(pval z)
+{
+    sfp8x_val v;
+    memset(&v, 0, sizeof v);
+    v.kind = z.kind == V_INF ? SFP8X_INF : z.sig ? SFP8X_FINITE : SFP8X_ZERO;
+    v.sign = z.kind == V_INF || z.sig ? z.sign : 0;
+    if (v.kind == SFP8X_FINITE) {
+        int tz = __builtin_ctzll(z.sig);
+        v.sig = z.sig >> tz;
+        v.exp = z.exp + tz;
+    }
+    return v;
+}
+
+/* the stochastic boundaries of fr times S_r's odd significand within 49 bits */
+static int elem_env_ok(const sfp8_format *fr, pval R, const sfp8_env *env)
+{
+    int bd = (R.kind == V_FIN && R.sig) ? 64 - __builtin_clzll(R.sig >> __builtin_ctzll(R.sig)) : 0;
+    int sr = env->rounding == SFP8_ROUND_STOCHASTIC ? env->sr_bits : 0;
+    return fr->man_bits + 2 + sr + bd <= 49;
+}
+
+/* Project(fn(z[0] [, z[1]]) / R): NaN operands (Hypot's too: 4.10.14) and the report's
+   NaNs beyond IEEE 754's (4.10: TanPi(n + 1/2), ArcTan2 / ArcTan2Pi of (0, 0) and
+   (+-inf, +-inf)) here, the rest through the function's value-level entry */
+static uint32_t elem_project(const char *name, int nop, const sfp8_format *fr, const pval z[2], pval R,
+                             const sfp8_env *env, int sat)
+{
+    elem_ctx c = {fr, R, env, sat};
+    sfp8e_target t;
+    uint8_t fl = 0;
+    int k;
+    for (k = 0; k < nop; k++)
+        if (z[k].kind == V_NAN) return project_div(fr, NAN_V, R, env, sat);
+    if (nop == 1 && !strcmp(name, "TanPi") && z[0].kind == V_FIN && z[0].sig &&
+        z[0].exp + __builtin_ctzll(z[0].sig) == -1)
+        return project_div(fr, NAN_V, R, env, sat);
+    if (nop == 2 && strcmp(name, "Hypot") && ((z[0].kind == V_INF && z[1].kind == V_INF) ||
+                     (z[0].kind == V_FIN && !z[0].sig && z[1].kind == V_FIN && !z[1].sig)))
+        return project_div(fr, NAN_V, R, env, sat);
+    memset(&t, 0, sizeof t);
+    t.x = elem_val(z[0]);
+    if (nop == 2) t.y = elem_val(z[1]);
+    t.round = elem_deliver;
+    t.ctx = &c;
+    if (nop == 1) return sfp8e_unary_value(elem_fn(name), &t, env, &fl);
+    return sfp8e_binary_value(elem_fn2(name), &t, env, &fl);
+}
+
 int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], const uint32_t s[],
                         const sfp8_format *const fxs[], const void *const xs[], size_t n, const sfp8_format *fsr,
                         uint32_t sr, const sfp8_format *fr, void *r, const sfp8_env *env, const uint32_t *random,
@@ -528,6 +657,10 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
     }
     for (k = 0; k < nblocks; k++) S[k] = decode(fss[k], s[k] & sfp8_code_mask(fss[k]));
     SR = decode(fsr, sr & sfp8_code_mask(fsr));
+    if (((nblocks == 1 && elem_fn(name)) || (nblocks == 2 && elem_fn2(name))) && !elem_env_ok(fr, SR, env)) {
+        BAD(flags); /* before any element: nothing written */
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         pval z[3], out;
         sfp8_env e = elem_env(env, random, i);
@@ -552,6 +685,10 @@ int sfp8_p3109_block_op(int op, int nblocks, const sfp8_format *const fss[], con
                 return 0;
             }
             store(fr, r, i, psum_project(&p, fr, &SR, &e, saturation));
+            continue;
+        }
+        if ((nblocks == 1 && elem_fn(name) != NULL) || (nblocks == 2 && elem_fn2(name) != NULL)) {
+            store(fr, r, i, elem_project(name, nblocks, fr, z, SR, &e, saturation));
             continue;
         }
         if (nblocks == 1 && (!strcmp(name, "Sqrt") || !strcmp(name, "RSqrt"))) {

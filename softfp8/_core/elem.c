@@ -50,8 +50,10 @@ static int decide(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t 
                   uint64_t hi_sig, int64_t hi_exp, uint32_t *out, uint8_t *flags)
 {
     uint8_t f1 = 0, f2 = 0;
-    uint32_t c1 = sfp8x_round(f, env, sign, lo_sig, lo_exp, 1, &f1);
-    uint32_t c2 = sfp8x_round(f, env, sign, hi_sig - 1, hi_exp, 1, &f2);
+    const sfp8e_target *t = sfp8e_target_of(f);
+    uint32_t c1 = sfp8e_rnd(f, env, sign, lo_sig, lo_exp, 1, &f1);
+    uint32_t c2 = t ? t->round(t, SFP8X_FINITE, sign, hi_sig, hi_exp, -1, &f2)
+                    : sfp8x_round(f, env, sign, hi_sig - 1, hi_exp, 1, &f2);
     if (c1 != c2 || f1 != f2) return 0;
     *out = c1;
     *flags |= f1;
@@ -95,7 +97,7 @@ uint32_t sfp8e_round_last(const sfp8_format *f, const sfp8_env *env, int sign, s
     uint64_t s;
     int64_t e;
     q_parts(y, 0, &s, &e);
-    return sfp8x_round(f, env, sign, s, e + scale, 1, flags);
+    return sfp8e_rnd(f, env, sign, s, e + scale, 1, flags);
 }
 
 uint32_t sfp8e_round_q_last(const sfp8_format *f, const sfp8_env *env, int sign, sfp8q y, sfp8q err,
@@ -106,27 +108,75 @@ uint32_t sfp8e_round_q_last(const sfp8_format *f, const sfp8_env *env, int sign,
     return sfp8e_round_last(f, env, sign, y, scale, flags);
 }
 
+uint32_t sfp8e_rnd(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp, int sticky,
+                   uint8_t *flags)
+{
+    const sfp8e_target *t = sfp8e_target_of(f);
+    return t ? t->round(t, SFP8X_FINITE, sign, sig, exp, sticky ? 1 : 0, flags)
+             : sfp8x_round(f, env, sign, sig, exp, sticky, flags);
+}
+
+uint32_t sfp8e_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t *flags)
+{
+    const sfp8e_target *t = sfp8e_target_of(f);
+    return t ? t->round(t, SFP8X_INF, sign, 0, 0, 0, flags) : sfp8x_inf(f, env, sign, flags);
+}
+
+uint32_t sfp8e_zero(const sfp8_format *f, int sign, uint8_t *flags)
+{
+    const sfp8e_target *t = sfp8e_target_of(f);
+    return t ? t->round(t, SFP8X_ZERO, sign, 0, 0, 0, flags) : sfp8x_zero(f, sign, flags);
+}
+
+uint32_t sfp8e_invalid(const sfp8_format *f, uint8_t *flags)
+{
+    const sfp8e_target *t = sfp8e_target_of(f);
+    return t ? t->round(t, SFP8X_NAN, 0, 0, 0, 0, flags) : sfp8x_invalid(f, flags);
+}
+
+uint32_t sfp8e_unary_value(sfp8e_unary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags)
+{
+    return fn(&t->f, 0, env, flags);
+}
+
+uint32_t sfp8e_binary_value(sfp8e_binary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags)
+{
+    return fn(&t->f, 0, 1, env, flags);
+}
+
+void sfp8e_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint8_t *flags)
+{
+    const sfp8e_target *t = sfp8e_target_of(f);
+    if (t)
+        *x = a ? t->y : t->x;
+    else
+        sfp8x_unpack(f, a, x, flags);
+}
+
 int sfp8e_unpack1(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
 {
-    sfp8x_unpack(f, a, x, flags);
+    sfp8e_unpack(f, a, x, flags);
+    if (sfp8e_target_of(f)) return 0; /* a target's operand is never a NaN */
     return sfp8x_nan_operand(f, x, NULL, r, flags);
 }
 
 uint32_t sfp8e_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                      uint8_t *flags)
 {
-    if (sig == 0) return sfp8x_zero(f, sign, flags);
-    return sfp8x_round(f, env, sign, sig, exp, 0, flags);
+    if (sig == 0) return sfp8e_zero(f, sign, flags);
+    return sfp8e_rnd(f, env, sign, sig, exp, 0, flags);
 }
 
 uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp,
                          int dir, uint8_t *flags)
 {
     int sh = __builtin_clzll(sig); /* sig != 0 */
+    const sfp8e_target *t = sfp8e_target_of(f);
+    if (t) return t->round(t, SFP8X_FINITE, sign, sig, exp, dir < 0 ? -1 : 1, flags);
     sig <<= sh;
     exp -= sh;
     if (dir < 0) sig -= 1; /* (sig - 1) + sticky: just below sig */
-    return sfp8x_round(f, env, sign, sig, exp, 1, flags);
+    return sfp8e_rnd(f, env, sign, sig, exp, 1, flags);
 }
 
 /* ---- operand values ---- */
@@ -170,7 +220,7 @@ uint32_t sfp8_exp(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t
     uint32_t r;
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0, flags) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_zero(f, 0, flags) : sfp8e_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags); /* exp(+-0) = 1 */
     top = x.exp + msb64(x.sig);                                           /* |x| in [2^top, 2^(top+1)) */
     if (top < -60) return sfp8e_perturbed(f, env, 0, 1, 0, x.sign ? -1 : 1, flags); /* 1 + x + ... */

@@ -88,6 +88,53 @@ uint32_t sfp8e_perturbed(const sfp8_format *f, const sfp8_env *env, int sign, ui
                          int dir, uint8_t *flags);
 
 
+/* ---- rounding targets: a function's value delivered elsewhere than a format ----
+ *
+ * Every function rounds through these wrappers.  For a real format they are the
+ * core's calls (sfp8x_round, sfp8x_inf, sfp8x_zero, sfp8x_invalid), so the
+ * code-level functions behave as before.  A target (f->bits == 0: no format has
+ * zero bits) hands the exact value -- or, from Ziv's stage, a value just above or
+ * just below sig 2^exp -- to its own round function instead: the P3109 block
+ * operations divide it by the result scale and project it (core_p3109_block.c).
+ * The target also carries the operand, so the unary functions' first step,
+ * sfp8e_unpack1, reads the decoded value from it instead of a code: calling
+ * sfp8_exp(&t.f, 0, env, flags) is exp's value-level entry (sfp8e_unary_value);
+ * hypot, arctan2 and atan2pi read their two operands (0: t->x, 1: t->y) the same way.
+ *
+ * Operand values: finite ones with significands of up to 32 bits (the block
+ * operations' products S X of two codes of at most 16 bits) and exponents within
+ * +-(2^21 + 64).  The functions' proofs for such operands: docs/semantics.md,
+ * "P3109 operations" (block elementary functions). */
+typedef struct sfp8e_target sfp8e_target;
+/* kind SFP8X_ZERO / SFP8X_FINITE / SFP8X_INF / SFP8X_NAN (an invalid operation);
+   side: 0 the exact value (-1)^sign sig 2^exp, +1 just above |value|, -1 just below */
+typedef uint32_t (*sfp8e_round_fn)(const sfp8e_target *t, int kind, int sign, uint64_t sig, int64_t exp, int side,
+                                   uint8_t *flags);
+struct sfp8e_target {
+    sfp8_format f;        /* zero-filled: bits == 0 marks a target; first member */
+    sfp8x_val x, y;       /* the operands (not NaN): y is a binary function's second */
+    sfp8e_round_fn round; /* delivers every result */
+    const void *ctx;      /* the round function's data */
+};
+static inline const sfp8e_target *sfp8e_target_of(const sfp8_format *f)
+{
+    return f->bits == 0 ? (const sfp8e_target *)(const void *)f : NULL;
+}
+uint32_t sfp8e_rnd(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t sig, int64_t exp, int sticky,
+                   uint8_t *flags);
+uint32_t sfp8e_inf(const sfp8_format *f, const sfp8_env *env, int sign, uint8_t *flags);
+uint32_t sfp8e_zero(const sfp8_format *f, int sign, uint8_t *flags);
+uint32_t sfp8e_invalid(const sfp8_format *f, uint8_t *flags);
+/* sfp8x_unpack for a format; for a target its operand t->x (a = 0) or t->y (a = 1) */
+void sfp8e_unpack(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint8_t *flags);
+/* A unary code-level function fn (sfp8_exp, ...) at the value t->x, delivered to t */
+typedef uint32_t (*sfp8e_unary_fn)(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags);
+uint32_t sfp8e_unary_value(sfp8e_unary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);
+/* A binary one (sfp8_hypot, sfp8_arctan2, sfp8_atan2pi) at the values (t->x, t->y) */
+typedef uint32_t (*sfp8e_binary_fn)(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env *env,
+                                    uint8_t *flags);
+uint32_t sfp8e_binary_value(sfp8e_binary_fn fn, const sfp8e_target *t, const sfp8_env *env, uint8_t *flags);
+
 /* ---- shared by the function files (elem_explog.c defines them) ---- */
 #define far sfp8e_far
 #define try_d sfp8e_try_d

@@ -12,7 +12,9 @@
  *    sfp8e_perturbed(v, side) does;
  *  - operands have at most 16 significant bits and exponents within
  *    +-(2^20 + 2^16 + 16): rounding a value 2^(+-SFP8E_FAR) gives every
- *    format's overflow / underflow.
+ *    format's overflow / underflow.  The value-level entries (elem.h, rounding
+ *    targets) take up to 32 bits and exponents within +-(2^21 + 64); the paths
+ *    they reach are exact for such operands too (docs/semantics.md).
  * Error bounds are written next to each approximation; Ziv's strategy
  * (sfp8e_round_d / sfp8e_round_q) only needs them to be true, not tight.
  */
@@ -56,7 +58,7 @@ uint32_t far(const sfp8_format *f, const sfp8_env *env, int sign, int big, uint8
 /* the value of v exactly (v a finite operand) */
 static uint32_t exact_val(const sfp8_format *f, const sfp8_env *env, const sfp8x_val *v, uint8_t *flags)
 {
-    if (v->kind == SFP8X_ZERO) return sfp8x_zero(f, v->sign, flags);
+    if (v->kind == SFP8X_ZERO) return sfp8e_zero(f, v->sign, flags);
     return sfp8e_exact(f, env, v->sign, v->sig, v->exp, flags);
 }
 
@@ -101,7 +103,7 @@ uint32_t sfp8_exp2(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     int64_t top, scale, e;
     uint64_t odd;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_zero(f, 0, flags) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_zero(f, 0, flags) : sfp8e_inf(f, env, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags);
     top = x.exp + msb64(x.sig);
     if (top >= 23) return far(f, env, 0, !x.sign, flags); /* integers beyond every range */
@@ -131,8 +133,8 @@ uint32_t sfp8_expm1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     uint32_t r;
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8x_inf(f, env, 0, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8e_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     /* x != 0 dyadic: e^x - 1 is transcendental */
     top = x.exp + msb64(x.sig);
     /* expm1(x) = x + x^2/2 + ...: |x| * (1 +- 2^-61); larger magnitude for x > 0, smaller for x < 0 */
@@ -216,14 +218,14 @@ static uint32_t log_any(const sfp8_format *f, uint32_t a, const sfp8_env *env, i
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_ZERO) { /* pole: -inf */
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, 1, flags);
+        return sfp8e_inf(f, env, 1, flags);
     }
-    if (x.sign) return sfp8x_invalid(f, flags); /* negative, -inf included */
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
+    if (x.sign) return sfp8e_invalid(f, flags); /* negative, -inf included */
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, 0, flags);
     odd_parts(&x, &odd, &e);
-    if (odd == 1 && e == 0) return sfp8x_zero(f, 0, flags); /* log(1) = +0 in every mode */
+    if (odd == 1 && e == 0) return sfp8e_zero(f, 0, flags); /* log(1) = +0 in every mode */
     if (b == B_2 && odd == 1) return sfp8e_exact(f, env, e < 0, (uint64_t)(e < 0 ? -e : e), 0, flags);
-    if (b == B_10 && e >= 1 && e <= 6) { /* 10^e = 5^e 2^e */
+    if (b == B_10 && e >= 1 && e <= 27) { /* 10^e = 5^e 2^e (5^27 < 2^63: operands of up to 63 bits) */
         uint64_t p5 = 1;
         for (int i = 0; i < e; i++) p5 *= 5;
         if (odd == p5) return sfp8e_exact(f, env, 0, (uint64_t)e, 0, flags);
@@ -251,15 +253,15 @@ uint32_t sfp8_log1p(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     uint32_t r;
     int64_t top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_invalid(f, flags) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_invalid(f, flags) : sfp8e_inf(f, env, 0, flags);
     top = x.exp + msb64(x.sig);
     if (x.sign && top >= 0) {
         if (top == 0 && x.sig == ((uint64_t)1 << msb64(x.sig))) { /* x = -1: pole */
             *flags |= SFP8_FLAG_DIVBYZERO;
-            return sfp8x_inf(f, env, 1, flags);
+            return sfp8e_inf(f, env, 1, flags);
         }
-        return sfp8x_invalid(f, flags); /* x < -1 */
+        return sfp8e_invalid(f, flags); /* x < -1 */
     }
     /* x != 0 in (-1, inf): log(1 + x) is transcendental */
     /* log1p(x) = x - x^2/2 + ...: |x| (1 -+ 2^-61); smaller magnitude for x > 0, larger for x < 0 */
@@ -288,8 +290,8 @@ uint32_t sfp8_cbrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     uint64_t odd;
     int64_t e, top, q;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     odd_parts(&x, &odd, &e);
     if (e == 3 * floor_div3(e)) { /* exact iff odd is a cube (odd < 2^16: root < 41) */
         uint64_t c = 1;
@@ -327,15 +329,15 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     sfp8x_val x, y;
     const sfp8x_val *p, *q;
     uint32_t r;
-    sfp8x_unpack(f, a, &x, flags);
-    sfp8x_unpack(f, b, &y, flags);
+    sfp8e_unpack(f, a, &x, flags);
+    sfp8e_unpack(f, b, &y, flags);
     /* hypot(+-inf, y) = +inf even for a quiet NaN y (a signalling NaN still signals) */
     if (!((x.kind == SFP8X_NAN && x.snan) || (y.kind == SFP8X_NAN && y.snan)) &&
         (x.kind == SFP8X_INF || y.kind == SFP8X_INF))
-        return sfp8x_inf(f, env, 0, flags);
+        return sfp8e_inf(f, env, 0, flags);
     if (sfp8x_nan_operand(f, &x, &y, &r, flags)) return r;
-    if (x.kind == SFP8X_INF || y.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
-    if (x.kind == SFP8X_ZERO && y.kind == SFP8X_ZERO) return sfp8x_zero(f, 0, flags);
+    if (x.kind == SFP8X_INF || y.kind == SFP8X_INF) return sfp8e_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_ZERO && y.kind == SFP8X_ZERO) return sfp8e_zero(f, 0, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, y.sig, y.exp, flags);
     if (y.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, x.sig, x.exp, flags);
     p = &x;
@@ -347,7 +349,8 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     /* |q| < 2^(top_q + 1) <= |p| 2^-30: hypot = |p| (1 + d), 0 < d < 2^-61 */
     if (top_of(p) - top_of(q) > 30) return sfp8e_perturbed(f, env, 0, p->sig, p->exp, 1, flags);
     {
-        /* sig < 2^16, exponents at most 30 + 15 apart: the aligned squares fit 2^124 */
+        /* sig < 2^32 (also a target's operands), so top - exp <= 31 for each: the larger's
+           top - e0 <= 30 + 31, the aligned squares and their sum below 4^62 = 2^124 */
         int64_t e0 = p->exp < q->exp ? p->exp : q->exp;
         u128 s = ((u128)p->sig * p->sig << (2 * (p->exp - e0))) + ((u128)q->sig * q->sig << (2 * (q->exp - e0)));
         int k = 0, m = msb128(s);
@@ -356,7 +359,7 @@ uint32_t sfp8_hypot(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
         s <<= 2 * k;
         rt = isqrt128(s);
         /* hypot = sqrt(s) 2^(e0 - k); sqrt(s) in (rt, rt + 1) unless s is a square */
-        return sfp8x_round(f, env, 0, rt, e0 - k, (u128)rt * rt != s, flags);
+        return sfp8e_rnd(f, env, 0, rt, e0 - k, (u128)rt * rt != s, flags);
     }
 }
 
@@ -464,11 +467,11 @@ uint32_t lae_vals(const sfp8_format *f, const sfp8x_val *xp, const sfp8x_val *yp
     int c;
     int64_t tM, tN, scale;
     if (sfp8x_nan_operand(f, &x, &y, &r, flags)) return r;
-    if ((x.kind == SFP8X_INF && !x.sign) || (y.kind == SFP8X_INF && !y.sign)) return sfp8x_inf(f, env, 0, flags);
-    if (x.kind == SFP8X_INF && y.kind == SFP8X_INF) return sfp8x_inf(f, env, 1, flags); /* both -inf */
+    if ((x.kind == SFP8X_INF && !x.sign) || (y.kind == SFP8X_INF && !y.sign)) return sfp8e_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_INF && y.kind == SFP8X_INF) return sfp8e_inf(f, env, 1, flags); /* both -inf */
     /* logaddexp(-inf, y) = y exactly (log(1) = +0 for y = +-0) */
-    if (x.kind == SFP8X_INF) return y.kind == SFP8X_ZERO ? sfp8x_zero(f, 0, flags) : exact_val(f, env, &y, flags);
-    if (y.kind == SFP8X_INF) return x.kind == SFP8X_ZERO ? sfp8x_zero(f, 0, flags) : exact_val(f, env, &x, flags);
+    if (x.kind == SFP8X_INF) return y.kind == SFP8X_ZERO ? sfp8e_zero(f, 0, flags) : exact_val(f, env, &y, flags);
+    if (y.kind == SFP8X_INF) return x.kind == SFP8X_ZERO ? sfp8e_zero(f, 0, flags) : exact_val(f, env, &x, flags);
     c = val_cmp(&x, &y);
     if (c == 0 && b2) return plus_one(f, env, &x, flags);
     M = c >= 0 ? &x : &y;
@@ -605,7 +608,7 @@ int pow_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t t, i
             return 1;
         }
         sh = m - 63; /* P = (P >> sh) + dropped bits (odd: not all zero) */
-        *out = sfp8x_round(f, env, sign, (uint64_t)(P >> sh), E + sh, (P & (((u128)1 << sh) - 1)) != 0, flags);
+        *out = sfp8e_rnd(f, env, sign, (uint64_t)(P >> sh), E + sh, (P & (((u128)1 << sh) - 1)) != 0, flags);
         return 1;
     } else {
         /* 1 / D, D = t^-n odd > 1: Q = floor(2^(63 + bits) / D) in [2^63, 2^64), never exact */
@@ -614,7 +617,7 @@ int pow_exact(const sfp8_format *f, const sfp8_env *env, int sign, uint64_t t, i
         if (!pow128(t, -n, &P) || (P >> 64) != 0) return 0;
         nb = msb128(P) + 1;
         Q = ((u128)1 << (63 + nb)) / P;
-        *out = sfp8x_round(f, env, sign, (uint64_t)Q, E - 63 - nb, 1, flags);
+        *out = sfp8e_rnd(f, env, sign, (uint64_t)Q, E - 63 - nb, 1, flags);
         return 1;
     }
 }
@@ -657,23 +660,23 @@ uint32_t sfp8_power(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env
     }
     if (y.kind == SFP8X_INF) {
         int gt1; /* |x| > 1 */
-        if (x.kind == SFP8X_ZERO) return y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0, flags);
+        if (x.kind == SFP8X_ZERO) return y.sign ? sfp8e_inf(f, env, 0, flags) : sfp8e_zero(f, 0, flags);
         if (x.kind == SFP8X_INF) gt1 = 1;
         else if (top_of(&x) == 0 && x.sig == (uint64_t)1 << msb64(x.sig)) return sfp8e_exact(f, env, 0, 1, 0, flags); /* x = -1 */
         else gt1 = top_of(&x) >= 0;
-        return gt1 != y.sign ? sfp8x_inf(f, env, 0, flags) : sfp8x_zero(f, 0, flags);
+        return gt1 != y.sign ? sfp8e_inf(f, env, 0, flags) : sfp8e_zero(f, 0, flags);
     }
     if (x.kind == SFP8X_ZERO) {
         if (y.sign) { /* pole */
             *flags |= SFP8_FLAG_DIVBYZERO;
-            return sfp8x_inf(f, env, yodd ? x.sign : 0, flags);
+            return sfp8e_inf(f, env, yodd ? x.sign : 0, flags);
         }
-        return sfp8x_zero(f, yodd ? x.sign : 0, flags);
+        return sfp8e_zero(f, yodd ? x.sign : 0, flags);
     }
-    if (x.kind == SFP8X_INF) return y.sign ? sfp8x_zero(f, x.sign && yodd, flags) : sfp8x_inf(f, env, x.sign && yodd, flags);
+    if (x.kind == SFP8X_INF) return y.sign ? sfp8e_zero(f, x.sign && yodd, flags) : sfp8e_inf(f, env, x.sign && yodd, flags);
     /* x, y finite non-zero */
     if (x.sign) {
-        if (!yint) return sfp8x_invalid(f, flags); /* negative base, non-integer exponent */
+        if (!yint) return sfp8e_invalid(f, flags); /* negative base, non-integer exponent */
         sign = yodd;
     }
     odd_parts(&x, &s, &ax); /* |x| = s 2^ax */

@@ -93,10 +93,10 @@ static uint32_t powb(const sfp8_format *f, uint32_t a, const sfp8_env *env, int 
     int64_t e;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) { /* +inf; -inf: 0 - m */
-        if (!x.sign) return sfp8x_inf(f, env, 0, flags);
-        return m ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8x_zero(f, 0, flags);
+        if (!x.sign) return sfp8e_inf(f, env, 0, flags);
+        return m ? sfp8e_exact(f, env, 1, 1, 0, flags) : sfp8e_zero(f, 0, flags);
     }
-    if (x.kind == SFP8X_ZERO) return m ? sfp8x_zero(f, x.sign, flags) : sfp8e_exact(f, env, 0, 1, 0, flags);
+    if (x.kind == SFP8X_ZERO) return m ? sfp8e_zero(f, x.sign, flags) : sfp8e_exact(f, env, 0, 1, 0, flags);
     odd_parts(&x, &odd, &e);
     if (e >= 0 && top_of(&x) < 23) { /* an integer n: b^n - m is dyadic for n >= 0 (and b = 2) */
         int64_t n = (int64_t)(odd << e) * (x.sign ? -1 : 1);
@@ -142,15 +142,15 @@ static uint32_t logbp1(const sfp8_format *f, uint32_t a, const sfp8_env *env, in
     uint64_t odd;
     int64_t e, top, scale;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8x_invalid(f, flags) : sfp8x_inf(f, env, 0, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_invalid(f, flags) : sfp8e_inf(f, env, 0, flags);
     top = top_of(&x);
     if (x.sign && top >= 0) {
         if (top == 0 && is_pow2(&x)) { /* x = -1: pole */
             *flags |= SFP8_FLAG_DIVBYZERO;
-            return sfp8x_inf(f, env, 1, flags);
+            return sfp8e_inf(f, env, 1, flags);
         }
-        return sfp8x_invalid(f, flags); /* x < -1 */
+        return sfp8e_invalid(f, flags); /* x < -1 */
     }
     odd_parts(&x, &odd, &e);
     /* exact: 1 + x = 2^k (b = 2: x = 2^k - 1, or x = -1 + 2^-m) or 1 + x = 10^k */
@@ -191,7 +191,7 @@ uint32_t sfp8_log10p1(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
 uint32_t sfp8_softplus(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_t *flags)
 {
     sfp8x_val x, zero = {SFP8X_ZERO, 0, 0, 0, 0, 0};
-    sfp8x_unpack(f, a, &x, flags);
+    sfp8e_unpack(f, a, &x, flags);
     return lae_vals(f, &x, &zero, env, 0, flags);
 }
 
@@ -208,10 +208,10 @@ uint32_t sfp8_rsqrt(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_ZERO) { /* pole: +-inf */
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, x.sign, flags);
+        return sfp8e_inf(f, env, x.sign, flags);
     }
-    if (x.sign) return sfp8x_invalid(f, flags);
-    if (x.kind == SFP8X_INF) return sfp8x_zero(f, 0, flags);
+    if (x.sign) return sfp8e_invalid(f, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_zero(f, 0, flags);
     odd_parts(&x, &odd, &e);
     if (odd == 1 && !(e & 1)) return sfp8e_exact(f, env, 0, 1, -e / 2, flags); /* 4^k: 2^-k */
     /* x = m 4^q, m in [1, 4): 1/sqrt(m) 2^-q (irrational, or 1/odd) */
@@ -259,11 +259,11 @@ uint32_t sfp8_pown(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env *
     if (sfp8x_nan3(f, &x, NULL, NULL, &r, flags)) return r;
     sign = x.sign && odd;
     if (x.kind == SFP8X_ZERO) {
-        if (n > 0) return sfp8x_zero(f, sign, flags);
+        if (n > 0) return sfp8e_zero(f, sign, flags);
         *flags |= SFP8_FLAG_DIVBYZERO; /* pole */
-        return sfp8x_inf(f, env, sign, flags);
+        return sfp8e_inf(f, env, sign, flags);
     }
-    if (x.kind == SFP8X_INF) return n > 0 ? sfp8x_inf(f, env, sign, flags) : sfp8x_zero(f, sign, flags);
+    if (x.kind == SFP8X_INF) return n > 0 ? sfp8e_inf(f, env, sign, flags) : sfp8e_zero(f, sign, flags);
     return pown_finite(f, env, sign, &x, n, flags);
 }
 
@@ -288,15 +288,15 @@ uint32_t sfp8_rootn(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_env 
     int64_t A, an;
     int odd = (int)(n & 1), sign;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (n == 0) return sfp8x_invalid(f, flags);
-    if (x.sign && !odd && x.kind != SFP8X_ZERO) return sfp8x_invalid(f, flags); /* even root of x < 0 */
+    if (n == 0) return sfp8e_invalid(f, flags);
+    if (x.sign && !odd && x.kind != SFP8X_ZERO) return sfp8e_invalid(f, flags); /* even root of x < 0 */
     sign = x.sign && odd;
     if (x.kind == SFP8X_ZERO) {
-        if (n > 0) return sfp8x_zero(f, sign, flags);
+        if (n > 0) return sfp8e_zero(f, sign, flags);
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, sign, flags);
+        return sfp8e_inf(f, env, sign, flags);
     }
-    if (x.kind == SFP8X_INF) return n > 0 ? sfp8x_inf(f, env, sign, flags) : sfp8x_zero(f, sign, flags);
+    if (x.kind == SFP8X_INF) return n > 0 ? sfp8e_inf(f, env, sign, flags) : sfp8e_zero(f, sign, flags);
     odd_parts(&x, &s, &A);
     an = n > 0 ? n : (n == INT64_MIN ? INT64_MAX : -n);
     /* exact: s = t^|n| and |n| divides A; dyadic only for n > 0 or t = 1 */
@@ -335,17 +335,17 @@ uint32_t sfp8_compound(const sfp8_format *f, uint32_t a, int64_t n, const sfp8_e
     if (x.kind == SFP8X_NAN) return sfp8x_nan3(f, &x, NULL, NULL, &r, flags) && (n != 0 || x.snan) ? r
                                    : sfp8e_exact(f, env, 0, 1, 0, flags);
     if (x.kind == SFP8X_INF) {
-        if (x.sign) return sfp8x_invalid(f, flags);
-        return n > 0 ? sfp8x_inf(f, env, 0, flags) : n < 0 ? sfp8x_zero(f, 0, flags) : sfp8e_exact(f, env, 0, 1, 0, flags);
+        if (x.sign) return sfp8e_invalid(f, flags);
+        return n > 0 ? sfp8e_inf(f, env, 0, flags) : n < 0 ? sfp8e_zero(f, 0, flags) : sfp8e_exact(f, env, 0, 1, 0, flags);
     }
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags);
     top = top_of(&x);
     if (x.sign && top >= 0) {
-        if (top > 0 || !is_pow2(&x)) return sfp8x_invalid(f, flags); /* x < -1 */
+        if (top > 0 || !is_pow2(&x)) return sfp8e_invalid(f, flags); /* x < -1 */
         if (n == 0) return sfp8e_exact(f, env, 0, 1, 0, flags);      /* x = -1 */
-        if (n > 0) return sfp8x_zero(f, 0, flags);
+        if (n > 0) return sfp8e_zero(f, 0, flags);
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, 0, flags);
+        return sfp8e_inf(f, env, 0, flags);
     }
     if (n == 0) return sfp8e_exact(f, env, 0, 1, 0, flags);
     if (one_plus(&x, &u, &E)) { /* (1 + x)^n = t^n 2^(A n), t odd */
@@ -390,19 +390,19 @@ uint32_t sfp8_powr(const sfp8_format *f, uint32_t a, uint32_t b, const sfp8_env 
     sfp8x_unpack(f, a, &x, flags);
     sfp8x_unpack(f, b, &y, flags);
     if (sfp8x_nan3(f, &x, &y, NULL, &r, flags)) return r;
-    if (x.sign && x.kind != SFP8X_ZERO) return sfp8x_invalid(f, flags); /* x < 0, -inf included */
+    if (x.sign && x.kind != SFP8X_ZERO) return sfp8e_invalid(f, flags); /* x < 0, -inf included */
     one = x.kind == SFP8X_FINITE && is_pow2(&x) && top_of(&x) == 0;
     if (x.kind == SFP8X_ZERO) {
-        if (y.kind == SFP8X_ZERO) return sfp8x_invalid(f, flags); /* powr(0, 0) */
-        if (!y.sign) return sfp8x_zero(f, 0, flags);
+        if (y.kind == SFP8X_ZERO) return sfp8e_invalid(f, flags); /* powr(0, 0) */
+        if (!y.sign) return sfp8e_zero(f, 0, flags);
         if (y.kind != SFP8X_INF) *flags |= SFP8_FLAG_DIVBYZERO; /* pole; powr(0, -inf) = +inf quietly */
-        return sfp8x_inf(f, env, 0, flags);
+        return sfp8e_inf(f, env, 0, flags);
     }
     if (x.kind == SFP8X_INF) {
-        if (y.kind == SFP8X_ZERO) return sfp8x_invalid(f, flags); /* powr(inf, 0) */
-        return y.sign ? sfp8x_zero(f, 0, flags) : sfp8x_inf(f, env, 0, flags);
+        if (y.kind == SFP8X_ZERO) return sfp8e_invalid(f, flags); /* powr(inf, 0) */
+        return y.sign ? sfp8e_zero(f, 0, flags) : sfp8e_inf(f, env, 0, flags);
     }
-    if (one && y.kind == SFP8X_INF) return sfp8x_invalid(f, flags); /* powr(1, inf) */
+    if (one && y.kind == SFP8X_INF) return sfp8e_invalid(f, flags); /* powr(1, inf) */
     /* x > 0 finite: pow(x, y) (1 for y = 0 or x = 1) */
     return sfp8_power(f, a, b, env, flags);
 }

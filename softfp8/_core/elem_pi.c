@@ -65,18 +65,18 @@ uint32_t sfp8_sinpi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     int64_t e;
     int neg;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_invalid(f, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_invalid(f, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     if (top_of(&x) <= -27) return tiny_pi(f, env, &x, QC(-1.0) / 6, flags);
     mod2(&x, &N, &e);
-    if (N == 0 || e == 0) return sfp8x_zero(f, x.sign, flags); /* an integer: +-0, the sign of x */
+    if (N == 0 || e == 0) return sfp8e_zero(f, x.sign, flags); /* an integer: +-0, the sign of x */
     H = (uint64_t)1 << -e; /* 1 in units 2^e */
     neg = x.sign;
     if (N >= H) { /* sin(pi (r + 1)) = -sin(pi r) */
         neg ^= 1;
         N -= H;
     }
-    if (N == 0) return sfp8x_zero(f, x.sign, flags); /* an odd integer */
+    if (N == 0) return sfp8e_zero(f, x.sign, flags); /* an odd integer */
     if (N > H / 2) N = H - N; /* sin(pi (1 - r)) = sin(pi r) */
     if (2 * N == H) return sfp8e_exact(f, env, neg, 1, 0, flags);
     if (4 * N <= H) return trig_pi(f, env, neg, N, e, 0, flags);
@@ -91,7 +91,7 @@ uint32_t sfp8_cospi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     int64_t e;
     int neg = 0;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_invalid(f, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_invalid(f, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, 0, flags);
     if (top_of(&x) <= -32) return sfp8e_perturbed(f, env, 0, 1, 0, -1, flags); /* 1 - (pi x)^2 / 2 */
     mod2(&x, &N, &e);
@@ -103,7 +103,7 @@ uint32_t sfp8_cospi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
         neg = 1;
         N = H - N;
     }
-    if (2 * N == H) return sfp8x_zero(f, 0, flags); /* cosPi(n + 1/2) = +0 */
+    if (2 * N == H) return sfp8e_zero(f, 0, flags); /* cosPi(n + 1/2) = +0 */
     if (4 * N <= H) return trig_pi(f, env, neg, N, e, 1, flags);
     return trig_pi(f, env, neg, H / 2 - N, e, 0, flags);
 }
@@ -116,18 +116,18 @@ uint32_t sfp8_tanpi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8
     int64_t e;
     int odd, neg;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_invalid(f, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_invalid(f, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     if (top_of(&x) <= -27) return tiny_pi(f, env, &x, QC(1.0) / 3, flags);
     mod2(&x, &N, &e);
     H = (uint64_t)1 << -e;
     odd = e == 0 ? (int)N : N >= H; /* floor(|x|) odd */
-    if (e == 0 || N == 0) return sfp8x_zero(f, x.sign ^ odd, flags); /* tanPi(n) */
+    if (e == 0 || N == 0) return sfp8e_zero(f, x.sign ^ odd, flags); /* tanPi(n) */
     if (N >= H) N -= H; /* period 1 */
-    if (N == 0) return sfp8x_zero(f, x.sign ^ odd, flags);
+    if (N == 0) return sfp8e_zero(f, x.sign ^ odd, flags);
     if (2 * N == H) { /* a pole: +inf for floor(|x|) even, then odd in x */
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, x.sign ^ odd, flags);
+        return sfp8e_inf(f, env, x.sign ^ odd, flags);
     }
     neg = x.sign;
     if (2 * N > H) { /* tan(pi (1 - r)) = -tan(pi r) */
@@ -183,8 +183,8 @@ uint32_t sfp8_asinpi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     sfp8x_val x;
     uint32_t r;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (above_one(&x)) return sfp8x_invalid(f, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (above_one(&x)) return sfp8e_invalid(f, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     if (is_one(&x)) return sfp8e_exact(f, env, x.sign, 1, -1, flags); /* +-1/2 */
     if (top_of(&x) <= -27) return tiny_over_pi(f, env, &x, QC(1.0) / 6, flags);
     return inv_pi(f, env, &x, asin, QF(asin), flags);
@@ -195,9 +195,9 @@ uint32_t sfp8_acospi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     sfp8x_val x;
     uint32_t r;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (above_one(&x)) return sfp8x_invalid(f, flags);
+    if (above_one(&x)) return sfp8e_invalid(f, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, 0, 1, -1, flags); /* 1/2 */
-    if (is_one(&x)) return x.sign ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8x_zero(f, 0, flags);
+    if (is_one(&x)) return x.sign ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8e_zero(f, 0, flags);
     if (top_of(&x) < -60) /* 1/2 - x/pi - ...: within 2^-60 of 1/2, on the side opposite x */
         return sfp8e_perturbed(f, env, 0, 1, -1, x.sign ? 1 : -1, flags);
     return inv_pi(f, env, &x, acos, QF(acos), flags);
@@ -208,7 +208,7 @@ uint32_t sfp8_atanpi(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     sfp8x_val x;
     uint32_t r;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     if (x.kind == SFP8X_INF) return sfp8e_exact(f, env, x.sign, 1, -1, flags); /* +-1/2 */
     if (is_one(&x)) return sfp8e_exact(f, env, x.sign, 1, -2, flags);             /* +-1/4 */
     if (top_of(&x) <= -27) return tiny_over_pi(f, env, &x, QC(-1.0) / 3, flags);
@@ -224,16 +224,16 @@ uint32_t sfp8_atan2pi(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
     sfp8x_val y, x;
     uint32_t r;
     int64_t d;
-    sfp8x_unpack(f, ya, &y, flags);
-    sfp8x_unpack(f, xa, &x, flags);
-    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r;
+    sfp8e_unpack(f, ya, &y, flags);
+    sfp8e_unpack(f, xa, &x, flags);
+    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r; /* a target's operands are never NaN */
     if (y.kind == SFP8X_ZERO) /* +-0 for x = +0 or x > 0, +-1 for x = -0 or x < 0 */
-        return x.sign ? sfp8e_exact(f, env, y.sign, 1, 0, flags) : sfp8x_zero(f, y.sign, flags);
+        return x.sign ? sfp8e_exact(f, env, y.sign, 1, 0, flags) : sfp8e_zero(f, y.sign, flags);
     if (y.kind == SFP8X_INF) /* +-1/4 (x = +inf), +-3/4 (x = -inf), else +-1/2 */
         return x.kind != SFP8X_INF ? sfp8e_exact(f, env, y.sign, 1, -1, flags)
                                    : sfp8e_exact(f, env, y.sign, x.sign ? 3 : 1, -2, flags);
     if (x.kind == SFP8X_ZERO) return sfp8e_exact(f, env, y.sign, 1, -1, flags);
-    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, y.sign, 1, 0, flags) : sfp8x_zero(f, y.sign, flags);
+    if (x.kind == SFP8X_INF) return x.sign ? sfp8e_exact(f, env, y.sign, 1, 0, flags) : sfp8e_zero(f, y.sign, flags);
     if (y.sig == x.sig && y.exp == x.exp) return sfp8e_exact(f, env, y.sign, x.sign ? 3 : 1, -2, flags);
     d = top_of(&y) - top_of(&x);
     if (d >= 62) /* +-(1/2 + atan(x/|y|)/pi): the correction below 2^-60, its sign that of x */

@@ -88,11 +88,11 @@ static int trig_cheap(const sfp8_format *f, const sfp8_env *env, const sfp8x_val
                       uint32_t *r, uint8_t *flags)
 {
     if (x->kind == SFP8X_INF) { /* sin, cos, tan (+-inf): invalid */
-        *r = sfp8x_invalid(f, flags);
+        *r = sfp8e_invalid(f, flags);
         return 1;
     }
     if (x->kind == SFP8X_ZERO) { /* sin(+-0) = tan(+-0) = +-0, cos(+-0) = 1 */
-        *r = is_cos ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8x_zero(f, x->sign, flags);
+        *r = is_cos ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8e_zero(f, x->sign, flags);
         return 1;
     }
     if (top_of(x) <= TINY_TOP) { /* cos = 1 - x^2/2, sin = x - x^3/6, tan = x + x^3/3 */
@@ -101,7 +101,7 @@ static int trig_cheap(const sfp8_format *f, const sfp8_env *env, const sfp8x_val
         return 1;
     }
     if (top_of(x) >= TRIG_HUGE_TOP) {
-        *r = sfp8x_invalid(f, flags);
+        *r = sfp8e_invalid(f, flags);
         return 1;
     }
     return 0;
@@ -148,8 +148,8 @@ static int is_one(const sfp8x_val *x) { return x->kind == SFP8X_FINITE && top_of
 static int odd_unit_prologue(const sfp8_format *f, uint32_t a, sfp8x_val *x, uint32_t *r, uint8_t *flags)
 {
     if (sfp8e_unpack1(f, a, x, r, flags)) return 1;
-    if (above_one(x)) *r = sfp8x_invalid(f, flags);
-    else if (x->kind == SFP8X_ZERO) *r = sfp8x_zero(f, x->sign, flags);
+    if (above_one(x)) *r = sfp8e_invalid(f, flags);
+    else if (x->kind == SFP8X_ZERO) *r = sfp8e_zero(f, x->sign, flags);
     else return 0;
     return 1;
 }
@@ -168,8 +168,8 @@ uint32_t sfp8_arccos(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     sfp8x_val x;
     uint32_t r;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (above_one(&x)) return sfp8x_invalid(f, flags);
-    if (is_one(&x) && !x.sign) return sfp8x_zero(f, 0, flags); /* arccos(1) = +0 */
+    if (above_one(&x)) return sfp8e_invalid(f, flags);
+    if (is_one(&x) && !x.sign) return sfp8e_zero(f, 0, flags); /* arccos(1) = +0 */
     /* arccos(x) = pi/2 - x - ...: for |x| < 2^-60 pi/2 within |x| <= 2^(top+1);
      * pi/2 lies nowhere near a rounding decision (its bits 17..64 hold no run
      * of 30 equal bits), so the interval decides */
@@ -184,7 +184,7 @@ uint32_t sfp8_arctan(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint
     uint32_t r;
     int64_t top;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     if (x.kind == SFP8X_INF) return round_pi(f, env, x.sign, 2, -20000, flags); /* +-pi/2 */
     top = top_of(&x);
     if (top <= TINY_TOP) return sfp8e_perturbed(f, env, x.sign, x.sig, x.exp, -1, flags); /* x - x^3/3 */
@@ -201,16 +201,16 @@ uint32_t sfp8_arctan2(const sfp8_format *f, uint32_t ya, uint32_t xa, const sfp8
     sfp8x_val y, x;
     uint32_t r;
     int64_t d;
-    sfp8x_unpack(f, ya, &y, flags);
-    sfp8x_unpack(f, xa, &x, flags);
-    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r;
+    sfp8e_unpack(f, ya, &y, flags);
+    sfp8e_unpack(f, xa, &x, flags);
+    if (sfp8x_nan_operand(f, &y, &x, &r, flags)) return r; /* a target's operands are never NaN */
     if (y.kind == SFP8X_ZERO) /* +-0 for x = +0 or x > 0, +-pi for x = -0 or x < 0 */
-        return x.sign ? round_pi(f, env, y.sign, 4, -20000, flags) : sfp8x_zero(f, y.sign, flags);
+        return x.sign ? round_pi(f, env, y.sign, 4, -20000, flags) : sfp8e_zero(f, y.sign, flags);
     if (y.kind == SFP8X_INF) /* +-pi/4 (x = +inf), +-3pi/4 (x = -inf), else +-pi/2 */
         return round_pi(f, env, y.sign, x.kind != SFP8X_INF ? 2 : x.sign ? 3 : 1, -20000, flags);
     if (x.kind == SFP8X_ZERO) return round_pi(f, env, y.sign, 2, -20000, flags); /* +-pi/2 */
     if (x.kind == SFP8X_INF) /* +-0 (x = +inf), +-pi (x = -inf) */
-        return x.sign ? round_pi(f, env, y.sign, 4, -20000, flags) : sfp8x_zero(f, y.sign, flags);
+        return x.sign ? round_pi(f, env, y.sign, 4, -20000, flags) : sfp8e_zero(f, y.sign, flags);
     d = top_of(&y) - top_of(&x);
     if (d >= 60) /* +-(pi/2 + arctan(x/|y|)), |arctan(x/|y|)| < 2^(1-d) */
         return round_pi(f, env, y.sign, 2, 1 - d, flags);
@@ -287,8 +287,8 @@ static uint32_t sinh_cosh(const sfp8_format *f, uint32_t a, const sfp8_env *env,
     int sign;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     sign = is_cosh ? 0 : x.sign;
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, sign, flags); /* sinh(+-inf) = +-inf, cosh = +inf */
-    if (x.kind == SFP8X_ZERO) return is_cosh ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, sign, flags); /* sinh(+-inf) = +-inf, cosh = +inf */
+    if (x.kind == SFP8X_ZERO) return is_cosh ? sfp8e_exact(f, env, 0, 1, 0, flags) : sfp8e_zero(f, x.sign, flags);
     top = top_of(&x);
     if (top <= TINY_TOP) /* cosh = 1 + x^2/2, sinh = x + x^3/6 */
         return is_cosh ? sfp8e_perturbed(f, env, 0, 1, 0, 1, flags)
@@ -316,7 +316,7 @@ uint32_t sfp8_tanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uint8_
     int64_t top;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.kind == SFP8X_INF) return sfp8e_exact(f, env, x.sign, 1, 0, flags); /* +-1 */
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     top = top_of(&x);
     if (top <= TINY_TOP) return sfp8e_perturbed(f, env, x.sign, x.sig, x.exp, -1, flags); /* x - x^3/3 */
     if (top >= 5) /* |x| >= 32: 1 - tanh|x| < 2 e^-64 < 2^-91 */
@@ -346,8 +346,8 @@ uint32_t sfp8_arcsinh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     uint32_t r;
     int64_t top;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     top = top_of(&x);
     if (top <= TINY_TOP) return sfp8e_perturbed(f, env, x.sign, x.sig, x.exp, -1, flags); /* x - x^3/6 */
     if (top >= 1000) return log2x_q(f, env, x.sign, &x, flags);
@@ -360,9 +360,9 @@ uint32_t sfp8_arccosh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     uint32_t r;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
     if (x.sign || x.kind == SFP8X_ZERO || (x.kind == SFP8X_FINITE && top_of(&x) < 0))
-        return sfp8x_invalid(f, flags); /* x < 1 */
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, 0, flags);
-    if (is_one(&x)) return sfp8x_zero(f, 0, flags); /* arccosh(1) = +0 */
+        return sfp8e_invalid(f, flags); /* x < 1 */
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, 0, flags);
+    if (is_one(&x)) return sfp8e_zero(f, 0, flags); /* arccosh(1) = +0 */
     if (top_of(&x) >= 1000) return log2x_q(f, env, 0, &x, flags);
     return ziv1(f, env, &x, acosh, QF(acosh), flags);
 }
@@ -374,7 +374,7 @@ uint32_t sfp8_arctanh(const sfp8_format *f, uint32_t a, const sfp8_env *env, uin
     if (odd_unit_prologue(f, a, &x, &r, flags)) return r;
     if (is_one(&x)) { /* pole: arctanh(+-1) = +-inf */
         *flags |= SFP8_FLAG_DIVBYZERO;
-        return sfp8x_inf(f, env, x.sign, flags);
+        return sfp8e_inf(f, env, x.sign, flags);
     }
     if (top_of(&x) <= TINY_TOP) return sfp8e_perturbed(f, env, x.sign, x.sig, x.exp, 1, flags); /* x + x^3/3 */
     return ziv1(f, env, &x, atanh, QF(atanh), flags);
@@ -397,8 +397,8 @@ static uint32_t times_const(const sfp8_format *f, uint32_t a, const sfp8_env *en
     double y;
     sfp8q yq;
     if (sfp8e_unpack1(f, a, &x, &r, flags)) return r;
-    if (x.kind == SFP8X_INF) return sfp8x_inf(f, env, x.sign, flags);
-    if (x.kind == SFP8X_ZERO) return sfp8x_zero(f, x.sign, flags);
+    if (x.kind == SFP8X_INF) return sfp8e_inf(f, env, x.sign, flags);
+    if (x.kind == SFP8X_ZERO) return sfp8e_zero(f, x.sign, flags);
     y = sfp8e_to_d(&x, &scale) * c;
     if (sfp8e_round_d(f, env, x.sign, y, y * 0x1p-50, scale, &r, flags)) return r;
     yq = sfp8e_to_q(&x, &scale) * cq;

@@ -8,6 +8,8 @@ Every block size class (1, 2, 7, 32, 33: within, at and across a 32-element bloc
 boundary), scale formats unsigned and signed with special scales (0, NaN, +-inf,
 the extremes), element and result formats signed / unsigned, finite / extended, every
 deterministic rounding mode x every saturation mode; stochastic words separately.
+The elementary functions on blocks (5.4) against MPFR (tests/models/mpref.py,
+mpref_ieee.py through test_p3109_ops.omega) at the exact scaled operands.
 """
 from fractions import Fraction
 
@@ -188,3 +190,242 @@ def test_mixed_format_quotients_and_selections(cfg):
                     assert list(got) == [project_ref(Fr, v, sat, mode) for v in want_exact], (op, mode, sat)
                     n += got.size
     assert n == len(_scales(Fsr, np.random.default_rng(50 + cfg))[::2]) * len(MORE) * 18 * 33
+
+
+# ---- the elementary functions of 5.4 on blocks: f(S X) / S_r, correctly rounded ----
+
+ELEM = ("Exp", "Exp2", "Log", "Log2", "LogOnePlus", "ExpMinusOne", "Sin", "Cos", "Tan", "ArcSin", "ArcCos",
+        "ArcTan", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "SinPi", "CosPi", "TanPi",
+        "ArcSinPi", "ArcCosPi", "ArcTanPi", "Softplus")
+
+
+def _unit_scales(Fs):
+    """finite non-zero scale codes of value in [1/8, 2] (arguments where the functions turn)"""
+    return [c for c, v in enumerate(Fs.values) if isinstance(v, Fraction) and Fraction(1, 8) <= abs(v) <= 2]
+
+
+def _elem_want(op, Z, SR):
+    """the reference datum of op(z) / S_r: MPFR's 64-bit truncation and sticky at the exact
+    z = S X (test_p3109_ops.omega: C99 F.9 / IEEE 754 9.2.1 specials, P3109's TanPi NaN),
+    divided by S_r (omega-BlockProject 5.1.2)"""
+    return [_div(omega(op, z), SR) for z in Z]
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_elementary_block_ops_every_mode(cfg):
+    """Every unary elementary function of 5.4 as BlockOp: Project_fr(f(S X_i) / S_r) against
+    MPFR at the exact S X (up to 8 + 8 significant bits, beyond the element format), the
+    result scale S_r in a third format (non-power-of-two significands in configs 1 and 2):
+    special, extreme and unit-range scales, block sizes 1, 2, 7, 32, 33 (one per
+    function and scale, in turn), every deterministic mode x saturation."""
+    keys = CONFIGS[cfg]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(70 + cfg)
+    scales = _scales(Fs, rng) + [int(c) for c in rng.choice(_unit_scales(Fs), 3, replace=False)]
+    srs = [int(c) for c in rng.choice(_unit_scales(Fsr), 2, replace=False)] + _scales(Fsr, rng)[::3]
+    n = cases = 0
+    for j, s in enumerate(scales):
+        S = _v(Fs, s)
+        for k, op in enumerate(ELEM):
+            size = SIZES[(j + k) % len(SIZES)]
+            sr_ = srs[(j + k) % len(srs)]
+            x = rng.integers(0, 1 << keys[1][0], size)
+            want = _elem_want(op, [omega("Multiply", S, _v(Fx, c)) for c in x], _v(Fsr, sr_))
+            for mode in MODES:
+                for sat in SATS:
+                    _, got = p3109.block_op(op, [(s, x)], [fs], [fx], sr_, fsr, fr, mode, sat)
+                    assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, s, sr_, mode, sat)
+                    n += got.size
+                    cases += 1
+    assert cases == len(scales) * len(ELEM) * len(MODES) * len(SATS)
+    assert n == sum(SIZES[(j + k) % len(SIZES)] for j in range(len(scales)) for k in range(len(ELEM))) * 18
+
+
+def test_elementary_block_ops_overflow_underflow():
+    """S X where f's value leaves fr's range after the division by S_r: exp / exp2 /
+    expm1 / sinh / cosh / softplus of large |S X| (overflow and underflow), log / log2 /
+    arcsinh of huge S X, tan near its poles' neighbourhood, with the smallest and largest
+    result scales: every deterministic mode x saturation (SatNone's infinities and
+    SatFinite's clamps), against MPFR."""
+    keys = CONFIGS[0]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    fin = [c for c, v in enumerate(Fs.values) if isinstance(v, Fraction) and v != 0]
+    big = [c for c in fin if 16 <= Fs.values[c] <= 2 ** 20][:4]
+    xs = np.array([c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v != 0 and
+                   abs(v) >= Fraction(1, 2)][::5])
+    srs = (fin[0], fin[len(fin) // 2], fin[-1])
+    ops = ("Exp", "Exp2", "ExpMinusOne", "Sinh", "Cosh", "Softplus", "Log", "Log2", "ArcSinh", "Tan")
+    top = max(abs(v) for v in Fr.values if isinstance(v, Fraction))
+    ends = {c for c, v in enumerate(Fr.values) if v in (PINF, NINF) or (isinstance(v, Fraction) and abs(v) == top)}
+    n = saturated = 0
+    for s in big:
+        Z = [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in xs]
+        for sr_ in srs:
+            for op in ops:
+                want = _elem_want(op, Z, _v(Fs, sr_))
+                for mode in MODES:
+                    for sat in SATS:
+                        _, got = p3109.block_op(op, [(s, xs)], [fs], [fx], sr_, fs, fr, mode, sat)
+                        ref = [project_ref(Fr, v, sat, mode) for v in want]
+                        assert list(got) == ref, (op, s, sr_, mode, sat)
+                        n += got.size
+                        saturated += sum(c in ends for c in ref)
+    assert n == len(big) * len(srs) * len(ops) * len(xs) * len(MODES) * len(SATS)
+    assert saturated > n // 10   # the set does reach the range's ends
+
+
+def test_elementary_block_ops_stochastic_and_bad_calls():
+    """StochasticA reaches each element (the same as a one-element call, and one of the
+    two directed roundings); the 49-bit bound of stochastic rounding with a wide result
+    scale is refused with a ValueError naming the values; the elementary functions take
+    one block."""
+    keys = CONFIGS[0]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    rng = np.random.default_rng(12)
+    s = _unit_scales(Fs)[0]
+    x = rng.integers(0, 256, 33)
+    r = rng.integers(0, 1 << 16, 33)
+    want = _elem_want("Exp", [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x], Fraction(1))
+    one = [c for c, v in enumerate(Fs.values) if v == 1][0]
+    _, a = p3109.block_op("Exp", [(s, x)], [fs], [fx], one, fs, fr, sr="A", sr_bits=16, random_bits=r)
+    for i in range(33):
+        _, b = p3109.block_op("Exp", [(s, x[i:i + 1])], [fs], [fx], one, fs, fr, sr="A", sr_bits=16,
+                              random_bits=r[i:i + 1])
+        assert a[i] == b[0]
+        assert a[i] in {project_ref(Fr, want[i], "SatFinite", m) for m in ("TowardNegative", "TowardPositive")}
+    f15, Fsr, fsr = sf_format(15, 14, True, True), ref_format(8, 4, True, True), sf_format(8, 4, True, True)
+    wide = [c for c, v in enumerate(Fsr.values) if v == Fraction(15, 8)][0]   # 4-bit odd significand
+    with pytest.raises(ValueError, match=f"sr_bits=32: .* sr_={wide}'s odd significand is 51, above 49"):
+        p3109.block_op("Exp", [(s, x)], [fs], [fx], wide, fsr, f15, sr="A", sr_bits=32,
+                       random_bits=np.zeros(33, np.uint32))
+    _, got = p3109.block_op("Exp", [(s, x)], [fs], [fx], wide, fsr, f15, sr="A", sr_bits=30,
+                            random_bits=np.zeros(33, np.uint32))          # 49: allowed
+    assert got.size == 33
+    # the C function refuses the same call before writing any element (a bad call)
+    from softfp8 import _ext
+    out = np.full(33, 0x1234, f15.storage)
+    with pytest.raises(ValueError, match="bad call"):
+        _ext.p3109_block("op", p3109._env_of(f15, "stochastic", 32), np.zeros(33, np.uint32), 0,
+                         (fs.params, fx.params, fsr.params, f15.params), (s, wide),
+                         (x.astype(fx.storage),), out, p3109._OP_ID["Exp"])
+    assert (out == 0x1234).all()
+    with pytest.raises(ValueError, match="takes 1 block"):
+        p3109.block_op("Sin", [(s, x), (s, x)], [fs, fs], [fx, fx], one, fs, fr)
+    with pytest.raises(ValueError, match="not a block operation"):
+        p3109.block_op("Log10", [(s, x)], [fs], [fx], one, fs, fr)
+
+
+def test_elementary_block_ops_wide_products():
+    """S X with 17 significant bits (a 7-bit scale significand times a 10-bit element one:
+    wider than every storage format, the case the value-level entries exist for) and a
+    result scale with a 5-bit odd significand, 12-bit result: every function, 33
+    elements, every deterministic mode x saturation, against MPFR."""
+    ks, kx, ksr, kr = (8, 7, True, True), (12, 10, True, True), (8, 6, False, True), (12, 9, True, False)
+    (Fs, Fx, Fsr, Fr), (fs, fx, fsr, fr) = [ref_format(*k) for k in (ks, kx, ksr, kr)], \
+        [sf_format(*k) for k in (ks, kx, ksr, kr)]
+    rng = np.random.default_rng(90)
+    odd7 = [c for c in _unit_scales(Fs) if (Fs.values[c] * 64).denominator == 1 and (Fs.values[c] * 64) % 2]
+    odd5 = [c for c in _unit_scales(Fsr) if (Fsr.values[c] * 32).denominator == 1 and (Fsr.values[c] * 32) % 2]
+    assert odd7 and odd5
+    fin = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v != 0]
+    n = wide = widest = 0
+    for k, op in enumerate(ELEM):
+        s, sr_ = int(rng.choice(odd7)), int(rng.choice(odd5))
+        x = rng.choice(fin, 33)
+        Z = [omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in x]
+        odd = [abs(z.numerator) // (abs(z.numerator) & -abs(z.numerator)) for z in Z]
+        wide += sum(m.bit_length() > 10 for m in odd)
+        widest = max(widest, max(m.bit_length() for m in odd))
+        want = _elem_want(op, Z, _v(Fsr, sr_))
+        for mode in MODES:
+            for sat in SATS:
+                _, got = p3109.block_op(op, [(s, x)], [fs], [fx], sr_, fsr, fr, mode, sat)
+                assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, s, sr_, mode, sat)
+                n += got.size
+    assert n == len(ELEM) * 33 * len(MODES) * len(SATS)
+    assert wide > len(ELEM) * 33 // 2 and widest == 17   # most products are wider than the formats
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_elementary_block_ops_two_blocks(cfg):
+    """Hypot (4.10.14: NaN with a NaN operand), ArcTan2(S_y Y, S_x X) and ArcTan2Pi as BlockOp
+    of two blocks in their own formats (4.10.15-16: NaN at (0, 0) and (+-inf, +-inf)),
+    including exact hypotenuses, against MPFR at the exact scaled
+    operands: special and unit-range scales, 33 elements, every deterministic mode x
+    saturation."""
+    keys = CONFIGS[cfg]
+    Fr, fr = ref_format(*keys[2]), sf_format(*keys[2])
+    ky, kx = CONFIGS[cfg], CONFIGS[(cfg + 1) % 3]
+    (Fsy, Fy, Fsx, Fx), (fsy, fy, fsx, fx) = [ref_format(*k) for k in (ky[0], ky[1], kx[0], kx[1])], \
+        [sf_format(*k) for k in (ky[0], ky[1], kx[0], kx[1])]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 2) % 3][0]), sf_format(*CONFIGS[(cfg + 2) % 3][0])
+    rng = np.random.default_rng(110 + cfg)
+    pairs = [(a, b) for a in _scales(Fsy, rng)[::2] + _unit_scales(Fsy)[:2]
+             for b in _unit_scales(Fsx)[:1] + _scales(Fsx, rng)[1::3]]
+    n = 0
+    for j, (sy, sx) in enumerate(pairs):
+        sr_ = int(rng.choice(_unit_scales(Fsr)))
+        y, x = rng.integers(0, 1 << ky[1][0], 33), rng.integers(0, 1 << kx[1][0], 33)
+        Zy = [omega("Multiply", _v(Fsy, sy), _v(Fy, c)) for c in y]
+        Zx = [omega("Multiply", _v(Fsx, sx), _v(Fx, c)) for c in x]
+        for op in ("Hypot", "ArcTan2", "ArcTan2Pi"):
+            want = [_div(omega(op, a, b), _v(Fsr, sr_)) for a, b in zip(Zy, Zx)]
+            for mode in MODES:
+                for sat in SATS:
+                    _, got = p3109.block_op(op, [(sy, y), (sx, x)], [fsy, fsx], [fy, fx], sr_, fsr, fr, mode, sat)
+                    assert list(got) == [project_ref(Fr, v, sat, mode) for v in want], (op, sy, sx, mode, sat)
+                    n += got.size
+    assert n == len(pairs) * 3 * 33 * len(MODES) * len(SATS)
+
+
+def test_hypot_block_exact_hypotenuses():
+    """Hypot(S 3 2^j, S 4 2^j) = 5 S 2^j exactly (the exact-square path at the scaled operands,
+    S = 3/2 in config 1's scale format): divided by S_r = S it is representable (every mode
+    gives it, no rounding), by S_r = 1 it is rounded; every mode x saturation."""
+    keys = CONFIGS[1]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    three = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v > 0 and
+             (v / 3).numerator == 1 and ((v / 3).denominator & ((v / 3).denominator - 1)) == 0]
+    four = [c for c, v in enumerate(Fx.values) if isinstance(v, Fraction) and v == Fx.values[three[0]] * 4 / 3]
+    s = [c for c, v in enumerate(Fs.values) if v == Fraction(3, 2)][0]
+    one = [c for c, v in enumerate(Fs.values) if v == 1][0]
+    assert three and four
+    y, x = np.array(three[:1] * 3), np.array(four[:1] * 3)
+    exact = 0
+    for sr_ in (s, one):          # 5 2^j / 1: exact; 5 (3/2) 2^j: 4 bits, rounded in fr (p = 3)
+        want = Fraction(3, 2) * 5 * Fx.values[three[0]] / 3 / Fs.values[sr_]
+        for mode in MODES:
+            for sat in SATS:
+                _, got = p3109.block_op("Hypot", [(s, y), (s, x)], [fs, fs], [fx, fx], sr_, fs, fr, mode, sat)
+                assert list(got) == [project_ref(Fr, want, sat, mode)] * 3
+                exact += Fr.values[int(got[0])] == want
+    assert exact == len(MODES) * len(SATS)   # with S_r = S every mode gives 5 2^j exactly
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_elementary_block_ops_stochastic_exact(cfg):
+    """StochasticA and StochasticB (n = 4, 16 random bits, a random word per element) of every
+    unary elementary function and ArcTan2 against the reference's stochastic rounding of
+    MPFR's value divided by S_r (non-power-of-two S_r in configs 1, 2), every saturation."""
+    keys = CONFIGS[cfg]
+    (Fs, Fx, Fr), (fs, fx, fr) = [ref_format(*k) for k in keys], [sf_format(*k) for k in keys]
+    Fsr, fsr = ref_format(*CONFIGS[(cfg + 1) % 3][0]), sf_format(*CONFIGS[(cfg + 1) % 3][0])
+    rng = np.random.default_rng(130 + cfg)
+    n_el = 0
+    for k, op in enumerate(ELEM + ("ArcTan2",)):
+        s = int(rng.choice(_unit_scales(Fs) + _scales(Fs, rng)[-4:]))
+        sr_ = int(rng.choice(_unit_scales(Fsr)))
+        blocks = [rng.integers(0, 1 << keys[1][0], 11) for _ in range(1 + (op == "ArcTan2"))]
+        Z = [[omega("Multiply", _v(Fs, s), _v(Fx, c)) for c in b] for b in blocks]
+        want = [_div(omega(op, *zs), _v(Fsr, sr_)) for zs in zip(*Z)]
+        for variant in "AB":
+            for nbits in (4, 16):
+                r = rng.integers(0, 1 << nbits, 11)
+                for sat in SATS:
+                    _, got = p3109.block_op(op, [(s, b) for b in blocks], [fs] * len(blocks), [fx] * len(blocks),
+                                            sr_, fsr, fr, saturation=sat, sr=variant, sr_bits=nbits, random_bits=r)
+                    assert list(got) == [project_ref(Fr, v, sat, variant, nbits, int(ri)) for v, ri in zip(want, r)], \
+                        (op, variant, nbits, sat)
+                    n_el += got.size
+    assert n_el == (len(ELEM) + 1) * 2 * 2 * len(SATS) * 11

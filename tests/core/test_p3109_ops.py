@@ -356,5 +356,5 @@ def test_block_operations():
         assert [int(g) for g in got] == [project_ref(Fr, v if v in (NAN, PINF, NINF) else (
             Fraction(0) if Sv == 0 else v / Sv), "SatFinite", "NearestTiesToEven") for v in X]
     assert n == 2 * 12 * 4
-    with pytest.raises(ValueError, match="block_op 'Exp' is not provided"):
-        p3109.block_op("Exp", [(1, [0])], [fs], [fs], 1, fs, fs)
+    with pytest.raises(ValueError, match="block_op 'Exp10' is not a block operation"):
+        p3109.block_op("Exp10", [(1, [0])], [fs], [fs], 1, fs, fs)
