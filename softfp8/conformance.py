@@ -303,8 +303,10 @@ def render():
            "rounding modes and saturation; `softfp8.p3109.apply` runs each with the report's",
            "projection (SatFinite / SatPropagate / SatNone) and its special values where they",
            "differ from IEEE 754 in C (`sfp8_p3109_apply`, core_p3109.c, from the SFP8_P3109",
-           "companions of ops.def); the block operations of clause 5 are C too",
-           "(core_p3109_block.c; docs/semantics.md, \"P3109 operations\").", ""]
+           "companions of ops.def); with operands of different formats or `out_format=` (the",
+           "report's Op<fx, fy, fr>) it runs them as block operations of scale 1.  The block",
+           "operations of clause 5 are C too (core_p3109_block.c; docs/semantics.md, \"P3109",
+           "operations\").", ""]
     for title, entries in (("IEEE 754-2019", IEEE754), ("IEEE P3109 Interim Report v4.0", P3109)):
         out += ["## " + title, "", "| operation | clause | softfp8 | kind | ufunc | rounds | test | note |",
                 "|---|---|---|---|---|---|---|---|"]

@@ -265,15 +265,20 @@ def _stochastic_kw(rounding, sr, sr_bits, random_bits, seed, shape):
 
 
 def apply(op, *operands, rounding=None, saturation="SatFinite", sr=None, sr_bits=None, random_bits=None,
-          seed=None):
+          seed=None, out_format=None):
     """The P3109 operation ``op`` (a name of OPERATIONS: "Add", "Exp", "SinPi",
-    "Clamp", ...) on arrays of one softfp8 format (a P3109 format, or an external
-    one: float16, bfloat16), result in that format, with the report's projection:
+    "Clamp", ...) on arrays of softfp8 formats (P3109 formats, or external ones:
+    float16, bfloat16), result in their format, with the report's projection:
     ``rounding`` (NearestTiesToEven ..., StochasticA / StochasticB, or softfp8's
     names) and ``saturation`` SatFinite / SatPropagate / SatNone (4.7.3-4.7.5), and
     its special values (4.10-4.11: x / 0, Recip(0), RSqrt(0), ArcTan2(0, 0) are
     NaN; there is no -0).  The value is the exact result rounded once by the core;
-    the report defines no flags (softfp8's context flags are not touched)."""
+    the report defines no flags (softfp8's context flags are not touched).
+
+    Mixed formats (the report's Op<fx, fy, fr>, Annex G group A): operands of different
+    formats, or ``out_format`` (the result's format fr) different from theirs, run as the
+    block operation BlockOp on blocks of scale 1 (5.4: Project_fr(op(1 X, 1 Y) / 1) is
+    Project_fr(op(X, Y))); every operation has this form, and the operands broadcast."""
     if op not in OPERATIONS:
         raise ValueError(f"unknown P3109 operation {op!r}; known: {', '.join(OPERATIONS)}")
     row = bits.OPERATIONS[OPERATIONS[op]]
@@ -285,9 +290,15 @@ def apply(op, *operands, rounding=None, saturation="SatFinite", sr=None, sr_bits
         raise TypeError(f"{op}: operands must be arrays of a softfp8 format, got dtypes "
                         f"{[getattr(x, 'dtype', type(x).__name__) for x in operands]}")
     fmt = fmts[0]
-    if any(f != fmt for f in fmts):
-        raise ValueError(f"{op}: operands of different formats ({', '.join(f.name for f in fmts)}); "
-                         f"convert them to one format first")
+    fr = fmt if out_format is None else _fmt(out_format, "out_format")
+    if any(f != fmt for f in fmts) or fr != fmt:
+        arrs = np.broadcast_arrays(*(np.asarray(x).view(f.storage) for x, f in zip(operands, fmts)))
+        one = _formats.p3109_format(8, 1, signed=False, domain="finite")
+        one_code = int(bits.from_float(np.array([1.0]), one)[0][0])
+        blocks = [(one_code, np.ascontiguousarray(a).reshape(-1)) for a in arrs]
+        _, out = block_op(op, blocks, [one] * len(blocks), fmts, one_code, one, fr, rounding, saturation,
+                          **_kw(sr, sr_bits, random_bits, seed))
+        return np.asarray(out).reshape(arrs[0].shape).view(fr.dtype)
     arrs = np.broadcast_arrays(*(np.asarray(x).view(fmt.storage) for x in operands))
     shape = arrs[0].shape
     codes = tuple(np.ascontiguousarray(a).reshape(-1) for a in arrs)

@@ -429,3 +429,40 @@ def test_elementary_block_ops_stochastic_exact(cfg):
                         (op, variant, nbits, sat)
                     n_el += got.size
     assert n_el == (len(ELEM) + 1) * 2 * 2 * len(SATS) * 11
+
+
+MIXED_OPS = {"Add": 2, "Multiply": 2, "Divide": 2, "FMA": 3, "Sqrt": 1, "Convert": 1, "MaximumMagnitude": 2,
+             "Exp": 1, "ArcTan2": 2}
+
+
+@pytest.mark.parametrize("cfg", range(len(CONFIGS)))
+def test_apply_mixed_formats(cfg):
+    """p3109.apply on operands of different formats into a third (the report's Op<fx, fy, fr>,
+    Annex G group A) against the report's definitions (omega, MPFR for Sqrt / Exp /
+    ArcTan2), every deterministic mode x saturation; every code of the first operand's
+    format against random codes of the others, broadcast."""
+    fmts_k = [CONFIGS[cfg][1], CONFIGS[(cfg + 1) % 3][1], CONFIGS[(cfg + 2) % 3][1]]
+    Fk = [ref_format(*k) for k in fmts_k]
+    fk = [sf_format(*k) for k in fmts_k]
+    Fr, fr = ref_format(*CONFIGS[cfg][2]), sf_format(*CONFIGS[cfg][2])
+    rng = np.random.default_rng(90 + cfg)
+    n = 0
+    for op, k in MIXED_OPS.items():
+        xs = [np.arange(1 << fmts_k[0][0])] + [rng.integers(0, 1 << fmts_k[j][0], 1 << fmts_k[0][0])
+                                                 for j in range(1, k)]
+        arrs = [x.astype(f.storage).view(f.dtype) for x, f in zip(xs, fk[:k])]
+        vals = [[_v(F, c) for c in x] for x, F in zip(xs, Fk[:k])]
+        if op == "Exp":
+            want = [omega("Exp", *z) for z in zip(*vals)]
+        else:
+            want = [_omega(op, *z) for z in zip(*vals)]
+        for mode in MODES:
+            for sat in SATS:
+                got = p3109.apply(op, *arrs, rounding=mode, saturation=sat, out_format=fr)
+                assert got.dtype == fr.dtype and got.shape == arrs[0].shape
+                assert list(got.view(fr.storage)) == [project_ref(Fr, v, sat, mode) for v in want], (op, mode, sat)
+                n += got.size
+    assert n == len(MIXED_OPS) * 18 * (1 << fmts_k[0][0])
+    assert set(p3109.OPERATIONS) <= set(p3109._BLOCK_OPS)      # every operation has its mixed-format form
+    with pytest.raises(TypeError, match="out_format"):
+        p3109.apply("Exp", arrs[0], out_format="no such format")
