@@ -252,7 +252,7 @@ def _delayed_update(history, amax, scale, rule):
 
 def _block_quantize(x, seed, kind, efmt, sfmt, env):
     """xla_ffi.c block_quantize of the rows of float32 x (rows, n): (element codes, scale codes, tensor
-    scale, flags); kind = (nvfp4, rule, emax, mbits, largest value's float32 bits, block size)."""
+    scale, flags); kind = (nvfp4, rule, emax, mbits, largest value's float32 bits, block size, int8)."""
     _register()
     rows, n = x.shape
     nb = -(-n // kind[5])
@@ -263,11 +263,11 @@ def _block_quantize(x, seed, kind, efmt, sfmt, env):
                 sfmt=np.array(sfmt.params, np.int32), env=np.array(env, np.int32))
 
 
-def _block_values(codes, scales, ts, nvfp4, bs, efmt, sfmt):
+def _block_values(codes, scales, ts, nvfp4, bs, efmt, sfmt, int8=False):
     """xla_ffi.c block_values: float32 values of element codes (rows, n) with their scale codes and tensor scale."""
     _register()
     call = jax.ffi.ffi_call(_TARGETS["block_values"], jax.ShapeDtypeStruct(codes.shape, jnp.float32))
-    return call(codes, scales, ts, kind=np.array((int(nvfp4), bs), np.int32), efmt=np.array(efmt.params, np.int32),
+    return call(codes, scales, ts, kind=np.array((int(nvfp4), bs, int(int8)), np.int32), efmt=np.array(efmt.params, np.int32),
                 sfmt=np.array(sfmt.params, np.int32))
 
 

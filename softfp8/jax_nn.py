@@ -38,6 +38,8 @@ from ._jax_ffi import (_block_quantize, _block_values, _delayed_update, _env, _m
 __all__ = ["Linear"]
 
 ROLES = ("x", "w", "g")
+# MXINT8's elements: the helper format whose values times 64 are the integers (softfp8.mx)
+_INT8_HELPER = _mx._make_format(**_mx._INT8_HELPER)
 
 
 def _target_bits(fmt, margin):
@@ -89,9 +91,8 @@ class Linear:
     Takes the per-tensor recipes (scaling "none", "current" or "delayed"; every gemm:
     "dequantized", "scaled" with exact products or a sequential ``softfp8.Accumulation``,
     "unit" with a matrix-unit profile, a BlockFMA or the pairwise / Kahan orders) and the
-    block recipes (MX float kinds, NVFP4, DeepSeek tiles); stochastic gradients.  MXINT8
-    blocks run in ``softfp8.nn.Linear`` / ``softfp8.torch.Linear``; asking for them here is a
-    ValueError.
+    block recipes (every MX kind, NVFP4, DeepSeek tiles); stochastic gradients: every
+    ``softfp8.nn.Recipe``.
     """
 
     def __init__(self, in_features, out_features, bias=True, *, recipe=None, index=0):
@@ -102,9 +103,6 @@ class Linear:
         if recipe is not None and not isinstance(recipe, _nn.Recipe):
             raise TypeError(f"recipe must be a softfp8.nn.Recipe or None, got {recipe!r}")
         r = self.recipe = recipe or _nn.Recipe("none")
-        if r.kinds and "mxint8" in r.kinds.values():
-            raise ValueError(f"softfp8.jax.Linear takes every scaling but MXINT8 blocks, not {r!r} (use "
-                             f"softfp8.nn.Linear or softfp8.torch.Linear)")
         self.bias = bool(bias)
         self.index = _as_int(index, "index")
         if r.scaling in ("current", "delayed"):
@@ -215,7 +213,7 @@ class Linear:
             fe = r.grad_fmt if role == "g" else r.fmt
         else:
             k = _mx.KINDS[r.kinds[role]]
-            fe = k.format()
+            fe = k.format() or _INT8_HELPER
         env = _env("stochastic" if stochastic else "nearest_even", True, "after", 32, fe.name, "Linear")
         if stochastic:
             seed = _seed_words((r.seed * 1_000_003 + self.index * 2 + axis) % 2 ** 64, step)
@@ -226,7 +224,7 @@ class Linear:
             return _QB(codes, scales, jnp.ones((), jnp.float32))
         nv = k.name == "nvfp4"
         kind = (int(nv), _mx.SCALE_RULES.index("floor"), k.emax, k.mbits,
-                int(np.float32(k.elem_max).view(np.uint32).view(np.int32)), k.block)
+                int(np.float32(k.elem_max).view(np.uint32).view(np.int32)), k.block, int(k.elem == "int8"))
         codes, scales, ts, _ = _block_quantize(rows, seed, kind, fe, lookup("e4m3"), env)
         return _QB(codes, scales, ts)
 
@@ -244,11 +242,11 @@ class Linear:
                                    _model_attr(r.accumulation, fa))
             return y
         ka, kb = _mx.KINDS[r.kinds[ra]], _mx.KINDS[r.kinds[rb]]
-        fa, fb = ka.format(), kb.format()
+        fa, fb = ka.format() or _INT8_HELPER, kb.format() or _INT8_HELPER
         if r.gemm == "dequantized":
             e4 = lookup("e4m3")
-            va = _block_values(qa.codes, qa.scales, qa.ts, ka.name == "nvfp4", ka.block, fa, e4)
-            vb = _block_values(qb.codes, qb.scales, qb.ts, kb.name == "nvfp4", kb.block, fb, e4)
+            va = _block_values(qa.codes, qa.scales, qa.ts, ka.name == "nvfp4", ka.block, fa, e4, ka.elem == "int8")
+            vb = _block_values(qb.codes, qb.scales, qb.ts, kb.name == "nvfp4", kb.block, fb, e4, kb.elem == "int8")
             return jnp.dot(va, vb.T, precision=jax.lax.Precision.HIGHEST)
         k = qa.codes.shape[1]
         if k % ka.block:

@@ -731,23 +731,24 @@ sfx_error *sfp8_xla_scale_product(sfx_call_frame *cf)
 /* block_quantize: rows of x (rows, n) float32 quantised in blocks of bs along each row.  Operands x, seed
    uint32[2]; results the element codes (rows, n) uint8, the scale codes (rows, ceil(n / bs)) uint8, the tensor
    scale (float32; NVFP4: RN_f32(amax / 2688), 1 for an all-zero tensor, 2^-149 below; MX: 1) and the elements'
-   flags (uint8).  Attributes "kind" int32[6] (nvfp4, scale rule, the element's emax, mantissa bits, largest
-   value (float32 bits), bs), "efmt" (the element format), "sfmt" (NVFP4's scale format), "env". */
+   flags (uint8).  Attributes "kind" int32[7] (nvfp4, scale rule, the element's emax, mantissa bits, largest
+   value (float32 bits), bs, int8), "efmt" (the element format), "sfmt" (NVFP4's scale format), "env". */
 sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
 {
     static const char op[] = "block_quantize";
     int done;
-    int32_t kind[6];
+    int32_t kind[7];
     sfp8_format fe, fs;
     sfp8_env env;
     sfx_error *e = frame_start(cf, op, 2, 4, &done);
     if (e || done) return e;
     const sfx_buffer *x = arg(cf, 0), *seed = arg(cf, 1);
     const sfx_buffer *el = ret(cf, 0), *sc = ret(cf, 1), *tsb = ret(cf, 2), *fl = ret(cf, 3);
-    if ((e = attr_i32(cf, op, "kind", 6, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+    if ((e = attr_i32(cf, op, "kind", 7, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
         (e = attr_format(cf, op, "sfmt", &fs)) || (e = attr_env(cf, op, &fe, &env)))
         return e;
-    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 0 || kind[1] > SFP8Q_RCEIL || kind[5] < 1 || fe.bits > 8)
+    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 0 || kind[1] > SFP8Q_RCEIL || kind[5] < 1 ||
+        (kind[6] != 0 && kind[6] != 1) || (kind[6] && kind[0]) || (fe.bits > 8 && !kind[6]))
         return BAD("%s: kind (%d, %d, ..., bs %d) or an element format of %d bits out of range", op, kind[0], kind[1],
                    kind[5], fe.bits);
     float elem_max = f32_of((uint32_t)kind[4]);
@@ -766,6 +767,7 @@ sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
     a.isize = 4;
     a.rows = rows, a.n = n, a.rs = n * 4, a.es = 4, a.bs = bs;
     a.nvfp4 = kind[0], a.rule = kind[1], a.emax = kind[2], a.mbits = kind[3], a.elem_max = elem_max;
+    a.int8 = kind[6]; /* MXINT8: efmt is the helper format, the codes int8 (k = helper value * 64) */
     a.efmt = &fe;
     a.sfmt = &fs;
     a.amax = malloc((size_t)(rows * nbr > 0 ? rows * nbr : 1) * sizeof(double));
@@ -798,22 +800,22 @@ sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
 
 /* block_values: BlockArray.dequantize to float32 of the rows of element codes (rows, n) with their scale codes
    (rows, ceil(n / bs)) and tensor scale: element * scale (* tensor scale) exact in binary64, rounded once to
-   binary32 (a NaN scale gives NaN).  Attributes "efmt", "sfmt" (NVFP4's scale format; MX: ignored), "kind"
-   int32[2] (nvfp4, bs). */
+   binary32 (a NaN scale gives NaN; MXINT8 elements are k * 2^-6).  Attributes "efmt", "sfmt" (NVFP4's scale
+   format; MX: ignored), "kind" int32[3] (nvfp4, bs, int8). */
 sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
 {
     static const char op[] = "block_values";
     enum { CHUNK = 1024 };
     int done;
-    int32_t kind[2];
+    int32_t kind[3];
     sfp8_format fe, fs;
     sfx_error *e = frame_start(cf, op, 3, 1, &done);
     if (e || done) return e;
     const sfx_buffer *el = arg(cf, 0), *sc = arg(cf, 1), *tsb = arg(cf, 2), *y = ret(cf, 0);
-    if ((e = attr_i32(cf, op, "kind", 2, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+    if ((e = attr_i32(cf, op, "kind", 3, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
         (e = attr_format(cf, op, "sfmt", &fs)))
         return e;
-    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 1 || fe.bits > 8)
+    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 1 || (kind[2] != 0 && kind[2] != 1) || (fe.bits > 8 && !kind[2]))
         return BAD("%s: kind (%d, bs %d) or an element format of %d bits out of range", op, kind[0], kind[1], fe.bits);
     if (el->dtype != SFX_U8 || el->rank != 2 || y->dtype != SFX_F32 || y->rank != 2 || !same_lead(el, y, 2))
         return BAD("%s: uint8 element codes (rows, n) and a float32 result of their shape expected", op);
@@ -843,8 +845,11 @@ sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
             }
             for (int64_t c0 = 0; c0 < cnt; c0 += CHUNK) {
                 int64_t m = cnt - c0 < CHUNK ? cnt - c0 : CHUNK;
-                sfp8d_convert(&fe, &sfp8_binary64, &env, &rng, (const char *)el->data + r * n + j0 + c0, 1,
-                              (char *)ev, 8, m, NULL);
+                const uint8_t *src = (const uint8_t *)el->data + r * n + j0 + c0;
+                if (kind[2]) /* MXINT8: k * 2^-6 */
+                    for (int64_t j = 0; j < m; j++) ev[j] = ldexp((double)(int8_t)src[j], -6);
+                else
+                    sfp8d_convert(&fe, &sfp8_binary64, &env, &rng, (const char *)src, 1, (char *)ev, 8, m, NULL);
                 scale_chunk((float *)y->data + r * n + j0 + c0, ev, s, m);
             }
         }
