@@ -26,8 +26,10 @@ void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t 
         d->top = (int32_t)top;
         d->d = ldexp(v.neg ? -(double)d->sig : (double)d->sig, d->x); /* exact: the operand range (sfp8u_check) */
         d->wide = (uint8_t)bitlen64(d->sig);
-        if (g->fexact) /* exact: at most 24 bits, a normal binary32 exponent (uctx.fexact) */
-            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x);
+        if (g->fexact || (g->fvals && d->x >= -149 && top <= 127 && d->wide <= 24))
+            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x); /* exact: a binary32 number */
+        else
+            d->nof = 1;
     }
 }
 

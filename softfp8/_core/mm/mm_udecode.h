@@ -15,6 +15,7 @@ typedef struct {
     int W, P, rounding, sticky, norm, narrow, sum32;
     int fexact; /* every operand value and product a normal binary32 number (or zero) */
     int late, oddeven; /* the addend after the products (two-term alignment); odd/even groups */
+    int fvals; /* decode f for every value that is a binary32 number (else ucode.nof) */
     int64_t emin_a, emin_b, emin_o, emax_o;
 } uctx;
 
@@ -33,6 +34,7 @@ typedef struct {
     double d;    /* the value as a binary64 number (a zero of its sign for zeros, 0 for NaN and infinity) */
     int32_t top; /* floor(log2 |value|), NONE for a zero */
     uint8_t bad, sub, wide;
+    uint8_t nof; /* a nonzero finite value that is no binary32 number (f not set) */
 } ucode;
 
 /* one code decoded */
