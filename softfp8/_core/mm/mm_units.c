@@ -94,11 +94,11 @@ typedef struct {
 
 static const urange NO_RANGE = {-NONE, NONE, 0};
 
-static inline void put(const uctx *g, const udecoder *D, uint64_t code, uline *u, int64_t l, int *bad, int *sub,
-                       int *wide, urange *rg)
+/* one operand into element l of u (d decoded): *bad |= NaN or infinity; *sub |= a subnormal
+ * code; *wide = max(*wide, bits of the significand); rg the range of exponents */
+static inline void put(const ucode *d, uline *u, int64_t l, unsigned char *bad, unsigned char *sub, int *wide,
+                       urange *rg)
 {
-    ucode tmp;
-    const ucode *d = sfp8mu_lookup(g, D, code, &tmp);
     if (d->top >= NONE / 2) {
         if (d->top < rg->lo) rg->lo = d->top;
         if (d->top > rg->hi) rg->hi = d->top;
@@ -771,14 +771,23 @@ typedef struct {
 static void decode_row(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
 {
     const sfp8u_model *md = J->md;
+    const char *src = J->A + i * J->am;
+    uline v = *u; /* the pointers in locals: the stores cannot change them */
+    urange r = NO_RANGE;
+    unsigned char bad = 0, sub = 0;
+    int wide = J->wa;
     int32_t maxa = NONE;
-    *rowbad = *rowsub = 0;
-    *rg = NO_RANGE;
     for (int64_t l = 0; l < J->k; l++) {
         int64_t s = slot(&J->g, l, J->k);
-        put(&J->g, &J->da, load_raw(J->A + i * J->am + l * J->ak, J->sa), u, s, rowbad, rowsub, &J->wa, rg);
-        if (u->E[s] > maxa) maxa = u->E[s];
+        ucode tmp;
+        const ucode *d = sfp8mu_lookup(&J->g, &J->da, load_raw(src + l * J->ak, J->sa), &tmp);
+        put(d, &v, s, &bad, &sub, &wide, &r);
+        if (d->E > maxa) maxa = d->E;
     }
+    J->wa = wide;
+    *rg = r;
+    *rowbad = bad;
+    *rowsub = sub;
     /* products kept in the output's range (product_overflow off): the row is left to the
        generic kernel unless no product can reach 2^(emax + 1) (|a b| < 2^(Ea + Eb + 1)) */
     if (!md->product_overflow && maxa >= NONE / 2 && J->maxb >= NONE / 2 && (int64_t)maxa + J->maxb >= J->g.emax_o)
@@ -952,21 +961,18 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     J.colbad = colbad;
     J.colsub = colsub;
     J.rb = NO_RANGE;
-    for (int64_t j = 0; j < pp; j++) { /* B decoded once, row-major; the padding columns zeros */
-        int bad = 0, sub = 0;
+    { /* B decoded once, row-major; the padding columns zeros */
+        uline v = J.ub;
+        const ucode zero = {.E = NONE, .top = NONE};
         for (int64_t l = 0; l < k; l++) {
-            if (j < p) {
-                put(g, &db, load_raw(B + l * bk + j * bp, sb), &J.ub, slot(g, l, k) * pp + j, &bad, &sub, &J.wb,
-                    &J.rb);
-            } else {
-                J.ub.sig[l * pp + j] = J.ub.neg[l * pp + j] = 0;
-                J.ub.x[l * pp + j] = 0;
-                J.ub.E[l * pp + j] = NONE;
-                J.ub.f[l * pp + j] = 0.0f;
+            int64_t s = slot(g, l, k) * pp;
+            for (int64_t j = 0; j < p; j++) {
+                ucode tmp;
+                put(sfp8mu_lookup(g, &db, load_raw(B + l * bk + j * bp, sb), &tmp), &v, s + j, &colbad[j],
+                    &colsub[j], &J.wb, &J.rb);
             }
+            for (int64_t j = p; j < pp; j++) put(&zero, &v, s + j, &colbad[j], &colsub[j], &J.wb, &J.rb);
         }
-        colbad[j] = (unsigned char)bad;
-        colsub[j] = (unsigned char)sub;
     }
     for (int64_t x = 0; x < k * pp; x++)
         if (J.ub.E[x] > J.maxb) J.maxb = J.ub.E[x];

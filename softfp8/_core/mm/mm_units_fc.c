@@ -61,6 +61,16 @@ FC_TGT static inline __m256 cvt_mode(__m512i t, int mode)
     }
 }
 
+FC_TGT static inline __m512 cvt_mode32(__m512i t, int mode)
+{
+    switch (mode) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_UPWARD: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_DOWNWARD: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    default: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    }
+}
+
 FC_TGT static inline __m512 join(__m256 lo, __m256 hi)
 {
     return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
@@ -92,6 +102,62 @@ FC_TGT static inline void flush32(__m512i *a32, __m512i *lo, __m512i *hi)
     *a32 = _mm512_setzero_si512();
 }
 
+/* the products of l0 .. l0 + n - 1 for the four rows, aligned by sc[r] and added to acc[r]:
+ * 32-bit terms and sums (wide 0), or 64-bit terms added to lo[r], hi[r] (wide 1); lost[r]:
+ * lanes whose terms dropped bits (when need_lost).  Constant wide and need_lost give one
+ * loop each, the rows' sums in registers. */
+__attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel *bp, int64_t l0, int64_t n,
+                                                                  const float *const *af, const __m512 *sc,
+                                                                  __m512i *acc, __m512i *lo, __m512i *hi,
+                                                                  __mmask16 *lost, int wide, int need_lost)
+{
+    const float *f0 = af[0], *f1 = af[1], *f2 = af[2], *f3 = af[3];
+    const __m512 s0 = sc[0], s1 = sc[1], s2 = sc[2], s3 = sc[3];
+    __m512i a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    __m512i l0v = lo[0], l1v = lo[1], l2v = lo[2], l3v = lo[3], h0 = hi[0], h1 = hi[1], h2 = hi[2], h3 = hi[3];
+    __mmask16 d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    for (int64_t l = l0; l < l0 + n; l++) {
+        const __m512 bf = _mm512_loadu_ps(bp[l].f);
+        const __m512 v0 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f0[l]), bf), s0);
+        const __m512 v1 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f1[l]), bf), s1);
+        const __m512 v2 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f2[l]), bf), s2);
+        const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f3[l]), bf), s3);
+        if (wide) {
+            add_wide(v0, &l0v, &h0);
+            add_wide(v1, &l1v, &h1);
+            add_wide(v2, &l2v, &h2);
+            add_wide(v3, &l3v, &h3);
+        } else {
+            a0 = _mm512_add_epi32(a0, _mm512_cvttps_epi32(v0));
+            a1 = _mm512_add_epi32(a1, _mm512_cvttps_epi32(v1));
+            a2 = _mm512_add_epi32(a2, _mm512_cvttps_epi32(v2));
+            a3 = _mm512_add_epi32(a3, _mm512_cvttps_epi32(v3));
+        }
+        if (need_lost) {
+            d0 |= frac(v0);
+            d1 |= frac(v1);
+            d2 |= frac(v2);
+            d3 |= frac(v3);
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    lo[0] = l0v, lo[1] = l1v, lo[2] = l2v, lo[3] = l3v;
+    hi[0] = h0, hi[1] = h1, hi[2] = h2, hi[3] = h3;
+    lost[0] |= d0, lost[1] |= d1, lost[2] |= d2, lost[3] |= d3;
+}
+
+FC_TGT static void sum_any(const fcpanel *bp, int64_t l0, int64_t n, const float *const *af, const __m512 *sc,
+                           __m512i *acc, __m512i *lo, __m512i *hi, __mmask16 *lost, int wide, int need_lost)
+{
+    if (wide) {
+        if (need_lost) sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 1, 1);
+        else sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 1, 0);
+    } else {
+        if (need_lost) sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 0, 1);
+        else sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 0, 0);
+    }
+}
+
 FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
                            int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
 {
@@ -102,6 +168,8 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
     const __m512i none = _mm512_set1_epi32(NONE), zero = _mm512_setzero_si512();
     const __m512i vW = _mm512_set1_epi32(g->W), vmin = _mm512_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
     const __m512i emin = _mm512_set1_epi32((int)g->emin_o), emax = _mm512_set1_epi32((int)g->emax_o);
+    /* the block's sums in 32 bits (no flush within a block) */
+    const int sum32 = !wide && chunk >= md->block + 1;
     const __m512i keep = _mm512_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     __m512 vc[R];
     __m512i vcE[R];
@@ -135,60 +203,53 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
             lo[r] = hi[r] = a32[r] = zero;
             lost[r] = 0;
         }
-        if (wide) {
-            for (int r = 0; r < R; r++) {
-                __m512 v = _mm512_mul_ps(vc[r], sc[r]);
-                add_wide(v, &lo[r], &hi[r]);
-                if (need_lost) lost[r] |= frac(v);
-            }
-            for (int64_t l = k0; l < k0 + n; l++) {
-                const __m512 bf = _mm512_loadu_ps(bp[l].f);
-#pragma GCC unroll 4
-                for (int r = 0; r < R; r++) {
-                    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[r][l]), bf), sc[r]);
-                    add_wide(v, &lo[r], &hi[r]);
-                    if (need_lost) lost[r] |= frac(v);
-                }
-            }
-        } else {
-            int64_t cnt = 1;
-            for (int r = 0; r < R; r++) {
-                __m512 v = _mm512_mul_ps(vc[r], sc[r]);
-                a32[r] = _mm512_cvttps_epi32(v);
-                if (need_lost) lost[r] |= frac(v);
-            }
-            for (int64_t l = k0; l < k0 + n; l++) {
-                const __m512 bf = _mm512_loadu_ps(bp[l].f);
-                if (cnt == chunk) {
-                    for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
-                    cnt = 0;
-                }
-                cnt++;
-#pragma GCC unroll 4
-                for (int r = 0; r < R; r++) {
-                    __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[r][l]), bf), sc[r]);
-                    a32[r] = _mm512_add_epi32(a32[r], _mm512_cvttps_epi32(v));
-                    if (need_lost) lost[r] |= frac(v);
-                }
-            }
-            for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
+        /* the running values: the first term */
+        for (int r = 0; r < R; r++) {
+            __m512 v = _mm512_mul_ps(vc[r], sc[r]);
+            if (wide) add_wide(v, &lo[r], &hi[r]);
+            else a32[r] = _mm512_cvttps_epi32(v);
+            if (need_lost) lost[r] |= frac(v);
         }
+        /* the products, in chunks whose 32-bit sums cannot overflow (one chunk when sum32) */
+        for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
+            int64_t len;
+            if (room == 0) { /* the 32-bit sums full: into the 64-bit ones */
+                for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
+                room = chunk;
+            }
+            len = left < room ? left : room;
+            sum_any(bp, l, len, af, sc, a32, lo, hi, lost, wide, need_lost);
+            l += len;
+            left -= len;
+            room -= len;
+        }
+        if (!wide && !sum32)
+            for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
         /* the sums rounded: rf (the model's rounding), rz (toward zero: the bit length) */
         for (int r = 0; r < R; r++) {
-            __m512 rf = join(cvt_mode(lo[r], mode), cvt_mode(hi[r], mode)), rz = rf, p2;
+            __m512 rf, rz, p2;
             __mmask16 nz, ok;
             __m512i tpre, tpost;
-            if (mode != SFP8_ROUND_TOWARD_ZERO) rz = join(cvt_mode(lo[r], SFP8_ROUND_TOWARD_ZERO),
-                                                           cvt_mode(hi[r], SFP8_ROUND_TOWARD_ZERO));
-            else rf = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rf), keep));
+            if (sum32) { /* T in 32 bits: a32 */
+                rf = rz = cvt_mode32(a32[r], mode);
+                if (mode != SFP8_ROUND_TOWARD_ZERO) rz = cvt_mode32(a32[r], SFP8_ROUND_TOWARD_ZERO);
+            } else {
+                rf = rz = join(cvt_mode(lo[r], mode), cvt_mode(hi[r], mode));
+                if (mode != SFP8_ROUND_TOWARD_ZERO)
+                    rz = join(cvt_mode(lo[r], SFP8_ROUND_TOWARD_ZERO), cvt_mode(hi[r], SFP8_ROUND_TOWARD_ZERO));
+            }
+            if (mode == SFP8_ROUND_TOWARD_ZERO) rf = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rf), keep));
             nz = _mm512_cmp_ps_mask(rf, _mm512_setzero_ps(), _CMP_NEQ_UQ);
             tpre = _mm512_add_epi32(expo(rz), ue[r]);
-            tpost = _mm512_add_epi32(expo(rf), ue[r]);
+            tpost = mode == SFP8_ROUND_TOWARD_ZERO ? tpre : _mm512_add_epi32(expo(rf), ue[r]);
             ok = _mm512_cmpge_epi32_mask(tpre, emin) & _mm512_cmple_epi32_mask(tpre, emax) &
                  _mm512_cmple_epi32_mask(tpost, emax);
             kill[r] |= nz & (__mmask16)~ok;
             ok &= nz;
-            if (need_lost) {
+            if (need_lost && sum32) {
+                /* the rounding inexact: rf differs from T (2^31 converts to INT_MIN, |T| < 2^31) */
+                inexact[r] |= (lost[r] | _mm512_cmpneq_epi32_mask(_mm512_cvttps_epi32(rf), a32[r])) & terms[r];
+            } else if (need_lost) {
                 /* the rounding inexact: rf differs from T */
                 __mmask8 dl = _mm512_cmpneq_epi64_mask(_mm512_cvttps_epi64(_mm512_castps512_ps256(rf)), lo[r]);
                 __mmask8 dh = _mm512_cmpneq_epi64_mask(_mm512_cvttps_epi64(_mm512_extractf32x8_ps(rf, 1)), hi[r]);
