@@ -5,6 +5,7 @@
 #define SFP8_MM_UDECODE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "mm.h"
 
@@ -40,13 +41,70 @@ typedef struct {
 /* one code decoded */
 void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d);
 
-/* the decoder of an operand format: a table of every code when that repays it */
+/* the decoder of an operand format: a table of every code when that repays it, or (ieee)
+ * the arithmetic decoding of an IEEE-layout format whose values are binary32 numbers */
 typedef struct {
     const sfp8_format *f;
     int64_t emin;
     uint64_t mask;
     ucode *tab;
+    int ieee;
 } udecoder;
+
+/* the common tail of the decodings: a finite nonzero value (-1)^neg sig 2^exp */
+static inline void sfp8mu_finite(const uctx *g, int64_t emin, uint64_t sig, int64_t exp, ucode *d)
+{
+    int tz = __builtin_ctzll(sig), top = (int)exp + bitlen64(sig) - 1;
+    d->sig = (uint32_t)(sig >> tz); /* the value unchanged: trailing zeros moved into x */
+    d->x = (int32_t)(exp + tz);
+    d->E = (int32_t)(top > emin ? top : emin);
+    d->top = (int32_t)top;
+    d->wide = (uint8_t)bitlen64(d->sig);
+}
+
+/* one code of an ieee decoder (sfp8mu_decode1's result, without the table): every value a
+ * binary32 and a binary64 number, built from its bits */
+static inline void sfp8mu_decode_ieee(const uctx *g, const udecoder *D, uint64_t code, ucode *d)
+{
+    const sfp8_format *f = D->f;
+    const int man = f->man_bits;
+    const uint64_t mag = code & (D->mask >> 1), mf = mag & (((uint64_t)1 << man) - 1);
+    const int64_t ef = (int64_t)(mag >> man);
+    const int neg = (int)(code >> (f->bits - 1) & 1);
+    uint64_t sig;
+    int64_t exp;
+    d->sig = 0;
+    d->x = 0;
+    d->f = 0.0f;
+    d->neg = neg ? ~(uint32_t)0 : 0;
+    d->E = d->top = NONE;
+    d->bad = d->sub = d->wide = d->nof = 0;
+    if (ef == ((int64_t)1 << f->exp_bits) - 1) { /* infinity or NaN */
+        d->bad = 1;
+        d->d = 0.0;
+        return;
+    }
+    d->d = neg ? -0.0 : 0.0;
+    if (ef == 0) {
+        if (!mf) return; /* a zero */
+        d->sub = 1;
+        if (!g->md->in_subnormals) return;
+        sig = mf;
+        exp = 1 - (int64_t)f->bias - man;
+    } else {
+        sig = ((uint64_t)1 << man) | mf;
+        exp = ef - f->bias - man;
+    }
+    sfp8mu_finite(g, D->emin, sig, exp, d);
+    {
+        uint64_t p2 = (uint64_t)(d->x + 1023) << 52; /* 2^x: a normal binary64 number (sfp8mu_decoder_init) */
+        double s;
+        memcpy(&s, &p2, 8);
+        d->d = (neg ? -(double)d->sig : (double)d->sig) * s;
+        if (g->fexact || g->fvals) d->f = (float)d->d; /* exact: a binary32 number */
+        else d->nof = 1;
+    }
+}
 
 /* 0: out of memory */
 int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_t emin, int64_t count);
@@ -55,7 +113,8 @@ int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_
 static inline const ucode *sfp8mu_lookup(const uctx *g, const udecoder *D, uint64_t code, ucode *tmp)
 {
     if (D->tab) return &D->tab[code & D->mask];
-    sfp8mu_decode1(g, D->f, D->emin, code, tmp);
+    if (D->ieee) sfp8mu_decode_ieee(g, D, code & D->mask, tmp);
+    else sfp8mu_decode1(g, D->f, D->emin, code, tmp);
     return tmp;
 }
 
