@@ -146,23 +146,15 @@ __attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel 
     lost[0] |= d0, lost[1] |= d1, lost[2] |= d2, lost[3] |= d3;
 }
 
-FC_TGT static void sum_any(const fcpanel *bp, int64_t l0, int64_t n, const float *const *af, const __m512 *sc,
-                           __m512i *acc, __m512i *lo, __m512i *hi, __mmask16 *lost, int wide, int need_lost)
-{
-    if (wide) {
-        if (need_lost) sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 1, 1);
-        else sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 1, 0);
-    } else {
-        if (need_lost) sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 0, 1);
-        else sum_rows(bp, l0, n, af, sc, acc, lo, hi, lost, 0, 0);
-    }
-}
-
-FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
-                           int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+/* sfp8mu_fc_rows for constant arguments: rounding toward zero (tz) or not (mode), 64-bit
+ * terms (wide), lost bits wanted (need_lost) */
+__attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, const int32_t *const *aE,
+                                                                 const float *const *af, const fcpanel *bp, int64_t k,
+                                                                 float *c, int32_t *cE, int *live, uint8_t *fl,
+                                                                 const int need_lost, const int tz, const int wide)
 {
     const sfp8u_model *md = g->md;
-    const int wide = g->W + 2 > 31, mode = g->rounding;
+    const int mode = tz ? SFP8_ROUND_TOWARD_ZERO : g->rounding;
     /* 32-bit sums of terms below 2^(W + 2) in magnitude: chunk of them at most */
     const int64_t chunk = wide ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const __m512i none = _mm512_set1_epi32(NONE), zero = _mm512_setzero_si512();
@@ -174,6 +166,7 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
     __m512 vc[R];
     __m512i vcE[R];
     __mmask16 kill[R], inexact[R];
+#pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         vc[r] = _mm512_loadu_ps(c + 16 * r);
         vcE[r] = _mm512_loadu_si512(cE + 16 * r);
@@ -184,12 +177,14 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
         __m512i e[R], ue[R], a32[R], lo[R], hi[R];
         __m512 sc[R];
         __mmask16 terms[R], lost[R];
+#pragma GCC unroll 4
         for (int r = 0; r < R; r++) e[r] = vcE[r];
         for (int64_t l = k0; l < k0 + n; l++) {
             const __m512i be = _mm512_loadu_si512(bp[l].E);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) e[r] = _mm512_max_epi32(e[r], _mm512_add_epi32(_mm512_set1_epi32(aE[r][l]), be));
         }
+#pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __mmask16 rng;
             terms[r] = _mm512_cmpge_epi32_mask(e[r], _mm512_set1_epi32(NONE / 2));
@@ -204,6 +199,7 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
             lost[r] = 0;
         }
         /* the running values: the first term */
+#pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m512 v = _mm512_mul_ps(vc[r], sc[r]);
             if (wide) add_wide(v, &lo[r], &hi[r]);
@@ -214,18 +210,22 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
         for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
             int64_t len;
             if (room == 0) { /* the 32-bit sums full: into the 64-bit ones */
+#pragma GCC unroll 4
                 for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
                 room = chunk;
             }
             len = left < room ? left : room;
-            sum_any(bp, l, len, af, sc, a32, lo, hi, lost, wide, need_lost);
+            sum_rows(bp, l, len, af, sc, a32, lo, hi, lost, wide, need_lost);
             l += len;
             left -= len;
             room -= len;
         }
-        if (!wide && !sum32)
+        if (!wide && !sum32) {
+#pragma GCC unroll 4
             for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
+        }
         /* the sums rounded: rf (the model's rounding), rz (toward zero: the bit length) */
+#pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m512 rf, rz, p2;
             __mmask16 nz, ok;
@@ -260,6 +260,7 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
             vcE[r] = _mm512_mask_mov_epi32(none, ok & (__mmask16)~kill[r], tpost);
         }
     }
+#pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         _mm512_storeu_ps(c + 16 * r, vc[r]);
         _mm512_storeu_si512(cE + 16 * r, vcE[r]);
@@ -269,6 +270,25 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
         }
     }
     (void)zero;
+}
+FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
+                           int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+{
+    const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO, wide = g->W + 2 > 31;
+#define FC_CASE(nl, t, w)                                                                                            \
+    if (need_lost == nl && tz == t && wide == w) {                                                                   \
+        fc_body(g, aE, af, bp, k, c, cE, live, fl, nl, t, w);                                                         \
+        return;                                                                                                      \
+    }
+    FC_CASE(0, 1, 0)
+    FC_CASE(1, 1, 0)
+    FC_CASE(0, 0, 0)
+    FC_CASE(1, 0, 0)
+    FC_CASE(0, 1, 1)
+    FC_CASE(1, 1, 1)
+    FC_CASE(0, 0, 1)
+    FC_CASE(1, 0, 1)
+#undef FC_CASE
 }
 #else
 void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
