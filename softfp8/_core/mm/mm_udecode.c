@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mm_udecode.h"
+#include "mm_simd.h"
 #include "mm_value.h"
 
 void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d)
@@ -47,3 +48,87 @@ int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_
     for (uint64_t c = 0; c <= D->mask; c++) sfp8mu_decode1(g, f, emin, c, &D->tab[c]);
     return 1;
 }
+
+int sfp8mu_lean_ok(const udecoder *D, int level)
+{
+#if MM_SIMD
+    return level >= 2 && D->ieee && D->f->bits == 16 && D->f->bias <= 127; /* normal values normal binary32 ones */
+#else
+    (void)D;
+    (void)level;
+    return 0;
+#endif
+}
+
+#if MM_SIMD
+#include <immintrin.h>
+
+/* sixteen codes: as sfp8mu_decode_ieee's E and f (normal values built from their fields,
+ * subnormal ones as mf 2^(1 - bias - man), exact: binary32 numbers); masks of NaN or
+ * infinity, subnormal codes, nonzero values */
+MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E,
+                             float *f, unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    const sfp8_format *F = D->f;
+    const int man = F->man_bits;
+    const __m512i mmask = _mm512_set1_epi32((1 << man) - 1), emax = _mm512_set1_epi32((1 << F->exp_bits) - 1);
+    const __m512i rebias = _mm512_set1_epi32(127 - F->bias), none = _mm512_set1_epi32(NONE);
+    const __m512i emin = _mm512_set1_epi32((int)D->emin), subx = _mm512_set1_epi32(1 - F->bias - man);
+    /* 2^-man and 2^(1 - bias): normal binary32 numbers (bias <= 127) */
+    const __m512 ulp = _mm512_castsi512_ps(_mm512_set1_epi32((127 - man) << 23));
+    const __m512 smin = _mm512_castsi512_ps(_mm512_set1_epi32((1 - F->bias + 127) << 23));
+    const int insub = g->md->in_subnormals;
+    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none;
+    __mmask16 anybad = 0, anysub = 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, codes + i));
+        __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fff));
+        __m512i ef = _mm512_srli_epi32(mag, man), mf = _mm512_and_si512(mag, mmask);
+        __m512i sgn = _mm512_slli_epi32(_mm512_srli_epi32(u, 15), 31), top, e;
+        __mmask16 isbad = _mm512_cmpeq_epi32_mask(ef, emax) & in;
+        __mmask16 e0 = _mm512_cmpeq_epi32_mask(ef, _mm512_setzero_si512());
+        __mmask16 issub = e0 & _mm512_test_epi32_mask(mf, mf) & in;
+        __mmask16 nzn = in & (__mmask16)~e0 & (__mmask16)~isbad; /* normal values */
+        __mmask16 nzs = insub ? issub : 0;                       /* subnormal values kept */
+        __m512 fs = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(mf), ulp), smin); /* exact */
+        __m512i fn = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(ef, rebias), 23),
+                                     _mm512_slli_epi32(mf, 23 - man));
+        __m512i fb = _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32(nzn, fn), nzs, _mm512_castps_si512(fs));
+        __mmask16 nz = nzn | nzs;
+        fb = _mm512_maskz_or_epi32(nz, fb, sgn);
+        /* top: the field's exponent, or that of mf for a subnormal */
+        top = _mm512_sub_epi32(ef, _mm512_set1_epi32(F->bias));
+        top = _mm512_mask_add_epi32(top, nzs, subx,
+                                    _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(mf)), 23),
+                                                     _mm512_set1_epi32(127)));
+        e = _mm512_mask_mov_epi32(none, nz, _mm512_max_epi32(top, emin));
+        lo = _mm512_mask_min_epi32(lo, nz, lo, top);
+        hi = _mm512_mask_max_epi32(hi, nz, hi, top);
+        mx = _mm512_max_epi32(mx, e);
+        _mm512_mask_storeu_epi32(E + i, in, e);
+        _mm512_mask_storeu_ps(f + i, in, _mm512_castsi512_ps(fb));
+        if (isbad | issub) {
+            if (bad) {
+                for (int q = 0; q < 16; q++) {
+                    bad[i + q] |= (unsigned char)(isbad >> q & 1);
+                    sub[i + q] |= (unsigned char)(issub >> q & 1);
+                }
+            }
+            anybad |= isbad;
+            anysub |= issub;
+        }
+    }
+    st->lo = _mm512_reduce_min_epi32(lo);
+    st->hi = _mm512_reduce_max_epi32(hi);
+    st->maxE = _mm512_reduce_max_epi32(mx);
+    st->anybad = anybad != 0;
+    st->anysub = anysub != 0;
+}
+#else
+void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
+                   unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    (void)g, (void)D, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
+}
+#endif

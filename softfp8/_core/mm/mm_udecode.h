@@ -118,4 +118,19 @@ static inline const ucode *sfp8mu_lookup(const uctx *g, const udecoder *D, uint6
     return tmp;
 }
 
+
+/* the lean decoding of the binary32 carry kernel (mm_units_fc.c): n codes of a 16-bit ieee
+ * decoder (codes[], zero-extended), only the nominal exponents E[] (NONE for a zero) and
+ * values f[] (0 for a zero, NaN or infinity); bad[i] / sub[i] |= 1 for a NaN or infinity /
+ * a subnormal code (when bad is NULL: *anybad, *anysub); *lo, *hi the range of the tops of
+ * the nonzero values, *maxE the largest E.  SIMD level 2 only (sfp8mu_lean_ok). */
+typedef struct {
+    int32_t lo, hi, maxE;
+    unsigned char anybad, anysub;
+} ulean;
+
+int sfp8mu_lean_ok(const udecoder *D, int level);
+void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
+                   unsigned char *bad, unsigned char *sub, ulean *st);
+
 #endif

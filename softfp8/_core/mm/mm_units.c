@@ -759,8 +759,10 @@ typedef struct {
     int64_t m, k, p;
     int sa, so, level, used, wa, wb;
     int32_t maxb;
-    udecoder da;
+    udecoder da, db;
     uline ub;
+    int lean, bfull; /* operands by the lean decoding (sfp8mu_lean16); B decoded in full */
+    uint16_t *codes; /* a line's codes for the lean decoding */
     urange rb;
     const unsigned char *colbad, *colsub;
     unsigned flags;
@@ -768,6 +770,64 @@ typedef struct {
 
 /* row i of A decoded into u: *rowbad (also set when a product may overflow and the model
  * keeps products in range), *rowsub, *rg */
+/* B decoded in full (every field of uline), row-major; the padding columns zeros */
+static void decode_b(ujob *J)
+{
+    uline v = J->ub;
+    const ucode zero = {.E = NONE, .top = NONE};
+    int sb = code_size(&J->md->fb);
+    unsigned char *colbad = (unsigned char *)J->colbad, *colsub = (unsigned char *)J->colsub;
+    for (int64_t l = 0; l < J->k; l++) {
+        int64_t s = slot(&J->g, l, J->k) * J->pp;
+        for (int64_t j = 0; j < J->p; j++) {
+            ucode tmp;
+            put(sfp8mu_lookup(&J->g, &J->db, load_raw(J->B + l * J->bk + j * J->bp, sb), &tmp), &v, s + j, &colbad[j],
+                &colsub[j], &J->wb, &J->rb);
+        }
+        for (int64_t j = J->p; j < J->pp; j++) put(&zero, &v, s + j, &colbad[j], &colsub[j], &J->wb, &J->rb);
+    }
+    for (int64_t x = 0; x < J->k * J->pp; x++)
+        if (J->ub.E[x] > J->maxb) J->maxb = J->ub.E[x];
+    J->bfull = 1;
+}
+
+/* B by the lean decoding: E and f only (the binary32 carry kernel's panels) */
+static void decode_b_lean(ujob *J)
+{
+    for (int64_t l = 0; l < J->k; l++) {
+        int64_t s = l * J->pp; /* global grouping: slot(l) = l */
+        ulean st;
+        for (int64_t j = 0; j < J->p; j++) J->codes[j] = (uint16_t)load_raw(J->B + l * J->bk + j * J->bp, 2);
+        sfp8mu_lean16(&J->g, &J->db, J->codes, J->p, J->ub.E + s, J->ub.f + s, (unsigned char *)J->colbad,
+                      (unsigned char *)J->colsub, &st);
+        for (int64_t j = J->p; j < J->pp; j++) {
+            J->ub.E[s + j] = NONE;
+            J->ub.f[s + j] = 0.0f;
+        }
+        if (st.lo < J->rb.lo) J->rb.lo = st.lo;
+        if (st.hi > J->rb.hi) J->rb.hi = st.hi;
+        if (st.maxE > J->maxb) J->maxb = st.maxE;
+    }
+    J->wb = J->md->fb.man_bits + 1; /* a bound of the significands' widths */
+}
+
+/* row i of A by the lean decoding (E and f of u), as decode_row */
+static void decode_row_lean(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
+{
+    ulean st;
+    for (int64_t l = 0; l < J->k; l++) J->codes[l] = (uint16_t)load_raw(J->A + i * J->am + l * J->ak, 2);
+    sfp8mu_lean16(&J->g, &J->da, J->codes, J->k, u->E, u->f, NULL, NULL, &st);
+    rg->lo = st.lo;
+    rg->hi = st.hi;
+    rg->nof = 0;
+    *rowbad = st.anybad;
+    *rowsub = st.anysub;
+    if (J->wa < J->md->fa.man_bits + 1) J->wa = J->md->fa.man_bits + 1;
+    if (!J->md->product_overflow && st.maxE >= NONE / 2 && J->maxb >= NONE / 2 &&
+        (int64_t)st.maxE + J->maxb >= J->g.emax_o)
+        *rowbad = 1;
+}
+
 static void decode_row(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
 {
     const sfp8u_model *md = J->md;
@@ -903,7 +963,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     void *ma[FC_ROWS] = {0}, *mb = NULL, *md0 = NULL;
     unsigned char *colbad = NULL, *colsub;
     fcpanel *panels = NULL;
-    int sb = code_size(&md->fb), fc, nomem = 0;
+    int fc, nomem = 0;
     ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
     fenv_t fe;
     if (fast && md->order != SFP8U_BLOCK) /* the orders' fast path (mm_orders.c), which falls back to sfp8u_gemm */
@@ -961,21 +1021,11 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     J.colbad = colbad;
     J.colsub = colsub;
     J.rb = NO_RANGE;
-    { /* B decoded once, row-major; the padding columns zeros */
-        uline v = J.ub;
-        const ucode zero = {.E = NONE, .top = NONE};
-        for (int64_t l = 0; l < k; l++) {
-            int64_t s = slot(g, l, k) * pp;
-            for (int64_t j = 0; j < p; j++) {
-                ucode tmp;
-                put(sfp8mu_lookup(g, &db, load_raw(B + l * bk + j * bp, sb), &tmp), &v, s + j, &colbad[j],
-                    &colsub[j], &J.wb, &J.rb);
-            }
-            for (int64_t j = p; j < pp; j++) put(&zero, &v, s + j, &colbad[j], &colsub[j], &J.wb, &J.rb);
-        }
-    }
-    for (int64_t x = 0; x < k * pp; x++)
-        if (J.ub.E[x] > J.maxb) J.maxb = J.ub.E[x];
+    J.db = db;
+    J.lean = fc && sfp8mu_lean_ok(&J.da, J.level) && sfp8mu_lean_ok(&db, J.level);
+    if (J.lean && !(J.codes = malloc(sizeof(uint16_t) * (size_t)(k > p ? k : p)))) J.lean = 0;
+    if (J.lean) decode_b_lean(&J);
+    else decode_b(&J);
     /* B's panels for the binary32 carry kernel: per column group, per l, E[16] and f[16] */
     if (fc && !J.rb.nof && (panels = malloc(sizeof(fcpanel) * (size_t)(pp / LANES) * (size_t)k)) != NULL) {
         for (int64_t j0 = 0; j0 < pp; j0 += LANES)
@@ -994,7 +1044,8 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
         int take = panels != NULL;
         for (int r = 0; r < nr; r++) {
             urange ra;
-            decode_row(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            if (J.lean) decode_row_lean(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            else decode_row(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
             /* every product a normal binary32 number: |a b| in [2^(ta + tb), 2^(ta + tb + 2)),
                at most 24 significant bits */
             if (ra.nof || J.wa + J.wb > 24 ||
@@ -1005,12 +1056,21 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
             fc_rows(&J, i0, nr, ua, rowbad, rowsub, panels, &dummy);
             continue;
         }
-        for (int r = 0; r < nr; r++) int_row(&J, i0 + r, &ua[r], rowbad[r], rowsub[r]);
+        if (!J.bfull) { /* the integer kernels read every field: B in full, A's rows again */
+            memset(colbad, 0, (size_t)pp * 2);
+            decode_b(&J);
+        }
+        for (int r = 0; r < nr; r++) {
+            urange ra;
+            if (J.lean) decode_row(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            int_row(&J, i0 + r, &ua[r], rowbad[r], rowsub[r]);
+        }
     }
     /* the SIMD level the kernels ran at: the wide terms have only the AVX-512 binary32 route */
     if (J.used) mm_count(SFP8M_BLOCK_FMA, panels || g->narrow || (J.level >= 2 && g->fexact) ? J.level : 0);
     for (int r = 0; r < FC_ROWS; r++) free(ma[r]);
     free(md0);
+    free(J.codes);
     free(panels);
     free(mb);
     free(colbad);
