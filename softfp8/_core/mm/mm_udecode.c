@@ -52,7 +52,9 @@ int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_
 int sfp8mu_lean_ok(const udecoder *D, int level)
 {
 #if MM_SIMD
-    return level >= 2 && D->ieee && D->f->bits == 16 && D->f->bias <= 127; /* normal values normal binary32 ones */
+    if (level < 2) return 0;
+    if (D->ieee && D->f->bits == 16 && D->f->bias <= 127) return 16; /* normal values normal binary32 ones */
+    return D->tab && D->f->bits <= 8 ? 8 : 0;
 #else
     (void)D;
     (void)level;
@@ -60,8 +62,60 @@ int sfp8mu_lean_ok(const udecoder *D, int level)
 #endif
 }
 
+void sfp8mu_lean8_init(const udecoder *D, ulean8 *t)
+{
+    for (int c = 0; c < 256; c++) {
+        const ucode *d = &D->tab[c & D->mask];
+        t->top[c] = d->top;
+        t->f[c] = d->f;
+        t->fl[c] = d->bad | d->sub << 1 | d->nof << 2;
+    }
+}
+
 #if MM_SIMD
 #include <immintrin.h>
+
+/* n codes of an 8-bit table, sixteen at a time by gathers from t; as sfp8mu_lean16 */
+MM_TGT512 void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                            unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    const __m512i none = _mm512_set1_epi32(NONE), emin = _mm512_set1_epi32((int)D->emin);
+    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none, fls = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, codes + i));
+        __m512i top = _mm512_i32gather_epi32(c, t->top, 4), fl = _mm512_i32gather_epi32(c, t->fl, 4);
+        __m512 v = _mm512_i32gather_ps(c, t->f, 4);
+        __mmask16 nz = _mm512_cmpge_epi32_mask(top, _mm512_set1_epi32(NONE / 2)) & in;
+        __m512i e = _mm512_mask_max_epi32(none, nz, top, emin);
+        lo = _mm512_mask_min_epi32(lo, nz, lo, top);
+        hi = _mm512_mask_max_epi32(hi, nz, hi, top);
+        mx = _mm512_max_epi32(mx, e);
+        _mm512_mask_storeu_epi32(E + i, in, e);
+        _mm512_mask_storeu_ps(f + i, in, v);
+        fl = _mm512_maskz_mov_epi32(in, fl);
+        if (_mm512_test_epi32_mask(fl, fl)) {
+            if (bad) {
+                int32_t ff[16];
+                _mm512_storeu_si512(ff, fl);
+                for (int q = 0; q < 16; q++) {
+                    bad[i + q] |= (unsigned char)(ff[q] & 1);
+                    sub[i + q] |= (unsigned char)(ff[q] >> 1 & 1);
+                }
+            }
+            fls = _mm512_or_si512(fls, fl);
+        }
+    }
+    st->lo = _mm512_reduce_min_epi32(lo);
+    st->hi = _mm512_reduce_max_epi32(hi);
+    st->maxE = _mm512_reduce_max_epi32(mx);
+    {
+        int all = _mm512_reduce_or_epi32(fls);
+        st->anybad = all & 1;
+        st->anysub = all >> 1 & 1;
+        st->anynof = all >> 2 & 1;
+    }
+}
 
 /* sixteen codes: as sfp8mu_decode_ieee's E and f (normal values built from their fields,
  * subnormal ones as mf 2^(1 - bias - man), exact: binary32 numbers); masks of NaN or
@@ -124,8 +178,15 @@ MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *c
     st->maxE = _mm512_reduce_max_epi32(mx);
     st->anybad = anybad != 0;
     st->anysub = anysub != 0;
+    st->anynof = 0;
 }
 #else
+void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                  unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    (void)D, (void)t, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
+}
+
 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
                    unsigned char *bad, unsigned char *sub, ulean *st)
 {

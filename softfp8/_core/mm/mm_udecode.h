@@ -126,10 +126,23 @@ static inline const ucode *sfp8mu_lookup(const uctx *g, const udecoder *D, uint6
  * the nonzero values, *maxE the largest E.  SIMD level 2 only (sfp8mu_lean_ok). */
 typedef struct {
     int32_t lo, hi, maxE;
-    unsigned char anybad, anysub;
+    unsigned char anybad, anysub, anynof;
 } ulean;
 
+/* 1: D has a lean decoding at this SIMD level (16: 16-bit IEEE layout, 8: a table of 8-bit
+ * codes), else 0 */
 int sfp8mu_lean_ok(const udecoder *D, int level);
+
+/* the lean decoding of an 8-bit table: per code its top (NONE for a zero), value and flags
+ * (1 NaN or infinity, 2 subnormal code, 4 no binary32 number) */
+typedef struct {
+    int32_t top[256], fl[256];
+    float f[256];
+} ulean8;
+
+void sfp8mu_lean8_init(const udecoder *D, ulean8 *t);
+void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                  unsigned char *bad, unsigned char *sub, ulean *st);
 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
                    unsigned char *bad, unsigned char *sub, ulean *st);
 

@@ -761,8 +761,10 @@ typedef struct {
     int32_t maxb;
     udecoder da, db;
     uline ub;
-    int lean, bfull; /* operands by the lean decoding (sfp8mu_lean16); B decoded in full */
-    uint16_t *codes; /* a line's codes for the lean decoding */
+    int lean, bfull;   /* operands by the lean decoding (sfp8mu_lean16 / 8); B decoded in full */
+    int leana, leanb;  /* their kinds (sfp8mu_lean_ok) */
+    ulean8 la8, lb8;   /* the 8-bit tables */
+    uint16_t *codes;   /* a line's codes for the lean decoding */
     urange rb;
     const unsigned char *colbad, *colsub;
     unsigned flags;
@@ -791,15 +793,28 @@ static void decode_b(ujob *J)
     J->bfull = 1;
 }
 
+/* n codes at src (stride st bytes) by the lean decoding of kind lean (8 or 16) */
+static void lean_line(ujob *J, const udecoder *D, const ulean8 *t, int lean, const char *src, ptrdiff_t st, int64_t n,
+                      int32_t *E, float *f, unsigned char *bad, unsigned char *sub, ulean *out)
+{
+    if (lean == 16) {
+        for (int64_t j = 0; j < n; j++) J->codes[j] = (uint16_t)load_raw(src + j * st, 2);
+        sfp8mu_lean16(&J->g, D, J->codes, n, E, f, bad, sub, out);
+    } else {
+        uint8_t *c8 = (uint8_t *)J->codes;
+        for (int64_t j = 0; j < n; j++) c8[j] = (uint8_t)load_raw(src + j * st, 1);
+        sfp8mu_lean8(D, t, c8, n, E, f, bad, sub, out);
+    }
+}
+
 /* B by the lean decoding: E and f only (the binary32 carry kernel's panels) */
 static void decode_b_lean(ujob *J)
 {
     for (int64_t l = 0; l < J->k; l++) {
         int64_t s = l * J->pp; /* global grouping: slot(l) = l */
         ulean st;
-        for (int64_t j = 0; j < J->p; j++) J->codes[j] = (uint16_t)load_raw(J->B + l * J->bk + j * J->bp, 2);
-        sfp8mu_lean16(&J->g, &J->db, J->codes, J->p, J->ub.E + s, J->ub.f + s, (unsigned char *)J->colbad,
-                      (unsigned char *)J->colsub, &st);
+        lean_line(J, &J->db, &J->lb8, J->leanb, J->B + l * J->bk, J->bp, J->p, J->ub.E + s, J->ub.f + s,
+                  (unsigned char *)J->colbad, (unsigned char *)J->colsub, &st);
         for (int64_t j = J->p; j < J->pp; j++) {
             J->ub.E[s + j] = NONE;
             J->ub.f[s + j] = 0.0f;
@@ -807,6 +822,7 @@ static void decode_b_lean(ujob *J)
         if (st.lo < J->rb.lo) J->rb.lo = st.lo;
         if (st.hi > J->rb.hi) J->rb.hi = st.hi;
         if (st.maxE > J->maxb) J->maxb = st.maxE;
+        J->rb.nof |= st.anynof;
     }
     J->wb = J->md->fb.man_bits + 1; /* a bound of the significands' widths */
 }
@@ -815,11 +831,10 @@ static void decode_b_lean(ujob *J)
 static void decode_row_lean(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
 {
     ulean st;
-    for (int64_t l = 0; l < J->k; l++) J->codes[l] = (uint16_t)load_raw(J->A + i * J->am + l * J->ak, 2);
-    sfp8mu_lean16(&J->g, &J->da, J->codes, J->k, u->E, u->f, NULL, NULL, &st);
+    lean_line(J, &J->da, &J->la8, J->leana, J->A + i * J->am, J->ak, J->k, u->E, u->f, NULL, NULL, &st);
     rg->lo = st.lo;
     rg->hi = st.hi;
-    rg->nof = 0;
+    rg->nof = st.anynof;
     *rowbad = st.anybad;
     *rowsub = st.anysub;
     if (J->wa < J->md->fa.man_bits + 1) J->wa = J->md->fa.man_bits + 1;
@@ -1022,7 +1037,11 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     J.colsub = colsub;
     J.rb = NO_RANGE;
     J.db = db;
-    J.lean = fc && sfp8mu_lean_ok(&J.da, J.level) && sfp8mu_lean_ok(&db, J.level);
+    J.leana = sfp8mu_lean_ok(&J.da, J.level);
+    J.leanb = sfp8mu_lean_ok(&db, J.level);
+    J.lean = fc && J.leana && J.leanb && !g->oddeven;
+    if (J.lean && J.leana == 8) sfp8mu_lean8_init(&J.da, &J.la8);
+    if (J.lean && J.leanb == 8) sfp8mu_lean8_init(&db, &J.lb8);
     if (J.lean && !(J.codes = malloc(sizeof(uint16_t) * (size_t)(k > p ? k : p)))) J.lean = 0;
     if (J.lean) decode_b_lean(&J);
     else decode_b(&J);
