@@ -949,6 +949,16 @@ static void fc_rows(ujob *J, int64_t i0, int nr, const uline *ua, const int *row
         uint8_t fl[FC_ROWS * LANES];
         for (int r = 0; r < FC_ROWS; r++) {
             ugroup cur;
+            if (r < nr && !J->C) { /* no addend: +0 */
+                for (int q = 0; q < LANES; q++) {
+                    int64_t j = j0 + q;
+                    live[LANES * r + q] = j < J->p && !rowbad[r] && !J->colbad[j];
+                    fl[LANES * r + q] = rowsub[r] || J->colsub[j] ? SFP8_FLAG_DENORMAL : 0;
+                    c[LANES * r + q] = 0.0f;
+                    cE[LANES * r + q] = NONE;
+                }
+                continue;
+            }
             if (r < nr) start_lanes(J, i0 + r, j0, rowbad[r], rowsub[r], &cur, live + LANES * r, fl + LANES * r);
             for (int q = 0; q < LANES; q++) {
                 int ok = r < nr && live[LANES * r + q] && cur.sig[q];
@@ -961,6 +971,20 @@ static void fc_rows(ujob *J, int64_t i0, int nr, const uline *ua, const int *row
                        !(J->flags & SFP8_FLAG_INEXACT));
         for (int r = 0; r < nr; r++) {
             uint64_t out[LANES];
+            int all = 1, n = J->p - j0 < LANES ? (int)(J->p - j0) : LANES;
+            uint8_t any = 0;
+            for (int q = 0; q < n; q++) {
+                all &= live[LANES * r + q];
+                any |= fl[LANES * r + q];
+            }
+            if (all && J->so == 4 && J->md->fo.bits == 32 && J->md->fo.man_bits == 23 && J->md->fo.bias == 127) {
+                /* binary32 outputs, every lane: the values' bits are the codes (no -0: a zero is +0) */
+                char *o = J->O + (i0 + r) * J->om + j0 * J->op;
+                for (int q = 0; q < n; q++) memcpy(o + q * J->op, &c[LANES * r + q], 4);
+                J->flags |= any;
+                J->used = 1;
+                continue;
+            }
             for (int q = 0; q < LANES; q++) out[q] = code_of(&J->md->fo, c[LANES * r + q]);
             deliver(J, i0 + r, j0, live + LANES * r, out, fl + LANES * r);
         }
