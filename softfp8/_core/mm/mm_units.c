@@ -19,7 +19,10 @@
  * result) is left to the generic kernel, which computes that output again from the start.
  * Exact alignment (MI100) and the pairwise grouping (MI250) take the same path with
  * kernels on the hardware's binary64 / binary32 arithmetic (sfp8mu_fp_gemm, "exact alignment and
- * the pairwise grouping", mm_units_fp.c).  The harness proves the path equal to the generic kernel
+ * the pairwise grouping", mm_units_fp.c).  At SIMD level 2 the NVIDIA profiles' model runs in the
+ * binary32 carry kernel (mm_units_fc.c: four rows by sixteen columns, running values as binary32
+ * numbers) for the chunks of four rows whose products are normal binary32 numbers, on operands
+ * decoded lean (exponents and values only, mm_udecode.c); the other chunks in the kernels here.  The harness proves the path equal to the generic kernel
  * (tests/harness/matrix.py, "block_fma").
  *
  * DERIVED from core.c round_pack: round_block rounds a normal block result to P

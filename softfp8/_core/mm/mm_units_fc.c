@@ -188,7 +188,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
         for (int r = 0; r < R; r++) {
             __mmask16 rng;
             terms[r] = _mm512_cmpge_epi32_mask(e[r], _mm512_set1_epi32(NONE / 2));
-            e[r] = _mm512_mask_max_epi32(e[r], terms[r], e[r], vmin);
+            if (md->has_min_exp) e[r] = _mm512_mask_max_epi32(e[r], terms[r], e[r], vmin);
             ue[r] = _mm512_maskz_sub_epi32(terms[r], e[r], vW); /* 0 for the lanes without terms */
             rng = _mm512_cmpge_epi32_mask(ue[r], _mm512_set1_epi32(-126)) &
                   _mm512_cmple_epi32_mask(ue[r], _mm512_set1_epi32(126));
@@ -238,7 +238,8 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
                 if (mode != SFP8_ROUND_TOWARD_ZERO)
                     rz = join(cvt_mode(lo[r], SFP8_ROUND_TOWARD_ZERO), cvt_mode(hi[r], SFP8_ROUND_TOWARD_ZERO));
             }
-            if (mode == SFP8_ROUND_TOWARD_ZERO) rf = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rf), keep));
+            if (mode == SFP8_ROUND_TOWARD_ZERO && g->P < 24)
+                rf = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rf), keep));
             nz = _mm512_cmp_ps_mask(rf, _mm512_setzero_ps(), _CMP_NEQ_UQ);
             tpre = _mm512_add_epi32(expo(rz), ue[r]);
             tpost = mode == SFP8_ROUND_TOWARD_ZERO ? tpre : _mm512_add_epi32(expo(rf), ue[r]);
