@@ -910,7 +910,12 @@ def _block_fma():
                 ("fc-rz-x30", B(block=4, extra_bits=30), e5, e4, np.float32),
                 ("fc-rz-f16out", B(block=16, extra_bits=2, min_exponent=-21), f16, f16, np.float16),
                 ("fc-rne-min200", B(block=4, extra_bits=0, rounding="nearest_even", min_exponent=200), e4, e4,
-                 np.float32)]
+                 np.float32),
+                # 16-bit IEEE layouts of other biases (the lean decoding's fields and subnormal unit)
+                ("fc-e6m9b60", B(block=8, extra_bits=0), softfp8.format(exp_bits=6, man_bits=9, bias=60,
+                                                                         name="e6m9b60"), f16, np.float32),
+                ("fc-e4m11b-40", B(block=4, extra_bits=2, rounding="nearest_even"),
+                 softfp8.format(exp_bits=4, man_bits=11, bias=-40, name="e4m11b-40"), e5, np.float32)]
         yield from unit_cases(rows, ((5, 37, 20), (9, 64, 33)), "unit-carry", addends=(None, "normal", "special"))
         g = rng_of("unit-carry-split")
         for scale, tag in ((-60.0, "bf16-2^-60"), (-63.5, "bf16-2^-63.5"), (62.0, "bf16-2^62")):

@@ -128,9 +128,11 @@ MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *c
     const __m512i mmask = _mm512_set1_epi32((1 << man) - 1), emax = _mm512_set1_epi32((1 << F->exp_bits) - 1);
     const __m512i rebias = _mm512_set1_epi32(127 - F->bias), none = _mm512_set1_epi32(NONE);
     const __m512i emin = _mm512_set1_epi32((int)D->emin), subx = _mm512_set1_epi32(1 - F->bias - man);
-    /* 2^-man and 2^(1 - bias): normal binary32 numbers (bias <= 127) */
-    const __m512 ulp = _mm512_castsi512_ps(_mm512_set1_epi32((127 - man) << 23));
-    const __m512 smin = _mm512_castsi512_ps(_mm512_set1_epi32((1 - F->bias + 127) << 23));
+    /* the subnormals' unit 2^(1 - bias - man) (-149 .. 127: sfp8mu_decoder_init) as two
+       normal binary32 factors 2^s1 2^s2 */
+    const int s1 = (1 - F->bias - man) / 2, s2 = 1 - F->bias - man - s1;
+    const __m512 ulp = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s1) << 23));
+    const __m512 smin = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s2) << 23));
     const int insub = g->md->in_subnormals;
     __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none;
     __mmask16 anybad = 0, anysub = 0;
