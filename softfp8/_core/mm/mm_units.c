@@ -810,17 +810,22 @@ static void lean_line(ujob *J, const udecoder *D, const ulean8 *t, int lean, con
     }
 }
 
-/* B by the lean decoding: E and f only (the binary32 carry kernel's panels) */
-static void decode_b_lean(ujob *J)
+/* B by the lean decoding: E and f only, straight into the binary32 carry kernel's panels
+ * (per column group, per l, E[16] and f[16]; tE, tF: one row of B, pp elements) */
+static void decode_b_lean(ujob *J, fcpanel *panels, int32_t *tE, float *tF)
 {
     for (int64_t l = 0; l < J->k; l++) {
-        int64_t s = l * J->pp; /* global grouping: slot(l) = l */
         ulean st;
-        lean_line(J, &J->db, &J->lb8, J->leanb, J->B + l * J->bk, J->bp, J->p, J->ub.E + s, J->ub.f + s,
-                  (unsigned char *)J->colbad, (unsigned char *)J->colsub, &st);
+        lean_line(J, &J->db, &J->lb8, J->leanb, J->B + l * J->bk, J->bp, J->p, tE, tF, (unsigned char *)J->colbad,
+                  (unsigned char *)J->colsub, &st);
         for (int64_t j = J->p; j < J->pp; j++) {
-            J->ub.E[s + j] = NONE;
-            J->ub.f[s + j] = 0.0f;
+            tE[j] = NONE;
+            tF[j] = 0.0f;
+        }
+        for (int64_t j0 = 0; j0 < J->pp; j0 += LANES) {
+            fcpanel *P = &panels[(j0 / LANES) * J->k + l];
+            memcpy(P->E, tE + j0, sizeof P->E);
+            memcpy(P->f, tF + j0, sizeof P->f);
         }
         if (st.lo < J->rb.lo) J->rb.lo = st.lo;
         if (st.hi > J->rb.hi) J->rb.hi = st.hi;
@@ -1069,22 +1074,32 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     J.lean = fc && J.leana && J.leanb && !g->oddeven;
     if (J.lean && J.leana == 8) sfp8mu_lean8_init(&J.da, &J.la8);
     if (J.lean && J.leanb == 8) sfp8mu_lean8_init(&db, &J.lb8);
-    if (J.lean && !(J.codes = malloc(sizeof(uint16_t) * (size_t)(k > p ? k : p)))) J.lean = 0;
-    if (J.lean) decode_b_lean(&J);
-    else decode_b(&J);
-    /* B's panels for the binary32 carry kernel: per column group, per l, E[16] and f[16] */
-    if (fc && !J.rb.nof && (panels = malloc(sizeof(fcpanel) * (size_t)(pp / LANES) * (size_t)k)) != NULL) {
-        for (int64_t j0 = 0; j0 < pp; j0 += LANES)
-            for (int64_t l = 0; l < k; l++) {
-                fcpanel *P = &panels[(j0 / LANES) * k + l];
-                memcpy(P->E, J.ub.E + l * pp + j0, sizeof P->E);
-                memcpy(P->f, J.ub.f + l * pp + j0, sizeof P->f);
-            }
+    const size_t off = (2 * (size_t)(k > p ? k : p) + 3) & ~(size_t)3; /* the codes, then tE, tF */
+    if (fc) panels = malloc(sizeof(fcpanel) * (size_t)(pp / LANES) * (size_t)k);
+    /* the lean decoding's buffers: a line's codes, one row of B's exponents and values */
+    if (J.lean && (!panels || !(J.codes = malloc(off + 8 * (size_t)pp)))) J.lean = 0;
+    if (J.lean) {
+        int32_t *tE = (int32_t *)((char *)J.codes + off);
+        decode_b_lean(&J, panels, tE, (float *)(tE + pp));
+    } else {
+        decode_b(&J);
+        if (panels) /* B's panels for the binary32 carry kernel from its decoded lines */
+            for (int64_t j0 = 0; j0 < pp; j0 += LANES)
+                for (int64_t l = 0; l < k; l++) {
+                    fcpanel *P = &panels[(j0 / LANES) * k + l];
+                    memcpy(P->E, J.ub.E + l * pp + j0, sizeof P->E);
+                    memcpy(P->f, J.ub.f + l * pp + j0, sizeof P->f);
+                }
+    }
+    if (panels && J.rb.nof) { /* a value of B is no binary32 number: the integer kernels */
+        free(panels);
+        panels = NULL;
+    }
+    if (panels)
         for (int64_t l = 0; l < k; l++) {
             dummy.E[l] = NONE;
             dummy.f[l] = 0.0f;
         }
-    }
     for (int64_t i0 = 0; i0 < m; i0 += panels ? FC_ROWS : 1) {
         int nr = panels ? (m - i0 < FC_ROWS ? (int)(m - i0) : FC_ROWS) : 1, rowbad[FC_ROWS], rowsub[FC_ROWS];
         int take = panels != NULL;
