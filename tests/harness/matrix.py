@@ -925,6 +925,17 @@ def _block_fma():
             for acc in (softfp8.Accumulation.profile("a100"), B(block=8, extra_bits=1, rounding="nearest_even")):
                 yield mcase(f"unit-carry/{tag}/{acc!r}", lambda g, a=a, b=b, acc=acc: softfp8.matmul(
                     a, b, out_dtype=np.float32, accumulation=acc), 9 * 21, S.CONFIGS[0])
+        # one output whose only lost bits are a term that underflows to zero in binary32 once
+        # scaled to the unit (a product 2^-122 under one of 2^120; a subnormal addend): the
+        # call's inexact flag comes from it alone
+        a1 = np.array([[2.0 ** 60, 2.0 ** -60]]).astype(bf)
+        b1 = np.array([[2.0 ** 60], [2.0 ** -62]]).astype(bf)
+        c1 = np.array([[np.uint32(8).view(np.float32)]])
+        a2 = np.array([[2.0 ** 10, 0.0]]).astype(e5)
+        for cid, x, y, cc, acc in (("product-underflow", a1, b1, None, softfp8.Accumulation.profile("a100")),
+                                   ("addend-underflow", a2, a2.T.copy(), c1, softfp8.Accumulation.profile("ada"))):
+            yield mcase(f"unit-carry/{cid}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
+                x, y, cc, out_dtype=np.float32, accumulation=acc), 1, S.CONFIGS[0])
 
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
             "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry}

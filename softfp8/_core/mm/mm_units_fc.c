@@ -83,10 +83,12 @@ FC_TGT static inline __m512i expo(__m512 v)
                             _mm512_set1_epi32(127));
 }
 
-/* lost: lanes where v has a fraction (the truncation dropped bits) */
-FC_TGT static inline __mmask16 frac(__m512 v)
+/* lost: lanes where the truncation of v = t 2^-ue dropped bits, t the exact term and p2 =
+ * 2^ue: trunc(v) 2^ue differs from t (exact: trunc(v) is 0, or at most t in magnitude with at
+ * most 24 bits and at least 2^ue; a v that underflowed to zero or a subnormal counts as lost) */
+FC_TGT static inline __mmask16 frac(__m512 v, __m512 t, __m512 p2)
 {
-    return _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO), _CMP_NEQ_UQ);
+    return _mm512_cmp_ps_mask(_mm512_mul_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO), p2), t, _CMP_NEQ_UQ);
 }
 
 FC_TGT static inline void add_wide(__m512 v, __m512i *lo, __m512i *hi)
@@ -108,8 +110,9 @@ FC_TGT static inline void flush32(__m512i *a32, __m512i *lo, __m512i *hi)
  * loop each, the rows' sums in registers. */
 __attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel *bp, int64_t l0, int64_t n,
                                                                   const float *const *af, const __m512 *sc,
-                                                                  __m512i *acc, __m512i *lo, __m512i *hi,
-                                                                  __mmask16 *lost, int wide, int need_lost)
+                                                                  const __m512 *p2, __m512i *acc, __m512i *lo,
+                                                                  __m512i *hi, __mmask16 *lost, int wide,
+                                                                  int need_lost)
 {
     const float *f0 = af[0], *f1 = af[1], *f2 = af[2], *f3 = af[3];
     const __m512 s0 = sc[0], s1 = sc[1], s2 = sc[2], s3 = sc[3];
@@ -118,10 +121,10 @@ __attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel 
     __mmask16 d0 = 0, d1 = 0, d2 = 0, d3 = 0;
     for (int64_t l = l0; l < l0 + n; l++) {
         const __m512 bf = _mm512_loadu_ps(bp[l].f);
-        const __m512 v0 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f0[l]), bf), s0);
-        const __m512 v1 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f1[l]), bf), s1);
-        const __m512 v2 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f2[l]), bf), s2);
-        const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(f3[l]), bf), s3);
+        const __m512 t0 = _mm512_mul_ps(_mm512_set1_ps(f0[l]), bf), t1 = _mm512_mul_ps(_mm512_set1_ps(f1[l]), bf);
+        const __m512 t2 = _mm512_mul_ps(_mm512_set1_ps(f2[l]), bf), t3 = _mm512_mul_ps(_mm512_set1_ps(f3[l]), bf);
+        const __m512 v0 = _mm512_mul_ps(t0, s0), v1 = _mm512_mul_ps(t1, s1);
+        const __m512 v2 = _mm512_mul_ps(t2, s2), v3 = _mm512_mul_ps(t3, s3);
         if (wide) {
             add_wide(v0, &l0v, &h0);
             add_wide(v1, &l1v, &h1);
@@ -134,10 +137,10 @@ __attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel 
             a3 = _mm512_add_epi32(a3, _mm512_cvttps_epi32(v3));
         }
         if (need_lost) {
-            d0 |= frac(v0);
-            d1 |= frac(v1);
-            d2 |= frac(v2);
-            d3 |= frac(v3);
+            d0 |= frac(v0, t0, p2[0]);
+            d1 |= frac(v1, t1, p2[1]);
+            d2 |= frac(v2, t2, p2[2]);
+            d3 |= frac(v3, t3, p2[3]);
         }
     }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
@@ -175,7 +178,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
     for (int64_t k0 = 0; k0 < k; k0 += md->block) {
         const int64_t n = k - k0 < md->block ? k - k0 : md->block;
         __m512i e[R], ue[R], a32[R], lo[R], hi[R];
-        __m512 sc[R];
+        __m512 sc[R], pu[R]; /* 2^-ue, 2^ue */
         __mmask16 terms[R], lost[R];
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) e[r] = vcE[r];
@@ -195,6 +198,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
             kill[r] |= (__mmask16)~rng;
             ue[r] = _mm512_maskz_mov_epi32(rng, ue[r]);
             sc[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), ue[r]), 23));
+            pu[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ue[r], _mm512_set1_epi32(127)), 23));
             lo[r] = hi[r] = a32[r] = zero;
             lost[r] = 0;
         }
@@ -204,7 +208,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
             __m512 v = _mm512_mul_ps(vc[r], sc[r]);
             if (wide) add_wide(v, &lo[r], &hi[r]);
             else a32[r] = _mm512_cvttps_epi32(v);
-            if (need_lost) lost[r] |= frac(v);
+            if (need_lost) lost[r] |= frac(v, vc[r], pu[r]);
         }
         /* the products, in chunks whose 32-bit sums cannot overflow (one chunk when sum32) */
         for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
@@ -215,7 +219,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
                 room = chunk;
             }
             len = left < room ? left : room;
-            sum_rows(bp, l, len, af, sc, a32, lo, hi, lost, wide, need_lost);
+            sum_rows(bp, l, len, af, sc, pu, a32, lo, hi, lost, wide, need_lost);
             l += len;
             left -= len;
             room -= len;
@@ -227,7 +231,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
         /* the sums rounded: rf (the model's rounding), rz (toward zero: the bit length) */
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
-            __m512 rf, rz, p2;
+            __m512 rf, rz;
             __mmask16 nz, ok;
             __m512i tpre, tpost;
             if (sum32) { /* T in 32 bits: a32 */
@@ -256,8 +260,7 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
                 __mmask8 dh = _mm512_cmpneq_epi64_mask(_mm512_cvttps_epi64(_mm512_extractf32x8_ps(rf, 1)), hi[r]);
                 inexact[r] |= (lost[r] | (__mmask16)(dl | (unsigned)dh << 8)) & terms[r];
             }
-            p2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ue[r], _mm512_set1_epi32(127)), 23));
-            vc[r] = _mm512_maskz_mul_ps(ok & (__mmask16)~kill[r], rf, p2);
+            vc[r] = _mm512_maskz_mul_ps(ok & (__mmask16)~kill[r], rf, pu[r]);
             vcE[r] = _mm512_mask_mov_epi32(none, ok & (__mmask16)~kill[r], tpost);
         }
     }
