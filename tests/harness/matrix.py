@@ -897,8 +897,48 @@ def _block_fma():
             yield mcase(f"unit-layouts/{cid}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
                 x, y, cc, out_dtype=np.float32, accumulation=acc), max(n, 1), S.CONFIGS[0])
 
+    def carry():
+        # the binary32 carry kernel (mm_units_fc.c): upward / downward with P = 24, toward zero
+        # below 24 bits into float16, 32-bit chunks of one term (W = 29), 64-bit terms (W = 53),
+        # units 2^ue outside binary32's normal range (min_exponent above, bf16 products near
+        # 2^-126), and rows of one call split between it and the integer kernels
+        B = softfp8.BlockFMA
+        f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
+        rows = [("fc-up-x0", B(block=8, extra_bits=0, rounding="upward"), f16, f16, np.float32),
+                ("fc-down-x6", B(block=12, extra_bits=6, rounding="downward", min_exponent=-130), bf, bf,
+                 np.float32),
+                ("fc-rz-x30", B(block=4, extra_bits=30), e5, e4, np.float32),
+                ("fc-rz-f16out", B(block=16, extra_bits=2, min_exponent=-21), f16, f16, np.float16),
+                ("fc-rne-min200", B(block=4, extra_bits=0, rounding="nearest_even", min_exponent=200), e4, e4,
+                 np.float32),
+                # 16-bit IEEE layouts of other biases (the lean decoding's fields and subnormal unit)
+                ("fc-e6m9b60", B(block=8, extra_bits=0), softfp8.format(exp_bits=6, man_bits=9, bias=60,
+                                                                         name="e6m9b60"), f16, np.float32),
+                ("fc-e4m11b-40", B(block=4, extra_bits=2, rounding="nearest_even"),
+                 softfp8.format(exp_bits=4, man_bits=11, bias=-40, name="e4m11b-40"), e5, np.float32)]
+        yield from unit_cases(rows, ((5, 37, 20), (9, 64, 33)), "unit-carry", addends=(None, "normal", "special"))
+        g = rng_of("unit-carry-split")
+        for scale, tag in ((-60.0, "bf16-2^-60"), (-63.5, "bf16-2^-63.5"), (62.0, "bf16-2^62")):
+            a = (g.standard_normal((9, 40)) * 2.0 ** scale).astype(bf)
+            b = (g.standard_normal((40, 21)) * 2.0 ** scale).astype(bf)
+            a[5] = (g.standard_normal(40) * 2.0 ** 100).astype(bf)     # one chunk of rows to the integer kernels
+            for acc in (softfp8.Accumulation.profile("a100"), B(block=8, extra_bits=1, rounding="nearest_even")):
+                yield mcase(f"unit-carry/{tag}/{acc!r}", lambda g, a=a, b=b, acc=acc: softfp8.matmul(
+                    a, b, out_dtype=np.float32, accumulation=acc), 9 * 21, S.CONFIGS[0])
+        # one output whose only lost bits are a term that underflows to zero in binary32 once
+        # scaled to the unit (a product 2^-122 under one of 2^120; a subnormal addend): the
+        # call's inexact flag comes from it alone
+        a1 = np.array([[2.0 ** 60, 2.0 ** -60]]).astype(bf)
+        b1 = np.array([[2.0 ** 60], [2.0 ** -62]]).astype(bf)
+        c1 = np.array([[np.uint32(8).view(np.float32)]])
+        a2 = np.array([[2.0 ** 10, 0.0]]).astype(e5)
+        for cid, x, y, cc, acc in (("product-underflow", a1, b1, None, softfp8.Accumulation.profile("a100")),
+                                   ("addend-underflow", a2, a2.T.copy(), c1, softfp8.Accumulation.profile("ada"))):
+            yield mcase(f"unit-carry/{cid}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
+                x, y, cc, out_dtype=np.float32, accumulation=acc), 1, S.CONFIGS[0])
+
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
-            "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges}
+            "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry}
 
 
 def _exact_pair_rows():

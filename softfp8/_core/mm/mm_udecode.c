@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "mm_udecode.h"
+#include "mm_simd.h"
+#include "mm_value.h"
 
 void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d)
 {
@@ -18,16 +20,13 @@ void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t 
     d->top = NONE;
     d->d = v.neg && !d->bad ? -0.0 : 0.0;
     if (v.cls != SFP8U_FINITE || (v.sub && !g->md->in_subnormals)) return;
+    sfp8mu_finite(g, emin, v.sig, v.exp, d);
     {
-        int tz = __builtin_ctzll(v.sig), top = (int)v.exp + bitlen64(v.sig) - 1;
-        d->sig = (uint32_t)(v.sig >> tz); /* the value unchanged: trailing zeros moved into x */
-        d->x = (int32_t)(v.exp + tz);
-        d->E = (int32_t)(top > emin ? top : emin);
-        d->top = (int32_t)top;
         d->d = ldexp(v.neg ? -(double)d->sig : (double)d->sig, d->x); /* exact: the operand range (sfp8u_check) */
-        d->wide = (uint8_t)bitlen64(d->sig);
-        if (g->fexact) /* exact: at most 24 bits, a normal binary32 exponent (uctx.fexact) */
-            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x);
+        if (g->fexact || (g->fvals && d->x >= -149 && d->top <= 127 && d->wide <= 24))
+            d->f = (d->neg ? -1.0f : 1.0f) * (float)d->sig * ldexpf(1.0f, d->x); /* exact: a binary32 number */
+        else
+            d->nof = 1;
     }
 }
 
@@ -37,8 +36,162 @@ int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_
     D->emin = emin;
     D->tab = NULL;
     D->mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
+    /* IEEE layout, every value a binary32 number (below 2^128, multiples of 2^-149; so 2^x a
+       normal binary64 number): decoded
+       from the bits, no table of 2^bits codes to build */
+    D->ieee = f->bits > 8 && f->bits <= 32 && f->is_signed && f->specials == SFP8_SPECIALS_IEEE &&
+              f->subnormals == SFP8_SUBNORMALS_IEEE && f->man_bits <= 23 && fmt_low(f) >= -150 &&
+              ((int64_t)1 << f->exp_bits) - 1 - f->bias <= 128;
+    if (D->ieee) return 1;
     if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits))) return 1;
     if (!(D->tab = malloc(sizeof(ucode) << f->bits))) return 0;
     for (uint64_t c = 0; c <= D->mask; c++) sfp8mu_decode1(g, f, emin, c, &D->tab[c]);
     return 1;
 }
+
+int sfp8mu_lean_ok(const udecoder *D, int level)
+{
+#if MM_SIMD
+    if (level < 2) return 0;
+    if (D->ieee && D->f->bits == 16 && D->f->bias <= 127) return 16; /* normal values normal binary32 ones */
+    return D->tab && D->f->bits <= 8 ? 8 : 0;
+#else
+    (void)D;
+    (void)level;
+    return 0;
+#endif
+}
+
+void sfp8mu_lean8_init(const udecoder *D, ulean8 *t)
+{
+    for (int c = 0; c < 256; c++) {
+        const ucode *d = &D->tab[c & D->mask];
+        t->top[c] = d->top;
+        t->f[c] = d->f;
+        t->fl[c] = d->bad | d->sub << 1 | d->nof << 2;
+    }
+}
+
+#if MM_SIMD
+#include <immintrin.h>
+
+/* n codes of an 8-bit table, sixteen at a time by gathers from t; as sfp8mu_lean16 */
+MM_TGT512 void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                            unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    const __m512i none = _mm512_set1_epi32(NONE), emin = _mm512_set1_epi32((int)D->emin);
+    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none, fls = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(in, codes + i));
+        __m512i top = _mm512_i32gather_epi32(c, t->top, 4), fl = _mm512_i32gather_epi32(c, t->fl, 4);
+        __m512 v = _mm512_i32gather_ps(c, t->f, 4);
+        __mmask16 nz = _mm512_cmpge_epi32_mask(top, _mm512_set1_epi32(NONE / 2)) & in;
+        __m512i e = _mm512_mask_max_epi32(none, nz, top, emin);
+        lo = _mm512_mask_min_epi32(lo, nz, lo, top);
+        hi = _mm512_mask_max_epi32(hi, nz, hi, top);
+        mx = _mm512_max_epi32(mx, e);
+        _mm512_mask_storeu_epi32(E + i, in, e);
+        _mm512_mask_storeu_ps(f + i, in, v);
+        fl = _mm512_maskz_mov_epi32(in, fl);
+        if (_mm512_test_epi32_mask(fl, fl)) {
+            if (bad) {
+                int32_t ff[16];
+                _mm512_storeu_si512(ff, fl);
+                for (int q = 0; q < 16; q++) {
+                    bad[i + q] |= (unsigned char)(ff[q] & 1);
+                    sub[i + q] |= (unsigned char)(ff[q] >> 1 & 1);
+                }
+            }
+            fls = _mm512_or_si512(fls, fl);
+        }
+    }
+    st->lo = _mm512_reduce_min_epi32(lo);
+    st->hi = _mm512_reduce_max_epi32(hi);
+    st->maxE = _mm512_reduce_max_epi32(mx);
+    {
+        int all = _mm512_reduce_or_epi32(fls);
+        st->anybad = all & 1;
+        st->anysub = all >> 1 & 1;
+        st->anynof = all >> 2 & 1;
+    }
+}
+
+/* sixteen codes: as sfp8mu_decode_ieee's E and f (normal values built from their fields,
+ * subnormal ones as mf 2^(1 - bias - man), exact: binary32 numbers); masks of NaN or
+ * infinity, subnormal codes, nonzero values */
+MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E,
+                             float *f, unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    const sfp8_format *F = D->f;
+    const int man = F->man_bits;
+    const __m512i mmask = _mm512_set1_epi32((1 << man) - 1), emax = _mm512_set1_epi32((1 << F->exp_bits) - 1);
+    const __m512i rebias = _mm512_set1_epi32(127 - F->bias), none = _mm512_set1_epi32(NONE);
+    const __m512i emin = _mm512_set1_epi32((int)D->emin), subx = _mm512_set1_epi32(1 - F->bias - man);
+    /* the subnormals' unit 2^(1 - bias - man) (-149 .. 127: sfp8mu_decoder_init) as two
+       normal binary32 factors 2^s1 2^s2 */
+    const int s1 = (1 - F->bias - man) / 2, s2 = 1 - F->bias - man - s1;
+    const __m512 ulp = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s1) << 23));
+    const __m512 smin = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s2) << 23));
+    const int insub = g->md->in_subnormals;
+    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none;
+    __mmask16 anybad = 0, anysub = 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, codes + i));
+        __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fff));
+        __m512i ef = _mm512_srli_epi32(mag, man), mf = _mm512_and_si512(mag, mmask);
+        __m512i sgn = _mm512_slli_epi32(_mm512_srli_epi32(u, 15), 31), top, e;
+        __mmask16 isbad = _mm512_cmpeq_epi32_mask(ef, emax) & in;
+        __mmask16 e0 = _mm512_cmpeq_epi32_mask(ef, _mm512_setzero_si512());
+        __mmask16 issub = e0 & _mm512_test_epi32_mask(mf, mf) & in;
+        __mmask16 nzn = in & (__mmask16)~e0 & (__mmask16)~isbad; /* normal values */
+        __mmask16 nzs = insub ? issub : 0;                       /* subnormal values kept */
+        __m512 fs = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(mf), ulp), smin); /* exact */
+        __m512i fn = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(ef, rebias), 23),
+                                     _mm512_slli_epi32(mf, 23 - man));
+        __m512i fb = _mm512_mask_mov_epi32(_mm512_maskz_mov_epi32(nzn, fn), nzs, _mm512_castps_si512(fs));
+        __mmask16 nz = nzn | nzs;
+        fb = _mm512_maskz_or_epi32(nz, fb, sgn);
+        /* top: the field's exponent, or that of mf for a subnormal */
+        top = _mm512_sub_epi32(ef, _mm512_set1_epi32(F->bias));
+        top = _mm512_mask_add_epi32(top, nzs, subx,
+                                    _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(mf)), 23),
+                                                     _mm512_set1_epi32(127)));
+        e = _mm512_mask_mov_epi32(none, nz, _mm512_max_epi32(top, emin));
+        lo = _mm512_mask_min_epi32(lo, nz, lo, top);
+        hi = _mm512_mask_max_epi32(hi, nz, hi, top);
+        mx = _mm512_max_epi32(mx, e);
+        _mm512_mask_storeu_epi32(E + i, in, e);
+        _mm512_mask_storeu_ps(f + i, in, _mm512_castsi512_ps(fb));
+        if (isbad | issub) {
+            if (bad) {
+                for (int q = 0; q < 16; q++) {
+                    bad[i + q] |= (unsigned char)(isbad >> q & 1);
+                    sub[i + q] |= (unsigned char)(issub >> q & 1);
+                }
+            }
+            anybad |= isbad;
+            anysub |= issub;
+        }
+    }
+    st->lo = _mm512_reduce_min_epi32(lo);
+    st->hi = _mm512_reduce_max_epi32(hi);
+    st->maxE = _mm512_reduce_max_epi32(mx);
+    st->anybad = anybad != 0;
+    st->anysub = anysub != 0;
+    st->anynof = 0;
+}
+#else
+void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                  unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    (void)D, (void)t, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
+}
+
+void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
+                   unsigned char *bad, unsigned char *sub, ulean *st)
+{
+    (void)g, (void)D, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
+}
+#endif

@@ -19,7 +19,10 @@
  * result) is left to the generic kernel, which computes that output again from the start.
  * Exact alignment (MI100) and the pairwise grouping (MI250) take the same path with
  * kernels on the hardware's binary64 / binary32 arithmetic (sfp8mu_fp_gemm, "exact alignment and
- * the pairwise grouping", mm_units_fp.c).  The harness proves the path equal to the generic kernel
+ * the pairwise grouping", mm_units_fp.c).  At SIMD level 2 the NVIDIA profiles' model runs in the
+ * binary32 carry kernel (mm_units_fc.c: four rows by sixteen columns, running values as binary32
+ * numbers) for the chunks of four rows whose products are normal binary32 numbers, on operands
+ * decoded lean (exponents and values only, mm_udecode.c); the other chunks in the kernels here.  The harness proves the path equal to the generic kernel
  * (tests/harness/matrix.py, "block_fma").
  *
  * DERIVED from core.c round_pack: round_block rounds a normal block result to P
@@ -41,6 +44,7 @@
 #include "mm_paths.h"
 #include "mm_simd.h"
 #include "mm_udecode.h"
+#include "mm_units_fc.h"
 #include "mm_units_fp.h"
 #include "mm_value.h"
 
@@ -84,11 +88,25 @@ static int covers(const sfp8u_model *md, int64_t k)
 /* one operand into element l of u: bad |= NaN or infinity; sub |= a subnormal code;
  * *wide = max(*wide, bits of the significand) */
 
-static inline void put(const uctx *g, const udecoder *D, uint64_t code, uline *u, int64_t l, int *bad, int *sub,
-                       int *wide)
+/* the exponents of a line's values (mm_units_fc.c's check that their products are normal
+ * binary32 numbers): lowest and highest top of the nonzero values, nof: one is no binary32 number */
+typedef struct {
+    int32_t lo, hi;
+    int nof;
+} urange;
+
+static const urange NO_RANGE = {-NONE, NONE, 0};
+
+/* one operand into element l of u (d decoded): *bad |= NaN or infinity; *sub |= a subnormal
+ * code; *wide = max(*wide, bits of the significand); rg the range of exponents */
+static inline void put(const ucode *d, uline *u, int64_t l, unsigned char *bad, unsigned char *sub, int *wide,
+                       urange *rg)
 {
-    ucode tmp;
-    const ucode *d = sfp8mu_lookup(g, D, code, &tmp);
+    if (d->top >= NONE / 2) {
+        if (d->top < rg->lo) rg->lo = d->top;
+        if (d->top > rg->hi) rg->hi = d->top;
+    }
+    rg->nof |= d->nof;
     u->sig[l] = d->sig;
     u->neg[l] = d->neg;
     u->x[l] = d->x;
@@ -734,20 +752,266 @@ static void *lines(int64_t n, uline *u)
     return mem;
 }
 
+/* one call's state (sfp8m_unit_gemm) */
+typedef struct {
+    const sfp8u_model *md;
+    uctx g;
+    const char *A, *B, *C;
+    char *O;
+    ptrdiff_t am, ak, bk, bp, cm, cp, om, op, pp;
+    int64_t m, k, p;
+    int sa, so, level, used, wa, wb;
+    int32_t maxb;
+    udecoder da, db;
+    uline ub;
+    int lean, bfull;   /* operands by the lean decoding (sfp8mu_lean16 / 8); B decoded in full */
+    int leana, leanb;  /* their kinds (sfp8mu_lean_ok) */
+    ulean8 la8, lb8;   /* the 8-bit tables */
+    uint16_t *codes;   /* a line's codes for the lean decoding */
+    urange rb;
+    const unsigned char *colbad, *colsub;
+    unsigned flags;
+} ujob;
+
+/* row i of A decoded into u: *rowbad (also set when a product may overflow and the model
+ * keeps products in range), *rowsub, *rg */
+/* B decoded in full (every field of uline), row-major; the padding columns zeros */
+static void decode_b(ujob *J)
+{
+    uline v = J->ub;
+    const ucode zero = {.E = NONE, .top = NONE};
+    int sb = code_size(&J->md->fb);
+    unsigned char *colbad = (unsigned char *)J->colbad, *colsub = (unsigned char *)J->colsub;
+    for (int64_t l = 0; l < J->k; l++) {
+        int64_t s = slot(&J->g, l, J->k) * J->pp;
+        for (int64_t j = 0; j < J->p; j++) {
+            ucode tmp;
+            put(sfp8mu_lookup(&J->g, &J->db, load_raw(J->B + l * J->bk + j * J->bp, sb), &tmp), &v, s + j, &colbad[j],
+                &colsub[j], &J->wb, &J->rb);
+        }
+        for (int64_t j = J->p; j < J->pp; j++) put(&zero, &v, s + j, &colbad[j], &colsub[j], &J->wb, &J->rb);
+    }
+    for (int64_t x = 0; x < J->k * J->pp; x++)
+        if (J->ub.E[x] > J->maxb) J->maxb = J->ub.E[x];
+    J->bfull = 1;
+}
+
+/* n codes at src (stride st bytes) by the lean decoding of kind lean (8 or 16) */
+static void lean_line(ujob *J, const udecoder *D, const ulean8 *t, int lean, const char *src, ptrdiff_t st, int64_t n,
+                      int32_t *E, float *f, unsigned char *bad, unsigned char *sub, ulean *out)
+{
+    if (lean == 16) {
+        for (int64_t j = 0; j < n; j++) J->codes[j] = (uint16_t)load_raw(src + j * st, 2);
+        sfp8mu_lean16(&J->g, D, J->codes, n, E, f, bad, sub, out);
+    } else {
+        uint8_t *c8 = (uint8_t *)J->codes;
+        for (int64_t j = 0; j < n; j++) c8[j] = (uint8_t)load_raw(src + j * st, 1);
+        sfp8mu_lean8(D, t, c8, n, E, f, bad, sub, out);
+    }
+}
+
+/* B by the lean decoding: E and f only, straight into the binary32 carry kernel's panels
+ * (per column group, per l, E[16] and f[16]; tE, tF: one row of B, pp elements) */
+static void decode_b_lean(ujob *J, fcpanel *panels, int32_t *tE, float *tF)
+{
+    for (int64_t l = 0; l < J->k; l++) {
+        ulean st;
+        lean_line(J, &J->db, &J->lb8, J->leanb, J->B + l * J->bk, J->bp, J->p, tE, tF, (unsigned char *)J->colbad,
+                  (unsigned char *)J->colsub, &st);
+        for (int64_t j = J->p; j < J->pp; j++) {
+            tE[j] = NONE;
+            tF[j] = 0.0f;
+        }
+        for (int64_t j0 = 0; j0 < J->pp; j0 += LANES) {
+            fcpanel *P = &panels[(j0 / LANES) * J->k + l];
+            memcpy(P->E, tE + j0, sizeof P->E);
+            memcpy(P->f, tF + j0, sizeof P->f);
+        }
+        if (st.lo < J->rb.lo) J->rb.lo = st.lo;
+        if (st.hi > J->rb.hi) J->rb.hi = st.hi;
+        if (st.maxE > J->maxb) J->maxb = st.maxE;
+        J->rb.nof |= st.anynof;
+    }
+    J->wb = J->md->fb.man_bits + 1; /* a bound of the significands' widths */
+}
+
+/* row i of A by the lean decoding (E and f of u), as decode_row */
+static void decode_row_lean(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
+{
+    ulean st;
+    lean_line(J, &J->da, &J->la8, J->leana, J->A + i * J->am, J->ak, J->k, u->E, u->f, NULL, NULL, &st);
+    rg->lo = st.lo;
+    rg->hi = st.hi;
+    rg->nof = st.anynof;
+    *rowbad = st.anybad;
+    *rowsub = st.anysub;
+    if (J->wa < J->md->fa.man_bits + 1) J->wa = J->md->fa.man_bits + 1;
+    if (!J->md->product_overflow && st.maxE >= NONE / 2 && J->maxb >= NONE / 2 &&
+        (int64_t)st.maxE + J->maxb >= J->g.emax_o)
+        *rowbad = 1;
+}
+
+static void decode_row(ujob *J, int64_t i, uline *u, int *rowbad, int *rowsub, urange *rg)
+{
+    const sfp8u_model *md = J->md;
+    const char *src = J->A + i * J->am;
+    uline v = *u; /* the pointers in locals: the stores cannot change them */
+    urange r = NO_RANGE;
+    unsigned char bad = 0, sub = 0;
+    int wide = J->wa;
+    int32_t maxa = NONE;
+    for (int64_t l = 0; l < J->k; l++) {
+        int64_t s = slot(&J->g, l, J->k);
+        ucode tmp;
+        const ucode *d = sfp8mu_lookup(&J->g, &J->da, load_raw(src + l * J->ak, J->sa), &tmp);
+        put(d, &v, s, &bad, &sub, &wide, &r);
+        if (d->E > maxa) maxa = d->E;
+    }
+    J->wa = wide;
+    *rg = r;
+    *rowbad = bad;
+    *rowsub = sub;
+    /* products kept in the output's range (product_overflow off): the row is left to the
+       generic kernel unless no product can reach 2^(emax + 1) (|a b| < 2^(Ea + Eb + 1)) */
+    if (!md->product_overflow && maxa >= NONE / 2 && J->maxb >= NONE / 2 && (int64_t)maxa + J->maxb >= J->g.emax_o)
+        *rowbad = 1;
+}
+
+/* the lanes' first running values (the addends) and flags for row i, columns j0 .. */
+static void start_lanes(ujob *J, int64_t i, int64_t j0, int rowbad, int rowsub, ugroup *cur, int *live, uint8_t *fl)
+{
+    for (int q = 0; q < LANES; q++) {
+        int64_t j = j0 + q;
+        fl[q] = rowsub || J->colsub[j] ? SFP8_FLAG_DENORMAL : 0;
+        live[q] = j < J->p && !rowbad && !J->colbad[j] &&
+                  addend(&J->g, J->C, J->C && j < J->p ? load_raw(J->C + i * J->cm + j * J->cp, J->so) : 0, cur, q,
+                         &fl[q]);
+        if (!live[q]) addend(&J->g, NULL, 0, cur, q, &fl[q]);
+    }
+}
+
+/* outputs of row i, columns j0 .. j0 + 15: the live lanes' codes stored, the others by the
+ * generic kernel */
+static void deliver(ujob *J, int64_t i, int64_t j0, const int *live, const uint64_t *out, const uint8_t *fl)
+{
+    for (int q = 0; q < LANES && j0 + q < J->p; q++) {
+        int64_t j = j0 + q;
+        if (live[q]) {
+            store_raw(J->O + i * J->om + j * J->op, J->so, out[q]);
+            J->flags |= fl[q];
+            J->used = 1;
+        } else { /* the generic kernel, for this output alone */
+            J->flags |= sfp8u_gemm(J->md, J->A + i * J->am, J->am, J->ak, J->B + j * J->bp, J->bk, J->bp,
+                                   J->C ? J->C + i * J->cm + j * J->cp : NULL, J->cm, J->cp,
+                                   J->O + i * J->om + j * J->op, J->om, J->op, 1, J->k, 1);
+        }
+    }
+}
+
+/* row i of A (decoded in ua) by the integer kernels */
+static void int_row(ujob *J, int64_t i, const uline *ua, int rowbad, int rowsub)
+{
+    uctx *g = &J->g;
+    /* 32-bit lanes: products below 2^32, terms with sign and sticky bit below 2^31 */
+    g->narrow = J->wa + J->wb <= 32 && g->W + 2 + g->sticky <= 30;
+    g->sum32 = g->W + 2 + g->sticky + bitlen64((uint64_t)J->md->block + 1) <= 31;
+    for (int64_t j0 = 0; j0 < J->p; j0 += LANES) {
+        ugroup cur;
+        int live[LANES];
+        uint64_t out[LANES];
+        uint8_t fl[LANES];
+        start_lanes(J, i, j0, rowbad, rowsub, &cur, live, fl);
+        /* lost bits matter for the sticky bit, and for the inexact flag until it is raised */
+        unit_group(g, J->level, g->sticky || !(J->flags & SFP8_FLAG_INEXACT), ua, &J->ub, J->pp, j0, J->k, &cur, live,
+                   out, fl);
+        deliver(J, i, j0, live, out, fl);
+    }
+}
+
+/* a binary32 number of the output format (a block result or an addend) as its code */
+static uint64_t code_of(const sfp8_format *f, float v)
+{
+    uint32_t u;
+    int32_t top;
+    if (v == 0.0f) return 0; /* +0 */
+    memcpy(&u, &v, 4);
+    top = (int32_t)(u >> 23 & 255) - 127;
+    return (uint64_t)(u >> 31) << (f->bits - 1) | (uint64_t)(top + f->bias) << f->man_bits |
+           (uint64_t)((u & 0x7fffffu) >> (23 - f->man_bits));
+}
+
+/* rows i0 .. i0 + nr - 1 (nr <= FC_ROWS, decoded in ua[]) by the binary32 carry kernel */
+static void fc_rows(ujob *J, int64_t i0, int nr, const uline *ua, const int *rowbad, const int *rowsub,
+                    const fcpanel *panels, const uline *dummy)
+{
+    const int32_t *aE[FC_ROWS];
+    const float *af[FC_ROWS];
+    for (int r = 0; r < FC_ROWS; r++) {
+        aE[r] = (r < nr ? &ua[r] : dummy)->E;
+        af[r] = (r < nr ? &ua[r] : dummy)->f;
+    }
+    for (int64_t j0 = 0; j0 < J->p; j0 += LANES) {
+        float c[FC_ROWS * LANES];
+        int32_t cE[FC_ROWS * LANES];
+        int live[FC_ROWS * LANES];
+        uint8_t fl[FC_ROWS * LANES];
+        for (int r = 0; r < FC_ROWS; r++) {
+            ugroup cur;
+            if (r < nr && !J->C) { /* no addend: +0 */
+                for (int q = 0; q < LANES; q++) {
+                    int64_t j = j0 + q;
+                    live[LANES * r + q] = j < J->p && !rowbad[r] && !J->colbad[j];
+                    fl[LANES * r + q] = rowsub[r] || J->colsub[j] ? SFP8_FLAG_DENORMAL : 0;
+                    c[LANES * r + q] = 0.0f;
+                    cE[LANES * r + q] = NONE;
+                }
+                continue;
+            }
+            if (r < nr) start_lanes(J, i0 + r, j0, rowbad[r], rowsub[r], &cur, live + LANES * r, fl + LANES * r);
+            for (int q = 0; q < LANES; q++) {
+                int ok = r < nr && live[LANES * r + q] && cur.sig[q];
+                c[LANES * r + q] = ok ? (cur.neg[q] ? -1.0f : 1.0f) * ldexpf((float)cur.sig[q], cur.x[q]) : 0.0f;
+                cE[LANES * r + q] = ok ? cur.E[q] : NONE;
+                if (r >= nr) live[LANES * r + q] = 0, fl[LANES * r + q] = 0;
+            }
+        }
+        sfp8mu_fc_rows(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c, cE, live, fl,
+                       !(J->flags & SFP8_FLAG_INEXACT));
+        for (int r = 0; r < nr; r++) {
+            uint64_t out[LANES];
+            int all = 1, n = J->p - j0 < LANES ? (int)(J->p - j0) : LANES;
+            uint8_t any = 0;
+            for (int q = 0; q < n; q++) {
+                all &= live[LANES * r + q];
+                any |= fl[LANES * r + q];
+            }
+            if (all && J->so == 4 && J->md->fo.bits == 32 && J->md->fo.man_bits == 23 && J->md->fo.bias == 127) {
+                /* binary32 outputs, every lane: the values' bits are the codes (no -0: a zero is +0) */
+                char *o = J->O + (i0 + r) * J->om + j0 * J->op;
+                for (int q = 0; q < n; q++) memcpy(o + q * J->op, &c[LANES * r + q], 4);
+                J->flags |= any;
+                J->used = 1;
+                continue;
+            }
+            for (int q = 0; q < LANES; q++) out[q] = code_of(&J->md->fo, c[LANES * r + q]);
+            deliver(J, i0 + r, j0, live + LANES * r, out, fl + LANES * r);
+        }
+    }
+}
+
 unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                          ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O,
                          ptrdiff_t om, ptrdiff_t op, int64_t m, int64_t k, int64_t p, int fast)
 {
-    uctx g;
-    uline ua, ub;
-    udecoder da = {0}, db = {0};
-    void *ma = NULL, *mb = NULL;
-    unsigned char *colbad = NULL, *colsub = NULL;
-    int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0, wa = 0, wb = 0;
-    int level = sfp8f_simd_level();
-    int32_t maxb = NONE;
+    ujob J;
+    uctx *g = &J.g;
+    uline ua[FC_ROWS], dummy;
+    udecoder db = {0};
+    void *ma[FC_ROWS] = {0}, *mb = NULL, *md0 = NULL;
+    unsigned char *colbad = NULL, *colsub;
+    fcpanel *panels = NULL;
+    int fc, nomem = 0;
     ptrdiff_t pp = (p + LANES - 1) / LANES * LANES;
-    unsigned flags = 0;
     fenv_t fe;
     if (fast && md->order != SFP8U_BLOCK) /* the orders' fast path (mm_orders.c), which falls back to sfp8u_gemm */
         return sfp8m_orders_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
@@ -756,105 +1020,123 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     if (!fast || !covers(md, k)) return sfp8u_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
     /* the binary32 route raises no floating-point flag of the caller's thread (as sfp8m_gemm) */
     feholdexcept(&fe);
-    memset(&g, 0, sizeof g);
-    g.md = md;
-    g.W = 23 + md->extra_bits;
-    g.P = md->fo.man_bits + (md->extra_bits < 0 ? md->extra_bits : 0) + 1;
-    g.rounding = md->envo.rounding;
-    g.late = md->grouping == SFP8U_GLOBAL && md->late_addend;
-    g.oddeven = md->grouping == SFP8U_ODD_EVEN;
-    g.sticky = md->sticky && !g.late && !g.oddeven; /* the two-term groupings align without it */
-    g.norm = md->normalized_products;
-    g.emin_a = fmt_emin(&md->fa);
-    g.emin_b = fmt_emin(&md->fb);
-    g.emin_o = fmt_emin(&md->fo);
-    g.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
+    memset(&J, 0, sizeof J);
+    J.md = md;
+    J.A = A, J.B = B, J.C = C, J.O = O;
+    J.am = am, J.ak = ak, J.bk = bk, J.bp = bp, J.cm = cm, J.cp = cp, J.om = om, J.op = op, J.pp = pp;
+    J.m = m, J.k = k, J.p = p;
+    J.sa = code_size(&md->fa);
+    J.so = code_size(&md->fo);
+    J.level = sfp8f_simd_level();
+    J.maxb = NONE;
+    g->md = md;
+    g->W = 23 + md->extra_bits;
+    g->P = md->fo.man_bits + (md->extra_bits < 0 ? md->extra_bits : 0) + 1;
+    g->rounding = md->envo.rounding;
+    g->late = md->grouping == SFP8U_GLOBAL && md->late_addend;
+    g->oddeven = md->grouping == SFP8U_ODD_EVEN;
+    g->sticky = md->sticky && !g->late && !g->oddeven; /* the two-term groupings align without it */
+    g->norm = md->normalized_products;
+    g->emin_a = fmt_emin(&md->fa);
+    g->emin_b = fmt_emin(&md->fb);
+    g->emin_o = fmt_emin(&md->fo);
+    g->emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     /* operands of at most 12 significant bits, their values and products normal binary32
        numbers: a * b is exact in binary32 (the binary32 route of the SIMD kernels) */
-    g.fexact = md->fa.man_bits <= 11 && md->fb.man_bits <= 11 && md->fa.bits <= 16 && md->fb.bits <= 16 &&
-               fmt_low(&md->fa) >= -126 && fmt_low(&md->fb) >= -126 && fmt_top(&md->fa) <= 127 &&
-               fmt_top(&md->fb) <= 127 && fmt_low(&md->fa) + fmt_low(&md->fb) >= -126 &&
-               fmt_top(&md->fa) + fmt_top(&md->fb) <= 127;
-    ma = lines(k, &ua);
-    mb = lines(k * pp, &ub);
+    g->fexact = md->fa.man_bits <= 11 && md->fb.man_bits <= 11 && md->fa.bits <= 16 && md->fb.bits <= 16 &&
+                fmt_low(&md->fa) >= -126 && fmt_low(&md->fb) >= -126 && fmt_top(&md->fa) <= 127 &&
+                fmt_top(&md->fb) <= 127 && fmt_low(&md->fa) + fmt_low(&md->fb) >= -126 &&
+                fmt_top(&md->fa) + fmt_top(&md->fb) <= 127;
+    fc = sfp8mu_fc_covers(g, J.level);
+    g->fvals = fc; /* the binary32 carry kernel: the operands' binary32 values, where they are ones */
+    for (int r = 0; r < (fc ? FC_ROWS : 1); r++) nomem |= !(ma[r] = lines(k, &ua[r]));
+    mb = lines(k * pp, &J.ub);
     colbad = calloc((size_t)pp, 2);
-    if (!ma || !mb || !colbad || !sfp8mu_decoder_init(&g, &da, &md->fa, g.emin_a, m * k) ||
-        !sfp8mu_decoder_init(&g, &db, &md->fb, g.emin_b, k * p)) {
-        free(ma);
+    if (fc && !(md0 = lines(k, &dummy))) nomem = 1;
+    if (nomem || !mb || !colbad || !sfp8mu_decoder_init(g, &J.da, &md->fa, g->emin_a, m * k) ||
+        !sfp8mu_decoder_init(g, &db, &md->fb, g->emin_b, k * p)) {
+        for (int r = 0; r < FC_ROWS; r++) free(ma[r]);
+        free(md0);
         free(mb);
         free(colbad);
-        free(da.tab);
+        free(J.da.tab);
         free(db.tab);
         fesetenv(&fe);
         return SFP8U_NOMEM;
     }
     colsub = colbad + pp;
-    for (int64_t j = 0; j < pp; j++) { /* B decoded once, row-major; the padding columns zeros */
-        int bad = 0, sub = 0;
-        for (int64_t l = 0; l < k; l++) {
-            if (j < p) {
-                put(&g, &db, load_raw(B + l * bk + j * bp, sb), &ub, slot(&g, l, k) * pp + j, &bad, &sub, &wb);
-            } else {
-                ub.sig[l * pp + j] = ub.neg[l * pp + j] = 0;
-                ub.x[l * pp + j] = 0;
-                ub.E[l * pp + j] = NONE;
-                ub.f[l * pp + j] = 0.0f;
-            }
-        }
-        colbad[j] = (unsigned char)bad;
-        colsub[j] = (unsigned char)sub;
-    }
-    for (int64_t x = 0; x < k * pp; x++)
-        if (ub.E[x] > maxb) maxb = ub.E[x];
-    for (int64_t i = 0; i < m; i++) {
-        int rowbad = 0, rowsub = 0;
-        int32_t maxa = NONE;
-        for (int64_t l = 0; l < k; l++) {
-            int64_t s = slot(&g, l, k);
-            put(&g, &da, load_raw(A + i * am + l * ak, sa), &ua, s, &rowbad, &rowsub, &wa);
-            if (ua.E[s] > maxa) maxa = ua.E[s];
-        }
-        /* products kept in the output's range (product_overflow off): the row is left to the
-           generic kernel unless no product can reach 2^(emax + 1) (|a b| < 2^(Ea + Eb + 1)) */
-        if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= g.emax_o)
-            rowbad = 1;
-        /* 32-bit lanes: products below 2^32, terms with sign and sticky bit below 2^31 */
-        g.narrow = wa + wb <= 32 && g.W + 2 + g.sticky <= 30;
-        g.sum32 = g.W + 2 + g.sticky + bitlen64((uint64_t)md->block + 1) <= 31;
-        for (int64_t j0 = 0; j0 < p; j0 += LANES) {
-            ugroup cur;
-            int live[LANES];
-            uint64_t out[LANES];
-            uint8_t fl[LANES];
-            for (int q = 0; q < LANES; q++) {
-                int64_t j = j0 + q;
-                fl[q] = rowsub || colsub[j] ? SFP8_FLAG_DENORMAL : 0;
-                live[q] = j < p && !rowbad && !colbad[j] &&
-                          addend(&g, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &cur, q, &fl[q]);
-                if (!live[q]) addend(&g, NULL, 0, &cur, q, &fl[q]);
-            }
-            /* lost bits matter for the sticky bit, and for the inexact flag until it is raised */
-            unit_group(&g, level, g.sticky || !(flags & SFP8_FLAG_INEXACT), &ua, &ub, pp, j0, k, &cur, live, out, fl);
-            for (int q = 0; q < LANES && j0 + q < p; q++) {
-                int64_t j = j0 + q;
-                if (live[q]) {
-                    store_raw(O + i * om + j * op, so, out[q]);
-                    flags |= fl[q];
-                    used = 1;
-                } else { /* the generic kernel, for this output alone */
-                    flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
-                                        cm, cp, O + i * om + j * op, om, op, 1, k, 1);
+    J.colbad = colbad;
+    J.colsub = colsub;
+    J.rb = NO_RANGE;
+    J.db = db;
+    J.leana = sfp8mu_lean_ok(&J.da, J.level);
+    J.leanb = sfp8mu_lean_ok(&db, J.level);
+    J.lean = fc && J.leana && J.leanb && !g->oddeven;
+    if (J.lean && J.leana == 8) sfp8mu_lean8_init(&J.da, &J.la8);
+    if (J.lean && J.leanb == 8) sfp8mu_lean8_init(&db, &J.lb8);
+    const size_t off = (2 * (size_t)(k > p ? k : p) + 3) & ~(size_t)3; /* the codes, then tE, tF */
+    if (fc) panels = malloc(sizeof(fcpanel) * (size_t)(pp / LANES) * (size_t)k);
+    /* the lean decoding's buffers: a line's codes, one row of B's exponents and values */
+    if (J.lean && (!panels || !(J.codes = malloc(off + 8 * (size_t)pp)))) J.lean = 0;
+    if (J.lean) {
+        int32_t *tE = (int32_t *)((char *)J.codes + off);
+        decode_b_lean(&J, panels, tE, (float *)(tE + pp));
+    } else {
+        decode_b(&J);
+        if (panels) /* B's panels for the binary32 carry kernel from its decoded lines */
+            for (int64_t j0 = 0; j0 < pp; j0 += LANES)
+                for (int64_t l = 0; l < k; l++) {
+                    fcpanel *P = &panels[(j0 / LANES) * k + l];
+                    memcpy(P->E, J.ub.E + l * pp + j0, sizeof P->E);
+                    memcpy(P->f, J.ub.f + l * pp + j0, sizeof P->f);
                 }
-            }
+    }
+    if (panels && J.rb.nof) { /* a value of B is no binary32 number: the integer kernels */
+        free(panels);
+        panels = NULL;
+    }
+    if (panels)
+        for (int64_t l = 0; l < k; l++) {
+            dummy.E[l] = NONE;
+            dummy.f[l] = 0.0f;
+        }
+    for (int64_t i0 = 0; i0 < m; i0 += panels ? FC_ROWS : 1) {
+        int nr = panels ? (m - i0 < FC_ROWS ? (int)(m - i0) : FC_ROWS) : 1, rowbad[FC_ROWS], rowsub[FC_ROWS];
+        int take = panels != NULL;
+        for (int r = 0; r < nr; r++) {
+            urange ra;
+            if (J.lean) decode_row_lean(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            else decode_row(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            /* every product a normal binary32 number: |a b| in [2^(ta + tb), 2^(ta + tb + 2)),
+               at most 24 significant bits */
+            if (ra.nof || J.wa + J.wb > 24 ||
+                (ra.lo <= ra.hi && J.rb.lo <= J.rb.hi && ((int64_t)ra.lo + J.rb.lo < -126 || (int64_t)ra.hi + J.rb.hi + 1 > 127)))
+                take = 0;
+        }
+        if (take) {
+            fc_rows(&J, i0, nr, ua, rowbad, rowsub, panels, &dummy);
+            continue;
+        }
+        if (!J.bfull) { /* the integer kernels read every field: B in full, A's rows again */
+            memset(colbad, 0, (size_t)pp * 2);
+            decode_b(&J);
+        }
+        for (int r = 0; r < nr; r++) {
+            urange ra;
+            if (J.lean) decode_row(&J, i0 + r, &ua[r], &rowbad[r], &rowsub[r], &ra);
+            int_row(&J, i0 + r, &ua[r], rowbad[r], rowsub[r]);
         }
     }
     /* the SIMD level the kernels ran at: the wide terms have only the AVX-512 binary32 route */
-    if (used) mm_count(SFP8M_BLOCK_FMA, g.narrow || (level >= 2 && g.fexact) ? level : 0);
-    free(ma);
+    if (J.used) mm_count(SFP8M_BLOCK_FMA, panels || g->narrow || (J.level >= 2 && g->fexact) ? J.level : 0);
+    for (int r = 0; r < FC_ROWS; r++) free(ma[r]);
+    free(md0);
+    free(J.codes);
+    free(panels);
     free(mb);
     free(colbad);
-    free(da.tab);
+    free(J.da.tab);
     free(db.tab);
     fesetenv(&fe);
-    return flags;
+    return J.flags;
 }

@@ -1,0 +1,303 @@
+/*
+ * The block_fma path's binary32 carry kernel (mm_units_fc.h): the block-FMA model with
+ * global alignment, the addend among the products and no sticky bit or normalised
+ * products (the NVIDIA profiles), at SIMD level 2, on operands whose values and products
+ * are normal binary32 numbers (the caller checks the data: mm_units.c).  Four rows of A by
+ * sixteen columns at a time, so that every load of B serves four outputs.
+ *
+ * Per block, per output: E the largest nominal exponent of the terms (at least
+ * min_exponent), the unit 2^ue = 2^(E - W) (ue in -126 .. 126, else the output is left to
+ * the generic kernel); every term t (a product a * b, or the running value c, both exact
+ * binary32 numbers) is t * 2^-ue (exact, or below 1 in magnitude) converted to an integer
+ * with truncation toward zero -- the model's alignment; the integers are summed exactly
+ * (32-bit sums flushed into 64-bit ones before they can overflow, or 64-bit terms when
+ * W + 2 > 31); the sum T is rounded once to P significant bits by the model's rounding:
+ * the conversion of T to binary32 with that rounding as an embedded rounding mode (24
+ * bits), then, for P < 24 (toward zero only), the low 24 - P fraction bits cleared
+ * (truncation composes); the result times 2^ue is the next block's running value, exact
+ * when its exponent is in the output format's normal range.
+ *
+ * DERIVED from core.c round_pack, as mm_units.c round_block: a block result whose
+ * exponent before rounding is outside emin .. emax of the output format, or after a carry
+ * above emax, leaves its output to the generic kernel (bfma.c), which computes it again
+ * from the start; proof: tests/harness/test_harness.py::test_entry (entry block_fma).
+ */
+#include <string.h>
+
+#include "codes.h"
+#include "mm_simd.h"
+#include "mm_units_fc.h"
+
+int sfp8mu_fc_covers(const uctx *g, int level)
+{
+#if MM_SIMD
+    const sfp8u_model *md = g->md;
+    int r = g->rounding;
+    return level >= 2 && !g->late && !g->oddeven && !g->sticky && !g->norm && g->P <= 24 &&
+           md->fo.man_bits <= 23 && g->emin_o >= -126 && g->emax_o <= 127 && g->W + 2 <= 62 &&
+           (r == SFP8_ROUND_TOWARD_ZERO ||
+            (g->P == 24 && (r == SFP8_ROUND_NEAREST_EVEN || r == SFP8_ROUND_UPWARD || r == SFP8_ROUND_DOWNWARD)));
+#else
+    (void)g;
+    (void)level;
+    return 0;
+#endif
+}
+
+#if MM_SIMD
+#include <immintrin.h>
+
+#define R FC_ROWS
+#define FC_TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+
+/* T (eight 64-bit lanes) to binary32 with the model's rounding */
+FC_TGT static inline __m256 cvt_mode(__m512i t, int mode)
+{
+    switch (mode) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm512_cvt_roundepi64_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_UPWARD: return _mm512_cvt_roundepi64_ps(t, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_DOWNWARD: return _mm512_cvt_roundepi64_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    default: return _mm512_cvt_roundepi64_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    }
+}
+
+FC_TGT static inline __m512 cvt_mode32(__m512i t, int mode)
+{
+    switch (mode) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_UPWARD: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    case SFP8_ROUND_DOWNWARD: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    default: return _mm512_cvt_roundepi32_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    }
+}
+
+FC_TGT static inline __m512 join(__m256 lo, __m256 hi)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+
+/* the binary32 exponent of v (a nonzero normal number), unbiased */
+FC_TGT static inline __m512i expo(__m512 v)
+{
+    return _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(v), 23), _mm512_set1_epi32(255)),
+                            _mm512_set1_epi32(127));
+}
+
+/* lost: lanes where the truncation of v = t 2^-ue dropped bits, t the exact term and p2 =
+ * 2^ue: trunc(v) 2^ue differs from t (exact: trunc(v) is 0, or at most t in magnitude with at
+ * most 24 bits and at least 2^ue; a v that underflowed to zero or a subnormal counts as lost) */
+FC_TGT static inline __mmask16 frac(__m512 v, __m512 t, __m512 p2)
+{
+    return _mm512_cmp_ps_mask(_mm512_mul_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO), p2), t, _CMP_NEQ_UQ);
+}
+
+FC_TGT static inline void add_wide(__m512 v, __m512i *lo, __m512i *hi)
+{
+    *lo = _mm512_add_epi64(*lo, _mm512_cvttps_epi64(_mm512_castps512_ps256(v)));
+    *hi = _mm512_add_epi64(*hi, _mm512_cvttps_epi64(_mm512_extractf32x8_ps(v, 1)));
+}
+
+FC_TGT static inline void flush32(__m512i *a32, __m512i *lo, __m512i *hi)
+{
+    *lo = _mm512_add_epi64(*lo, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(*a32)));
+    *hi = _mm512_add_epi64(*hi, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(*a32, 1)));
+    *a32 = _mm512_setzero_si512();
+}
+
+/* the products of l0 .. l0 + n - 1 for the four rows, aligned by sc[r] and added to acc[r]:
+ * 32-bit terms and sums (wide 0), or 64-bit terms added to lo[r], hi[r] (wide 1); lost[r]:
+ * lanes whose terms dropped bits (when need_lost).  Constant wide and need_lost give one
+ * loop each, the rows' sums in registers. */
+__attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel *bp, int64_t l0, int64_t n,
+                                                                  const float *const *af, const __m512 *sc,
+                                                                  const __m512 *p2, __m512i *acc, __m512i *lo,
+                                                                  __m512i *hi, __mmask16 *lost, int wide,
+                                                                  int need_lost)
+{
+    const float *f0 = af[0], *f1 = af[1], *f2 = af[2], *f3 = af[3];
+    const __m512 s0 = sc[0], s1 = sc[1], s2 = sc[2], s3 = sc[3];
+    __m512i a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    __m512i l0v = lo[0], l1v = lo[1], l2v = lo[2], l3v = lo[3], h0 = hi[0], h1 = hi[1], h2 = hi[2], h3 = hi[3];
+    __mmask16 d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    for (int64_t l = l0; l < l0 + n; l++) {
+        const __m512 bf = _mm512_loadu_ps(bp[l].f);
+        const __m512 t0 = _mm512_mul_ps(_mm512_set1_ps(f0[l]), bf), t1 = _mm512_mul_ps(_mm512_set1_ps(f1[l]), bf);
+        const __m512 t2 = _mm512_mul_ps(_mm512_set1_ps(f2[l]), bf), t3 = _mm512_mul_ps(_mm512_set1_ps(f3[l]), bf);
+        const __m512 v0 = _mm512_mul_ps(t0, s0), v1 = _mm512_mul_ps(t1, s1);
+        const __m512 v2 = _mm512_mul_ps(t2, s2), v3 = _mm512_mul_ps(t3, s3);
+        if (wide) {
+            add_wide(v0, &l0v, &h0);
+            add_wide(v1, &l1v, &h1);
+            add_wide(v2, &l2v, &h2);
+            add_wide(v3, &l3v, &h3);
+        } else {
+            a0 = _mm512_add_epi32(a0, _mm512_cvttps_epi32(v0));
+            a1 = _mm512_add_epi32(a1, _mm512_cvttps_epi32(v1));
+            a2 = _mm512_add_epi32(a2, _mm512_cvttps_epi32(v2));
+            a3 = _mm512_add_epi32(a3, _mm512_cvttps_epi32(v3));
+        }
+        if (need_lost) {
+            d0 |= frac(v0, t0, p2[0]);
+            d1 |= frac(v1, t1, p2[1]);
+            d2 |= frac(v2, t2, p2[2]);
+            d3 |= frac(v3, t3, p2[3]);
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    lo[0] = l0v, lo[1] = l1v, lo[2] = l2v, lo[3] = l3v;
+    hi[0] = h0, hi[1] = h1, hi[2] = h2, hi[3] = h3;
+    lost[0] |= d0, lost[1] |= d1, lost[2] |= d2, lost[3] |= d3;
+}
+
+/* sfp8mu_fc_rows for constant arguments: rounding toward zero (tz) or not (mode), 64-bit
+ * terms (wide), lost bits wanted (need_lost) */
+__attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, const int32_t *const *aE,
+                                                                 const float *const *af, const fcpanel *bp, int64_t k,
+                                                                 float *c, int32_t *cE, int *live, uint8_t *fl,
+                                                                 const int need_lost, const int tz, const int wide)
+{
+    const sfp8u_model *md = g->md;
+    const int mode = tz ? SFP8_ROUND_TOWARD_ZERO : g->rounding;
+    /* 32-bit sums of terms below 2^(W + 2) in magnitude: chunk of them at most */
+    const int64_t chunk = wide ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
+    const __m512i none = _mm512_set1_epi32(NONE), zero = _mm512_setzero_si512();
+    const __m512i vW = _mm512_set1_epi32(g->W), vmin = _mm512_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
+    const __m512i emin = _mm512_set1_epi32((int)g->emin_o), emax = _mm512_set1_epi32((int)g->emax_o);
+    /* the block's sums in 32 bits (no flush within a block) */
+    const int sum32 = !wide && chunk >= md->block + 1;
+    const __m512i keep = _mm512_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
+    __m512 vc[R];
+    __m512i vcE[R];
+    __mmask16 kill[R], inexact[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        vc[r] = _mm512_loadu_ps(c + 16 * r);
+        vcE[r] = _mm512_loadu_si512(cE + 16 * r);
+        kill[r] = inexact[r] = 0;
+    }
+    for (int64_t k0 = 0; k0 < k; k0 += md->block) {
+        const int64_t n = k - k0 < md->block ? k - k0 : md->block;
+        __m512i e[R], ue[R], a32[R], lo[R], hi[R];
+        __m512 sc[R], pu[R]; /* 2^-ue, 2^ue */
+        __mmask16 terms[R], lost[R];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) e[r] = vcE[r];
+        for (int64_t l = k0; l < k0 + n; l++) {
+            const __m512i be = _mm512_loadu_si512(bp[l].E);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) e[r] = _mm512_max_epi32(e[r], _mm512_add_epi32(_mm512_set1_epi32(aE[r][l]), be));
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __mmask16 rng;
+            terms[r] = _mm512_cmpge_epi32_mask(e[r], _mm512_set1_epi32(NONE / 2));
+            if (md->has_min_exp) e[r] = _mm512_mask_max_epi32(e[r], terms[r], e[r], vmin);
+            ue[r] = _mm512_maskz_sub_epi32(terms[r], e[r], vW); /* 0 for the lanes without terms */
+            rng = _mm512_cmpge_epi32_mask(ue[r], _mm512_set1_epi32(-126)) &
+                  _mm512_cmple_epi32_mask(ue[r], _mm512_set1_epi32(126));
+            kill[r] |= (__mmask16)~rng;
+            ue[r] = _mm512_maskz_mov_epi32(rng, ue[r]);
+            sc[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), ue[r]), 23));
+            pu[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ue[r], _mm512_set1_epi32(127)), 23));
+            lo[r] = hi[r] = a32[r] = zero;
+            lost[r] = 0;
+        }
+        /* the running values: the first term */
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512 v = _mm512_mul_ps(vc[r], sc[r]);
+            if (wide) add_wide(v, &lo[r], &hi[r]);
+            else a32[r] = _mm512_cvttps_epi32(v);
+            if (need_lost) lost[r] |= frac(v, vc[r], pu[r]);
+        }
+        /* the products, in chunks whose 32-bit sums cannot overflow (one chunk when sum32) */
+        for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
+            int64_t len;
+            if (room == 0) { /* the 32-bit sums full: into the 64-bit ones */
+#pragma GCC unroll 4
+                for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
+                room = chunk;
+            }
+            len = left < room ? left : room;
+            sum_rows(bp, l, len, af, sc, pu, a32, lo, hi, lost, wide, need_lost);
+            l += len;
+            left -= len;
+            room -= len;
+        }
+        if (!wide && !sum32) {
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) flush32(&a32[r], &lo[r], &hi[r]);
+        }
+        /* the sums rounded: rf (the model's rounding), rz (toward zero: the bit length) */
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m512 rf, rz;
+            __mmask16 nz, ok;
+            __m512i tpre, tpost;
+            if (sum32) { /* T in 32 bits: a32 */
+                rf = rz = cvt_mode32(a32[r], mode);
+                if (mode != SFP8_ROUND_TOWARD_ZERO) rz = cvt_mode32(a32[r], SFP8_ROUND_TOWARD_ZERO);
+            } else {
+                rf = rz = join(cvt_mode(lo[r], mode), cvt_mode(hi[r], mode));
+                if (mode != SFP8_ROUND_TOWARD_ZERO)
+                    rz = join(cvt_mode(lo[r], SFP8_ROUND_TOWARD_ZERO), cvt_mode(hi[r], SFP8_ROUND_TOWARD_ZERO));
+            }
+            if (mode == SFP8_ROUND_TOWARD_ZERO && g->P < 24)
+                rf = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rf), keep));
+            nz = _mm512_cmp_ps_mask(rf, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+            tpre = _mm512_add_epi32(expo(rz), ue[r]);
+            tpost = mode == SFP8_ROUND_TOWARD_ZERO ? tpre : _mm512_add_epi32(expo(rf), ue[r]);
+            ok = _mm512_cmpge_epi32_mask(tpre, emin) & _mm512_cmple_epi32_mask(tpre, emax) &
+                 _mm512_cmple_epi32_mask(tpost, emax);
+            kill[r] |= nz & (__mmask16)~ok;
+            ok &= nz;
+            if (need_lost && sum32) {
+                /* the rounding inexact: rf differs from T (2^31 converts to INT_MIN, |T| < 2^31) */
+                inexact[r] |= (lost[r] | _mm512_cmpneq_epi32_mask(_mm512_cvttps_epi32(rf), a32[r])) & terms[r];
+            } else if (need_lost) {
+                /* the rounding inexact: rf differs from T */
+                __mmask8 dl = _mm512_cmpneq_epi64_mask(_mm512_cvttps_epi64(_mm512_castps512_ps256(rf)), lo[r]);
+                __mmask8 dh = _mm512_cmpneq_epi64_mask(_mm512_cvttps_epi64(_mm512_extractf32x8_ps(rf, 1)), hi[r]);
+                inexact[r] |= (lost[r] | (__mmask16)(dl | (unsigned)dh << 8)) & terms[r];
+            }
+            vc[r] = _mm512_maskz_mul_ps(ok & (__mmask16)~kill[r], rf, pu[r]);
+            vcE[r] = _mm512_mask_mov_epi32(none, ok & (__mmask16)~kill[r], tpost);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(c + 16 * r, vc[r]);
+        _mm512_storeu_si512(cE + 16 * r, vcE[r]);
+        for (int q = 0; q < FC_LANES; q++) {
+            if (kill[r] >> q & 1) live[16 * r + q] = 0;
+            if (inexact[r] >> q & 1) fl[16 * r + q] |= SFP8_FLAG_INEXACT;
+        }
+    }
+    (void)zero;
+}
+FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
+                           int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+{
+    const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO, wide = g->W + 2 > 31;
+#define FC_CASE(nl, t, w)                                                                                            \
+    if (need_lost == nl && tz == t && wide == w) {                                                                   \
+        fc_body(g, aE, af, bp, k, c, cE, live, fl, nl, t, w);                                                         \
+        return;                                                                                                      \
+    }
+    FC_CASE(0, 1, 0)
+    FC_CASE(1, 1, 0)
+    FC_CASE(0, 0, 0)
+    FC_CASE(1, 0, 0)
+    FC_CASE(0, 1, 1)
+    FC_CASE(1, 1, 1)
+    FC_CASE(0, 0, 1)
+    FC_CASE(1, 0, 1)
+#undef FC_CASE
+}
+#else
+void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
+                    float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+{
+    (void)g, (void)aE, (void)af, (void)bp, (void)k, (void)c, (void)cE, (void)live, (void)fl, (void)need_lost;
+}
+#endif

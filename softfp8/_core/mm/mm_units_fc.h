@@ -1,0 +1,32 @@
+/* The block_fma path's binary32 carry kernel (mm_units_fc.c): the NVIDIA units' model
+ * (global alignment, the addend among the products, no sticky bit) on operands whose
+ * products are normal binary32 numbers, four rows by sixteen outputs at a time, the
+ * running values held as binary32 numbers (AVX-512). */
+#ifndef SFP8_MM_UNITS_FC_H
+#define SFP8_MM_UNITS_FC_H
+
+#include <stdint.h>
+
+#include "mm_udecode.h"
+
+#define FC_ROWS 4  /* rows of A computed together */
+#define FC_LANES 16 /* outputs of a row computed together */
+
+/* 1 if the kernel computes the model of g (SIMD level 2 and the model's parameters) */
+int sfp8mu_fc_covers(const uctx *g, int level);
+
+/* B's panel of one column group, per l: E[16] then f[16] (the lanes' nominal exponents
+ * and values as binary32 numbers) */
+typedef struct {
+    int32_t E[FC_LANES];
+    float f[FC_LANES];
+} fcpanel;
+
+/* FC_ROWS rows (aE[r][l], af[r][l], l < k) by the sixteen columns of panel bp: c[r * 16 + q]
+ * the running values (in: the addends, out: the results), cE their nominal exponents (NONE
+ * for a zero), live[] 0 for a lane the generic kernel computes (cleared here when a lane
+ * leaves the fast path), fl[] its flags (inexact raised here when need_lost) */
+void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
+                    float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost);
+
+#endif
