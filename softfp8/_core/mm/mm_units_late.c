@@ -1,0 +1,733 @@
+/*
+ * The block_fma path's kernel for the two-term alignments (mm_units_fp.c's sfp8mu_fp_gemm
+ * calls it where sfp8mu_late_ok accepts the model): the addend after the products
+ * (addend="late", the MI300X fp16 profile) and odd/even groups (MI300X FNUZ FP8).  The
+ * generic kernel, and the definition, is bfma.c's (block_aligned, sfp8u_two_term); outputs
+ * this kernel leaves are computed by it.
+ *
+ * The products of a block (of a group: even or odd positions) are summed as the model
+ * aligns them: the largest nominal exponent E of the group's products (at least
+ * min_exponent) fixes the unit u = 2^(E - W); every product p = a * b is an exact binary32
+ * number and p / u an exact binary32 number or below 1 in magnitude (sfp8mu_late_ok's rule
+ * on the operand formats and W: 2^-(E - W) a normal binary32 number, the operands and
+ * products normal binary32 numbers), so the conversion of p * 2^-(E - W) to an integer
+ * with truncation is the model's floor(|p| / u) with the sign of p, and the group's sum of
+ * them is below 2^31 (block * 2^(W + 2)).  Bits dropped: p / u not an integer.  The two-term
+ * alignments (groups, then the addend) and the rounding of the block's result are done in
+ * 64-bit integers (every term below 2^62): round_a of a quotient by 2^s is the arithmetic
+ * shift (floor) corrected by the remainder, s clamped to 63 (|term| < 2^62: any s >= 63
+ * rounds as 63 does).  The running value c is kept as the model's partial sum of the
+ * addend, T_c = m_c 2^(W - 23) at 2^(E(c) - W) with E(c) = floor(log2 |c|): every value it
+ * holds is a normal number of the output format (the block results, and the addend; a
+ * subnormal addend leaves the output to the generic kernel), so T_c has its msb at bit W.
+ * A block result that is not a normal number of the output format (tiny before rounding, or
+ * above the largest binade after it) leaves the output to the generic kernel, as do NaN and
+ * infinite operands in its row or column, a NaN or infinite addend, and (product_overflow
+ * off) a row and column whose products could reach 2^(emax + 1).
+ *
+ * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
+ * two-term alignment and rounding of the sixteen in AVX-512 (64-bit lanes) or in portable C;
+ * every level has the portable kernel of the same steps.
+ *
+ * DERIVED from core.c round_pack: lstep / lstep_512 round a block's sum to P significant bits
+ * by the model's rounding (toward zero, nearest even or away, upward, downward) where the
+ * result is a normal number of the output format (at least 2^emin before rounding, at most
+ * the largest binade after it) and leave every other case to bfma.c's deliver; proof:
+ * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges and
+ * late_routes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codes.h"
+#include "mm.h"
+#include "mm_fenv.h"
+#include "mm_paths.h"
+#include "mm_simd.h"
+#include "mm_udecode.h"
+#include "mm_units_fp.h"
+#include "mm_value.h"
+
+#if MM_SIMD
+#include <immintrin.h>
+#endif
+
+#define LW 16                 /* outputs of a row computed together */
+#define NOEXP (-(1 << 29))    /* the exponent of a zero running value without zero_addend_exponent */
+
+/* the model's constants */
+typedef struct {
+    int W, X, P, ar, rnd, oddeven, far;
+    int has_min;
+    int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
+    int64_t emin_o, emax_o;
+} lk;
+
+static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
+
+int sfp8mu_late_ok(const sfp8u_model *md, int64_t k)
+{
+    int W = 23 + md->extra_bits, r = md->envo.rounding, ar = md->align_rounding;
+    int64_t lo, hi;
+    const sfp8_format *fa = &md->fa, *fb = &md->fb, *fo = &md->fo;
+    if (md->order != SFP8U_BLOCK || md->promote || k < 1 || md->exact_align || md->extra_bits < 0 ||
+        md->normalized_products)
+        return 0;
+    if (!((md->grouping == SFP8U_GLOBAL && md->late_addend) || md->grouping == SFP8U_ODD_EVEN)) return 0;
+    if (!(r == SFP8_ROUND_TOWARD_ZERO || r == SFP8_ROUND_NEAREST_EVEN || r == SFP8_ROUND_NEAREST_AWAY ||
+          r == SFP8_ROUND_UPWARD || r == SFP8_ROUND_DOWNWARD))
+        return 0;
+    if (!(ar == SFP8_ROUND_TOWARD_ZERO || ar == SFP8_ROUND_NEAREST_EVEN || ar == SFP8_ROUND_UPWARD ||
+          ar == SFP8_ROUND_DOWNWARD))
+        return 0;
+    if (!(fo->bits == 32 && fo->exp_bits == 8 && fo->man_bits == 23) &&
+        !(fo->bits == 16 && fo->exp_bits == 5 && fo->man_bits == 10))
+        return 0;
+    /* operands of at most 12 significant bits, their values and products normal binary32
+       numbers (the products exact in binary32) */
+    if (!(fa->man_bits <= 11 && fb->man_bits <= 11 && fa->bits <= 16 && fb->bits <= 16 && fmt_low(fa) >= -126 &&
+          fmt_low(fb) >= -126 && fmt_top(fa) <= 127 && fmt_top(fb) <= 127 && fmt_low(fa) + fmt_low(fb) >= -126 &&
+          fmt_top(fa) + fmt_top(fb) <= 127))
+        return 0;
+    /* the group sums below 2^31: terms below 2^(W + 2), block of them */
+    if (W + 2 + bitlen64((uint64_t)md->block) > 31) return 0;
+    /* the two-term alignments in 64 bits: partial sums below 2^32 (two groups) shifted by X */
+    if (md->addend_extra_bits > 28) return 0;
+    /* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
+    lo = fmt_emin(fa) + fmt_emin(fb);
+    hi = top_exp(fa) + top_exp(fb);
+    if (md->has_min_exp) {
+        lo = lo > md->min_exp ? lo : md->min_exp;
+        hi = hi > md->min_exp ? hi : md->min_exp;
+    }
+    return W - hi >= -126 && W - lo <= 127;
+}
+
+/* round_a(v / 2^s) (0 <= s <= 63, |v| < 2^62); *inex |= a remainder */
+static inline int64_t shr_round(int64_t v, int s, int mode, int *inex)
+{
+    int64_t q = v >> s;
+    uint64_t rem = (uint64_t)v - ((uint64_t)q << s), half;
+    if (!rem) return q;
+    *inex = 1;
+    switch (mode) {
+    case SFP8_ROUND_UPWARD: return q + 1;
+    case SFP8_ROUND_TOWARD_ZERO: return q + (v < 0);
+    case SFP8_ROUND_NEAREST_EVEN:
+        half = (uint64_t)1 << (s - 1);
+        return q + (rem > half || (rem == half && (q & 1)));
+    default: return q; /* downward */
+    }
+}
+
+/* one block of one lane: products' partial sums (Te, Ee) (and, odd/even, (To, Eo); Ex NONE:
+ * no product) and the running value (*Tc, *Ec) into the block's result; 0: the lane leaves */
+static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t Eo, int64_t *Tc, int32_t *Ec,
+                        int *inex)
+{
+    int64_t Tp, T, E, lsb, top, mag, q;
+    int32_t Ep, Ecx;
+    int bl, mode = K->ar, neg;
+    if (K->oddeven) { /* the two groups, X = 0 */
+        if (Ee < NONE / 2 && Eo < NONE / 2) return 1;
+        if (Ee >= Eo) {
+            Tp = Te + shr_round(To, Ee - Eo < 63 ? Ee - Eo : 63, K->ar, inex);
+            Ep = Ee;
+        } else {
+            Tp = To + shr_round(Te, Eo - Ee < 63 ? Eo - Ee : 63, K->ar, inex);
+            Ep = Eo;
+        }
+    } else {
+        if (Ee < NONE / 2) return 1; /* no product: the running value */
+        Tp = Te;
+        Ep = Ee;
+    }
+    Ecx = *Ec == NOEXP ? Ep : *Ec;
+    if (Ep >= Ecx) {
+        int64_t d = (int64_t)Ep - Ecx;
+        if (K->far && d > 25) mode = SFP8_ROUND_TOWARD_ZERO;
+        T = Tp + shr_round(*Tc, d < 63 ? (int)d : 63, mode, inex);
+        E = Ep;
+        lsb = E - K->W;
+    } else {
+        int64_t d = (int64_t)Ecx - Ep;
+        T = (int64_t)((uint64_t)*Tc << K->X) + shr_round((int64_t)((uint64_t)Tp << K->X), d < 63 ? (int)d : 63, K->ar,
+                                                          inex);
+        E = Ecx;
+        lsb = E - K->W - K->X;
+    }
+    if (T == 0) {
+        *Tc = 0;
+        *Ec = K->zexp;
+        return 1;
+    }
+    neg = T < 0;
+    mag = neg ? -T : T;
+    bl = bitlen64((uint64_t)mag);
+    top = lsb + bl - 1;
+    if (top < K->emin_o) return 0;
+    q = mag;
+    if (bl > K->P) {
+        int sh = bl - K->P, up = 0;
+        uint64_t rem = (uint64_t)mag & (((uint64_t)1 << sh) - 1), half = (uint64_t)1 << (sh - 1);
+        q = mag >> sh;
+        if (rem) {
+            *inex = 1;
+            switch (K->rnd) {
+            case SFP8_ROUND_NEAREST_EVEN: up = rem > half || (rem == half && (q & 1)); break;
+            case SFP8_ROUND_NEAREST_AWAY: up = rem >= half; break;
+            case SFP8_ROUND_UPWARD: up = !neg; break;
+            case SFP8_ROUND_DOWNWARD: up = neg; break;
+            default: break;
+            }
+        }
+        q += up;
+        if (q >> K->P) {
+            q >>= 1;
+            top++;
+        }
+        bl = K->P;
+    }
+    if (top > K->emax_o) return 0;
+    q <<= K->W + 1 - bl;
+    *Tc = neg ? -q : q;
+    *Ec = (int32_t)top;
+    return 1;
+}
+
+/* a lane group's view of one row: A's row and B (row stride pp), the group's columns j0 */
+typedef struct {
+    const lk *K;
+    const float *af, *bf;
+    const int32_t *aE, *bE;
+    ptrdiff_t pp;
+    int64_t k, block;
+    int need_lost;
+} lrow;
+
+/* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
+static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64_t *T, int *lost)
+{
+    int32_t e = NONE;
+    int64_t t = 0;
+    float sc;
+    uint32_t u;
+    for (int64_t l = l0; l < l0 + n; l++) {
+        int32_t x = R->aE[l] + R->bE[l * R->pp + q];
+        e = x > e ? x : e;
+    }
+    if (e < NONE / 2) {
+        *T = 0;
+        return e;
+    }
+    if (R->K->has_min && e < R->K->min_exp) e = R->K->min_exp;
+    u = (uint32_t)(127 + R->K->W - e) << 23;
+    memcpy(&sc, &u, 4);
+    for (int64_t l = l0; l < l0 + n; l++) {
+        float v = R->af[l] * R->bf[l * R->pp + q] * sc;
+        int32_t i = (int32_t)v;
+        *lost |= (float)i != v;
+        t += i;
+    }
+    *T = t;
+    return e;
+}
+
+/* the portable kernel: every block of the live lanes */
+static void late_c(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
+{
+    for (int q = 0; q < LW; q++) {
+        int in = 0;
+        if (!alive[q]) continue;
+        for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
+            int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = R->K->oddeven ? (n + 1) / 2 : n;
+            int64_t Te, To = 0;
+            int32_t Ee, Eo = NONE;
+            int lost = 0;
+            Ee = group_c(R, k0, ne, q, &Te, &lost);
+            if (R->K->oddeven) Eo = group_c(R, k0 + ne, n - ne, q, &To, &lost);
+            in |= lost;
+            if (!lstep(R->K, Te, Ee, To, Eo, &Tc[q], &Ec[q], &in)) {
+                alive[q] = 0;
+                break;
+            }
+        }
+        inex[q] |= (uint8_t)in;
+    }
+}
+
+#if MM_SIMD
+/* the products l0 .. l0 + n - 1 of eight lanes (h): exponents and sums as group_c's */
+MM_TGT256 static inline void group_256(const lrow *R, int64_t l0, int64_t n, int h, __m256i *E, __m256i *T,
+                                       __m256i *lost)
+{
+    const __m256i none = _mm256_set1_epi32(NONE);
+    const int32_t *bE = R->bE + h;
+    const float *bf = R->bf + h;
+    __m256i e = none, t = _mm256_setzero_si256(), terms, s;
+    __m256 sc;
+    for (int64_t l = l0; l < l0 + n; l++)
+        e = _mm256_max_epi32(e, _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]),
+                                                 _mm256_loadu_si256((const __m256i *)(bE + l * R->pp))));
+    terms = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(NONE / 2));
+    if (R->K->has_min) e = _mm256_blendv_epi8(e, _mm256_max_epi32(e, _mm256_set1_epi32(R->K->min_exp)), terms);
+    s = _mm256_and_si256(terms, _mm256_sub_epi32(_mm256_set1_epi32(R->K->W), e)); /* no term: 2^0 */
+    sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(127)), 23));
+    for (int64_t l = l0; l < l0 + n; l++) {
+        __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * R->pp)), sc);
+        __m256i i = _mm256_cvttps_epi32(v);
+        if (R->need_lost)
+            *lost = _mm256_or_si256(*lost, _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(i), v, _CMP_NEQ_UQ)));
+        t = _mm256_add_epi32(t, i);
+    }
+    *E = e;
+    *T = t;
+}
+
+/* AVX2: the products in SIMD, the two-term steps per lane */
+MM_TGT256 static void late_256(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
+{
+    for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = R->K->oddeven ? (n + 1) / 2 : n;
+        int32_t Ee[LW], Eo[LW], le[LW], lo[LW], Te[LW], To[LW];
+        int any = 0;
+        for (int h = 0; h < LW; h += 8) {
+            __m256i E, T, lost = _mm256_setzero_si256();
+            group_256(R, k0, ne, h, &E, &T, &lost);
+            _mm256_storeu_si256((__m256i *)(Ee + h), E);
+            _mm256_storeu_si256((__m256i *)(Te + h), T);
+            _mm256_storeu_si256((__m256i *)(le + h), lost);
+            lost = _mm256_setzero_si256();
+            if (R->K->oddeven) group_256(R, k0 + ne, n - ne, h, &E, &T, &lost);
+            else E = _mm256_set1_epi32(NONE), T = lost;
+            _mm256_storeu_si256((__m256i *)(Eo + h), E);
+            _mm256_storeu_si256((__m256i *)(To + h), T);
+            _mm256_storeu_si256((__m256i *)(lo + h), lost);
+        }
+        for (int q = 0; q < LW; q++) {
+            int in = le[q] != 0 || lo[q] != 0;
+            if (!alive[q]) continue;
+            any = 1;
+            if (!lstep(R->K, Te[q], Ee[q], To[q], Eo[q], &Tc[q], &Ec[q], &in)) alive[q] = 0;
+            inex[q] |= (uint8_t)in;
+        }
+        if (!any) return;
+    }
+}
+
+/* AVX-512: the products of sixteen lanes */
+static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *K, const lrow *R, int64_t l0,
+                                                                     int64_t n, int need_lost, __m512i *E,
+                                                                     __m512i *T, __mmask16 *lost)
+{
+    const __m512i none = _mm512_set1_epi32(NONE);
+    __m512i e = none, e2 = none, t = _mm512_setzero_si512(), t2 = t, s;
+    __mmask16 terms;
+    __m512 sc;
+    int64_t l = l0;
+    for (; l + 1 < l0 + n; l += 2) { /* two chains */
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e2 = _mm512_max_epi32(
+            e2, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * R->pp)));
+    }
+    if (l < l0 + n)
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+    e = _mm512_max_epi32(e, e2);
+    terms = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2));
+    if (K->has_min) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(K->min_exp));
+    s = _mm512_maskz_sub_epi32(terms, _mm512_set1_epi32(K->W), e);
+    sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
+    for (l = l0; l + 1 < l0 + n; l += 2) {
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        __m512 v2 =
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)), sc);
+        t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
+        t2 = _mm512_add_epi32(t2, _mm512_cvttps_epi32(v2));
+        if (need_lost)
+            *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ) |
+                     _mm512_cmp_ps_mask(v2, _mm512_roundscale_ps(v2, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                                        _CMP_NEQ_UQ);
+    }
+    if (l < l0 + n) {
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
+        if (need_lost)
+            *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ);
+    }
+    *E = e;
+    *T = _mm512_add_epi32(t, t2);
+}
+
+/* round_a(v / 2^s) of eight lanes (0 <= s <= 63, |v| < 2^62); *in |= lanes with a remainder;
+ * tz: lanes rounded toward zero whatever the mode */
+static inline __attribute__((always_inline)) MM_TGT512 __m512i shr_512(int mode, __m512i v, __m512i s, __mmask8 tz,
+                                                                      __mmask8 *in)
+{
+    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    __m512i q = _mm512_srav_epi64(v, s), rem = _mm512_sub_epi64(v, _mm512_sllv_epi64(q, s));
+    __mmask8 nz = _mm512_cmpneq_epi64_mask(rem, zero), up = 0;
+    *in |= nz;
+    switch (mode) {
+    case SFP8_ROUND_UPWARD: up = nz; break;
+    case SFP8_ROUND_TOWARD_ZERO: up = nz & _mm512_cmplt_epi64_mask(v, zero); break;
+    case SFP8_ROUND_NEAREST_EVEN: {
+        __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, s), 1);
+        up = nz & (_mm512_cmpgt_epu64_mask(rem, half) |
+                   (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(q, one)));
+        break;
+    }
+    default: break;
+    }
+    if (mode != SFP8_ROUND_TOWARD_ZERO) up = (up & (__mmask8)~tz) | (tz & nz & _mm512_cmplt_epi64_mask(v, zero));
+    return _mm512_mask_add_epi64(q, up, q, one);
+}
+
+/* lstep of eight lanes (AR, RND, OE: the model's alignment rounding, rounding and grouping,
+ * constants of the instance); *alive, *in: the lanes' masks */
+static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, int RND, int OE, const lk *K,
+                                                                     __m512i Te, __m512i Ee, __m512i To, __m512i Eo,
+                                                                     __m512i *Tc, __m512i *Ec, __mmask8 *alive,
+                                                                     __mmask8 *in)
+{
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), c63 = _mm512_set1_epi64(63);
+    const __m512i vX = _mm512_set1_epi64(K->X), P = _mm512_set1_epi64(K->P);
+    __m512i Tp, Ep, Ecx, d, s, big, small, T, lsb, mag, bl, top, sh, q, rem, half, Tn, w;
+    __mmask8 hasp, pos, far = 0, neg, nz, up = 0, rnz, carry, ok, inx = 0;
+    if (OE) {
+        __mmask8 ge = _mm512_cmpge_epi64_mask(Ee, Eo);
+        hasp = _mm512_cmpgt_epi64_mask(_mm512_max_epi64(Ee, Eo), _mm512_set1_epi64(NONE / 2));
+        Ep = _mm512_max_epi64(Ee, Eo);
+        s = _mm512_min_epi64(_mm512_abs_epi64(_mm512_sub_epi64(Ee, Eo)), c63);
+        Tp = _mm512_add_epi64(_mm512_mask_blend_epi64(ge, To, Te),
+                              shr_512(AR, _mm512_mask_blend_epi64(ge, Te, To), s, 0, &inx));
+    } else {
+        hasp = _mm512_cmpgt_epi64_mask(Ee, _mm512_set1_epi64(NONE / 2));
+        Ep = Ee;
+        Tp = Te;
+    }
+    hasp &= *alive;
+    Ecx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(*Ec, _mm512_set1_epi64(NOEXP)), *Ec, Ep);
+    d = _mm512_sub_epi64(Ep, Ecx);
+    pos = _mm512_cmpge_epi64_mask(d, zero);
+    s = _mm512_min_epi64(_mm512_abs_epi64(d), c63);
+    if (OE) far = pos & _mm512_cmpgt_epi64_mask(d, _mm512_set1_epi64(25));
+    big = _mm512_mask_blend_epi64(pos, _mm512_sllv_epi64(*Tc, vX), Tp);
+    small = _mm512_mask_blend_epi64(pos, _mm512_sllv_epi64(Tp, vX), *Tc);
+    T = _mm512_add_epi64(big, shr_512(AR, small, s, far, &inx));
+    lsb = _mm512_sub_epi64(_mm512_mask_blend_epi64(pos, _mm512_sub_epi64(Ecx, vX), Ep), _mm512_set1_epi64(K->W));
+    /* T rounded to P bits: bit length from its binary64 value (below 2^62; corrected where the
+       conversion rounded up to a power of two) */
+    neg = _mm512_cmplt_epi64_mask(T, zero);
+    nz = _mm512_cmpneq_epi64_mask(T, zero);
+    mag = _mm512_abs_epi64(T);
+    bl = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepi64_pd(mag)), 52), _mm512_set1_epi64(1022));
+    bl = _mm512_mask_sub_epi64(bl, _mm512_cmpeq_epi64_mask(_mm512_srlv_epi64(mag, _mm512_sub_epi64(bl, one)), zero), bl,
+                               one);
+    top = _mm512_add_epi64(lsb, _mm512_sub_epi64(bl, one));
+    ok = _mm512_cmpge_epi64_mask(top, _mm512_set1_epi64(K->emin_o));
+    sh = _mm512_max_epi64(_mm512_sub_epi64(bl, P), zero);
+    q = _mm512_srlv_epi64(mag, sh);
+    rem = _mm512_sub_epi64(mag, _mm512_sllv_epi64(q, sh));
+    rnz = _mm512_cmpneq_epi64_mask(rem, zero);
+    switch (RND) {
+    case SFP8_ROUND_NEAREST_EVEN:
+        half = _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1);
+        up = rnz & (_mm512_cmpgt_epi64_mask(rem, half) |
+                    (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(q, one)));
+        break;
+    case SFP8_ROUND_NEAREST_AWAY:
+        half = _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1);
+        up = rnz & _mm512_cmpge_epi64_mask(rem, half);
+        break;
+    case SFP8_ROUND_UPWARD: up = rnz & (__mmask8)~neg; break;
+    case SFP8_ROUND_DOWNWARD: up = rnz & neg; break;
+    default: break;
+    }
+    q = _mm512_mask_add_epi64(q, up, q, one);
+    carry = _mm512_cmpneq_epi64_mask(_mm512_srlv_epi64(q, P), zero);
+    q = _mm512_mask_srli_epi64(q, carry, q, 1);
+    top = _mm512_mask_add_epi64(top, carry, top, one);
+    ok &= _mm512_cmple_epi64_mask(top, _mm512_set1_epi64(K->emax_o));
+    /* normalised: msb at bit W (q has min(bl, P) bits) */
+    w = _mm512_sub_epi64(_mm512_set1_epi64(K->W + 1), _mm512_min_epi64(bl, P));
+    Tn = _mm512_sllv_epi64(q, w);
+    Tn = _mm512_mask_sub_epi64(Tn, neg, zero, Tn);
+    /* lanes with products take the result: +0 (T = 0) or the rounded value */
+    *Tc = _mm512_mask_mov_epi64(*Tc, hasp, _mm512_maskz_mov_epi64(nz, Tn));
+    *Ec = _mm512_mask_mov_epi64(*Ec, hasp, _mm512_mask_blend_epi64(nz, _mm512_set1_epi64(K->zexp), top));
+    *in |= hasp & (inx | (nz & rnz));
+    *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
+}
+
+/* the sixteen lanes through every block, the state in registers */
+static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int RND, int OE, int LOST, const lrow *R,
+                                                                   int64_t *Tcv, int32_t *Ecv, uint8_t *alive,
+                                                                   uint8_t *inex)
+{
+    const lk *K = R->K;
+    __m512i Tc0 = _mm512_loadu_si512(Tcv), Tc1 = _mm512_loadu_si512(Tcv + 8);
+    __m512i Ec0 = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)Ecv));
+    __m512i Ec1 = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(Ecv + 8)));
+    __mmask8 al0 = 0, al1 = 0, in0 = 0, in1 = 0;
+    const __m512i none64 = _mm512_set1_epi64(NONE);
+    for (int q = 0; q < 8; q++) {
+        al0 |= (__mmask8)((alive[q] != 0) << q);
+        al1 |= (__mmask8)((alive[q + 8] != 0) << q);
+    }
+    for (int64_t k0 = 0; k0 < R->k && (al0 | al1); k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m512i E, T, E2 = none64, T2 = _mm512_setzero_si512(), E2b = none64, T2b = T2;
+        __mmask16 lost = 0;
+        group_512(K, R, k0, ne, LOST, &E, &T, &lost);
+        if (OE) {
+            __m512i Eo, To;
+            group_512(K, R, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+            E2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(Eo));
+            T2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(To));
+            E2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(Eo, 1));
+            T2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(To, 1));
+        }
+        in0 |= al0 & (__mmask8)lost;
+        in1 |= al1 & (__mmask8)(lost >> 8);
+        lstep_512(AR, RND, OE, K, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(T)),
+                  _mm512_cvtepi32_epi64(_mm512_castsi512_si256(E)), T2, E2, &Tc0, &Ec0, &al0, &in0);
+        lstep_512(AR, RND, OE, K, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(T, 1)),
+                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &Tc1, &Ec1, &al1, &in1);
+    }
+    _mm512_storeu_si512(Tcv, Tc0);
+    _mm512_storeu_si512(Tcv + 8, Tc1);
+    _mm256_storeu_si256((__m256i *)Ecv, _mm512_cvtepi64_epi32(Ec0));
+    _mm256_storeu_si256((__m256i *)(Ecv + 8), _mm512_cvtepi64_epi32(Ec1));
+    for (int q = 0; q < 8; q++) {
+        alive[q] = al0 >> q & 1;
+        alive[q + 8] = al1 >> q & 1;
+        inex[q] |= in0 >> q & 1;
+        inex[q + 8] |= in1 >> q & 1;
+    }
+}
+
+/* instances: the MI300X profiles (downward alignment, nearest even; late addend or odd/even
+ * groups), and the rounding modes read at run time */
+#define RUN_ANY(AR, OE, LOST)                                                                                      \
+    do {                                                                                                           \
+        switch (R->K->rnd) {                                                                                       \
+        case SFP8_ROUND_NEAREST_EVEN: run_512(AR, SFP8_ROUND_NEAREST_EVEN, OE, LOST, R, Tc, Ec, alive, inex); break; \
+        case SFP8_ROUND_NEAREST_AWAY: run_512(AR, SFP8_ROUND_NEAREST_AWAY, OE, LOST, R, Tc, Ec, alive, inex); break; \
+        case SFP8_ROUND_UPWARD: run_512(AR, SFP8_ROUND_UPWARD, OE, LOST, R, Tc, Ec, alive, inex); break;              \
+        case SFP8_ROUND_DOWNWARD: run_512(AR, SFP8_ROUND_DOWNWARD, OE, LOST, R, Tc, Ec, alive, inex); break;          \
+        default: run_512(AR, SFP8_ROUND_TOWARD_ZERO, OE, LOST, R, Tc, Ec, alive, inex); break;                       \
+        }                                                                                                          \
+    } while (0)
+
+__attribute__((noinline)) MM_TGT512 static void late_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
+                                                         uint8_t *inex)
+{
+    int mi300 = R->K->ar == SFP8_ROUND_DOWNWARD && R->K->rnd == SFP8_ROUND_NEAREST_EVEN;
+    if (mi300 && !R->need_lost && R->K->oddeven) run_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 0, R, Tc, Ec, alive, inex);
+    else if (mi300 && !R->need_lost) run_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 0, R, Tc, Ec, alive, inex);
+    else if (R->K->oddeven) {
+        switch (R->K->ar) {
+        case SFP8_ROUND_DOWNWARD: RUN_ANY(SFP8_ROUND_DOWNWARD, 1, 1); break;
+        case SFP8_ROUND_UPWARD: RUN_ANY(SFP8_ROUND_UPWARD, 1, 1); break;
+        case SFP8_ROUND_NEAREST_EVEN: RUN_ANY(SFP8_ROUND_NEAREST_EVEN, 1, 1); break;
+        default: RUN_ANY(SFP8_ROUND_TOWARD_ZERO, 1, 1); break;
+        }
+    } else {
+        switch (R->K->ar) {
+        case SFP8_ROUND_DOWNWARD: RUN_ANY(SFP8_ROUND_DOWNWARD, 0, 1); break;
+        case SFP8_ROUND_UPWARD: RUN_ANY(SFP8_ROUND_UPWARD, 0, 1); break;
+        case SFP8_ROUND_NEAREST_EVEN: RUN_ANY(SFP8_ROUND_NEAREST_EVEN, 0, 1); break;
+        default: RUN_ANY(SFP8_ROUND_TOWARD_ZERO, 0, 1); break;
+        }
+    }
+}
+#undef RUN_ANY
+#endif
+
+/* where operand l of a dot product of k is stored: in order, or (odd/even grouping) each
+ * block's even positions first, then its odd ones */
+static int64_t lslot(const sfp8u_model *md, int64_t l, int64_t k)
+{
+    int64_t blk = md->block, k0 = l / blk * blk, n = k - k0 < blk ? k - k0 : blk, r = l - k0;
+    if (md->grouping != SFP8U_ODD_EVEN) return l;
+    return k0 + (r & 1 ? (n + 1) / 2 + r / 2 : r / 2);
+}
+
+/* an output's addend as the lane's running value; 0: left to the generic kernel */
+static int late_addend(const sfp8u_model *md, const lk *K, const char *C, uint64_t code, int64_t *Tc, int32_t *Ec,
+                       uint8_t *fl)
+{
+    sfp8u_value v;
+    int64_t top;
+    *Tc = 0;
+    *Ec = K->zexp;
+    if (!C) return 1;
+    sfp8u_decode(&md->fo, code, &v);
+    if (v.cls == SFP8U_NAN || v.cls == SFP8U_INF) return 0;
+    if (v.sub) *fl |= SFP8_FLAG_DENORMAL;
+    if (v.cls != SFP8U_FINITE) return 1; /* a zero of either sign: T_c = 0 */
+    if (v.sub && !md->out_subnormals) { /* read as +0 (docs: "The addend") */
+        *fl |= SFP8_FLAG_INEXACT;
+        return 1;
+    }
+    top = v.exp + bitlen64(v.sig) - 1;
+    if (top < K->emin_o) return 0; /* a subnormal addend: the generic kernel */
+    *Tc = (int64_t)(v.sig << (v.exp - (top - K->W)));
+    if (v.neg) *Tc = -*Tc;
+    *Ec = (int32_t)top;
+    return 1;
+}
+
+static void *llines(int64_t n, float **f, int32_t **E)
+{
+    char *mem = malloc((size_t)(n > 0 ? n : 1) * 8 + 64);
+    if (!mem) return NULL;
+    *f = (float *)mem;
+    *E = (int32_t *)(mem + 4 * (n > 0 ? n : 1));
+    return mem;
+}
+
+unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                          ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
+                          ptrdiff_t op, int64_t m, int64_t k, int64_t p)
+{
+    int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0;
+    int level = sfp8f_simd_level();
+    ptrdiff_t pp = (p + LW - 1) / LW * LW;
+    uctx g;
+    udecoder da = {0}, db = {0};
+    lk K;
+    lrow R;
+    float *af = NULL, *bf = NULL;
+    int32_t *aE = NULL, *bE = NULL, maxb = NONE;
+    void *ma, *mb;
+    unsigned char *colbad = NULL, *colsub;
+    mm_fxsave env;
+    unsigned flags = 0;
+    if (!md->has_addend) C = NULL;
+    memset(&g, 0, sizeof g);
+    g.md = md;
+    g.fexact = 1; /* sfp8mu_late_ok: the values exact in binary32 */
+    memset(&K, 0, sizeof K);
+    K.W = 23 + md->extra_bits;
+    K.X = md->addend_extra_bits;
+    K.P = md->fo.man_bits + 1;
+    K.ar = md->align_rounding;
+    K.rnd = md->envo.rounding;
+    K.oddeven = K.far = md->grouping == SFP8U_ODD_EVEN;
+    K.has_min = md->has_min_exp;
+    K.min_exp = md->min_exp;
+    K.zexp = md->has_zero_addend_exp ? md->zero_addend_exp : NOEXP;
+    K.emin_o = fmt_emin(&md->fo);
+    K.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
+    ma = llines(k, &af, &aE);
+    mb = llines(k * pp, &bf, &bE);
+    colbad = calloc((size_t)pp, 2);
+    if (!ma || !mb || !colbad || !sfp8mu_decoder_init(&g, &da, &md->fa, fmt_emin(&md->fa), m * k) ||
+        !sfp8mu_decoder_init(&g, &db, &md->fb, fmt_emin(&md->fb), k * p)) {
+        free(ma);
+        free(mb);
+        free(colbad);
+        free(da.tab);
+        free(db.tab);
+        return SFP8U_NOMEM;
+    }
+    colsub = colbad + pp;
+    for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; the padding columns zeros */
+        int64_t s = lslot(md, l, k) * pp;
+        for (int64_t j = 0; j < pp; j++) {
+            ucode tmp;
+            const ucode *d;
+            if (j >= p) {
+                bf[s + j] = 0.0f;
+                bE[s + j] = NONE;
+                continue;
+            }
+            d = sfp8mu_lookup(&g, &db, load_raw(B + l * bk + j * bp, sb), &tmp);
+            bf[s + j] = d->f;
+            bE[s + j] = d->E;
+            colbad[j] |= d->bad;
+            colsub[j] |= d->sub;
+            if (d->E > maxb) maxb = d->E;
+        }
+    }
+    mm_fx_enter(&env);
+    mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
+    R.K = &K;
+    R.af = af;
+    R.aE = aE;
+    R.pp = pp;
+    R.k = k;
+    R.block = md->block;
+    for (int64_t i = 0; i < m; i++) {
+        int rowbad = 0, rowsub = 0;
+        int32_t maxa = NONE;
+        for (int64_t l = 0; l < k; l++) {
+            ucode tmp;
+            const ucode *d = sfp8mu_lookup(&g, &da, load_raw(A + i * am + l * ak, sa), &tmp);
+            int64_t s = lslot(md, l, k);
+            af[s] = d->f;
+            aE[s] = d->E;
+            rowbad |= d->bad;
+            rowsub |= d->sub;
+            if (d->E > maxa) maxa = d->E;
+        }
+        /* products kept in the output's range (product_overflow off): |a b| < 2^(Ea + Eb + 2) */
+        if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
+            rowbad = 1;
+        for (int64_t j0 = 0; j0 < p; j0 += LW) {
+            int64_t Tc[LW];
+            int32_t Ec[LW];
+            uint8_t alive[LW], inex[LW], fl[LW];
+            int any = 0;
+            for (int q = 0; q < LW; q++) {
+                int64_t j = j0 + q;
+                fl[q] = inex[q] = 0;
+                alive[q] = j < p && !rowbad && !colbad[j] &&
+                           late_addend(md, &K, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &Tc[q], &Ec[q],
+                                       &fl[q]);
+                if (!alive[q]) {
+                    Tc[q] = 0;
+                    Ec[q] = K.zexp;
+                }
+                any |= alive[q];
+            }
+            /* bits lost matter for the inexact flag until it is raised */
+            R.need_lost = !(flags & SFP8_FLAG_INEXACT);
+            R.bf = bf + j0;
+            R.bE = bE + j0;
+            if (any) {
+#if MM_SIMD
+                if (level >= 2) late_512(&R, Tc, Ec, alive, inex);
+                else if (level >= 1) late_256(&R, Tc, Ec, alive, inex);
+                else
+#endif
+                    late_c(&R, Tc, Ec, alive, inex);
+            }
+            for (int q = 0; q < LW && j0 + q < p; q++) {
+                int64_t j = j0 + q;
+                if (alive[q]) {
+                    uint64_t code = 0, mag = (uint64_t)(Tc[q] < 0 ? -Tc[q] : Tc[q]);
+                    const sfp8_format *f = &md->fo;
+                    if (mag) /* a normal number: msb at bit W */
+                        code = (uint64_t)(Tc[q] < 0) << (f->bits - 1) | (uint64_t)(Ec[q] + f->bias) << f->man_bits |
+                               ((mag >> (K.W - f->man_bits)) & (((uint64_t)1 << f->man_bits) - 1));
+                    store_raw(O + i * om + j * op, so, code);
+                    flags |= fl[q] | (rowsub || colsub[j] ? SFP8_FLAG_DENORMAL : 0) | (inex[q] ? SFP8_FLAG_INEXACT : 0);
+                    used = 1;
+                } else { /* the generic kernel, for this output alone */
+                    flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
+                                        cm, cp, O + i * om + j * op, om, op, 1, k, 1);
+                }
+            }
+        }
+    }
+    mm_fx_leave(&env);
+    if (used) mm_count(SFP8M_BLOCK_FMA, level);
+    free(ma);
+    free(mb);
+    free(colbad);
+    free(da.tab);
+    free(db.tab);
+    return flags;
+}
