@@ -36,6 +36,7 @@
  * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges and
  * late_routes).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,7 @@
 /* the model's constants */
 typedef struct {
     int W, X, P, ar, rnd, oddeven, far;
-    int has_min;
+    int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
     int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
     int64_t emin_o, emax_o;
 } lk;
@@ -459,6 +460,118 @@ static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, in
     *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
 }
 
+/* lstep of eight lanes in binary64 (lk.dbl: binary32 output, rounding by the hardware's
+ * directions, W + X <= 50 and X <= 20): the running value c is held as its binary32 value.
+ * With the unit 2^L of the two-term sum (L = E_p - W when E_p >= E(c), else E(c) - W - X),
+ * both terms are c 2^-L and T_p 2^(E_p - W - L), exact binary64 numbers (the latter with its
+ * exponent clamped at -200: |T_p| < 2^32, every smaller quotient rounds alike); the one that
+ * is not shifted left is an integer, so rounding both by round_a (roundscale) is the
+ * model's step; their sum is below 2^53, exact; times 2^L exact; then rounded once to
+ * binary32 (the conversion with the model's rounding).  A zero c has the exponent
+ * zero_addend_exponent, or (none) E_p. */
+static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int AR, int RND, int OE, const lk *K,
+                                                                     __m512d Te, __m512d Ee, __m512d To, __m512d Eo,
+                                                                     __m512d *c, __mmask8 *alive, __mmask8 *in)
+{
+    const __m512d zero = _mm512_setzero_pd(), vW = _mm512_set1_pd(K->W);
+    const int ra = (AR == SFP8_ROUND_DOWNWARD ? _MM_FROUND_TO_NEG_INF : AR == SFP8_ROUND_UPWARD ? _MM_FROUND_TO_POS_INF
+                    : AR == SFP8_ROUND_NEAREST_EVEN ? _MM_FROUND_TO_NEAREST_INT : _MM_FROUND_TO_ZERO) |
+                   _MM_FROUND_NO_EXC;
+    __m512d Tp, Ep, Ec, L, x1, x2, a1, a2, T, V, rd;
+    __mmask8 hasp, pos, cz, nz, ok, inx;
+    if (OE) { /* the two groups, X = 0 */
+        __mmask8 ge = _mm512_cmp_pd_mask(Ee, Eo, _CMP_GE_OQ);
+        __m512d s = _mm512_max_pd(_mm512_sub_pd(_mm512_min_pd(Ee, Eo), _mm512_max_pd(Ee, Eo)), _mm512_set1_pd(-200));
+        __m512d sm = _mm512_scalef_pd(_mm512_mask_blend_pd(ge, Te, To), s);
+        __m512d r = _mm512_roundscale_pd(sm, ra);
+        Ep = _mm512_max_pd(Ee, Eo);
+        Tp = _mm512_add_pd(_mm512_mask_blend_pd(ge, To, Te), r);
+        inx = _mm512_cmp_pd_mask(r, sm, _CMP_NEQ_UQ);
+    } else {
+        Ep = Ee;
+        Tp = Te;
+        inx = 0;
+    }
+    hasp = *alive & _mm512_cmp_pd_mask(Ep, _mm512_set1_pd(NONE / 2), _CMP_GT_OQ);
+    cz = _mm512_cmp_pd_mask(*c, zero, _CMP_EQ_OQ);
+    Ec = _mm512_max_pd(_mm512_getexp_pd(*c), _mm512_set1_pd(-126));
+    Ec = _mm512_mask_mov_pd(Ec, cz, K->zexp == NOEXP ? Ep : _mm512_set1_pd(K->zexp));
+    pos = _mm512_cmp_pd_mask(Ep, Ec, _CMP_GE_OQ);
+    L = _mm512_mask_blend_pd(pos, _mm512_sub_pd(Ec, _mm512_set1_pd(K->W + K->X)), _mm512_sub_pd(Ep, vW));
+    x1 = _mm512_scalef_pd(*c, _mm512_sub_pd(zero, L));
+    x2 = _mm512_scalef_pd(Tp, _mm512_max_pd(_mm512_sub_pd(_mm512_sub_pd(Ep, vW), L), _mm512_set1_pd(-200)));
+    a1 = _mm512_roundscale_pd(x1, ra);
+    if (OE && AR != SFP8_ROUND_TOWARD_ZERO) { /* c more than 25 binades below: truncated */
+        __mmask8 far = pos & _mm512_cmp_pd_mask(_mm512_sub_pd(Ep, Ec), _mm512_set1_pd(25), _CMP_GT_OQ);
+        a1 = _mm512_mask_roundscale_pd(a1, far, x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    }
+    a2 = _mm512_roundscale_pd(x2, ra);
+    inx |= _mm512_cmp_pd_mask(a1, x1, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(a2, x2, _CMP_NEQ_UQ);
+    T = _mm512_add_pd(a1, a2);
+    V = _mm512_scalef_pd(T, L);
+    switch (RND) {
+    case SFP8_ROUND_DOWNWARD: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)); break;
+    case SFP8_ROUND_UPWARD: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)); break;
+    case SFP8_ROUND_TOWARD_ZERO: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)); break;
+    default: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); break;
+    }
+    nz = _mm512_cmp_pd_mask(V, zero, _CMP_NEQ_UQ);
+    inx |= _mm512_cmp_pd_mask(rd, V, _CMP_NEQ_UQ);
+    {
+        __m512d av = _mm512_abs_pd(V);
+        /* a normal binary32 number: at least 2^-126 before rounding, below 2^128 after it */
+        ok = _mm512_cmp_pd_mask(av, _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
+             _mm512_cmp_pd_mask(_mm512_abs_pd(rd), _mm512_set1_pd(0x1p128), _CMP_LT_OQ) &
+             _mm512_cmp_pd_mask(av, _mm512_set1_pd(0x1p128), _CMP_LT_OQ);
+    }
+    *c = _mm512_mask_mov_pd(*c, hasp, _mm512_maskz_mov_pd(nz, rd));
+    *in |= hasp & inx;
+    *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
+}
+
+/* run_512 with the binary64 steps: the running values cv (binary32 values) */
+static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int AR, int RND, int OE, int LOST, const lrow *R,
+                                                                    double *cv, uint8_t *alive, uint8_t *inex)
+{
+    const lk *K = R->K;
+    __m512d c0 = _mm512_loadu_pd(cv), c1 = _mm512_loadu_pd(cv + 8);
+    __mmask8 al0 = 0, al1 = 0, in0 = 0, in1 = 0;
+    const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
+    for (int q = 0; q < 8; q++) {
+        al0 |= (__mmask8)((alive[q] != 0) << q);
+        al1 |= (__mmask8)((alive[q + 8] != 0) << q);
+    }
+    for (int64_t k0 = 0; k0 < R->k && (al0 | al1); k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m512i E, T;
+        __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
+        __mmask16 lost = 0;
+        group_512(K, R, k0, ne, LOST, &E, &T, &lost);
+        if (OE) {
+            __m512i Eo, To;
+            group_512(K, R, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+            E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
+            T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
+            E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
+            T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
+        }
+        in0 |= al0 & (__mmask8)lost;
+        in1 |= al1 & (__mmask8)(lost >> 8);
+        dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
+                  _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c0, &al0, &in0);
+        dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
+                  _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c1, &al1, &in1);
+    }
+    _mm512_storeu_pd(cv, c0);
+    _mm512_storeu_pd(cv + 8, c1);
+    for (int q = 0; q < 8; q++) {
+        alive[q] = al0 >> q & 1;
+        alive[q + 8] = al1 >> q & 1;
+        inex[q] |= in0 >> q & 1;
+        inex[q + 8] |= in1 >> q & 1;
+    }
+}
+
 /* the sixteen lanes through every block, the state in registers */
 static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int RND, int OE, int LOST, const lrow *R,
                                                                    int64_t *Tcv, int32_t *Ecv, uint8_t *alive,
@@ -506,42 +619,35 @@ static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int 
     }
 }
 
-/* instances: the MI300X profiles (downward alignment, nearest even; late addend or odd/even
- * groups), and the rounding modes read at run time */
-#define RUN_ANY(AR, OE, LOST)                                                                                      \
-    do {                                                                                                           \
-        switch (R->K->rnd) {                                                                                       \
-        case SFP8_ROUND_NEAREST_EVEN: run_512(AR, SFP8_ROUND_NEAREST_EVEN, OE, LOST, R, Tc, Ec, alive, inex); break; \
-        case SFP8_ROUND_NEAREST_AWAY: run_512(AR, SFP8_ROUND_NEAREST_AWAY, OE, LOST, R, Tc, Ec, alive, inex); break; \
-        case SFP8_ROUND_UPWARD: run_512(AR, SFP8_ROUND_UPWARD, OE, LOST, R, Tc, Ec, alive, inex); break;              \
-        case SFP8_ROUND_DOWNWARD: run_512(AR, SFP8_ROUND_DOWNWARD, OE, LOST, R, Tc, Ec, alive, inex); break;          \
-        default: run_512(AR, SFP8_ROUND_TOWARD_ZERO, OE, LOST, R, Tc, Ec, alive, inex); break;                       \
-        }                                                                                                          \
-    } while (0)
-
+/* instances: the MI300X profiles in binary64 (lk.dbl: downward alignment, nearest even),
+ * every other model with its roundings read at run time */
 __attribute__((noinline)) MM_TGT512 static void late_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
                                                          uint8_t *inex)
 {
-    int mi300 = R->K->ar == SFP8_ROUND_DOWNWARD && R->K->rnd == SFP8_ROUND_NEAREST_EVEN;
-    if (mi300 && !R->need_lost && R->K->oddeven) run_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 0, R, Tc, Ec, alive, inex);
-    else if (mi300 && !R->need_lost) run_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 0, R, Tc, Ec, alive, inex);
-    else if (R->K->oddeven) {
-        switch (R->K->ar) {
-        case SFP8_ROUND_DOWNWARD: RUN_ANY(SFP8_ROUND_DOWNWARD, 1, 1); break;
-        case SFP8_ROUND_UPWARD: RUN_ANY(SFP8_ROUND_UPWARD, 1, 1); break;
-        case SFP8_ROUND_NEAREST_EVEN: RUN_ANY(SFP8_ROUND_NEAREST_EVEN, 1, 1); break;
-        default: RUN_ANY(SFP8_ROUND_TOWARD_ZERO, 1, 1); break;
+    const lk *K = R->K;
+    if (K->dbl) {
+        double cv[LW];
+        for (int q = 0; q < LW; q++) cv[q] = Tc[q] ? ldexp((double)Tc[q], Ec[q] - K->W) : 0.0;
+        if (K->oddeven && R->need_lost) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 1, R, cv, alive, inex);
+        else if (K->oddeven) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 0, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 1, R, cv, alive, inex);
+        else drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 0, R, cv, alive, inex);
+        for (int q = 0; q < LW; q++) { /* back to T_c (msb at bit W) and E(c) */
+            int e;
+            if (cv[q] == 0.0) {
+                Tc[q] = 0;
+                Ec[q] = K->zexp;
+                continue;
+            }
+            e = ilogb(cv[q]);
+            Tc[q] = (int64_t)ldexp(cv[q], K->W - e);
+            Ec[q] = e;
         }
-    } else {
-        switch (R->K->ar) {
-        case SFP8_ROUND_DOWNWARD: RUN_ANY(SFP8_ROUND_DOWNWARD, 0, 1); break;
-        case SFP8_ROUND_UPWARD: RUN_ANY(SFP8_ROUND_UPWARD, 0, 1); break;
-        case SFP8_ROUND_NEAREST_EVEN: RUN_ANY(SFP8_ROUND_NEAREST_EVEN, 0, 1); break;
-        default: RUN_ANY(SFP8_ROUND_TOWARD_ZERO, 0, 1); break;
-        }
+        return;
     }
+    if (K->oddeven) run_512(K->ar, K->rnd, 1, 1, R, Tc, Ec, alive, inex);
+    else run_512(K->ar, K->rnd, 0, 1, R, Tc, Ec, alive, inex);
 }
-#undef RUN_ANY
 #endif
 
 /* where operand l of a dot product of k is stored: in order, or (odd/even grouping) each
@@ -578,6 +684,65 @@ static int late_addend(const sfp8u_model *md, const lk *K, const char *C, uint64
     return 1;
 }
 
+/* an operand decoder: IEEE-like 9..16-bit formats (float16) by arithmetic, the others by
+ * mm_udecode's decode1 (a table of every code where it repays) */
+typedef struct {
+    int arith, M, sbit, in_sub;
+    int32_t bias, emin;
+    uint32_t mask, emax;
+    float subscale; /* 2^(1 - bias - M): the unit of subnormals */
+    udecoder D;
+} ldec;
+
+static int ldec_init(const uctx *g, ldec *F, const sfp8_format *f, int64_t count)
+{
+    memset(F, 0, sizeof *F);
+    F->arith = f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE &&
+               f->bits >= 9 && f->bits <= 16 && f->bits == 1 + f->exp_bits + f->man_bits;
+    F->M = f->man_bits;
+    F->sbit = f->bits - 1;
+    F->bias = (int32_t)f->bias;
+    F->emin = (int32_t)fmt_emin(f);
+    F->in_sub = g->md->in_subnormals;
+    F->mask = f->bits >= 32 ? ~(uint32_t)0 : ((uint32_t)1 << f->bits) - 1;
+    F->emax = ((uint32_t)1 << f->exp_bits) - 1;
+    F->subscale = ldexpf(1.0f, (int)(1 - f->bias - f->man_bits));
+    return F->arith || sfp8mu_decoder_init(g, &F->D, f, fmt_emin(f), count);
+}
+
+/* one code: its binary32 value *v and nominal exponent *E (NONE: zero); bad, sub |= */
+static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v, int32_t *E, int *bad, int *sub)
+{
+    uint32_t c = (uint32_t)code & F->mask, e = c >> F->M & F->emax, m = c & (((uint32_t)1 << F->M) - 1);
+    uint32_t sign = c >> F->sbit & 1, u;
+    if (!F->arith) {
+        ucode tmp;
+        const ucode *d = sfp8mu_lookup(g, &F->D, code, &tmp);
+        *v = d->f;
+        *E = d->E;
+        *bad |= d->bad;
+        *sub |= d->sub;
+        return;
+    }
+    if (e - 1 < F->emax - 1) { /* a normal number */
+        u = sign << 31 | (uint32_t)((int32_t)e - F->bias + 127) << 23 | m << (23 - F->M);
+        memcpy(v, &u, 4);
+        *E = (int32_t)e - F->bias;
+        return;
+    }
+    *v = 0.0f;
+    *E = NONE;
+    if (e) { /* NaN or infinity */
+        *bad = 1;
+        return;
+    }
+    if (!m) return;
+    *sub = 1;
+    if (!F->in_sub) return;
+    *v = (sign ? -(float)m : (float)m) * F->subscale; /* exact: a normal binary32 number (sfp8mu_late_ok) */
+    *E = F->emin;
+}
+
 static void *llines(int64_t n, float **f, int32_t **E)
 {
     char *mem = malloc((size_t)(n > 0 ? n : 1) * 8 + 64);
@@ -595,7 +760,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int level = sfp8f_simd_level();
     ptrdiff_t pp = (p + LW - 1) / LW * LW;
     uctx g;
-    udecoder da = {0}, db = {0};
+    ldec da, db;
     lk K;
     lrow R;
     float *af = NULL, *bf = NULL;
@@ -620,35 +785,35 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     K.zexp = md->has_zero_addend_exp ? md->zero_addend_exp : NOEXP;
     K.emin_o = fmt_emin(&md->fo);
     K.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
+    K.dbl = md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
+            K.X <= 20;
     ma = llines(k, &af, &aE);
     mb = llines(k * pp, &bf, &bE);
     colbad = calloc((size_t)pp, 2);
-    if (!ma || !mb || !colbad || !sfp8mu_decoder_init(&g, &da, &md->fa, fmt_emin(&md->fa), m * k) ||
-        !sfp8mu_decoder_init(&g, &db, &md->fb, fmt_emin(&md->fb), k * p)) {
+    memset(&da, 0, sizeof da);
+    memset(&db, 0, sizeof db);
+    if (!ma || !mb || !colbad || !ldec_init(&g, &da, &md->fa, m * k) || !ldec_init(&g, &db, &md->fb, k * p)) {
         free(ma);
         free(mb);
         free(colbad);
-        free(da.tab);
-        free(db.tab);
+        free(da.D.tab);
+        free(db.D.tab);
         return SFP8U_NOMEM;
     }
     colsub = colbad + pp;
     for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; the padding columns zeros */
         int64_t s = lslot(md, l, k) * pp;
         for (int64_t j = 0; j < pp; j++) {
-            ucode tmp;
-            const ucode *d;
+            int bad = 0, sub = 0;
             if (j >= p) {
                 bf[s + j] = 0.0f;
                 bE[s + j] = NONE;
                 continue;
             }
-            d = sfp8mu_lookup(&g, &db, load_raw(B + l * bk + j * bp, sb), &tmp);
-            bf[s + j] = d->f;
-            bE[s + j] = d->E;
-            colbad[j] |= d->bad;
-            colsub[j] |= d->sub;
-            if (d->E > maxb) maxb = d->E;
+            ldecode(&g, &db, load_raw(B + l * bk + j * bp, sb), &bf[s + j], &bE[s + j], &bad, &sub);
+            colbad[j] |= (unsigned char)bad;
+            colsub[j] |= (unsigned char)sub;
+            if (bE[s + j] > maxb) maxb = bE[s + j];
         }
     }
     mm_fx_enter(&env);
@@ -663,14 +828,9 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         int rowbad = 0, rowsub = 0;
         int32_t maxa = NONE;
         for (int64_t l = 0; l < k; l++) {
-            ucode tmp;
-            const ucode *d = sfp8mu_lookup(&g, &da, load_raw(A + i * am + l * ak, sa), &tmp);
             int64_t s = lslot(md, l, k);
-            af[s] = d->f;
-            aE[s] = d->E;
-            rowbad |= d->bad;
-            rowsub |= d->sub;
-            if (d->E > maxa) maxa = d->E;
+            ldecode(&g, &da, load_raw(A + i * am + l * ak, sa), &af[s], &aE[s], &rowbad, &rowsub);
+            if (aE[s] > maxa) maxa = aE[s];
         }
         /* products kept in the output's range (product_overflow off): |a b| < 2^(Ea + Eb + 2) */
         if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
@@ -727,7 +887,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     free(ma);
     free(mb);
     free(colbad);
-    free(da.tab);
-    free(db.tab);
+    free(da.D.tab);
+    free(db.D.tab);
     return flags;
 }
