@@ -197,8 +197,12 @@ static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t
 }
 
 /* a lane group's view of one row: A's row and B (row stride pp), the group's columns j0 */
+#define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together */
+
 typedef struct {
     const lk *K;
+    const float *afr[LROWS];
+    const int32_t *aEr[LROWS];
     const float *af, *bf;
     const int32_t *aE, *bE;
     ptrdiff_t pp;
@@ -317,9 +321,10 @@ MM_TGT256 static void late_256(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t 
 }
 
 /* AVX-512: the products of sixteen lanes */
-static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *K, const lrow *R, int64_t l0,
-                                                                     int64_t n, int need_lost, __m512i *E,
-                                                                     __m512i *T, __mmask16 *lost)
+static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *K, const lrow *R, const float *af,
+                                                                     const int32_t *aE, int64_t l0, int64_t n,
+                                                                     int need_lost, __m512i *E, __m512i *T,
+                                                                     __mmask16 *lost)
 {
     const __m512i none = _mm512_set1_epi32(NONE);
     __m512i e = none, e2 = none, t = _mm512_setzero_si512(), t2 = t, s;
@@ -327,21 +332,21 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *
     __m512 sc;
     int64_t l = l0;
     for (; l + 1 < l0 + n; l += 2) { /* two chains */
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
         e2 = _mm512_max_epi32(
-            e2, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * R->pp)));
+            e2, _mm512_add_epi32(_mm512_set1_epi32(aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * R->pp)));
     }
     if (l < l0 + n)
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(R->aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
     e = _mm512_max_epi32(e, e2);
     terms = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2));
     if (K->has_min) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(K->min_exp));
     s = _mm512_maskz_sub_epi32(terms, _mm512_set1_epi32(K->W), e);
     sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
     for (l = l0; l + 1 < l0 + n; l += 2) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
         __m512 v2 =
-            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)), sc);
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)), sc);
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         t2 = _mm512_add_epi32(t2, _mm512_cvttps_epi32(v2));
         if (need_lost)
@@ -350,7 +355,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *
                                         _CMP_NEQ_UQ);
     }
     if (l < l0 + n) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(R->af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         if (need_lost)
             *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ);
@@ -529,47 +534,62 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int AR, in
     *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
 }
 
-/* run_512 with the binary64 steps: the running values cv (binary32 values) */
-static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int AR, int RND, int OE, int LOST, const lrow *R,
-                                                                    double *cv, uint8_t *alive, uint8_t *inex)
+/* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
+ * their 2 NR independent lane vectors interleaved): the running values cv[r * LW + q]
+ * (binary32 values) */
+static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int AR, int RND, int OE, int LOST, int GN,
+                                                                    const lrow *R, double *cv, uint8_t *alive,
+                                                                    uint8_t *inex)
 {
+    enum { NR = LROWS };
     const lk *K = R->K;
-    __m512d c0 = _mm512_loadu_pd(cv), c1 = _mm512_loadu_pd(cv + 8);
-    __mmask8 al0 = 0, al1 = 0, in0 = 0, in1 = 0;
+    __m512d c[NR][2];
+    __mmask8 al[NR][2], in[NR][2], any = 0;
     const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
-    for (int q = 0; q < 8; q++) {
-        al0 |= (__mmask8)((alive[q] != 0) << q);
-        al1 |= (__mmask8)((alive[q + 8] != 0) << q);
-    }
-    for (int64_t k0 = 0; k0 < R->k && (al0 | al1); k0 += R->block) {
-        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
-        __m512i E, T;
-        __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
-        __mmask16 lost = 0;
-        group_512(K, R, k0, ne, LOST, &E, &T, &lost);
-        if (OE) {
-            __m512i Eo, To;
-            group_512(K, R, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
-            E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
-            T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
-            E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
-            T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
+    for (int r = 0; r < NR; r++)
+        for (int h = 0; h < 2; h++) {
+            c[r][h] = _mm512_loadu_pd(cv + r * LW + 8 * h);
+            al[r][h] = in[r][h] = 0;
+            for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
+            any |= al[r][h];
         }
-        in0 |= al0 & (__mmask8)lost;
-        in1 |= al1 & (__mmask8)(lost >> 8);
-        dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
-                  _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c0, &al0, &in0);
-        dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
-                  _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c1, &al1, &in1);
+    for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        any = 0;
+        for (int r = 0; r < NR; r++) {
+            __m512i E, T;
+            __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
+            __mmask16 lost = 0;
+            if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
+                group_512(K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
+            else
+                group_512(K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
+            if (OE) {
+                __m512i Eo, To;
+                if (GN && n - ne == GN) group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
+                else group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+                E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
+                T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
+                E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
+                T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
+            }
+            in[r][0] |= al[r][0] & (__mmask8)lost;
+            in[r][1] |= al[r][1] & (__mmask8)(lost >> 8);
+            dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
+                      _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c[r][0], &al[r][0], &in[r][0]);
+            dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
+                      _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[r][1], &al[r][1], &in[r][1]);
+            any |= al[r][0] | al[r][1];
+        }
     }
-    _mm512_storeu_pd(cv, c0);
-    _mm512_storeu_pd(cv + 8, c1);
-    for (int q = 0; q < 8; q++) {
-        alive[q] = al0 >> q & 1;
-        alive[q + 8] = al1 >> q & 1;
-        inex[q] |= in0 >> q & 1;
-        inex[q + 8] |= in1 >> q & 1;
-    }
+    for (int r = 0; r < NR; r++)
+        for (int h = 0; h < 2; h++) {
+            _mm512_storeu_pd(cv + r * LW + 8 * h, c[r][h]);
+            for (int q = 0; q < 8; q++) {
+                alive[r * LW + 8 * h + q] = al[r][h] >> q & 1;
+                inex[r * LW + 8 * h + q] |= in[r][h] >> q & 1;
+            }
+        }
 }
 
 /* the sixteen lanes through every block, the state in registers */
@@ -591,10 +611,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int 
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
         __m512i E, T, E2 = none64, T2 = _mm512_setzero_si512(), E2b = none64, T2b = T2;
         __mmask16 lost = 0;
-        group_512(K, R, k0, ne, LOST, &E, &T, &lost);
+        group_512(K, R, R->af, R->aE, k0, ne, LOST, &E, &T, &lost);
         if (OE) {
             __m512i Eo, To;
-            group_512(K, R, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+            group_512(K, R, R->af, R->aE, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
             E2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(Eo));
             T2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(To));
             E2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(Eo, 1));
@@ -620,33 +640,40 @@ static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int 
 }
 
 /* instances: the MI300X profiles in binary64 (lk.dbl: downward alignment, nearest even),
- * every other model with its roundings read at run time */
+ * LROWS rows (R->afr) and their running values (T_c, E(c)) at [r * LW + q] */
+__attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
+                                                             uint8_t *inex)
+{
+    const lk *K = R->K;
+    const int D = SFP8_ROUND_DOWNWARD, N = SFP8_ROUND_NEAREST_EVEN;
+    double cv[LROWS * LW];
+    for (int q = 0; q < LROWS * LW; q++) cv[q] = Tc[q] ? ldexp((double)Tc[q], Ec[q] - K->W) : 0.0;
+    if (K->oddeven && R->need_lost) drun_512(D, N, 1, 1, 0, R, cv, alive, inex);
+    else if (K->oddeven && R->block == 16) drun_512(D, N, 1, 0, 8, R, cv, alive, inex); /* FNUZ FP8 */
+    else if (K->oddeven) drun_512(D, N, 1, 0, 0, R, cv, alive, inex);
+    else if (R->need_lost) drun_512(D, N, 0, 1, 0, R, cv, alive, inex);
+    else if (R->block == 8) drun_512(D, N, 0, 0, 8, R, cv, alive, inex); /* fp16, bf16 */
+    else if (R->block == 4) drun_512(D, N, 0, 0, 4, R, cv, alive, inex); /* tf32 */
+    else drun_512(D, N, 0, 0, 0, R, cv, alive, inex);
+    for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) */
+        int e;
+        if (cv[q] == 0.0) {
+            Tc[q] = 0;
+            Ec[q] = K->zexp;
+            continue;
+        }
+        e = ilogb(cv[q]);
+        Tc[q] = (int64_t)ldexp(cv[q], K->W - e);
+        Ec[q] = e;
+    }
+}
+
+/* the integer steps: one row (R->af) */
 __attribute__((noinline)) MM_TGT512 static void late_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
                                                          uint8_t *inex)
 {
-    const lk *K = R->K;
-    if (K->dbl) {
-        double cv[LW];
-        for (int q = 0; q < LW; q++) cv[q] = Tc[q] ? ldexp((double)Tc[q], Ec[q] - K->W) : 0.0;
-        if (K->oddeven && R->need_lost) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 1, R, cv, alive, inex);
-        else if (K->oddeven) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 1, 0, R, cv, alive, inex);
-        else if (R->need_lost) drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 1, R, cv, alive, inex);
-        else drun_512(SFP8_ROUND_DOWNWARD, SFP8_ROUND_NEAREST_EVEN, 0, 0, R, cv, alive, inex);
-        for (int q = 0; q < LW; q++) { /* back to T_c (msb at bit W) and E(c) */
-            int e;
-            if (cv[q] == 0.0) {
-                Tc[q] = 0;
-                Ec[q] = K->zexp;
-                continue;
-            }
-            e = ilogb(cv[q]);
-            Tc[q] = (int64_t)ldexp(cv[q], K->W - e);
-            Ec[q] = e;
-        }
-        return;
-    }
-    if (K->oddeven) run_512(K->ar, K->rnd, 1, 1, R, Tc, Ec, alive, inex);
-    else run_512(K->ar, K->rnd, 0, 1, R, Tc, Ec, alive, inex);
+    if (R->K->oddeven) run_512(R->K->ar, R->K->rnd, 1, 1, R, Tc, Ec, alive, inex);
+    else run_512(R->K->ar, R->K->rnd, 0, 1, R, Tc, Ec, alive, inex);
 }
 #endif
 
@@ -766,6 +793,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     float *af = NULL, *bf = NULL;
     int32_t *aE = NULL, *bE = NULL, maxb = NONE;
     void *ma, *mb;
+    int64_t *slots;
     unsigned char *colbad = NULL, *colsub;
     mm_fxsave env;
     unsigned flags = 0;
@@ -787,12 +815,14 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     K.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     K.dbl = md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20;
-    ma = llines(k, &af, &aE);
+    slots = malloc((size_t)k * sizeof *slots);
+    ma = llines(LROWS * k, &af, &aE);
     mb = llines(k * pp, &bf, &bE);
     colbad = calloc((size_t)pp, 2);
     memset(&da, 0, sizeof da);
     memset(&db, 0, sizeof db);
-    if (!ma || !mb || !colbad || !ldec_init(&g, &da, &md->fa, m * k) || !ldec_init(&g, &db, &md->fb, k * p)) {
+    if (!slots || !ma || !mb || !colbad || !ldec_init(&g, &da, &md->fa, m * k) || !ldec_init(&g, &db, &md->fb, k * p)) {
+        free(slots);
         free(ma);
         free(mb);
         free(colbad);
@@ -800,9 +830,10 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         free(db.D.tab);
         return SFP8U_NOMEM;
     }
+    for (int64_t l = 0; l < k; l++) slots[l] = lslot(md, l, k);
     colsub = colbad + pp;
     for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; the padding columns zeros */
-        int64_t s = lslot(md, l, k) * pp;
+        int64_t s = slots[l] * pp;
         for (int64_t j = 0; j < pp; j++) {
             int bad = 0, sub = 0;
             if (j >= p) {
@@ -819,67 +850,87 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     mm_fx_enter(&env);
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
     R.K = &K;
-    R.af = af;
-    R.aE = aE;
     R.pp = pp;
     R.k = k;
     R.block = md->block;
-    for (int64_t i = 0; i < m; i++) {
-        int rowbad = 0, rowsub = 0;
-        int32_t maxa = NONE;
-        for (int64_t l = 0; l < k; l++) {
-            int64_t s = lslot(md, l, k);
-            ldecode(&g, &da, load_raw(A + i * am + l * ak, sa), &af[s], &aE[s], &rowbad, &rowsub);
-            if (aE[s] > maxa) maxa = aE[s];
-        }
-        /* products kept in the output's range (product_overflow off): |a b| < 2^(Ea + Eb + 2) */
-        if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
-            rowbad = 1;
-        for (int64_t j0 = 0; j0 < p; j0 += LW) {
-            int64_t Tc[LW];
-            int32_t Ec[LW];
-            uint8_t alive[LW], inex[LW], fl[LW];
-            int any = 0;
-            for (int q = 0; q < LW; q++) {
-                int64_t j = j0 + q;
-                fl[q] = inex[q] = 0;
-                alive[q] = j < p && !rowbad && !colbad[j] &&
-                           late_addend(md, &K, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &Tc[q], &Ec[q],
-                                       &fl[q]);
-                if (!alive[q]) {
-                    Tc[q] = 0;
-                    Ec[q] = K.zexp;
-                }
-                any |= alive[q];
+    for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
+        int nr = m - i0 < LROWS ? (int)(m - i0) : LROWS, rowbad[LROWS], rowsub[LROWS];
+        for (int r = 0; r < LROWS; r++) {
+            int32_t maxa = NONE;
+            R.afr[r] = af + (r < nr ? r : 0) * k; /* rows past m: row 0's values, their lanes not live */
+            R.aEr[r] = aE + (r < nr ? r : 0) * k;
+            rowbad[r] = 1;
+            rowsub[r] = 0;
+            if (r >= nr) continue;
+            rowbad[r] = 0;
+            for (int64_t l = 0; l < k; l++) {
+                int64_t s = r * k + slots[l];
+                ldecode(&g, &da, load_raw(A + (i0 + r) * am + l * ak, sa), &af[s], &aE[s], &rowbad[r], &rowsub[r]);
+                if (aE[s] > maxa) maxa = aE[s];
             }
+            /* products kept in the output's range (product_overflow off): |a b| < 2^(Ea + Eb + 2) */
+            if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
+                rowbad[r] = 1;
+        }
+        for (int64_t j0 = 0; j0 < p; j0 += LW) {
+            int64_t Tc[LROWS * LW];
+            int32_t Ec[LROWS * LW];
+            uint8_t alive[LROWS * LW], inex[LROWS * LW], fl[LROWS * LW];
+            int any = 0;
+            for (int r = 0; r < LROWS; r++)
+                for (int q = 0; q < LW; q++) {
+                    int64_t j = j0 + q, x = r * LW + q;
+                    fl[x] = inex[x] = 0;
+                    alive[x] = j < p && !rowbad[r] && !colbad[j] &&
+                               late_addend(md, &K, C, C && j < p ? load_raw(C + (i0 + r) * cm + j * cp, so) : 0,
+                                           &Tc[x], &Ec[x], &fl[x]);
+                    if (!alive[x]) {
+                        Tc[x] = 0;
+                        Ec[x] = K.zexp;
+                    }
+                    any |= alive[x];
+                }
             /* bits lost matter for the inexact flag until it is raised */
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
             R.bf = bf + j0;
             R.bE = bE + j0;
-            if (any) {
 #if MM_SIMD
-                if (level >= 2) late_512(&R, Tc, Ec, alive, inex);
-                else if (level >= 1) late_256(&R, Tc, Ec, alive, inex);
+            if (any && level >= 2 && K.dbl) {
+                late_dbl_512(&R, Tc, Ec, alive, inex);
+                any = 0;
+            }
+#endif
+            for (int r = 0; r < nr && any; r++) {
+                int64_t x = r * LW;
+                R.af = R.afr[r];
+                R.aE = R.aEr[r];
+#if MM_SIMD
+                if (level >= 2) late_512(&R, Tc + x, Ec + x, alive + x, inex + x);
+                else if (level >= 1) late_256(&R, Tc + x, Ec + x, alive + x, inex + x);
                 else
 #endif
-                    late_c(&R, Tc, Ec, alive, inex);
+                    late_c(&R, Tc + x, Ec + x, alive + x, inex + x);
             }
-            for (int q = 0; q < LW && j0 + q < p; q++) {
-                int64_t j = j0 + q;
-                if (alive[q]) {
-                    uint64_t code = 0, mag = (uint64_t)(Tc[q] < 0 ? -Tc[q] : Tc[q]);
-                    const sfp8_format *f = &md->fo;
-                    if (mag) /* a normal number: msb at bit W */
-                        code = (uint64_t)(Tc[q] < 0) << (f->bits - 1) | (uint64_t)(Ec[q] + f->bias) << f->man_bits |
-                               ((mag >> (K.W - f->man_bits)) & (((uint64_t)1 << f->man_bits) - 1));
-                    store_raw(O + i * om + j * op, so, code);
-                    flags |= fl[q] | (rowsub || colsub[j] ? SFP8_FLAG_DENORMAL : 0) | (inex[q] ? SFP8_FLAG_INEXACT : 0);
-                    used = 1;
-                } else { /* the generic kernel, for this output alone */
-                    flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
-                                        cm, cp, O + i * om + j * op, om, op, 1, k, 1);
+            for (int r = 0; r < nr; r++)
+                for (int q = 0; q < LW && j0 + q < p; q++) {
+                    int64_t j = j0 + q, x = r * LW + q, i = i0 + r;
+                    if (alive[x]) {
+                        uint64_t code = 0, mag = (uint64_t)(Tc[x] < 0 ? -Tc[x] : Tc[x]);
+                        const sfp8_format *f = &md->fo;
+                        if (mag) /* a normal number: msb at bit W */
+                            code = (uint64_t)(Tc[x] < 0) << (f->bits - 1) |
+                                   (uint64_t)(Ec[x] + f->bias) << f->man_bits |
+                                   ((mag >> (K.W - f->man_bits)) & (((uint64_t)1 << f->man_bits) - 1));
+                        store_raw(O + i * om + j * op, so, code);
+                        flags |= fl[x] | (rowsub[r] || colsub[j] ? SFP8_FLAG_DENORMAL : 0) |
+                                 (inex[x] ? SFP8_FLAG_INEXACT : 0);
+                        used = 1;
+                    } else { /* the generic kernel, for this output alone */
+                        flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp,
+                                            C ? C + i * cm + j * cp : NULL, cm, cp, O + i * om + j * op, om, op, 1, k,
+                                            1);
+                    }
                 }
-            }
         }
     }
     mm_fx_leave(&env);
@@ -887,6 +938,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     free(ma);
     free(mb);
     free(colbad);
+    free(slots);
     free(da.D.tab);
     free(db.D.tab);
     return flags;
