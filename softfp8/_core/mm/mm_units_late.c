@@ -465,97 +465,83 @@ static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, in
     *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
 }
 
-/* lstep of eight lanes in binary64 (lk.dbl: binary32 output, rounding by the hardware's
- * directions, W + X <= 50 and X <= 20): the running value c is held as its binary32 value.
- * With the unit 2^L of the two-term sum (L = E_p - W when E_p >= E(c), else E(c) - W - X),
- * both terms are c 2^-L and T_p 2^(E_p - W - L), exact binary64 numbers (the latter with its
- * exponent clamped at -200: |T_p| < 2^32, every smaller quotient rounds alike); the one that
- * is not shifted left is an integer, so rounding both by round_a (roundscale) is the
+/* lstep of eight lanes in binary64 (lk.dbl: binary32 output, downward alignment, rounding
+ * to nearest even, zero_addend_exponent -126, W + X <= 50 and X <= 20): the running value c
+ * is held as its binary32 value, and E(c) = max(floor(log2 |c|), -126) is also a zero's
+ * exponent.  With the unit 2^L of the two-term sum (L = E_p - W when E_p >= E(c), else
+ * E(c) - W - X), the terms are c 2^-L and T_p 2^(E_p - W - L), exact binary64 numbers; the
+ * one that is not shifted right is an integer, so rounding both down (roundscale) is the
  * model's step; their sum is below 2^53, exact; times 2^L exact; then rounded once to
- * binary32 (the conversion with the model's rounding).  A zero c has the exponent
- * zero_addend_exponent, or (none) E_p. */
-static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int AR, int RND, int OE, const lk *K,
-                                                                     __m512d Te, __m512d Ee, __m512d To, __m512d Eo,
-                                                                     __m512d *c, __mmask8 *alive, __mmask8 *in)
+ * binary32 (the conversion, nearest even).  A lane without products (E_p NONE, T_p 0)
+ * gets c back: T = c 2^(W + X - E(c)) exactly.  The results' range is checked at the end
+ * (mn: the least non-zero magnitude before rounding, mx: the largest): a normal binary32
+ * result needs |V| >= 2^-126, and |V| < 2^128 - 2^103 (below the rounding to infinity). */
+static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, int LOST, const lk *K, __m512d Te,
+                                                                     __m512d Ee, __m512d To, __m512d Eo, __m512d *c,
+                                                                     __m512d *mn, __m512d *mx, __mmask8 *in)
 {
-    const __m512d zero = _mm512_setzero_pd(), vW = _mm512_set1_pd(K->W);
-    const int ra = (AR == SFP8_ROUND_DOWNWARD ? _MM_FROUND_TO_NEG_INF : AR == SFP8_ROUND_UPWARD ? _MM_FROUND_TO_POS_INF
-                    : AR == SFP8_ROUND_NEAREST_EVEN ? _MM_FROUND_TO_NEAREST_INT : _MM_FROUND_TO_ZERO) |
-                   _MM_FROUND_NO_EXC;
-    __m512d Tp, Ep, Ec, L, x1, x2, a1, a2, T, V, rd;
-    __mmask8 hasp, pos, cz, nz, ok, inx;
-    if (OE) { /* the two groups, X = 0 */
+    const int ra = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const __m512d zero = _mm512_setzero_pd();
+    __m512d Tp, Ep, Ec, D, nL, x1, x2, T, V, rd, av;
+    __mmask8 pos, inx = 0;
+    if (OE) { /* the two groups, X = 0 (a group without products: T 0) */
         __mmask8 ge = _mm512_cmp_pd_mask(Ee, Eo, _CMP_GE_OQ);
-        __m512d s = _mm512_max_pd(_mm512_sub_pd(_mm512_min_pd(Ee, Eo), _mm512_max_pd(Ee, Eo)), _mm512_set1_pd(-200));
-        __m512d sm = _mm512_scalef_pd(_mm512_mask_blend_pd(ge, Te, To), s);
+        __m512d sm = _mm512_scalef_pd(_mm512_mask_blend_pd(ge, Te, To),
+                                      _mm512_sub_pd(_mm512_min_pd(Ee, Eo), _mm512_max_pd(Ee, Eo)));
         __m512d r = _mm512_roundscale_pd(sm, ra);
         Ep = _mm512_max_pd(Ee, Eo);
         Tp = _mm512_add_pd(_mm512_mask_blend_pd(ge, To, Te), r);
-        inx = _mm512_cmp_pd_mask(r, sm, _CMP_NEQ_UQ);
+        if (LOST) inx = _mm512_cmp_pd_mask(r, sm, _CMP_NEQ_UQ);
     } else {
         Ep = Ee;
         Tp = Te;
-        inx = 0;
     }
-    hasp = *alive & _mm512_cmp_pd_mask(Ep, _mm512_set1_pd(NONE / 2), _CMP_GT_OQ);
-    cz = _mm512_cmp_pd_mask(*c, zero, _CMP_EQ_OQ);
     Ec = _mm512_max_pd(_mm512_getexp_pd(*c), _mm512_set1_pd(-126));
-    Ec = _mm512_mask_mov_pd(Ec, cz, K->zexp == NOEXP ? Ep : _mm512_set1_pd(K->zexp));
-    pos = _mm512_cmp_pd_mask(Ep, Ec, _CMP_GE_OQ);
-    L = _mm512_mask_blend_pd(pos, _mm512_sub_pd(Ec, _mm512_set1_pd(K->W + K->X)), _mm512_sub_pd(Ep, vW));
-    x1 = _mm512_scalef_pd(*c, _mm512_sub_pd(zero, L));
-    x2 = _mm512_scalef_pd(Tp, _mm512_max_pd(_mm512_sub_pd(_mm512_sub_pd(Ep, vW), L), _mm512_set1_pd(-200)));
-    a1 = _mm512_roundscale_pd(x1, ra);
-    if (OE && AR != SFP8_ROUND_TOWARD_ZERO) { /* c more than 25 binades below: truncated */
-        __mmask8 far = pos & _mm512_cmp_pd_mask(_mm512_sub_pd(Ep, Ec), _mm512_set1_pd(25), _CMP_GT_OQ);
-        a1 = _mm512_mask_roundscale_pd(a1, far, x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    }
-    a2 = _mm512_roundscale_pd(x2, ra);
-    inx |= _mm512_cmp_pd_mask(a1, x1, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(a2, x2, _CMP_NEQ_UQ);
-    T = _mm512_add_pd(a1, a2);
-    V = _mm512_scalef_pd(T, L);
-    switch (RND) {
-    case SFP8_ROUND_DOWNWARD: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)); break;
-    case SFP8_ROUND_UPWARD: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)); break;
-    case SFP8_ROUND_TOWARD_ZERO: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)); break;
-    default: rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)); break;
-    }
-    nz = _mm512_cmp_pd_mask(V, zero, _CMP_NEQ_UQ);
-    inx |= _mm512_cmp_pd_mask(rd, V, _CMP_NEQ_UQ);
+    D = _mm512_sub_pd(Ep, Ec);
+    pos = _mm512_cmp_pd_mask(D, zero, _CMP_GE_OQ);
+    nL = _mm512_mask_blend_pd(pos, _mm512_sub_pd(_mm512_set1_pd(K->W + K->X), Ec), _mm512_sub_pd(_mm512_set1_pd(K->W), Ep));
+    x1 = _mm512_scalef_pd(*c, nL);
+    x2 = _mm512_scalef_pd(Tp, _mm512_maskz_add_pd((__mmask8)~pos, D, _mm512_set1_pd(K->X)));
     {
-        __m512d av = _mm512_abs_pd(V);
-        /* a normal binary32 number: at least 2^-126 before rounding, below 2^128 after it */
-        ok = _mm512_cmp_pd_mask(av, _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
-             _mm512_cmp_pd_mask(_mm512_abs_pd(rd), _mm512_set1_pd(0x1p128), _CMP_LT_OQ) &
-             _mm512_cmp_pd_mask(av, _mm512_set1_pd(0x1p128), _CMP_LT_OQ);
+        __m512d a1 = _mm512_roundscale_pd(x1, ra), a2 = _mm512_roundscale_pd(x2, ra);
+        if (OE) { /* c more than 25 binades below: truncated */
+            __mmask8 far = _mm512_cmp_pd_mask(D, _mm512_set1_pd(25), _CMP_GT_OQ);
+            a1 = _mm512_mask_roundscale_pd(a1, far, x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        }
+        if (LOST) inx |= _mm512_cmp_pd_mask(a1, x1, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(a2, x2, _CMP_NEQ_UQ);
+        T = _mm512_add_pd(a1, a2);
     }
-    *c = _mm512_mask_mov_pd(*c, hasp, _mm512_maskz_mov_pd(nz, rd));
-    *in |= hasp & inx;
-    *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
+    V = _mm512_scalef_pd(T, _mm512_sub_pd(zero, nL));
+    rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    av = _mm512_abs_pd(V);
+    *mn = _mm512_mask_min_pd(*mn, _mm512_cmp_pd_mask(V, zero, _CMP_NEQ_UQ), *mn, av);
+    *mx = _mm512_max_pd(*mx, av);
+    if (LOST) *in |= inx | _mm512_cmp_pd_mask(rd, V, _CMP_NEQ_UQ);
+    *c = rd;
 }
 
 /* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
  * their 2 NR independent lane vectors interleaved): the running values cv[r * LW + q]
  * (binary32 values) */
-static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int AR, int RND, int OE, int LOST, int GN,
-                                                                    const lrow *R, double *cv, uint8_t *alive,
-                                                                    uint8_t *inex)
+static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, const lrow *R,
+                                                                    double *cv, uint8_t *alive, uint8_t *inex)
 {
     enum { NR = LROWS };
     const lk *K = R->K;
-    __m512d c[NR][2];
+    __m512d c[NR][2], mn[NR][2], mx[NR][2];
     __mmask8 al[NR][2], in[NR][2], any = 0;
     const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
             c[r][h] = _mm512_loadu_pd(cv + r * LW + 8 * h);
+            mn[r][h] = _mm512_set1_pd(0x1p1000);
+            mx[r][h] = _mm512_setzero_pd();
             al[r][h] = in[r][h] = 0;
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
-        any = 0;
         for (int r = 0; r < NR; r++) {
             __m512i E, T;
             __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
@@ -573,17 +559,23 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int AR, int
                 E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
                 T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
             }
-            in[r][0] |= al[r][0] & (__mmask8)lost;
-            in[r][1] |= al[r][1] & (__mmask8)(lost >> 8);
-            dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
-                      _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c[r][0], &al[r][0], &in[r][0]);
-            dstep_512(AR, RND, OE, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
-                      _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[r][1], &al[r][1], &in[r][1]);
-            any |= al[r][0] | al[r][1];
+            if (LOST) {
+                in[r][0] |= al[r][0] & (__mmask8)lost;
+                in[r][1] |= al[r][1] & (__mmask8)(lost >> 8);
+            }
+            dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
+                      _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c[r][0], &mn[r][0], &mx[r][0],
+                      &in[r][0]);
+            dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
+                      _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[r][1], &mn[r][1], &mx[r][1],
+                      &in[r][1]);
         }
     }
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
+            /* every block result a normal binary32 number */
+            al[r][h] &= _mm512_cmp_pd_mask(mn[r][h], _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
+                        _mm512_cmp_pd_mask(mx[r][h], _mm512_set1_pd(0x1p128 - 0x1p103), _CMP_LT_OQ);
             _mm512_storeu_pd(cv + r * LW + 8 * h, c[r][h]);
             for (int q = 0; q < 8; q++) {
                 alive[r * LW + 8 * h + q] = al[r][h] >> q & 1;
@@ -645,16 +637,15 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
                                                              uint8_t *inex)
 {
     const lk *K = R->K;
-    const int D = SFP8_ROUND_DOWNWARD, N = SFP8_ROUND_NEAREST_EVEN;
     double cv[LROWS * LW];
     for (int q = 0; q < LROWS * LW; q++) cv[q] = Tc[q] ? ldexp((double)Tc[q], Ec[q] - K->W) : 0.0;
-    if (K->oddeven && R->need_lost) drun_512(D, N, 1, 1, 0, R, cv, alive, inex);
-    else if (K->oddeven && R->block == 16) drun_512(D, N, 1, 0, 8, R, cv, alive, inex); /* FNUZ FP8 */
-    else if (K->oddeven) drun_512(D, N, 1, 0, 0, R, cv, alive, inex);
-    else if (R->need_lost) drun_512(D, N, 0, 1, 0, R, cv, alive, inex);
-    else if (R->block == 8) drun_512(D, N, 0, 0, 8, R, cv, alive, inex); /* fp16, bf16 */
-    else if (R->block == 4) drun_512(D, N, 0, 0, 4, R, cv, alive, inex); /* tf32 */
-    else drun_512(D, N, 0, 0, 0, R, cv, alive, inex);
+    if (K->oddeven && R->need_lost) drun_512(1, 1, 0, R, cv, alive, inex);
+    else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, R, cv, alive, inex); /* FNUZ FP8 */
+    else if (K->oddeven) drun_512(1, 0, 0, R, cv, alive, inex);
+    else if (R->need_lost) drun_512(0, 1, 0, R, cv, alive, inex);
+    else if (R->block == 8) drun_512(0, 0, 8, R, cv, alive, inex); /* fp16, bf16 */
+    else if (R->block == 4) drun_512(0, 0, 4, R, cv, alive, inex); /* tf32 */
+    else drun_512(0, 0, 0, R, cv, alive, inex);
     for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) */
         int e;
         if (cv[q] == 0.0) {
@@ -814,7 +805,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     K.emin_o = fmt_emin(&md->fo);
     K.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     K.dbl = md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
-            K.X <= 20;
+            K.X <= 20 && K.zexp == -126;
     slots = malloc((size_t)k * sizeof *slots);
     ma = llines(LROWS * k, &af, &aE);
     mb = llines(k * pp, &bf, &bE);
