@@ -638,7 +638,13 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
 {
     const lk *K = R->K;
     double cv[LROWS * LW];
-    for (int q = 0; q < LROWS * LW; q++) cv[q] = Tc[q] ? ldexp((double)Tc[q], Ec[q] - K->W) : 0.0;
+    for (int q = 0; q < LROWS * LW; q++) { /* T_c 2^(E(c) - W), T_c's msb at bit W */
+        uint64_t mag = (uint64_t)(Tc[q] < 0 ? -Tc[q] : Tc[q]), u = 0;
+        if (mag)
+            u = (uint64_t)(Tc[q] < 0) << 63 | (uint64_t)(Ec[q] + 1023) << 52 |
+                ((mag << (52 - K->W)) & (((uint64_t)1 << 52) - 1));
+        memcpy(&cv[q], &u, 8);
+    }
     if (K->oddeven && R->need_lost) drun_512(1, 1, 0, R, cv, alive, inex);
     else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, R, cv, alive, inex); /* FNUZ FP8 */
     else if (K->oddeven) drun_512(1, 0, 0, R, cv, alive, inex);
@@ -646,16 +652,12 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
     else if (R->block == 8) drun_512(0, 0, 8, R, cv, alive, inex); /* fp16, bf16 */
     else if (R->block == 4) drun_512(0, 0, 4, R, cv, alive, inex); /* tf32 */
     else drun_512(0, 0, 0, R, cv, alive, inex);
-    for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) */
-        int e;
-        if (cv[q] == 0.0) {
-            Tc[q] = 0;
-            Ec[q] = K->zexp;
-            continue;
-        }
-        e = ilogb(cv[q]);
-        Tc[q] = (int64_t)ldexp(cv[q], K->W - e);
-        Ec[q] = e;
+    for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
+        uint64_t u, mag;
+        memcpy(&u, &cv[q], 8);
+        mag = ((u & (((uint64_t)1 << 52) - 1)) | (uint64_t)1 << 52) >> (52 - K->W);
+        Tc[q] = !(u << 1) ? 0 : u >> 63 ? -(int64_t)mag : (int64_t)mag;
+        Ec[q] = !(u << 1) ? K->zexp : (int32_t)(u >> 52 & 0x7ff) - 1023;
     }
 }
 
@@ -761,6 +763,47 @@ static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v
     *E = F->emin;
 }
 
+#if MM_SIMD
+/* n binary16 codes at src (contiguous) decoded as ldecode does, sixteen at a time: values
+ * f, nominal exponents E; *bad, *sub: per lane of the sixteen (bits of masks), *maxE */
+MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub, float *f, int32_t *E,
+                                     __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m512i none = _mm512_set1_epi32(NONE), e31 = _mm512_set1_epi32(31);
+    __m512i mx = _mm512_set1_epi32(*maxE);
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m256i h = _mm256_maskz_loadu_epi16(ld, src + t);
+        __m512i w = _mm512_cvtepu16_epi32(h), e5 = _mm512_and_si512(_mm512_srli_epi32(w, 10), e31);
+        __m512i mm = _mm512_and_si512(w, _mm512_set1_epi32(0x3ff)), e;
+        __m512 v = _mm512_cvtph_ps(h); /* exact */
+        __mmask16 isbad = _mm512_cmpeq_epi32_mask(e5, e31), e0 = _mm512_cmpeq_epi32_mask(e5, _mm512_setzero_si512());
+        __mmask16 issub = e0 & _mm512_test_epi32_mask(mm, mm), normal = (__mmask16)~(isbad | e0);
+        __mmask16 keep = normal | (in_sub ? issub : 0);
+        e = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(-14), _mm512_sub_epi32(e5, _mm512_set1_epi32(15)));
+        e = _mm512_mask_blend_epi32(keep, none, e);
+        v = _mm512_maskz_mov_ps(keep | (e0 & (__mmask16)~issub), v); /* zeros keep their sign */
+        _mm512_mask_storeu_ps(f + t, ld, v);
+        _mm512_mask_storeu_epi32(E + t, ld, e);
+        mx = _mm512_mask_max_epi32(mx, ld, mx, e);
+        if (lanes) { /* lane q of every sixteen: column t + q of a row of B */
+            bad[t / 16] |= isbad & ld;
+            sub[t / 16] |= issub & ld;
+        } else {
+            bad[0] |= isbad & ld;
+            sub[0] |= issub & ld;
+        }
+    }
+    *maxE = _mm512_reduce_max_epi32(mx);
+}
+#endif
+
+static int is_f16(const sfp8_format *f)
+{
+    return f->bits == 16 && f->is_signed && f->exp_bits == 5 && f->man_bits == 10 && f->bias == 15 &&
+           f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE;
+}
+
 static void *llines(int64_t n, float **f, int32_t **E)
 {
     char *mem = malloc((size_t)(n > 0 ? n : 1) * 8 + 64);
@@ -823,6 +866,29 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     }
     for (int64_t l = 0; l < k; l++) slots[l] = lslot(md, l, k);
     colsub = colbad + pp;
+#if MM_SIMD
+    if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN) {
+        __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
+        if (cb) {
+            for (int64_t l = 0; l < k; l++) {
+                int32_t mx = NONE;
+                decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + l * pp, bE + l * pp, cb,
+                               cb + pp / 16, &mx, 1);
+                for (int64_t j = p; j < pp; j++) { /* the padding columns: zeros */
+                    bf[l * pp + j] = 0.0f;
+                    bE[l * pp + j] = NONE;
+                }
+                maxb = mx > maxb ? mx : maxb;
+            }
+            for (int64_t j = 0; j < p; j++) {
+                colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
+                colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
+            }
+            free(cb);
+            goto decoded;
+        }
+    }
+#endif
     for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; the padding columns zeros */
         int64_t s = slots[l] * pp;
         for (int64_t j = 0; j < pp; j++) {
@@ -838,6 +904,9 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             if (bE[s + j] > maxb) maxb = bE[s + j];
         }
     }
+#if MM_SIMD
+decoded:
+#endif
     mm_fx_enter(&env);
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
     R.K = &K;
@@ -854,6 +923,15 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             rowsub[r] = 0;
             if (r >= nr) continue;
             rowbad[r] = 0;
+#if MM_SIMD
+            if (level >= 2 && is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN) {
+                __mmask16 b16 = 0, s16 = 0;
+                decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
+                               &b16, &s16, &maxa, 0);
+                rowbad[r] = b16 != 0;
+                rowsub[r] = s16 != 0;
+            } else
+#endif
             for (int64_t l = 0; l < k; l++) {
                 int64_t s = r * k + slots[l];
                 ldecode(&g, &da, load_raw(A + (i0 + r) * am + l * ak, sa), &af[s], &aE[s], &rowbad[r], &rowsub[r]);
