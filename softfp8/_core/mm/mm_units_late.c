@@ -765,9 +765,9 @@ static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v
 
 #if MM_SIMD
 /* n binary16 codes at src (contiguous) decoded as ldecode does, sixteen at a time: values
- * f, nominal exponents E; *bad, *sub: per lane of the sixteen (bits of masks), *maxE */
+ * f, nominal exponents E (sixteen t at f + t / 16 * cs + t % 16); *bad, *sub: per lane of the sixteen (bits of masks), *maxE */
 MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub, float *f, int32_t *E,
-                                     __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+                                     ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
 {
     const __m512i none = _mm512_set1_epi32(NONE), e31 = _mm512_set1_epi32(31);
     __m512i mx = _mm512_set1_epi32(*maxE);
@@ -783,8 +783,8 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
         e = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(-14), _mm512_sub_epi32(e5, _mm512_set1_epi32(15)));
         e = _mm512_mask_blend_epi32(keep, none, e);
         v = _mm512_maskz_mov_ps(keep | (e0 & (__mmask16)~issub), v); /* zeros keep their sign */
-        _mm512_mask_storeu_ps(f + t, ld, v);
-        _mm512_mask_storeu_epi32(E + t, ld, e);
+        _mm512_mask_storeu_ps(f + t / 16 * cs, ld, v);
+        _mm512_mask_storeu_epi32(E + t / 16 * cs, ld, e);
         mx = _mm512_mask_max_epi32(mx, ld, mx, e);
         if (lanes) { /* lane q of every sixteen: column t + q of a row of B */
             bad[t / 16] |= isbad & ld;
@@ -812,6 +812,9 @@ static void *llines(int64_t n, float **f, int32_t **E)
     *E = (int32_t *)(mem + 4 * (n > 0 ? n : 1));
     return mem;
 }
+
+/* B's element (l, j) in its panel */
+#define BIX(l, j) (((j) / LW) * (2 * LW) * k + (l) * (2 * LW) + (j) % LW)
 
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
@@ -851,7 +854,11 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             K.X <= 20 && K.zexp == -126;
     slots = malloc((size_t)k * sizeof *slots);
     ma = llines(LROWS * k, &af, &aE);
-    mb = llines(k * pp, &bf, &bE);
+    mb = malloc((size_t)(k * pp) * 8 + 64);
+    if (mb) { /* panels of LW columns: for each l, LW exponents then LW values (128 bytes) */
+        bE = (int32_t *)mb;
+        bf = (float *)mb + LW;
+    }
     colbad = calloc((size_t)pp, 2);
     memset(&da, 0, sizeof da);
     memset(&db, 0, sizeof db);
@@ -872,11 +879,11 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
-                decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + l * pp, bE + l * pp, cb,
-                               cb + pp / 16, &mx, 1);
+                decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0), bE + BIX(l, 0),
+                               LW * 2 * k, cb, cb + pp / 16, &mx, 1);
                 for (int64_t j = p; j < pp; j++) { /* the padding columns: zeros */
-                    bf[l * pp + j] = 0.0f;
-                    bE[l * pp + j] = NONE;
+                    bf[BIX(l, j)] = 0.0f;
+                    bE[BIX(l, j)] = NONE;
                 }
                 maxb = mx > maxb ? mx : maxb;
             }
@@ -889,19 +896,19 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         }
     }
 #endif
-    for (int64_t l = 0; l < k; l++) { /* B decoded once, row-major; the padding columns zeros */
-        int64_t s = slots[l] * pp;
+    for (int64_t l = 0; l < k; l++) { /* B decoded once; the padding columns zeros */
+        int64_t sl = slots[l];
         for (int64_t j = 0; j < pp; j++) {
             int bad = 0, sub = 0;
             if (j >= p) {
-                bf[s + j] = 0.0f;
-                bE[s + j] = NONE;
+                bf[BIX(sl, j)] = 0.0f;
+                bE[BIX(sl, j)] = NONE;
                 continue;
             }
-            ldecode(&g, &db, load_raw(B + l * bk + j * bp, sb), &bf[s + j], &bE[s + j], &bad, &sub);
+            ldecode(&g, &db, load_raw(B + l * bk + j * bp, sb), &bf[BIX(sl, j)], &bE[BIX(sl, j)], &bad, &sub);
             colbad[j] |= (unsigned char)bad;
             colsub[j] |= (unsigned char)sub;
-            if (bE[s + j] > maxb) maxb = bE[s + j];
+            if (bE[BIX(sl, j)] > maxb) maxb = bE[BIX(sl, j)];
         }
     }
 #if MM_SIMD
@@ -910,7 +917,7 @@ decoded:
     mm_fx_enter(&env);
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
     R.K = &K;
-    R.pp = pp;
+    R.pp = 2 * LW;
     R.k = k;
     R.block = md->block;
     for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
@@ -927,7 +934,7 @@ decoded:
             if (level >= 2 && is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN) {
                 __mmask16 b16 = 0, s16 = 0;
                 decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
-                               &b16, &s16, &maxa, 0);
+                               16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
             } else
@@ -961,8 +968,8 @@ decoded:
                 }
             /* bits lost matter for the inexact flag until it is raised */
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
-            R.bf = bf + j0;
-            R.bE = bE + j0;
+            R.bf = bf + BIX(0, j0);
+            R.bE = bE + BIX(0, j0);
 #if MM_SIMD
             if (any && level >= 2 && K.dbl) {
                 late_dbl_512(&R, Tc, Ec, alive, inex);
