@@ -515,7 +515,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, in
     rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     av = _mm512_abs_pd(V);
     *mn = _mm512_mask_min_pd(*mn, _mm512_cmp_pd_mask(V, zero, _CMP_NEQ_UQ), *mn, av);
-    *mx = _mm512_max_pd(*mx, av);
+    (void)mx; /* an infinite result stays (inf, or NaN in every later step): c read at the end */
     if (LOST) *in |= inx | _mm512_cmp_pd_mask(rd, V, _CMP_NEQ_UQ);
     *c = rd;
 }
@@ -575,7 +575,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
         for (int h = 0; h < 2; h++) {
             /* every block result a normal binary32 number */
             al[r][h] &= _mm512_cmp_pd_mask(mn[r][h], _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
-                        _mm512_cmp_pd_mask(mx[r][h], _mm512_set1_pd(0x1p128 - 0x1p103), _CMP_LT_OQ);
+                        _mm512_cmp_pd_mask(_mm512_abs_pd(c[r][h]), _mm512_set1_pd(0x1p128), _CMP_LT_OQ);
             _mm512_storeu_pd(cv + r * LW + 8 * h, c[r][h]);
             for (int q = 0; q < 8; q++) {
                 alive[r * LW + 8 * h + q] = al[r][h] >> q & 1;
