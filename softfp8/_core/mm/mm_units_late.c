@@ -197,7 +197,7 @@ static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t
 }
 
 /* a lane group's view of one row: A's row and B (row stride pp), the group's columns j0 */
-#define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together */
+#define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together (drun_512 names four) */
 
 typedef struct {
     const lk *K;
@@ -478,7 +478,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, in
  * result needs |V| >= 2^-126, and |V| < 2^128 - 2^103 (below the rounding to infinity). */
 static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, int LOST, const lk *K, __m512d Te,
                                                                      __m512d Ee, __m512d To, __m512d Eo, __m512d *c,
-                                                                     __m512d *mn, __m512d *mx, __mmask8 *in)
+                                                                     __m512d *mn, __mmask8 *in)
 {
     const int ra = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
     const __m512d zero = _mm512_setzero_pd();
@@ -515,7 +515,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, in
     rd = _mm512_cvtps_pd(_mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     av = _mm512_abs_pd(V);
     *mn = _mm512_mask_min_pd(*mn, _mm512_cmp_pd_mask(V, zero, _CMP_NEQ_UQ), *mn, av);
-    (void)mx; /* an infinite result stays (inf, or NaN in every later step): c read at the end */
+    /* an infinite result stays (inf, or NaN in every later step): c is read at the end */
     if (LOST) *in |= inx | _mm512_cmp_pd_mask(rd, V, _CMP_NEQ_UQ);
     *c = rd;
 }
@@ -523,52 +523,63 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, in
 /* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
  * their 2 NR independent lane vectors interleaved): the running values cv[r * LW + q]
  * (binary32 values) */
+/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors */
+static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, const lrow *R, int r,
+                                                                      int64_t k0, int64_t n, __m512d *c, __m512d *mn,
+                                                                      __mmask8 *al, __mmask8 *in)
+{
+    const lk *K = R->K;
+    const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
+    int64_t ne = OE ? (n + 1) / 2 : n;
+    __m512i E, T;
+    __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
+    __mmask16 lost = 0;
+    if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
+        group_512(K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
+    else
+        group_512(K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
+    if (OE) {
+        __m512i Eo, To;
+        if (GN && n - ne == GN) group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
+        else group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+        E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
+        T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
+        E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
+        T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
+    }
+    if (LOST) {
+        in[0] |= al[0] & (__mmask8)lost;
+        in[1] |= al[1] & (__mmask8)(lost >> 8);
+    }
+    dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)), _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)),
+              T2, E2, &c[0], &mn[0], &in[0]);
+    dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
+              _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[1], &mn[1], &in[1]);
+}
+
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, const lrow *R,
                                                                     double *cv, uint8_t *alive, uint8_t *inex)
 {
     enum { NR = LROWS };
-    const lk *K = R->K;
-    __m512d c[NR][2], mn[NR][2], mx[NR][2];
+    __m512d c[NR][2], mn[NR][2];
     __mmask8 al[NR][2], in[NR][2], any = 0;
-    const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
             c[r][h] = _mm512_loadu_pd(cv + r * LW + 8 * h);
             mn[r][h] = _mm512_set1_pd(0x1p1000);
-            mx[r][h] = _mm512_setzero_pd();
             al[r][h] = in[r][h] = 0;
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
-        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
-        for (int r = 0; r < NR; r++) {
-            __m512i E, T;
-            __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
-            __mmask16 lost = 0;
-            if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
-                group_512(K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
-            else
-                group_512(K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
-            if (OE) {
-                __m512i Eo, To;
-                if (GN && n - ne == GN) group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
-                else group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
-                E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
-                T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
-                E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
-                T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
-            }
-            if (LOST) {
-                in[r][0] |= al[r][0] & (__mmask8)lost;
-                in[r][1] |= al[r][1] & (__mmask8)(lost >> 8);
-            }
-            dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
-                      _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), T2, E2, &c[r][0], &mn[r][0], &mx[r][0],
-                      &in[r][0]);
-            dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
-                      _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[r][1], &mn[r][1], &mx[r][1],
-                      &in[r][1]);
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block;
+        if (OE) { /* two groups a block: the rows one after the other */
+            for (int r = 0; r < NR; r++) dblock_512(OE, LOST, GN, R, r, k0, n, c[r], mn[r], al[r], in[r]);
+        } else { /* the rows' steps interleaved (LROWS 4) */
+            dblock_512(OE, LOST, GN, R, 0, k0, n, c[0], mn[0], al[0], in[0]);
+            dblock_512(OE, LOST, GN, R, 1, k0, n, c[1], mn[1], al[1], in[1]);
+            dblock_512(OE, LOST, GN, R, 2, k0, n, c[2], mn[2], al[2], in[2]);
+            dblock_512(OE, LOST, GN, R, 3, k0, n, c[3], mn[3], al[3], in[3]);
         }
     }
     for (int r = 0; r < NR; r++)
