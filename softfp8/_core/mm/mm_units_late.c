@@ -809,6 +809,59 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
 }
 #endif
 
+#if MM_SIMD
+/* a table decoder's codes as gather tables: value, nominal exponent, bad | sub << 1 */
+typedef struct {
+    float f[256];
+    int32_t E[256], fl[256];
+    uint32_t mask;
+} gtab;
+
+static int gtab_init(gtab *t, const ldec *F, int sz)
+{
+    if (F->arith || !F->D.tab || sz != 1 || F->D.mask > 255) return 0;
+    t->mask = (uint32_t)F->D.mask;
+    for (uint32_t c = 0; c <= t->mask; c++) {
+        t->f[c] = F->D.tab[c].f;
+        t->E[c] = F->D.tab[c].E;
+        t->fl[c] = F->D.tab[c].bad | F->D.tab[c].sub << 1;
+    }
+    return 1;
+}
+
+/* the first n / 16 * 16 of n one-byte codes at src decoded by gathers (as ldecode): sixteen
+ * t at f + t / 16 * cs + t % 16 (perm: each sixteen's even positions first, then its odd
+ * ones: the odd/even slots of blocks of 16); bad, sub, maxE as decode_f16_512's */
+MM_TGT512 static void decode_tab_512(const gtab *tb, const uint8_t *src, int64_t n, float *f, int32_t *E, ptrdiff_t cs,
+                                     int perm, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m512i msk = _mm512_set1_epi32((int)tb->mask), one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
+    const __m512i pidx = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
+    __m512i mx = _mm512_set1_epi32(*maxE);
+    for (int64_t t = 0; t + 16 <= n; t += 16) {
+        __m512i idx = _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + t))), msk);
+        __m512 v = _mm512_i32gather_ps(idx, tb->f, 4);
+        __m512i e = _mm512_i32gather_epi32(idx, tb->E, 4), fl = _mm512_i32gather_epi32(idx, tb->fl, 4);
+        __mmask16 b = _mm512_test_epi32_mask(fl, one), sb = _mm512_test_epi32_mask(fl, two);
+        if (perm) {
+            v = _mm512_permutexvar_ps(pidx, v);
+            e = _mm512_permutexvar_epi32(pidx, e);
+        }
+        _mm512_storeu_ps(f + t / 16 * cs, v);
+        _mm512_storeu_si512(E + t / 16 * cs, e);
+        mx = _mm512_max_epi32(mx, e);
+        if (lanes) {
+            bad[t / 16] |= b;
+            sub[t / 16] |= sb;
+        } else {
+            bad[0] |= b;
+            sub[0] |= sb;
+        }
+    }
+    *maxE = _mm512_reduce_max_epi32(mx);
+}
+#endif
+
 static int is_f16(const sfp8_format *f)
 {
     return f->bits == 16 && f->is_signed && f->exp_bits == 5 && f->man_bits == 10 && f->bias == 15 &&
@@ -842,6 +895,10 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int32_t *aE = NULL, *bE = NULL, maxb = NONE;
     void *ma, *mb;
     int64_t *slots;
+#if MM_SIMD
+    gtab gta, gtb;
+    int tabA = 0;
+#endif
     unsigned char *colbad = NULL, *colsub;
     mm_fxsave env;
     unsigned flags = 0;
@@ -885,6 +942,37 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     for (int64_t l = 0; l < k; l++) slots[l] = lslot(md, l, k);
     colsub = colbad + pp;
 #if MM_SIMD
+    if (level >= 2 && gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
+        __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
+        if (cb) {
+            int64_t p16 = p / 16 * 16;
+            for (int64_t l = 0; l < k; l++) {
+                int32_t mx = NONE;
+                int64_t sl = slots[l];
+                decode_tab_512(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0), LW * 2 * k, 0,
+                               cb, cb + pp / 16, &mx, 1);
+                maxb = mx > maxb ? mx : maxb;
+                for (int64_t j = p16; j < pp; j++) { /* the last columns one by one; the padding zeros */
+                    int bad = 0, sub = 0;
+                    if (j >= p) {
+                        bf[BIX(sl, j)] = 0.0f;
+                        bE[BIX(sl, j)] = NONE;
+                        continue;
+                    }
+                    ldecode(&g, &db, load_raw(B + l * bk + j * bp, sb), &bf[BIX(sl, j)], &bE[BIX(sl, j)], &bad, &sub);
+                    cb[j / 16] |= (__mmask16)(bad << (j % 16));
+                    cb[pp / 16 + j / 16] |= (__mmask16)(sub << (j % 16));
+                    if (bE[BIX(sl, j)] > maxb) maxb = bE[BIX(sl, j)];
+                }
+            }
+            for (int64_t j = 0; j < p; j++) {
+                colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
+                colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
+            }
+            free(cb);
+            goto decoded;
+        }
+    }
     if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
@@ -924,6 +1012,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     }
 #if MM_SIMD
 decoded:
+    /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
+    tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
     mm_fx_enter(&env);
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
@@ -948,6 +1038,19 @@ decoded:
                                16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
+            } else if (level >= 2 && tabA && ak == 1) {
+                __mmask16 b16 = 0, s16 = 0;
+                int64_t k16 = k / 16 * 16;
+                decode_tab_512(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
+                               md->grouping == SFP8U_ODD_EVEN, &b16, &s16, &maxa, 0);
+                rowbad[r] = b16 != 0;
+                rowsub[r] = s16 != 0;
+                for (int64_t l = k16; l < k; l++) { /* the last codes one by one */
+                    int64_t s = r * k + slots[l];
+                    ldecode(&g, &da, load_raw(A + (i0 + r) * am + l * ak, sa), &af[s], &aE[s], &rowbad[r],
+                            &rowsub[r]);
+                    if (aE[s] > maxa) maxa = aE[s];
+                }
             } else
 #endif
             for (int64_t l = 0; l < k; l++) {
