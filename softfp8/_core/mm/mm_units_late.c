@@ -473,29 +473,17 @@ static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, in
  * one that is not shifted right is an integer, so rounding both down (roundscale) is the
  * model's step; their sum is below 2^53, exact; times 2^L exact; then rounded once to
  * binary32 (the conversion, nearest even).  A lane without products (E_p NONE, T_p 0)
- * gets c back: T = c 2^(W + X - E(c)) exactly.  The results' range is checked at the end
- * (mn: the least non-zero magnitude before rounding, mx: the largest): a normal binary32
- * result needs |V| >= 2^-126, and |V| < 2^128 - 2^103 (below the rounding to infinity). */
-static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, int LOST, const lk *K, __m512d Te,
-                                                                     __m512d Ee, __m512d To, __m512d Eo, __m512d *c,
-                                                                     __m512d *mn, __mmask8 *in)
+ * gets c back: T = c 2^(W + X - E(c)) exactly.  FAR (odd/even): c more than 25 binades
+ * below E_p truncated.  The results' range is checked at the end: mn, the least non-zero
+ * magnitude before rounding, at least 2^-126; an overflow (infinity) stays infinite or NaN
+ * through every later step (the final value is read). */
+static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, int LOST, const lk *K, __m512d Tp,
+                                                                     __m512d Ep, __m512d *c, __m512d *mn, __mmask8 *in)
 {
     const int ra = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
     const __m512d zero = _mm512_setzero_pd();
-    __m512d Tp, Ep, Ec, D, nL, x1, x2, T, V, rd, av;
+    __m512d Ec, D, nL, x1, x2, T, V, rd, av;
     __mmask8 pos, inx = 0;
-    if (OE) { /* the two groups, X = 0 (a group without products: T 0) */
-        __mmask8 ge = _mm512_cmp_pd_mask(Ee, Eo, _CMP_GE_OQ);
-        __m512d sm = _mm512_scalef_pd(_mm512_mask_blend_pd(ge, Te, To),
-                                      _mm512_sub_pd(_mm512_min_pd(Ee, Eo), _mm512_max_pd(Ee, Eo)));
-        __m512d r = _mm512_roundscale_pd(sm, ra);
-        Ep = _mm512_max_pd(Ee, Eo);
-        Tp = _mm512_add_pd(_mm512_mask_blend_pd(ge, To, Te), r);
-        if (LOST) inx = _mm512_cmp_pd_mask(r, sm, _CMP_NEQ_UQ);
-    } else {
-        Ep = Ee;
-        Tp = Te;
-    }
     Ec = _mm512_max_pd(_mm512_getexp_pd(*c), _mm512_set1_pd(-126));
     D = _mm512_sub_pd(Ep, Ec);
     pos = _mm512_cmp_pd_mask(D, zero, _CMP_GE_OQ);
@@ -504,7 +492,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int OE, in
     x2 = _mm512_scalef_pd(Tp, _mm512_maskz_add_pd((__mmask8)~pos, D, _mm512_set1_pd(K->X)));
     {
         __m512d a1 = _mm512_roundscale_pd(x1, ra), a2 = _mm512_roundscale_pd(x2, ra);
-        if (OE) { /* c more than 25 binades below: truncated */
+        if (FAR) { /* c more than 25 binades below: truncated */
             __mmask8 far = _mm512_cmp_pd_mask(D, _mm512_set1_pd(25), _CMP_GT_OQ);
             a1 = _mm512_mask_roundscale_pd(a1, far, x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         }
@@ -529,32 +517,34 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
                                                                       __mmask8 *al, __mmask8 *in)
 {
     const lk *K = R->K;
-    const __m512d noned = _mm512_set1_pd(NONE), zd = _mm512_setzero_pd();
     int64_t ne = OE ? (n + 1) / 2 : n;
     __m512i E, T;
-    __m512d E2 = noned, T2 = zd, E2b = noned, T2b = zd;
     __mmask16 lost = 0;
     if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
         group_512(K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
     else
         group_512(K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
-    if (OE) {
-        __m512i Eo, To;
+    if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
+        __m512i Eo, To, d, sm, q;
+        __mmask16 ge;
         if (GN && n - ne == GN) group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
         else group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
-        E2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(Eo));
-        T2 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(To));
-        E2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(Eo, 1));
-        T2b = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(To, 1));
+        ge = _mm512_cmpge_epi32_mask(E, Eo);
+        d = _mm512_min_epi32(_mm512_abs_epi32(_mm512_sub_epi32(E, Eo)), _mm512_set1_epi32(31));
+        sm = _mm512_mask_blend_epi32(ge, T, To);
+        q = _mm512_srav_epi32(sm, d); /* floor: the downward alignment rounding */
+        if (LOST) lost |= _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(q, d), sm);
+        T = _mm512_add_epi32(_mm512_mask_blend_epi32(ge, To, T), q);
+        E = _mm512_max_epi32(E, Eo);
     }
     if (LOST) {
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
     dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)), _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)),
-              T2, E2, &c[0], &mn[0], &in[0]);
+              &c[0], &mn[0], &in[0]);
     dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
-              _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &c[1], &mn[1], &in[1]);
+              _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), &c[1], &mn[1], &in[1]);
 }
 
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, const lrow *R,
