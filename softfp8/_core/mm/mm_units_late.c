@@ -484,7 +484,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
     const __m512d zero = _mm512_setzero_pd();
     __m512d Ec, D, nL, x1, x2, T, V, rd, av;
     __mmask8 pos, inx = 0;
-    Ec = _mm512_max_pd(_mm512_getexp_pd(*c), _mm512_set1_pd(-126));
+    /* E(c): c is normal or zero (a lane whose c turns subnormal leaves); a zero's exponent is
+       -126, at most every E_p (sfp8mu_late_ok: emin_a + emin_b >= -126), and getexp's -inf
+       gives the same step (pos, T = T_p) */
+    Ec = _mm512_getexp_pd(*c);
     D = _mm512_sub_pd(Ep, Ec);
     pos = _mm512_cmp_pd_mask(D, zero, _CMP_GE_OQ);
     nL = _mm512_mask_blend_pd(pos, _mm512_sub_pd(_mm512_set1_pd(K->W + K->X), Ec), _mm512_sub_pd(_mm512_set1_pd(K->W), Ep));
