@@ -25,14 +25,22 @@
  * infinite operands in its row or column, a NaN or infinite addend, and (product_overflow
  * off) a row and column whose products could reach 2^(emax + 1).
  *
+ * The MI300X profiles (lk.dbl: binary32 output, downward alignment, nearest even, zero
+ * addend exponent -126) take the AVX-512 binary64 steps (dstep_512, four rows of A and
+ * sixteen columns at a time, the rows' steps interleaved); the odd/even groups are combined
+ * in 32-bit lanes first (arithmetic shift: the downward alignment).
+ *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
- * two-term alignment and rounding of the sixteen in AVX-512 (64-bit lanes) or in portable C;
- * every level has the portable kernel of the same steps.
+ * two-term alignment and rounding of the sixteen in AVX-512 (binary64, or 64-bit integer
+ * lanes) or in portable C; every level has the portable kernel of the same steps.  Operand
+ * decoding: float16 by vcvtph2ps, one-byte codes by gathers from a table (AVX-512), every
+ * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep / lstep_512 round a block's sum to P significant bits
- * by the model's rounding (toward zero, nearest even or away, upward, downward) where the
- * result is a normal number of the output format (at least 2^emin before rounding, at most
- * the largest binade after it) and leave every other case to bfma.c's deliver; proof:
+ * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 by
+ * the hardware's conversion to binary32 at nearest even, where the result is a normal number
+ * of the output format (at least 2^emin before rounding, at most the largest binade after
+ * it) and leave every other case to bfma.c's deliver; proof:
  * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges and
  * late_routes).
  */
@@ -388,8 +396,9 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512i shr_512(int mode,
     return _mm512_mask_add_epi64(q, up, q, one);
 }
 
-/* lstep of eight lanes (AR, RND, OE: the model's alignment rounding, rounding and grouping,
- * constants of the instance); *alive, *in: the lanes' masks */
+/* lstep of eight lanes (AR, RND, OE: the model's alignment rounding, rounding and grouping;
+ * OE a constant of the instance, the roundings read at run time); *alive, *in: the lanes'
+ * masks */
 static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, int RND, int OE, const lk *K,
                                                                      __m512i Te, __m512i Ee, __m512i To, __m512i Eo,
                                                                      __m512i *Tc, __m512i *Ec, __mmask8 *alive,
@@ -511,10 +520,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
     *c = rd;
 }
 
-/* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
- * their 2 NR independent lane vectors interleaved): the running values cv[r * LW + q]
- * (binary32 values) */
-/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors */
+/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps) */
 static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, const lrow *R, int r,
                                                                       int64_t k0, int64_t n, __m512d *c, __m512d *mn,
                                                                       __mmask8 *al, __mmask8 *in)
@@ -550,6 +556,9 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
               _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), &c[1], &mn[1], &in[1]);
 }
 
+/* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
+ * their 2 NR independent lane vectors interleaved for the late addend): the running values
+ * cv[r * LW + q] (binary32 values) */
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, const lrow *R,
                                                                     double *cv, uint8_t *alive, uint8_t *inex)
 {
