@@ -931,8 +931,13 @@ def _late_rows():
     """MI300X's rows and two-term models of every parameter mm_units_late.c reads."""
     B = softfp8.BlockFMA
     f16, e4f, e5f, e4, e5 = softfp8.float16, softfp8.e4m3fnuz, softfp8.e5m2fnuz, softfp8.e4m3, softfp8.e5m2
+    bf = softfp8.bfloat16
+    # operands held scaled (products outside binary32's range): high and low exponent ranges
+    hi = softfp8.format(exp_bits=5, man_bits=2, bias=-60, name="e5m2b-60")
+    lo = softfp8.format(exp_bits=4, man_bits=3, bias=75, specials="fn", name="e4m3b75")
     rows = [("mi300x-f16", "mi300x", f16, f16, np.float32), ("mi300x-e4fnuz", "mi300x", e4f, e4f, np.float32),
-            ("mi300x-e5fnuz", "mi300x", e5f, e5f, np.float32), ("mi300x-e4xe5fnuz", "mi300x", e4f, e5f, np.float32)]
+            ("mi300x-e5fnuz", "mi300x", e5f, e5f, np.float32), ("mi300x-e4xe5fnuz", "mi300x", e4f, e5f, np.float32),
+            ("mi300x-bf16", "mi300x", bf, bf, np.float32)]
     mi = softfp8.Accumulation.profile("mi300x").model("float16")
     fn = softfp8.Accumulation.profile("mi300x").model("e4m3fnuz")
     models = [
@@ -953,6 +958,11 @@ def _late_rows():
         ("oe-rne-x5-f16out", fn.replace(alignment_rounding="nearest_even", extra_bits=5, rounding="nearest_even",
                                         block=9), f16, f16, np.float16),
         ("oe-down-noz-X0", fn.replace(zero_addend_exponent=None, addend_extra_bits=0), e5f, e5f, np.float32),
+        # operands held scaled: binary64 steps (MI300X roundings) and integer steps
+        ("late-hi", mi, hi, e4, np.float32), ("oe-lo", fn.replace(block=6), lo, e5, np.float32),
+        ("late-bf16xe4-x3", mi.replace(extra_bits=3, block=5), bf, e4, np.float32),
+        ("late-bf16-up-f16out", mi.replace(alignment_rounding="upward", rounding="upward"), bf, bf, np.float16),
+        ("oe-bf16-tz", fn.replace(alignment_rounding="toward_zero", block=8), bf, bf, np.float32),
     ]
     return rows + [(name, md, fa, fb, out) for name, md, fa, fb, out in models]
 
@@ -970,6 +980,7 @@ def _late_edges():
     B = softfp8.BlockFMA
     models = [("mi300x", mi), ("late-int", mi.model("float16").replace(alignment_rounding="toward_zero",
                                                                        rounding="upward"))]
+    bf = softfp8.bfloat16
     sgn = lambda shape: g.choice([-1.0, 1.0], shape)   # noqa: E731
     data = []
     # cancellation: b's rows in pairs (x, -x) against equal a's: blocks sum to exact zeros
@@ -1005,10 +1016,28 @@ def _late_edges():
     na[1, 17] = np.nan
     nb[5, 3] = np.inf
     data.append(("nan-row-inf-col", na, nb, fc))
+    # bfloat16 (operands held scaled): products below 2^-126 (the zero addend's exponent above
+    # them), some columns with normal products, block results near 2^-126
+    la = (sgn((m, k)) * 2.0 ** g.integers(-72, -58, (m, k)) * (1 + g.integers(0, 128, (m, k)) / 128))
+    lb = (sgn((k, p)) * 2.0 ** g.integers(-72, -58, (k, p)) * (1 + g.integers(0, 128, (k, p)) / 128))
+    lb[:, ::3] *= 2.0 ** 60
+    data.append(("bf16-low", la.astype(bf), lb.astype(bf), None))
+    data.append(("bf16-low-c", la.astype(bf), lb.astype(bf), g.choice(np.array([0.0, 2.0 ** -120, -2.0 ** -100, 1.0],
+                                                                             np.float32), (m, p))))
     for name, acc in models:
         for dname, x, y, c in data:
             yield mcase(f"unit-late-edges/{name}/{dname}", lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(
                 x, y, c, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # bfloat16 products near 2^-131 summed in blocks of 16 without extra bits: a zero
+    # addend's exponent -126 lies above them (its two-term step rounds them down), the block
+    # results near 2^-126 (24 bits: the rounding keeps the step's last bit)
+    x0 = mi.model("bfloat16").replace(addend_extra_bits=0, block=16, extra_bits=0)
+    na_ = (2.0 ** -62 * (1 + g.integers(0, 128, (m, 16)) / 128)).astype(bf)
+    eb_ = np.where(g.random((16, p)) < 0.5, g.integers(-69, -66, (16, p)), g.integers(-80, -70, (16, p)))
+    nb_ = (2.0 ** eb_ * (1 + g.integers(0, 128, (16, p)) / 128)).astype(bf)
+    for dname, c in (("noc", None), ("zero-c", np.zeros((m, p), np.float32))):
+        yield mcase(f"unit-late-edges/late-bf16-X0/{dname}", lambda g, c=c: softfp8.matmul(
+            na_, nb_, c, out_dtype=np.float32, accumulation=x0), m * p, S.CONFIGS[0])
     # FNUZ FP8 (odd/even): cancelling blocks, exact integer sums, the largest products (2^30)
     fz = softfp8.Accumulation.profile("mi300x")
     za = np.repeat(sgn((m, 16)) * 2.0 ** g.integers(-3, 3, (m, 16)), 2, axis=1)

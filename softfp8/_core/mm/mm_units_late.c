@@ -68,16 +68,38 @@
 typedef struct {
     int W, X, P, ar, rnd, oddeven, far;
     int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
+    int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
+    int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
     int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
     int64_t emin_o, emax_o;
 } lk;
 
 static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
 
+/* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
+static int w_range_ok(const sfp8u_model *md)
+{
+    int64_t W = 23 + md->extra_bits, lo = fmt_emin(&md->fa) + fmt_emin(&md->fb),
+            hi = top_exp(&md->fa) + top_exp(&md->fb);
+    if (md->has_min_exp) {
+        lo = lo > md->min_exp ? lo : md->min_exp;
+        hi = hi > md->min_exp ? hi : md->min_exp;
+    }
+    return W - hi >= -126 && W - lo <= 127;
+}
+
+/* the operands' values and products not all normal binary32 numbers: held scaled */
+static int late_scaled(const sfp8u_model *md)
+{
+    const sfp8_format *fa = &md->fa, *fb = &md->fb;
+    return !(fmt_low(fa) >= -126 && fmt_low(fb) >= -126 && fmt_top(fa) <= 127 && fmt_top(fb) <= 127 &&
+             fmt_low(fa) + fmt_low(fb) >= -126 && fmt_top(fa) + fmt_top(fb) <= 127 &&
+             w_range_ok(md));
+}
+
 int sfp8mu_late_ok(const sfp8u_model *md, int64_t k)
 {
     int W = 23 + md->extra_bits, r = md->envo.rounding, ar = md->align_rounding;
-    int64_t lo, hi;
     const sfp8_format *fa = &md->fa, *fb = &md->fb, *fo = &md->fo;
     if (md->order != SFP8U_BLOCK || md->promote || k < 1 || md->exact_align || md->extra_bits < 0 ||
         md->normalized_products)
@@ -92,24 +114,17 @@ int sfp8mu_late_ok(const sfp8u_model *md, int64_t k)
     if (!(fo->bits == 32 && fo->exp_bits == 8 && fo->man_bits == 23) &&
         !(fo->bits == 16 && fo->exp_bits == 5 && fo->man_bits == 10))
         return 0;
-    /* operands of at most 12 significant bits, their values and products normal binary32
-       numbers (the products exact in binary32) */
-    if (!(fa->man_bits <= 11 && fb->man_bits <= 11 && fa->bits <= 16 && fb->bits <= 16 && fmt_low(fa) >= -126 &&
-          fmt_low(fb) >= -126 && fmt_top(fa) <= 127 && fmt_top(fb) <= 127 && fmt_low(fa) + fmt_low(fb) >= -126 &&
-          fmt_top(fa) + fmt_top(fb) <= 127))
-        return 0;
+    /* operands of at most 12 significant bits (16-bit codes at most): held scaled, a 2^-E(a),
+       their products are exact binary32 numbers in [2^-22, 4) (late_scaled) */
+    if (!(fa->man_bits <= 11 && fb->man_bits <= 11 && fa->bits <= 16 && fb->bits <= 16)) return 0;
+    if (late_scaled(md)) /* exponents of at most 11 bits */
+        return W + 2 + bitlen64((uint64_t)md->block) <= 31 && md->addend_extra_bits <= 28 && fa->exp_bits <= 11 &&
+               fb->exp_bits <= 11;
     /* the group sums below 2^31: terms below 2^(W + 2), block of them */
     if (W + 2 + bitlen64((uint64_t)md->block) > 31) return 0;
     /* the two-term alignments in 64 bits: partial sums below 2^32 (two groups) shifted by X */
     if (md->addend_extra_bits > 28) return 0;
-    /* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
-    lo = fmt_emin(fa) + fmt_emin(fb);
-    hi = top_exp(fa) + top_exp(fb);
-    if (md->has_min_exp) {
-        lo = lo > md->min_exp ? lo : md->min_exp;
-        hi = hi > md->min_exp ? hi : md->min_exp;
-    }
-    return W - hi >= -126 && W - lo <= 127;
+    return 1; /* w_range_ok: late_scaled is 0 */
 }
 
 /* round_a(v / 2^s) (0 <= s <= 63, |v| < 2^62); *inex |= a remainder */
@@ -237,8 +252,18 @@ static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64
     u = (uint32_t)(127 + R->K->W - e) << 23;
     memcpy(&sc, &u, 4);
     for (int64_t l = l0; l < l0 + n; l++) {
-        float v = R->af[l] * R->bf[l * R->pp + q] * sc;
-        int32_t i = (int32_t)v;
+        float v;
+        int32_t i;
+        if (R->K->scaled) { /* a' b' 2^(E(a) + E(b) - E + W), the scale at least 2^-126 (then v < 1) */
+            int32_t bx = 127 + R->K->W + (R->aE[l] + R->bE[l * R->pp + q]) - e;
+            float s2;
+            u = (uint32_t)(bx > 1 ? bx : 1) << 23;
+            memcpy(&s2, &u, 4);
+            v = R->af[l] * R->bf[l * R->pp + q] * s2;
+        } else {
+            v = R->af[l] * R->bf[l * R->pp + q] * sc;
+        }
+        i = (int32_t)v;
         *lost |= (float)i != v;
         t += i;
     }
@@ -287,8 +312,16 @@ MM_TGT256 static inline void group_256(const lrow *R, int64_t l0, int64_t n, int
     s = _mm256_and_si256(terms, _mm256_sub_epi32(_mm256_set1_epi32(R->K->W), e)); /* no term: 2^0 */
     sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(127)), 23));
     for (int64_t l = l0; l < l0 + n; l++) {
-        __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * R->pp)), sc);
-        __m256i i = _mm256_cvttps_epi32(v);
+        __m256 v = _mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * R->pp)), s2 = sc;
+        __m256i i;
+        if (R->K->scaled) { /* as group_c's */
+            __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]), _mm256_loadu_si256((const __m256i *)(bE + l * R->pp)));
+            x = _mm256_max_epi32(_mm256_add_epi32(_mm256_sub_epi32(x, e), _mm256_set1_epi32(127 + R->K->W)),
+                                 _mm256_set1_epi32(1));
+            s2 = _mm256_castsi256_ps(_mm256_slli_epi32(x, 23));
+        }
+        v = _mm256_mul_ps(v, s2);
+        i = _mm256_cvttps_epi32(v);
         if (R->need_lost)
             *lost = _mm256_or_si256(*lost, _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtepi32_ps(i), v, _CMP_NEQ_UQ)));
         t = _mm256_add_epi32(t, i);
@@ -329,9 +362,22 @@ MM_TGT256 static void late_256(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t 
 }
 
 /* AVX-512: the products of sixteen lanes */
-static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *K, const lrow *R, const float *af,
-                                                                     const int32_t *aE, int64_t l0, int64_t n,
-                                                                     int need_lost, __m512i *E, __m512i *T,
+/* the scale of product l: 2^(W - E) (sc), or, operands held scaled (SC), 2^(E(a) + E(b) - E + W)
+ * at least 2^-126 */
+static inline __attribute__((always_inline)) MM_TGT512 __m512 scale_512(int SC, const lk *K, const lrow *R,
+                                                                       const int32_t *aE, int64_t l, __m512i e,
+                                                                       __m512 sc)
+{
+    __m512i x;
+    if (!SC) return sc;
+    x = _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp));
+    x = _mm512_max_epi32(_mm512_add_epi32(_mm512_sub_epi32(x, e), _mm512_set1_epi32(127 + K->W)), _mm512_set1_epi32(1));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(x, 23));
+}
+
+static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, const lk *K, const lrow *R,
+                                                                     const float *af, const int32_t *aE, int64_t l0,
+                                                                     int64_t n, int need_lost, __m512i *E, __m512i *T,
                                                                      __mmask16 *lost)
 {
     const __m512i none = _mm512_set1_epi32(NONE);
@@ -352,9 +398,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *
     s = _mm512_maskz_sub_epi32(terms, _mm512_set1_epi32(K->W), e);
     sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
     for (l = l0; l + 1 < l0 + n; l += 2) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
         __m512 v2 =
-            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)), sc);
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)),
+                          scale_512(SC, K, R, aE, l + 1, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         t2 = _mm512_add_epi32(t2, _mm512_cvttps_epi32(v2));
         if (need_lost)
@@ -363,7 +410,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(const lk *
                                         _CMP_NEQ_UQ);
     }
     if (l < l0 + n) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), sc);
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         if (need_lost)
             *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ);
@@ -486,7 +533,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, in
  * below E_p truncated.  The results' range is checked at the end: mn, the least non-zero
  * magnitude before rounding, at least 2^-126; an overflow (infinity) stays infinite or NaN
  * through every later step (the final value is read). */
-static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, int LOST, const lk *K, __m512d Tp,
+static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, int LOST, int CL, const lk *K, __m512d Tp,
                                                                      __m512d Ep, __m512d *c, __m512d *mn, __mmask8 *in)
 {
     const int ra = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
@@ -494,9 +541,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
     __m512d Ec, D, nL, x1, x2, T, V, rd, av;
     __mmask8 pos, inx = 0;
     /* E(c): c is normal or zero (a lane whose c turns subnormal leaves); a zero's exponent is
-       -126, at most every E_p (sfp8mu_late_ok: emin_a + emin_b >= -126), and getexp's -inf
+       -126, at most every E_p when emin_a + emin_b >= -126 (!CL), and getexp's -inf then
        gives the same step (pos, T = T_p) */
     Ec = _mm512_getexp_pd(*c);
+    if (CL) Ec = _mm512_max_pd(Ec, _mm512_set1_pd(-126)); /* E_p may be below -126 */
     D = _mm512_sub_pd(Ep, Ec);
     pos = _mm512_cmp_pd_mask(D, zero, _CMP_GE_OQ);
     nL = _mm512_mask_blend_pd(pos, _mm512_sub_pd(_mm512_set1_pd(K->W + K->X), Ec), _mm512_sub_pd(_mm512_set1_pd(K->W), Ep));
@@ -521,7 +569,8 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
 }
 
 /* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps) */
-static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, const lrow *R, int r,
+static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, int SC, int CL,
+                                                                      const lrow *R, int r,
                                                                       int64_t k0, int64_t n, __m512d *c, __m512d *mn,
                                                                       __mmask8 *al, __mmask8 *in)
 {
@@ -530,14 +579,14 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
     __m512i E, T;
     __mmask16 lost = 0;
     if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
-        group_512(K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
     else
-        group_512(K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
     if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
         __m512i Eo, To, d, sm, q;
         __mmask16 ge;
-        if (GN && n - ne == GN) group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
-        else group_512(K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+        if (GN && n - ne == GN) group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
+        else group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
         ge = _mm512_cmpge_epi32_mask(E, Eo);
         d = _mm512_min_epi32(_mm512_abs_epi32(_mm512_sub_epi32(E, Eo)), _mm512_set1_epi32(31));
         sm = _mm512_mask_blend_epi32(ge, T, To);
@@ -550,16 +599,17 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
-    dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)), _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)),
-              &c[0], &mn[0], &in[0]);
-    dstep_512(OE, LOST, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
+    dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
+              _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), &c[0], &mn[0], &in[0]);
+    dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
               _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), &c[1], &mn[1], &in[1]);
 }
 
 /* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
  * their 2 NR independent lane vectors interleaved for the late addend): the running values
  * cv[r * LW + q] (binary32 values) */
-static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, const lrow *R,
+static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, int SC, int CL,
+                                                                    const lrow *R,
                                                                     double *cv, uint8_t *alive, uint8_t *inex)
 {
     enum { NR = LROWS };
@@ -576,12 +626,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block;
         if (OE) { /* two groups a block: the rows one after the other */
-            for (int r = 0; r < NR; r++) dblock_512(OE, LOST, GN, R, r, k0, n, c[r], mn[r], al[r], in[r]);
+            for (int r = 0; r < NR; r++) dblock_512(OE, LOST, GN, SC, CL, R, r, k0, n, c[r], mn[r], al[r], in[r]);
         } else { /* the rows' steps interleaved (LROWS 4) */
-            dblock_512(OE, LOST, GN, R, 0, k0, n, c[0], mn[0], al[0], in[0]);
-            dblock_512(OE, LOST, GN, R, 1, k0, n, c[1], mn[1], al[1], in[1]);
-            dblock_512(OE, LOST, GN, R, 2, k0, n, c[2], mn[2], al[2], in[2]);
-            dblock_512(OE, LOST, GN, R, 3, k0, n, c[3], mn[3], al[3], in[3]);
+            dblock_512(OE, LOST, GN, SC, CL, R, 0, k0, n, c[0], mn[0], al[0], in[0]);
+            dblock_512(OE, LOST, GN, SC, CL, R, 1, k0, n, c[1], mn[1], al[1], in[1]);
+            dblock_512(OE, LOST, GN, SC, CL, R, 2, k0, n, c[2], mn[2], al[2], in[2]);
+            dblock_512(OE, LOST, GN, SC, CL, R, 3, k0, n, c[3], mn[3], al[3], in[3]);
         }
     }
     for (int r = 0; r < NR; r++)
@@ -616,10 +666,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int 
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
         __m512i E, T, E2 = none64, T2 = _mm512_setzero_si512(), E2b = none64, T2b = T2;
         __mmask16 lost = 0;
-        group_512(K, R, R->af, R->aE, k0, ne, LOST, &E, &T, &lost);
+        group_512(K->scaled, K, R, R->af, R->aE, k0, ne, LOST, &E, &T, &lost);
         if (OE) {
             __m512i Eo, To;
-            group_512(K, R, R->af, R->aE, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+            group_512(K->scaled, K, R, R->af, R->aE, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
             E2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(Eo));
             T2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(To));
             E2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(Eo, 1));
@@ -658,13 +708,17 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
                 ((mag << (52 - K->W)) & (((uint64_t)1 << 52) - 1));
         memcpy(&cv[q], &u, 8);
     }
-    if (K->oddeven && R->need_lost) drun_512(1, 1, 0, R, cv, alive, inex);
-    else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, R, cv, alive, inex); /* FNUZ FP8 */
-    else if (K->oddeven) drun_512(1, 0, 0, R, cv, alive, inex);
-    else if (R->need_lost) drun_512(0, 1, 0, R, cv, alive, inex);
-    else if (R->block == 8) drun_512(0, 0, 8, R, cv, alive, inex); /* fp16, bf16 */
-    else if (R->block == 4) drun_512(0, 0, 4, R, cv, alive, inex); /* tf32 */
-    else drun_512(0, 0, 0, R, cv, alive, inex);
+    if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
+        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, R, cv, alive, inex);
+        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, R, cv, alive, inex); /* bfloat16 */
+        else drun_512(0, 0, 0, K->scaled, 1, R, cv, alive, inex);
+    } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, R, cv, alive, inex);
+    else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, R, cv, alive, inex); /* FNUZ FP8 */
+    else if (K->oddeven) drun_512(1, 0, 0, 0, 0, R, cv, alive, inex);
+    else if (R->need_lost) drun_512(0, 1, 0, 0, 0, R, cv, alive, inex);
+    else if (R->block == 8) drun_512(0, 0, 8, 0, 0, R, cv, alive, inex); /* float16 */
+    else drun_512(0, 0, 0, 0, 0, R, cv, alive, inex);
     for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
         uint64_t u, mag;
         memcpy(&u, &cv[q], 8);
@@ -720,7 +774,7 @@ static int late_addend(const sfp8u_model *md, const lk *K, const char *C, uint64
 /* an operand decoder: IEEE-like 9..16-bit formats (float16) by arithmetic, the others by
  * mm_udecode's decode1 (a table of every code where it repays) */
 typedef struct {
-    int arith, M, sbit, in_sub;
+    int arith, M, sbit, in_sub, scaled; /* scaled: values held as a 2^-E(a) */
     int32_t bias, emin;
     uint32_t mask, emax;
     float subscale; /* 2^(1 - bias - M): the unit of subnormals */
@@ -739,11 +793,25 @@ static int ldec_init(const uctx *g, ldec *F, const sfp8_format *f, int64_t count
     F->in_sub = g->md->in_subnormals;
     F->mask = f->bits >= 32 ? ~(uint32_t)0 : ((uint32_t)1 << f->bits) - 1;
     F->emax = ((uint32_t)1 << f->exp_bits) - 1;
-    F->subscale = ldexpf(1.0f, (int)(1 - f->bias - f->man_bits));
+    F->scaled = late_scaled(g->md);
+    F->subscale = ldexpf(1.0f, F->scaled ? -f->man_bits : (int)(1 - f->bias - f->man_bits));
     return F->arith || sfp8mu_decoder_init(g, &F->D, f, fmt_emin(f), count);
 }
 
-/* one code: its binary32 value *v and nominal exponent *E (NONE: zero); bad, sub |= */
+/* a decoded code's value times 2^-E (E its nominal exponent; 0 for a zero): sig 2^(x - E),
+ * at most 12 bits below 2^1 */
+static float scaled_value(const ucode *d)
+{
+    uint32_t u;
+    float v;
+    if (d->E < NONE / 2 || !d->sig) return 0.0f;
+    u = (uint32_t)(127 + d->x - d->E) << 23;
+    memcpy(&v, &u, 4);
+    return (d->neg ? -(float)d->sig : (float)d->sig) * v;
+}
+
+/* one code: its binary32 value *v (scaled: times 2^-E) and nominal exponent *E (NONE: zero);
+ * bad, sub |= */
 static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v, int32_t *E, int *bad, int *sub)
 {
     uint32_t c = (uint32_t)code & F->mask, e = c >> F->M & F->emax, m = c & (((uint32_t)1 << F->M) - 1);
@@ -752,13 +820,14 @@ static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v
         ucode tmp;
         const ucode *d = sfp8mu_lookup(g, &F->D, code, &tmp);
         *v = d->f;
+        if (F->scaled) *v = scaled_value(d);
         *E = d->E;
         *bad |= d->bad;
         *sub |= d->sub;
         return;
     }
     if (e - 1 < F->emax - 1) { /* a normal number */
-        u = sign << 31 | (uint32_t)((int32_t)e - F->bias + 127) << 23 | m << (23 - F->M);
+        u = sign << 31 | (uint32_t)(F->scaled ? 127 : (int32_t)e - F->bias + 127) << 23 | m << (23 - F->M);
         memcpy(v, &u, 4);
         *E = (int32_t)e - F->bias;
         return;
@@ -772,7 +841,8 @@ static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v
     if (!m) return;
     *sub = 1;
     if (!F->in_sub) return;
-    *v = (sign ? -(float)m : (float)m) * F->subscale; /* exact: a normal binary32 number (sfp8mu_late_ok) */
+    *v = (sign ? -(float)m : (float)m) * F->subscale; /* exact: a normal binary32 number (sfp8mu_late_ok;
+                                                           scaled: m 2^-M) */
     *E = F->emin;
 }
 
@@ -824,7 +894,7 @@ static int gtab_init(gtab *t, const ldec *F, int sz)
     if (F->arith || !F->D.tab || sz != 1 || F->D.mask > 255) return 0;
     t->mask = (uint32_t)F->D.mask;
     for (uint32_t c = 0; c <= t->mask; c++) {
-        t->f[c] = F->D.tab[c].f;
+        t->f[c] = F->scaled ? scaled_value(&F->D.tab[c]) : F->D.tab[c].f;
         t->E[c] = F->D.tab[c].E;
         t->fl[c] = F->D.tab[c].bad | F->D.tab[c].sub << 1;
     }
@@ -907,7 +977,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     if (!md->has_addend) C = NULL;
     memset(&g, 0, sizeof g);
     g.md = md;
-    g.fexact = 1; /* sfp8mu_late_ok: the values exact in binary32 */
+    g.fexact = !late_scaled(md); /* sfp8mu_late_ok: the values exact in binary32, or held scaled */
     memset(&K, 0, sizeof K);
     K.W = 23 + md->extra_bits;
     K.X = md->addend_extra_bits;
@@ -920,7 +990,15 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     K.zexp = md->has_zero_addend_exp ? md->zero_addend_exp : NOEXP;
     K.emin_o = fmt_emin(&md->fo);
     K.emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
-    K.dbl = md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
+    K.scaled = late_scaled(md);
+    {
+        int64_t lo = fmt_emin(&md->fa) + fmt_emin(&md->fb), hi = top_exp(&md->fa) + top_exp(&md->fb);
+        if (md->has_min_exp) lo = lo > md->min_exp ? lo : md->min_exp;
+        K.clampc = lo < -126;
+        /* binary64 steps: every block value a binary64 number (the exponents' range) */
+        K.dbl = lo >= -400 && hi <= 400;
+    }
+    K.dbl = K.dbl && md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20 && K.zexp == -126;
     slots = malloc((size_t)k * sizeof *slots);
     ma = llines(LROWS * k, &af, &aE);
@@ -975,7 +1053,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             goto decoded;
         }
     }
-    if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN) {
+    if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
@@ -1034,7 +1112,7 @@ decoded:
             if (r >= nr) continue;
             rowbad[r] = 0;
 #if MM_SIMD
-            if (level >= 2 && is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN) {
+            if (level >= 2 && is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
                 __mmask16 b16 = 0, s16 = 0;
                 decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
                                16, &b16, &s16, &maxa, 0);
