@@ -31,12 +31,13 @@
  * in 32-bit lanes first (arithmetic shift: the downward alignment).
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
- * two-term alignment and rounding of the sixteen in AVX-512 (binary64, or 64-bit integer
- * lanes) or in portable C; every level has the portable kernel of the same steps.  Operand
+ * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
+ * or per lane (every other model: AVX2 products, also at the AVX-512 level); every level
+ * has the portable kernel of the same steps.  Operand
  * decoding: float16 by vcvtph2ps, one-byte codes by gathers from a table (AVX-512), every
  * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
- * DERIVED from core.c round_pack: lstep / lstep_512 round a block's sum to P significant bits
+ * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
  * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 by
  * the hardware's conversion to binary32 at nearest even, where the result is a normal number
  * of the output format (at least 2^emin before rounding, at most the largest binade after
@@ -419,108 +420,6 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
     *T = _mm512_add_epi32(t, t2);
 }
 
-/* round_a(v / 2^s) of eight lanes (0 <= s <= 63, |v| < 2^62); *in |= lanes with a remainder;
- * tz: lanes rounded toward zero whatever the mode */
-static inline __attribute__((always_inline)) MM_TGT512 __m512i shr_512(int mode, __m512i v, __m512i s, __mmask8 tz,
-                                                                      __mmask8 *in)
-{
-    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
-    __m512i q = _mm512_srav_epi64(v, s), rem = _mm512_sub_epi64(v, _mm512_sllv_epi64(q, s));
-    __mmask8 nz = _mm512_cmpneq_epi64_mask(rem, zero), up = 0;
-    *in |= nz;
-    switch (mode) {
-    case SFP8_ROUND_UPWARD: up = nz; break;
-    case SFP8_ROUND_TOWARD_ZERO: up = nz & _mm512_cmplt_epi64_mask(v, zero); break;
-    case SFP8_ROUND_NEAREST_EVEN: {
-        __m512i half = _mm512_srli_epi64(_mm512_sllv_epi64(one, s), 1);
-        up = nz & (_mm512_cmpgt_epu64_mask(rem, half) |
-                   (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(q, one)));
-        break;
-    }
-    default: break;
-    }
-    if (mode != SFP8_ROUND_TOWARD_ZERO) up = (up & (__mmask8)~tz) | (tz & nz & _mm512_cmplt_epi64_mask(v, zero));
-    return _mm512_mask_add_epi64(q, up, q, one);
-}
-
-/* lstep of eight lanes (AR, RND, OE: the model's alignment rounding, rounding and grouping;
- * OE a constant of the instance, the roundings read at run time); *alive, *in: the lanes'
- * masks */
-static inline __attribute__((always_inline)) MM_TGT512 void lstep_512(int AR, int RND, int OE, const lk *K,
-                                                                     __m512i Te, __m512i Ee, __m512i To, __m512i Eo,
-                                                                     __m512i *Tc, __m512i *Ec, __mmask8 *alive,
-                                                                     __mmask8 *in)
-{
-    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), c63 = _mm512_set1_epi64(63);
-    const __m512i vX = _mm512_set1_epi64(K->X), P = _mm512_set1_epi64(K->P);
-    __m512i Tp, Ep, Ecx, d, s, big, small, T, lsb, mag, bl, top, sh, q, rem, half, Tn, w;
-    __mmask8 hasp, pos, far = 0, neg, nz, up = 0, rnz, carry, ok, inx = 0;
-    if (OE) {
-        __mmask8 ge = _mm512_cmpge_epi64_mask(Ee, Eo);
-        hasp = _mm512_cmpgt_epi64_mask(_mm512_max_epi64(Ee, Eo), _mm512_set1_epi64(NONE / 2));
-        Ep = _mm512_max_epi64(Ee, Eo);
-        s = _mm512_min_epi64(_mm512_abs_epi64(_mm512_sub_epi64(Ee, Eo)), c63);
-        Tp = _mm512_add_epi64(_mm512_mask_blend_epi64(ge, To, Te),
-                              shr_512(AR, _mm512_mask_blend_epi64(ge, Te, To), s, 0, &inx));
-    } else {
-        hasp = _mm512_cmpgt_epi64_mask(Ee, _mm512_set1_epi64(NONE / 2));
-        Ep = Ee;
-        Tp = Te;
-    }
-    hasp &= *alive;
-    Ecx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(*Ec, _mm512_set1_epi64(NOEXP)), *Ec, Ep);
-    d = _mm512_sub_epi64(Ep, Ecx);
-    pos = _mm512_cmpge_epi64_mask(d, zero);
-    s = _mm512_min_epi64(_mm512_abs_epi64(d), c63);
-    if (OE) far = pos & _mm512_cmpgt_epi64_mask(d, _mm512_set1_epi64(25));
-    big = _mm512_mask_blend_epi64(pos, _mm512_sllv_epi64(*Tc, vX), Tp);
-    small = _mm512_mask_blend_epi64(pos, _mm512_sllv_epi64(Tp, vX), *Tc);
-    T = _mm512_add_epi64(big, shr_512(AR, small, s, far, &inx));
-    lsb = _mm512_sub_epi64(_mm512_mask_blend_epi64(pos, _mm512_sub_epi64(Ecx, vX), Ep), _mm512_set1_epi64(K->W));
-    /* T rounded to P bits: bit length from its binary64 value (below 2^62; corrected where the
-       conversion rounded up to a power of two) */
-    neg = _mm512_cmplt_epi64_mask(T, zero);
-    nz = _mm512_cmpneq_epi64_mask(T, zero);
-    mag = _mm512_abs_epi64(T);
-    bl = _mm512_sub_epi64(_mm512_srli_epi64(_mm512_castpd_si512(_mm512_cvtepi64_pd(mag)), 52), _mm512_set1_epi64(1022));
-    bl = _mm512_mask_sub_epi64(bl, _mm512_cmpeq_epi64_mask(_mm512_srlv_epi64(mag, _mm512_sub_epi64(bl, one)), zero), bl,
-                               one);
-    top = _mm512_add_epi64(lsb, _mm512_sub_epi64(bl, one));
-    ok = _mm512_cmpge_epi64_mask(top, _mm512_set1_epi64(K->emin_o));
-    sh = _mm512_max_epi64(_mm512_sub_epi64(bl, P), zero);
-    q = _mm512_srlv_epi64(mag, sh);
-    rem = _mm512_sub_epi64(mag, _mm512_sllv_epi64(q, sh));
-    rnz = _mm512_cmpneq_epi64_mask(rem, zero);
-    switch (RND) {
-    case SFP8_ROUND_NEAREST_EVEN:
-        half = _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1);
-        up = rnz & (_mm512_cmpgt_epi64_mask(rem, half) |
-                    (_mm512_cmpeq_epi64_mask(rem, half) & _mm512_test_epi64_mask(q, one)));
-        break;
-    case SFP8_ROUND_NEAREST_AWAY:
-        half = _mm512_srli_epi64(_mm512_sllv_epi64(one, sh), 1);
-        up = rnz & _mm512_cmpge_epi64_mask(rem, half);
-        break;
-    case SFP8_ROUND_UPWARD: up = rnz & (__mmask8)~neg; break;
-    case SFP8_ROUND_DOWNWARD: up = rnz & neg; break;
-    default: break;
-    }
-    q = _mm512_mask_add_epi64(q, up, q, one);
-    carry = _mm512_cmpneq_epi64_mask(_mm512_srlv_epi64(q, P), zero);
-    q = _mm512_mask_srli_epi64(q, carry, q, 1);
-    top = _mm512_mask_add_epi64(top, carry, top, one);
-    ok &= _mm512_cmple_epi64_mask(top, _mm512_set1_epi64(K->emax_o));
-    /* normalised: msb at bit W (q has min(bl, P) bits) */
-    w = _mm512_sub_epi64(_mm512_set1_epi64(K->W + 1), _mm512_min_epi64(bl, P));
-    Tn = _mm512_sllv_epi64(q, w);
-    Tn = _mm512_mask_sub_epi64(Tn, neg, zero, Tn);
-    /* lanes with products take the result: +0 (T = 0) or the rounded value */
-    *Tc = _mm512_mask_mov_epi64(*Tc, hasp, _mm512_maskz_mov_epi64(nz, Tn));
-    *Ec = _mm512_mask_mov_epi64(*Ec, hasp, _mm512_mask_blend_epi64(nz, _mm512_set1_epi64(K->zexp), top));
-    *in |= hasp & (inx | (nz & rnz));
-    *alive &= (__mmask8)~(hasp & nz & (__mmask8)~ok);
-}
-
 /* lstep of eight lanes in binary64 (lk.dbl: binary32 output, downward alignment, rounding
  * to nearest even, zero_addend_exponent -126, W + X <= 50 and X <= 20): the running value c
  * is held as its binary32 value, and E(c) = max(floor(log2 |c|), -126) is also a zero's
@@ -605,7 +504,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
               _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(E, 1)), &c[1], &mn[1], &in[1]);
 }
 
-/* run_512 with the binary64 steps, NR rows of A at a time (R->afr, R->aEr; the steps of
+/* the binary64 steps through every block, NR rows of A at a time (R->afr, R->aEr; the steps of
  * their 2 NR independent lane vectors interleaved for the late addend): the running values
  * cv[r * LW + q] (binary32 values) */
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, int SC, int CL,
@@ -647,53 +546,6 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
         }
 }
 
-/* the sixteen lanes through every block, the state in registers */
-static inline __attribute__((always_inline)) MM_TGT512 void run_512(int AR, int RND, int OE, int LOST, const lrow *R,
-                                                                   int64_t *Tcv, int32_t *Ecv, uint8_t *alive,
-                                                                   uint8_t *inex)
-{
-    const lk *K = R->K;
-    __m512i Tc0 = _mm512_loadu_si512(Tcv), Tc1 = _mm512_loadu_si512(Tcv + 8);
-    __m512i Ec0 = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)Ecv));
-    __m512i Ec1 = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(Ecv + 8)));
-    __mmask8 al0 = 0, al1 = 0, in0 = 0, in1 = 0;
-    const __m512i none64 = _mm512_set1_epi64(NONE);
-    for (int q = 0; q < 8; q++) {
-        al0 |= (__mmask8)((alive[q] != 0) << q);
-        al1 |= (__mmask8)((alive[q + 8] != 0) << q);
-    }
-    for (int64_t k0 = 0; k0 < R->k && (al0 | al1); k0 += R->block) {
-        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
-        __m512i E, T, E2 = none64, T2 = _mm512_setzero_si512(), E2b = none64, T2b = T2;
-        __mmask16 lost = 0;
-        group_512(K->scaled, K, R, R->af, R->aE, k0, ne, LOST, &E, &T, &lost);
-        if (OE) {
-            __m512i Eo, To;
-            group_512(K->scaled, K, R, R->af, R->aE, k0 + ne, n - ne, LOST, &Eo, &To, &lost);
-            E2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(Eo));
-            T2 = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(To));
-            E2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(Eo, 1));
-            T2b = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(To, 1));
-        }
-        in0 |= al0 & (__mmask8)lost;
-        in1 |= al1 & (__mmask8)(lost >> 8);
-        lstep_512(AR, RND, OE, K, _mm512_cvtepi32_epi64(_mm512_castsi512_si256(T)),
-                  _mm512_cvtepi32_epi64(_mm512_castsi512_si256(E)), T2, E2, &Tc0, &Ec0, &al0, &in0);
-        lstep_512(AR, RND, OE, K, _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(T, 1)),
-                  _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(E, 1)), T2b, E2b, &Tc1, &Ec1, &al1, &in1);
-    }
-    _mm512_storeu_si512(Tcv, Tc0);
-    _mm512_storeu_si512(Tcv + 8, Tc1);
-    _mm256_storeu_si256((__m256i *)Ecv, _mm512_cvtepi64_epi32(Ec0));
-    _mm256_storeu_si256((__m256i *)(Ecv + 8), _mm512_cvtepi64_epi32(Ec1));
-    for (int q = 0; q < 8; q++) {
-        alive[q] = al0 >> q & 1;
-        alive[q + 8] = al1 >> q & 1;
-        inex[q] |= in0 >> q & 1;
-        inex[q + 8] |= in1 >> q & 1;
-    }
-}
-
 /* instances: the MI300X profiles in binary64 (lk.dbl: downward alignment, nearest even),
  * LROWS rows (R->afr) and their running values (T_c, E(c)) at [r * LW + q] */
 __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
@@ -728,13 +580,6 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
     }
 }
 
-/* the integer steps: one row (R->af) */
-__attribute__((noinline)) MM_TGT512 static void late_512(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive,
-                                                         uint8_t *inex)
-{
-    if (R->K->oddeven) run_512(R->K->ar, R->K->rnd, 1, 1, R, Tc, Ec, alive, inex);
-    else run_512(R->K->ar, R->K->rnd, 0, 1, R, Tc, Ec, alive, inex);
-}
 #endif
 
 /* where operand l of a dot product of k is stored: in order, or (odd/even grouping) each
@@ -1175,8 +1020,7 @@ decoded:
                 R.af = R.afr[r];
                 R.aE = R.aEr[r];
 #if MM_SIMD
-                if (level >= 2) late_512(&R, Tc + x, Ec + x, alive + x, inex + x);
-                else if (level >= 1) late_256(&R, Tc + x, Ec + x, alive + x, inex + x);
+                if (level >= 1) late_256(&R, Tc + x, Ec + x, alive + x, inex + x);
                 else
 #endif
                     late_c(&R, Tc + x, Ec + x, alive + x, inex + x);
@@ -1204,7 +1048,8 @@ decoded:
         }
     }
     mm_fx_leave(&env);
-    if (used) mm_count(SFP8M_BLOCK_FMA, level);
+    /* the SIMD level the kernels ran at: AVX2 for the models without the binary64 steps */
+    if (used) mm_count(SFP8M_BLOCK_FMA, level >= 2 && !K.dbl ? 1 : level);
     free(ma);
     free(mb);
     free(colbad);
