@@ -865,6 +865,9 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         return SFP8U_NOMEM;
     }
     for (int64_t l = 0; l < k; l++) slots[l] = lslot(md, l, k);
+    /* no FTZ / DAZ from here (the decoding's conversions, the products' conversions exact) */
+    mm_fx_enter(&env);
+    mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
     colsub = colbad + pp;
 #if MM_SIMD
     if (level >= 2 && gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
@@ -940,8 +943,6 @@ decoded:
     /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
-    mm_fx_enter(&env);
-    mm_fx_clear(SFP8_ROUND_NEAREST_EVEN); /* no FTZ / DAZ: the products' conversions exact */
     R.K = &K;
     R.pp = 2 * LW;
     R.k = k;
