@@ -937,8 +937,159 @@ def _block_fma():
             yield mcase(f"unit-carry/{cid}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
                 x, y, cc, out_dtype=np.float32, accumulation=acc), 1, S.CONFIGS[0])
 
+    def late_routes():
+        # mm_units_late.c: the MI300X profiles (binary64 steps) and the other two-term models
+        # (64-bit integer steps), K across the blocks (8, 16) and the chunks of lost-bit
+        # tracking, columns across the 16 lanes, rows across the 4-row groups
+        yield from unit_cases(_late_rows(), ((1, 1, 1), (5, 7, 17), (4, 8, 16), (3, 9, 33), (6, 16, 15),
+                                             (2, 17, 3), (5, 33, 20), (9, 100, 18)), "unit-late-routes",
+                              kinds=("small", "any", "cancel", "wide", "tiny"))
+        # exact sums (small integers, no bit lost, no rounding): the lost-bit tracking runs in
+        # every group; one output in the last group with bits lost
+        g = rng_of("unit-late-exact")
+        for i, (name, model, fa, fb, out) in enumerate(_late_rows()[:6]):
+            acc = softfp8.Accumulation.profile(model) if isinstance(model, str) else model
+            x = g.integers(-3, 4, (7, 48)).astype(np.float64)
+            y = g.integers(-3, 4, (48, 40)).astype(np.float64)
+            if i % 2:
+                y[5, 39] = 0.375   # 3 * 2^-3: bits below the window of a block with larger products
+                x[6, 5] = 2.0 ** -(10 if fa == softfp8.float16 else 3)
+            c = None if i % 3 == 0 else g.integers(-64, 65, (7, 40)).astype(np.float32)
+            x, y = x.astype(fa), y.astype(fb)
+            yield mcase(f"unit-late-exact/{name}/{i}", lambda g, x=x, y=y, c=c, acc=acc, out=out: softfp8.matmul(
+                x, y, c, out_dtype=out, accumulation=acc), 7 * 40, S.CONFIGS[0])
+
+    def late_edges():
+        yield from _late_edges()
+
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
-            "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry}
+            "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry,
+            "late_routes": late_routes, "late_edges": late_edges}
+
+
+def _late_rows():
+    """MI300X's rows and two-term models of every parameter mm_units_late.c reads."""
+    B = softfp8.BlockFMA
+    f16, e4f, e5f, e4, e5 = softfp8.float16, softfp8.e4m3fnuz, softfp8.e5m2fnuz, softfp8.e4m3, softfp8.e5m2
+    bf = softfp8.bfloat16
+    # operands held scaled (products outside binary32's range): high and low exponent ranges
+    hi = softfp8.format(exp_bits=5, man_bits=2, bias=-60, name="e5m2b-60")
+    lo = softfp8.format(exp_bits=4, man_bits=3, bias=75, specials="fn", name="e4m3b75")
+    rows = [("mi300x-f16", "mi300x", f16, f16, np.float32), ("mi300x-e4fnuz", "mi300x", e4f, e4f, np.float32),
+            ("mi300x-e5fnuz", "mi300x", e5f, e5f, np.float32), ("mi300x-e4xe5fnuz", "mi300x", e4f, e5f, np.float32),
+            ("mi300x-bf16", "mi300x", bf, bf, np.float32)]
+    mi = softfp8.Accumulation.profile("mi300x").model("float16")
+    fn = softfp8.Accumulation.profile("mi300x").model("e4m3fnuz")
+    models = [
+        # the binary64 steps with other windows, blocks, extra bits, min_exponent
+        ("late-b3-x0-X0", mi.replace(block=3, extra_bits=0, addend_extra_bits=0), f16, e4, np.float32),
+        ("late-b5-x4-X20-min", mi.replace(block=5, extra_bits=4, addend_extra_bits=20, min_exponent=-9),
+         e5, f16, np.float32),
+        ("oe-b7-x2-X3", fn.replace(block=7, extra_bits=2, addend_extra_bits=3), e4, e5, np.float32),
+        ("oe-b32-x0-nosub", fn.replace(block=32, extra_bits=0, input_subnormals=False), e4f, e4f, np.float32),
+        # the 64-bit integer steps: other roundings, zero exponents, X above 20, float16 results
+        ("late-up-away", mi.replace(alignment_rounding="upward", rounding="nearest_away"), f16, f16, np.float32),
+        ("late-tz-z5-f16out", mi.replace(alignment_rounding="toward_zero", zero_addend_exponent=5,
+                                         rounding="upward"), f16, f16, np.float16),
+        ("late-rne-X28-noz", mi.replace(alignment_rounding="nearest_even", addend_extra_bits=28,
+                                        zero_addend_exponent=None, rounding="downward"), e4, e4, np.float32),
+        ("oe-up-z-20-tz", fn.replace(alignment_rounding="upward", zero_addend_exponent=-20,
+                                     rounding="toward_zero"), e4f, e5f, np.float32),
+        ("oe-rne-x5-f16out", fn.replace(alignment_rounding="nearest_even", extra_bits=5, rounding="nearest_even",
+                                        block=9), f16, f16, np.float16),
+        ("oe-down-noz-X0", fn.replace(zero_addend_exponent=None, addend_extra_bits=0), e5f, e5f, np.float32),
+        # operands held scaled: binary64 steps (MI300X roundings) and integer steps
+        ("late-hi", mi, hi, e4, np.float32), ("oe-lo", fn.replace(block=6), lo, e5, np.float32),
+        ("late-bf16xe4-x3", mi.replace(extra_bits=3, block=5), bf, e4, np.float32),
+        ("late-bf16-up-f16out", mi.replace(alignment_rounding="upward", rounding="upward"), bf, bf, np.float16),
+        ("oe-bf16-tz", fn.replace(alignment_rounding="toward_zero", block=8), bf, bf, np.float32),
+    ]
+    return rows + [(name, md, fa, fb, out) for name, md, fa, fb, out in models]
+
+
+def _late_edges():
+    """Crafted operands for mm_units_late.c: block results that cancel to zero, that are
+    subnormal or round up to the smallest normal, that overflow; products at the alignment
+    limit below the addend (and the addend 25, 26 binades below the products, the odd/even
+    truncation), an addend far above or below everything, a subnormal, NaN or infinite
+    addend, NaN or infinity in one row or column, products that could reach 2^128."""
+    g = rng_of("unit-late-edges")
+    f16, e4f = softfp8.float16, softfp8.e4m3fnuz
+    m, k, p = 5, 40, 20
+    mi = softfp8.Accumulation.profile("mi300x")
+    B = softfp8.BlockFMA
+    models = [("mi300x", mi), ("late-int", mi.model("float16").replace(alignment_rounding="toward_zero",
+                                                                       rounding="upward"))]
+    bf = softfp8.bfloat16
+    sgn = lambda shape: g.choice([-1.0, 1.0], shape)   # noqa: E731
+    data = []
+    # cancellation: b's rows in pairs (x, -x) against equal a's: blocks sum to exact zeros
+    a = np.repeat((sgn((m, k // 2)) * 2.0 ** g.integers(-6, 6, (m, k // 2))), 2, axis=1)
+    b = (g.standard_normal((k, p)) * 4)
+    b[1::2] = -b[0::2]
+    data.append(("cancel", a.astype(f16), b.astype(f16), None))
+    data.append(("cancel-c", a.astype(f16), b.astype(f16), (g.standard_normal((m, p)) * 2.0 ** 20).astype(np.float32)))
+    # subnormal block results: products near 2^-28 summed with an addend that cancels them
+    ta = (sgn((m, k)) * 2.0 ** -14 * (1 + g.integers(0, 16, (m, k)) / 16)).astype(f16)
+    tb = (sgn((k, p)) * 2.0 ** -14 * (1 + g.integers(0, 16, (k, p)) / 16)).astype(f16)
+    tc = ((ta[:, :8].astype(np.float64) @ tb[:8].astype(np.float64)) * -1 +
+          g.integers(-3, 4, (m, p)) * 2.0 ** -140).astype(np.float32)
+    data.append(("tiny-c", ta[:, :8], tb[:8], tc))
+    tc2 = np.full((m, p), 2.0 ** -126, np.float32) * sgn((m, p)).astype(np.float32)
+    data.append(("min-normal-c", ta[:, :8], tb[:8], tc2))
+    # the addend far above: products at and past its alignment window (E(c) - E_p = 20 .. 40)
+    fa = (sgn((m, k)) * (1 + g.integers(0, 1024, (m, k)) / 1024)).astype(f16)
+    fb = (sgn((k, p)) * (1 + g.integers(0, 1024, (k, p)) / 1024)).astype(f16)
+    fc = (sgn((m, p)) * 2.0 ** g.integers(18, 42, (m, p)) * (1 + g.random((m, p)))).astype(np.float32)
+    data.append(("addend-above", fa, fb, fc))
+    # the addend below the products: 22 .. 30 binades (the odd/even truncation past 25)
+    bc = (sgn((m, p)) * 2.0 ** g.integers(-30, -21, (m, p)) * (1 + g.random((m, p)))).astype(np.float32)
+    data.append(("addend-below", fa, fb, bc))
+    # results near the top of binary32 (overflow, rounding to infinity) and addends there
+    oc = (sgn((m, p)) * 2.0 ** 127 * (1.99 + g.random((m, p)) * 0.0099)).astype(np.float32)
+    data.append(("top-c", fa[:, :3], fb[:3], oc))
+    # special addends: subnormal, NaN, infinities, zeros of both signs
+    sc = g.choice(np.array([1e-40, -3e-39, np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0], np.float32), (m, p))
+    data.append(("special-c", fa, fb, sc))
+    # a NaN in one row, an infinity in one column
+    na, nb = fa.copy(), fb.copy()
+    na[1, 17] = np.nan
+    nb[5, 3] = np.inf
+    data.append(("nan-row-inf-col", na, nb, fc))
+    # bfloat16 (operands held scaled): products below 2^-126 (the zero addend's exponent above
+    # them), some columns with normal products, block results near 2^-126
+    la = (sgn((m, k)) * 2.0 ** g.integers(-72, -58, (m, k)) * (1 + g.integers(0, 128, (m, k)) / 128))
+    lb = (sgn((k, p)) * 2.0 ** g.integers(-72, -58, (k, p)) * (1 + g.integers(0, 128, (k, p)) / 128))
+    lb[:, ::3] *= 2.0 ** 60
+    data.append(("bf16-low", la.astype(bf), lb.astype(bf), None))
+    data.append(("bf16-low-c", la.astype(bf), lb.astype(bf), g.choice(np.array([0.0, 2.0 ** -120, -2.0 ** -100, 1.0],
+                                                                             np.float32), (m, p))))
+    for name, acc in models:
+        for dname, x, y, c in data:
+            yield mcase(f"unit-late-edges/{name}/{dname}", lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(
+                x, y, c, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # bfloat16 products near 2^-131 summed in blocks of 16 without extra bits: a zero
+    # addend's exponent -126 lies above them (its two-term step rounds them down), the block
+    # results near 2^-126 (24 bits: the rounding keeps the step's last bit)
+    x0 = mi.model("bfloat16").replace(addend_extra_bits=0, block=16, extra_bits=0)
+    na_ = (2.0 ** -62 * (1 + g.integers(0, 128, (m, 16)) / 128)).astype(bf)
+    eb_ = np.where(g.random((16, p)) < 0.5, g.integers(-69, -66, (16, p)), g.integers(-80, -70, (16, p)))
+    nb_ = (2.0 ** eb_ * (1 + g.integers(0, 128, (16, p)) / 128)).astype(bf)
+    for dname, c in (("noc", None), ("zero-c", np.zeros((m, p), np.float32))):
+        yield mcase(f"unit-late-edges/late-bf16-X0/{dname}", lambda g, c=c: softfp8.matmul(
+            na_, nb_, c, out_dtype=np.float32, accumulation=x0), m * p, S.CONFIGS[0])
+    # FNUZ FP8 (odd/even): cancelling blocks, exact integer sums, the largest products (2^30)
+    fz = softfp8.Accumulation.profile("mi300x")
+    za = np.repeat(sgn((m, 16)) * 2.0 ** g.integers(-3, 3, (m, 16)), 2, axis=1)
+    zb = g.choice([1.0, 2.0, 0.5, 3.0], (32, p))
+    zb[1::2] = -zb[0::2]
+    ha = (sgn((m, 32)) * 240.0).astype(e4f)
+    for dname, x, y, c in (("cancel", za.astype(e4f), zb.astype(e4f), None),
+                           ("cancel-c", za.astype(e4f), zb.astype(e4f), fc),
+                           ("top", ha, ha.T[:, :p].copy() if p <= m else np.resize(ha.T, (32, p)), oc),
+                           ("addend-below", za.astype(e4f), zb.astype(e4f) * 0 + zb.astype(e4f), bc)):
+        yield mcase(f"unit-late-edges/mi300x-e4fnuz/{dname}", lambda g, x=x, y=y, c=c: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=fz), x.shape[0] * y.shape[1], S.CONFIGS[0])
 
 
 def _exact_pair_rows():

@@ -58,7 +58,7 @@
  * Lanes that must not run are zeroed in a private copy of the group's columns (no flag).
  */
 
-enum { FP_EXACT = 1, FP_PAIR = 2 };
+enum { FP_EXACT = 1, FP_PAIR = 2, FP_LATE = 3 };
 #define GW 32       /* outputs of a row computed together by these kernels */
 #define XCHUNK 512  /* products per reading of the status flags (exact alignment; whole blocks) */
 #define PAIR_MAX 64 /* the largest block of the pairwise kernels */
@@ -77,6 +77,7 @@ int sfp8mu_fp_mode(const sfp8u_model *md, int64_t k)
 #if FLT_EVAL_METHOD != 0
     return 0;
 #endif
+    if (sfp8mu_late_ok(md, k)) return FP_LATE; /* the two-term alignments (mm_units_late.c) */
     if (md->order != SFP8U_BLOCK || md->promote || k < 1 || md->envo.tininess_before) return 0;
     if (md->grouping == SFP8U_GLOBAL && md->exact_align)
         return (is_ieee(&md->fo, 32, 8, 23) || is_ieee(&md->fo, 16, 5, 10)) &&
@@ -722,6 +723,7 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     fpk x;
     mm_fxsave env;
     unsigned flags = 0;
+    if (mode == FP_LATE) return sfp8mu_late_gemm(md, A, am, ak, B, bk, bp, C, cm, cp, O, om, op, m, k, p);
     if (!md->has_addend) C = NULL;
     memset(&g, 0, sizeof g);
     g.md = md;
