@@ -236,7 +236,9 @@ def test_zero_sums_on_blas(fmt):
             def call():
                 with softfp8.rounding(mode):
                     return softfp8.matmul(a, b, out_dtype=np.float32)
-            got, _, paths = same(call)
+            # fast=2: tables built eagerly, so the bfloat16 decode table of these short calls
+            # (840 outputs, below the 65,536 / 16 gate) does not depend on what the cache holds
+            got, _, paths = same(call, fast=2)
             assert set(paths) <= {"blas_bound", "blas_ziv", "int_dot"} and len(paths) >= 1
             assert np.signbit(got[1, 0]) and not np.signbit(got[0, 0]) and np.signbit(got[0, 1])
             assert np.signbit(got[4, 4]) == (mode == "downward")
