@@ -495,7 +495,11 @@ def _contains(a, b):
     key = (a, b)
     r = _CONTAINS.get(key)
     if r is None:
-        r = _CONTAINS.setdefault(key, _compute_contains(a, b))
+        # cached for the process, so no context may enter it: the ISA convention's DAZ reads
+        # subnormal codes as zeros, saturation turns infinities into the largest value
+        # (rounding and tininess: _bits.FIXED; saturate=False below)
+        with _context.isa("default"):
+            r = _CONTAINS.setdefault(key, _compute_contains(a, b))
     return r
 
 
@@ -517,13 +521,13 @@ def _compute_contains(a, b):
         if dst is None:
             return False
         codes = np.arange(1 << fa.bits, dtype=np.uint32)
-        vals, _ = _bits.to_float(codes, fa, **_bits.FIXED)
+        vals, _ = _bits.to_float(codes, fa, saturate=False, **_bits.FIXED)
         out, fl = _bits.convert(codes, fa, dst, saturate=False, **_bits.FIXED)
         # a NaN must stay a NaN (checked below); quieting a signalling NaN raises
         # invalid, which loses no value (NumPy's float16 -> float32 is "safe" too)
         if np.any(fl[~np.isnan(vals)] & _MASK):
             return False
-        back = out if not isinstance(dst, Format) else _bits.to_float(out, dst, **_bits.FIXED)[0]
+        back = out if not isinstance(dst, Format) else _bits.to_float(out, dst, saturate=False, **_bits.FIXED)[0]
         return _values_equal(vals, back)
     if fb is None:
         return False

@@ -207,3 +207,22 @@ def test_ten_thousand_formats_stay_bounded():
     assert fill <= 1.0, out.stdout
     assert rend - r5k < 3.0, f"resident memory grew {rend - r5k:.1f} MiB over the last 5,000 formats"
     assert rend - r0 < 64.0, f"resident memory grew {rend - r0:.1f} MiB over 10,000 formats"
+
+
+def test_containment_ignores_the_isa_context():
+    """Whether every value of one dtype fits another is computed once per process and
+    cached (_dtypes._contains); computed first inside softfp8.saturation(True) (infinities
+    read as the largest value) or softfp8.isa("x86", daz=True) (subnormals read as zeros),
+    it must still be the exact answer (it was False for float16 -> float32 when a harness
+    cast under saturation computed it first, and then softfp8.matmul's default out_dtype
+    was float16 for the rest of the process)."""
+    from softfp8 import _dtypes
+    from softfp8._dtypes import dtype_of
+    import softfp8._formats as F
+    sf16 = dtype_of(F.float16)
+    key = (sf16, np.dtype(np.float32))
+    _dtypes._CONTAINS.clear()                      # computed afresh below, inside the contexts
+    with softfp8.isa("x86", daz=True), softfp8.saturation(True), softfp8.tininess("before"), \
+            softfp8.rounding("toward_zero"):
+        assert _dtypes._contains(*key)
+        assert not _dtypes._contains(key[1], key[0])
