@@ -263,12 +263,13 @@ def _block_quantize(x, seed, kind, efmt, sfmt, env):
                 sfmt=np.array(sfmt.params, np.int32), env=np.array(env, np.int32))
 
 
-def _block_values(codes, scales, ts, nvfp4, bs, efmt, sfmt, int8=False):
-    """xla_ffi.c block_values: float32 values of element codes (rows, n) with their scale codes and tensor scale."""
+def _block_values(codes, scales, ts, mode, bs, efmt, sfmt, int8=False, tr=1):
+    """xla_ffi.c block_values: float32 values of element codes (rows, n) with their block scales (mode 0: E8M0
+    codes, 1: NVFP4's UE4M3 codes, 2: float32 tile scales of tr rows) and tensor scale."""
     _register()
     call = jax.ffi.ffi_call(_TARGETS["block_values"], jax.ShapeDtypeStruct(codes.shape, jnp.float32))
-    return call(codes, scales, ts, kind=np.array((int(nvfp4), bs, int(int8)), np.int32), efmt=np.array(efmt.params, np.int32),
-                sfmt=np.array(sfmt.params, np.int32))
+    return call(codes, scales, ts, kind=np.array((int(mode), bs, int(int8), tr), np.int32),
+                efmt=np.array(efmt.params, np.int32), sfmt=np.array(sfmt.params, np.int32))
 
 
 def _tile_quantize(x, seed, tile, efmt, env):

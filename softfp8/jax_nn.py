@@ -233,6 +233,11 @@ class Linear:
         r = self.recipe
         if r.scaling == "tiles":     # scaled_mm with the tiles' float32 scales as its grids
             fa, fb = (r.grad_fmt if x == "g" else r.fmt for x in (ra, rb))
+            if r.gemm == "dequantized":
+                one, e4 = jnp.ones((), jnp.float32), lookup("e4m3")
+                va = _block_values(qa.codes, qa.scales, one, 2, 128, fa, e4, tr=128 if ra == "w" else 1)
+                vb = _block_values(qb.codes, qb.scales, one, 2, 128, fb, e4, tr=128 if rb == "w" else 1)
+                return jnp.dot(va, vb.T, precision=jax.lax.Precision.HIGHEST)
             for q, name in ((qa, ra), (qb, rb)):
                 if q.codes.shape[1] % 128 or (name == "w" and q.codes.shape[0] % 128):
                     raise ValueError(f"softfp8.jax.Linear: DeepSeek tiles need whole tiles (multiples of 128), "

@@ -798,32 +798,37 @@ sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
     return NULL;
 }
 
-/* block_values: BlockArray.dequantize to float32 of the rows of element codes (rows, n) with their scale codes
-   (rows, ceil(n / bs)) and tensor scale: element * scale (* tensor scale) exact in binary64, rounded once to
-   binary32 (a NaN scale gives NaN; MXINT8 elements are k * 2^-6).  Attributes "efmt", "sfmt" (NVFP4's scale
-   format; MX: ignored), "kind" int32[3] (nvfp4, bs, int8). */
+/* block_values: BlockArray.dequantize to float32 of the rows of element codes (rows, n) with their block scales
+   and tensor scale: element * scale (* tensor scale) exact in binary64, rounded once to binary32 (a NaN scale gives
+   NaN; MXINT8 elements are k * 2^-6).  The scales: E8M0 codes (mode 0, MX) or UE4M3 codes in "sfmt" (mode 1,
+   NVFP4), uint8 (rows, ceil(n / bs)); or float32 values (mode 2, DeepSeek tiles of tr rows: (ceil(rows / tr),
+   ceil(n / bs))).  Attributes "efmt", "sfmt", "kind" int32[4] (mode, bs, int8, tr). */
 sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
 {
     static const char op[] = "block_values";
     enum { CHUNK = 1024 };
     int done;
-    int32_t kind[3];
+    int32_t kind[4];
     sfp8_format fe, fs;
     sfx_error *e = frame_start(cf, op, 3, 1, &done);
     if (e || done) return e;
     const sfx_buffer *el = arg(cf, 0), *sc = arg(cf, 1), *tsb = arg(cf, 2), *y = ret(cf, 0);
-    if ((e = attr_i32(cf, op, "kind", 3, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
+    if ((e = attr_i32(cf, op, "kind", 4, kind)) || (e = attr_format(cf, op, "efmt", &fe)) ||
         (e = attr_format(cf, op, "sfmt", &fs)))
         return e;
-    if ((kind[0] != 0 && kind[0] != 1) || kind[1] < 1 || (kind[2] != 0 && kind[2] != 1) || (fe.bits > 8 && !kind[2]))
-        return BAD("%s: kind (%d, bs %d) or an element format of %d bits out of range", op, kind[0], kind[1], fe.bits);
+    if (kind[0] < 0 || kind[0] > 2 || kind[1] < 1 || (kind[2] != 0 && kind[2] != 1) || (fe.bits > 8 && !kind[2]) ||
+        kind[3] < 1 || (kind[3] > 1 && kind[0] != 2))
+        return BAD("%s: kind (%d, bs %d, tr %d) or an element format of %d bits out of range", op, kind[0], kind[1],
+                   kind[3], fe.bits);
     if (el->dtype != SFX_U8 || el->rank != 2 || y->dtype != SFX_F32 || y->rank != 2 || !same_lead(el, y, 2))
         return BAD("%s: uint8 element codes (rows, n) and a float32 result of their shape expected", op);
-    int64_t rows = el->dims[0], n = el->dims[1], bs = kind[1], nbr = (n + bs - 1) / bs;
-    if (sc->dtype != SFX_U8 || sc->rank != 2 || sc->dims[0] != rows || sc->dims[1] != nbr || tsb->dtype != SFX_F32 ||
-        tsb->rank != 0)
-        return BAD("%s: scale codes uint8 (rows, %lld) and a float32 tensor scale expected", op, (long long)nbr);
+    int64_t rows = el->dims[0], n = el->dims[1], bs = kind[1], tr = kind[3], nbr = (n + bs - 1) / bs;
+    if (sc->dtype != (kind[0] == 2 ? SFX_F32 : SFX_U8) || sc->rank != 2 || sc->dims[0] != (rows + tr - 1) / tr ||
+        sc->dims[1] != nbr || tsb->dtype != SFX_F32 || tsb->rank != 0)
+        return BAD("%s: scales (%lld, %lld) (uint8 codes, float32 for tiles) and a float32 tensor scale expected", op,
+                   (long long)((rows + tr - 1) / tr), (long long)nbr);
     const uint8_t *sv = (const uint8_t *)sc->data;
+    const float *sf = (const float *)sc->data;
     sfp8_env env;
     memset(&env, 0, sizeof env);
     env.sr_bits = 32;
@@ -834,9 +839,11 @@ sfx_error *sfp8_xla_block_values(sfx_call_frame *cf)
     double ts = *(const float *)tsb->data;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t j0 = 0; j0 < n; j0 += bs) {
-            int64_t cnt = n - j0 < bs ? n - j0 : bs, blk = r * nbr + j0 / bs;
+            int64_t cnt = n - j0 < bs ? n - j0 : bs, blk = (r / tr) * nbr + j0 / bs;
             double s;
-            if (kind[0]) {
+            if (kind[0] == 2) {
+                s = sf[blk]; /* a tile's float32 scale (NaN: the tile held an infinity or a NaN) */
+            } else if (kind[0]) {
                 one[0] = sv[blk];
                 sfp8d_convert(&fs, &sfp8_binary64, &env, &rng, (const char *)one, 1, (char *)sval, 8, 1, NULL);
                 s = sval[0] * ts; /* exact: 4 + 24 bits */

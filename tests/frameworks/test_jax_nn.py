@@ -183,7 +183,8 @@ BLOCKS = [nn.Recipe("mx", accumulation=softfp8.Accumulation(accumulator="float32
           nn.Recipe("mx", kinds="mxint8"),
           nn.Recipe("mx", kinds={"x": "mxint8", "w": "mxfp8_e4m3", "g": "mxint8"}, stochastic_gradients=True, seed=2),
           nn.Recipe("tiles"), nn.Recipe("tiles", stochastic_gradients=True, seed=3, grad_fmt="e4m3"),
-          nn.Recipe("tiles", accumulation=softfp8.Accumulation(accumulator="float32", promote_every=128))]
+          nn.Recipe("tiles", accumulation=softfp8.Accumulation(accumulator="float32", promote_every=128)),
+          nn.Recipe("tiles", gemm="dequantized")]
 
 
 @pytest.mark.parametrize("recipe", BLOCKS, ids=repr)
