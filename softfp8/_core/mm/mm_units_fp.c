@@ -23,6 +23,7 @@
 #include "mm_simd.h"
 #include "mm_udecode.h"
 #include "mm_units_fp.h"
+#include "mm_units_late.h"
 #include "mm_value.h"
 
 #if MM_SIMD

@@ -15,10 +15,4 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
                         ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
                         ptrdiff_t op, int64_t m, int64_t k, int64_t p);
 
-/* mm_units_late.c: the two-term alignments (late addend, odd/even groups) */
-int sfp8mu_late_ok(const sfp8u_model *md, int64_t k);
-unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
-                          ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
-                          ptrdiff_t op, int64_t m, int64_t k, int64_t p);
-
 #endif
