@@ -436,6 +436,9 @@ sfx_error *sfp8_xla_scaled_mm(sfx_call_frame *cf) { return matmul_run(cf, "scale
  * ScaledArray.dequantize / DelayedScaling, here so that no step runs under XLA's FTZ / DAZ. */
 
 static int f32_bits_nan(uint32_t u) { return (u & 0x7FFFFFFFu) > 0x7F800000u; }
+/* a positive finite binary32 value, by its bits: a check on floats before fp_enter would read a
+   subnormal as zero (XLA's DAZ) */
+static int f32_bits_positive(uint32_t u) { return u != 0 && u < 0x7F800000u; }
 static float f32_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static uint32_t bits_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
@@ -554,7 +557,7 @@ sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf)
     if (rule[0] != 0 && (rule[0] != 1 || d != 1))
         return BAD("%s: rule %d not 0 (given scale) or 1 (current scale, quantise only)", op, rule[0]);
     float target = f32_of((uint32_t)rule[1]);
-    if (rule[0] == 1 && !(target > 0 && target <= FLT_MAX))
+    if (rule[0] == 1 && !f32_bits_positive((uint32_t)rule[1]))
         return BAD("%s: the target 0x%08x is not a positive finite float32", op, (unsigned)rule[1]);
     if ((e = attr_format(cf, op, "fmt", &f)) || (e = attr_env(cf, op, &f, &env))) return e;
     const sfx_buffer *codes = d ? y : x, *vals = d ? x : y;
@@ -632,7 +635,7 @@ sfx_error *sfp8_xla_delayed_update(sfx_call_frame *cf)
     if ((e = attr_i32(cf, op, "rule", 2, rule))) return e;
     if (rule[0] != 0 && rule[0] != 1) return BAD("%s: amax algorithm %d not 0 (max) or 1 (most recent)", op, rule[0]);
     float target = f32_of((uint32_t)rule[1]);
-    if (!(target > 0 && target <= FLT_MAX))
+    if (!f32_bits_positive((uint32_t)rule[1]))
         return BAD("%s: the target 0x%08x is not a positive finite float32", op, (unsigned)rule[1]);
     int64_t nb = am->rank;
     const sfx_buffer *all[5] = {h, am, sc, ho, so};
@@ -752,7 +755,7 @@ sfx_error *sfp8_xla_block_quantize(sfx_call_frame *cf)
         return BAD("%s: kind (%d, %d, ..., bs %d) or an element format of %d bits out of range", op, kind[0], kind[1],
                    kind[5], fe.bits);
     float elem_max = f32_of((uint32_t)kind[4]);
-    if (!(elem_max > 0 && elem_max <= FLT_MAX)) return BAD("%s: the element's largest value is not positive", op);
+    if (!f32_bits_positive((uint32_t)kind[4])) return BAD("%s: the element's largest value is not positive", op);
     if (x->dtype != SFX_F32 || x->rank != 2 || el->dtype != SFX_U8 || !same_lead(x, el, 2) || el->rank != 2)
         return BAD("%s: float32 x (rows, n) and uint8 element codes of its shape expected", op);
     int64_t rows = x->dims[0], n = x->dims[1], bs = kind[5], nbr = (n + bs - 1) / bs;
@@ -886,7 +889,7 @@ sfx_error *sfp8_xla_tile_quantize(sfx_call_frame *cf)
         (e = attr_env(cf, op, &fe, &env)))
         return e;
     float fmax = f32_of((uint32_t)tile[2]);
-    if (tile[0] < 1 || tile[1] < 1 || fe.bits != 8 || !(fmax > 0 && fmax <= FLT_MAX))
+    if (tile[0] < 1 || tile[1] < 1 || fe.bits != 8 || !f32_bits_positive((uint32_t)tile[2]))
         return BAD("%s: tile (%d, %d) or an element format of %d bits (8 expected)", op, tile[0], tile[1], fe.bits);
     if (x->dtype != SFX_F32 || x->rank != 2 || el->dtype != SFX_U8 || el->rank != 2 || !same_lead(x, el, 2))
         return BAD("%s: float32 x (rows, n) and uint8 codes of its shape expected", op);
