@@ -257,6 +257,25 @@ static int same_lead(const sfx_buffer *a, const sfx_buffer *b, int64_t nb)
     return 1;
 }
 
+/* the conversion's direction (attribute "dir": 1 quantise float32 x -> codes y, 0 dequantise),
+   format ("fmt") and environment ("env"), and x / y checked against them (same shape) */
+static sfx_error *conversion(const sfx_call_frame *cf, const char *op, const sfx_buffer *x, const sfx_buffer *y,
+                             int32_t *dir, sfp8_format *f, sfp8_env *env)
+{
+    sfx_error *e;
+    if ((e = attr_i32(cf, op, "dir", 1, dir))) return e;
+    if (*dir != 0 && *dir != 1) return BAD("%s: attribute dir %d not 0 (dequantise) or 1 (quantise)", op, *dir);
+    if ((e = attr_format(cf, op, "fmt", f)) || (e = attr_env(cf, op, f, env))) return e;
+    const sfx_buffer *codes = *dir ? y : x, *vals = *dir ? x : y;
+    if (vals->dtype != SFX_F32)
+        return BAD("%s: the %s must be float32 (XLA dtype %d given)", op, *dir ? "operand" : "result", vals->dtype);
+    if (!code_dtype(codes->dtype, f))
+        return BAD("%s: XLA dtype %d cannot hold the codes of a %d-bit format (need %d-byte elements)", op,
+                   codes->dtype, f->bits, sfp8d_size(f));
+    if (x->rank != y->rank || !same_lead(x, y, x->rank)) return BAD("%s: operand and result shapes differ", op);
+    return NULL;
+}
+
 sfx_error *sfp8_xla_convert(sfx_call_frame *cf)
 {
     static const char op[] = "convert";
@@ -267,18 +286,8 @@ sfx_error *sfp8_xla_convert(sfx_call_frame *cf)
     if (e || done) return e;
     const sfx_buffer *x = arg(cf, 0), *seed = arg(cf, 1), *y = ret(cf, 0), *fl = ret(cf, 1);
     int32_t d;
-    if ((e = attr_i32(cf, op, "dir", 1, &d))) return e;
+    if ((e = conversion(cf, op, x, y, &d, &f, &env))) return e;
     dir = d;
-    if (dir != 0 && dir != 1) return BAD("%s: attribute dir %d not 0 (dequantise) or 1 (quantise)", op, dir);
-    if ((e = attr_format(cf, op, "fmt", &f)) || (e = attr_env(cf, op, &f, &env))) return e;
-    const sfx_buffer *codes = dir ? y : x, *vals = dir ? x : y;
-    if (vals->dtype != SFX_F32)
-        return BAD("%s: the %s must be float32 (XLA dtype %d given)", op, dir ? "operand" : "result", vals->dtype);
-    if (!code_dtype(codes->dtype, &f))
-        return BAD("%s: XLA dtype %d cannot hold the codes of a %d-bit format (need %d-byte elements)", op,
-                   codes->dtype, f.bits, sfp8d_size(&f));
-    if (x->rank != y->rank || !same_lead(x, y, x->rank))
-        return BAD("%s: operand and result shapes differ", op);
     if (seed->dtype != SFX_U32 || seed->rank < 1 || seed->dims[seed->rank - 1] != 2)
         return BAD("%s: the seed operand must be uint32 of shape (..., 2)", op);
     int64_t nb = seed->rank - 1;
@@ -552,21 +561,12 @@ sfx_error *sfp8_xla_scaled_convert(sfx_call_frame *cf)
     if (e || done) return e;
     const sfx_buffer *x = arg(cf, 0), *sc = arg(cf, 1), *seed = arg(cf, 2);
     const sfx_buffer *y = ret(cf, 0), *fl = ret(cf, 1), *am = ret(cf, 2), *su = ret(cf, 3), *si = ret(cf, 4);
-    if ((e = attr_i32(cf, op, "dir", 1, &d)) || (e = attr_i32(cf, op, "rule", 3, rule))) return e;
-    if (d != 0 && d != 1) return BAD("%s: attribute dir %d not 0 (dequantise) or 1 (quantise)", op, d);
+    if ((e = conversion(cf, op, x, y, &d, &f, &env)) || (e = attr_i32(cf, op, "rule", 3, rule))) return e;
     if (rule[0] != 0 && (rule[0] != 1 || d != 1))
         return BAD("%s: rule %d not 0 (given scale) or 1 (current scale, quantise only)", op, rule[0]);
     float target = f32_of((uint32_t)rule[1]);
     if (rule[0] == 1 && !f32_bits_positive((uint32_t)rule[1]))
         return BAD("%s: the target 0x%08x is not a positive finite float32", op, (unsigned)rule[1]);
-    if ((e = attr_format(cf, op, "fmt", &f)) || (e = attr_env(cf, op, &f, &env))) return e;
-    const sfx_buffer *codes = d ? y : x, *vals = d ? x : y;
-    if (vals->dtype != SFX_F32)
-        return BAD("%s: the %s must be float32 (XLA dtype %d given)", op, d ? "operand" : "result", vals->dtype);
-    if (!code_dtype(codes->dtype, &f))
-        return BAD("%s: XLA dtype %d cannot hold the codes of a %d-bit format (need %d-byte elements)", op,
-                   codes->dtype, f.bits, sfp8d_size(&f));
-    if (x->rank != y->rank || !same_lead(x, y, x->rank)) return BAD("%s: operand and result shapes differ", op);
     int64_t nb = sc->rank;
     if (sc->dtype != SFX_F32 || !same_lead(x, sc, nb))
         return BAD("%s: the scale must be float32 with the operand's leading (batch) dims", op);

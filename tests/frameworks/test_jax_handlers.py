@@ -26,6 +26,16 @@ import jax.numpy as jnp  # noqa: E402
 from softfp8 import _jax_ffi as F  # noqa: E402
 
 MODES = softfp8._context.ROUNDING_MODES
+LEVELS = sorted({0, softfp8._ext.simd_level()})
+
+
+@pytest.fixture(autouse=True, params=LEVELS, ids=lambda lv: f"simd{lv}")
+def simd(request):
+    """Every test at the portable level and at the machine's SIMD level (the handlers run
+    the driver's families at the current level)."""
+    prev = softfp8._ext.set_simd(request.param)
+    yield request.param
+    softfp8._ext.set_simd(prev)
 SEED = 0x0123456789ABCDEF
 E4 = softfp8.lookup("e4m3")
 

@@ -39,8 +39,7 @@ int sfp8mu_decoder_init(const uctx *g, udecoder *D, const sfp8_format *f, int64_
     /* IEEE layout, every value a binary32 number (below 2^128, multiples of 2^-149; so 2^x a
        normal binary64 number): decoded
        from the bits, no table of 2^bits codes to build */
-    D->ieee = f->bits > 8 && f->bits <= 32 && f->is_signed && f->specials == SFP8_SPECIALS_IEEE &&
-              f->subnormals == SFP8_SUBNORMALS_IEEE && f->man_bits <= 23 && fmt_low(f) >= -150 &&
+    D->ieee = sfp8mu_ieee_layout(f) && f->bits <= 32 && f->man_bits <= 23 && fmt_low(f) >= -150 &&
               ((int64_t)1 << f->exp_bits) - 1 - f->bias <= 128;
     if (D->ieee) return 1;
     if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits))) return 1;

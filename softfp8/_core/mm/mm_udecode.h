@@ -41,6 +41,15 @@ typedef struct {
 /* one code decoded */
 void sfp8mu_decode1(const uctx *g, const sfp8_format *f, int64_t emin, uint64_t code, ucode *d);
 
+/* an IEEE-layout format of more than 8 bits: sign, exponent and fraction fields filling the
+ * code, IEEE infinities / NaN and subnormals (float16, bfloat16, ...): the formats the kernels
+ * decode from their bits instead of a table */
+static inline int sfp8mu_ieee_layout(const sfp8_format *f)
+{
+    return f->bits > 8 && f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE &&
+           f->bits == 1 + f->exp_bits + f->man_bits;
+}
+
 /* the decoder of an operand format: a table of every code when that repays it, or (ieee)
  * the arithmetic decoding of an IEEE-layout format whose values are binary32 numbers */
 typedef struct {

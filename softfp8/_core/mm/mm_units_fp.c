@@ -580,8 +580,7 @@ typedef struct {
 static int fdec_init(const uctx *g, fdec *F, const sfp8_format *f, int64_t count)
 {
     memset(F, 0, sizeof *F);
-    F->arith = f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE &&
-               f->bits >= 9 && f->bits <= 16 && f->bits == 1 + f->exp_bits + f->man_bits;
+    F->arith = sfp8mu_ieee_layout(f) && f->bits <= 16;
     F->M = f->man_bits;
     F->bias = f->bias;
     F->in_sub = g->md->in_subnormals;

@@ -629,8 +629,7 @@ typedef struct {
 static int ldec_init(const uctx *g, ldec *F, const sfp8_format *f, int64_t count)
 {
     memset(F, 0, sizeof *F);
-    F->arith = f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE &&
-               f->bits >= 9 && f->bits <= 16 && f->bits == 1 + f->exp_bits + f->man_bits;
+    F->arith = sfp8mu_ieee_layout(f) && f->bits <= 16;
     F->M = f->man_bits;
     F->sbit = f->bits - 1;
     F->bias = (int32_t)f->bias;
@@ -692,6 +691,17 @@ static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v
 }
 
 #if MM_SIMD
+/* the per-column NaN / infinity and subnormal flags of B from the SIMD decoders' masks (cb:
+   pp / 16 masks of bad columns, then pp / 16 of subnormal ones), cb freed */
+static void column_flags(__mmask16 *cb, int64_t pp, int64_t p, unsigned char *colbad, unsigned char *colsub)
+{
+    for (int64_t j = 0; j < p; j++) {
+        colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
+        colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
+    }
+    free(cb);
+}
+
 /* n binary16 codes at src (contiguous) decoded as ldecode does, sixteen at a time: values
  * f, nominal exponents E (sixteen t at f + t / 16 * cs + t % 16); *bad, *sub: per lane of the sixteen (bits of masks), *maxE */
 MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub, float *f, int32_t *E,
@@ -856,13 +866,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     memset(&da, 0, sizeof da);
     memset(&db, 0, sizeof db);
     if (!slots || !ma || !mb || !colbad || !ldec_init(&g, &da, &md->fa, m * k) || !ldec_init(&g, &db, &md->fb, k * p)) {
-        free(slots);
-        free(ma);
-        free(mb);
-        free(colbad);
-        free(da.D.tab);
-        free(db.D.tab);
-        return SFP8U_NOMEM;
+        flags = SFP8U_NOMEM;
+        goto done;
     }
     for (int64_t l = 0; l < k; l++) slots[l] = lslot(md, l, k);
     /* no FTZ / DAZ from here (the decoding's conversions, the products' conversions exact) */
@@ -893,11 +898,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
                     if (bE[BIX(sl, j)] > maxb) maxb = bE[BIX(sl, j)];
                 }
             }
-            for (int64_t j = 0; j < p; j++) {
-                colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
-                colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
-            }
-            free(cb);
+            column_flags(cb, pp, p, colbad, colsub);
             goto decoded;
         }
     }
@@ -914,11 +915,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
                 }
                 maxb = mx > maxb ? mx : maxb;
             }
-            for (int64_t j = 0; j < p; j++) {
-                colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
-                colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
-            }
-            free(cb);
+            column_flags(cb, pp, p, colbad, colsub);
             goto decoded;
         }
     }
@@ -1051,6 +1048,7 @@ decoded:
     mm_fx_leave(&env);
     /* the SIMD level the kernels ran at: AVX2 for the models without the binary64 steps */
     if (used) mm_count(SFP8M_BLOCK_FMA, level >= 2 && !K.dbl ? 1 : level);
+done:
     free(ma);
     free(mb);
     free(colbad);
