@@ -227,13 +227,14 @@ def evaluate(row, rows_by_key):
             ok = sf < row.tc.ns
         else:
             ok = False
-    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant", "vs_cast"):
+    elif kind in ("vs_ref", "vs_f16", "vs_u8", "vs_finite", "vs_exact", "vs_quant", "vs_cast", "vs_pow2"):
         factor = t[1]  # a ratio to the row's reference
         row.target_text = f"≤{factor:g}× " + {"vs_ref": "sgemm", "vs_f16": "NumPy float16",
                                              "vs_quant": "scaling.quantize",
                                              "vs_cast": "softfp8's NumPy cast",
                                              "vs_u8": "NumPy uint8↔float64 astype",
                                              "vs_finite": "the NaN-free time",
+                                             "vs_pow2": "power-of-two scales",
                                              "vs_exact": "the exact product"}[kind]
         if sf is not None and row.ref.ok:
             ratio = sf / row.ref.ns
@@ -973,6 +974,17 @@ def main(argv=None):
             notes=["ns per multiply-add", "softfp8.scaled_mm(A, B, 0.5, 0.25, out_dtype=np.float32): "
                    "the exact sum times 1/8 rounded once (dgemm with an exactness test per row and "
                    "column, docs/training.md)"]))
+    def sf_mixed_any(sz):     # the same product, scales that are not powers of two
+        A, B = mat(sz, "sf45")
+        return lambda: softfp8.scaled_mm(A, B, 0.3, 0.7, out_dtype=np.float32)
+
+    mixed_pow2 = rows[-1]
+    add(Row("mm_mixed_any", f"matmul E4M3×E5M2 {mm_n}², exact (scaled_mm, scales 0.3 and 0.7) → float32",
+            MM(sf_mixed_any, mm_n), ref=mixed_pow2.sf, ref_label=f"the power-of-two scales of row #{mixed_pow2.num}",
+            target=("vs_pow2", 1.1),
+            notes=["ns per multiply-add", "softfp8.scaled_mm(A, B, 0.3, 0.7, out_dtype=np.float32): the exact "
+                   "sum times s = round_f32(0.3 * 0.7), rounded once; issue 22 item 5: any scales as "
+                   "fast as power-of-two ones (1.1: the timing noise of one run)"]))
     add(Row("mm_e4m3_nan", f"matmul E4M3 {mm_n}² with one NaN in A → float32",
             MM(sf_mm_nan, mm_n), ref=mm_f32.sf, ref_label=f"the NaN-free row #{mm_f32.num}",
             target=("vs_finite", 1.5),
@@ -1017,6 +1029,20 @@ def main(argv=None):
                 target=("vs_exact", 3.0),
                 notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, accumulation={acc!r})",
                        "issue 22 item 5: every accumulation model at most 3x the exact product"]))
+
+    # scaled_mm with an accumulation model: scales that are not powers of two against 0.5 / 0.25
+    def S22(sa, sb):
+        acc = softfp8.Accumulation(accumulator=np.float32)
+        return measure(lambda s: (lambda: softfp8.scaled_mm(A22, B22, sa, sb, out_dtype=np.float32, accumulation=acc)),
+                       [1], lambda s: 256 * 784 * 128, repeats)
+
+    add(Row("mm_scaled_acc_any", "scaled_mm E4M3 256×784×128, float32 accumulator, scales 0.3 and 0.7 → float32",
+            S22(0.3, 0.7), ref=S22(0.5, 0.25), ref_label="the same call with scales 0.5 and 0.25",
+            target=("vs_pow2", 1.1),
+            notes=["ns per multiply-add", "softfp8.scaled_mm(A, B, 0.3, 0.7, out_dtype=np.float32, "
+                   "accumulation=softfp8.Accumulation(accumulator=np.float32)): the model's sum times "
+                   "round_f32(0.3 * 0.7), rounded once", "issue 22 item 5: any scales as fast as power-of-two "
+                   "ones (1.1: the timing noise of one run)"]))
 
     # matrix-unit profiles (block-FMA model), each on operands of an input format it takes,
     # against the exact product of the same operands; and the small shape 64x64x128

@@ -13,14 +13,21 @@
    tables in the default (length-gated) mode, as they do for the reference's one cast */
 enum { CHUNK = 1 << 18 };
 
-static int run_block(sfp8f_blockq *b)
+/* 1 done (*fl: what the kernel returns), 0 declined */
+static int run_block_fl(sfp8f_blockq *b, unsigned *fl)
 {
     sfp8f_call c;
-    unsigned fl;
     memset(&c, 0, sizeof c);
     c.block = b;
     c.n = b->rows * b->n;
-    return c.n <= 0 || sfp8d_run_block(&c, &fl);
+    *fl = 0;
+    return c.n <= 0 || sfp8d_run_block(&c, fl);
+}
+
+static int run_block(sfp8f_blockq *b)
+{
+    unsigned fl;
+    return run_block_fl(b, &fl);
 }
 
 static sfp8f_blockq rows_of(const sfp8q_args *a, int phase)
@@ -122,10 +129,10 @@ static int block_scales(const sfp8q_args *a, ptrdiff_t nb, double *d, unsigned *
 }
 
 /* MXINT8: per helper code (a->efmt of at most 9 bits) the element k = value * 64 clamped
-   to +-127 and the flags of the reference's exact cast of that code to binary64 */
+   to +-127 (its byte) and the flags of the reference's exact cast of that code to
+   binary64 (<< 8): the blockq family's INT8 phase reads it */
 typedef struct int8_table {
-    int8_t k[512];
-    uint8_t fl[512];
+    int32_t kt[512];
 } int8_table;
 
 static void int8_build(const sfp8q_args *a, int8_table *t)
@@ -133,39 +140,65 @@ static void int8_build(const sfp8q_args *a, int8_table *t)
     const int n = 1 << a->efmt->bits;
     uint16_t codes[512];
     double v[512];
+    uint8_t fl[512];
     sfp8_env exact;
     sfp8_rng rng0;
     memset(&exact, 0, sizeof exact);
     memset(&rng0, 0, sizeof rng0);
     exact.sr_bits = 32;
     for (int c = 0; c < 512; c++) codes[c] = (uint16_t)c;
-    sfp8d_convert(a->efmt, &sfp8_binary64, &exact, &rng0, (const char *)codes, 2, (char *)v, 8, n, t->fl);
+    sfp8d_convert(a->efmt, &sfp8_binary64, &exact, &rng0, (const char *)codes, 2, (char *)v, 8, n, fl);
     /* the helper's values are multiples of 1/64: v * 64 is an integer, exactly */
     for (int c = 0; c < n; c++) {
         const double k = v[c] * 64.0;
-        t->k[c] = (int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
+        const int8_t k8 = (int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
+        t->kt[c] = (int32_t)((uint32_t)(uint8_t)k8 | (uint32_t)fl[c] << 8);
     }
 }
 
 /* the elements of one chunk (its quotients: q binary64, or q32 binary32 when not NULL,
-   cnt of them) into out; MXINT8 through the helper format's codes h and the table i8 */
-static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, const double *q,
-                         const float *q32, uint16_t *h, const int8_table *i8, ptrdiff_t cnt, char *out)
+   cnt of them) into out, *flags |= their flags; MXINT8 through the helper format's codes h
+   and the table i8 (the blockq family's INT8 phase); 1 done, 0 declined */
+static int elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, const double *q, const float *q32,
+                    uint16_t *h, const int8_table *i8, ptrdiff_t cnt, char *out, unsigned *flags)
 {
-    unsigned fl;
-    uint8_t used = 0;
+    unsigned used;
+    sfp8f_blockq b;
     const sfp8_format *src = q32 ? &sfp8_binary32 : &sfp8_binary64;
     const char *qs = q32 ? (const char *)q32 : (const char *)q;
     const ptrdiff_t qsz = q32 ? 4 : 8;
-    if (!a->int8)
-        return sfp8d_convert(src, a->efmt, env, rng, qs, qsz, out, a->efmt->bits <= 8 ? 1 : 2, cnt, NULL);
-    fl = sfp8d_convert(src, a->efmt, env, rng, qs, qsz, (char *)h, 2, cnt, NULL);
-    const unsigned mask = (1u << a->efmt->bits) - 1;
-    for (ptrdiff_t i = 0; i < cnt; i++) {
-        out[i] = (char)i8->k[h[i] & mask];
-        used |= i8->fl[h[i] & mask];
+    if (!a->int8) {
+        *flags |= sfp8d_convert(src, a->efmt, env, rng, qs, qsz, out, a->efmt->bits <= 8 ? 1 : 2, cnt, NULL);
+        return 1;
     }
-    return fl | used;
+    *flags |= sfp8d_convert(src, a->efmt, env, rng, qs, qsz, (char *)h, 2, cnt, NULL);
+    memset(&b, 0, sizeof b);
+    b.phase = SFP8F_BQ_INT8;
+    b.isize = 4;
+    b.rows = 1;
+    b.bs = 1;
+    b.n = cnt;
+    b.h = h;
+    b.kt = i8->kt;
+    b.hmask = (1u << a->efmt->bits) - 1;
+    b.o8 = (int8_t *)(void *)out;
+    if (!run_block_fl(&b, &used)) return 0;
+    *flags |= used;
+    return 1;
+}
+
+/* the element format's largest finite value and smallest subnormal, as binary64 */
+static void value_range(const sfp8_format *f, double *vb, double *vs)
+{
+    sfp8_env env;
+    uint8_t fl = 0;
+    uint64_t big, small;
+    memset(&env, 0, sizeof env);
+    env.sr_bits = 32;
+    big = sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &env, &fl);
+    small = sfp8_convert(f, &sfp8_binary64, sfp8_min_subnormal_code(f), &env, &fl);
+    memcpy(vb, &big, 8);
+    memcpy(vs, &small, 8);
 }
 
 /* the element formats binary32 quotients serve (blockq.c, QUOT32): every value and
@@ -173,17 +206,18 @@ static unsigned elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng
    +-2^-120 and +-2^127 round as the quotients they stand for) */
 static int f32_range_ok(const sfp8_format *f)
 {
-    sfp8_env env;
-    uint8_t fl = 0;
-    uint64_t big, small;
     double vb, vs;
-    memset(&env, 0, sizeof env);
-    env.sr_bits = 32;
-    big = sfp8_convert(f, &sfp8_binary64, sfp8_max_code(f), &env, &fl);
-    small = sfp8_convert(f, &sfp8_binary64, sfp8_min_subnormal_code(f), &env, &fl);
-    memcpy(&vb, &big, 8);
-    memcpy(&vs, &small, 8);
+    value_range(f, &vb, &vs);
     return vb < 0x1p100 && vs > 0x1p-80;
+}
+
+/* the element formats of NVFP4's binary32 lanes (blockq.c): at most 18 significant bits,
+   every finite value and rounding boundary within [2^-38, 2^19] (E2M1: 0.25 .. 7) */
+static int lanes_ok(const sfp8_format *f)
+{
+    double vb, vs;
+    value_range(f, &vb, &vs);
+    return f->man_bits + 1 <= 18 && vb < 0x1p18 && vs > 0x1p-37;
 }
 
 int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsigned *flags)
@@ -198,6 +232,7 @@ int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsign
        not for stochastic rounding's 32 further bits) */
     const int f32 = a->isize == 4 && f32_range_ok(a->efmt) &&
                     (!a->nvfp4 || (env->rounding != SFP8_ROUND_STOCHASTIC && a->efmt->man_bits + 3 <= 24));
+    const int lanes = f32 && a->nvfp4 && lanes_ok(a->efmt);
     const size_t len = (size_t)(per * seg > 0 ? per * seg : 1);
     double *d = malloc((size_t)(nb ? nb : 1) * sizeof *d);
     double *q = !f32 ? malloc(len * sizeof *q) : NULL;
@@ -220,8 +255,9 @@ int sfp8q_finish(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, unsign
             b.d = d + r * nbr + j / a->bs;
             b.q = q;
             b.q32 = q32;
+            b.ts = f32 && a->nvfp4 && lanes ? a->ts : 0.0;
             if (!run_block(&b)) ok = 0;
-            else *flags |= elements(a, env, rng, q, q32, h, i8, rows * cnt, a->out + (r * a->n + j) * osize);
+            else ok = elements(a, env, rng, q, q32, h, i8, rows * cnt, a->out + (r * a->n + j) * osize, flags);
         }
     }
     free(d);

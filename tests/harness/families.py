@@ -956,7 +956,50 @@ def _blockq():
                     yield Case(f"nvfp4/{src.__name__}/midpoints/ts={ts}/{S.env_id(env)}",
                                call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
 
+        # NVFP4's binary32 lanes (AVX-512; tensor scale and divisor within 2^-60 .. 2^60): quotients
+        # at and next to their thresholds (|x| = 2^-100, x / d = 2^-60 and 2^21), exact at 20 bits and
+        # at 21..24 bits only; tensor scales at, inside and beyond the route's limits
+        for ts in (2.0 ** -60, 1.5 * 2.0 ** -60, 2.0 ** -51, 2.0 ** -30, 0.37, 2.0 ** 30, 2.0 ** 51,
+                   2.0 ** 60, 1.25 * 2.0 ** 60, 2.0 ** -61, 2.0 ** 61):
+            x = _nvfp4_lane_limits(float(np.float32(ts)))
+            for env in S.SOME + S.SR_ONE:
+                yield Case(f"nvfp4/f32/lane-limits/ts={ts}/{S.env_id(env)}",
+                           call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
+
     return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32}
+
+
+def _nvfp4_lane_limits(ts):
+    """binary32 blocks of 16 for NVFP4's binary32 lanes (blockq.c) with tensor scale ts: each
+    block's first element sets its scale s (448 saturated, or an E4M3 value S from amax = 6 S
+    ts), the others sit at and a few binary32 steps around the lanes' thresholds and exactness
+    boundaries; values that are not normal binary32 numbers are left out (replaced by 1.0)."""
+    f32 = np.float32
+
+    def around(v, ks=(-2, -1, 0, 1, 2)):
+        out = []
+        for k in ks:
+            w = f32(v)
+            for _ in range(abs(k)):
+                w = np.nextafter(w, f32(np.inf if k > 0 else -np.inf))
+            out.append(w)
+        return out
+
+    rows = []
+    for S in (448.0, 2.0 ** -9, 0.875, 13.0):
+        sat = S == 448.0
+        first = 448.0 * ts * 2.0 ** 22 if sat else 6 * S * ts
+        d = S * ts
+        cands = [d * 2.0 ** 21, d * 2.0 ** 20.5, d * 2.0 ** -60, 2.0 ** -100, d * 2.0 ** -59]
+        exact = [d * (1 + k * 2.0 ** -19) for k in (1, 3)] + [d * (5 + 2.0 ** -22), d * (3 + 2.0 ** -20)]
+        for c in cands + exact:
+            vals = [first] + [v for w in around(c) for v in (w, -w)][:15]
+            row = np.array(vals, np.float64)
+            with np.errstate(over="ignore", under="ignore"):
+                r32 = row.astype(f32)
+            ok = np.isfinite(r32) & (np.abs(r32) >= f32(2.0 ** -126))
+            rows.append(np.where(ok, r32, f32(1.0)))
+    return np.array(rows, f32)
 
 
 def _nvfp4_midpoints(ts, src=np.float32):

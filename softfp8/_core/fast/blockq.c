@@ -66,6 +66,29 @@
  *   bit is set (to odd).  |t1| >= 2^127 gives 2^127 and |t1| < 2^-120 (x != 0)
  *   gives 2^-120: both far beyond every element format's range on their side, as
  *   above (a quotient near those limits rounds as the replacement does).
+ * - Binary32 lanes (AVX-512, NVFP4 whose tensor scale ts and block divisor d = s ts
+ *   lie in [2^-60, 2^60], for element formats of at most 18 significant bits whose
+ *   values and rounding boundaries lie in [2^-38, 2^19]: quantize.c lanes_ok; E2M1).
+ *   The quotient is rounded to odd at k = 20 bits, which rounds correctly to <= 18
+ *   bits in every deterministic mode.  s = RN32(d RN(1/ts)) is the 4-bit scale value
+ *   exactly (within 2^-52 |s| of it), r = RN32(1/d), t1 = RN32(|x| r) is within
+ *   2^-23 |q| of |q| = |x| / d, so with B = t1 cut to 20 bits the 20-bit truncation
+ *   of |q| is B - u, B or B + u (u its unit; bit patterns, also across a binade).
+ *   The remainders |x| - (B s) ts and |x| - ((B + u) s) ts: B s is exact (20 + 4
+ *   bits), and the fma rounds the exact remainder once, so its sign and whether it
+ *   is zero are exact unless it underflows: its terms are multiples of 2^(E_x - 48)
+ *   (E_x the exponent of |x|), >= 2^-148 for |x| >= 2^-100.  Selection and the odd
+ *   bit as in the no-division route.  Replacements: |x| < 2^-100 (x != 0) or t1 <
+ *   2^-60 (then |q| < 2^-40 and < 2^-59.9, far below half the smallest subnormal,
+ *   2^-38) give 2^-120; t1 >= 2^21 (|q| > 2^20.9, above every overflow boundary,
+ *   2^19) gives 2^127, both rounding as the quotient they stand for.  Other
+ *   divisors of the row, and the last m % 16 elements of a block, take the routes
+ *   above.
+ *
+ * MXINT8's elements (INT8): the helper format's codes h (the conversion's output)
+ * mapped by the table quantize.c builds from the core's exact cast of every helper
+ * code (element byte | flags << 8): a lookup, per element, of the code's low bits
+ * (hmask), the OR of the flags; gathers of sixteen (AVX-512) or eight (AVX2) lanes.
  *
  * Proven equal to the reference (softfp8.mx's Python path, what SOFTFP8_FAST=0
  * runs) by tests/harness/test_harness.py::test_entry [blockq] (every kind,
@@ -78,7 +101,9 @@
  * near binary32's largest, short rows, block sizes 1..48, every mode and stochastic
  * environment, NVFP4 tensor scales making quotients beyond binary32's range, and
  * quotients at and next to E2M1's midpoints in binary32 and binary64) and "layouts"
- * (strided and contiguous rows) of the harness entry run every kernel.
+ * (strided and contiguous rows) of the harness entry run every kernel; "binary32" also
+ * holds blocks at and around the binary32 lanes' thresholds and exactness boundaries
+ * (families.py _nvfp4_lane_limits) for tensor scales inside and beyond their range.
  *
  * Kernels: portable C (Dekker's product), AVX2 + FMA (the same loops compiled for
  * the target, sixteen-lane groups the compiler vectorises, the remainder by the fma
@@ -101,7 +126,8 @@ const void *sfp8f_blockq_prepare(const sfp8f_call *c, void *scratch)
         return NULL;
     if (b->phase == SFP8F_BQ_AMAX ? !b->amax || !b->special
         : b->phase == SFP8F_BQ_QUOT ? !b->d || !b->q
-        : b->phase != SFP8F_BQ_QUOT32 || !b->d || !b->q32 || b->isize != 4)
+        : b->phase == SFP8F_BQ_QUOT32 ? !b->d || !b->q32 || b->isize != 4
+        : b->phase != SFP8F_BQ_INT8 || !b->h || !b->kt || !b->o8 || b->hmask > 511 || b->rows != 1)
         return NULL;
     return b;
 }
@@ -146,7 +172,7 @@ static inline AINL void amax32(const char *x, ptrdiff_t es, ptrdiff_t m, double 
 
 #if SFP8_X86
 /* amax32 of a contiguous block, sixteen lanes at a time (the tail by a masked load: zeros) */
-SFP8_AVX512 static void amax32_avx512(const char *x, ptrdiff_t m, double *amax, uint8_t *special)
+SFP8_AVX512 static inline AINL void amax32_avx512(const char *x, ptrdiff_t m, double *amax, uint8_t *special)
 {
     const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
     __m512i mx = _mm512_setzero_si512();
@@ -409,6 +435,39 @@ SFP8_AVX512 __attribute__((target("fma"))) static inline AINL __m256 quot32_rcp8
     return _mm256_castsi256_ps(_mm256_or_si256(q, sign));
 }
 
+/* NVFP4 in binary32 lanes (the header, "binary32 lanes"): |x| / (s ts) rounded to odd at
+   20 bits, r = RN32(1 / d); sixteen lanes at a time, the count done */
+SFP8_AVX512 __attribute__((target("fma"))) static inline AINL ptrdiff_t quot32_lanes(const char *x, ptrdiff_t m,
+                                                                                      float r, float s, float ts,
+                                                                                      float *q)
+{
+    const __m512 vr = _mm512_set1_ps(r), vs = _mm512_set1_ps(s), vt = _mm512_set1_ps(ts),
+                 zero = _mm512_setzero_ps();
+    const __m512i absm = _mm512_set1_epi32(0x7FFFFFFF), ulp = _mm512_set1_epi32(16), low = _mm512_set1_epi32(~15);
+    ptrdiff_t j = 0;
+    for (; j + 16 <= m; j += 16) {
+        const __m512i bx = _mm512_loadu_si512((const void *)(x + j * 4)), bax = _mm512_and_si512(bx, absm);
+        const __m512 ax = _mm512_castsi512_ps(bax), t1 = _mm512_mul_ps(ax, vr);
+        const __m512i b = _mm512_and_si512(_mm512_castps_si512(t1), low), bp = _mm512_add_epi32(b, ulp);
+        const __m512 r0 = _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_castsi512_ps(b), vs), vt, ax),
+                     r1 = _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_castsi512_ps(bp), vs), vt, ax);
+        const __mmask16 ge1 = _mm512_cmp_ps_mask(r1, zero, _CMP_GE_OQ), ge0 = _mm512_cmp_ps_mask(r0, zero, _CMP_GE_OQ);
+        const __mmask16 ex = (ge1 & _mm512_cmp_ps_mask(r1, zero, _CMP_EQ_OQ)) |
+                             (ge0 & (__mmask16)~ge1 & _mm512_cmp_ps_mask(r0, zero, _CMP_EQ_OQ));
+        __m512i v = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(_mm512_sub_epi32(b, ulp), ge0, b), ge1, bp);
+        v = _mm512_mask_or_epi32(v, (__mmask16)~ex, v, ulp);                               /* to odd */
+        const __mmask16 huge = _mm512_cmp_ps_mask(t1, _mm512_set1_ps(0x1p21f), _CMP_GE_OQ),
+                        tiny = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0x1p-100f), _CMP_LT_OQ) |
+                               _mm512_cmp_ps_mask(t1, _mm512_set1_ps(0x1p-60f), _CMP_LT_OQ);
+        v = _mm512_mask_mov_epi32(v, huge, _mm512_set1_epi32(0x7F000000));                /* 2^127 */
+        v = _mm512_mask_mov_epi32(v, tiny, _mm512_set1_epi32(0x03800000));                /* 2^-120 */
+        v = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(bx, absm), v);                  /* x = +-0 */
+        v = _mm512_or_si512(v, _mm512_andnot_si512(absm, bx));
+        _mm512_storeu_si512((void *)(q + j), v);
+    }
+    return j;
+}
+
 /* the general route of a contiguous block, sixteen lanes at a time; the count done */
 SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot32_avx512(const char *x, ptrdiff_t m, double p,
                                                                            double dn, float *q)
@@ -463,20 +522,121 @@ static inline AINL void quot32_block(const char *x, ptrdiff_t es, ptrdiff_t m, d
     for (; j < m; j++) q[j] = f32_bits(quot32_one(load_f(x + j * es), p, dn, hw));
 }
 
+/* ---- MXINT8's elements: a table lookup per helper code (INT8) ---- */
+
+#if SFP8_X86
+/* sixteen (AVX-512) / eight (AVX2) lanes by the gather instruction; the count done */
+SFP8_AVX512 static ptrdiff_t int8_avx512(const sfp8f_blockq *b, unsigned *fl)
+{
+    const __m512i mask = _mm512_set1_epi32((int)b->hmask);
+    __m512i acc = _mm512_setzero_si512();
+    ptrdiff_t j = 0;
+    for (; j + 16 <= b->n; j += 16) {
+        const __m512i idx = _mm512_and_si512(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(b->h + j))), mask);
+        const __m512i v = _mm512_i32gather_epi32(idx, (const void *)b->kt, 4);
+        _mm_storeu_si128((__m128i *)(void *)(b->o8 + j), _mm512_cvtepi32_epi8(v));
+        acc = _mm512_or_si512(acc, v);
+    }
+    *fl = (unsigned)_mm512_reduce_or_epi32(acc);
+    return j;
+}
+
+SFP8_AVX2 static ptrdiff_t int8_avx2(const sfp8f_blockq *b, unsigned *fl)
+{
+    const __m256i mask = _mm256_set1_epi32((int)b->hmask),
+                  lo = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    __m256i acc = _mm256_setzero_si256();
+    ptrdiff_t j = 0;
+    for (; j + 8 <= b->n; j += 8) {
+        const __m256i idx = _mm256_and_si256(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b->h + j))), mask);
+        const __m256i v = _mm256_i32gather_epi32((const int *)b->kt, idx, 4), p = _mm256_shuffle_epi8(v, lo);
+        const uint32_t w0 = (uint32_t)_mm256_extract_epi32(p, 0), w1 = (uint32_t)_mm256_extract_epi32(p, 4);
+        memcpy(b->o8 + j, &w0, 4);
+        memcpy(b->o8 + j + 4, &w1, 4);
+        acc = _mm256_or_si256(acc, v);
+    }
+    const __m128i a = _mm_or_si128(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    const __m128i a2 = _mm_or_si128(a, _mm_unpackhi_epi64(a, a));
+    *fl = (unsigned)(_mm_cvtsi128_si32(a2) | _mm_extract_epi32(a2, 1));
+    return j;
+}
+#endif
+
+static inline AINL unsigned int8_run(const sfp8f_blockq *b, int hw)
+{
+    unsigned fl = 0;
+    ptrdiff_t j = 0;
+#if SFP8_X86
+    if (hw == 2) j = int8_avx512(b, &fl);
+    else if (hw == 1) j = int8_avx2(b, &fl);
+#else
+    (void)hw;
+#endif
+    for (; j < b->n; j++) {
+        const int32_t v = b->kt[b->h[j] & b->hmask];
+        b->o8[j] = (int8_t)(uint8_t)v;
+        fl |= (unsigned)v;
+    }
+    return (fl >> 8) & 0xFFu;
+}
+
+#if SFP8_X86
+/* AMAX of row r of contiguous binary32 values, block by block */
+SFP8_AVX512 static void amax32_row_avx512(const sfp8f_blockq *b, ptrdiff_t r, ptrdiff_t nb)
+{
+    const char *row = b->x + r * b->rs;
+    for (ptrdiff_t k = 0; k < nb; k++) {
+        const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
+        amax32_avx512(row + j0 * 4, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+    }
+}
+
+/* QUOT32 of row r of contiguous binary32 values, NVFP4 with tensor scale b->ts in [2^-60, 2^60]
+   (its = RN(1 / ts)): the binary32 lanes for divisors in [2^-60, 2^60], quot32_block for the
+   rest and for the last m % 16 elements of a block */
+SFP8_AVX512 __attribute__((target("fma"))) static void quot32_row_lanes(const sfp8f_blockq *b, ptrdiff_t r,
+                                                                         ptrdiff_t nb, double its)
+{
+    const char *row = b->x + r * b->rs;
+    for (ptrdiff_t k = 0; k < nb; k++) {
+        const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
+        const double d = b->d[r * nb + k];
+        const char *xb = row + j0 * 4;
+        float *q = b->q32 + r * b->n + j0;
+        ptrdiff_t j = 0;
+        if (d >= 0x1p-60 && d <= 0x1p60) /* s = d / ts exactly: d RN(1 / ts) lies within 2^-52 |s| of the 4-bit s */
+            j = quot32_lanes(xb, m, (float)(1.0 / d), (float)(d * its), (float)b->ts, q);
+        if (j < m) quot32_block(xb + j * 4, 4, m - j, d, q + j, 2);
+    }
+}
+#endif
+
 static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq *b, int hw)
 {
     const ptrdiff_t nb = (b->n + b->bs - 1) / b->bs;
+    const double its = b->ts > 0 ? 1.0 / b->ts : 0.0;
+    if (b->phase == SFP8F_BQ_INT8) return int8_run(b, hw);
     for (ptrdiff_t r = 0; r < b->rows; r++) {
         const char *row = b->x + r * b->rs;
+#if SFP8_X86
+        if (hw == 2 && b->phase == SFP8F_BQ_QUOT32 && b->es == 4 && b->ts >= 0x1p-60 && b->ts <= 0x1p60) {
+            quot32_row_lanes(b, r, nb, its);
+            continue;
+        }
+        if (hw == 2 && b->phase == SFP8F_BQ_AMAX && b->isize == 4 && b->es == 4) {
+            amax32_row_avx512(b, r, nb);
+            continue;
+        }
+#else
+        (void)its;
+#endif
         for (ptrdiff_t k = 0; k < nb; k++) {
             const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
             const char *xb = row + j0 * b->es;
             if (b->phase == SFP8F_BQ_AMAX) {
-#if SFP8_X86
-                if (hw == 2 && b->isize == 4 && b->es == 4)
-                    amax32_avx512(xb, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
-                else
-#endif
                 if (b->isize == 4) amax32(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
                 else amax64(xb, b->es, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
             } else if (b->phase == SFP8F_BQ_QUOT32) {

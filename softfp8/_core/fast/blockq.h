@@ -10,14 +10,16 @@
 enum {
     SFP8F_BQ_AMAX = 0, /* per block: amax over the finite |x|, and whether a NaN / infinity is in it */
     SFP8F_BQ_QUOT = 1, /* per element: x / d of its block rounded to odd at 53 bits (or +-2^-900) */
-    SFP8F_BQ_QUOT32 = 2 /* per element: x / d rounded to odd at 24 bits, as binary32 (blockq.c: the range) */
+    SFP8F_BQ_QUOT32 = 2, /* per element: x / d rounded to odd at 24 bits, as binary32 (blockq.c: the range) */
+    SFP8F_BQ_INT8 = 3    /* per element of n: o8 = the low byte of kt[h & hmask]; the run returns the OR
+                            of the entries' bits 8..15 (MXINT8's elements from its helper codes) */
 };
 
 /* rows of n values: element j of row r at x + r * rs + j * es (bytes); blocks of bs
  * consecutive elements of a row (the last one of a row may be shorter); per-block
  * arrays hold rows * ceil(n / bs) entries, row-major */
 typedef struct sfp8f_blockq {
-    int phase;              /* SFP8F_BQ_AMAX or SFP8F_BQ_QUOT */
+    int phase;              /* SFP8F_BQ_* */
     const char *x;          /* binary32 (isize 4) or binary64 (isize 8) values */
     int isize;
     ptrdiff_t rows, n, rs, es, bs;
@@ -26,5 +28,11 @@ typedef struct sfp8f_blockq {
     const double *d;        /* QUOT: per block, the divisor (> 0 finite), or 0: the block's q are +0 */
     double *q;              /* QUOT: rows * n quotients, contiguous, row-major */
     float *q32;             /* QUOT32: rows * n binary32 quotients, contiguous, row-major */
+    double ts;              /* QUOT32, NVFP4: its tensor scale (a binary32 value) when the element format
+                               allows the binary32 lanes (blockq.c: their range), else 0 */
+    const uint16_t *h;      /* INT8: n helper codes (rows 1) */
+    const int32_t *kt;      /* INT8: per helper code c <= hmask, its int8 element | its flags << 8 */
+    unsigned hmask;         /* INT8: 2^bits - 1 of the helper format (<= 511) */
+    int8_t *o8;             /* INT8: the n elements */
 } sfp8f_blockq;
 #endif
