@@ -309,6 +309,25 @@ MM_TGT256 static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const 
     return q->tiny && hn < q->eminb ? 4 : 0;
 }
 
+/* mm_nrw_promote's columns j < n - n % 8 by TwoSum (the thread at nearest even): their
+   count, *r its result */
+MM_TGT256 static int nrw_promote_256(float *F, const float *S, int n, unsigned *r)
+{
+    __m256 ne = _mm256_setzero_ps();
+    __m256i nf = _mm256_setzero_si256();
+    const __m256i expm = _mm256_set1_epi32((int)EXPM);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 x = _mm256_loadu_ps(F + j), p = _mm256_loadu_ps(S + j), s = _mm256_add_ps(x, p), bb = _mm256_sub_ps(s, x);
+        __m256 err = _mm256_add_ps(_mm256_sub_ps(x, _mm256_sub_ps(s, bb)), _mm256_sub_ps(p, bb));
+        ne = _mm256_or_ps(ne, _mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+        nf = _mm256_or_si256(nf, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), expm), expm));
+        _mm256_storeu_ps(F + j, s);
+    }
+    *r = (_mm256_movemask_ps(ne) != 0) | (_mm256_testz_si256(nf, nf) ? 0 : 2u);
+    return j;
+}
+
 MM_TGT512 static unsigned nrw_promote_512(float *F, const float *S, int n)
 {
     __mmask16 ne = 0, nf = 0;
@@ -348,16 +367,18 @@ unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t 
 
 unsigned mm_nrw_promote(int level, float *F, const float *S, int n)
 {
-    int inex = 0;
+    unsigned inex = 0;
+    int jj = 0;
 #if MM_SIMD
     if (level >= 2) return nrw_promote_512(F, S, n);
+    if (level >= 1) jj = nrw_promote_256(F, S, n, &inex);
 #endif
     (void)level;
-    for (int jj = 0; jj < n; jj++) { /* TwoSum: the error is zero iff the sum is exact */
+    for (; jj < n; jj++) { /* TwoSum: the error is zero iff the sum is exact */
         float x = F[jj], p = S[jj], s = x + p, bb = s - x;
         inex |= ((x - (s - bb)) + (p - bb)) != 0;
-        inex |= (fbits(s) & EXPM) == EXPM ? 2 : 0;
+        inex |= (fbits(s) & EXPM) == EXPM ? 2u : 0;
         F[jj] = s;
     }
-    return (unsigned)inex;
+    return inex;
 }
