@@ -530,6 +530,21 @@ def _gemm_fma16():
                 ("bf16-promote4", dict(accumulator=softfp8.bfloat16, promote_every=4)))
         pairs = [(softfp8.e4m3, softfp8.e5m2)]
         yield from model_cases(pairs, ((2, 9, 1030), (1, 3, 1024)), "fma16-blocks", accs)
+        # a binary32 running sum that overflows (mm_nrw_promote, every level: float16-like
+        # precision, direct sums): chunks of one product 1.7578 2^113 each, below the kernel's
+        # top binade (2^114), 18,800 of them sum past 2^128 in row 0 (its block declined: the
+        # generic kernel, overflow flag), not in row 1 (signs alternating); a float64 output
+        # keeps the infinity without an overflow of its own
+        acc = softfp8.Accumulation(accumulator=softfp8.format(exp_bits=5, man_bits=10, bias=-84,
+                                                              name="e5m10b-84"), promote_every=1)
+        big = softfp8.format(exp_bits=2, man_bits=3, bias=-55, specials="fn", name="e2m3fnb-55")
+        a = np.full((2, 18800), 1.875 * 2.0 ** 56)
+        a[1, ::2] = -a[1, ::2]
+        a = a.astype(big.dtype)
+        b = np.full((18800, 16), 1.875 * 2.0 ** 56).astype(big.dtype)
+        for od in (np.float64, np.float32):
+            yield mcase(f"e2m3fnb-55/matmul-acc-e5m10b-84-promote1->{_odid(od)}/2x18800x16/promoted-overflow",
+                        lambda g, od=od: softfp8.matmul(a, b, out_dtype=od, accumulation=acc), 2 * 16, S.CONFIGS[0])
 
     def kernels():
         # the narrow-accumulator kernels (mm_narrow.c, model_fma16): float16 / bfloat16 / 8-bit

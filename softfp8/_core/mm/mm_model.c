@@ -213,7 +213,9 @@ static int nrw_params(const sfp8m_model *md, mm_nrw *q)
     q->M = M;
     q->odd = !direct;
     q->level = !MM_SIMD || !hw ? 0 : direct ? lv : lv >= 2 ? 2 : 0;
-    q->tiny = fmt_low(&md->fa) + fmt_low(&md->fb) < emin;
+    /* underflow needs an inexact sum below 2^emin: none if the products are multiples
+       of the accumulator's subnormal unit 2^(emin - M) (so is every sum there) */
+    q->tiny = fmt_low(&md->fa) + fmt_low(&md->fb) < emin - M;
     q->tb = md->envacc.tininess_before != 0;
     if (q->tiny && emin - (fmt_low(&md->fa) + fmt_low(&md->fb)) > 24)
         return 0; /* sums below 2^emin must be binary32 numbers (multiples of the products' unit) */
@@ -733,10 +735,10 @@ static int nrw_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
         if (r & 2) return 0; /* overflow possible: the generic kernel */
         inex |= r & 1;
         if (r & 4) fl |= SFP8_FLAG_UNDERFLOW;
-        if (md->promote && t->prom32) {
+        if (md->promote && t->prom32) { /* acc is finite (the kernel declines the top binade) */
             if (first) memcpy(Fv, acc, (size_t)n * sizeof(float));
-            else inex |= mm_nrw_promote(t->nq.level, Fv, acc, n);
-            if (!f32_finite(Fv, n)) return 0;
+            else if ((r = mm_nrw_promote(t->nq.level, Fv, acc, n)) & 2) return 0; /* overflow */
+            else inex |= r;
         } else if (md->promote) {
             if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
         }

@@ -7,12 +7,16 @@
  * underflows here).  B decoded once into binary32 (row-major, rows padded to 16
  * columns), one kernel per SIMD level:
  *
- *  - AVX-512 / AVX2: the product in binary32 (exact), the sum x in binary32, then x
- *    rounded to M bits by the hardware: y = (x + c) - c with c = 1.5 2^(E + 23 - M), E
- *    = max(exponent of x, emin) -- x + c lies in c's binade, whose unit is 2^(E - M), so
+ *  - AVX-512 / AVX2: the product in binary32 (exact), the sum x in binary32 (AVX-512:
+ *    one fused multiply-add, the same number as the product is exact), then x rounded
+ *    to M bits by the hardware: y = (x + c) - c with c = 1.5 2^(E + 23 - M), E =
+ *    max(exponent of x, emin) -- x + c lies in c's binade, whose unit is 2^(E - M), so
  *    the one rounding of x + c is x rounded to the accumulator's precision at x's
  *    binade (at emin's below it: the subnormals) in the MXCSR mode, and the subtraction
- *    is exact; the sign of x is put back (zeros).  MXCSR holds the accumulator's mode
+ *    is exact; the sign of x is put back (zeros).  Without tininess (q->tiny 0: the
+ *    products are multiples of the subnormal unit 2^(emin - M), so is every sum) a sum
+ *    below 2^emin is an accumulator number, exact on its own binade's M-bit grid: E is
+ *    x's exponent there (one instruction less).  MXCSR holds the accumulator's mode
  *    (nearest even, toward zero, upward, downward) for the call, without FTZ / DAZ; its
  *    precision flag is the OR of the inexact flags: the product and the subtraction are
  *    exact, the sum is inexact only if x + p is not a binary32 number, then not an
@@ -28,9 +32,9 @@
  *        + 3 bits keeps every decision of the M-bit rounding, in every mode.
  *  - portable: x = the sum rounded to odd by TwoSum (the thread at nearest even) and
  *    rounded by integer arithmetic on its bits, every mode of the rounder.
- * A sum in the accumulator's top binade (overflow possible) or, when q->tiny, a
- * non-zero sum below 2^emin (underflow possible) makes the kernel decline: the block is
- * the generic kernel's.  The start of a chunk is z + a b with z the zero that leaves a
+ * A sum in the accumulator's top binade (overflow possible) makes the kernel decline:
+ * the block is the generic kernel's.  Underflow (q->tiny): each inexact rounding's
+ * tininess key, x (before rounding) or x rounded with unbounded exponent (after).  The start of a chunk is z + a b with z the zero that leaves a
  * b's zero sign.
  *
  * DERIVED from core.c round_pack: the rounding of a binary32 sum into the accumulator
@@ -157,20 +161,22 @@ static inline __attribute__((always_inline)) MM_TGT512 void nrw_group_512(int NV
         const float *r = b + l * P;
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
-            __m512 p = _mm512_mul_ps(a, _mm512_loadu_ps(r + 16 * v)), x, c, y;
+            /* one fused multiply-add: the product is exact */
+            __m512 bv = _mm512_loadu_ps(r + 16 * v), x, c, y;
             __m512i xi, e;
             if (ODD) {
-                __m512 lo = _mm512_add_round_ps(acc[v], p, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-                __m512 hi = _mm512_add_round_ps(acc[v], p, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+                __m512 lo = _mm512_fmadd_round_ps(a, bv, acc[v], _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+                __m512 hi = _mm512_fmadd_round_ps(a, bv, acc[v], _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
                 x = _mm512_mask_blend_ps(_mm512_test_epi32_mask(_mm512_castps_si512(lo), one), hi, lo);
             } else {
-                x = _mm512_add_ps(acc[v], p);
+                x = _mm512_fmadd_ps(a, bv, acc[v]);
             }
             xi = _mm512_castps_si512(x);
             e = _mm512_and_si512(xi, expm);
             vmx = _mm512_max_epu32(vmx, e);
             if (RZ) x = _mm512_castsi512_ps(_mm512_andnot_si512(sgn, xi)); /* |x|: c > 0 */
-            c = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_max_epu32(e, eminb), kc));
+            /* without tininess (q->tiny 0) a sum below 2^emin is exact at its own binade */
+            c = _mm512_castsi512_ps(_mm512_add_epi32(TINY ? _mm512_max_epu32(e, eminb) : e, kc));
             y = _mm512_sub_ps(_mm512_add_ps(x, c), c);
             acc[v] = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(y), xi, sgn, 0xD8));
             if (TINY) { /* the exponent of each inexact rounding's tininess key: x (before), or x
@@ -243,7 +249,7 @@ static inline __attribute__((always_inline)) MM_TGT256 void nrw_group_256(int NV
             __m256 xs = x;
             vmx = _mm256_max_epu32(vmx, e);
             if (RZ) x = _mm256_andnot_ps(sgn, x); /* |x|: c > 0 */
-            c = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_max_epu32(e, eminb), kc));
+            c = _mm256_castsi256_ps(_mm256_add_epi32(TINY ? _mm256_max_epu32(e, eminb) : e, kc));
             y = _mm256_sub_ps(_mm256_add_ps(x, c), c);
             acc[v] = _mm256_or_ps(_mm256_andnot_ps(sgn, y), _mm256_and_ps(sgn, xs));
             if (TINY) { /* the tininess keys of the inexact roundings (exact ones: all ones) */
@@ -303,18 +309,40 @@ MM_TGT256 static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const 
     return q->tiny && hn < q->eminb ? 4 : 0;
 }
 
+/* mm_nrw_promote's columns j < n - n % 8 by TwoSum (the thread at nearest even): their
+   count, *r its result */
+MM_TGT256 static int nrw_promote_256(float *F, const float *S, int n, unsigned *r)
+{
+    __m256 ne = _mm256_setzero_ps();
+    __m256i nf = _mm256_setzero_si256();
+    const __m256i expm = _mm256_set1_epi32((int)EXPM);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 x = _mm256_loadu_ps(F + j), p = _mm256_loadu_ps(S + j), s = _mm256_add_ps(x, p), bb = _mm256_sub_ps(s, x);
+        __m256 err = _mm256_add_ps(_mm256_sub_ps(x, _mm256_sub_ps(s, bb)), _mm256_sub_ps(p, bb));
+        ne = _mm256_or_ps(ne, _mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+        nf = _mm256_or_si256(nf, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), expm), expm));
+        _mm256_storeu_ps(F + j, s);
+    }
+    *r = (_mm256_movemask_ps(ne) != 0) | (_mm256_testz_si256(nf, nf) ? 0 : 2u);
+    return j;
+}
+
 MM_TGT512 static unsigned nrw_promote_512(float *F, const float *S, int n)
 {
-    __mmask16 ne = 0;
+    __mmask16 ne = 0, nf = 0;
+    const __m512i expm = _mm512_set1_epi32((int)EXPM);
     for (int j = 0; j < n; j += 16) {
         __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
-        __m512 f = _mm512_maskz_loadu_ps(m, F + j), s = _mm512_maskz_loadu_ps(m, S + j);
+        __m512 f = _mm512_maskz_loadu_ps(m, F + j), s = _mm512_maskz_loadu_ps(m, S + j), r;
         __m512 lo = _mm512_add_round_ps(f, s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
         __m512 hi = _mm512_add_round_ps(f, s, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
         ne |= _mm512_mask_cmp_ps_mask(m, lo, hi, _CMP_NEQ_UQ);
-        _mm512_mask_storeu_ps(F + j, m, _mm512_add_round_ps(f, s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        r = _mm512_add_round_ps(f, s, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        nf |= _mm512_mask_cmpeq_epi32_mask(m, _mm512_and_si512(_mm512_castps_si512(r), expm), expm);
+        _mm512_mask_storeu_ps(F + j, m, r);
     }
-    return ne != 0;
+    return (ne != 0) | (nf ? 2u : 0);
 }
 #endif
 
@@ -339,15 +367,18 @@ unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t 
 
 unsigned mm_nrw_promote(int level, float *F, const float *S, int n)
 {
-    int inex = 0;
+    unsigned inex = 0;
+    int jj = 0;
 #if MM_SIMD
     if (level >= 2) return nrw_promote_512(F, S, n);
+    if (level >= 1) jj = nrw_promote_256(F, S, n, &inex);
 #endif
     (void)level;
-    for (int jj = 0; jj < n; jj++) { /* TwoSum: the error is zero iff the sum is exact */
+    for (; jj < n; jj++) { /* TwoSum: the error is zero iff the sum is exact */
         float x = F[jj], p = S[jj], s = x + p, bb = s - x;
         inex |= ((x - (s - bb)) + (p - bb)) != 0;
+        inex |= (fbits(s) & EXPM) == EXPM ? 2u : 0;
         F[jj] = s;
     }
-    return (unsigned)inex;
+    return inex;
 }

@@ -9,7 +9,8 @@ typedef struct mm_nrw {
     int level;     /* SIMD level of the kernel (0: portable) */
     int mode;      /* the accumulator's rounding (SFP8_ROUND_*) */
     int odd;       /* 1: the binary32 sum is rounded to odd first; 0: hardware sum in the mode */
-    int tiny;      /* 1: a sum below 2^emin is possible (underflow tracked) */
+    int tiny;      /* 1: an inexact sum below 2^emin is possible (underflow tracked); 0: the
+                      products are multiples of the subnormal unit 2^(emin - M) */
     int tb;        /* the accumulator's tininess: before rounding (1) or after (0) */
     int M;         /* the accumulator's mantissa bits (1 .. 20) */
     uint32_t eminb; /* binary32 exponent field of 2^max(emin, -126) */
@@ -25,6 +26,7 @@ typedef struct mm_nrw {
  * (SFP8_FLAG_UNDERFLOW), or 2 if the block must be declined (a sum in the top binade). */
 unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
                     int64_t j0, int n, float *out);
-/* F[jj] = RN_binary32(F[jj] + S[jj]); 1 if one was inexact (the thread at nearest even) */
+/* F[jj] = RN_binary32(F[jj] + S[jj]); 1 if one was inexact (the thread at nearest even),
+ * | 2 if one is not finite (overflow: the block must be declined) */
 unsigned mm_nrw_promote(int level, float *F, const float *S, int n);
 #endif
