@@ -1067,6 +1067,20 @@ def main(argv=None):
                 notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, "
                        f"accumulation=softfp8.Accumulation.profile({unit!r}))",
                        "issue 22 item 5: every profile at most 3x the exact product"]))
+    # TF32 (float32 arrays of TF32 values): softfp8 has no 19-bit dtype, so no exact product of
+    # these operands; the reference is the exact product of bfloat16 operands of the same shape
+    t22a, t22b = ((g22.standard_normal(s) * 2).astype(np.float32) for s in ((256, 784), (784, 128)))
+    t22a, t22b = ((t.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32) for t in (t22a, t22b))
+    bf22 = M22x(*ops22(softfp8.bfloat16), None)
+    for unit in ("h100", "a100"):
+        acc = softfp8.Accumulation.profile(unit)
+        add(Row(f"mm_unit_{unit}_tf32", f"matmul tf32 256×784×128, {unit} profile → float32",
+                M22x(t22a, t22b, acc), ref=bf22,
+                ref_label="the exact softfp8.matmul of bfloat16 operands, same shape (no TF32 dtype)",
+                target=("vs_exact", 3.0),
+                notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, "
+                       f"accumulation=softfp8.Accumulation.profile({unit!r})), A and B float32 arrays of TF32 values",
+                       "issue 22 item 5: every profile at most 3x the exact product"]))
     a64, b64 = ops22(e4m3, 64, 64, 128)
     ex64 = M22x(a64, b64, None)
     for key, what, acc in (("f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),

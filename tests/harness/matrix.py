@@ -930,7 +930,12 @@ def _block_fma():
                 ("fc-e6m9b60", B(block=8, extra_bits=0), softfp8.format(exp_bits=6, man_bits=9, bias=60,
                                                                          name="e6m9b60"), f16, np.float32),
                 ("fc-e4m11b-40", B(block=4, extra_bits=2, rounding="nearest_even"),
-                 softfp8.format(exp_bits=4, man_bits=11, bias=-40, name="e4m11b-40"), e5, np.float32)]
+                 softfp8.format(exp_bits=4, man_bits=11, bias=-40, name="e4m11b-40"), e5, np.float32),
+                # 14-bit significands: products of up to 28 bits, no binary32 numbers -- the lean
+                # decoding's measured widths send those rows to the integer kernels
+                ("fc-e2m13-wide", B(block=4, extra_bits=2), softfp8.format(exp_bits=2, man_bits=13, bias=1,
+                                                                             name="e2m13"),
+                 softfp8.format(exp_bits=2, man_bits=13, bias=1, name="e2m13"), np.float32)]
         yield from unit_cases(rows, ((5, 37, 20), (9, 64, 33)), "unit-carry", addends=(None, "normal", "special"))
         g = rng_of("unit-carry-split")
         for scale, tag in ((-60.0, "bf16-2^-60"), (-63.5, "bf16-2^-63.5"), (62.0, "bf16-2^62")):

@@ -53,6 +53,7 @@ int sfp8mu_lean_ok(const udecoder *D, int level)
 #if MM_SIMD
     if (level < 2) return 0;
     if (D->ieee && D->f->bits == 16 && D->f->bias <= 127) return 16; /* normal values normal binary32 ones */
+    if (D->ieee && D->f->bits == 32 && D->f->exp_bits == 8 && D->f->bias == 127) return 32; /* binary32 codes (TF32) */
     return D->tab && D->f->bits <= 8 ? 8 : 0;
 #else
     (void)D;
@@ -118,12 +119,13 @@ MM_TGT512 void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *c
 
 /* sixteen codes: as sfp8mu_decode_ieee's E and f (normal values built from their fields,
  * subnormal ones as mf 2^(1 - bias - man), exact: binary32 numbers); masks of NaN or
- * infinity, subnormal codes, nonzero values */
-MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E,
-                             float *f, unsigned char *bad, unsigned char *sub, ulean *st)
+ * infinity, subnormal codes, nonzero values; codes of 16 bits (uint16_t, float16 / bfloat16)
+ * or of 32 (uint32_t: binary32 codes, TF32 operands) */
+MM_TGT512 void sfp8mu_lean_ieee(const uctx *g, const udecoder *D, const void *codes, int64_t n, int32_t *E,
+                                float *f, unsigned char *bad, unsigned char *sub, ulean *st)
 {
     const sfp8_format *F = D->f;
-    const int man = F->man_bits;
+    const int man = F->man_bits, w32 = F->bits == 32;
     const __m512i mmask = _mm512_set1_epi32((1 << man) - 1), emax = _mm512_set1_epi32((1 << F->exp_bits) - 1);
     const __m512i rebias = _mm512_set1_epi32(127 - F->bias), none = _mm512_set1_epi32(NONE);
     const __m512i emin = _mm512_set1_epi32((int)D->emin), subx = _mm512_set1_epi32(1 - F->bias - man);
@@ -133,14 +135,16 @@ MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *c
     const __m512 ulp = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s1) << 23));
     const __m512 smin = _mm512_castsi512_ps(_mm512_set1_epi32((127 + s2) << 23));
     const int insub = g->md->in_subnormals;
-    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none;
+    __m512i lo = _mm512_set1_epi32(-NONE), hi = none, mx = none, wd = _mm512_setzero_si512();
+    const __m512i hidden = _mm512_set1_epi32(1 << man), b127 = _mm512_set1_epi32(127);
     __mmask16 anybad = 0, anysub = 0;
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 in = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-        __m512i u = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, codes + i));
-        __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fff));
+        __m512i u = w32 ? _mm512_maskz_loadu_epi32(in, (const uint32_t *)codes + i)
+                        : _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, (const uint16_t *)codes + i));
+        __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(w32 ? 0x7fffffff : 0x7fff));
         __m512i ef = _mm512_srli_epi32(mag, man), mf = _mm512_and_si512(mag, mmask);
-        __m512i sgn = _mm512_slli_epi32(_mm512_srli_epi32(u, 15), 31), top, e;
+        __m512i sgn = _mm512_slli_epi32(_mm512_srli_epi32(u, w32 ? 31 : 15), 31), top, e;
         __mmask16 isbad = _mm512_cmpeq_epi32_mask(ef, emax) & in;
         __mmask16 e0 = _mm512_cmpeq_epi32_mask(ef, _mm512_setzero_si512());
         __mmask16 issub = e0 & _mm512_test_epi32_mask(mf, mf) & in;
@@ -157,6 +161,15 @@ MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *c
         top = _mm512_mask_add_epi32(top, nzs, subx,
                                     _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(mf)), 23),
                                                      _mm512_set1_epi32(127)));
+        {
+            /* the significand's width: its bit length less its trailing zeros (both from the
+               exponents of exact binary32 conversions: sig < 2^24, its lowest bit a power of 2) */
+            const __m512i sig = _mm512_mask_or_epi32(mf, nzn, mf, hidden),
+                          low = _mm512_and_si512(sig, _mm512_sub_epi32(_mm512_setzero_si512(), sig));
+            const __m512i len = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(sig)), 23), b127),
+                          tz = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_castps_si512(_mm512_cvtepi32_ps(low)), 23), b127);
+            wd = _mm512_mask_max_epi32(wd, nz, wd, _mm512_add_epi32(_mm512_sub_epi32(len, tz), _mm512_set1_epi32(1)));
+        }
         e = _mm512_mask_mov_epi32(none, nz, _mm512_max_epi32(top, emin));
         lo = _mm512_mask_min_epi32(lo, nz, lo, top);
         hi = _mm512_mask_max_epi32(hi, nz, hi, top);
@@ -177,6 +190,7 @@ MM_TGT512 void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *c
     st->lo = _mm512_reduce_min_epi32(lo);
     st->hi = _mm512_reduce_max_epi32(hi);
     st->maxE = _mm512_reduce_max_epi32(mx);
+    st->wide = _mm512_reduce_max_epi32(wd);
     st->anybad = anybad != 0;
     st->anysub = anysub != 0;
     st->anynof = 0;
@@ -188,8 +202,8 @@ void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int6
     (void)D, (void)t, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
 }
 
-void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
-                   unsigned char *bad, unsigned char *sub, ulean *st)
+void sfp8mu_lean_ieee(const uctx *g, const udecoder *D, const void *codes, int64_t n, int32_t *E, float *f,
+                      unsigned char *bad, unsigned char *sub, ulean *st)
 {
     (void)g, (void)D, (void)codes, (void)n, (void)E, (void)f, (void)bad, (void)sub, (void)st;
 }

@@ -128,18 +128,19 @@ static inline const ucode *sfp8mu_lookup(const uctx *g, const udecoder *D, uint6
 }
 
 
-/* the lean decoding of the binary32 carry kernel (mm_units_fc.c): n codes of a 16-bit ieee
- * decoder (codes[], zero-extended), only the nominal exponents E[] (NONE for a zero) and
+/* the lean decoding of the binary32 carry kernel (mm_units_fc.c): n codes of a 16- or 32-bit
+ * ieee decoder (codes[]: uint16_t or uint32_t), only the nominal exponents E[] (NONE for a zero) and
  * values f[] (0 for a zero, NaN or infinity); bad[i] / sub[i] |= 1 for a NaN or infinity /
  * a subnormal code (when bad is NULL: *anybad, *anysub); *lo, *hi the range of the tops of
  * the nonzero values, *maxE the largest E.  SIMD level 2 only (sfp8mu_lean_ok). */
 typedef struct {
     int32_t lo, hi, maxE;
+    int32_t wide; /* ieee decoders: the largest significand width (top bit to lowest set bit) of the nonzero values */
     unsigned char anybad, anysub, anynof;
 } ulean;
 
-/* 1: D has a lean decoding at this SIMD level (16: 16-bit IEEE layout, 8: a table of 8-bit
- * codes), else 0 */
+/* D's lean decoding at this SIMD level (32: binary32 codes, 16: 16-bit IEEE layout, 8: a
+ * table of 8-bit codes), else 0 */
 int sfp8mu_lean_ok(const udecoder *D, int level);
 
 /* the lean decoding of an 8-bit table: per code its top (NONE for a zero), value and flags
@@ -152,7 +153,7 @@ typedef struct {
 void sfp8mu_lean8_init(const udecoder *D, ulean8 *t);
 void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
                   unsigned char *bad, unsigned char *sub, ulean *st);
-void sfp8mu_lean16(const uctx *g, const udecoder *D, const uint16_t *codes, int64_t n, int32_t *E, float *f,
-                   unsigned char *bad, unsigned char *sub, ulean *st);
+void sfp8mu_lean_ieee(const uctx *g, const udecoder *D, const void *codes, int64_t n, int32_t *E, float *f,
+                      unsigned char *bad, unsigned char *sub, ulean *st);
 
 #endif

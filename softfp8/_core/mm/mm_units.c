@@ -767,7 +767,7 @@ typedef struct {
     int lean, bfull;   /* operands by the lean decoding (sfp8mu_lean16 / 8); B decoded in full */
     int leana, leanb;  /* their kinds (sfp8mu_lean_ok) */
     ulean8 la8, lb8;   /* the 8-bit tables */
-    uint16_t *codes;   /* a line's codes for the lean decoding */
+    uint16_t *codes;   /* a line's codes for the lean decoding (room for 32-bit ones) */
     urange rb;
     const unsigned char *colbad, *colsub;
     unsigned flags;
@@ -796,13 +796,17 @@ static void decode_b(ujob *J)
     J->bfull = 1;
 }
 
-/* n codes at src (stride st bytes) by the lean decoding of kind lean (8 or 16) */
+/* n codes at src (stride st bytes) by the lean decoding of kind lean (8, 16 or 32) */
 static void lean_line(ujob *J, const udecoder *D, const ulean8 *t, int lean, const char *src, ptrdiff_t st, int64_t n,
                       int32_t *E, float *f, unsigned char *bad, unsigned char *sub, ulean *out)
 {
-    if (lean == 16) {
+    if (lean == 32) {
+        uint32_t *c32 = (uint32_t *)(void *)J->codes;
+        for (int64_t j = 0; j < n; j++) c32[j] = (uint32_t)load_raw(src + j * st, 4);
+        sfp8mu_lean_ieee(&J->g, D, c32, n, E, f, bad, sub, out);
+    } else if (lean == 16) {
         for (int64_t j = 0; j < n; j++) J->codes[j] = (uint16_t)load_raw(src + j * st, 2);
-        sfp8mu_lean16(&J->g, D, J->codes, n, E, f, bad, sub, out);
+        sfp8mu_lean_ieee(&J->g, D, J->codes, n, E, f, bad, sub, out);
     } else {
         uint8_t *c8 = (uint8_t *)J->codes;
         for (int64_t j = 0; j < n; j++) c8[j] = (uint8_t)load_raw(src + j * st, 1);
@@ -831,8 +835,10 @@ static void decode_b_lean(ujob *J, fcpanel *panels, int32_t *tE, float *tF)
         if (st.hi > J->rb.hi) J->rb.hi = st.hi;
         if (st.maxE > J->maxb) J->maxb = st.maxE;
         J->rb.nof |= st.anynof;
+        if (J->leanb != 8 && st.wide > J->wb) J->wb = st.wide;
     }
-    J->wb = J->md->fb.man_bits + 1; /* a bound of the significands' widths */
+    /* a bound of the significands' widths (ieee decoders: measured) */
+    if (J->leanb == 8) J->wb = J->md->fb.man_bits + 1;
 }
 
 /* row i of A by the lean decoding (E and f of u), as decode_row */
@@ -845,7 +851,8 @@ static void decode_row_lean(ujob *J, int64_t i, uline *u, int *rowbad, int *rows
     rg->nof = st.anynof;
     *rowbad = st.anybad;
     *rowsub = st.anysub;
-    if (J->wa < J->md->fa.man_bits + 1) J->wa = J->md->fa.man_bits + 1;
+    const int wa = J->leana == 8 ? J->md->fa.man_bits + 1 : st.wide; /* ieee decoders: measured */
+    if (J->wa < wa) J->wa = wa;
     if (!J->md->product_overflow && st.maxE >= NONE / 2 && J->maxb >= NONE / 2 &&
         (int64_t)st.maxE + J->maxb >= J->g.emax_o)
         *rowbad = 1;
@@ -1074,7 +1081,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     J.lean = fc && J.leana && J.leanb && !g->oddeven;
     if (J.lean && J.leana == 8) sfp8mu_lean8_init(&J.da, &J.la8);
     if (J.lean && J.leanb == 8) sfp8mu_lean8_init(&db, &J.lb8);
-    const size_t off = (2 * (size_t)(k > p ? k : p) + 3) & ~(size_t)3; /* the codes, then tE, tF */
+    const size_t off = 4 * (size_t)(k > p ? k : p); /* the codes (up to 32 bits), then tE, tF */
     if (fc) panels = malloc(sizeof(fcpanel) * (size_t)(pp / LANES) * (size_t)k);
     /* the lean decoding's buffers: a line's codes, one row of B's exponents and values */
     if (J.lean && (!panels || !(J.codes = malloc(off + 8 * (size_t)pp)))) J.lean = 0;
