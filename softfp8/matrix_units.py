@@ -402,6 +402,23 @@ def c_model(accumulation, fa, fb, ka, kb, out):
     return _order_model(accumulation, fa, fb, fo, format_or_none(dt))
 
 
+_INTS = {}     # (BlockFMA, fa, fb, fo) -> its model_ints (read-only): a profile's per-call cost
+
+
+def _block_ints(bf, fa, fb, fo):
+    """model_ints of a block model's C model, cached (BlockFMA hashes and compares by its
+    parameters, so a changed BlockFMA is a new key)."""
+    key = (bf, fa, fb, fo)
+    v = _INTS.get(key)
+    if v is None:
+        if len(_INTS) >= 256:
+            _INTS.clear()
+        v = model_ints(bf._c_model(fa, fb, fo))
+        v.setflags(write=False)
+        _INTS[key] = v
+    return v
+
+
 def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     """A @ B + C (np.matmul's shapes) under a matrix-unit model, an Accumulation order
     with an addend, or exactly (accumulation=None) with an addend; see
@@ -421,7 +438,11 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     if out_dtype is None:
         out_dtype = default_out_dtype(accumulation, a.dtype, b.dtype)
     fo, dt, oname = _out_target(out_dtype, block)
-    md = c_model(accumulation, fa, fb, ka, kb, (fo, dt, oname))
+    if block:
+        bf = accumulation.model(ka, oname, kb) if isinstance(accumulation, MatrixUnit) else accumulation
+        md = _block_ints(bf, tuple(fa), tuple(fb), tuple(fo))
+    else:
+        md = model_ints(c_model(accumulation, fa, fb, ka, kb, (fo, dt, oname)))
     shape = _matmul_shape(a, b)
     if out is not None:
         if not isinstance(out, np.ndarray):
@@ -431,8 +452,12 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
                              f"{dt} and {shape}")
     a2 = a[np.newaxis, :] if a.ndim == 1 else a
     b2 = b[:, np.newaxis] if b.ndim == 1 else b
-    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     m, p = a2.shape[-2], b2.shape[-1]
+    if a2.ndim == 2 and b2.ndim == 2:     # one product: no batch to broadcast
+        res = np.empty((m, p), dtype=dt)
+        C = None if c is None else _addend(c, shape, dt, oname).reshape(m, p)
+        return finish(res, a.ndim, b.ndim, out, _ext.mu_gemm(md, a2, b2, C, res))
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     res = np.empty(batch + (m, p), dtype=dt)
     C = None
     if c is not None:
@@ -440,7 +465,6 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
     A = np.broadcast_to(a2, batch + a2.shape[-2:])
     B = np.broadcast_to(b2, batch + b2.shape[-2:])
     fl = 0
-    md = model_ints(md)
     for idx in np.ndindex(*batch):
         fl |= _ext.mu_gemm(md, A[idx], B[idx], None if C is None else C[idx], res[idx])
     return finish(res, a.ndim, b.ndim, out, fl)
