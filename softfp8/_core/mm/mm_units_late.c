@@ -71,6 +71,7 @@ typedef struct {
     int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
     int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
     int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
+    int fast;         /* dbl: fstep_512 may run (2^(E_p - W) a normal binary32 number, 2^(E_p - W) >= 2^-149) */
     int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
     int64_t emin_o, emax_o;
 } lk;
@@ -467,11 +468,67 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
     *c = rd;
 }
 
-/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps) */
+/* dstep_512 of sixteen lanes (lk.fast: 2^(E_p - W) a normal binary32 number, at least 2^-126): the
+ * running values c (binary32 values, or infinite) and ec, their biased binary32 exponents at least 1
+ * (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
+ * L = max(E_p - W, E(c) - W - X) (the model's: where E_p < E(c) and E_p - W is the larger, both
+ * terms are multiples of 2^(E_p - W), c's last bit being at E(c) - 23 >= E_p - W), each term rounded
+ * down to a multiple of 2^L by one addition of M = 1.5 2^(L + 52) rounded downward (|c|, |T_p
+ * 2^(E_p - W)| < 2^(L + 51): W + X <= 50), their sum exact in binary64, rounded once to binary32 by
+ * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
+ * a normal number).  A lane without products (E_p NONE, T_p 0) gets L = E(c) - W - X and c back.
+ * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
+ * infinite or NaN (drun_512 reads the last value). */
+static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, int LOST, const lk *K, __m512i T,
+                                                                     __m512i E, __m512d *c, __m512i *ec,
+                                                                     __mmask8 *in)
+{
+    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const __m512d m52 = _mm512_set1_pd(0x1.8p52);
+    const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
+    /* 2^L and 2^(E_p - W) (no product: 2^-126, times T_p = 0) as binary32 numbers */
+    __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))), 23);
+    __m512i Sp = _mm512_slli_epi32(_mm512_max_epi32(Eb, _mm512_set1_epi32(1)), 23), a;
+    __mmask16 far = 0;
+    __m256 r[2];
+    if (FAR) far = _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127));
+    for (int h = 0; h < 2; h++) {
+        __m256i Sh = h ? _mm512_extracti64x4_epi64(S, 1) : _mm512_castsi512_si256(S);
+        __m256i Th = h ? _mm512_extracti64x4_epi64(T, 1) : _mm512_castsi512_si256(T);
+        __m256i Ph = h ? _mm512_extracti64x4_epi64(Sp, 1) : _mm512_castsi512_si256(Sp);
+        __m512d M = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), m52), Td = _mm512_cvtepi32_pd(Th);
+        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Ph));
+        __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
+        __m512d fc = _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M);
+        __m512d fp = _mm512_sub_pd(_mm512_fmadd_round_pd(Td, Sd, M, rd), M);
+        __m512d V = _mm512_add_pd(fc, fp);
+        r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (LOST)
+            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) |
+                     _mm512_cmp_pd_mask(fp, _mm512_mul_pd(Td, Sd), _CMP_NEQ_UQ) |
+                     _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
+        c[h] = _mm512_cvtps_pd(r[h]);
+    }
+    a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r[0])), _mm256_castps_si256(r[1]), 1);
+    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffffff)), 23),
+                           _mm512_set1_epi32(1));
+}
+
+/* the biased binary32 exponents of the running values c (binary32 values), at least 1 */
+static inline __attribute__((always_inline)) MM_TGT512 __m512i cexp_512(const __m512d *c)
+{
+    __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(_mm512_cvtpd_ps(c[0]))),
+                                   _mm256_castps_si256(_mm512_cvtpd_ps(c[1])), 1);
+    return _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), 23),
+                            _mm512_set1_epi32(1));
+}
+
+/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps); FS: by
+ * fstep_512 (ec its state) */
 static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, int SC, int CL,
-                                                                      const lrow *R, int r,
+                                                                      int FS, const lrow *R, int r,
                                                                       int64_t k0, int64_t n, __m512d *c, __m512d *mn,
-                                                                      __mmask8 *al, __mmask8 *in)
+                                                                      __m512i *ec, __mmask8 *al, __mmask8 *in)
 {
     const lk *K = R->K;
     int64_t ne = OE ? (n + 1) / 2 : n;
@@ -498,6 +555,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
+    if (FS) {
+        fstep_512(OE, LOST, K, T, E, c, ec, in);
+        return;
+    }
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
               _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), &c[0], &mn[0], &in[0]);
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
@@ -508,11 +569,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
  * their 2 NR independent lane vectors interleaved for the late addend): the running values
  * cv[r * LW + q] (binary32 values) */
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, int SC, int CL,
-                                                                    const lrow *R,
+                                                                    int FS, const lrow *R,
                                                                     double *cv, uint8_t *alive, uint8_t *inex)
 {
     enum { NR = LROWS };
     __m512d c[NR][2], mn[NR][2];
+    __m512i ec[NR];
     __mmask8 al[NR][2], in[NR][2], any = 0;
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
@@ -522,20 +584,22 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
+    for (int r = 0; r < NR; r++) ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block;
         if (OE) { /* two groups a block: the rows one after the other */
-            for (int r = 0; r < NR; r++) dblock_512(OE, LOST, GN, SC, CL, R, r, k0, n, c[r], mn[r], al[r], in[r]);
+            for (int r = 0; r < NR; r++)
+                dblock_512(OE, LOST, GN, SC, CL, FS, R, r, k0, n, c[r], mn[r], &ec[r], al[r], in[r]);
         } else { /* the rows' steps interleaved (LROWS 4) */
-            dblock_512(OE, LOST, GN, SC, CL, R, 0, k0, n, c[0], mn[0], al[0], in[0]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 1, k0, n, c[1], mn[1], al[1], in[1]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 2, k0, n, c[2], mn[2], al[2], in[2]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 3, k0, n, c[3], mn[3], al[3], in[3]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 0, k0, n, c[0], mn[0], &ec[0], al[0], in[0]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 1, k0, n, c[1], mn[1], &ec[1], al[1], in[1]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 2, k0, n, c[2], mn[2], &ec[2], al[2], in[2]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 3, k0, n, c[3], mn[3], &ec[3], al[3], in[3]);
         }
     }
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
-            /* every block result a normal binary32 number */
+            /* every block result a normal binary32 number (fstep_512's are) */
             al[r][h] &= _mm512_cmp_pd_mask(mn[r][h], _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
                         _mm512_cmp_pd_mask(_mm512_abs_pd(c[r][h]), _mm512_set1_pd(0x1p128), _CMP_LT_OQ);
             _mm512_storeu_pd(cv + r * LW + 8 * h, c[r][h]);
@@ -561,16 +625,21 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
         memcpy(&cv[q], &u, 8);
     }
     if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
-        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, R, cv, alive, inex);
-        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, R, cv, alive, inex);
-        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, R, cv, alive, inex); /* bfloat16 */
-        else drun_512(0, 0, 0, K->scaled, 1, R, cv, alive, inex);
-    } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, R, cv, alive, inex);
-    else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, R, cv, alive, inex); /* FNUZ FP8 */
-    else if (K->oddeven) drun_512(1, 0, 0, 0, 0, R, cv, alive, inex);
-    else if (R->need_lost) drun_512(0, 1, 0, 0, 0, R, cv, alive, inex);
-    else if (R->block == 8) drun_512(0, 0, 8, 0, 0, R, cv, alive, inex); /* float16 */
-    else drun_512(0, 0, 0, 0, 0, R, cv, alive, inex);
+        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
+        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
+    } else if (K->fast) { /* FNUZ FP8, float16 */
+        if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (R->block == 8) drun_512(0, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else drun_512(0, 0, 0, 0, 0, 1, R, cv, alive, inex);
+    } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 0, R, cv, alive, inex);
+    else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 0, R, cv, alive, inex);
+    else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 0, R, cv, alive, inex);
+    else drun_512(0, 0, 0, 0, 0, 0, R, cv, alive, inex);
     for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
         uint64_t u, mag;
         memcpy(&u, &cv[q], 8);
@@ -852,6 +921,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         K.clampc = lo < -126;
         /* binary64 steps: every block value a binary64 number (the exponents' range) */
         K.dbl = lo >= -400 && hi <= 400;
+        /* 2^(E_p - W) normal binary32 numbers (E_p from lo to hi, or min_exponent) */
+        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 127);
     }
     K.dbl = K.dbl && md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20 && K.zexp == -126;
