@@ -473,8 +473,9 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
  * (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
  * L = max(E_p - W, E(c) - W - X) (the model's: where E_p < E(c) and E_p - W is the larger, both
  * terms are multiples of 2^(E_p - W), c's last bit being at E(c) - 23 >= E_p - W), each term rounded
- * down to a multiple of 2^L by one addition of M = 1.5 2^(L + 52) rounded downward (|c|, |T_p
- * 2^(E_p - W)| < 2^(L + 51): W + X <= 50), their sum exact in binary64, rounded once to binary32 by
+ * down to a multiple of 2^L: c by one addition of M = 1.5 2^(L + 52) rounded downward (|c| <
+ * 2^(L + 51): W + X <= 50), T_p by the arithmetic shift by L - E_p + W; their sum (multiples of 2^L
+ * below 2^(L + 52)) exact in binary64 (one fused step), rounded once to binary32 by
  * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
  * a normal number).  A lane without products (E_p NONE, T_p 0) gets L = E(c) - W - X and c back.
  * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
@@ -486,27 +487,29 @@ static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, i
     const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
     const __m512d m52 = _mm512_set1_pd(0x1.8p52);
     const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
-    /* 2^L and 2^(E_p - W) (no product: 2^-126, times T_p = 0) as binary32 numbers */
-    __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))), 23);
-    __m512i Sp = _mm512_slli_epi32(_mm512_max_epi32(Eb, _mm512_set1_epi32(1)), 23), a;
+    const __m512i Sb = _mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))); /* L + 127 */
+    /* 2^L as a binary32 number; T_p 2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the
+       arithmetic shift (no product: a shift of at least 32, T_p = 0) */
+    const __m512i S = _mm512_slli_epi32(Sb, 23), sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
+    __m512i a;
     __mmask16 far = 0;
     __m256 r[2];
     if (FAR) far = _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127));
+    if (LOST) { /* bits of T_p shifted out */
+        __mmask16 lp = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T);
+        in[0] |= (__mmask8)lp;
+        in[1] |= (__mmask8)(lp >> 8);
+    }
     for (int h = 0; h < 2; h++) {
         __m256i Sh = h ? _mm512_extracti64x4_epi64(S, 1) : _mm512_castsi512_si256(S);
-        __m256i Th = h ? _mm512_extracti64x4_epi64(T, 1) : _mm512_castsi512_si256(T);
-        __m256i Ph = h ? _mm512_extracti64x4_epi64(Sp, 1) : _mm512_castsi512_si256(Sp);
-        __m512d M = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), m52), Td = _mm512_cvtepi32_pd(Th);
-        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Ph));
+        __m256i Th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
+        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), M = _mm512_mul_pd(Sd, m52);
         __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
         __m512d fc = _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M);
-        __m512d fp = _mm512_sub_pd(_mm512_fmadd_round_pd(Td, Sd, M, rd), M);
-        __m512d V = _mm512_add_pd(fc, fp);
+        __m512d V = _mm512_fmadd_pd(_mm512_cvtepi32_pd(Th), Sd, fc); /* exact: multiples of 2^L below 2^(L + 52) */
         r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         if (LOST)
-            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) |
-                     _mm512_cmp_pd_mask(fp, _mm512_mul_pd(Td, Sd), _CMP_NEQ_UQ) |
-                     _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
+            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
         c[h] = _mm512_cvtps_pd(r[h]);
     }
     a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r[0])), _mm256_castps_si256(r[1]), 1);
