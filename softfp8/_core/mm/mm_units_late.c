@@ -71,12 +71,15 @@ typedef struct {
     int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
     int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
     int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
-    int fast;         /* dbl: fstep_512 may run (2^(E_p - W) a normal binary32 number, 2^(E_p - W) >= 2^-149) */
+    int fast;         /* dbl: fstep_512 and emax8_512 run (see where it is set) */
     int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
     int64_t emin_o, emax_o;
 } lk;
 
 static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
+
+/* an exponent (or NONE) as a byte, saturated */
+static int8_t sat8(int32_t e) { return (int8_t)(e < -128 ? -128 : e > 127 ? 127 : e); }
 
 /* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
 static int w_range_ok(const sfp8u_model *md)
@@ -233,6 +236,8 @@ typedef struct {
     ptrdiff_t pp;
     int64_t k, block;
     int need_lost;
+    const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
+    const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
 } lrow;
 
 /* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
@@ -380,13 +385,17 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512 scale_512(int SC, 
 static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, const lk *K, const lrow *R,
                                                                      const float *af, const int32_t *aE, int64_t l0,
                                                                      int64_t n, int need_lost, __m512i *E, __m512i *T,
-                                                                     __mmask16 *lost)
+                                                                     __mmask16 *lost, const __m512i *Ein)
 {
     const __m512i none = _mm512_set1_epi32(NONE);
     __m512i e = none, e2 = none, t = _mm512_setzero_si512(), t2 = t, s;
     __mmask16 terms;
     __m512 sc;
     int64_t l = l0;
+    if (Ein) { /* the largest exponents given (emax8_512) */
+        e = *Ein;
+        l = l0 + n;
+    }
     for (; l + 1 < l0 + n; l += 2) { /* two chains */
         e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
         e2 = _mm512_max_epi32(
@@ -526,26 +535,58 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512i cexp_512(const __
                             _mm512_set1_epi32(1));
 }
 
+/* the largest exponent E_p of the products l0 .. l0 + n - 1 of the LROWS rows and sixteen columns
+ * (lk.fast: every operand exponent within -32 .. 31, NONE as -128) in bytes, row r at bytes 16 r ..
+ * 16 r + 15 (saturating sums: NONE plus any exponent stays below -64), widened to Ew[r] (NONE where
+ * there is no product) */
+static inline __attribute__((always_inline)) MM_TGT512 void emax8_512(const lrow *R, int64_t l0, int64_t n,
+                                                                     __m512i *Ew)
+{
+    const __m512i idx = _mm512_set_epi64(0x0303030303030303, 0x0303030303030303, 0x0202020202020202,
+                                         0x0202020202020202, 0x0101010101010101, 0x0101010101010101, 0, 0);
+    __m512i e = _mm512_set1_epi8(-128), e2 = e;
+    int64_t l = l0;
+#define EMAX8_TERM(l)                                                                                                  \
+    _mm512_adds_epi8(_mm512_shuffle_epi8(_mm512_set1_epi32((int32_t)R->aE4[l]), idx),                              \
+                     _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+    for (; l + 1 < l0 + n; l += 2) {
+        e = _mm512_max_epi8(e, EMAX8_TERM(l));
+        e2 = _mm512_max_epi8(e2, EMAX8_TERM(l + 1));
+    }
+    if (l < l0 + n) e = _mm512_max_epi8(e, EMAX8_TERM(l));
+#undef EMAX8_TERM
+    e = _mm512_max_epi8(e, e2);
+#define EMAX8_ROW(r)                                                                                                   \
+    Ew[r] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(e, r));                                                  \
+    Ew[r] = _mm512_mask_mov_epi32(Ew[r], _mm512_cmplt_epi32_mask(Ew[r], _mm512_set1_epi32(-64)), _mm512_set1_epi32(NONE))
+    EMAX8_ROW(0);
+    EMAX8_ROW(1);
+    EMAX8_ROW(2);
+    EMAX8_ROW(3);
+#undef EMAX8_ROW
+}
+
 /* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps); FS: by
  * fstep_512 (ec its state) */
 static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, int SC, int CL,
                                                                       int FS, const lrow *R, int r,
                                                                       int64_t k0, int64_t n, __m512d *c, __m512d *mn,
-                                                                      __m512i *ec, __mmask8 *al, __mmask8 *in)
+                                                                      __m512i *ec, __mmask8 *al, __mmask8 *in,
+                                                                      const __m512i *Ee, const __m512i *Eop)
 {
     const lk *K = R->K;
     int64_t ne = OE ? (n + 1) / 2 : n;
     __m512i E, T;
     __mmask16 lost = 0;
     if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
-        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost, Ee);
     else
-        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost, Ee);
     if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
         __m512i Eo, To, d, sm, q;
         __mmask16 ge;
-        if (GN && n - ne == GN) group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
-        else group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+        if (GN && n - ne == GN) group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost, Eop);
+        else group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost, Eop);
         ge = _mm512_cmpge_epi32_mask(E, Eo);
         d = _mm512_min_epi32(_mm512_abs_epi32(_mm512_sub_epi32(E, Eo)), _mm512_set1_epi32(31));
         sm = _mm512_mask_blend_epi32(ge, T, To);
@@ -589,15 +630,25 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
         }
     for (int r = 0; r < NR; r++) ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
-        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block;
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m512i Ew[NR], Eo[NR];
+        if (FS) { /* the groups' largest exponents, the four rows at once */
+            emax8_512(R, k0, ne, Ew);
+            if (OE) emax8_512(R, k0 + ne, n - ne, Eo);
+        }
         if (OE) { /* two groups a block: the rows one after the other */
             for (int r = 0; r < NR; r++)
-                dblock_512(OE, LOST, GN, SC, CL, FS, R, r, k0, n, c[r], mn[r], &ec[r], al[r], in[r]);
+                dblock_512(OE, LOST, GN, SC, CL, FS, R, r, k0, n, c[r], mn[r], &ec[r], al[r], in[r], FS ? &Ew[r] : NULL,
+                           FS && OE ? &Eo[r] : NULL);
         } else { /* the rows' steps interleaved (LROWS 4) */
-            dblock_512(OE, LOST, GN, SC, CL, FS, R, 0, k0, n, c[0], mn[0], &ec[0], al[0], in[0]);
-            dblock_512(OE, LOST, GN, SC, CL, FS, R, 1, k0, n, c[1], mn[1], &ec[1], al[1], in[1]);
-            dblock_512(OE, LOST, GN, SC, CL, FS, R, 2, k0, n, c[2], mn[2], &ec[2], al[2], in[2]);
-            dblock_512(OE, LOST, GN, SC, CL, FS, R, 3, k0, n, c[3], mn[3], &ec[3], al[3], in[3]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 0, k0, n, c[0], mn[0], &ec[0], al[0], in[0],
+                       FS ? &Ew[0] : NULL, FS && OE ? &Eo[0] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 1, k0, n, c[1], mn[1], &ec[1], al[1], in[1],
+                       FS ? &Ew[1] : NULL, FS && OE ? &Eo[1] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 2, k0, n, c[2], mn[2], &ec[2], al[2], in[2],
+                       FS ? &Ew[2] : NULL, FS && OE ? &Eo[2] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 3, k0, n, c[3], mn[3], &ec[3], al[3], in[3],
+                       FS ? &Ew[3] : NULL, FS && OE ? &Eo[3] : NULL);
         }
     }
     for (int r = 0; r < NR; r++)
@@ -899,6 +950,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int tabA = 0;
 #endif
     unsigned char *colbad = NULL, *colsub;
+    int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
+    uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
     mm_fxsave env;
     unsigned flags = 0;
     if (!md->has_addend) C = NULL;
@@ -925,7 +978,9 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         /* binary64 steps: every block value a binary64 number (the exponents' range) */
         K.dbl = lo >= -400 && hi <= 400;
         /* 2^(E_p - W) normal binary32 numbers (E_p from lo to hi, or min_exponent) */
-        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 127);
+        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 127) &&
+                 fmt_emin(&md->fa) >= -32 && top_exp(&md->fa) <= 31 && fmt_emin(&md->fb) >= -32 &&
+                 top_exp(&md->fb) <= 31; /* and the exponents in bytes (emax8_512) */
     }
     K.dbl = K.dbl && md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20 && K.zexp == -126;
@@ -1014,8 +1069,22 @@ decoded:
     /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
+    if (K.dbl && K.fast && level >= 2) {
+        bE8 = malloc((size_t)(k * pp) + 64);
+        aE4 = malloc((size_t)k * 4 + 64);
+        if (!bE8 || !aE4) {
+            flags = SFP8U_NOMEM;
+            mm_fx_leave(&env);
+            goto done;
+        }
+        for (int64_t j = 0; j < pp; j++) /* NONE as -128; the others within -32 .. 31 */
+            for (int64_t l = 0; l < k; l++)
+                bE8[(j / LW) * k * LW + l * LW + j % LW] = sat8(bE[BIX(l, j)]);
+    }
     R.K = &K;
     R.pp = 2 * LW;
+    R.bE8 = NULL;
+    R.aE4 = aE4;
     R.k = k;
     R.block = md->block;
     for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
@@ -1059,6 +1128,9 @@ decoded:
             if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
                 rowbad[r] = 1;
         }
+        for (int64_t l = 0; aE4 && l < k; l++)
+            aE4[l] = (uint32_t)(uint8_t)sat8(R.aEr[0][l]) | (uint32_t)(uint8_t)sat8(R.aEr[1][l]) << 8 |
+                     (uint32_t)(uint8_t)sat8(R.aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(R.aEr[3][l]) << 24;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
             int64_t Tc[LROWS * LW];
             int32_t Ec[LROWS * LW];
@@ -1081,6 +1153,7 @@ decoded:
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
             R.bf = bf + BIX(0, j0);
             R.bE = bE + BIX(0, j0);
+            if (bE8) R.bE8 = bE8 + (j0 / LW) * k * LW;
 #if MM_SIMD
             if (any && level >= 2 && K.dbl) {
                 late_dbl_512(&R, Tc, Ec, alive, inex);
@@ -1127,6 +1200,8 @@ done:
     free(mb);
     free(colbad);
     free(slots);
+    free(bE8);
+    free(aE4);
     free(da.D.tab);
     free(db.D.tab);
     return flags;
