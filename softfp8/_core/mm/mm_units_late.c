@@ -930,6 +930,39 @@ static void *llines(int64_t n, float **f, int32_t **E)
 /* B's element (l, j) in its panel */
 #define BIX(l, j) (((j) / LW) * (2 * LW) * k + (l) * (2 * LW) + (j) % LW)
 
+#if MM_SIMD
+/* emax8_512's operands: B's exponents (panels, BIX) as bytes, panel by panel (bytes_b), and the four
+ * rows' exponents at l as the bytes of aE4[l] (bytes_a); NONE saturates to -128 */
+MM_TGT512 static void bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp)
+{
+    for (int64_t j = 0; j < pp; j += LW)
+        for (int64_t l = 0; l < k; l++)
+            _mm_storeu_si128((__m128i *)(bE8 + j * k + l * LW),
+                             _mm512_cvtsepi32_epi8(_mm512_loadu_si512(bE + BIX(l, j))));
+}
+
+MM_TGT512 static void bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    int64_t l = 0;
+    for (; l + 16 <= k; l += 16) {
+        __m128i r0 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[0] + l));
+        __m128i r1 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[1] + l));
+        __m128i r2 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[2] + l));
+        __m128i r3 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[3] + l));
+        __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        _mm_storeu_si128((__m128i *)(aE4 + l), _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 4), _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 8), _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 12), _mm_unpackhi_epi16(hi01, hi23));
+    }
+    for (; l < k; l++)
+        aE4[l] = (uint32_t)(uint8_t)sat8(aEr[0][l]) | (uint32_t)(uint8_t)sat8(aEr[1][l]) << 8 |
+                 (uint32_t)(uint8_t)sat8(aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(aEr[3][l]) << 24;
+}
+#endif
+
+
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
                           ptrdiff_t op, int64_t m, int64_t k, int64_t p)
@@ -1069,6 +1102,7 @@ decoded:
     /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
+#if MM_SIMD
     if (K.dbl && K.fast && level >= 2) {
         bE8 = malloc((size_t)(k * pp) + 64);
         aE4 = malloc((size_t)k * 4 + 64);
@@ -1077,10 +1111,9 @@ decoded:
             mm_fx_leave(&env);
             goto done;
         }
-        for (int64_t j = 0; j < pp; j++) /* NONE as -128; the others within -32 .. 31 */
-            for (int64_t l = 0; l < k; l++)
-                bE8[(j / LW) * k * LW + l * LW + j % LW] = sat8(bE[BIX(l, j)]);
+        bytes_b(bE, bE8, k, pp);
     }
+#endif
     R.K = &K;
     R.pp = 2 * LW;
     R.bE8 = NULL;
@@ -1128,9 +1161,9 @@ decoded:
             if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
                 rowbad[r] = 1;
         }
-        for (int64_t l = 0; aE4 && l < k; l++)
-            aE4[l] = (uint32_t)(uint8_t)sat8(R.aEr[0][l]) | (uint32_t)(uint8_t)sat8(R.aEr[1][l]) << 8 |
-                     (uint32_t)(uint8_t)sat8(R.aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(R.aEr[3][l]) << 24;
+#if MM_SIMD
+        if (aE4) bytes_a(R.aEr, aE4, k);
+#endif
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
             int64_t Tc[LROWS * LW];
             int32_t Ec[LROWS * LW];
