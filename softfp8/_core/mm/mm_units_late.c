@@ -860,10 +860,11 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
 #endif
 
 #if MM_SIMD
-/* a table decoder's codes as gather tables: value, nominal exponent, bad | sub << 1 */
+/* a table decoder's codes as gather tables: value, and nominal exponent E with the flags, E << 2 |
+ * bad | sub << 1 (E at least NONE: no overflow) */
 typedef struct {
     float f[256];
-    int32_t E[256], fl[256];
+    int32_t Efl[256];
     uint32_t mask;
 } gtab;
 
@@ -873,8 +874,7 @@ static int gtab_init(gtab *t, const ldec *F, int sz)
     t->mask = (uint32_t)F->D.mask;
     for (uint32_t c = 0; c <= t->mask; c++) {
         t->f[c] = F->scaled ? scaled_value(&F->D.tab[c]) : F->D.tab[c].f;
-        t->E[c] = F->D.tab[c].E;
-        t->fl[c] = F->D.tab[c].bad | F->D.tab[c].sub << 1;
+        t->Efl[c] = (int32_t)((uint32_t)F->D.tab[c].E << 2) | F->D.tab[c].bad | F->D.tab[c].sub << 1;
     }
     return 1;
 }
@@ -891,7 +891,7 @@ MM_TGT512 static void decode_tab_512(const gtab *tb, const uint8_t *src, int64_t
     for (int64_t t = 0; t + 16 <= n; t += 16) {
         __m512i idx = _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + t))), msk);
         __m512 v = _mm512_i32gather_ps(idx, tb->f, 4);
-        __m512i e = _mm512_i32gather_epi32(idx, tb->E, 4), fl = _mm512_i32gather_epi32(idx, tb->fl, 4);
+        __m512i fl = _mm512_i32gather_epi32(idx, tb->Efl, 4), e = _mm512_srai_epi32(fl, 2);
         __mmask16 b = _mm512_test_epi32_mask(fl, one), sb = _mm512_test_epi32_mask(fl, two);
         if (perm) {
             v = _mm512_permutexvar_ps(pidx, v);
