@@ -5,7 +5,8 @@
  * and the definition, is bfma.c's; outputs these kernels leave are computed by it.
  *
  * DERIVED from core.c round_pack: xfinish / xstep_512 / xchunk_256 round an exact binary64
- * block sum to P bits by the model's rounding (bias below the kept bits, the rest cleared)
+ * block sum to P bits by the model's rounding (bias below the kept bits, the rest cleared),
+ * xstep32_512 by the conversion to binary32 at nearest even (binary32 output, fpk.hw32),
  * where the result is a normal number of the output format, and leave every other case to
  * the generic kernel; proof: tests/harness/test_harness.py::test_entry (entry block_fma,
  * parts exact_pair and exact_pair_edges among them).

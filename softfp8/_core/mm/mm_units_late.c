@@ -28,7 +28,10 @@
  * The MI300X profiles (lk.dbl: binary32 output, downward alignment, nearest even, zero
  * addend exponent -126) take the AVX-512 binary64 steps (dstep_512, four rows of A and
  * sixteen columns at a time, the rows' steps interleaved); the odd/even groups are combined
- * in 32-bit lanes first (arithmetic shift: the downward alignment).
+ * in 32-bit lanes first (arithmetic shift: the downward alignment).  Where 2^(E_p - W) is a
+ * normal binary32 number and every operand exponent fits a byte (lk.fast: float16, FNUZ FP8),
+ * the shorter step fstep_512 runs instead, and the four rows' largest exponents are found at
+ * once in bytes (emax8_512).
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
@@ -38,7 +41,8 @@
  * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
- * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 by
+ * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 and
+ * fstep_512 by
  * the hardware's conversion to binary32 at nearest even, where the result is a normal number
  * of the output format (at least 2^emin before rounding, at most the largest binade after
  * it) and leave every other case to bfma.c's deliver; proof:
