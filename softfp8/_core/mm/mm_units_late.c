@@ -490,7 +490,8 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
  * 2^(L + 51): W + X <= 50), T_p by the arithmetic shift by L - E_p + W; their sum (multiples of 2^L
  * below 2^(L + 52)) exact in binary64 (one fused step), rounded once to binary32 by
  * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
- * a normal number).  A lane without products (E_p NONE, T_p 0) gets L = E(c) - W - X and c back.
+ * a normal number).  A lane without products (E_p NONE, T_p 0) keeps c (its L = E(c) - W - X may
+ * lie below -126, where 2^L is no binary32 number).
  * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
  * infinite or NaN (drun_512 reads the last value). */
 static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, int LOST, const lk *K, __m512i T,
@@ -501,9 +502,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, i
     const __m512d m52 = _mm512_set1_pd(0x1.8p52);
     const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
     const __m512i Sb = _mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))); /* L + 127 */
-    /* 2^L as a binary32 number; T_p 2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the
-       arithmetic shift (no product: a shift of at least 32, T_p = 0) */
-    const __m512i S = _mm512_slli_epi32(Sb, 23), sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
+    /* 2^L as a binary32 number (a lane without products: 2^-126 at least, its c kept below); T_p
+       2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the arithmetic shift (no product:
+       a shift of at least 32, T_p = 0) */
+    const __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Sb, _mm512_set1_epi32(1)), 23);
+    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
+    const __mmask16 np = _mm512_cmple_epi32_mask(E, _mm512_set1_epi32(NONE / 2)); /* no product */
     __m512i a;
     __mmask16 far = 0;
     __m256 r[2];
@@ -518,7 +522,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, i
         __m256i Th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
         __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), M = _mm512_mul_pd(Sd, m52);
         __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
-        __m512d fc = _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M);
+        __m512d fc = _mm512_mask_blend_pd((__mmask8)(np >> 8 * h), _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M), c[h]);
         __m512d V = _mm512_fmadd_pd(_mm512_cvtepi32_pd(Th), Sd, fc); /* exact: multiples of 2^L below 2^(L + 52) */
         r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         if (LOST)
