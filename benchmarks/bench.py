@@ -1056,7 +1056,7 @@ def main(argv=None):
 
     for unit, fname in (("h100", "e4m3"), ("ada", "e4m3"), ("b200", "e5m2"), ("h100", "float16"),
                         ("a100", "bfloat16"), ("v100", "float16"), ("mi300x", "e4m3fnuz"), ("mi300x", "float16"),
-                        ("mi100", "float16"), ("mi250", "bfloat16")):
+                        ("mi300x", "bfloat16"), ("mi100", "float16"), ("mi250", "bfloat16")):
         fmt = getattr(softfp8, fname)
         a22, b22 = (A22, B22) if fname == "e4m3" else ops22(fmt)
         acc = softfp8.Accumulation.profile(unit)

@@ -1084,6 +1084,14 @@ def _late_edges():
     data.append(("bf16-low", la.astype(bf), lb.astype(bf), None))
     data.append(("bf16-low-c", la.astype(bf), lb.astype(bf), g.choice(np.array([0.0, 2.0 ** -120, -2.0 ** -100, 1.0],
                                                                              np.float32), (m, p))))
+    # blocks without a product (zero rows, zero runs of a row) and tiny addends (2^-126 ..
+    # 2^-90): a block without products keeps the running value as it is
+    za = fa.copy()
+    za[:, 8:24] = 0
+    za[0] = 0
+    zc = (sgn((m, p)) * 2.0 ** g.integers(-126, -90, (m, p)) * (1 + g.random((m, p)))).astype(np.float32)
+    data.append(("empty-blocks-tiny-c", za, fb, zc))
+    data.append(("empty-blocks-tiny-c-e4fnuz", za.astype(np.float64).astype(e4f), fb.astype(np.float64).astype(e4f), zc))
     for name, acc in models:
         for dname, x, y, c in data:
             yield mcase(f"unit-late-edges/{name}/{dname}", lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(

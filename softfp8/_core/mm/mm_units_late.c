@@ -28,7 +28,10 @@
  * The MI300X profiles (lk.dbl: binary32 output, downward alignment, nearest even, zero
  * addend exponent -126) take the AVX-512 binary64 steps (dstep_512, four rows of A and
  * sixteen columns at a time, the rows' steps interleaved); the odd/even groups are combined
- * in 32-bit lanes first (arithmetic shift: the downward alignment).
+ * in 32-bit lanes first (arithmetic shift: the downward alignment).  Where 2^(E_p - W) is a
+ * normal binary32 number and every operand exponent fits a byte (lk.fast: float16, FNUZ FP8),
+ * the shorter step fstep_512 runs instead, and the four rows' largest exponents are found at
+ * once in bytes (emax8_512).
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
@@ -38,7 +41,8 @@
  * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
- * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 by
+ * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 and
+ * fstep_512 by
  * the hardware's conversion to binary32 at nearest even, where the result is a normal number
  * of the output format (at least 2^emin before rounding, at most the largest binade after
  * it) and leave every other case to bfma.c's deliver; proof:
@@ -71,11 +75,15 @@ typedef struct {
     int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
     int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
     int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
+    int fast;         /* dbl: fstep_512 and emax8_512 run (see where it is set) */
     int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
     int64_t emin_o, emax_o;
 } lk;
 
 static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
+
+/* an exponent (or NONE) as a byte, saturated */
+static int8_t sat8(int32_t e) { return (int8_t)(e < -128 ? -128 : e > 127 ? 127 : e); }
 
 /* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
 static int w_range_ok(const sfp8u_model *md)
@@ -232,6 +240,8 @@ typedef struct {
     ptrdiff_t pp;
     int64_t k, block;
     int need_lost;
+    const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
+    const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
 } lrow;
 
 /* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
@@ -379,13 +389,17 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512 scale_512(int SC, 
 static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, const lk *K, const lrow *R,
                                                                      const float *af, const int32_t *aE, int64_t l0,
                                                                      int64_t n, int need_lost, __m512i *E, __m512i *T,
-                                                                     __mmask16 *lost)
+                                                                     __mmask16 *lost, const __m512i *Ein)
 {
     const __m512i none = _mm512_set1_epi32(NONE);
     __m512i e = none, e2 = none, t = _mm512_setzero_si512(), t2 = t, s;
     __mmask16 terms;
     __m512 sc;
     int64_t l = l0;
+    if (Ein) { /* the largest exponents given (emax8_512) */
+        e = *Ein;
+        l = l0 + n;
+    }
     for (; l + 1 < l0 + n; l += 2) { /* two chains */
         e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
         e2 = _mm512_max_epi32(
@@ -467,25 +481,120 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
     *c = rd;
 }
 
-/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps) */
+/* dstep_512 of sixteen lanes (lk.fast: 2^(E_p - W) a normal binary32 number, at least 2^-126): the
+ * running values c (binary32 values, or infinite) and ec, their biased binary32 exponents at least 1
+ * (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
+ * L = max(E_p - W, E(c) - W - X) (the model's: where E_p < E(c) and E_p - W is the larger, both
+ * terms are multiples of 2^(E_p - W), c's last bit being at E(c) - 23 >= E_p - W), each term rounded
+ * down to a multiple of 2^L: c by one addition of M = 1.5 2^(L + 52) rounded downward (|c| <
+ * 2^(L + 51): W + X <= 50), T_p by the arithmetic shift by L - E_p + W; their sum (multiples of 2^L
+ * below 2^(L + 52)) exact in binary64 (one fused step), rounded once to binary32 by
+ * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
+ * a normal number).  A lane without products (E_p NONE, T_p 0) keeps c (its L = E(c) - W - X may
+ * lie below -126, where 2^L is no binary32 number).
+ * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
+ * infinite or NaN (drun_512 reads the last value). */
+static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, int LOST, const lk *K, __m512i T,
+                                                                     __m512i E, __m512d *c, __m512i *ec,
+                                                                     __mmask8 *in)
+{
+    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const __m512d m52 = _mm512_set1_pd(0x1.8p52);
+    const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
+    const __m512i Sb = _mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))); /* L + 127 */
+    /* 2^L as a binary32 number (a lane without products: 2^-126 at least, its c kept below); T_p
+       2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the arithmetic shift (no product:
+       a shift of at least 32, T_p = 0) */
+    const __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Sb, _mm512_set1_epi32(1)), 23);
+    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
+    const __mmask16 np = _mm512_cmple_epi32_mask(E, _mm512_set1_epi32(NONE / 2)); /* no product */
+    __m512i a;
+    __mmask16 far = 0;
+    __m256 r[2];
+    if (FAR) far = _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127));
+    if (LOST) { /* bits of T_p shifted out */
+        __mmask16 lp = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T);
+        in[0] |= (__mmask8)lp;
+        in[1] |= (__mmask8)(lp >> 8);
+    }
+    for (int h = 0; h < 2; h++) {
+        __m256i Sh = h ? _mm512_extracti64x4_epi64(S, 1) : _mm512_castsi512_si256(S);
+        __m256i Th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
+        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), M = _mm512_mul_pd(Sd, m52);
+        __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
+        __m512d fc = _mm512_mask_blend_pd((__mmask8)(np >> 8 * h), _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M), c[h]);
+        __m512d V = _mm512_fmadd_pd(_mm512_cvtepi32_pd(Th), Sd, fc); /* exact: multiples of 2^L below 2^(L + 52) */
+        r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (LOST)
+            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
+        c[h] = _mm512_cvtps_pd(r[h]);
+    }
+    a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r[0])), _mm256_castps_si256(r[1]), 1);
+    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffffff)), 23),
+                           _mm512_set1_epi32(1));
+}
+
+/* the biased binary32 exponents of the running values c (binary32 values), at least 1 */
+static inline __attribute__((always_inline)) MM_TGT512 __m512i cexp_512(const __m512d *c)
+{
+    __m512i u = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(_mm512_cvtpd_ps(c[0]))),
+                                   _mm256_castps_si256(_mm512_cvtpd_ps(c[1])), 1);
+    return _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), 23),
+                            _mm512_set1_epi32(1));
+}
+
+/* the largest exponent E_p of the products l0 .. l0 + n - 1 of the LROWS rows and sixteen columns
+ * (lk.fast: every operand exponent within -32 .. 31, NONE as -128) in bytes, row r at bytes 16 r ..
+ * 16 r + 15 (saturating sums: NONE plus any exponent stays below -64), widened to Ew[r] (NONE where
+ * there is no product) */
+static inline __attribute__((always_inline)) MM_TGT512 void emax8_512(const lrow *R, int64_t l0, int64_t n,
+                                                                     __m512i *Ew)
+{
+    const __m512i idx = _mm512_set_epi64(0x0303030303030303, 0x0303030303030303, 0x0202020202020202,
+                                         0x0202020202020202, 0x0101010101010101, 0x0101010101010101, 0, 0);
+    __m512i e = _mm512_set1_epi8(-128), e2 = e;
+    int64_t l = l0;
+#define EMAX8_TERM(l)                                                                                                  \
+    _mm512_adds_epi8(_mm512_shuffle_epi8(_mm512_set1_epi32((int32_t)R->aE4[l]), idx),                              \
+                     _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+    for (; l + 1 < l0 + n; l += 2) {
+        e = _mm512_max_epi8(e, EMAX8_TERM(l));
+        e2 = _mm512_max_epi8(e2, EMAX8_TERM(l + 1));
+    }
+    if (l < l0 + n) e = _mm512_max_epi8(e, EMAX8_TERM(l));
+#undef EMAX8_TERM
+    e = _mm512_max_epi8(e, e2);
+#define EMAX8_ROW(r)                                                                                                   \
+    Ew[r] = _mm512_cvtepi8_epi32(_mm512_extracti32x4_epi32(e, r));                                                  \
+    Ew[r] = _mm512_mask_mov_epi32(Ew[r], _mm512_cmplt_epi32_mask(Ew[r], _mm512_set1_epi32(-64)), _mm512_set1_epi32(NONE))
+    EMAX8_ROW(0);
+    EMAX8_ROW(1);
+    EMAX8_ROW(2);
+    EMAX8_ROW(3);
+#undef EMAX8_ROW
+}
+
+/* one block (products k0 .. k0 + n - 1) of row r's two lane vectors (binary64 steps); FS: by
+ * fstep_512 (ec its state) */
 static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, int LOST, int GN, int SC, int CL,
-                                                                      const lrow *R, int r,
+                                                                      int FS, const lrow *R, int r,
                                                                       int64_t k0, int64_t n, __m512d *c, __m512d *mn,
-                                                                      __mmask8 *al, __mmask8 *in)
+                                                                      __m512i *ec, __mmask8 *al, __mmask8 *in,
+                                                                      const __m512i *Ee, const __m512i *Eop)
 {
     const lk *K = R->K;
     int64_t ne = OE ? (n + 1) / 2 : n;
     __m512i E, T;
     __mmask16 lost = 0;
     if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
-        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, GN, LOST, &E, &T, &lost, Ee);
     else
-        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost);
+        group_512(SC, K, R, R->afr[r], R->aEr[r], k0, ne, LOST, &E, &T, &lost, Ee);
     if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
         __m512i Eo, To, d, sm, q;
         __mmask16 ge;
-        if (GN && n - ne == GN) group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost);
-        else group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost);
+        if (GN && n - ne == GN) group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, GN, LOST, &Eo, &To, &lost, Eop);
+        else group_512(SC, K, R, R->afr[r], R->aEr[r], k0 + ne, n - ne, LOST, &Eo, &To, &lost, Eop);
         ge = _mm512_cmpge_epi32_mask(E, Eo);
         d = _mm512_min_epi32(_mm512_abs_epi32(_mm512_sub_epi32(E, Eo)), _mm512_set1_epi32(31));
         sm = _mm512_mask_blend_epi32(ge, T, To);
@@ -498,6 +607,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
+    if (FS) {
+        fstep_512(OE, LOST, K, T, E, c, ec, in);
+        return;
+    }
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
               _mm512_cvtepi32_pd(_mm512_castsi512_si256(E)), &c[0], &mn[0], &in[0]);
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(T, 1)),
@@ -508,11 +621,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
  * their 2 NR independent lane vectors interleaved for the late addend): the running values
  * cv[r * LW + q] (binary32 values) */
 static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int LOST, int GN, int SC, int CL,
-                                                                    const lrow *R,
+                                                                    int FS, const lrow *R,
                                                                     double *cv, uint8_t *alive, uint8_t *inex)
 {
     enum { NR = LROWS };
     __m512d c[NR][2], mn[NR][2];
+    __m512i ec[NR];
     __mmask8 al[NR][2], in[NR][2], any = 0;
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
@@ -522,20 +636,32 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
+    for (int r = 0; r < NR; r++) ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
-        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block;
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m512i Ew[NR], Eo[NR];
+        if (FS) { /* the groups' largest exponents, the four rows at once */
+            emax8_512(R, k0, ne, Ew);
+            if (OE) emax8_512(R, k0 + ne, n - ne, Eo);
+        }
         if (OE) { /* two groups a block: the rows one after the other */
-            for (int r = 0; r < NR; r++) dblock_512(OE, LOST, GN, SC, CL, R, r, k0, n, c[r], mn[r], al[r], in[r]);
+            for (int r = 0; r < NR; r++)
+                dblock_512(OE, LOST, GN, SC, CL, FS, R, r, k0, n, c[r], mn[r], &ec[r], al[r], in[r], FS ? &Ew[r] : NULL,
+                           FS && OE ? &Eo[r] : NULL);
         } else { /* the rows' steps interleaved (LROWS 4) */
-            dblock_512(OE, LOST, GN, SC, CL, R, 0, k0, n, c[0], mn[0], al[0], in[0]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 1, k0, n, c[1], mn[1], al[1], in[1]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 2, k0, n, c[2], mn[2], al[2], in[2]);
-            dblock_512(OE, LOST, GN, SC, CL, R, 3, k0, n, c[3], mn[3], al[3], in[3]);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 0, k0, n, c[0], mn[0], &ec[0], al[0], in[0],
+                       FS ? &Ew[0] : NULL, FS && OE ? &Eo[0] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 1, k0, n, c[1], mn[1], &ec[1], al[1], in[1],
+                       FS ? &Ew[1] : NULL, FS && OE ? &Eo[1] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 2, k0, n, c[2], mn[2], &ec[2], al[2], in[2],
+                       FS ? &Ew[2] : NULL, FS && OE ? &Eo[2] : NULL);
+            dblock_512(OE, LOST, GN, SC, CL, FS, R, 3, k0, n, c[3], mn[3], &ec[3], al[3], in[3],
+                       FS ? &Ew[3] : NULL, FS && OE ? &Eo[3] : NULL);
         }
     }
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
-            /* every block result a normal binary32 number */
+            /* every block result a normal binary32 number (fstep_512's are) */
             al[r][h] &= _mm512_cmp_pd_mask(mn[r][h], _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
                         _mm512_cmp_pd_mask(_mm512_abs_pd(c[r][h]), _mm512_set1_pd(0x1p128), _CMP_LT_OQ);
             _mm512_storeu_pd(cv + r * LW + 8 * h, c[r][h]);
@@ -561,16 +687,21 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
         memcpy(&cv[q], &u, 8);
     }
     if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
-        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, R, cv, alive, inex);
-        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, R, cv, alive, inex);
-        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, R, cv, alive, inex); /* bfloat16 */
-        else drun_512(0, 0, 0, K->scaled, 1, R, cv, alive, inex);
-    } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, R, cv, alive, inex);
-    else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, R, cv, alive, inex); /* FNUZ FP8 */
-    else if (K->oddeven) drun_512(1, 0, 0, 0, 0, R, cv, alive, inex);
-    else if (R->need_lost) drun_512(0, 1, 0, 0, 0, R, cv, alive, inex);
-    else if (R->block == 8) drun_512(0, 0, 8, 0, 0, R, cv, alive, inex); /* float16 */
-    else drun_512(0, 0, 0, 0, 0, R, cv, alive, inex);
+        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
+        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
+    } else if (K->fast) { /* FNUZ FP8, float16 */
+        if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 1, R, cv, alive, inex);
+        else if (R->block == 8) drun_512(0, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else drun_512(0, 0, 0, 0, 0, 1, R, cv, alive, inex);
+    } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 0, R, cv, alive, inex);
+    else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 0, R, cv, alive, inex);
+    else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 0, R, cv, alive, inex);
+    else drun_512(0, 0, 0, 0, 0, 0, R, cv, alive, inex);
     for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
         uint64_t u, mag;
         memcpy(&u, &cv[q], 8);
@@ -737,10 +868,11 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
 #endif
 
 #if MM_SIMD
-/* a table decoder's codes as gather tables: value, nominal exponent, bad | sub << 1 */
+/* a table decoder's codes as gather tables: value, and nominal exponent E with the flags, E << 2 |
+ * bad | sub << 1 (E at least NONE: no overflow) */
 typedef struct {
     float f[256];
-    int32_t E[256], fl[256];
+    int32_t Efl[256];
     uint32_t mask;
 } gtab;
 
@@ -750,8 +882,7 @@ static int gtab_init(gtab *t, const ldec *F, int sz)
     t->mask = (uint32_t)F->D.mask;
     for (uint32_t c = 0; c <= t->mask; c++) {
         t->f[c] = F->scaled ? scaled_value(&F->D.tab[c]) : F->D.tab[c].f;
-        t->E[c] = F->D.tab[c].E;
-        t->fl[c] = F->D.tab[c].bad | F->D.tab[c].sub << 1;
+        t->Efl[c] = (int32_t)((uint32_t)F->D.tab[c].E << 2) | F->D.tab[c].bad | F->D.tab[c].sub << 1;
     }
     return 1;
 }
@@ -768,7 +899,7 @@ MM_TGT512 static void decode_tab_512(const gtab *tb, const uint8_t *src, int64_t
     for (int64_t t = 0; t + 16 <= n; t += 16) {
         __m512i idx = _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + t))), msk);
         __m512 v = _mm512_i32gather_ps(idx, tb->f, 4);
-        __m512i e = _mm512_i32gather_epi32(idx, tb->E, 4), fl = _mm512_i32gather_epi32(idx, tb->fl, 4);
+        __m512i fl = _mm512_i32gather_epi32(idx, tb->Efl, 4), e = _mm512_srai_epi32(fl, 2);
         __mmask16 b = _mm512_test_epi32_mask(fl, one), sb = _mm512_test_epi32_mask(fl, two);
         if (perm) {
             v = _mm512_permutexvar_ps(pidx, v);
@@ -807,6 +938,39 @@ static void *llines(int64_t n, float **f, int32_t **E)
 /* B's element (l, j) in its panel */
 #define BIX(l, j) (((j) / LW) * (2 * LW) * k + (l) * (2 * LW) + (j) % LW)
 
+#if MM_SIMD
+/* emax8_512's operands: B's exponents (panels, BIX) as bytes, panel by panel (bytes_b), and the four
+ * rows' exponents at l as the bytes of aE4[l] (bytes_a); NONE saturates to -128 */
+MM_TGT512 static void bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp)
+{
+    for (int64_t j = 0; j < pp; j += LW)
+        for (int64_t l = 0; l < k; l++)
+            _mm_storeu_si128((__m128i *)(bE8 + j * k + l * LW),
+                             _mm512_cvtsepi32_epi8(_mm512_loadu_si512(bE + BIX(l, j))));
+}
+
+MM_TGT512 static void bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    int64_t l = 0;
+    for (; l + 16 <= k; l += 16) {
+        __m128i r0 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[0] + l));
+        __m128i r1 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[1] + l));
+        __m128i r2 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[2] + l));
+        __m128i r3 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[3] + l));
+        __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        _mm_storeu_si128((__m128i *)(aE4 + l), _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 4), _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 8), _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128((__m128i *)(aE4 + l + 12), _mm_unpackhi_epi16(hi01, hi23));
+    }
+    for (; l < k; l++)
+        aE4[l] = (uint32_t)(uint8_t)sat8(aEr[0][l]) | (uint32_t)(uint8_t)sat8(aEr[1][l]) << 8 |
+                 (uint32_t)(uint8_t)sat8(aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(aEr[3][l]) << 24;
+}
+#endif
+
+
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
                           ptrdiff_t op, int64_t m, int64_t k, int64_t p)
@@ -827,6 +991,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int tabA = 0;
 #endif
     unsigned char *colbad = NULL, *colsub;
+    int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
+    uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
     mm_fxsave env;
     unsigned flags = 0;
     if (!md->has_addend) C = NULL;
@@ -852,6 +1018,10 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         K.clampc = lo < -126;
         /* binary64 steps: every block value a binary64 number (the exponents' range) */
         K.dbl = lo >= -400 && hi <= 400;
+        /* 2^(E_p - W) normal binary32 numbers (E_p from lo to hi, or min_exponent) */
+        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 127) &&
+                 fmt_emin(&md->fa) >= -32 && top_exp(&md->fa) <= 31 && fmt_emin(&md->fb) >= -32 &&
+                 top_exp(&md->fb) <= 31; /* and the exponents in bytes (emax8_512) */
     }
     K.dbl = K.dbl && md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20 && K.zexp == -126;
@@ -940,8 +1110,22 @@ decoded:
     /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
+#if MM_SIMD
+    if (K.dbl && K.fast && level >= 2) {
+        bE8 = malloc((size_t)(k * pp) + 64);
+        aE4 = malloc((size_t)k * 4 + 64);
+        if (!bE8 || !aE4) {
+            flags = SFP8U_NOMEM;
+            mm_fx_leave(&env);
+            goto done;
+        }
+        bytes_b(bE, bE8, k, pp);
+    }
+#endif
     R.K = &K;
     R.pp = 2 * LW;
+    R.bE8 = NULL;
+    R.aE4 = aE4;
     R.k = k;
     R.block = md->block;
     for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
@@ -985,6 +1169,9 @@ decoded:
             if (!md->product_overflow && maxa >= NONE / 2 && maxb >= NONE / 2 && (int64_t)maxa + maxb >= K.emax_o)
                 rowbad[r] = 1;
         }
+#if MM_SIMD
+        if (aE4) bytes_a(R.aEr, aE4, k);
+#endif
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
             int64_t Tc[LROWS * LW];
             int32_t Ec[LROWS * LW];
@@ -1007,6 +1194,7 @@ decoded:
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
             R.bf = bf + BIX(0, j0);
             R.bE = bE + BIX(0, j0);
+            if (bE8) R.bE8 = bE8 + (j0 / LW) * k * LW;
 #if MM_SIMD
             if (any && level >= 2 && K.dbl) {
                 late_dbl_512(&R, Tc, Ec, alive, inex);
@@ -1053,6 +1241,8 @@ done:
     free(mb);
     free(colbad);
     free(slots);
+    free(bE8);
+    free(aE4);
     free(da.D.tab);
     free(db.D.tab);
     return flags;
