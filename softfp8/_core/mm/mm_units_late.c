@@ -123,9 +123,10 @@ int sfp8mu_late_ok(const sfp8u_model *md, int64_t k)
     if (!(fo->bits == 32 && fo->exp_bits == 8 && fo->man_bits == 23) &&
         !(fo->bits == 16 && fo->exp_bits == 5 && fo->man_bits == 10))
         return 0;
-    /* operands of at most 12 significant bits (16-bit codes at most): held scaled, a 2^-E(a),
-       their products are exact binary32 numbers in [2^-22, 4) (late_scaled) */
-    if (!(fa->man_bits <= 11 && fb->man_bits <= 11 && fa->bits <= 16 && fb->bits <= 16)) return 0;
+    /* operands of at most 12 significant bits (codes of at most 16 bits, or TF32's 19 as
+       mm_units.c passes them): held scaled, a 2^-E(a), their products are exact binary32
+       numbers in [2^-22, 4) (late_scaled) */
+    if (!(fa->man_bits <= 11 && fb->man_bits <= 11 && fa->bits <= 19 && fb->bits <= 19)) return 0;
     if (late_scaled(md)) /* exponents of at most 11 bits */
         return W + 2 + bitlen64((uint64_t)md->block) <= 31 && md->addend_extra_bits <= 28 && fa->exp_bits <= 11 &&
                fb->exp_bits <= 11;
@@ -760,7 +761,7 @@ typedef struct {
 static int ldec_init(const uctx *g, ldec *F, const sfp8_format *f, int64_t count)
 {
     memset(F, 0, sizeof *F);
-    F->arith = sfp8mu_ieee_layout(f) && f->bits <= 16;
+    F->arith = sfp8mu_ieee_layout(f) && f->bits <= 32 && f->man_bits <= 23; /* (19 bits: TF32, mm_units.c) */
     F->M = f->man_bits;
     F->sbit = f->bits - 1;
     F->bias = (int32_t)f->bias;
