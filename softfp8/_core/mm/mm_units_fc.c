@@ -154,9 +154,11 @@ __attribute__((always_inline)) FC_TGT static inline void sum_rows(const fcpanel 
 __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, const int32_t *const *aE,
                                                                  const float *const *af, const fcpanel *bp, int64_t k,
                                                                  float *c, int32_t *cE, int *live, uint8_t *fl,
-                                                                 const int need_lost, const int tz, const int wide)
+                                                                 const int need_lost, const int tz, const int wide,
+                                                                 const int b4)
 {
     const sfp8u_model *md = g->md;
+    const int64_t blk = b4 ? 4 : md->block; /* b4: blocks of four (V100, the TF32 rows), loops unrolled */
     const int mode = tz ? SFP8_ROUND_TOWARD_ZERO : g->rounding;
     /* 32-bit sums of terms below 2^(W + 2) in magnitude: chunk of them at most */
     const int64_t chunk = wide ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
@@ -175,8 +177,8 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
         vcE[r] = _mm512_loadu_si512(cE + 16 * r);
         kill[r] = inexact[r] = 0;
     }
-    for (int64_t k0 = 0; k0 < k; k0 += md->block) {
-        const int64_t n = k - k0 < md->block ? k - k0 : md->block;
+    for (int64_t k0 = 0; k0 < k; k0 += blk) {
+        const int64_t n = b4 && k - k0 >= 4 ? 4 : k - k0 < blk ? k - k0 : blk;
         __m512i e[R], ue[R], a32[R], lo[R], hi[R];
         __m512 sc[R], pu[R]; /* 2^-ue, 2^ue */
         __mmask16 terms[R], lost[R];
@@ -211,7 +213,8 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
             if (need_lost) lost[r] |= frac(v, vc[r], pu[r]);
         }
         /* the products, in chunks whose 32-bit sums cannot overflow (one chunk when sum32) */
-        for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
+        if (sum32) sum_rows(bp, k0, n, af, sc, pu, a32, lo, hi, lost, wide, need_lost);
+        else for (int64_t l = k0, left = n, room = wide ? n : chunk - 1; left > 0;) {
             int64_t len;
             if (room == 0) { /* the 32-bit sums full: into the 64-bit ones */
 #pragma GCC unroll 4
@@ -278,11 +281,16 @@ __attribute__((always_inline)) FC_TGT static inline void fc_body(const uctx *g, 
 FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
                            int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
 {
-    const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO, wide = g->W + 2 > 31;
+    const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO, wide = g->W + 2 > 31, b4 = g->md->block == 4;
 #define FC_CASE(nl, t, w)                                                                                            \
     if (need_lost == nl && tz == t && wide == w) {                                                                   \
-        fc_body(g, aE, af, bp, k, c, cE, live, fl, nl, t, w);                                                         \
+        fc_body(g, aE, af, bp, k, c, cE, live, fl, nl, t, w, 0);                                                      \
         return;                                                                                                      \
+    }
+    if (b4 && tz && !wide) {
+        if (need_lost) fc_body(g, aE, af, bp, k, c, cE, live, fl, 1, 1, 0, 1);
+        else fc_body(g, aE, af, bp, k, c, cE, live, fl, 0, 1, 0, 1);
+        return;
     }
     FC_CASE(0, 1, 0)
     FC_CASE(1, 1, 0)
