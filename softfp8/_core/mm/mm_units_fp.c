@@ -926,3 +926,48 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     free(db.D.tab);
     return flags;
 }
+
+/* TF32 operands for the hardware-arithmetic kernels (mm_units_fp.c, mm_units_late.c), whose
+ * rules read the operand formats: binary32 codes whose low 13 bits are all zero and none of
+ * them a NaN hold the values of a 19-bit IEEE format (1-8-10, bias 127) whose codes are
+ * theirs shifted right by 13 -- the same zeros, subnormals, normal values and infinities,
+ * class by class.  The codes of an n0 x n1 operand (strides s0, s1) so shifted into a
+ * contiguous array, or NULL (a code of another kind, or no memory). */
+static uint32_t *tf32_codes(const char *X, ptrdiff_t s0, ptrdiff_t s1, int64_t n0, int64_t n1)
+{
+    uint32_t *out = malloc((size_t)(n0 * n1 > 0 ? n0 * n1 : 1) * 4);
+    if (!out) return NULL;
+    for (int64_t i = 0; i < n0; i++)
+        for (int64_t j = 0; j < n1; j++) {
+            const uint32_t u = (uint32_t)load_raw(X + i * s0 + j * s1, 4);
+            if ((u & 0x1FFFu) || ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu))) {
+                free(out);
+                return NULL;
+            }
+            out[i * n1 + j] = u >> 13;
+        }
+    return out;
+}
+
+int sfp8mu_fp_tf32_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
+                        ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
+                        ptrdiff_t op, int64_t m, int64_t k, int64_t p, unsigned *flags)
+{
+    sfp8u_model m2 = *md;
+    uint32_t *a2 = NULL, *b2 = NULL;
+    int mode;
+    if (!is_ieee(&md->fa, 32, 8, 23) && !is_ieee(&md->fb, 32, 8, 23)) return 0;
+    if (is_ieee(&md->fa, 32, 8, 23)) m2.fa.bits = 19, m2.fa.man_bits = 10;
+    if (is_ieee(&md->fb, 32, 8, 23)) m2.fb.bits = 19, m2.fb.man_bits = 10;
+    if (!(mode = sfp8mu_fp_mode(&m2, k))) return 0;
+    if (is_ieee(&md->fa, 32, 8, 23) && !(a2 = tf32_codes(A, am, ak, m, k))) return 0;
+    if (is_ieee(&md->fb, 32, 8, 23) && !(b2 = tf32_codes(B, bk, bp, k, p))) {
+        free(a2);
+        return 0;
+    }
+    *flags = sfp8mu_fp_gemm(&m2, mode, a2 ? (const char *)a2 : A, a2 ? 4 * k : am, a2 ? 4 : ak,
+                            b2 ? (const char *)b2 : B, b2 ? 4 * p : bk, b2 ? 4 : bp, C, cm, cp, O, om, op, m, k, p);
+    free(a2);
+    free(b2);
+    return 1;
+}
