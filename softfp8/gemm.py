@@ -224,12 +224,15 @@ def matmul(a, b, c=None, out_dtype=None, out=None, accumulation=None):
                              f"(the product of shapes {a.shape} and {b.shape})")
     a2 = a[np.newaxis, :] if a.ndim == 1 else a
     b2 = b[:, np.newaxis] if b.ndim == 1 else b
-    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     m, p = a2.shape[-2], b2.shape[-1]
+    promote = 0 if model is None or model.promote_every is None else model.promote_every
+    if a2.ndim == 2 and b2.ndim == 2:     # one product: no batch to broadcast
+        res = np.empty((m, p), dtype=tgt.dtype)
+        return _mu.finish(res, a.ndim, b.ndim, out, _run(a2, b2, res, fa, fb, model, tgt, promote))
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     res = np.empty(batch + (m, p), dtype=tgt.dtype)
     A = np.broadcast_to(a2, batch + a2.shape[-2:])
     B = np.broadcast_to(b2, batch + b2.shape[-2:])
-    promote = 0 if model is None or model.promote_every is None else model.promote_every
     fl = 0
     for idx in np.ndindex(*batch):
         fl |= _run(A[idx], B[idx], res[idx], fa, fb, model, tgt, promote)
