@@ -31,14 +31,20 @@
  * in 32-bit lanes first (arithmetic shift: the downward alignment).  Where 2^(E_p - W) is a
  * normal binary32 number and every operand exponent fits a byte (lk.fast: float16, FNUZ FP8),
  * the shorter step fstep_512 runs instead, and the four rows' largest exponents are found at
- * once in bytes (emax8_512).
+ * once in bytes (emax8_512).  Operands held scaled (bfloat16, TF32) take the same two steps for
+ * the rows whose exponents fit: where every exponent of B, and of the four rows of A, lies in
+ * -32 .. 31 (in_bytes), their values are exact normal binary32 numbers (at most 12 significant
+ * bits, at least 2^-44), as are their products and 2^(E_p - W) (|E_p| <= 64, W <= 50): lk.fast's
+ * conditions for these operands, so those rows run with the values (unscale; B's panels copied
+ * once, bfu) and lrow.fs set; every other row keeps the scaled route.
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
  * or per lane (every other model: AVX2 products, also at the AVX-512 level); every level
  * has the portable kernel of the same steps.  Operand
- * decoding: float16 by vcvtph2ps, one-byte codes by gathers from a table (AVX-512), every
- * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
+ * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
+ * 19 bits) by arithmetic (decode_arith_512), one-byte codes by gathers from a table (AVX-512),
+ * every other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
  * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 and
@@ -46,8 +52,8 @@
  * the hardware's conversion to binary32 at nearest even, where the result is a normal number
  * of the output format (at least 2^emin before rounding, at most the largest binade after
  * it) and leave every other case to bfma.c's deliver; proof:
- * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges and
- * late_routes).
+ * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges (with
+ * the exponent range's edges for bfloat16 and TF32: _late_bytes_edges) and late_routes).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -243,6 +249,8 @@ typedef struct {
     int need_lost;
     const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
     const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
+    int fs;               /* fstep_512 and emax8_512 run: lk.fast, or (lk.scaled) the rows' and
+                             panel's operand exponents all within -32 .. 31 (in_bytes) */
 } lrow;
 
 /* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
@@ -687,18 +695,19 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
                 ((mag << (52 - K->W)) & (((uint64_t)1 << 52) - 1));
         memcpy(&cv[q], &u, 8);
     }
-    if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
-        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
-        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
-        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
-        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
-    } else if (K->fast) { /* FNUZ FP8, float16 */
+    if (R->fs) { /* FNUZ FP8, float16; bfloat16, TF32 where their exponents allow (in_bytes) */
         if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 1, R, cv, alive, inex);
         else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, 1, R, cv, alive, inex);
         else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 1, R, cv, alive, inex);
         else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 1, R, cv, alive, inex);
         else if (R->block == 8) drun_512(0, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else if (R->block == 4) drun_512(0, 0, 4, 0, 0, 1, R, cv, alive, inex); /* TF32 */
         else drun_512(0, 0, 0, 0, 0, 1, R, cv, alive, inex);
+    } else if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
+        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
+        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
     } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 0, R, cv, alive, inex);
     else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 0, R, cv, alive, inex);
     else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 0, R, cv, alive, inex);
@@ -866,6 +875,50 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
     }
     *maxE = _mm512_reduce_max_epi32(mx);
 }
+
+/* n codes of an IEEE-layout format (ldec.arith: bfloat16, TF32's 19 bits; code size sz, 2 or 4) at
+ * src (contiguous) decoded as ldecode does, sixteen at a time; f, E, bad, sub, maxE as
+ * decode_f16_512's */
+MM_TGT512 static void decode_arith_512(const ldec *F, const char *src, int sz, int64_t n, float *f, int32_t *E,
+                                       ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m512i emx = _mm512_set1_epi32((int32_t)F->emax), mm = _mm512_set1_epi32((1 << F->M) - 1);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i mx = _mm512_set1_epi32(*maxE);
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m512i c = sz == 2 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ld, src + 2 * t))
+                            : _mm512_maskz_loadu_epi32(ld, src + 4 * t);
+        __m512i e, m, sg, vn, vs, x;
+        __mmask16 isbad, e0, issub, normal;
+        c = _mm512_and_si512(c, _mm512_set1_epi32((int32_t)F->mask));
+        e = _mm512_and_si512(_mm512_srli_epi32(c, (unsigned)F->M), emx);
+        m = _mm512_and_si512(c, mm);
+        sg = _mm512_slli_epi32(_mm512_srli_epi32(c, (unsigned)F->sbit), 31);
+        isbad = _mm512_cmpeq_epi32_mask(e, emx);
+        e0 = _mm512_cmpeq_epi32_mask(e, zero);
+        issub = e0 & _mm512_test_epi32_mask(m, m);
+        normal = (__mmask16)~(isbad | e0);
+        x = _mm512_sub_epi32(e, _mm512_set1_epi32(F->bias)); /* the nominal exponent */
+        vn = _mm512_or_si512(_mm512_or_si512(sg, _mm512_slli_epi32(m, (unsigned)(23 - F->M))),
+                             _mm512_slli_epi32(F->scaled ? _mm512_set1_epi32(127) : _mm512_add_epi32(x, _mm512_set1_epi32(127)), 23));
+        vs = _mm512_or_si512(sg, _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(F->subscale))));
+        x = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(F->in_sub ? F->emin : NONE), x);
+        x = _mm512_mask_blend_epi32(normal | (F->in_sub ? issub : 0), _mm512_set1_epi32(NONE), x);
+        vn = _mm512_mask_blend_epi32(normal, _mm512_maskz_mov_epi32(F->in_sub ? issub : 0, vs), vn);
+        _mm512_mask_storeu_ps(f + t / 16 * cs, ld, _mm512_castsi512_ps(vn));
+        _mm512_mask_storeu_epi32(E + t / 16 * cs, ld, x);
+        mx = _mm512_mask_max_epi32(mx, ld, mx, x);
+        if (lanes) {
+            bad[t / 16] |= isbad & ld;
+            sub[t / 16] |= issub & ld;
+        } else {
+            bad[0] |= isbad & ld;
+            sub[0] |= issub & ld;
+        }
+    }
+    *maxE = _mm512_reduce_max_epi32(mx);
+}
 #endif
 
 #if MM_SIMD
@@ -971,6 +1024,40 @@ MM_TGT512 static void bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t 
 }
 #endif
 
+#if MM_SIMD
+/* sixteen exponents t of E[0 .. n - 1] (runs: at E + t / 16 * 2 LW, B's panels; else contiguous) */
+#define EXP16(E, t, n, runs)                                                                                           \
+    _mm512_maskz_loadu_epi32((n) - (t) >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << ((n) - (t))) - 1),            \
+                             (E) + ((runs) ? (t) / 16 * 2 * LW : (t)))
+
+/* the exponents E[0 .. n - 1] NONE or within -32 .. 31: lk.scaled operands whose products then
+ * take fstep_512 and emax8_512 held as their values */
+MM_TGT512 static int in_bytes(const int32_t *E, int64_t n, int runs)
+{
+    __mmask16 out = 0;
+    for (int64_t t = 0; t < n; t += 16) {
+        __m512i e = EXP16(E, t, n, runs);
+        out |= _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)) &
+               _mm512_cmpgt_epu32_mask(_mm512_add_epi32(e, _mm512_set1_epi32(32)), _mm512_set1_epi32(63));
+    }
+    return !out;
+}
+
+/* values held scaled, v 2^-E, back to v (E within -32 .. 31, or NONE: v is 0): exact, normal
+ * binary32 numbers (at most 12 significant bits, at least 2^-44 in magnitude) */
+MM_TGT512 static void unscale(float *v, const int32_t *E, int64_t n, int runs)
+{
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m512i e = EXP16(E, t, n, runs);
+        float *x = v + (runs ? t / 16 * 2 * LW : t);
+        e = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)), e);
+        _mm512_mask_storeu_ps(x, ld, _mm512_mul_ps(_mm512_maskz_loadu_ps(ld, x), _mm512_castsi512_ps(_mm512_slli_epi32(
+                                                                                 _mm512_add_epi32(e, _mm512_set1_epi32(127)), 23))));
+    }
+}
+#undef EXP16
+#endif
 
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
@@ -994,6 +1081,8 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     unsigned char *colbad = NULL, *colsub;
     int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
     uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
+    int dyn = 0;            /* K.scaled, B's exponents in bytes: fstep_512 for rows whose are too */
+    float *bfu = NULL;      /* then B's panels with its values (bfu + LW: not scaled) */
     mm_fxsave env;
     unsigned flags = 0;
     if (!md->has_addend) C = NULL;
@@ -1073,13 +1162,19 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             goto decoded;
         }
     }
-    if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
+    /* float16 (vcvtph2ps), or the other IEEE-layout codes of 2 or 4 bytes (bfloat16, TF32) */
+    if (level >= 2 && md->grouping != SFP8U_ODD_EVEN &&
+        ((is_f16(&md->fb) && bp == 2 && !K.scaled) || (db.arith && !is_f16(&md->fb) && (sb == 2 || sb == 4) && bp == sb))) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
-                decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0), bE + BIX(l, 0),
-                               LW * 2 * k, cb, cb + pp / 16, &mx, 1);
+                if (is_f16(&md->fb))
+                    decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0),
+                                   bE + BIX(l, 0), LW * 2 * k, cb, cb + pp / 16, &mx, 1);
+                else
+                    decode_arith_512(&db, B + l * bk, sb, p, bf + BIX(l, 0), bE + BIX(l, 0), LW * 2 * k, cb,
+                                     cb + pp / 16, &mx, 1);
                 for (int64_t j = p; j < pp; j++) { /* the padding columns: zeros */
                     bf[BIX(l, j)] = 0.0f;
                     bE[BIX(l, j)] = NONE;
@@ -1112,7 +1207,18 @@ decoded:
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
 #if MM_SIMD
-    if (K.dbl && K.fast && level >= 2) {
+    /* operands held scaled (bfloat16, TF32) whose exponents fit bytes: their values are exact
+       normal binary32 numbers and their products' 2^(E_p - W) too (|E_p| <= 64, W <= 50), the
+       conditions of lk.fast; rows of A (four at a time) whose exponents fit take fstep_512 with
+       B's panels as values (bfu) */
+    dyn = K.dbl && K.scaled && !K.fast && level >= 2 && (!K.has_min || K.min_exp - K.W <= 126) &&
+          in_bytes(bE, k * pp, 1);
+    if (dyn && (bfu = malloc((size_t)(k * pp) * 8 + 64)) != NULL) {
+        memcpy(bfu, mb, (size_t)(k * pp) * 8);
+        unscale(bfu + LW, bE, k * pp, 1);
+    }
+    dyn = dyn && bfu;
+    if (K.dbl && (K.fast || dyn) && level >= 2) {
         bE8 = malloc((size_t)(k * pp) + 64);
         aE4 = malloc((size_t)k * 4 + 64);
         if (!bE8 || !aE4) {
@@ -1130,7 +1236,7 @@ decoded:
     R.k = k;
     R.block = md->block;
     for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
-        int nr = m - i0 < LROWS ? (int)(m - i0) : LROWS, rowbad[LROWS], rowsub[LROWS];
+        int nr = m - i0 < LROWS ? (int)(m - i0) : LROWS, rowbad[LROWS], rowsub[LROWS], fs = K.fast;
         for (int r = 0; r < LROWS; r++) {
             int32_t maxa = NONE;
             R.afr[r] = af + (r < nr ? r : 0) * k; /* rows past m: row 0's values, their lanes not live */
@@ -1144,6 +1250,12 @@ decoded:
                 __mmask16 b16 = 0, s16 = 0;
                 decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
                                16, &b16, &s16, &maxa, 0);
+                rowbad[r] = b16 != 0;
+                rowsub[r] = s16 != 0;
+            } else if (level >= 2 && da.arith && !is_f16(&md->fa) && (sa == 2 || sa == 4) && ak == sa &&
+                       md->grouping != SFP8U_ODD_EVEN) {
+                __mmask16 b16 = 0, s16 = 0;
+                decode_arith_512(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
             } else if (level >= 2 && tabA && ak == 1) {
@@ -1171,8 +1283,13 @@ decoded:
                 rowbad[r] = 1;
         }
 #if MM_SIMD
-        if (aE4) bytes_a(R.aEr, aE4, k);
+        if (dyn && in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
+            unscale(af, aE, nr * k, 0);
+            fs = 1;
+        }
+        if (aE4 && fs) bytes_a(R.aEr, aE4, k);
 #endif
+        R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
             int64_t Tc[LROWS * LW];
             int32_t Ec[LROWS * LW];
@@ -1193,7 +1310,7 @@ decoded:
                 }
             /* bits lost matter for the inexact flag until it is raised */
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
-            R.bf = bf + BIX(0, j0);
+            R.bf = (R.fs && !K.fast ? bfu + LW : bf) + BIX(0, j0);
             R.bE = bE + BIX(0, j0);
             if (bE8) R.bE8 = bE8 + (j0 / LW) * k * LW;
 #if MM_SIMD
@@ -1244,6 +1361,7 @@ done:
     free(slots);
     free(bE8);
     free(aE4);
+    free(bfu);
     free(da.D.tab);
     free(db.D.tab);
     return flags;
