@@ -1186,6 +1186,15 @@ def _late_bytes_edges():
                 yield mcase(f"unit-late-bytes/{fin}/{name}/{dname}/c={kind}",
                             lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(x, y, c, out_dtype=np.float32,
                                                                              accumulation=acc), m * p, S.CONFIGS[0])
+    # an addend near 2^128 that the first block's products overflow, more blocks after it (the
+    # running value stays infinite), float16 too
+    a = 2.0 ** g.integers(0, 4, (m, k)) * (1 + g.integers(0, 128, (m, k)) / 128)
+    b = 2.0 ** g.integers(0, 4, (k, p)) * (1 + g.integers(0, 128, (k, p)) / 128)
+    c = (2.0 ** 127 * (1.9999 - g.random((m, p)) * 0.0002 * (g.random((m, p)) < 0.5))).astype(np.float32)
+    for fin, x, y in (("bfloat16", a.astype(bf), b.astype(bf)), ("tf32", a.astype(np.float32), b.astype(np.float32)),
+                      ("float16", a.astype(softfp8.float16), b.astype(softfp8.float16))):
+        yield mcase(f"unit-late-bytes/{fin}/mi300x/top-c", lambda g, x=x, y=y: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=mi), m * p, S.CONFIGS[0])
 
 
 def _exact_pair_rows():

@@ -491,56 +491,56 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
 }
 
 /* dstep_512 of sixteen lanes (lk.fast: 2^(E_p - W) a normal binary32 number, at least 2^-126): the
- * running values c (binary32 values, or infinite) and ec, their biased binary32 exponents at least 1
- * (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
+ * running values c (sixteen binary32 values, or infinite) and ec, their biased binary32 exponents at
+ * least 1 (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
  * L = max(E_p - W, E(c) - W - X) (the model's: where E_p < E(c) and E_p - W is the larger, both
  * terms are multiples of 2^(E_p - W), c's last bit being at E(c) - 23 >= E_p - W), each term rounded
- * down to a multiple of 2^L: c by one addition of M = 1.5 2^(L + 52) rounded downward (|c| <
- * 2^(L + 51): W + X <= 50), T_p by the arithmetic shift by L - E_p + W; their sum (multiples of 2^L
- * below 2^(L + 52)) exact in binary64 (one fused step), rounded once to binary32 by
- * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
- * a normal number).  A lane without products (E_p NONE, T_p 0) keeps c (its L = E(c) - W - X may
- * lie below -126, where 2^L is no binary32 number).
- * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
- * infinite or NaN (drun_512 reads the last value). */
+ * down to a multiple of 2^L, in integers of the unit: c's floor(c 2^-L) by the conversion rounding
+ * down of c 2^-L (scalef rounding down: exact, or below 2^-126 in magnitude, where the floor is
+ * unchanged), |c 2^-L| < 2^51 (W + X <= 50); T_p's by the arithmetic shift by L - E_p + W; their sum
+ * (64-bit lanes, below 2^52) converted once to binary32 at nearest even (the model's P = 24 bits) and
+ * scaled by 2^L (exact: a non-zero sum is at least 2^L >= 2^-126; no overflow: the operand exponents
+ * in bytes, |T_p 2^(E_p - W)| < 2^72, below half an ulp of 2^127, so no result passes the largest
+ * binary32 number).  A lane
+ * without products (E_p NONE, T_p 0; L = E(c) - W - X) gets c back: c is a multiple of 2^(E(c) - 23),
+ * so of 2^L, and its 24 bits convert exactly.  FAR (odd/even): c more than 25 binades below E_p is
+ * truncated: to zero. */
 static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, int LOST, const lk *K, __m512i T,
-                                                                     __m512i E, __m512d *c, __m512i *ec,
+                                                                     __m512i E, __m512 *c, __m512i *ec,
                                                                      __mmask8 *in)
 {
-    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-    const __m512d m52 = _mm512_set1_pd(0x1.8p52);
+    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC, rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
     const __m512i Sb = _mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))); /* L + 127 */
-    /* 2^L as a binary32 number (a lane without products: 2^-126 at least, its c kept below); T_p
-       2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the arithmetic shift (no product:
-       a shift of at least 32, T_p = 0) */
-    const __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Sb, _mm512_set1_epi32(1)), 23);
-    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
-    const __mmask16 np = _mm512_cmple_epi32_mask(E, _mm512_set1_epi32(NONE / 2)); /* no product */
-    __m512i a;
-    __mmask16 far = 0;
+    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh); /* no product: T_p = 0 */
+    const __m512 Lf = _mm512_cvtepi32_ps(_mm512_sub_epi32(Sb, _mm512_set1_epi32(127)));
+    __m512 cs = _mm512_scalef_round_ps(*c, _mm512_sub_ps(_mm512_setzero_ps(), Lf), rd), v;
+    __mmask16 lost = 0;
     __m256 r[2];
-    if (FAR) far = _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127));
-    if (LOST) { /* bits of T_p shifted out */
-        __mmask16 lp = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T);
-        in[0] |= (__mmask8)lp;
-        in[1] |= (__mmask8)(lp >> 8);
-    }
+    if (FAR) /* c more than 25 binades below E_p: zero */
+        cs = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127)),
+                                 cs);
+    if (LOST) /* bits of T_p shifted out, of c below 2^L (c 2^-L no integer, or a non-zero c gone) */
+        lost = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T) |
+               _mm512_cmp_ps_mask(cs, _mm512_roundscale_ps(cs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ) |
+               (_mm512_cmp_ps_mask(cs, _mm512_setzero_ps(), _CMP_EQ_OQ) &
+                _mm512_cmp_ps_mask(*c, _mm512_setzero_ps(), _CMP_NEQ_UQ));
     for (int h = 0; h < 2; h++) {
-        __m256i Sh = h ? _mm512_extracti64x4_epi64(S, 1) : _mm512_castsi512_si256(S);
-        __m256i Th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
-        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), M = _mm512_mul_pd(Sd, m52);
-        __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
-        __m512d fc = _mm512_mask_blend_pd((__mmask8)(np >> 8 * h), _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M), c[h]);
-        __m512d V = _mm512_fmadd_pd(_mm512_cvtepi32_pd(Th), Sd, fc); /* exact: multiples of 2^L below 2^(L + 52) */
-        r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        if (LOST)
-            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
-        c[h] = _mm512_cvtps_pd(r[h]);
+        __m256 ch = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(cs), 1)) : _mm512_castps512_ps256(cs);
+        __m256i th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
+        __m512i S = _mm512_add_epi64(_mm512_cvt_roundps_epi64(ch, rd), _mm512_cvtepi32_epi64(th));
+        r[h] = _mm512_cvt_roundepi64_ps(S, rn);
+        if (LOST) lost |= (__mmask16)(_mm512_cmpneq_epi64_mask(_mm512_cvt_roundps_epi64(r[h], rn), S) << 8 * h);
     }
-    a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r[0])), _mm256_castps_si256(r[1]), 1);
-    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffffff)), 23),
+    v = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(r[0])), _mm256_castps_pd(r[1]), 1));
+    v = _mm512_scalef_ps(v, Lf);
+    *c = v;
+    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)), 23),
                            _mm512_set1_epi32(1));
+    if (LOST) {
+        in[0] |= (__mmask8)lost;
+        in[1] |= (__mmask8)(lost >> 8);
+    }
 }
 
 /* the biased binary32 exponents of the running values c (binary32 values), at least 1 */
@@ -616,8 +616,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
-    if (FS) {
-        fstep_512(OE, LOST, K, T, E, c, ec, in);
+    if (FS) { /* c[0]: the sixteen running values in binary32 */
+        __m512 c32 = _mm512_castpd_ps(c[0]);
+        fstep_512(OE, LOST, K, T, E, &c32, ec, in);
+        c[0] = _mm512_castps_pd(c32);
         return;
     }
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
@@ -645,7 +647,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
-    for (int r = 0; r < NR; r++) ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
+    for (int r = 0; r < NR; r++) {
+        ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
+        if (FS) /* fstep_512's running values: sixteen binary32 numbers in c[r][0] */
+            c[r][0] = _mm512_castps_pd(_mm512_castpd_ps(_mm512_insertf64x4(
+                _mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(c[r][0]))), _mm256_castps_pd(_mm512_cvtpd_ps(c[r][1])), 1)));
+    }
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
         __m512i Ew[NR], Eo[NR];
@@ -668,6 +675,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
                        FS ? &Ew[3] : NULL, FS && OE ? &Eo[3] : NULL);
         }
     }
+    for (int r = 0; r < NR; r++)
+        if (FS) { /* back to binary64 lanes */
+            __m512 c32 = _mm512_castpd_ps(c[r][0]);
+            c[r][0] = _mm512_cvtps_pd(_mm512_castps512_ps256(c32));
+            c[r][1] = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c32), 1)));
+        }
     for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
             /* every block result a normal binary32 number (fstep_512's are) */
