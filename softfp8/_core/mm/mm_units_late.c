@@ -421,6 +421,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
     if (K->has_min) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(K->min_exp));
     s = _mm512_maskz_sub_epi32(terms, _mm512_set1_epi32(K->W), e);
     sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
+#pragma GCC unroll 8
     for (l = l0; l + 1 < l0 + n; l += 2) {
         __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
         __m512 v2 =
@@ -566,6 +567,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void emax8_512(const lrow
 #define EMAX8_TERM(l)                                                                                                  \
     _mm512_adds_epi8(_mm512_shuffle_epi8(_mm512_set1_epi32((int32_t)R->aE4[l]), idx),                              \
                      _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+#pragma GCC unroll 8
     for (; l + 1 < l0 + n; l += 2) {
         e = _mm512_max_epi8(e, EMAX8_TERM(l));
         e2 = _mm512_max_epi8(e2, EMAX8_TERM(l + 1));
