@@ -703,12 +703,15 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
 {
     const lk *K = R->K;
     double cv[LROWS * LW];
-    for (int q = 0; q < LROWS * LW; q++) { /* T_c 2^(E(c) - W), T_c's msb at bit W */
-        uint64_t mag = (uint64_t)(Tc[q] < 0 ? -Tc[q] : Tc[q]), u = 0;
-        if (mag)
-            u = (uint64_t)(Tc[q] < 0) << 63 | (uint64_t)(Ec[q] + 1023) << 52 |
-                ((mag << (52 - K->W)) & (((uint64_t)1 << 52) - 1));
-        memcpy(&cv[q], &u, 8);
+    const __m128i sw = _mm_cvtsi32_si128(52 - K->W);
+    const __m512i m52 = _mm512_set1_epi64(((int64_t)1 << 52) - 1);
+    for (int q = 0; q < LROWS * LW; q += 8) { /* T_c 2^(E(c) - W), T_c's msb at bit W (0: zero) */
+        __m512i t = _mm512_loadu_si512(Tc + q), mag = _mm512_abs_epi64(t);
+        __m512i e = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(Ec + q)));
+        __m512i u = _mm512_or_si512(_mm512_and_si512(_mm512_sll_epi64(mag, sw), m52),
+                                    _mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+        u = _mm512_or_si512(u, _mm512_and_si512(t, _mm512_set1_epi64(INT64_MIN)));
+        _mm512_storeu_si512(cv + q, _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(mag, mag), u));
     }
     if (R->fs) { /* FNUZ FP8, float16; bfloat16, TF32 where their exponents allow (in_bytes) */
         if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 1, R, cv, alive, inex);
@@ -727,12 +730,15 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
     else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 0, R, cv, alive, inex);
     else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 0, R, cv, alive, inex);
     else drun_512(0, 0, 0, 0, 0, 0, R, cv, alive, inex);
-    for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
-        uint64_t u, mag;
-        memcpy(&u, &cv[q], 8);
-        mag = ((u & (((uint64_t)1 << 52) - 1)) | (uint64_t)1 << 52) >> (52 - K->W);
-        Tc[q] = !(u << 1) ? 0 : u >> 63 ? -(int64_t)mag : (int64_t)mag;
-        Ec[q] = !(u << 1) ? K->zexp : (int32_t)(u >> 52 & 0x7ff) - 1023;
+    for (int q = 0; q < LROWS * LW; q += 8) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
+        __m512i u = _mm512_loadu_si512(cv + q), e;
+        __mmask8 nz = _mm512_test_epi64_mask(_mm512_slli_epi64(u, 1), _mm512_slli_epi64(u, 1));
+        __m512i mag = _mm512_srl_epi64(_mm512_or_si512(_mm512_and_si512(u, m52), _mm512_set1_epi64((int64_t)1 << 52)), sw);
+        mag = _mm512_mask_sub_epi64(mag, _mm512_movepi64_mask(u), _mm512_setzero_si512(), mag);
+        _mm512_storeu_si512(Tc + q, _mm512_maskz_mov_epi64(nz, mag));
+        e = _mm512_sub_epi64(_mm512_and_si512(_mm512_srli_epi64(u, 52), _mm512_set1_epi64(0x7ff)), _mm512_set1_epi64(1023));
+        e = _mm512_mask_mov_epi64(_mm512_set1_epi64(K->zexp), nz, e);
+        _mm256_storeu_si256((__m256i *)(Ec + q), _mm512_cvtepi64_epi32(e));
     }
 }
 
