@@ -235,7 +235,9 @@ static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t
     return 1;
 }
 
-/* a lane group's view of one row: A's row and B (row stride pp), the group's columns j0 */
+#define LPP (2 * LW) /* the stride of B's rows in a panel (BIX): LW exponents, LW values */
+
+/* a lane group's view of one row: A's row and B (row stride LPP), the group's columns j0 */
 #define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together (drun_512 names four) */
 
 typedef struct {
@@ -244,7 +246,6 @@ typedef struct {
     const int32_t *aEr[LROWS];
     const float *af, *bf;
     const int32_t *aE, *bE;
-    ptrdiff_t pp;
     int64_t k, block;
     int need_lost;
     const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
@@ -261,7 +262,7 @@ static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64
     float sc;
     uint32_t u;
     for (int64_t l = l0; l < l0 + n; l++) {
-        int32_t x = R->aE[l] + R->bE[l * R->pp + q];
+        int32_t x = R->aE[l] + R->bE[l * LPP + q];
         e = x > e ? x : e;
     }
     if (e < NONE / 2) {
@@ -275,13 +276,13 @@ static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64
         float v;
         int32_t i;
         if (R->K->scaled) { /* a' b' 2^(E(a) + E(b) - E + W), the scale at least 2^-126 (then v < 1) */
-            int32_t bx = 127 + R->K->W + (R->aE[l] + R->bE[l * R->pp + q]) - e;
+            int32_t bx = 127 + R->K->W + (R->aE[l] + R->bE[l * LPP + q]) - e;
             float s2;
             u = (uint32_t)(bx > 1 ? bx : 1) << 23;
             memcpy(&s2, &u, 4);
-            v = R->af[l] * R->bf[l * R->pp + q] * s2;
+            v = R->af[l] * R->bf[l * LPP + q] * s2;
         } else {
-            v = R->af[l] * R->bf[l * R->pp + q] * sc;
+            v = R->af[l] * R->bf[l * LPP + q] * sc;
         }
         i = (int32_t)v;
         *lost |= (float)i != v;
@@ -326,16 +327,16 @@ MM_TGT256 static inline void group_256(const lrow *R, int64_t l0, int64_t n, int
     __m256 sc;
     for (int64_t l = l0; l < l0 + n; l++)
         e = _mm256_max_epi32(e, _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]),
-                                                 _mm256_loadu_si256((const __m256i *)(bE + l * R->pp))));
+                                                 _mm256_loadu_si256((const __m256i *)(bE + l * LPP))));
     terms = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(NONE / 2));
     if (R->K->has_min) e = _mm256_blendv_epi8(e, _mm256_max_epi32(e, _mm256_set1_epi32(R->K->min_exp)), terms);
     s = _mm256_and_si256(terms, _mm256_sub_epi32(_mm256_set1_epi32(R->K->W), e)); /* no term: 2^0 */
     sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(127)), 23));
     for (int64_t l = l0; l < l0 + n; l++) {
-        __m256 v = _mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * R->pp)), s2 = sc;
+        __m256 v = _mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * LPP)), s2 = sc;
         __m256i i;
         if (R->K->scaled) { /* as group_c's */
-            __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]), _mm256_loadu_si256((const __m256i *)(bE + l * R->pp)));
+            __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]), _mm256_loadu_si256((const __m256i *)(bE + l * LPP)));
             x = _mm256_max_epi32(_mm256_add_epi32(_mm256_sub_epi32(x, e), _mm256_set1_epi32(127 + R->K->W)),
                                  _mm256_set1_epi32(1));
             s2 = _mm256_castsi256_ps(_mm256_slli_epi32(x, 23));
@@ -390,7 +391,7 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512 scale_512(int SC, 
 {
     __m512i x;
     if (!SC) return sc;
-    x = _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp));
+    x = _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP));
     x = _mm512_max_epi32(_mm512_add_epi32(_mm512_sub_epi32(x, e), _mm512_set1_epi32(127 + K->W)), _mm512_set1_epi32(1));
     return _mm512_castsi512_ps(_mm512_slli_epi32(x, 23));
 }
@@ -410,12 +411,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
         l = l0 + n;
     }
     for (; l + 1 < l0 + n; l += 2) { /* two chains */
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP)));
         e2 = _mm512_max_epi32(
-            e2, _mm512_add_epi32(_mm512_set1_epi32(aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * R->pp)));
+            e2, _mm512_add_epi32(_mm512_set1_epi32(aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * LPP)));
     }
     if (l < l0 + n)
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP)));
     e = _mm512_max_epi32(e, e2);
     terms = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2));
     if (K->has_min) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(K->min_exp));
@@ -423,9 +424,9 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
     sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
 #pragma GCC unroll 8
     for (l = l0; l + 1 < l0 + n; l += 2) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * LPP)), scale_512(SC, K, R, aE, l, e, sc));
         __m512 v2 =
-            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)),
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * LPP)),
                           scale_512(SC, K, R, aE, l + 1, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         t2 = _mm512_add_epi32(t2, _mm512_cvttps_epi32(v2));
@@ -435,7 +436,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
                                         _CMP_NEQ_UQ);
     }
     if (l < l0 + n) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * LPP)), scale_512(SC, K, R, aE, l, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         if (need_lost)
             *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ);
@@ -1251,7 +1252,6 @@ decoded:
     }
 #endif
     R.K = &K;
-    R.pp = 2 * LW;
     R.bE8 = NULL;
     R.aE4 = aE4;
     R.k = k;
