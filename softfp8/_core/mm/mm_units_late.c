@@ -1103,7 +1103,9 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     unsigned char *colbad = NULL, *colsub;
     int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
     uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
+#if MM_SIMD
     int dyn = 0;            /* K.scaled, B's exponents in bytes: fstep_512 for rows whose are too */
+#endif
     float *bfu = NULL;      /* then B's panels with its values (bfu + LW: not scaled) */
     mm_fxsave env;
     unsigned flags = 0;
