@@ -981,6 +981,7 @@ def _block_fma():
 
     def late_edges():
         yield from _late_edges()
+        yield from _late_bytes_edges()
 
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
             "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry,
@@ -1118,6 +1119,82 @@ def _late_edges():
                            ("addend-below", za.astype(e4f), zb.astype(e4f) * 0 + zb.astype(e4f), bc)):
         yield mcase(f"unit-late-edges/mi300x-e4fnuz/{dname}", lambda g, x=x, y=y, c=c: softfp8.matmul(
             x, y, c, out_dtype=np.float32, accumulation=fz), x.shape[0] * y.shape[1], S.CONFIGS[0])
+
+
+def _late_bytes_edges():
+    """bfloat16 and TF32 operands (held scaled) whose exponents lie in -32 .. 31 take
+    mm_units_late.c's fstep_512 as values: row groups of four and the call's B in and out of
+    that range (exponents -32 and 31 at its edges, -33 and 32 past them), products from 2^-64
+    to 2^62, subnormal and zero operands, odd/even groups, min_exponent."""
+    g = rng_of("unit-late-bytes")
+    bf = softfp8.bfloat16
+    mi = softfp8.Accumulation.profile("mi300x")
+    mb = mi.model("bfloat16")
+    fn = mi.model("e4m3fnuz")
+    m, k, p = 10, 37, 35   # three row groups (the last of two rows), three panels, a partial last block
+
+    def vals(shape, lo, hi):
+        return (g.choice([-1.0, 1.0], shape) * 2.0 ** g.integers(lo, hi + 1, shape) *
+                (1 + g.integers(0, 128, shape) / 128))
+
+    data = [("mid", vals((m, k), -5, 5), vals((k, p), -5, 5))]
+    # exponents at both edges of the range: products 2^-64 .. 2^62 in one block
+    ea = g.choice([-32, -31, -30, 29, 30, 31], (m, k))
+    eb = g.choice([-32, -31, -30, 29, 30, 31], (k, p))
+    data.append(("edges", 2.0 ** ea * (1 + g.integers(0, 128, (m, k)) / 128),
+                 g.choice([-1.0, 1.0], (k, p)) * 2.0 ** eb * (1 + g.integers(0, 128, (k, p)) / 128)))
+    # a row and a column at exponent -32 (products at 2^-64), and at -33 (2^-66: past the range)
+    for e in (-32, -33):
+        a, b = vals((m, k), -3, 3), vals((k, p), -3, 3)
+        a[5] = 2.0 ** e * (1 + g.integers(0, 128, k) / 128)
+        b[:, 20] = -(2.0 ** e) * (1 + g.integers(0, 128, k) / 128)
+        data.append((f"low{e}", a, b))
+    # one element past the range in the second row group (it alone held scaled), or in B
+    for e in (32, -33):
+        a, b = vals((m, k), -6, 6), vals((k, p), -6, 6)
+        a[6, 11] = 2.0 ** e
+        data.append((f"row{e}", a, b))
+        b2 = b.copy()
+        b2[30, 3] = -(2.0 ** e)
+        data.append((f"col{e}", vals((m, k), -6, 6), b2))
+    # a subnormal (bfloat16) operand in the last row group; zero rows, columns and runs
+    a, b = vals((m, k), -4, 4), vals((k, p), -4, 4)
+    a[9, 3] = 2.0 ** -130
+    a[2] = 0
+    a[:, 8:16] = 0
+    b[:, 34] = 0
+    data.append(("sub-zeros", a, b))
+    addends = [None, "normal", "zero", "tiny"]
+    models = [("mi300x", mi), ("oe-b8", fn.replace(block=8)), ("late-min-40", mb.replace(min_exponent=-40)),
+              ("late-min70-x0", mb.replace(min_exponent=70, extra_bits=0, block=5))]
+    i = 0
+    for fin in ("bfloat16", "tf32"):
+        for name, acc in models:
+            if fin == "tf32" and name != "mi300x":
+                continue
+            for dname, a, b in data:
+                kind = addends[i % len(addends)]
+                i += 1
+                if kind == "tiny":
+                    c = (g.choice([-1.0, 1.0], (m, p)) * 2.0 ** g.integers(-126, -100, (m, p))).astype(np.float32)
+                else:
+                    c = None if kind is None else _addend_values(np.float32, (m, p), kind, rng_of("unit-late-bytes-c", i))
+                if fin == "tf32":
+                    x, y = a.astype(np.float32), b.astype(np.float32)
+                else:
+                    x, y = a.astype(bf), b.astype(bf)
+                yield mcase(f"unit-late-bytes/{fin}/{name}/{dname}/c={kind}",
+                            lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(x, y, c, out_dtype=np.float32,
+                                                                             accumulation=acc), m * p, S.CONFIGS[0])
+    # an addend near 2^128 that the first block's products overflow, more blocks after it (the
+    # running value stays infinite), float16 too
+    a = 2.0 ** g.integers(0, 4, (m, k)) * (1 + g.integers(0, 128, (m, k)) / 128)
+    b = 2.0 ** g.integers(0, 4, (k, p)) * (1 + g.integers(0, 128, (k, p)) / 128)
+    c = (2.0 ** 127 * (1.9999 - g.random((m, p)) * 0.0002 * (g.random((m, p)) < 0.5))).astype(np.float32)
+    for fin, x, y in (("bfloat16", a.astype(bf), b.astype(bf)), ("tf32", a.astype(np.float32), b.astype(np.float32)),
+                      ("float16", a.astype(softfp8.float16), b.astype(softfp8.float16))):
+        yield mcase(f"unit-late-bytes/{fin}/mi300x/top-c", lambda g, x=x, y=y: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=mi), m * p, S.CONFIGS[0])
 
 
 def _exact_pair_rows():

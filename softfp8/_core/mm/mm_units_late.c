@@ -31,14 +31,20 @@
  * in 32-bit lanes first (arithmetic shift: the downward alignment).  Where 2^(E_p - W) is a
  * normal binary32 number and every operand exponent fits a byte (lk.fast: float16, FNUZ FP8),
  * the shorter step fstep_512 runs instead, and the four rows' largest exponents are found at
- * once in bytes (emax8_512).
+ * once in bytes (emax8_512).  Operands held scaled (bfloat16, TF32) take the same two steps for
+ * the rows whose exponents fit: where every exponent of B, and of the four rows of A, lies in
+ * -32 .. 31 (in_bytes), their values are exact normal binary32 numbers (at most 12 significant
+ * bits, at least 2^-44), as are their products and 2^(E_p - W) (|E_p| <= 64, W <= 50): lk.fast's
+ * conditions for these operands, so those rows run with the values (unscale; B's panels copied
+ * once, bfu) and lrow.fs set; every other row keeps the scaled route.
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
  * or per lane (every other model: AVX2 products, also at the AVX-512 level); every level
  * has the portable kernel of the same steps.  Operand
- * decoding: float16 by vcvtph2ps, one-byte codes by gathers from a table (AVX-512), every
- * other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
+ * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
+ * 19 bits) by arithmetic (decode_arith_512), one-byte codes by gathers from a table (AVX-512),
+ * every other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
  * by the model's rounding (toward zero, nearest even or away, upward, downward), dstep_512 and
@@ -46,8 +52,8 @@
  * the hardware's conversion to binary32 at nearest even, where the result is a normal number
  * of the output format (at least 2^emin before rounding, at most the largest binade after
  * it) and leave every other case to bfma.c's deliver; proof:
- * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges and
- * late_routes).
+ * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_edges (with
+ * the exponent range's edges for bfloat16 and TF32: _late_bytes_edges) and late_routes).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -229,7 +235,9 @@ static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t
     return 1;
 }
 
-/* a lane group's view of one row: A's row and B (row stride pp), the group's columns j0 */
+#define LPP (2 * LW) /* the stride of B's rows in a panel (BIX): LW exponents, LW values */
+
+/* a lane group's view of one row: A's row and B (row stride LPP), the group's columns j0 */
 #define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together (drun_512 names four) */
 
 typedef struct {
@@ -238,11 +246,12 @@ typedef struct {
     const int32_t *aEr[LROWS];
     const float *af, *bf;
     const int32_t *aE, *bE;
-    ptrdiff_t pp;
     int64_t k, block;
     int need_lost;
     const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
     const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
+    int fs;               /* fstep_512 and emax8_512 run: lk.fast, or (lk.scaled) the rows' and
+                             panel's operand exponents all within -32 .. 31 (in_bytes) */
 } lrow;
 
 /* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
@@ -253,7 +262,7 @@ static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64
     float sc;
     uint32_t u;
     for (int64_t l = l0; l < l0 + n; l++) {
-        int32_t x = R->aE[l] + R->bE[l * R->pp + q];
+        int32_t x = R->aE[l] + R->bE[l * LPP + q];
         e = x > e ? x : e;
     }
     if (e < NONE / 2) {
@@ -267,13 +276,13 @@ static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64
         float v;
         int32_t i;
         if (R->K->scaled) { /* a' b' 2^(E(a) + E(b) - E + W), the scale at least 2^-126 (then v < 1) */
-            int32_t bx = 127 + R->K->W + (R->aE[l] + R->bE[l * R->pp + q]) - e;
+            int32_t bx = 127 + R->K->W + (R->aE[l] + R->bE[l * LPP + q]) - e;
             float s2;
             u = (uint32_t)(bx > 1 ? bx : 1) << 23;
             memcpy(&s2, &u, 4);
-            v = R->af[l] * R->bf[l * R->pp + q] * s2;
+            v = R->af[l] * R->bf[l * LPP + q] * s2;
         } else {
-            v = R->af[l] * R->bf[l * R->pp + q] * sc;
+            v = R->af[l] * R->bf[l * LPP + q] * sc;
         }
         i = (int32_t)v;
         *lost |= (float)i != v;
@@ -318,16 +327,16 @@ MM_TGT256 static inline void group_256(const lrow *R, int64_t l0, int64_t n, int
     __m256 sc;
     for (int64_t l = l0; l < l0 + n; l++)
         e = _mm256_max_epi32(e, _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]),
-                                                 _mm256_loadu_si256((const __m256i *)(bE + l * R->pp))));
+                                                 _mm256_loadu_si256((const __m256i *)(bE + l * LPP))));
     terms = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(NONE / 2));
     if (R->K->has_min) e = _mm256_blendv_epi8(e, _mm256_max_epi32(e, _mm256_set1_epi32(R->K->min_exp)), terms);
     s = _mm256_and_si256(terms, _mm256_sub_epi32(_mm256_set1_epi32(R->K->W), e)); /* no term: 2^0 */
     sc = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, _mm256_set1_epi32(127)), 23));
     for (int64_t l = l0; l < l0 + n; l++) {
-        __m256 v = _mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * R->pp)), s2 = sc;
+        __m256 v = _mm256_mul_ps(_mm256_set1_ps(R->af[l]), _mm256_loadu_ps(bf + l * LPP)), s2 = sc;
         __m256i i;
         if (R->K->scaled) { /* as group_c's */
-            __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]), _mm256_loadu_si256((const __m256i *)(bE + l * R->pp)));
+            __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]), _mm256_loadu_si256((const __m256i *)(bE + l * LPP)));
             x = _mm256_max_epi32(_mm256_add_epi32(_mm256_sub_epi32(x, e), _mm256_set1_epi32(127 + R->K->W)),
                                  _mm256_set1_epi32(1));
             s2 = _mm256_castsi256_ps(_mm256_slli_epi32(x, 23));
@@ -382,7 +391,7 @@ static inline __attribute__((always_inline)) MM_TGT512 __m512 scale_512(int SC, 
 {
     __m512i x;
     if (!SC) return sc;
-    x = _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp));
+    x = _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP));
     x = _mm512_max_epi32(_mm512_add_epi32(_mm512_sub_epi32(x, e), _mm512_set1_epi32(127 + K->W)), _mm512_set1_epi32(1));
     return _mm512_castsi512_ps(_mm512_slli_epi32(x, 23));
 }
@@ -402,21 +411,22 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
         l = l0 + n;
     }
     for (; l + 1 < l0 + n; l += 2) { /* two chains */
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP)));
         e2 = _mm512_max_epi32(
-            e2, _mm512_add_epi32(_mm512_set1_epi32(aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * R->pp)));
+            e2, _mm512_add_epi32(_mm512_set1_epi32(aE[l + 1]), _mm512_loadu_si512(R->bE + (l + 1) * LPP)));
     }
     if (l < l0 + n)
-        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * R->pp)));
+        e = _mm512_max_epi32(e, _mm512_add_epi32(_mm512_set1_epi32(aE[l]), _mm512_loadu_si512(R->bE + l * LPP)));
     e = _mm512_max_epi32(e, e2);
     terms = _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2));
     if (K->has_min) e = _mm512_mask_max_epi32(e, terms, e, _mm512_set1_epi32(K->min_exp));
     s = _mm512_maskz_sub_epi32(terms, _mm512_set1_epi32(K->W), e);
     sc = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(s, _mm512_set1_epi32(127)), 23));
+#pragma GCC unroll 8
     for (l = l0; l + 1 < l0 + n; l += 2) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * LPP)), scale_512(SC, K, R, aE, l, e, sc));
         __m512 v2 =
-            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * R->pp)),
+            _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l + 1]), _mm512_loadu_ps(R->bf + (l + 1) * LPP)),
                           scale_512(SC, K, R, aE, l + 1, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         t2 = _mm512_add_epi32(t2, _mm512_cvttps_epi32(v2));
@@ -426,7 +436,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void group_512(int SC, co
                                         _CMP_NEQ_UQ);
     }
     if (l < l0 + n) {
-        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * R->pp)), scale_512(SC, K, R, aE, l, e, sc));
+        __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(af[l]), _mm512_loadu_ps(R->bf + l * LPP)), scale_512(SC, K, R, aE, l, e, sc));
         t = _mm512_add_epi32(t, _mm512_cvttps_epi32(v));
         if (need_lost)
             *lost |= _mm512_cmp_ps_mask(v, _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ);
@@ -483,56 +493,56 @@ static inline __attribute__((always_inline)) MM_TGT512 void dstep_512(int FAR, i
 }
 
 /* dstep_512 of sixteen lanes (lk.fast: 2^(E_p - W) a normal binary32 number, at least 2^-126): the
- * running values c (binary32 values, or infinite) and ec, their biased binary32 exponents at least 1
- * (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
+ * running values c (sixteen binary32 values, or infinite) and ec, their biased binary32 exponents at
+ * least 1 (a zero's exponent is -126, zero_addend_exponent).  The two-term alignment is the unit 2^L,
  * L = max(E_p - W, E(c) - W - X) (the model's: where E_p < E(c) and E_p - W is the larger, both
  * terms are multiples of 2^(E_p - W), c's last bit being at E(c) - 23 >= E_p - W), each term rounded
- * down to a multiple of 2^L: c by one addition of M = 1.5 2^(L + 52) rounded downward (|c| <
- * 2^(L + 51): W + X <= 50), T_p by the arithmetic shift by L - E_p + W; their sum (multiples of 2^L
- * below 2^(L + 52)) exact in binary64 (one fused step), rounded once to binary32 by
- * the conversion at nearest even (the model's P = 24 bits: a non-zero sum is at least 2^L >= 2^-126,
- * a normal number).  A lane without products (E_p NONE, T_p 0) keeps c (its L = E(c) - W - X may
- * lie below -126, where 2^L is no binary32 number).
- * FAR (odd/even): c more than 25 binades below E_p is truncated: to zero.  An infinite c stays
- * infinite or NaN (drun_512 reads the last value). */
+ * down to a multiple of 2^L, in integers of the unit: c's floor(c 2^-L) by the conversion rounding
+ * down of c 2^-L (scalef rounding down: exact, or below 2^-126 in magnitude, where the floor is
+ * unchanged), |c 2^-L| < 2^51 (W + X <= 50); T_p's by the arithmetic shift by L - E_p + W; their sum
+ * (64-bit lanes, below 2^52) converted once to binary32 at nearest even (the model's P = 24 bits) and
+ * scaled by 2^L (exact: a non-zero sum is at least 2^L >= 2^-126; no overflow: the operand exponents
+ * in bytes, |T_p 2^(E_p - W)| < 2^72, below half an ulp of 2^127, so no result passes the largest
+ * binary32 number).  A lane
+ * without products (E_p NONE, T_p 0; L = E(c) - W - X) gets c back: c is a multiple of 2^(E(c) - 23),
+ * so of 2^L, and its 24 bits convert exactly.  FAR (odd/even): c more than 25 binades below E_p is
+ * truncated: to zero. */
 static inline __attribute__((always_inline)) MM_TGT512 void fstep_512(int FAR, int LOST, const lk *K, __m512i T,
-                                                                     __m512i E, __m512d *c, __m512i *ec,
+                                                                     __m512i E, __m512 *c, __m512i *ec,
                                                                      __mmask8 *in)
 {
-    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-    const __m512d m52 = _mm512_set1_pd(0x1.8p52);
+    const int rd = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC, rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     const __m512i Eb = _mm512_add_epi32(E, _mm512_set1_epi32(127 - K->W)); /* E_p - W + 127 */
     const __m512i Sb = _mm512_max_epi32(Eb, _mm512_sub_epi32(*ec, _mm512_set1_epi32(K->W + K->X))); /* L + 127 */
-    /* 2^L as a binary32 number (a lane without products: 2^-126 at least, its c kept below); T_p
-       2^(E_p - W) rounded down to 2^L: floor(T_p / 2^(L - E_p + W)), the arithmetic shift (no product:
-       a shift of at least 32, T_p = 0) */
-    const __m512i S = _mm512_slli_epi32(_mm512_max_epi32(Sb, _mm512_set1_epi32(1)), 23);
-    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh);
-    const __mmask16 np = _mm512_cmple_epi32_mask(E, _mm512_set1_epi32(NONE / 2)); /* no product */
-    __m512i a;
-    __mmask16 far = 0;
+    const __m512i sh = _mm512_sub_epi32(Sb, Eb), Tq = _mm512_srav_epi32(T, sh); /* no product: T_p = 0 */
+    const __m512 Lf = _mm512_cvtepi32_ps(_mm512_sub_epi32(Sb, _mm512_set1_epi32(127)));
+    __m512 cs = _mm512_scalef_round_ps(*c, _mm512_sub_ps(_mm512_setzero_ps(), Lf), rd), v;
+    __mmask16 lost = 0;
     __m256 r[2];
-    if (FAR) far = _mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127));
-    if (LOST) { /* bits of T_p shifted out */
-        __mmask16 lp = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T);
-        in[0] |= (__mmask8)lp;
-        in[1] |= (__mmask8)(lp >> 8);
-    }
+    if (FAR) /* c more than 25 binades below E_p: zero */
+        cs = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmpgt_epi32_mask(_mm512_sub_epi32(E, *ec), _mm512_set1_epi32(25 - 127)),
+                                 cs);
+    if (LOST) /* bits of T_p shifted out, of c below 2^L (c 2^-L no integer, or a non-zero c gone) */
+        lost = _mm512_cmpneq_epi32_mask(_mm512_sllv_epi32(Tq, sh), T) |
+               _mm512_cmp_ps_mask(cs, _mm512_roundscale_ps(cs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ) |
+               (_mm512_cmp_ps_mask(cs, _mm512_setzero_ps(), _CMP_EQ_OQ) &
+                _mm512_cmp_ps_mask(*c, _mm512_setzero_ps(), _CMP_NEQ_UQ));
     for (int h = 0; h < 2; h++) {
-        __m256i Sh = h ? _mm512_extracti64x4_epi64(S, 1) : _mm512_castsi512_si256(S);
-        __m256i Th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
-        __m512d Sd = _mm512_cvtps_pd(_mm256_castsi256_ps(Sh)), M = _mm512_mul_pd(Sd, m52);
-        __m512d cc = FAR ? _mm512_maskz_mov_pd((__mmask8)~(far >> 8 * h), c[h]) : c[h];
-        __m512d fc = _mm512_mask_blend_pd((__mmask8)(np >> 8 * h), _mm512_sub_pd(_mm512_add_round_pd(cc, M, rd), M), c[h]);
-        __m512d V = _mm512_fmadd_pd(_mm512_cvtepi32_pd(Th), Sd, fc); /* exact: multiples of 2^L below 2^(L + 52) */
-        r[h] = _mm512_cvt_roundpd_ps(V, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        if (LOST)
-            in[h] |= _mm512_cmp_pd_mask(fc, c[h], _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(_mm512_cvtps_pd(r[h]), V, _CMP_NEQ_UQ);
-        c[h] = _mm512_cvtps_pd(r[h]);
+        __m256 ch = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(cs), 1)) : _mm512_castps512_ps256(cs);
+        __m256i th = h ? _mm512_extracti64x4_epi64(Tq, 1) : _mm512_castsi512_si256(Tq);
+        __m512i S = _mm512_add_epi64(_mm512_cvt_roundps_epi64(ch, rd), _mm512_cvtepi32_epi64(th));
+        r[h] = _mm512_cvt_roundepi64_ps(S, rn);
+        if (LOST) lost |= (__mmask16)(_mm512_cmpneq_epi64_mask(_mm512_cvt_roundps_epi64(r[h], rn), S) << 8 * h);
     }
-    a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(r[0])), _mm256_castps_si256(r[1]), 1);
-    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7fffffff)), 23),
+    v = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(r[0])), _mm256_castps_pd(r[1]), 1));
+    v = _mm512_scalef_ps(v, Lf);
+    *c = v;
+    *ec = _mm512_max_epi32(_mm512_srli_epi32(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)), 23),
                            _mm512_set1_epi32(1));
+    if (LOST) {
+        in[0] |= (__mmask8)lost;
+        in[1] |= (__mmask8)(lost >> 8);
+    }
 }
 
 /* the biased binary32 exponents of the running values c (binary32 values), at least 1 */
@@ -558,6 +568,7 @@ static inline __attribute__((always_inline)) MM_TGT512 void emax8_512(const lrow
 #define EMAX8_TERM(l)                                                                                                  \
     _mm512_adds_epi8(_mm512_shuffle_epi8(_mm512_set1_epi32((int32_t)R->aE4[l]), idx),                              \
                      _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+#pragma GCC unroll 8
     for (; l + 1 < l0 + n; l += 2) {
         e = _mm512_max_epi8(e, EMAX8_TERM(l));
         e2 = _mm512_max_epi8(e2, EMAX8_TERM(l + 1));
@@ -608,8 +619,10 @@ static inline __attribute__((always_inline)) MM_TGT512 void dblock_512(int OE, i
         in[0] |= al[0] & (__mmask8)lost;
         in[1] |= al[1] & (__mmask8)(lost >> 8);
     }
-    if (FS) {
-        fstep_512(OE, LOST, K, T, E, c, ec, in);
+    if (FS) { /* c[0]: the sixteen running values in binary32 */
+        __m512 c32 = _mm512_castpd_ps(c[0]);
+        fstep_512(OE, LOST, K, T, E, &c32, ec, in);
+        c[0] = _mm512_castps_pd(c32);
         return;
     }
     dstep_512(OE, LOST, CL, K, _mm512_cvtepi32_pd(_mm512_castsi512_si256(T)),
@@ -637,7 +650,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
             for (int q = 0; q < 8; q++) al[r][h] |= (__mmask8)((alive[r * LW + 8 * h + q] != 0) << q);
             any |= al[r][h];
         }
-    for (int r = 0; r < NR; r++) ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
+    for (int r = 0; r < NR; r++) {
+        ec[r] = FS ? cexp_512(c[r]) : _mm512_setzero_si512();
+        if (FS) /* fstep_512's running values: sixteen binary32 numbers in c[r][0] */
+            c[r][0] = _mm512_castps_pd(_mm512_castpd_ps(_mm512_insertf64x4(
+                _mm512_castpd256_pd512(_mm256_castps_pd(_mm512_cvtpd_ps(c[r][0]))), _mm256_castps_pd(_mm512_cvtpd_ps(c[r][1])), 1)));
+    }
     for (int64_t k0 = 0; k0 < R->k && any; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
         __m512i Ew[NR], Eo[NR];
@@ -661,6 +679,12 @@ static inline __attribute__((always_inline)) MM_TGT512 void drun_512(int OE, int
         }
     }
     for (int r = 0; r < NR; r++)
+        if (FS) { /* back to binary64 lanes */
+            __m512 c32 = _mm512_castpd_ps(c[r][0]);
+            c[r][0] = _mm512_cvtps_pd(_mm512_castps512_ps256(c32));
+            c[r][1] = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c32), 1)));
+        }
+    for (int r = 0; r < NR; r++)
         for (int h = 0; h < 2; h++) {
             /* every block result a normal binary32 number (fstep_512's are) */
             al[r][h] &= _mm512_cmp_pd_mask(mn[r][h], _mm512_set1_pd(0x1p-126), _CMP_GE_OQ) &
@@ -680,35 +704,42 @@ __attribute__((noinline)) MM_TGT512 static void late_dbl_512(const lrow *R, int6
 {
     const lk *K = R->K;
     double cv[LROWS * LW];
-    for (int q = 0; q < LROWS * LW; q++) { /* T_c 2^(E(c) - W), T_c's msb at bit W */
-        uint64_t mag = (uint64_t)(Tc[q] < 0 ? -Tc[q] : Tc[q]), u = 0;
-        if (mag)
-            u = (uint64_t)(Tc[q] < 0) << 63 | (uint64_t)(Ec[q] + 1023) << 52 |
-                ((mag << (52 - K->W)) & (((uint64_t)1 << 52) - 1));
-        memcpy(&cv[q], &u, 8);
+    const __m128i sw = _mm_cvtsi32_si128(52 - K->W);
+    const __m512i m52 = _mm512_set1_epi64(((int64_t)1 << 52) - 1);
+    for (int q = 0; q < LROWS * LW; q += 8) { /* T_c 2^(E(c) - W), T_c's msb at bit W (0: zero) */
+        __m512i t = _mm512_loadu_si512(Tc + q), mag = _mm512_abs_epi64(t);
+        __m512i e = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(Ec + q)));
+        __m512i u = _mm512_or_si512(_mm512_and_si512(_mm512_sll_epi64(mag, sw), m52),
+                                    _mm512_slli_epi64(_mm512_add_epi64(e, _mm512_set1_epi64(1023)), 52));
+        u = _mm512_or_si512(u, _mm512_and_si512(t, _mm512_set1_epi64(INT64_MIN)));
+        _mm512_storeu_si512(cv + q, _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(mag, mag), u));
     }
-    if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
-        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
-        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
-        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
-        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
-    } else if (K->fast) { /* FNUZ FP8, float16 */
+    if (R->fs) { /* FNUZ FP8, float16; bfloat16, TF32 where their exponents allow (in_bytes) */
         if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 1, R, cv, alive, inex);
         else if (K->oddeven && R->block == 16) drun_512(1, 0, 8, 0, 0, 1, R, cv, alive, inex);
         else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 1, R, cv, alive, inex);
         else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 1, R, cv, alive, inex);
         else if (R->block == 8) drun_512(0, 0, 8, 0, 0, 1, R, cv, alive, inex);
+        else if (R->block == 4) drun_512(0, 0, 4, 0, 0, 1, R, cv, alive, inex); /* TF32 */
         else drun_512(0, 0, 0, 0, 0, 1, R, cv, alive, inex);
+    } else if (K->scaled || K->clampc) { /* bfloat16 and other wide ranges */
+        if (K->oddeven) drun_512(1, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->need_lost) drun_512(0, 1, 0, K->scaled, 1, 0, R, cv, alive, inex);
+        else if (R->block == 8 && K->scaled) drun_512(0, 0, 8, 1, 1, 0, R, cv, alive, inex); /* bfloat16 */
+        else drun_512(0, 0, 0, K->scaled, 1, 0, R, cv, alive, inex);
     } else if (K->oddeven && R->need_lost) drun_512(1, 1, 0, 0, 0, 0, R, cv, alive, inex);
     else if (K->oddeven) drun_512(1, 0, 0, 0, 0, 0, R, cv, alive, inex);
     else if (R->need_lost) drun_512(0, 1, 0, 0, 0, 0, R, cv, alive, inex);
     else drun_512(0, 0, 0, 0, 0, 0, R, cv, alive, inex);
-    for (int q = 0; q < LROWS * LW; q++) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
-        uint64_t u, mag;
-        memcpy(&u, &cv[q], 8);
-        mag = ((u & (((uint64_t)1 << 52) - 1)) | (uint64_t)1 << 52) >> (52 - K->W);
-        Tc[q] = !(u << 1) ? 0 : u >> 63 ? -(int64_t)mag : (int64_t)mag;
-        Ec[q] = !(u << 1) ? K->zexp : (int32_t)(u >> 52 & 0x7ff) - 1023;
+    for (int q = 0; q < LROWS * LW; q += 8) { /* back to T_c (msb at bit W) and E(c) (live lanes: normal) */
+        __m512i u = _mm512_loadu_si512(cv + q), e;
+        __mmask8 nz = _mm512_test_epi64_mask(_mm512_slli_epi64(u, 1), _mm512_slli_epi64(u, 1));
+        __m512i mag = _mm512_srl_epi64(_mm512_or_si512(_mm512_and_si512(u, m52), _mm512_set1_epi64((int64_t)1 << 52)), sw);
+        mag = _mm512_mask_sub_epi64(mag, _mm512_movepi64_mask(u), _mm512_setzero_si512(), mag);
+        _mm512_storeu_si512(Tc + q, _mm512_maskz_mov_epi64(nz, mag));
+        e = _mm512_sub_epi64(_mm512_and_si512(_mm512_srli_epi64(u, 52), _mm512_set1_epi64(0x7ff)), _mm512_set1_epi64(1023));
+        e = _mm512_mask_mov_epi64(_mm512_set1_epi64(K->zexp), nz, e);
+        _mm256_storeu_si256((__m256i *)(Ec + q), _mm512_cvtepi64_epi32(e));
     }
 }
 
@@ -866,6 +897,50 @@ MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub,
     }
     *maxE = _mm512_reduce_max_epi32(mx);
 }
+
+/* n codes of an IEEE-layout format (ldec.arith: bfloat16, TF32's 19 bits; code size sz, 2 or 4) at
+ * src (contiguous) decoded as ldecode does, sixteen at a time; f, E, bad, sub, maxE as
+ * decode_f16_512's */
+MM_TGT512 static void decode_arith_512(const ldec *F, const char *src, int sz, int64_t n, float *f, int32_t *E,
+                                       ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m512i emx = _mm512_set1_epi32((int32_t)F->emax), mm = _mm512_set1_epi32((1 << F->M) - 1);
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i mx = _mm512_set1_epi32(*maxE);
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m512i c = sz == 2 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ld, src + 2 * t))
+                            : _mm512_maskz_loadu_epi32(ld, src + 4 * t);
+        __m512i e, m, sg, vn, vs, x;
+        __mmask16 isbad, e0, issub, normal;
+        c = _mm512_and_si512(c, _mm512_set1_epi32((int32_t)F->mask));
+        e = _mm512_and_si512(_mm512_srli_epi32(c, (unsigned)F->M), emx);
+        m = _mm512_and_si512(c, mm);
+        sg = _mm512_slli_epi32(_mm512_srli_epi32(c, (unsigned)F->sbit), 31);
+        isbad = _mm512_cmpeq_epi32_mask(e, emx);
+        e0 = _mm512_cmpeq_epi32_mask(e, zero);
+        issub = e0 & _mm512_test_epi32_mask(m, m);
+        normal = (__mmask16)~(isbad | e0);
+        x = _mm512_sub_epi32(e, _mm512_set1_epi32(F->bias)); /* the nominal exponent */
+        vn = _mm512_or_si512(_mm512_or_si512(sg, _mm512_slli_epi32(m, (unsigned)(23 - F->M))),
+                             _mm512_slli_epi32(F->scaled ? _mm512_set1_epi32(127) : _mm512_add_epi32(x, _mm512_set1_epi32(127)), 23));
+        vs = _mm512_or_si512(sg, _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(F->subscale))));
+        x = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(F->in_sub ? F->emin : NONE), x);
+        x = _mm512_mask_blend_epi32(normal | (F->in_sub ? issub : 0), _mm512_set1_epi32(NONE), x);
+        vn = _mm512_mask_blend_epi32(normal, _mm512_maskz_mov_epi32(F->in_sub ? issub : 0, vs), vn);
+        _mm512_mask_storeu_ps(f + t / 16 * cs, ld, _mm512_castsi512_ps(vn));
+        _mm512_mask_storeu_epi32(E + t / 16 * cs, ld, x);
+        mx = _mm512_mask_max_epi32(mx, ld, mx, x);
+        if (lanes) {
+            bad[t / 16] |= isbad & ld;
+            sub[t / 16] |= issub & ld;
+        } else {
+            bad[0] |= isbad & ld;
+            sub[0] |= issub & ld;
+        }
+    }
+    *maxE = _mm512_reduce_max_epi32(mx);
+}
 #endif
 
 #if MM_SIMD
@@ -971,6 +1046,40 @@ MM_TGT512 static void bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t 
 }
 #endif
 
+#if MM_SIMD
+/* sixteen exponents t of E[0 .. n - 1] (runs: at E + t / 16 * 2 LW, B's panels; else contiguous) */
+#define EXP16(E, t, n, runs)                                                                                           \
+    _mm512_maskz_loadu_epi32((n) - (t) >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << ((n) - (t))) - 1),            \
+                             (E) + ((runs) ? (t) / 16 * 2 * LW : (t)))
+
+/* the exponents E[0 .. n - 1] NONE or within -32 .. 31: lk.scaled operands whose products then
+ * take fstep_512 and emax8_512 held as their values */
+MM_TGT512 static int in_bytes(const int32_t *E, int64_t n, int runs)
+{
+    __mmask16 out = 0;
+    for (int64_t t = 0; t < n; t += 16) {
+        __m512i e = EXP16(E, t, n, runs);
+        out |= _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)) &
+               _mm512_cmpgt_epu32_mask(_mm512_add_epi32(e, _mm512_set1_epi32(32)), _mm512_set1_epi32(63));
+    }
+    return !out;
+}
+
+/* values held scaled, v 2^-E, back to v (E within -32 .. 31, or NONE: v is 0): exact, normal
+ * binary32 numbers (at most 12 significant bits, at least 2^-44 in magnitude) */
+MM_TGT512 static void unscale(float *v, const int32_t *E, int64_t n, int runs)
+{
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m512i e = EXP16(E, t, n, runs);
+        float *x = v + (runs ? t / 16 * 2 * LW : t);
+        e = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)), e);
+        _mm512_mask_storeu_ps(x, ld, _mm512_mul_ps(_mm512_maskz_loadu_ps(ld, x), _mm512_castsi512_ps(_mm512_slli_epi32(
+                                                                                 _mm512_add_epi32(e, _mm512_set1_epi32(127)), 23))));
+    }
+}
+#undef EXP16
+#endif
 
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
@@ -994,6 +1103,10 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     unsigned char *colbad = NULL, *colsub;
     int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
     uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
+#if MM_SIMD
+    int dyn = 0;            /* K.scaled, B's exponents in bytes: fstep_512 for rows whose are too */
+#endif
+    float *bfu = NULL;      /* then B's panels with its values (bfu + LW: not scaled) */
     mm_fxsave env;
     unsigned flags = 0;
     if (!md->has_addend) C = NULL;
@@ -1073,13 +1186,19 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
             goto decoded;
         }
     }
-    if (level >= 2 && is_f16(&md->fb) && bp == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
+    /* float16 (vcvtph2ps), or the other IEEE-layout codes of 2 or 4 bytes (bfloat16, TF32) */
+    if (level >= 2 && md->grouping != SFP8U_ODD_EVEN &&
+        ((is_f16(&md->fb) && bp == 2 && !K.scaled) || (db.arith && !is_f16(&md->fb) && (sb == 2 || sb == 4) && bp == sb))) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
-                decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0), bE + BIX(l, 0),
-                               LW * 2 * k, cb, cb + pp / 16, &mx, 1);
+                if (is_f16(&md->fb))
+                    decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0),
+                                   bE + BIX(l, 0), LW * 2 * k, cb, cb + pp / 16, &mx, 1);
+                else
+                    decode_arith_512(&db, B + l * bk, sb, p, bf + BIX(l, 0), bE + BIX(l, 0), LW * 2 * k, cb,
+                                     cb + pp / 16, &mx, 1);
                 for (int64_t j = p; j < pp; j++) { /* the padding columns: zeros */
                     bf[BIX(l, j)] = 0.0f;
                     bE[BIX(l, j)] = NONE;
@@ -1112,7 +1231,18 @@ decoded:
     tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
 #if MM_SIMD
-    if (K.dbl && K.fast && level >= 2) {
+    /* operands held scaled (bfloat16, TF32) whose exponents fit bytes: their values are exact
+       normal binary32 numbers and their products' 2^(E_p - W) too (|E_p| <= 64, W <= 50), the
+       conditions of lk.fast; rows of A (four at a time) whose exponents fit take fstep_512 with
+       B's panels as values (bfu) */
+    dyn = K.dbl && K.scaled && !K.fast && level >= 2 && (!K.has_min || K.min_exp - K.W <= 126) &&
+          in_bytes(bE, k * pp, 1);
+    if (dyn && (bfu = malloc((size_t)(k * pp) * 8 + 64)) != NULL) {
+        memcpy(bfu, mb, (size_t)(k * pp) * 8);
+        unscale(bfu + LW, bE, k * pp, 1);
+    }
+    dyn = dyn && bfu;
+    if (K.dbl && (K.fast || dyn) && level >= 2) {
         bE8 = malloc((size_t)(k * pp) + 64);
         aE4 = malloc((size_t)k * 4 + 64);
         if (!bE8 || !aE4) {
@@ -1124,13 +1254,12 @@ decoded:
     }
 #endif
     R.K = &K;
-    R.pp = 2 * LW;
     R.bE8 = NULL;
     R.aE4 = aE4;
     R.k = k;
     R.block = md->block;
     for (int64_t i0 = 0; i0 < m; i0 += LROWS) {
-        int nr = m - i0 < LROWS ? (int)(m - i0) : LROWS, rowbad[LROWS], rowsub[LROWS];
+        int nr = m - i0 < LROWS ? (int)(m - i0) : LROWS, rowbad[LROWS], rowsub[LROWS], fs = K.fast;
         for (int r = 0; r < LROWS; r++) {
             int32_t maxa = NONE;
             R.afr[r] = af + (r < nr ? r : 0) * k; /* rows past m: row 0's values, their lanes not live */
@@ -1144,6 +1273,12 @@ decoded:
                 __mmask16 b16 = 0, s16 = 0;
                 decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
                                16, &b16, &s16, &maxa, 0);
+                rowbad[r] = b16 != 0;
+                rowsub[r] = s16 != 0;
+            } else if (level >= 2 && da.arith && !is_f16(&md->fa) && (sa == 2 || sa == 4) && ak == sa &&
+                       md->grouping != SFP8U_ODD_EVEN) {
+                __mmask16 b16 = 0, s16 = 0;
+                decode_arith_512(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
             } else if (level >= 2 && tabA && ak == 1) {
@@ -1171,8 +1306,13 @@ decoded:
                 rowbad[r] = 1;
         }
 #if MM_SIMD
-        if (aE4) bytes_a(R.aEr, aE4, k);
+        if (dyn && in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
+            unscale(af, aE, nr * k, 0);
+            fs = 1;
+        }
+        if (aE4 && fs) bytes_a(R.aEr, aE4, k);
 #endif
+        R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
             int64_t Tc[LROWS * LW];
             int32_t Ec[LROWS * LW];
@@ -1193,7 +1333,7 @@ decoded:
                 }
             /* bits lost matter for the inexact flag until it is raised */
             R.need_lost = !(flags & SFP8_FLAG_INEXACT);
-            R.bf = bf + BIX(0, j0);
+            R.bf = (R.fs && !K.fast ? bfu + LW : bf) + BIX(0, j0);
             R.bE = bE + BIX(0, j0);
             if (bE8) R.bE8 = bE8 + (j0 / LW) * k * LW;
 #if MM_SIMD
@@ -1244,6 +1384,7 @@ done:
     free(slots);
     free(bE8);
     free(aE4);
+    free(bfu);
     free(da.D.tab);
     free(db.D.tab);
     return flags;
