@@ -24,7 +24,7 @@ FAST = ["softfp8/_core/fast/" + f for f in (
 # the matrix engine: one entry (mm_gemm.c) for every matrix product, its generic kernels and paths
 MM = ["softfp8/_core/mm/" + name + ".c" for name in
       ("mm_gemm", "mm_paths", "mm_value", "mm_ref", "mm_model", "mm_narrow", "mm_intdot", "mm_blas", "mm_simd",
-       "mm_units", "mm_units_fp", "mm_units_fc", "mm_units_late", "mm_udecode", "mm_orders")]
+       "mm_units", "mm_units_fp", "mm_units_fc", "mm_units_late", "mm_units_ldec", "mm_udecode", "mm_orders")]
 CORE = ["softfp8/_core/core.c", "softfp8/_core/ops.c", "softfp8/_core/driver.c",
         "softfp8/_core/accum.c", "softfp8/_core/bfma.c", "softfp8/_core/bfma_params.c", "softfp8/_core/elem.c",
         "softfp8/_core/elem_trig.c", "softfp8/_core/elem_explog.c", "softfp8/_core/core_isa.c",

@@ -66,13 +66,13 @@
 #include "mm_simd.h"
 #include "mm_udecode.h"
 #include "mm_units_late.h"
+#include "mm_units_ldec.h"
 #include "mm_value.h"
 
 #if MM_SIMD
 #include <immintrin.h>
 #endif
 
-#define LW 16                 /* outputs of a row computed together */
 #define NOEXP (-(1 << 29))    /* the exponent of a zero running value without zero_addend_exponent */
 
 /* the model's constants */
@@ -88,8 +88,6 @@ typedef struct {
 
 static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
 
-/* an exponent (or NONE) as a byte, saturated */
-static int8_t sat8(int32_t e) { return (int8_t)(e < -128 ? -128 : e > 127 ? 127 : e); }
 
 /* 2^(W - E) a normal binary32 number for every alignment exponent E of the products */
 static int w_range_ok(const sfp8u_model *md)
@@ -779,308 +777,6 @@ static int late_addend(const sfp8u_model *md, const lk *K, const char *C, uint64
     return 1;
 }
 
-/* an operand decoder: IEEE-like 9..16-bit formats (float16) by arithmetic, the others by
- * mm_udecode's decode1 (a table of every code where it repays) */
-typedef struct {
-    int arith, M, sbit, in_sub, scaled; /* scaled: values held as a 2^-E(a) */
-    int32_t bias, emin;
-    uint32_t mask, emax;
-    float subscale; /* 2^(1 - bias - M): the unit of subnormals */
-    udecoder D;
-} ldec;
-
-static int ldec_init(const uctx *g, ldec *F, const sfp8_format *f, int64_t count)
-{
-    memset(F, 0, sizeof *F);
-    F->arith = sfp8mu_ieee_layout(f) && f->bits <= 32 && f->man_bits <= 23; /* (19 bits: TF32, mm_units.c) */
-    F->M = f->man_bits;
-    F->sbit = f->bits - 1;
-    F->bias = (int32_t)f->bias;
-    F->emin = (int32_t)fmt_emin(f);
-    F->in_sub = g->md->in_subnormals;
-    F->mask = f->bits >= 32 ? ~(uint32_t)0 : ((uint32_t)1 << f->bits) - 1;
-    F->emax = ((uint32_t)1 << f->exp_bits) - 1;
-    F->scaled = late_scaled(g->md);
-    F->subscale = ldexpf(1.0f, F->scaled ? -f->man_bits : (int)(1 - f->bias - f->man_bits));
-    return F->arith || sfp8mu_decoder_init(g, &F->D, f, fmt_emin(f), count);
-}
-
-/* a decoded code's value times 2^-E (E its nominal exponent; 0 for a zero): sig 2^(x - E),
- * at most 12 bits below 2^1 */
-static float scaled_value(const ucode *d)
-{
-    uint32_t u;
-    float v;
-    if (d->E < NONE / 2 || !d->sig) return 0.0f;
-    u = (uint32_t)(127 + d->x - d->E) << 23;
-    memcpy(&v, &u, 4);
-    return (d->neg ? -(float)d->sig : (float)d->sig) * v;
-}
-
-/* one code: its binary32 value *v (scaled: times 2^-E) and nominal exponent *E (NONE: zero);
- * bad, sub |= */
-static inline void ldecode(const uctx *g, const ldec *F, uint64_t code, float *v, int32_t *E, int *bad, int *sub)
-{
-    uint32_t c = (uint32_t)code & F->mask, e = c >> F->M & F->emax, m = c & (((uint32_t)1 << F->M) - 1);
-    uint32_t sign = c >> F->sbit & 1, u;
-    if (!F->arith) {
-        ucode tmp;
-        const ucode *d = sfp8mu_lookup(g, &F->D, code, &tmp);
-        *v = d->f;
-        if (F->scaled) *v = scaled_value(d);
-        *E = d->E;
-        *bad |= d->bad;
-        *sub |= d->sub;
-        return;
-    }
-    if (e - 1 < F->emax - 1) { /* a normal number */
-        u = sign << 31 | (uint32_t)(F->scaled ? 127 : (int32_t)e - F->bias + 127) << 23 | m << (23 - F->M);
-        memcpy(v, &u, 4);
-        *E = (int32_t)e - F->bias;
-        return;
-    }
-    *v = 0.0f;
-    *E = NONE;
-    if (e) { /* NaN or infinity */
-        *bad = 1;
-        return;
-    }
-    if (!m) return;
-    *sub = 1;
-    if (!F->in_sub) return;
-    *v = (sign ? -(float)m : (float)m) * F->subscale; /* exact: a normal binary32 number (sfp8mu_late_ok;
-                                                           scaled: m 2^-M) */
-    *E = F->emin;
-}
-
-#if MM_SIMD
-/* the per-column NaN / infinity and subnormal flags of B from the SIMD decoders' masks (cb:
-   pp / 16 masks of bad columns, then pp / 16 of subnormal ones), cb freed */
-static void column_flags(__mmask16 *cb, int64_t pp, int64_t p, unsigned char *colbad, unsigned char *colsub)
-{
-    for (int64_t j = 0; j < p; j++) {
-        colbad[j] = (unsigned char)(cb[j / 16] >> (j % 16) & 1);
-        colsub[j] = (unsigned char)(cb[pp / 16 + j / 16] >> (j % 16) & 1);
-    }
-    free(cb);
-}
-
-/* n binary16 codes at src (contiguous) decoded as ldecode does, sixteen at a time: values
- * f, nominal exponents E (sixteen t at f + t / 16 * cs + t % 16); *bad, *sub: per lane of the sixteen (bits of masks), *maxE */
-MM_TGT512 static void decode_f16_512(const uint16_t *src, int64_t n, int in_sub, float *f, int32_t *E,
-                                     ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
-{
-    const __m512i none = _mm512_set1_epi32(NONE), e31 = _mm512_set1_epi32(31);
-    __m512i mx = _mm512_set1_epi32(*maxE);
-    for (int64_t t = 0; t < n; t += 16) {
-        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
-        __m256i h = _mm256_maskz_loadu_epi16(ld, src + t);
-        __m512i w = _mm512_cvtepu16_epi32(h), e5 = _mm512_and_si512(_mm512_srli_epi32(w, 10), e31);
-        __m512i mm = _mm512_and_si512(w, _mm512_set1_epi32(0x3ff)), e;
-        __m512 v = _mm512_cvtph_ps(h); /* exact */
-        __mmask16 isbad = _mm512_cmpeq_epi32_mask(e5, e31), e0 = _mm512_cmpeq_epi32_mask(e5, _mm512_setzero_si512());
-        __mmask16 issub = e0 & _mm512_test_epi32_mask(mm, mm), normal = (__mmask16)~(isbad | e0);
-        __mmask16 keep = normal | (in_sub ? issub : 0);
-        e = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(-14), _mm512_sub_epi32(e5, _mm512_set1_epi32(15)));
-        e = _mm512_mask_blend_epi32(keep, none, e);
-        v = _mm512_maskz_mov_ps(keep | (e0 & (__mmask16)~issub), v); /* zeros keep their sign */
-        _mm512_mask_storeu_ps(f + t / 16 * cs, ld, v);
-        _mm512_mask_storeu_epi32(E + t / 16 * cs, ld, e);
-        mx = _mm512_mask_max_epi32(mx, ld, mx, e);
-        if (lanes) { /* lane q of every sixteen: column t + q of a row of B */
-            bad[t / 16] |= isbad & ld;
-            sub[t / 16] |= issub & ld;
-        } else {
-            bad[0] |= isbad & ld;
-            sub[0] |= issub & ld;
-        }
-    }
-    *maxE = _mm512_reduce_max_epi32(mx);
-}
-
-/* n codes of an IEEE-layout format (ldec.arith: bfloat16, TF32's 19 bits; code size sz, 2 or 4) at
- * src (contiguous) decoded as ldecode does, sixteen at a time; f, E, bad, sub, maxE as
- * decode_f16_512's */
-MM_TGT512 static void decode_arith_512(const ldec *F, const char *src, int sz, int64_t n, float *f, int32_t *E,
-                                       ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
-{
-    const __m512i emx = _mm512_set1_epi32((int32_t)F->emax), mm = _mm512_set1_epi32((1 << F->M) - 1);
-    const __m512i zero = _mm512_setzero_si512();
-    __m512i mx = _mm512_set1_epi32(*maxE);
-    for (int64_t t = 0; t < n; t += 16) {
-        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
-        __m512i c = sz == 2 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ld, src + 2 * t))
-                            : _mm512_maskz_loadu_epi32(ld, src + 4 * t);
-        __m512i e, m, sg, vn, vs, x;
-        __mmask16 isbad, e0, issub, normal;
-        c = _mm512_and_si512(c, _mm512_set1_epi32((int32_t)F->mask));
-        e = _mm512_and_si512(_mm512_srli_epi32(c, (unsigned)F->M), emx);
-        m = _mm512_and_si512(c, mm);
-        sg = _mm512_slli_epi32(_mm512_srli_epi32(c, (unsigned)F->sbit), 31);
-        isbad = _mm512_cmpeq_epi32_mask(e, emx);
-        e0 = _mm512_cmpeq_epi32_mask(e, zero);
-        issub = e0 & _mm512_test_epi32_mask(m, m);
-        normal = (__mmask16)~(isbad | e0);
-        x = _mm512_sub_epi32(e, _mm512_set1_epi32(F->bias)); /* the nominal exponent */
-        vn = _mm512_or_si512(_mm512_or_si512(sg, _mm512_slli_epi32(m, (unsigned)(23 - F->M))),
-                             _mm512_slli_epi32(F->scaled ? _mm512_set1_epi32(127) : _mm512_add_epi32(x, _mm512_set1_epi32(127)), 23));
-        vs = _mm512_or_si512(sg, _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(F->subscale))));
-        x = _mm512_mask_blend_epi32(normal, _mm512_set1_epi32(F->in_sub ? F->emin : NONE), x);
-        x = _mm512_mask_blend_epi32(normal | (F->in_sub ? issub : 0), _mm512_set1_epi32(NONE), x);
-        vn = _mm512_mask_blend_epi32(normal, _mm512_maskz_mov_epi32(F->in_sub ? issub : 0, vs), vn);
-        _mm512_mask_storeu_ps(f + t / 16 * cs, ld, _mm512_castsi512_ps(vn));
-        _mm512_mask_storeu_epi32(E + t / 16 * cs, ld, x);
-        mx = _mm512_mask_max_epi32(mx, ld, mx, x);
-        if (lanes) {
-            bad[t / 16] |= isbad & ld;
-            sub[t / 16] |= issub & ld;
-        } else {
-            bad[0] |= isbad & ld;
-            sub[0] |= issub & ld;
-        }
-    }
-    *maxE = _mm512_reduce_max_epi32(mx);
-}
-#endif
-
-#if MM_SIMD
-/* a table decoder's codes as gather tables: value, and nominal exponent E with the flags, E << 2 |
- * bad | sub << 1 (E at least NONE: no overflow) */
-typedef struct {
-    float f[256];
-    int32_t Efl[256];
-    uint32_t mask;
-} gtab;
-
-static int gtab_init(gtab *t, const ldec *F, int sz)
-{
-    if (F->arith || !F->D.tab || sz != 1 || F->D.mask > 255) return 0;
-    t->mask = (uint32_t)F->D.mask;
-    for (uint32_t c = 0; c <= t->mask; c++) {
-        t->f[c] = F->scaled ? scaled_value(&F->D.tab[c]) : F->D.tab[c].f;
-        t->Efl[c] = (int32_t)((uint32_t)F->D.tab[c].E << 2) | F->D.tab[c].bad | F->D.tab[c].sub << 1;
-    }
-    return 1;
-}
-
-/* the first n / 16 * 16 of n one-byte codes at src decoded by gathers (as ldecode): sixteen
- * t at f + t / 16 * cs + t % 16 (perm: each sixteen's even positions first, then its odd
- * ones: the odd/even slots of blocks of 16); bad, sub, maxE as decode_f16_512's */
-MM_TGT512 static void decode_tab_512(const gtab *tb, const uint8_t *src, int64_t n, float *f, int32_t *E, ptrdiff_t cs,
-                                     int perm, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
-{
-    const __m512i msk = _mm512_set1_epi32((int)tb->mask), one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
-    const __m512i pidx = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 14, 12, 10, 8, 6, 4, 2, 0);
-    __m512i mx = _mm512_set1_epi32(*maxE);
-    for (int64_t t = 0; t + 16 <= n; t += 16) {
-        __m512i idx = _mm512_and_si512(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(src + t))), msk);
-        __m512 v = _mm512_i32gather_ps(idx, tb->f, 4);
-        __m512i fl = _mm512_i32gather_epi32(idx, tb->Efl, 4), e = _mm512_srai_epi32(fl, 2);
-        __mmask16 b = _mm512_test_epi32_mask(fl, one), sb = _mm512_test_epi32_mask(fl, two);
-        if (perm) {
-            v = _mm512_permutexvar_ps(pidx, v);
-            e = _mm512_permutexvar_epi32(pidx, e);
-        }
-        _mm512_storeu_ps(f + t / 16 * cs, v);
-        _mm512_storeu_si512(E + t / 16 * cs, e);
-        mx = _mm512_max_epi32(mx, e);
-        if (lanes) {
-            bad[t / 16] |= b;
-            sub[t / 16] |= sb;
-        } else {
-            bad[0] |= b;
-            sub[0] |= sb;
-        }
-    }
-    *maxE = _mm512_reduce_max_epi32(mx);
-}
-#endif
-
-static int is_f16(const sfp8_format *f)
-{
-    return f->bits == 16 && f->is_signed && f->exp_bits == 5 && f->man_bits == 10 && f->bias == 15 &&
-           f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE;
-}
-
-static void *llines(int64_t n, float **f, int32_t **E)
-{
-    char *mem = malloc((size_t)(n > 0 ? n : 1) * 8 + 64);
-    if (!mem) return NULL;
-    *f = (float *)mem;
-    *E = (int32_t *)(mem + 4 * (n > 0 ? n : 1));
-    return mem;
-}
-
-/* B's element (l, j) in its panel */
-#define BIX(l, j) (((j) / LW) * (2 * LW) * k + (l) * (2 * LW) + (j) % LW)
-
-#if MM_SIMD
-/* emax8_512's operands: B's exponents (panels, BIX) as bytes, panel by panel (bytes_b), and the four
- * rows' exponents at l as the bytes of aE4[l] (bytes_a); NONE saturates to -128 */
-MM_TGT512 static void bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp)
-{
-    for (int64_t j = 0; j < pp; j += LW)
-        for (int64_t l = 0; l < k; l++)
-            _mm_storeu_si128((__m128i *)(bE8 + j * k + l * LW),
-                             _mm512_cvtsepi32_epi8(_mm512_loadu_si512(bE + BIX(l, j))));
-}
-
-MM_TGT512 static void bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
-{
-    int64_t l = 0;
-    for (; l + 16 <= k; l += 16) {
-        __m128i r0 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[0] + l));
-        __m128i r1 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[1] + l));
-        __m128i r2 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[2] + l));
-        __m128i r3 = _mm512_cvtsepi32_epi8(_mm512_loadu_si512(aEr[3] + l));
-        __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
-        __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
-        _mm_storeu_si128((__m128i *)(aE4 + l), _mm_unpacklo_epi16(lo01, lo23));
-        _mm_storeu_si128((__m128i *)(aE4 + l + 4), _mm_unpackhi_epi16(lo01, lo23));
-        _mm_storeu_si128((__m128i *)(aE4 + l + 8), _mm_unpacklo_epi16(hi01, hi23));
-        _mm_storeu_si128((__m128i *)(aE4 + l + 12), _mm_unpackhi_epi16(hi01, hi23));
-    }
-    for (; l < k; l++)
-        aE4[l] = (uint32_t)(uint8_t)sat8(aEr[0][l]) | (uint32_t)(uint8_t)sat8(aEr[1][l]) << 8 |
-                 (uint32_t)(uint8_t)sat8(aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(aEr[3][l]) << 24;
-}
-#endif
-
-#if MM_SIMD
-/* sixteen exponents t of E[0 .. n - 1] (runs: at E + t / 16 * 2 LW, B's panels; else contiguous) */
-#define EXP16(E, t, n, runs)                                                                                           \
-    _mm512_maskz_loadu_epi32((n) - (t) >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << ((n) - (t))) - 1),            \
-                             (E) + ((runs) ? (t) / 16 * 2 * LW : (t)))
-
-/* the exponents E[0 .. n - 1] NONE or within -32 .. 31: lk.scaled operands whose products then
- * take fstep_512 and emax8_512 held as their values */
-MM_TGT512 static int in_bytes(const int32_t *E, int64_t n, int runs)
-{
-    __mmask16 out = 0;
-    for (int64_t t = 0; t < n; t += 16) {
-        __m512i e = EXP16(E, t, n, runs);
-        out |= _mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)) &
-               _mm512_cmpgt_epu32_mask(_mm512_add_epi32(e, _mm512_set1_epi32(32)), _mm512_set1_epi32(63));
-    }
-    return !out;
-}
-
-/* values held scaled, v 2^-E, back to v (E within -32 .. 31, or NONE: v is 0): exact, normal
- * binary32 numbers (at most 12 significant bits, at least 2^-44 in magnitude) */
-MM_TGT512 static void unscale(float *v, const int32_t *E, int64_t n, int runs)
-{
-    for (int64_t t = 0; t < n; t += 16) {
-        __mmask16 ld = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
-        __m512i e = EXP16(E, t, n, runs);
-        float *x = v + (runs ? t / 16 * 2 * LW : t);
-        e = _mm512_maskz_mov_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_set1_epi32(NONE / 2)), e);
-        _mm512_mask_storeu_ps(x, ld, _mm512_mul_ps(_mm512_maskz_loadu_ps(ld, x), _mm512_castsi512_ps(_mm512_slli_epi32(
-                                                                                 _mm512_add_epi32(e, _mm512_set1_epi32(127)), 23))));
-    }
-}
-#undef EXP16
-#endif
-
 unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptrdiff_t ak, const char *B,
                           ptrdiff_t bk, ptrdiff_t bp, const char *C, ptrdiff_t cm, ptrdiff_t cp, char *O, ptrdiff_t om,
                           ptrdiff_t op, int64_t m, int64_t k, int64_t p)
@@ -1140,7 +836,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     K.dbl = K.dbl && md->fo.bits == 32 && K.ar == SFP8_ROUND_DOWNWARD && K.rnd == SFP8_ROUND_NEAREST_EVEN && K.W + K.X <= 50 &&
             K.X <= 20 && K.zexp == -126;
     slots = malloc((size_t)k * sizeof *slots);
-    ma = llines(LROWS * k, &af, &aE);
+    ma = sfp8ml_llines(LROWS * k, &af, &aE);
     mb = malloc((size_t)(k * pp) * 8 + 64);
     if (mb) { /* panels of LW columns: for each l, LW exponents then LW values (128 bytes) */
         bE = (int32_t *)mb;
@@ -1149,7 +845,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     colbad = calloc((size_t)pp, 2);
     memset(&da, 0, sizeof da);
     memset(&db, 0, sizeof db);
-    if (!slots || !ma || !mb || !colbad || !ldec_init(&g, &da, &md->fa, m * k) || !ldec_init(&g, &db, &md->fb, k * p)) {
+    if (!slots || !ma || !mb || !colbad || !sfp8ml_ldec_init(&g, &da, &md->fa, m * k, K.scaled) || !sfp8ml_ldec_init(&g, &db, &md->fb, k * p, K.scaled)) {
         flags = SFP8U_NOMEM;
         goto done;
     }
@@ -1159,14 +855,14 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
     colsub = colbad + pp;
 #if MM_SIMD
-    if (level >= 2 && gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
+    if (level >= 2 && sfp8ml_gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             int64_t p16 = p / 16 * 16;
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
                 int64_t sl = slots[l];
-                decode_tab_512(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0), LW * 2 * k, 0,
+                sfp8ml_decode_tab_512(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0), LW * 2 * k, 0,
                                cb, cb + pp / 16, &mx, 1);
                 maxb = mx > maxb ? mx : maxb;
                 for (int64_t j = p16; j < pp; j++) { /* the last columns one by one; the padding zeros */
@@ -1182,22 +878,22 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
                     if (bE[BIX(sl, j)] > maxb) maxb = bE[BIX(sl, j)];
                 }
             }
-            column_flags(cb, pp, p, colbad, colsub);
+            sfp8ml_column_flags(cb, pp, p, colbad, colsub);
             goto decoded;
         }
     }
     /* float16 (vcvtph2ps), or the other IEEE-layout codes of 2 or 4 bytes (bfloat16, TF32) */
     if (level >= 2 && md->grouping != SFP8U_ODD_EVEN &&
-        ((is_f16(&md->fb) && bp == 2 && !K.scaled) || (db.arith && !is_f16(&md->fb) && (sb == 2 || sb == 4) && bp == sb))) {
+        ((sfp8ml_is_f16(&md->fb) && bp == 2 && !K.scaled) || (db.arith && !sfp8ml_is_f16(&md->fb) && (sb == 2 || sb == 4) && bp == sb))) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
-                if (is_f16(&md->fb))
-                    decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0),
+                if (sfp8ml_is_f16(&md->fb))
+                    sfp8ml_decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0),
                                    bE + BIX(l, 0), LW * 2 * k, cb, cb + pp / 16, &mx, 1);
                 else
-                    decode_arith_512(&db, B + l * bk, sb, p, bf + BIX(l, 0), bE + BIX(l, 0), LW * 2 * k, cb,
+                    sfp8ml_decode_arith_512(&db, B + l * bk, sb, p, bf + BIX(l, 0), bE + BIX(l, 0), LW * 2 * k, cb,
                                      cb + pp / 16, &mx, 1);
                 for (int64_t j = p; j < pp; j++) { /* the padding columns: zeros */
                     bf[BIX(l, j)] = 0.0f;
@@ -1205,7 +901,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
                 }
                 maxb = mx > maxb ? mx : maxb;
             }
-            column_flags(cb, pp, p, colbad, colsub);
+            sfp8ml_column_flags(cb, pp, p, colbad, colsub);
             goto decoded;
         }
     }
@@ -1228,7 +924,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
 #if MM_SIMD
 decoded:
     /* A's codes by gathers: one-byte codes of a table format, odd/even slots only in blocks of 16 */
-    tabA = gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
+    tabA = sfp8ml_gtab_init(&gta, &da, sa) && (md->grouping != SFP8U_ODD_EVEN || md->block == 16);
 #endif
 #if MM_SIMD
     /* operands held scaled (bfloat16, TF32) whose exponents fit bytes: their values are exact
@@ -1236,10 +932,10 @@ decoded:
        conditions of lk.fast; rows of A (four at a time) whose exponents fit take fstep_512 with
        B's panels as values (bfu) */
     dyn = K.dbl && K.scaled && !K.fast && level >= 2 && (!K.has_min || K.min_exp - K.W <= 126) &&
-          in_bytes(bE, k * pp, 1);
+          sfp8ml_in_bytes(bE, k * pp, 1);
     if (dyn && (bfu = malloc((size_t)(k * pp) * 8 + 64)) != NULL) {
         memcpy(bfu, mb, (size_t)(k * pp) * 8);
-        unscale(bfu + LW, bE, k * pp, 1);
+        sfp8ml_unscale(bfu + LW, bE, k * pp, 1);
     }
     dyn = dyn && bfu;
     if (K.dbl && (K.fast || dyn) && level >= 2) {
@@ -1250,7 +946,7 @@ decoded:
             mm_fx_leave(&env);
             goto done;
         }
-        bytes_b(bE, bE8, k, pp);
+        sfp8ml_bytes_b(bE, bE8, k, pp);
     }
 #endif
     R.K = &K;
@@ -1269,22 +965,22 @@ decoded:
             if (r >= nr) continue;
             rowbad[r] = 0;
 #if MM_SIMD
-            if (level >= 2 && is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
+            if (level >= 2 && sfp8ml_is_f16(&md->fa) && ak == 2 && md->grouping != SFP8U_ODD_EVEN && !K.scaled) {
                 __mmask16 b16 = 0, s16 = 0;
-                decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
+                sfp8ml_decode_f16_512((const uint16_t *)(A + (i0 + r) * am), k, md->in_subnormals, af + r * k, aE + r * k,
                                16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
-            } else if (level >= 2 && da.arith && !is_f16(&md->fa) && (sa == 2 || sa == 4) && ak == sa &&
+            } else if (level >= 2 && da.arith && !sfp8ml_is_f16(&md->fa) && (sa == 2 || sa == 4) && ak == sa &&
                        md->grouping != SFP8U_ODD_EVEN) {
                 __mmask16 b16 = 0, s16 = 0;
-                decode_arith_512(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
+                sfp8ml_decode_arith_512(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
             } else if (level >= 2 && tabA && ak == 1) {
                 __mmask16 b16 = 0, s16 = 0;
                 int64_t k16 = k / 16 * 16;
-                decode_tab_512(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
+                sfp8ml_decode_tab_512(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
                                md->grouping == SFP8U_ODD_EVEN, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
@@ -1306,11 +1002,11 @@ decoded:
                 rowbad[r] = 1;
         }
 #if MM_SIMD
-        if (dyn && in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
-            unscale(af, aE, nr * k, 0);
+        if (dyn && sfp8ml_in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
+            sfp8ml_unscale(af, aE, nr * k, 0);
             fs = 1;
         }
-        if (aE4 && fs) bytes_a(R.aEr, aE4, k);
+        if (aE4 && fs) sfp8ml_bytes_a(R.aEr, aE4, k);
 #endif
         R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {
