@@ -1119,6 +1119,16 @@ def _late_edges():
                            ("addend-below", za.astype(e4f), zb.astype(e4f) * 0 + zb.astype(e4f), bc)):
         yield mcase(f"unit-late-edges/mi300x-e4fnuz/{dname}", lambda g, x=x, y=y, c=c: softfp8.matmul(
             x, y, c, out_dtype=np.float32, accumulation=fz), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # min_exponent at and around W + 127 (2^(W - E) the last normal binary32 unit, then none):
+    # every product's term below 1, all bits lost -- the inexact flag of a call without an
+    # addend comes from them alone (a unit built as 0 from its exponent bits would lose it)
+    for me in (150, 151, 152):
+        for dname, x, y, acc in (
+                ("f16", fa, fb, mi.model("float16").replace(min_exponent=me)),
+                ("e4fnuz", fa.astype(np.float64).astype(e4f), fb.astype(np.float64).astype(e4f),
+                 fz.model("e4m3fnuz").replace(min_exponent=me))):
+            yield mcase(f"unit-late-edges/min-exponent-{me}/{dname}", lambda g, x=x, y=y, acc=acc: softfp8.matmul(
+                x, y, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
 
 
 def _late_bytes_edges():

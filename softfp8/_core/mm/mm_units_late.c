@@ -829,7 +829,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         /* binary64 steps: every block value a binary64 number (the exponents' range) */
         K.dbl = lo >= -400 && hi <= 400;
         /* 2^(E_p - W) normal binary32 numbers (E_p from lo to hi, or min_exponent) */
-        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 127) &&
+        K.fast = lo - K.W >= -126 && hi - K.W <= 127 && (!md->has_min_exp || md->min_exp - K.W <= 126) &&
                  fmt_emin(&md->fa) >= -32 && top_exp(&md->fa) <= 31 && fmt_emin(&md->fb) >= -32 &&
                  top_exp(&md->fb) <= 31; /* and the exponents in bytes (emax8_512) */
     }
