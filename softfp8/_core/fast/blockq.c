@@ -71,8 +71,8 @@
  *   values and rounding boundaries lie in [2^-38, 2^19]: quantize.c lanes_ok; E2M1).
  *   The quotient is rounded to odd at k = 20 bits, which rounds correctly to <= 18
  *   bits in every deterministic mode.  s = RN32(d RN(1/ts)) is the 4-bit scale value
- *   exactly (within 2^-52 |s| of it), r = RN32(1/d), t1 = RN32(|x| r) is within
- *   2^-23 |q| of |q| = |x| / d, so with B = t1 cut to 20 bits the 20-bit truncation
+ *   exactly (within 2^-52 |s| of it), r = RN32(RN(1/d)), t1 = RN32(|x| r) is within
+ *   2^-22 |q| of |q| = |x| / d, so with B = t1 cut to 20 bits the 20-bit truncation
  *   of |q| is B - u, B or B + u (u its unit; bit patterns, also across a binade).
  *   The remainders |x| - (B s) ts and |x| - ((B + u) s) ts: B s is exact (20 + 4
  *   bits), and the fma rounds the exact remainder once, so its sign and whether it

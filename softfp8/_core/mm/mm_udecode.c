@@ -75,7 +75,7 @@ void sfp8mu_lean8_init(const udecoder *D, ulean8 *t)
 #if MM_SIMD
 #include <immintrin.h>
 
-/* n codes of an 8-bit table, sixteen at a time by gathers from t; as sfp8mu_lean16 */
+/* n codes of an 8-bit table, sixteen at a time by gathers from t; as sfp8mu_lean_ieee (no widths: a table's format bounds them) */
 MM_TGT512 void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
                             unsigned char *bad, unsigned char *sub, ulean *st)
 {

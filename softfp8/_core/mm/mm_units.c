@@ -764,7 +764,7 @@ typedef struct {
     int32_t maxb;
     udecoder da, db;
     uline ub;
-    int lean, bfull;   /* operands by the lean decoding (sfp8mu_lean16 / 8); B decoded in full */
+    int lean, bfull;   /* operands by the lean decoding (sfp8mu_lean_ieee / 8); B decoded in full */
     int leana, leanb;  /* their kinds (sfp8mu_lean_ok) */
     ulean8 la8, lb8;   /* the 8-bit tables */
     uint16_t *codes;   /* a line's codes for the lean decoding (room for 32-bit ones) */
