@@ -5,8 +5,7 @@
  * and the definition, is bfma.c's; outputs these kernels leave are computed by it.
  *
  * DERIVED from core.c round_pack: xfinish / xstep_512 / xchunk_256 round an exact binary64
- * block sum to P bits by the model's rounding (bias below the kept bits, the rest cleared),
- * xstep32_512 by the conversion to binary32 at nearest even (binary32 output, fpk.hw32),
+ * block sum to P bits by the model's rounding (bias below the kept bits, the rest cleared)
  * where the result is a normal number of the output format, and leave every other case to
  * the generic kernel; proof: tests/harness/test_harness.py::test_entry (entry block_fma,
  * parts exact_pair and exact_pair_edges among them).
@@ -99,8 +98,6 @@ typedef struct {
     int rounding, flushz; /* flushz: output_subnormals off (zero products +0, tiny sums leave) */
     int track;            /* FP_EXACT: lanes' inexact wanted (the call has not raised inexact yet) */
     int sh;               /* FP_EXACT: 53 - P, the binary64 bits rounded off */
-    int hw32;             /* FP_EXACT: binary32 output at nearest even, every non-zero sum at least 2^-149
-                             (xrun32_512: the hardware's conversion rounds) */
     int64_t k, n;         /* products, block */
     int64_t elo, ehi;     /* FP_EXACT: the biased binary64 exponents of normal results */
     const void *a;
@@ -278,67 +275,6 @@ static inline __attribute__((always_inline)) MM_TGT512 void xrun_512(int N, int 
 }
 #undef XSTEP4
 
-/* binary32 output at nearest even (fpk.hw32), AVX-512: the block's products fused into the running
- * value (c + the products, exact when no step raised a flag), rounded by the hardware's conversion
- * to binary32 (nearest even, no flag raised), which is the model's rounding to P = 24 bits where
- * the result is at least 2^-126: a lane whose result is a non-zero number at most 2^-126
- * (its exact sum may be below 2^-126, where the binary32 grid is coarser than P bits; a non-zero
- * sum is at least 2^-149, so its result is not zero) or infinite leaves (mx, mn: the largest
- * magnitude and the least non-zero magnitude minus one of the results' binary32 encodings) */
-static inline __attribute__((always_inline)) MM_TGT512 void xstep32_512(int T, __m512d u, __m512d *c, __m256i *mx,
-                                                                       __m256i *mn, __mmask8 *in)
-{
-    __m256 r = _mm512_cvt_roundpd_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256i a = _mm256_and_si256(_mm256_castps_si256(r), _mm256_set1_epi32(0x7fffffff));
-    *c = _mm512_cvtps_pd(r);
-    *mx = _mm256_max_epu32(*mx, a);
-    *mn = _mm256_min_epu32(*mn, _mm256_sub_epi32(a, _mm256_set1_epi32(1)));
-    if (T) *in = (__mmask8)(*in | _mm512_cmp_pd_mask(*c, u, _CMP_NEQ_UQ)); /* T 0: inexact already raised */
-}
-
-/* c + the products lb .. lb + nb - 1 of eight lanes (column r); N: nb itself (2, 4 or 0: any);
- * the products fused in a chain off the running value's path, which is one addition */
-static inline __attribute__((always_inline)) MM_TGT512 __m512d xsumc_512(int N, const double *a, const double *r,
-                                                                        ptrdiff_t pp, int64_t lb, int64_t nb,
-                                                                        __m512d c)
-{
-    __m512d s = _mm512_mul_pd(_mm512_set1_pd(a[lb]), _mm512_loadu_pd(r + lb * pp));
-    for (int64_t l = lb + 1; l < lb + (N ? N : nb); l++)
-        s = _mm512_fmadd_pd(_mm512_set1_pd(a[l]), _mm512_loadu_pd(r + l * pp), s);
-    return _mm512_add_pd(c, s);
-}
-
-static inline __attribute__((always_inline)) MM_TGT512 void xrun32_512(int N, int T, const fpk *x, const double *b,
-                                                                      int64_t l0, int64_t l1, __m512d *c,
-                                                                      __mmask8 *in, __mmask8 *bad)
-{
-    const double *a = (const double *)x->a;
-    __m512d c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-    __m256i mx0 = _mm256_setzero_si256(), mx1 = mx0, mx2 = mx0, mx3 = mx0;
-    __m256i mn0 = _mm256_set1_epi32(-1), mn1 = mn0, mn2 = mn0, mn3 = mn0;
-    __mmask8 in0 = in[0], in1 = in[1], in2 = in[2], in3 = in[3];
-    const __m256i lo = _mm256_set1_epi32(0x800000), hi = _mm256_set1_epi32(0x7f800000);
-    for (int64_t lb = l0; lb < l1; lb += x->n) {
-        int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
-        if (N && nb == N) {
-            xstep32_512(T, xsumc_512(N, a, b, x->pp, lb, N, c0), &c0, &mx0, &mn0, &in0);
-            xstep32_512(T, xsumc_512(N, a, b + 8, x->pp, lb, N, c1), &c1, &mx1, &mn1, &in1);
-            xstep32_512(T, xsumc_512(N, a, b + 16, x->pp, lb, N, c2), &c2, &mx2, &mn2, &in2);
-            xstep32_512(T, xsumc_512(N, a, b + 24, x->pp, lb, N, c3), &c3, &mx3, &mn3, &in3);
-        } else {
-            xstep32_512(T, xsumc_512(0, a, b, x->pp, lb, nb, c0), &c0, &mx0, &mn0, &in0);
-            xstep32_512(T, xsumc_512(0, a, b + 8, x->pp, lb, nb, c1), &c1, &mx1, &mn1, &in1);
-            xstep32_512(T, xsumc_512(0, a, b + 16, x->pp, lb, nb, c2), &c2, &mx2, &mn2, &in2);
-            xstep32_512(T, xsumc_512(0, a, b + 24, x->pp, lb, nb, c3), &c3, &mx3, &mn3, &in3);
-        }
-    }
-#define XBAD32(v) (bad[v] = (__mmask8)(_mm256_cmpge_epu32_mask(mx##v, hi) | _mm256_cmplt_epu32_mask(mn##v, lo)))
-    XBAD32(0), XBAD32(1), XBAD32(2), XBAD32(3);
-#undef XBAD32
-    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
-    in[0] = in0, in[1] = in1, in[2] = in2, in[3] = in3;
-}
-
 __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const double *b, int64_t l0, int64_t l1,
                                                            double *cv, uint8_t *alive, uint8_t *inex)
 {
@@ -360,22 +296,6 @@ __attribute__((noinline)) MM_TGT512 static void xchunk_512(const fpk *x, const d
         mx[v] = _mm512_setzero_si512();
         mn[v] = _mm512_set1_epi64(-1);
         in[v] = 0;
-    }
-    if (x->hw32) {
-        __mmask8 bad[GW / 8];
-        if (x->n == 4 && !x->track) xrun32_512(4, 0, x, b, l0, l1, c, in, bad);
-        else if (x->n == 4) xrun32_512(4, 1, x, b, l0, l1, c, in, bad);
-        else if (x->n == 2 && !x->track) xrun32_512(2, 0, x, b, l0, l1, c, in, bad);
-        else if (x->n == 2) xrun32_512(2, 1, x, b, l0, l1, c, in, bad);
-        else xrun32_512(0, 1, x, b, l0, l1, c, in, bad);
-        for (int v = 0; v < GW / 8; v++) {
-            _mm512_storeu_pd(cv + 8 * v, c[v]);
-            for (int t = 0; t < 8; t++) {
-                alive[8 * v + t] &= (uint8_t)!(bad[v] >> t & 1);
-                inex[8 * v + t] |= in[v] >> t & 1;
-            }
-        }
-        return;
     }
     if (x->n == 4 && rne && !x->track) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, 0, x, &K, b, l0, l1, c, mx, mn, in);
     else if (x->n == 4 && rne) xrun_512(4, SFP8_ROUND_NEAREST_EVEN, 1, x, &K, b, l0, l1, c, mx, mn, in);
@@ -841,8 +761,6 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     x.sh = 52 - md->fo.man_bits;
     x.k = k;
     x.n = md->block;
-    x.hw32 = dbl && is_ieee(&md->fo, 32, 8, 23) && x.rounding == SFP8_ROUND_NEAREST_EVEN &&
-             fmt_low(&md->fa) + fmt_low(&md->fb) >= -149;
     x.elo = 1023 + fmt_emin(&md->fo);
     x.ehi = 1023 + emax_o;
     x.a = av;
