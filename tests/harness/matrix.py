@@ -894,8 +894,12 @@ def _block_fma():
         late = softfp8.Accumulation.profile("mi300x")
         cases = []
         for key, fmt, acc in (("h100-e4m3", softfp8.e4m3, mu), ("mi300x-f16", softfp8.float16, late),
-                              ("h100-f16", softfp8.float16, mu)):
-            a, b = operands(fmt, fmt, 6, 70, 40, "any", f"unit-layouts-{key}")
+                              ("h100-f16", softfp8.float16, mu), ("h100-tf32", "tf32", mu),
+                              ("mi300x-tf32", "tf32", late)):
+            # TF32: the lean 32-bit decoding (h100) and the 19-bit copies of sfp8mu_fp_tf32_gemm
+            # (mi300x) read the operands through their strides (values without NaN: a NaN
+            # keeps the binary32 codes, sfp8mu_fp_tf32_gemm declines)
+            a, b = _unit_operands(fmt, fmt, 6, 70, 40, "small" if fmt == "tf32" else "any", f"unit-layouts-{key}")
             g = rng_of("unit-layouts-c", key)
             c = (g.standard_normal(40) * 4).astype(np.float32)
             views = {
