@@ -20,7 +20,8 @@ int sfp8s_cpu_level(void)
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vbmi"))
         return __builtin_cpu_supports("avx2") ? 2 : 0;
-    if (__builtin_cpu_supports("avx2")) return 1;
+    /* level 1 kernels may use FMA and F16C (every AVX2 CPU of Intel and AMD has both) */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) return 1;
 #endif
     return 0;
 }
