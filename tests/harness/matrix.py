@@ -701,7 +701,24 @@ def _orders():
         yield from order_cases(ORDER_PAIRS[:2], ((2, 9, 17), (1, 33, 3)), "orders-declined", ORDER_DECLINED,
                                kinds=("small", "any"))
 
-    return {"presets": presets, "ranges": ranges, "layouts": layouts, "zeros": zeros, "declined": declined}
+    def leaves():
+        # every k of 1 .. 40 and a few more, pairwise: every leaf of the kernels' unrolled trees
+        # (up to 16 products: two leaves of at most eight) and every split above them, on
+        # float16 / bfloat16 operands of wide exponents, whose 22- / 16-bit products make
+        # the sums round (so that another association changes results); rows of 16 and 24
+        # columns (AVX2 vectors, whole and not)
+        pw = dict(accumulator=np.float32, order="pairwise")
+        for t, k in enumerate(tuple(range(1, 41)) + (47, 63, 95, 130)):
+            fmt = (softfp8.float16, softfp8.bfloat16)[t % 2]
+            kw = pw if t % 3 else dict(pw, promote_every=(5, 11, 16)[t % 9 // 3])
+            acc = softfp8.Accumulation(**kw)
+            a, b = operands(fmt, fmt, 3, k, 24 - 8 * (t % 2), "wide", "orders-leaves")
+            yield mcase(f"{S.fid(fmt)}/matmul-pairwise/{_shape_id(3, k, b.shape[1])}/leaves",
+                        lambda g, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc),
+                        a.shape[0] * b.shape[1], S.CONFIGS[0])
+
+    return {"presets": presets, "ranges": ranges, "layouts": layouts, "zeros": zeros, "declined": declined,
+            "leaves": leaves}
 
 
 # --------------------------------------------------------------------------

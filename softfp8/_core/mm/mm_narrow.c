@@ -227,24 +227,25 @@ MM_TGT512 static unsigned nrw_run_512(const mm_nrw *q, const float *arow, const 
     return q->tiny && (uint32_t)_mm512_reduce_min_epu32(mn) < q->eminb ? 4 : 0;
 }
 
-static inline __attribute__((always_inline)) MM_TGT256 void nrw_group_256(int NV, int RZ, int TINY, int TB, const mm_nrw *q,
+static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int NV, int RZ, int TINY, int TB, const mm_nrw *q,
                                                                           const float *arow, const float *b,
                                                                           int64_t P, int64_t l0, int64_t l1,
                                                                           float *o, __m256i *mx, __m256i *mn)
 {
-    __m256 acc[4];
+    __m256 acc[8];
     const __m256i expm = _mm256_set1_epi32((int)EXPM), eminb = _mm256_set1_epi32((int)q->eminb),
                   kc = _mm256_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u));
     const __m256 sgn = _mm256_set1_ps(-0.0f);
     __m256i vmx = *mx, vmn = *mn;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(q->z);
     for (int64_t l = l0; l < l1; l++) {
         __m256 a = _mm256_set1_ps(arow[l]);
         const float *r = b + l * P;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
-            __m256 x = _mm256_add_ps(acc[v], _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v))), c, y;
+            /* one fused multiply-add: the product is exact (level 1 has FMA) */
+            __m256 x = _mm256_fmadd_ps(a, _mm256_loadu_ps(r + 8 * v), acc[v]), c, y;
             __m256i e = _mm256_and_si256(_mm256_castps_si256(x), expm);
             __m256 xs = x;
             vmx = _mm256_max_epu32(vmx, e);
@@ -262,14 +263,14 @@ static inline __attribute__((always_inline)) MM_TGT256 void nrw_group_256(int NV
             }
         }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, acc[v]);
     *mx = vmx;
     *mn = vmn;
 }
 
 /* AVX2: the direct sums only (q->odd 0) */
-MM_TGT256 static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
+MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
                                       int64_t l1, int64_t j0, int n, float *out)
 {
     __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
@@ -289,7 +290,9 @@ MM_TGT256 static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const 
     for (int j = 0; j < n;) {
         int nv = (n - j + 7) / 8;
         const float *bj = B + j0 + j;
-        if (nv >= 4) {
+        if (nv >= 8 && !q->tiny) {
+            NRW_256(8)
+        } else if (nv >= 4) {
             NRW_256(4)
         } else if (nv >= 2) {
             NRW_256(2)

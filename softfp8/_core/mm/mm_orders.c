@@ -346,22 +346,51 @@ __attribute__((noinline)) MM_TGT512 static void run_512(const okern *x, const fl
     }
 }
 
-/* AVX2: NV vectors of eight lanes; product (exact) then sum */
-static inline __attribute__((always_inline)) MM_TGT256 __m256 prod_256(const okern *x, const float *b, int64_t l,
+/* AVX2 (with FMA, as level 1 has): NV vectors of eight lanes; the exact product added by
+   one fused multiply-add (one rounding, that of the sum) */
+static inline __attribute__((always_inline)) MM_TGT256F __m256 fma_256(const okern *x, const float *b, int64_t l,
+                                                                        int v, __m256 s)
+{
+    return _mm256_fmadd_ps(_mm256_set1_ps(x->a[l]), _mm256_loadu_ps(b + l * x->pp + 8 * v), s);
+}
+
+static inline __attribute__((always_inline)) MM_TGT256F __m256 prod_256(const okern *x, const float *b, int64_t l,
                                                                          int v)
 {
     return _mm256_mul_ps(_mm256_set1_ps(x->a[l]), _mm256_loadu_ps(b + l * x->pp + 8 * v));
 }
 
-MM_TGT256 static void tree_256(const okern *x, const float *b, int nv, int64_t l0, int64_t n, __m256 *s)
+/* pair_tree's sum of n <= 8 products from l (h = n / 2 at every split), inline: S1 = p_l,
+   S2 = p_l + p_l+1, S3 = p_l + S2(l + 1), S4 = S2 + S2, S5 = S2 + S3, S6 = S3 + S3, S7 = S3 +
+   S4, S8 = S4 + S4; a sum with a lone product is one fused multiply-add */
+static inline __attribute__((always_inline)) MM_TGT256F __m256 leaf8_256(const okern *x, const float *b, int v,
+                                                                          int64_t l, int64_t n)
 {
-    if (n <= 3) {
-        for (int v = 0; v < nv; v++) {
-            __m256 p0 = prod_256(x, b, l0, v);
-            if (n == 1) s[v] = p0;
-            else if (n == 2) s[v] = _mm256_add_ps(p0, prod_256(x, b, l0 + 1, v));
-            else s[v] = _mm256_add_ps(p0, _mm256_add_ps(prod_256(x, b, l0 + 1, v), prod_256(x, b, l0 + 2, v)));
-        }
+#define S2(i) fma_256(x, b, l + (i), v, prod_256(x, b, l + (i) + 1, v))
+#define S3(i) fma_256(x, b, l + (i), v, S2((i) + 1))
+#define S4(i) _mm256_add_ps(S2(i), S2((i) + 2))
+    switch (n) {
+    case 1: return prod_256(x, b, l, v);
+    case 2: return S2(0);
+    case 3: return S3(0);
+    case 4: return S4(0);
+    case 5: return _mm256_add_ps(S2(0), S3(2));
+    case 6: return _mm256_add_ps(S3(0), S3(3));
+    case 7: return _mm256_add_ps(S3(0), S4(3));
+    default: return _mm256_add_ps(S4(0), S4(4));
+    }
+#undef S2
+#undef S3
+#undef S4
+}
+
+MM_TGT256F static void tree_256(const okern *x, const float *b, int nv, int64_t l0, int64_t n, __m256 *s)
+{
+    if (n <= 16) { /* at most two leaves of eight (n = 1: one product) */
+        int64_t h = n / 2;
+        for (int v = 0; v < nv; v++)
+            s[v] = n <= 8 ? leaf8_256(x, b, v, l0, n)
+                          : _mm256_add_ps(leaf8_256(x, b, v, l0, h), leaf8_256(x, b, v, l0 + h, n - h));
         return;
     }
     {
@@ -373,8 +402,8 @@ MM_TGT256 static void tree_256(const okern *x, const float *b, int nv, int64_t l
     }
 }
 
-static inline __attribute__((always_inline)) MM_TGT256 void group_256(int NV, const okern *x, const float *b,
-                                                                        const float *c, float *out)
+static inline __attribute__((always_inline)) MM_TGT256F void group_256(int NV, const okern *x, const float *b,
+                                                                         const float *c, float *out)
 {
     __m256 F[8], s[8], e[8];
     int prom = x->prom;
@@ -397,11 +426,13 @@ static inline __attribute__((always_inline)) MM_TGT256 void group_256(int NV, co
             for (int64_t l = l0; l < l1; l++) {
                 if (x->kind == K_SEQ) {
 #pragma GCC unroll 8
-                    for (int v = 0; v < NV; v++) s[v] = _mm256_add_ps(s[v], prod_256(x, b, l, v));
+                    for (int v = 0; v < NV; v++) s[v] = fma_256(x, b, l, v, s[v]);
                 } else {
 #pragma GCC unroll 8
-                    for (int v = 0; v < NV; v++) {
-                        __m256 y = _mm256_sub_ps(prod_256(x, b, l, v), e[v]), t = _mm256_add_ps(s[v], y);
+                    for (int v = 0; v < NV; v++) { /* y = p - e = p + (-e) (the sign flipped): one
+                                                      rounding, p exact */
+                        __m256 y = fma_256(x, b, l, v, _mm256_xor_ps(e[v], _mm256_set1_ps(-0.0f))),
+                               t = _mm256_add_ps(s[v], y);
                         e[v] = _mm256_sub_ps(_mm256_sub_ps(t, s[v]), y);
                         s[v] = t;
                     }
@@ -415,17 +446,23 @@ static inline __attribute__((always_inline)) MM_TGT256 void group_256(int NV, co
     for (int v = 0; v < NV; v++) _mm256_storeu_ps(out + 8 * v, F[v]);
 }
 
-__attribute__((noinline)) MM_TGT256 static void run_256(const okern *x, const float *b, int w, const float *c,
-                                                        float *out)
+/* up to eight vectors at a time: the Kahan chain's latency hidden */
+__attribute__((noinline)) MM_TGT256F static void run_256(const okern *x, const float *b, int w, const float *c,
+                                                         float *out)
 {
-    for (int j = 0; j < w; j += 32) {
-        int nv = (w - j) / 8 > 4 ? 4 : (w - j) / 8;
+    for (int j = 0; j < w;) {
+        int nv = (w - j) / 8 > 8 ? 8 : (w - j) / 8;
         switch (nv) {
         case 1: group_256(1, x, b + j, c + j, out + j); break;
         case 2: group_256(2, x, b + j, c + j, out + j); break;
         case 3: group_256(3, x, b + j, c + j, out + j); break;
-        default: group_256(4, x, b + j, c + j, out + j); break;
+        case 4: group_256(4, x, b + j, c + j, out + j); break;
+        case 5: group_256(5, x, b + j, c + j, out + j); break;
+        case 6: group_256(6, x, b + j, c + j, out + j); break;
+        case 7: group_256(7, x, b + j, c + j, out + j); break;
+        default: group_256(8, x, b + j, c + j, out + j); break;
         }
+        j += 8 * nv;
     }
 }
 #endif
