@@ -1004,9 +1004,66 @@ def _block_fma():
         yield from _late_edges()
         yield from _late_bytes_edges()
 
+    def carry256():
+        yield from _carry256_cases()
+
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
             "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry,
-            "late_routes": late_routes, "late_edges": late_edges}
+            "late_routes": late_routes, "late_edges": late_edges, "carry256": carry256}
+
+
+def _carry256_cases():
+    """The binary32 carry kernel at SIMD level 1 (mm_units_fc.c, sfp8mu_fc_rows256): every sum
+    kind (32-bit T; chunks of 32-bit sums into binary64 ones, W = 25 and 29; wide terms summed
+    in binary64, W = 31 .. 45 up to the 2^53 bound) with every rounding (MXCSR's direction),
+    P < 24 into float16 from 64-bit sums, columns across the two 8-lane halves of a panel,
+    exact sums (the lost-bit tracking throughout) with one inexact output in either half,
+    and block results carried to 2^128 (upward, nearest) or kept below it (toward zero,
+    downward)."""
+    B = softfp8.BlockFMA
+    f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
+    rows = []
+    for rnd in ("toward_zero", "upward", "downward", "nearest_even"):
+        r = rnd.split("_")[-1][:4]
+        rows += [(f"c256-x2-b16-{r}", B(block=16, extra_bits=2, rounding=rnd, min_exponent=-133), f16, f16,
+                  np.float32),
+                 (f"c256-x6-b12-{r}", B(block=12, extra_bits=6, rounding=rnd), bf, bf, np.float32),
+                 (f"c256-x8-b32-{r}", B(block=32, extra_bits=8, rounding=rnd, min_exponent=-133), e4, e5,
+                  np.float32),
+                 (f"c256-x0-b4-{r}", B(block=4, extra_bits=0, rounding=rnd), f16, f16, np.float32)]
+    rows += [("c256-x8-b32-f16out", B(block=32, extra_bits=8), e5, e5, np.float16),
+             ("c256-x2-b16-f16out", B(block=16, extra_bits=2), f16, f16, np.float16),
+             ("c256-x22-b62-up", B(block=62, extra_bits=22, rounding="upward"), e4, e4, np.float32),
+             ("c256-tf32-up", B(block=8, extra_bits=2, rounding="upward"), "tf32", "tf32", np.float32)]
+    yield from unit_cases(rows, ((5, 40, 9), (4, 33, 24), (3, 70, 17)), "unit-carry256",
+                          kinds=("small", "any", "top", "cancel", "wide"), addends=(None, "normal", "special"))
+    g = rng_of("unit-carry256")
+    # exact sums: small integers (no bit lost, no rounding), one output with a lost bit in the
+    # low or the high half of a panel (column 3 or 12 of 16, 20 of 24)
+    for i, (name, model, fa, fb, out) in enumerate(rows[::3]):
+        x = g.integers(-3, 4, (6, 40)).astype(np.float64)
+        y = g.integers(-3, 4, (40, 24)).astype(np.float64)
+        col = (3, 12, 20)[i % 3]
+        y[7, col] = 0.375
+        x[5, 7] = 2.0 ** -14
+        x, y = x.astype(fa if fa != "tf32" else np.float32), y.astype(fb if fb != "tf32" else np.float32)
+        yield mcase(f"unit-carry256-exact/{name}/{col}", lambda g, x=x, y=y, acc=model, out=out: softfp8.matmul(
+            x, y, out_dtype=out, accumulation=acc), 6 * 24, S.CONFIGS[0])
+    # block results at the top of binary32 (W = 24, unit 2^102, bf16 products below 2^128):
+    # 2 (2^127 - 2^119) + (2^120 - 2^112) + (2^112 - 2^104) + 3 2^102 = 2^102 (2^26 - 1), rounded
+    # up (upward, nearest even) 2^128, the output left to the generic kernel; toward zero /
+    # downward 2^128 - 2^104; the even columns without the last product: 2^128 - 2^104 exactly
+    top = 255 / 128
+    a = np.array([[top * 2.0 ** 63, top * 2.0 ** 63, top * 2.0 ** 60, top * 2.0 ** 56, 1.5 * 2.0 ** 52, 0.0]] * 4)
+    b = np.array([[2.0 ** 63] * 16, [2.0 ** 63] * 16, [2.0 ** 59] * 16, [2.0 ** 55] * 16, [2.0 ** 51] * 16,
+                  [1.0] * 16])
+    b[4, ::2] = 0.0
+    b[:, 9] *= -1.0  # a negative result in the high half
+    a[3] *= 0.5      # a row of results 2^127 - ..., in range in every direction
+    for rnd in ("upward", "nearest_even", "toward_zero", "downward"):
+        acc = B(block=8, extra_bits=1, rounding=rnd, min_exponent=-132)
+        yield mcase(f"unit-carry256-top/{rnd}", lambda g, x=a.astype(bf), y=b.astype(bf), acc=acc: softfp8.matmul(
+            x, y, out_dtype=np.float32, accumulation=acc), 4 * 16, S.CONFIGS[0])
 
 
 def _late_rows():

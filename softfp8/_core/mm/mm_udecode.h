@@ -132,7 +132,7 @@ static inline const ucode *sfp8mu_lookup(const uctx *g, const udecoder *D, uint6
  * ieee decoder (codes[]: uint16_t or uint32_t), only the nominal exponents E[] (NONE for a zero) and
  * values f[] (0 for a zero, NaN or infinity); bad[i] / sub[i] |= 1 for a NaN or infinity /
  * a subnormal code (when bad is NULL: *anybad, *anysub); *lo, *hi the range of the tops of
- * the nonzero values, *maxE the largest E.  SIMD level 2 only (sfp8mu_lean_ok). */
+ * the nonzero values, *maxE the largest E.  SIMD level 2, and 1 by the *256 versions (sfp8mu_lean_ok). */
 typedef struct {
     int32_t lo, hi, maxE;
     int32_t wide; /* ieee decoders: the largest significand width (top bit to lowest set bit) of the nonzero values */
@@ -155,5 +155,10 @@ void sfp8mu_lean8(const udecoder *D, const ulean8 *t, const uint8_t *codes, int6
                   unsigned char *bad, unsigned char *sub, ulean *st);
 void sfp8mu_lean_ieee(const uctx *g, const udecoder *D, const void *codes, int64_t n, int32_t *E, float *f,
                       unsigned char *bad, unsigned char *sub, ulean *st);
+/* the same at SIMD level 1 (AVX2) */
+void sfp8mu_lean8_256(const udecoder *D, const ulean8 *t, const uint8_t *codes, int64_t n, int32_t *E, float *f,
+                      unsigned char *bad, unsigned char *sub, ulean *st);
+void sfp8mu_lean_ieee256(const uctx *g, const udecoder *D, const void *codes, int64_t n, int32_t *E, float *f,
+                         unsigned char *bad, unsigned char *sub, ulean *st);
 
 #endif

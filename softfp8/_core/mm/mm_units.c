@@ -803,14 +803,14 @@ static void lean_line(ujob *J, const udecoder *D, const ulean8 *t, int lean, con
     if (lean == 32) {
         uint32_t *c32 = (uint32_t *)(void *)J->codes;
         for (int64_t j = 0; j < n; j++) c32[j] = (uint32_t)load_raw(src + j * st, 4);
-        sfp8mu_lean_ieee(&J->g, D, c32, n, E, f, bad, sub, out);
+        (J->level >= 2 ? sfp8mu_lean_ieee : sfp8mu_lean_ieee256)(&J->g, D, c32, n, E, f, bad, sub, out);
     } else if (lean == 16) {
         for (int64_t j = 0; j < n; j++) J->codes[j] = (uint16_t)load_raw(src + j * st, 2);
-        sfp8mu_lean_ieee(&J->g, D, J->codes, n, E, f, bad, sub, out);
+        (J->level >= 2 ? sfp8mu_lean_ieee : sfp8mu_lean_ieee256)(&J->g, D, J->codes, n, E, f, bad, sub, out);
     } else {
         uint8_t *c8 = (uint8_t *)J->codes;
         for (int64_t j = 0; j < n; j++) c8[j] = (uint8_t)load_raw(src + j * st, 1);
-        sfp8mu_lean8(D, t, c8, n, E, f, bad, sub, out);
+        (J->level >= 2 ? sfp8mu_lean8 : sfp8mu_lean8_256)(D, t, c8, n, E, f, bad, sub, out);
     }
 }
 
@@ -982,8 +982,8 @@ static void fc_rows(ujob *J, int64_t i0, int nr, const uline *ua, const int *row
                 if (r >= nr) live[LANES * r + q] = 0, fl[LANES * r + q] = 0;
             }
         }
-        sfp8mu_fc_rows(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c, cE, live, fl,
-                       !(J->flags & SFP8_FLAG_INEXACT));
+        (J->level >= 2 ? sfp8mu_fc_rows : sfp8mu_fc_rows256)(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c,
+                                                             cE, live, fl, !(J->flags & SFP8_FLAG_INEXACT));
         for (int r = 0; r < nr; r++) {
             uint64_t out[LANES];
             int all = 1, n = J->p - j0 < LANES ? (int)(J->p - j0) : LANES;

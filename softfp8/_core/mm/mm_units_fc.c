@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "codes.h"
+#include "mm_fenv.h"
 #include "mm_simd.h"
 #include "mm_units_fc.h"
 
@@ -33,7 +34,10 @@ int sfp8mu_fc_covers(const uctx *g, int level)
 #if MM_SIMD
     const sfp8u_model *md = g->md;
     int r = g->rounding;
-    return level >= 2 && !g->late && !g->oddeven && !g->sticky && !g->norm && g->P <= 24 &&
+    /* level 1 (sfp8mu_fc_rows256): T in 32 bits or as a binary64 sum of integers below
+       (block + 1) 2^(W + 2) <= 2^53 */
+    if (level == 1 && bitlen64((uint64_t)md->block + 1) + g->W + 2 > 53) return 0;
+    return level >= 1 && !g->late && !g->oddeven && !g->sticky && !g->norm && g->P <= 24 &&
            md->fo.man_bits <= 23 && g->emin_o >= -126 && g->emax_o <= 127 && g->W + 2 <= 62 &&
            (r == SFP8_ROUND_TOWARD_ZERO ||
             (g->P == 24 && (r == SFP8_ROUND_NEAREST_EVEN || r == SFP8_ROUND_UPWARD || r == SFP8_ROUND_DOWNWARD)));
@@ -305,6 +309,309 @@ FC_TGT void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float 
 #else
 void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
                     float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+{
+    (void)g, (void)aE, (void)af, (void)bp, (void)k, (void)c, (void)cE, (void)live, (void)fl, (void)need_lost;
+}
+#endif
+
+/*
+ * The same kernel at SIMD level 1 (AVX2, sfp8mu_fc_rows256): the sixteen columns of a panel
+ * as two halves of eight lanes, each computed for the four rows in turn (four rows by eight
+ * lanes keep the sums and scales in AVX2's sixteen registers).  Per block as above, but
+ * without AVX-512's conversions, embedded rounding and masks:
+ *   - the model's rounding is MXCSR's rounding direction, set for the whole call (every
+ *     exception masked, no FTZ / DAZ) and restored on exit (mm_fenv.h): the conversions of T
+ *     to binary32 (int32 -> binary32, binary64 -> binary32) round by it; every other
+ *     operation of the kernel is exact (the products, the scalings by 2^-ue and 2^ue of
+ *     the kept lanes, the truncations, the sums) or its rounding does not matter (a v that
+ *     underflows truncates to 0 in every direction and counts as lost);
+ *   - sum32 (the block's sums fit 32 bits, as above): T an int32 sum, rf its conversion;
+ *     else T a binary64 sum: the 32-bit sums of chunks (as above) converted exactly and
+ *     added (chunked), or each term truncated in binary32 (roundps toward zero) and added
+ *     as a binary64 number (wide, W + 2 > 31).  Exact: the terms and partial sums are
+ *     integers below (block + 1) 2^(W + 2) <= 2^53 in magnitude (sfp8mu_fc_covers), so
+ *     every binary64 addition is exact, and rf is one rounding of T (binary64 -> binary32);
+ *   - the exponent of T before rounding (the range test): of its conversion toward zero,
+ *     built exactly -- an int32 T from |T| with its low 8 bits cleared when |T| >= 2^24 (at
+ *     most 23 bits, the same binade), a binary64 T from its bits with the low 29 fraction
+ *     bits cleared (its truncation to 24 bits);
+ *   - P < 24 (toward zero only): the low 24 - P fraction bits of rf cleared, as above.
+ * DERIVED as above; proof: tests/harness/test_harness.py::test_entry (entry block_fma,
+ * parts profiles, routes, carry, carry256).
+ */
+#if MM_SIMD
+#define H8 MM_TGT256
+
+/* the binary32 exponent of v (a nonzero normal number), unbiased */
+H8 static inline __m256i expo8(__m256 v)
+{
+    return _mm256_sub_epi32(_mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 23), _mm256_set1_epi32(255)),
+                            _mm256_set1_epi32(127));
+}
+
+/* lost, as frac above: lanes (all ones) where trunc(v) 2^ue differs from t */
+H8 static inline __m256 frac8(__m256 v, __m256 t, __m256 p2)
+{
+    return _mm256_cmp_ps(_mm256_mul_ps(_mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), p2), t,
+                         _CMP_NEQ_UQ);
+}
+
+/* the 32-bit sums into the binary64 ones (exact) */
+H8 static inline void flush8(__m256i *a32, __m256d *lo, __m256d *hi)
+{
+    *lo = _mm256_add_pd(*lo, _mm256_cvtepi32_pd(_mm256_castsi256_si128(*a32)));
+    *hi = _mm256_add_pd(*hi, _mm256_cvtepi32_pd(_mm256_extracti128_si256(*a32, 1)));
+    *a32 = _mm256_setzero_si256();
+}
+
+/* a term truncated toward zero, into the binary64 sums (wide) */
+H8 static inline void add_wide8(__m256 v, __m256d *lo, __m256d *hi)
+{
+    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
+    *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
+}
+
+/* as sum_rows, for lanes h .. h + 7 of the panel */
+__attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp, int h, int64_t l0, int64_t n,
+                                                               const float *const *af, const __m256 *sc,
+                                                               const __m256 *p2, __m256i *acc, __m256d *lo,
+                                                               __m256d *hi, __m256 *lost, int wide, int need_lost)
+{
+    const float *f0 = af[0], *f1 = af[1], *f2 = af[2], *f3 = af[3];
+    const __m256 s0 = sc[0], s1 = sc[1], s2 = sc[2], s3 = sc[3];
+    __m256i a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    __m256 d0 = lost[0], d1 = lost[1], d2 = lost[2], d3 = lost[3];
+    for (int64_t l = l0; l < l0 + n; l++) {
+        const __m256 bf = _mm256_loadu_ps(bp[l].f + h);
+        const __m256 t0 = _mm256_mul_ps(_mm256_set1_ps(f0[l]), bf), t1 = _mm256_mul_ps(_mm256_set1_ps(f1[l]), bf);
+        const __m256 t2 = _mm256_mul_ps(_mm256_set1_ps(f2[l]), bf), t3 = _mm256_mul_ps(_mm256_set1_ps(f3[l]), bf);
+        const __m256 v0 = _mm256_mul_ps(t0, s0), v1 = _mm256_mul_ps(t1, s1);
+        const __m256 v2 = _mm256_mul_ps(t2, s2), v3 = _mm256_mul_ps(t3, s3);
+        if (wide) {
+            add_wide8(v0, &lo[0], &hi[0]);
+            add_wide8(v1, &lo[1], &hi[1]);
+            add_wide8(v2, &lo[2], &hi[2]);
+            add_wide8(v3, &lo[3], &hi[3]);
+        } else {
+            a0 = _mm256_add_epi32(a0, _mm256_cvttps_epi32(v0));
+            a1 = _mm256_add_epi32(a1, _mm256_cvttps_epi32(v1));
+            a2 = _mm256_add_epi32(a2, _mm256_cvttps_epi32(v2));
+            a3 = _mm256_add_epi32(a3, _mm256_cvttps_epi32(v3));
+        }
+        if (need_lost) {
+            d0 = _mm256_or_ps(d0, frac8(v0, t0, p2[0]));
+            d1 = _mm256_or_ps(d1, frac8(v1, t1, p2[1]));
+            d2 = _mm256_or_ps(d2, frac8(v2, t2, p2[2]));
+            d3 = _mm256_or_ps(d3, frac8(v3, t3, p2[3]));
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    lost[0] = d0, lost[1] = d1, lost[2] = d2, lost[3] = d3;
+}
+
+/* fc_body at level 1, lanes h .. h + 7: tz (rounding toward zero), kind 0 (sum32), 1
+ * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms) */
+__attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, const int32_t *const *aE,
+                                                              const float *const *af, const fcpanel *bp, int64_t k,
+                                                              float *c, int32_t *cE, int *live, uint8_t *fl, int h,
+                                                              const int need_lost, const int tz, const int kind,
+                                                              const int b4)
+{
+    const sfp8u_model *md = g->md;
+    const int64_t blk = b4 ? 4 : md->block;
+    const int64_t chunk = kind != 1 ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
+    const __m256i none = _mm256_set1_epi32(NONE), ones = _mm256_set1_epi32(-1);
+    const __m256i vW = _mm256_set1_epi32(g->W), vmin = _mm256_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
+    const __m256i emin1 = _mm256_set1_epi32((int)g->emin_o - 1), emax1 = _mm256_set1_epi32((int)g->emax_o + 1);
+    const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
+    const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
+    __m256 vc[R];
+    __m256i vcE[R], kill[R];
+    unsigned inexact[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        vc[r] = _mm256_loadu_ps(c + 16 * r + h);
+        vcE[r] = _mm256_loadu_si256((const __m256i *)(cE + 16 * r + h));
+        kill[r] = _mm256_setzero_si256();
+        inexact[r] = 0;
+    }
+    for (int64_t k0 = 0; k0 < k; k0 += blk) {
+        const int64_t n = b4 && k - k0 >= 4 ? 4 : k - k0 < blk ? k - k0 : blk;
+        __m256i e[R], ue[R], a32[R], terms[R];
+        __m256d lo[R], hi[R];
+        __m256 sc[R], pu[R], lost[R];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) e[r] = vcE[r];
+        for (int64_t l = k0; l < k0 + n; l++) {
+            const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(aE[r][l]), be));
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256i rng;
+            terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
+            if (md->has_min_exp) e[r] = _mm256_blendv_epi8(e[r], _mm256_max_epi32(e[r], vmin), terms[r]);
+            ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
+            rng = _mm256_and_si256(_mm256_cmpgt_epi32(ue[r], _mm256_set1_epi32(-127)),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(127), ue[r]));
+            kill[r] = _mm256_or_si256(kill[r], _mm256_xor_si256(rng, ones));
+            ue[r] = _mm256_and_si256(rng, ue[r]);
+            sc[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), ue[r]), 23));
+            pu[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23));
+            lo[r] = hi[r] = _mm256_setzero_pd();
+            lost[r] = _mm256_setzero_ps();
+        }
+        /* the running values: the first term */
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            const __m256 v = _mm256_mul_ps(vc[r], sc[r]);
+            if (kind == 2) {
+                add_wide8(v, &lo[r], &hi[r]);
+                a32[r] = _mm256_setzero_si256();
+            } else {
+                a32[r] = _mm256_cvttps_epi32(v);
+            }
+            if (need_lost) lost[r] = frac8(v, vc[r], pu[r]);
+        }
+        /* the products (kind 1: in chunks whose 32-bit sums cannot overflow) */
+        if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
+        else {
+            for (int64_t l = k0, left = n, room = chunk - 1; left > 0;) {
+                int64_t len;
+                if (room == 0) {
+#pragma GCC unroll 4
+                    for (int r = 0; r < R; r++) flush8(&a32[r], &lo[r], &hi[r]);
+                    room = chunk;
+                }
+                len = left < room ? left : room;
+                sum_rows8(bp, h, l, len, af, sc, pu, a32, lo, hi, lost, 0, need_lost);
+                l += len;
+                left -= len;
+                room -= len;
+            }
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) flush8(&a32[r], &lo[r], &hi[r]);
+        }
+        /* the sums rounded: rf by MXCSR's direction (the model's), tpre the exponent of T */
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            __m256 rf, rz;
+            __m256i nz, ok, tpre, tpost;
+            unsigned dif = 0;
+            if (kind == 0) {
+                rf = _mm256_cvtepi32_ps(a32[r]);
+                if (tz) rz = rf;
+                else { /* |T| < 2^31: above 2^24 its low 8 bits cleared, an exact conversion */
+                    const __m256i x = _mm256_abs_epi32(a32[r]);
+                    const __m256i big = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xFFFFFF));
+                    rz = _mm256_cvtepi32_ps(_mm256_andnot_si256(_mm256_and_si256(big, _mm256_set1_epi32(255)), x));
+                }
+                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                /* the rounding inexact: rf differs from T (2^31 converts to INT_MIN, |T| < 2^31) */
+                if (need_lost)
+                    dif = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                        _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_cvttps_epi32(rf), a32[r]), ones)));
+            } else {
+                rf = _mm256_set_m128(_mm256_cvtpd_ps(hi[r]), _mm256_cvtpd_ps(lo[r]));
+                if (tz) rz = rf;
+                else /* T's truncation to 24 bits: a binary32 number (|T| < 2^53) */
+                    rz = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_and_pd(hi[r], top24)),
+                                         _mm256_cvtpd_ps(_mm256_and_pd(lo[r], top24)));
+                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                /* the rounding inexact: rf differs from T (both exact binary64 numbers) */
+                if (need_lost)
+                    dif = (unsigned)_mm256_movemask_pd(
+                              _mm256_cmp_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(rf)), lo[r], _CMP_NEQ_UQ)) |
+                          (unsigned)_mm256_movemask_pd(
+                              _mm256_cmp_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(rf, 1)), hi[r], _CMP_NEQ_UQ))
+                              << 4;
+            }
+            nz = _mm256_castps_si256(_mm256_cmp_ps(rf, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+            tpre = _mm256_add_epi32(expo8(rz), ue[r]);
+            tpost = tz ? tpre : _mm256_add_epi32(expo8(rf), ue[r]);
+            ok = _mm256_and_si256(_mm256_and_si256(_mm256_cmpgt_epi32(tpre, emin1), _mm256_cmpgt_epi32(emax1, tpre)),
+                                  _mm256_cmpgt_epi32(emax1, tpost));
+            kill[r] = _mm256_or_si256(kill[r], _mm256_andnot_si256(ok, nz));
+            ok = _mm256_andnot_si256(kill[r], _mm256_and_si256(ok, nz));
+            if (need_lost)
+                inexact[r] |= ((unsigned)_mm256_movemask_ps(lost[r]) | dif) &
+                              (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(terms[r]));
+            vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(ok));
+            vcE[r] = _mm256_blendv_epi8(none, tpost, ok);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
+        const unsigned kb = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(kill[r]));
+        _mm256_storeu_ps(c + 16 * r + h, vc[r]);
+        _mm256_storeu_si256((__m256i *)(cE + 16 * r + h), vcE[r]);
+        for (int q = 0; q < 8; q++) {
+            if (kb >> q & 1) live[16 * r + h + q] = 0;
+            if (inexact[r] >> q & 1) fl[16 * r + h + q] |= SFP8_FLAG_INEXACT;
+        }
+    }
+}
+
+#define FC8_CASE(nl, t, kd, b)                                                                                       \
+    H8 static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,               \
+                                       const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl)  \
+    {                                                                                                                \
+        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, nl, t, kd, b);                                                \
+        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, nl, t, kd, b);                                                \
+    }
+FC8_CASE(0, 1, 0, 1)
+FC8_CASE(1, 1, 0, 1)
+FC8_CASE(0, 1, 0, 0)
+FC8_CASE(1, 1, 0, 0)
+FC8_CASE(0, 0, 0, 0)
+FC8_CASE(1, 0, 0, 0)
+FC8_CASE(0, 1, 1, 0)
+FC8_CASE(1, 1, 1, 0)
+FC8_CASE(0, 0, 1, 0)
+FC8_CASE(1, 0, 1, 0)
+FC8_CASE(0, 1, 2, 0)
+FC8_CASE(1, 1, 2, 0)
+FC8_CASE(0, 0, 2, 0)
+FC8_CASE(1, 0, 2, 0)
+#undef FC8_CASE
+
+void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+{
+    const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO;
+    const int64_t chunk = g->W + 2 > 31 ? 0 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
+    const int kind = g->W + 2 > 31 ? 2 : chunk >= g->md->block + 1 ? 0 : 1;
+    const int b4 = g->md->block == 4 && tz && kind == 0; /* blocks of four, loops unrolled (V100, the TF32 rows) */
+    mm_fxsave sv;
+    mm_fx_enter(&sv);
+    mm_fx_clear(g->rounding); /* the conversions' rounding direction: the model's */
+#define FC8_CALL(nl, t, kd, b)                                                                                       \
+    else if (need_lost == nl && tz == t && kind == kd && b4 == b) fc8_##nl##t##kd##b(g, aE, af, bp, k, c, cE, live, fl);
+    if (0) {
+    }
+    FC8_CALL(0, 1, 0, 1)
+    FC8_CALL(1, 1, 0, 1)
+    FC8_CALL(0, 1, 0, 0)
+    FC8_CALL(1, 1, 0, 0)
+    FC8_CALL(0, 0, 0, 0)
+    FC8_CALL(1, 0, 0, 0)
+    FC8_CALL(0, 1, 1, 0)
+    FC8_CALL(1, 1, 1, 0)
+    FC8_CALL(0, 0, 1, 0)
+    FC8_CALL(1, 0, 1, 0)
+    FC8_CALL(0, 1, 2, 0)
+    FC8_CALL(1, 1, 2, 0)
+    FC8_CALL(0, 0, 2, 0)
+    FC8_CALL(1, 0, 2, 0)
+#undef FC8_CALL
+    __asm__ volatile("" ::: "memory");
+    mm_fx_leave(&sv);
+}
+#else
+void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
 {
     (void)g, (void)aE, (void)af, (void)bp, (void)k, (void)c, (void)cE, (void)live, (void)fl, (void)need_lost;
 }

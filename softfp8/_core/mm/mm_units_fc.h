@@ -1,7 +1,7 @@
 /* The block_fma path's binary32 carry kernel (mm_units_fc.c): the NVIDIA units' model
  * (global alignment, the addend among the products, no sticky bit) on operands whose
  * products are normal binary32 numbers, four rows by sixteen outputs at a time, the
- * running values held as binary32 numbers (AVX-512). */
+ * running values held as binary32 numbers (AVX-512; AVX2: sfp8mu_fc_rows256). */
 #ifndef SFP8_MM_UNITS_FC_H
 #define SFP8_MM_UNITS_FC_H
 
@@ -12,7 +12,8 @@
 #define FC_ROWS 4  /* rows of A computed together */
 #define FC_LANES 16 /* outputs of a row computed together */
 
-/* 1 if the kernel computes the model of g (SIMD level 2 and the model's parameters) */
+/* 1 if the kernel computes the model of g (SIMD level 2, or 1 for sfp8mu_fc_rows256, and
+ * the model's parameters) */
 int sfp8mu_fc_covers(const uctx *g, int level);
 
 /* B's panel of one column group, per l: E[16] then f[16] (the lanes' nominal exponents
@@ -28,5 +29,9 @@ typedef struct {
  * leaves the fast path), fl[] its flags (inexact raised here when need_lost) */
 void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
                     float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost);
+
+/* sfp8mu_fc_rows at SIMD level 1 (AVX2): the same arguments and results */
+void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost);
 
 #endif
