@@ -1012,11 +1012,9 @@ decoded:
                 late_dbl_512(&R, Tc, Ec, alive, inex);
                 any = 0;
             }
-            for (int r = 0; r < nr && any && level == 1 && K.dbl; r++) { /* AVX2, row by row */
-                R.af = R.afr[r];
-                R.aE = R.aEr[r];
-                sfp8ml_late_dbl_256(&R, Tc + r * LW, Ec + r * LW, alive + r * LW, inex + r * LW);
-            }
+            /* AVX2, two rows at a time (a row past m: row 0's values, its lanes not live) */
+            for (int r = 0; r < nr && any && level == 1 && K.dbl; r += 2)
+                sfp8ml_late_dbl_256(&R, r, Tc + r * LW, Ec + r * LW, alive + r * LW, inex + r * LW);
             if (level == 1 && K.dbl) any = 0;
 #endif
             for (int r = 0; r < nr && any; r++) {

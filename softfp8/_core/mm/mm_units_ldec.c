@@ -273,8 +273,8 @@ void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs)
 #if MM_SIMD
 /*
  * Level 1 (AVX2 + FMA, no AVX-512): the MI300X profiles' two-term steps (lk.dbl: binary32 output,
- * downward alignment, nearest even, zero_addend_exponent -126, W + X <= 50, X <= 20) of one row
- * and sixteen columns, in two vectors of eight binary32 lanes (products, group sums, odd/even
+ * downward alignment, nearest even, zero_addend_exponent -126, W + X <= 50, X <= 20) of two rows
+ * (their steps interleaved) and sixteen columns, in two vectors of eight binary32 lanes (products, group sums, odd/even
  * combination) and four binary64 lanes (the step).  The products are mm_units_late.c's group_c
  * (the unit 2^(W - E) built from its exponent bits, or per product for operands held scaled; the
  * conversion with truncation; bits lost: a product no integer), the odd/even groups combined as
@@ -308,14 +308,16 @@ void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs)
 
 /* the products l0 .. l0 + n - 1 of the row and sixteen columns (two vectors h): their alignment
  * exponents E[h] (NONE: no product) and sums T[h] (group_c's) */
-LA void lgroup_256(int SC, int LOST, const lrow *R, int64_t l0, int64_t n, __m256i *E, __m256i *T, __m256i *lost)
+LA void lgroup_256(int SC, int LOST, const lrow *R, const float *af, const int32_t *aE, int64_t l0, int64_t n,
+                   __m256i *E, __m256i *T, __m256i *lost)
 {
     const lk *K = R->K;
     const __m256i none = _mm256_set1_epi32(NONE), b127 = _mm256_set1_epi32(127);
     __m256i e[2] = {none, none}, t[2], s, tm;
     __m256 sc[2];
+#pragma GCC unroll 8
     for (int64_t l = l0; l < l0 + n; l++) {
-        __m256i a = _mm256_set1_epi32(R->aE[l]);
+        __m256i a = _mm256_set1_epi32(aE[l]);
         for (int h = 0; h < 2; h++)
             e[h] = _mm256_max_epi32(e[h], _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(R->bE + l * LPP + 8 * h))));
     }
@@ -326,12 +328,13 @@ LA void lgroup_256(int SC, int LOST, const lrow *R, int64_t l0, int64_t n, __m25
         sc[h] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, b127), 23));
         t[h] = _mm256_setzero_si256();
     }
+#pragma GCC unroll 8
     for (int64_t l = l0; l < l0 + n; l++) {
-        __m256 a = _mm256_set1_ps(R->af[l]);
+        __m256 a = _mm256_set1_ps(af[l]);
         for (int h = 0; h < 2; h++) {
             __m256 v, s2 = sc[h];
             if (SC) { /* a' b' 2^(E(a) + E(b) - E + W), at least 2^-126 (then v < 1) */
-                __m256i x = _mm256_add_epi32(_mm256_set1_epi32(R->aE[l]),
+                __m256i x = _mm256_add_epi32(_mm256_set1_epi32(aE[l]),
                                              _mm256_loadu_si256((const __m256i *)(R->bE + l * LPP + 8 * h)));
                 x = _mm256_max_epi32(_mm256_add_epi32(_mm256_sub_epi32(x, e[h]), _mm256_set1_epi32(127 + K->W)),
                                      _mm256_set1_epi32(1));
@@ -387,68 +390,90 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     *c = _mm256_set_m128(r[1], r[0]);
 }
 
-/* every block of the row: c[h] the sixteen running values (binary32) */
-LA void lrun_256(int OE, int LOST, int SC, int FS, const lrow *R, float *cv, uint8_t *alive, uint8_t *inex)
+/* every block of rows r0 and r0 + 1 (R->afr; their steps interleaved: two independent chains of
+ * two vectors): c[r][h] the sixteen running values of each (binary32), cv[r * LW + q] */
+LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0, float *cv, uint8_t *alive,
+                 uint8_t *inex)
 {
+    enum { NR = 2 };
     const lk *K = R->K;
-    __m256 c[2] = {_mm256_loadu_ps(cv), _mm256_loadu_ps(cv + 8)};
-    __m256d dead[4], in[4];
-    __m256i lost[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-    int32_t lo[LW];
-    int64_t dd[LW], ii[LW];
-    for (int h = 0; h < 4; h++) dead[h] = in[h] = _mm256_setzero_pd();
+    __m256 c[NR][2];
+    __m256d dead[NR][4], in[NR][4];
+    __m256i lost[NR][2];
+    int32_t lo[NR * LW];
+    int64_t dd[NR * LW], ii[NR * LW];
+    for (int r = 0; r < NR; r++) {
+        c[r][0] = _mm256_loadu_ps(cv + r * LW);
+        c[r][1] = _mm256_loadu_ps(cv + r * LW + 8);
+        lost[r][0] = lost[r][1] = _mm256_setzero_si256();
+        for (int h = 0; h < 4; h++) dead[r][h] = in[r][h] = _mm256_setzero_pd();
+    }
     for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
-        __m256i E[2], T[2];
-        lgroup_256(SC, LOST, R, k0, ne, E, T, lost);
-        if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
-            __m256i Eo[2], To[2];
-            lgroup_256(SC, LOST, R, k0 + ne, n - ne, Eo, To, lost);
-            for (int h = 0; h < 2; h++) {
-                __m256i lt = _mm256_cmpgt_epi32(Eo[h], E[h]);
-                __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[h], Eo[h])), _mm256_set1_epi32(31));
-                __m256i sm = _mm256_blendv_epi8(To[h], T[h], lt), big = _mm256_blendv_epi8(T[h], To[h], lt);
-                __m256i q = _mm256_srav_epi32(sm, d); /* floor: the downward alignment rounding */
-                if (LOST)
-                    lost[h] = _mm256_or_si256(lost[h], _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm),
-                                                                        _mm256_set1_epi32(-1)));
-                T[h] = _mm256_add_epi32(big, q);
-                E[h] = _mm256_max_epi32(E[h], Eo[h]);
+        for (int r = 0; r < NR; r++) {
+            const float *af = R->afr[r0 + r];
+            const int32_t *aE = R->aEr[r0 + r];
+            __m256i E[2], T[2];
+            if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
+                lgroup_256(SC, LOST, R, af, aE, k0, GN, E, T, lost[r]);
+            else
+                lgroup_256(SC, LOST, R, af, aE, k0, ne, E, T, lost[r]);
+            if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
+                __m256i Eo[2], To[2];
+                if (GN && n - ne == GN) lgroup_256(SC, LOST, R, af, aE, k0 + ne, GN, Eo, To, lost[r]);
+                else lgroup_256(SC, LOST, R, af, aE, k0 + ne, n - ne, Eo, To, lost[r]);
+                for (int h = 0; h < 2; h++) {
+                    __m256i lt = _mm256_cmpgt_epi32(Eo[h], E[h]);
+                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[h], Eo[h])), _mm256_set1_epi32(31));
+                    __m256i sm = _mm256_blendv_epi8(To[h], T[h], lt), big = _mm256_blendv_epi8(T[h], To[h], lt);
+                    __m256i q = _mm256_srav_epi32(sm, d); /* floor: the downward alignment rounding */
+                    if (LOST)
+                        lost[r][h] = _mm256_or_si256(lost[r][h], _mm256_xor_si256(
+                            _mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm), _mm256_set1_epi32(-1)));
+                    T[h] = _mm256_add_epi32(big, q);
+                    E[h] = _mm256_max_epi32(E[h], Eo[h]);
+                }
             }
+            lstep_256(OE, LOST, FS, K, T[0], E[0], &c[r][0], dead[r], in[r], &lost[r][0]);
+            lstep_256(OE, LOST, FS, K, T[1], E[1], &c[r][1], dead[r] + 2, in[r] + 2, &lost[r][1]);
         }
-        lstep_256(OE, LOST, FS, K, T[0], E[0], &c[0], dead, in, &lost[0]);
-        lstep_256(OE, LOST, FS, K, T[1], E[1], &c[1], dead + 2, in + 2, &lost[1]);
     }
-    _mm256_storeu_ps(cv, c[0]);
-    _mm256_storeu_ps(cv + 8, c[1]);
-    _mm256_storeu_si256((__m256i *)lo, lost[0]);
-    _mm256_storeu_si256((__m256i *)(lo + 8), lost[1]);
-    for (int h = 0; h < 4; h++) {
-        _mm256_storeu_pd((double *)(dd + 4 * h), dead[h]);
-        _mm256_storeu_pd((double *)(ii + 4 * h), in[h]);
+    for (int r = 0; r < NR; r++) {
+        _mm256_storeu_ps(cv + r * LW, c[r][0]);
+        _mm256_storeu_ps(cv + r * LW + 8, c[r][1]);
+        _mm256_storeu_si256((__m256i *)(lo + r * LW), lost[r][0]);
+        _mm256_storeu_si256((__m256i *)(lo + r * LW + 8), lost[r][1]);
+        for (int h = 0; h < 4; h++) {
+            _mm256_storeu_pd((double *)(dd + r * LW + 4 * h), dead[r][h]);
+            _mm256_storeu_pd((double *)(ii + r * LW + 4 * h), in[r][h]);
+        }
     }
-    for (int q = 0; q < LW; q++) {
+    for (int q = 0; q < NR * LW; q++) {
         alive[q] = alive[q] && !dd[q] && fabsf(cv[q]) < 0x1p127f * 2.0f; /* a normal binary32 number or zero */
         inex[q] |= (uint8_t)(lo[q] != 0 || ii[q] != 0);
     }
 }
 
-MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
+MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
 {
     const lk *K = R->K;
-    float cv[LW];
+    float cv[2 * LW];
     int sc = K->scaled && !R->fs; /* rows and panel as values where in_bytes allowed (sfp8ml_unscale) */
-    for (int q = 0; q < LW; q++) /* T_c 2^(E(c) - W): exact (T_c's 24 bits) */
+    for (int q = 0; q < 2 * LW; q++) /* T_c 2^(E(c) - W): exact (T_c's 24 bits) */
         cv[q] = Tc[q] ? (float)ldexp((double)Tc[q], Ec[q] - K->W) : 0.0f;
     /* FS (R->fs: lk.fast, or the operands as values, |E_p| <= 64): every 2^(E_p - W) at least 2^-126 */
-    if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, R, cv, alive, inex);
-    else if (K->oddeven && R->fs) lrun_256(1, 0, 0, 1, R, cv, alive, inex); /* FNUZ FP8 */
-    else if (K->oddeven) lrun_256(1, 0, sc, 0, R, cv, alive, inex);
-    else if (R->need_lost) lrun_256(0, 1, sc, 0, R, cv, alive, inex);
-    else if (R->fs) lrun_256(0, 0, 0, 1, R, cv, alive, inex); /* float16; bfloat16, TF32 as values */
-    else if (sc) lrun_256(0, 0, 1, 0, R, cv, alive, inex);
-    else lrun_256(0, 0, 0, 0, R, cv, alive, inex);
-    for (int q = 0; q < LW; q++) { /* back to T_c (msb at bit W) and E(c) */
+    if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (K->oddeven && R->fs && R->block == 16) lrun_256(1, 0, 0, 1, 8, R, r0, cv, alive, inex); /* FNUZ FP8 */
+    else if (K->oddeven && R->fs) lrun_256(1, 0, 0, 1, 0, R, r0, cv, alive, inex);
+    else if (K->oddeven) lrun_256(1, 0, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (R->need_lost) lrun_256(0, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (R->fs && R->block == 8) lrun_256(0, 0, 0, 1, 8, R, r0, cv, alive, inex); /* float16; bfloat16 as values */
+    else if (R->fs && R->block == 4) lrun_256(0, 0, 0, 1, 4, R, r0, cv, alive, inex); /* TF32 as values */
+    else if (R->fs) lrun_256(0, 0, 0, 1, 0, R, r0, cv, alive, inex);
+    else if (sc && R->block == 8) lrun_256(0, 0, 1, 0, 8, R, r0, cv, alive, inex); /* bfloat16 held scaled */
+    else if (sc) lrun_256(0, 0, 1, 0, 0, R, r0, cv, alive, inex);
+    else lrun_256(0, 0, 0, 0, 0, R, r0, cv, alive, inex);
+    for (int q = 0; q < 2 * LW; q++) { /* back to T_c (msb at bit W) and E(c) */
         uint32_t u;
         int64_t mag;
         memcpy(&u, &cv[q], 4);

@@ -142,9 +142,10 @@ MM_TGT512 void sfp8ml_bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t
 MM_TGT512 void sfp8ml_bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k);
 MM_TGT512 int sfp8ml_in_bytes(const int32_t *E, int64_t n, int runs);
 MM_TGT512 void sfp8ml_unscale(float *v, const int32_t *E, int64_t n, int runs);
-/* level 1: the binary64 two-term steps of one row (R->af, R->aE) and sixteen columns (lk.dbl);
- * the running values (T_c, E(c)) at [q] in and out, alive and inex as late_dbl_512's */
-MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex);
+/* level 1: the binary64 two-term steps of rows r0 and r0 + 1 (R->afr, R->aEr; r0 + 1 < LROWS) and
+ * sixteen columns (lk.dbl); the running values (T_c, E(c)) at [r * LW + q] in and out, alive and
+ * inex as late_dbl_512's */
+MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex);
 #endif
 /* sfp8ml_in_bytes and sfp8ml_unscale in C (level 1) */
 int sfp8ml_in_bytes_c(const int32_t *E, int64_t n, int runs);
