@@ -40,7 +40,7 @@
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles),
- * in AVX2 at level 1 for the same profiles (mm_units_ldec.c's sfp8ml_late_dbl_256: one row at a
+ * in AVX2 at level 1 for the same profiles (mm_units_ldec.c's sfp8ml_late_dbl_256: two rows at a
  * time, the step in four binary64 lanes; bfloat16 / TF32 rows and panels whose exponents fit
  * bytes as values, sfp8ml_in_bytes_c / sfp8ml_unscale_c), or per lane (every other model:
  * AVX2 products, also at the AVX-512 level); every level has the portable kernel of the same
