@@ -1207,6 +1207,34 @@ def _late_edges():
                  fz.model("e4m3fnuz").replace(min_exponent=me))):
             yield mcase(f"unit-late-edges/min-exponent-{me}/{dname}", lambda g, x=x, y=y, acc=acc: softfp8.matmul(
                 x, y, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # level 1 (mm_units_ldec.c's sfp8ml_late_dbl_256): odd/even with W = 27 (extra_bits 4,
+    # blocks of 2 and 3), the addend 24 .. 29 binades below the products -- past 25 its
+    # truncation toward zero keeps up to two bits of c 2^-L (no zero); sixteen and 24 columns
+    # (the two vectors of eight, the binary64 halves), a negative addend far above negative
+    # products (T_p shifted by 32 and more: floor -1), float16 and bfloat16 (held scaled:
+    # the values route and the scaled one) with such addends
+    for blk in (2, 3):
+        # products 1 and -0.875 per block (their sum 2^-3: 24 bits at W = 27), c at 2^-26 .. 2^-28
+        w27 = fz.model("e4m3fnuz").replace(block=blk, extra_bits=4)
+        xa = np.zeros((m, blk))
+        xa[:, 0], xa[:, 1] = 1.0, -1.0
+        xa *= sgn((m, 1))
+        xb = np.zeros((blk, 16))
+        xb[0], xb[1] = 1.0, 0.875
+        xc = (sgn((m, 16)) * 2.0 ** g.integers(-28, -25, (m, 16)) * (1 + g.integers(0, 8, (m, 16)) / 8)).astype(np.float32)
+        yield mcase(f"unit-late-edges/oe-w27-b{blk}/addend-below", lambda g, x=xa.astype(e4f), y=xb.astype(e4f), c=xc,
+                    acc=w27: softfp8.matmul(x, y, c, out_dtype=np.float32, accumulation=acc), m * 16, S.CONFIGS[0])
+    for cols in (16, 24):
+        ya = -np.abs(fa[:, :16].astype(np.float64))
+        yb = np.abs(fb[:16, :1].astype(np.float64)) * np.ones((1, cols))
+        yc = -(2.0 ** g.integers(30, 60, (m, cols))).astype(np.float32)
+        for dname, fmt in (("f16", f16), ("bf16", bf)):
+            yield mcase(f"unit-late-edges/avx2-far-above/{dname}/{cols}", lambda g, x=ya.astype(fmt), y=yb.astype(fmt),
+                        c=yc: softfp8.matmul(x, y, c, out_dtype=np.float32, accumulation=mi), m * cols, S.CONFIGS[0])
+        wa = (g.standard_normal((m, 16)) * 2.0 ** g.integers(-40, 40, (m, 16))).astype(bf)
+        wb = (g.standard_normal((16, cols)) * 2.0 ** g.integers(-40, 40, (16, cols))).astype(bf)
+        yield mcase(f"unit-late-edges/avx2-bf16-wide/{cols}", lambda g, x=wa, y=wb, c=yc: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=mi), m * cols, S.CONFIGS[0])
 
 
 def _late_bytes_edges():

@@ -39,9 +39,12 @@
  * once, bfu) and lrow.fs set; every other row keeps the scaled route.
  *
  * SIMD: the products of sixteen outputs of a row in AVX-512 or AVX2 (binary32 lanes), the
- * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles)
- * or per lane (every other model: AVX2 products, also at the AVX-512 level); every level
- * has the portable kernel of the same steps.  Operand
+ * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles),
+ * in AVX2 at level 1 for the same profiles (mm_units_ldec.c's sfp8ml_late_dbl_256: two rows at a
+ * time, the step in four binary64 lanes; bfloat16 / TF32 rows and panels whose exponents fit
+ * bytes as values, sfp8ml_in_bytes_c / sfp8ml_unscale_c), or per lane (every other model:
+ * AVX2 products, also at the AVX-512 level); every level has the portable kernel of the same
+ * steps.  Operand
  * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
  * 19 bits) by arithmetic (decode_arith_512), one-byte codes by gathers from a table (AVX-512),
  * every other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
@@ -72,19 +75,6 @@
 #if MM_SIMD
 #include <immintrin.h>
 #endif
-
-#define NOEXP (-(1 << 29))    /* the exponent of a zero running value without zero_addend_exponent */
-
-/* the model's constants */
-typedef struct {
-    int W, X, P, ar, rnd, oddeven, far;
-    int has_min, dbl; /* dbl: the AVX-512 two-term steps in binary64 (dstep_512) */
-    int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
-    int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
-    int fast;         /* dbl: fstep_512 and emax8_512 run (see where it is set) */
-    int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
-    int64_t emin_o, emax_o;
-} lk;
 
 static int64_t top_exp(const sfp8_format *f) { return fmt_top(f) - 1; }
 
@@ -232,25 +222,6 @@ static inline int lstep(const lk *K, int64_t Te, int32_t Ee, int64_t To, int32_t
     *Ec = (int32_t)top;
     return 1;
 }
-
-#define LPP (2 * LW) /* the stride of B's rows in a panel (BIX): LW exponents, LW values */
-
-/* a lane group's view of one row: A's row and B (row stride LPP), the group's columns j0 */
-#define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together (drun_512 names four) */
-
-typedef struct {
-    const lk *K;
-    const float *afr[LROWS];
-    const int32_t *aEr[LROWS];
-    const float *af, *bf;
-    const int32_t *aE, *bE;
-    int64_t k, block;
-    int need_lost;
-    const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
-    const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
-    int fs;               /* fstep_512 and emax8_512 run: lk.fast, or (lk.scaled) the rows' and
-                             panel's operand exponents all within -32 .. 31 (in_bytes) */
-} lrow;
 
 /* the products l0 .. l0 + n - 1 of lane q: their alignment exponent (NONE: no product) and sum */
 static inline int32_t group_c(const lrow *R, int64_t l0, int64_t n, int q, int64_t *T, int *lost)
@@ -931,11 +902,12 @@ decoded:
        normal binary32 numbers and their products' 2^(E_p - W) too (|E_p| <= 64, W <= 50), the
        conditions of lk.fast; rows of A (four at a time) whose exponents fit take fstep_512 with
        B's panels as values (bfu) */
-    dyn = K.dbl && K.scaled && !K.fast && level >= 2 && (!K.has_min || K.min_exp - K.W <= 126) &&
-          sfp8ml_in_bytes(bE, k * pp, 1);
+    dyn = K.dbl && K.scaled && !K.fast && level >= 1 && (!K.has_min || K.min_exp - K.W <= 126) &&
+          (level >= 2 ? sfp8ml_in_bytes(bE, k * pp, 1) : sfp8ml_in_bytes_c(bE, k * pp, 1));
     if (dyn && (bfu = malloc((size_t)(k * pp) * 8 + 64)) != NULL) {
         memcpy(bfu, mb, (size_t)(k * pp) * 8);
-        sfp8ml_unscale(bfu + LW, bE, k * pp, 1);
+        if (level >= 2) sfp8ml_unscale(bfu + LW, bE, k * pp, 1);
+        else sfp8ml_unscale_c(bfu + LW, bE, k * pp, 1);
     }
     dyn = dyn && bfu;
     if (K.dbl && (K.fast || dyn) && level >= 2) {
@@ -1002,8 +974,11 @@ decoded:
                 rowbad[r] = 1;
         }
 #if MM_SIMD
-        if (dyn && sfp8ml_in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
+        if (dyn && level >= 2 && sfp8ml_in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
             sfp8ml_unscale(af, aE, nr * k, 0);
+            fs = 1;
+        } else if (dyn && sfp8ml_in_bytes_c(aE, nr * k, 0)) { /* level 1: sfp8ml_late_dbl_256 */
+            sfp8ml_unscale_c(af, aE, nr * k, 0);
             fs = 1;
         }
         if (aE4 && fs) sfp8ml_bytes_a(R.aEr, aE4, k);
@@ -1037,6 +1012,10 @@ decoded:
                 late_dbl_512(&R, Tc, Ec, alive, inex);
                 any = 0;
             }
+            /* AVX2, two rows at a time (a row past m: row 0's values, its lanes not live) */
+            for (int r = 0; r < nr && any && level == 1 && K.dbl; r += 2)
+                sfp8ml_late_dbl_256(&R, r, Tc + r * LW, Ec + r * LW, alive + r * LW, inex + r * LW);
+            if (level == 1 && K.dbl) any = 0;
 #endif
             for (int r = 0; r < nr && any; r++) {
                 int64_t x = r * LW;

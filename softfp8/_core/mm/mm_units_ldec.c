@@ -1,6 +1,7 @@
 /* The two-term alignment kernel's operand decoding (mm_units_ldec.h): decoders of the
  * operand formats, and lines of codes decoded sixteen at a time into B's panels (BIX) and
- * A's rows, exponents as bytes for emax8_512 (mm_units_late.c). */
+ * A's rows, exponents as bytes for emax8_512 (mm_units_late.c); and the kernel's level-1
+ * (AVX2) binary64 steps, sfp8ml_late_dbl_256 (at the end). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,246 @@ MM_TGT512 void sfp8ml_unscale(float *v, const int32_t *E, int64_t n, int runs)
     }
 }
 #undef EXP16
+#endif
+
+/* sfp8ml_in_bytes and sfp8ml_unscale element by element (level 1: B's panels and the rows of A) */
+int sfp8ml_in_bytes_c(const int32_t *E, int64_t n, int runs)
+{
+    int out = 0;
+    for (int64_t t = 0; t < n; t++) {
+        int32_t e = E[runs ? t / 16 * 2 * LW + t % 16 : t];
+        out |= e > NONE / 2 && (e < -32 || e > 31);
+    }
+    return !out;
+}
+
+void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs)
+{
+    for (int64_t t = 0; t < n; t++) {
+        int64_t x = runs ? t / 16 * 2 * LW + t % 16 : t;
+        uint32_t u = (uint32_t)(127 + (E[x] > NONE / 2 ? E[x] : 0)) << 23;
+        float s;
+        memcpy(&s, &u, 4);
+        v[x] *= s; /* exact: as sfp8ml_unscale's */
+    }
+}
+
+#if MM_SIMD
+/*
+ * Level 1 (AVX2 + FMA, no AVX-512): the MI300X profiles' two-term steps (lk.dbl: binary32 output,
+ * downward alignment, nearest even, zero_addend_exponent -126, W + X <= 50, X <= 20) of two rows
+ * (their steps interleaved) and sixteen columns, in two vectors of eight binary32 lanes (products, group sums, odd/even
+ * combination) and four binary64 lanes (the step).  The products are mm_units_late.c's group_c
+ * (the unit 2^(W - E) built from its exponent bits, or per product for operands held scaled; the
+ * conversion with truncation; bits lost: a product no integer), the odd/even groups combined as
+ * dblock_512 does (32-bit lanes, arithmetic shift by min(d, 31): the downward alignment of a
+ * term below 2^31).
+ *
+ * DERIVED from mm_units_late.c's lstep and dstep_512 (same model, same argument): the running
+ * value c is held as its binary32 value (normal or zero; E(c) = max(floor(log2 |c|), -126), from
+ * its exponent bits, also a zero's: zero_addend_exponent -126).  The step's unit is 2^L with
+ * L = max(E_p - W, E(c) - W - X): where E_p >= E(c), L = E_p - W (E(c) - W - X <= E_p - W); where
+ * E_p < E(c) the model's unit is 2^(E(c) - W - X), and if E_p - W is larger both terms are
+ * multiples of 2^(E_p - W) (c's last bit at E(c) - 23 >= E_p - W as W >= 23), so the sum is the
+ * same.  In integers of 2^L: c's term floor(c 2^-L) (c 2^-L exact in binary64: a 24-bit value
+ * times a power of two within binary64's range, as |E_p| <= 400 (lk.dbl); floor is the model's
+ * downward shr_round, and where c is not shifted (E_p < E(c)) c 2^-L is an integer, so floor
+ * changes nothing; FAR, odd/even with E_p - E(c) > 25: truncation, the model's toward-zero
+ * mode); |c 2^-L| < 2^(W + X + 1) <= 2^51.  T_p's term: the arithmetic shift of T_p by
+ * L - (E_p - W) >= 0 (floor; a count of 32 or more gives 0 or -1, floor of |T_p| < 2^31; a lane
+ * without products, E_p NONE: T_p = 0, and c comes back: c is a multiple of 2^(E(c) - 23), so
+ * of 2^L).  Their sum S is below 2^52: exact in binary64, and V = S 2^L exact (2^L >= 2^-450);
+ * V is the model's T 2^lsb before rounding, so its rounding to P = 24 bits at nearest even is
+ * the conversion to binary32 (MXCSR at nearest, no FTZ: mm_fx_clear) where |V| >= 2^-126; a
+ * non-zero |V| below 2^-126 (the model's top < emin_o) makes the lane leave (dead), and an
+ * overflow (the model's top > emax_o) gives an infinity, which stays infinite through every
+ * later step (floor, sums with finite terms, scalings by 2^L: never NaN) and is read at the end.
+ * Bits lost: T_p's shifted out, c 2^-L no integer, V not a binary32 number.  Proof:
+ * tests/harness/test_harness.py::test_entry (entry block_fma, parts late, late_routes,
+ * late_edges, late_avx2_edges), at level 1 (SOFTFP8_SIMD=1 and the machine's level).
+ */
+#define LA __attribute__((always_inline)) MM_TGT256F static inline
+
+/* the products l0 .. l0 + n - 1 of the row and sixteen columns (two vectors h): their alignment
+ * exponents E[h] (NONE: no product) and sums T[h] (group_c's) */
+LA void lgroup_256(int SC, int LOST, const lrow *R, const float *af, const int32_t *aE, int64_t l0, int64_t n,
+                   __m256i *E, __m256i *T, __m256i *lost)
+{
+    const lk *K = R->K;
+    const __m256i none = _mm256_set1_epi32(NONE), b127 = _mm256_set1_epi32(127);
+    __m256i e[2] = {none, none}, t[2], s, tm;
+    __m256 sc[2];
+#pragma GCC unroll 8
+    for (int64_t l = l0; l < l0 + n; l++) {
+        __m256i a = _mm256_set1_epi32(aE[l]);
+        for (int h = 0; h < 2; h++)
+            e[h] = _mm256_max_epi32(e[h], _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(R->bE + l * LPP + 8 * h))));
+    }
+    for (int h = 0; h < 2; h++) {
+        tm = _mm256_cmpgt_epi32(e[h], _mm256_set1_epi32(NONE / 2));
+        if (K->has_min) e[h] = _mm256_blendv_epi8(e[h], _mm256_max_epi32(e[h], _mm256_set1_epi32(K->min_exp)), tm);
+        s = _mm256_and_si256(tm, _mm256_sub_epi32(_mm256_set1_epi32(K->W), e[h])); /* no product: 2^0 */
+        sc[h] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(s, b127), 23));
+        t[h] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 8
+    for (int64_t l = l0; l < l0 + n; l++) {
+        __m256 a = _mm256_set1_ps(af[l]);
+        for (int h = 0; h < 2; h++) {
+            __m256 v, s2 = sc[h];
+            if (SC) { /* a' b' 2^(E(a) + E(b) - E + W), at least 2^-126 (then v < 1) */
+                __m256i x = _mm256_add_epi32(_mm256_set1_epi32(aE[l]),
+                                             _mm256_loadu_si256((const __m256i *)(R->bE + l * LPP + 8 * h)));
+                x = _mm256_max_epi32(_mm256_add_epi32(_mm256_sub_epi32(x, e[h]), _mm256_set1_epi32(127 + K->W)),
+                                     _mm256_set1_epi32(1));
+                s2 = _mm256_castsi256_ps(_mm256_slli_epi32(x, 23));
+            }
+            v = _mm256_mul_ps(_mm256_mul_ps(a, _mm256_loadu_ps(R->bf + l * LPP + 8 * h)), s2);
+            t[h] = _mm256_add_epi32(t[h], _mm256_cvttps_epi32(v));
+            if (LOST)
+                lost[h] = _mm256_or_si256(lost[h], _mm256_castps_si256(_mm256_cmp_ps(
+                    v, _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), _CMP_NEQ_UQ)));
+        }
+    }
+    E[0] = e[0], E[1] = e[1], T[0] = t[0], T[1] = t[1];
+}
+
+/* the step of eight lanes: c (binary32 values) and the block's (T_p, E_p); dead, in: per
+ * binary64 half (a tiny result; bits lost), lost: per 32-bit lane */
+LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, __m256 *c, __m256d *dead, __m256d *in,
+                  __m256i *lost)
+{
+    const __m256i ec = _mm256_max_epi32(_mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(*c),
+                                                                           _mm256_set1_epi32(0x7fffffff)), 23),
+                                        _mm256_set1_epi32(1)); /* E(c) + 127, E(c) at least -126 */
+    const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(127 - K->W)); /* E_p - W + 127 */
+    const __m256i Sb = _mm256_max_epi32(Eb, _mm256_sub_epi32(ec, _mm256_set1_epi32(K->W + K->X))); /* L + 127 */
+    const __m256i sh = _mm256_sub_epi32(Sb, Eb), Tq = _mm256_srav_epi32(T, sh);
+    const __m256i en = _mm256_sub_epi32(_mm256_set1_epi32(1023 + 127), Sb), ep = _mm256_add_epi32(Sb, _mm256_set1_epi32(1023 - 127));
+    __m256i far = _mm256_setzero_si256();
+    __m128 r[2];
+    if (FAR) far = _mm256_cmpgt_epi32(_mm256_sub_epi32(E, ec), _mm256_set1_epi32(25 - 127)); /* E_p - E(c) > 25 */
+    if (LOST) lost[0] = _mm256_or_si256(lost[0], _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(Tq, sh), T),
+                                                                  _mm256_set1_epi32(-1)));
+    for (int h = 0; h < 2; h++) {
+#define HALF(v) (h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v))
+        __m256d cd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(*c, 1) : _mm256_castps256_ps128(*c));
+        __m256d sn = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(en)), 52)); /* 2^-L */
+        __m256d sp = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(ep)), 52)); /* 2^L */
+        __m256d x1 = _mm256_mul_pd(cd, sn), a1 = _mm256_floor_pd(x1), V, av;
+        if (FAR)
+            a1 = _mm256_blendv_pd(a1, _mm256_round_pd(x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),
+                                  _mm256_castsi256_pd(_mm256_cvtepi32_epi64(HALF(far))));
+        V = _mm256_mul_pd(_mm256_add_pd(a1, _mm256_cvtepi32_pd(HALF(Tq))), sp);
+#undef HALF
+        r[h] = _mm256_cvtpd_ps(V);
+        av = _mm256_and_pd(V, _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX)));
+        if (!FS) /* FS: a non-zero S is at least 1, V at least 2^L >= 2^(E_p - W) >= 2^-126 */
+            dead[h] = _mm256_or_pd(dead[h], _mm256_and_pd(_mm256_cmp_pd(av, _mm256_set1_pd(0x1p-126), _CMP_LT_OQ),
+                                                      _mm256_cmp_pd(av, _mm256_setzero_pd(), _CMP_NEQ_OQ)));
+        if (LOST)
+            in[h] = _mm256_or_pd(in[h], _mm256_or_pd(_mm256_cmp_pd(a1, x1, _CMP_NEQ_UQ),
+                                                     _mm256_cmp_pd(_mm256_cvtps_pd(r[h]), V, _CMP_NEQ_UQ)));
+    }
+    *c = _mm256_set_m128(r[1], r[0]);
+}
+
+/* every block of rows r0 and r0 + 1 (R->afr; their steps interleaved: two independent chains of
+ * two vectors): c[r][h] the sixteen running values of each (binary32), cv[r * LW + q] */
+LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0, float *cv, uint8_t *alive,
+                 uint8_t *inex)
+{
+    enum { NR = 2 };
+    const lk *K = R->K;
+    __m256 c[NR][2];
+    __m256d dead[NR][4], in[NR][4];
+    __m256i lost[NR][2];
+    int32_t lo[NR * LW];
+    int64_t dd[NR * LW], ii[NR * LW];
+    for (int r = 0; r < NR; r++) {
+        c[r][0] = _mm256_loadu_ps(cv + r * LW);
+        c[r][1] = _mm256_loadu_ps(cv + r * LW + 8);
+        lost[r][0] = lost[r][1] = _mm256_setzero_si256();
+        for (int h = 0; h < 4; h++) dead[r][h] = in[r][h] = _mm256_setzero_pd();
+    }
+    for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        for (int r = 0; r < NR; r++) {
+            const float *af = R->afr[r0 + r];
+            const int32_t *aE = R->aEr[r0 + r];
+            __m256i E[2], T[2];
+            if (GN && ne == GN) /* a whole block: GN products per group, a constant of the instance */
+                lgroup_256(SC, LOST, R, af, aE, k0, GN, E, T, lost[r]);
+            else
+                lgroup_256(SC, LOST, R, af, aE, k0, ne, E, T, lost[r]);
+            if (OE) { /* the groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d), |T| < 2^31 */
+                __m256i Eo[2], To[2];
+                if (GN && n - ne == GN) lgroup_256(SC, LOST, R, af, aE, k0 + ne, GN, Eo, To, lost[r]);
+                else lgroup_256(SC, LOST, R, af, aE, k0 + ne, n - ne, Eo, To, lost[r]);
+                for (int h = 0; h < 2; h++) {
+                    __m256i lt = _mm256_cmpgt_epi32(Eo[h], E[h]);
+                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[h], Eo[h])), _mm256_set1_epi32(31));
+                    __m256i sm = _mm256_blendv_epi8(To[h], T[h], lt), big = _mm256_blendv_epi8(T[h], To[h], lt);
+                    __m256i q = _mm256_srav_epi32(sm, d); /* floor: the downward alignment rounding */
+                    if (LOST)
+                        lost[r][h] = _mm256_or_si256(lost[r][h], _mm256_xor_si256(
+                            _mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm), _mm256_set1_epi32(-1)));
+                    T[h] = _mm256_add_epi32(big, q);
+                    E[h] = _mm256_max_epi32(E[h], Eo[h]);
+                }
+            }
+            lstep_256(OE, LOST, FS, K, T[0], E[0], &c[r][0], dead[r], in[r], &lost[r][0]);
+            lstep_256(OE, LOST, FS, K, T[1], E[1], &c[r][1], dead[r] + 2, in[r] + 2, &lost[r][1]);
+        }
+    }
+    for (int r = 0; r < NR; r++) {
+        _mm256_storeu_ps(cv + r * LW, c[r][0]);
+        _mm256_storeu_ps(cv + r * LW + 8, c[r][1]);
+        _mm256_storeu_si256((__m256i *)(lo + r * LW), lost[r][0]);
+        _mm256_storeu_si256((__m256i *)(lo + r * LW + 8), lost[r][1]);
+        for (int h = 0; h < 4; h++) {
+            _mm256_storeu_pd((double *)(dd + r * LW + 4 * h), dead[r][h]);
+            _mm256_storeu_pd((double *)(ii + r * LW + 4 * h), in[r][h]);
+        }
+    }
+    for (int q = 0; q < NR * LW; q++) {
+        alive[q] = alive[q] && !dd[q] && fabsf(cv[q]) < 0x1p127f * 2.0f; /* a normal binary32 number or zero */
+        inex[q] |= (uint8_t)(lo[q] != 0 || ii[q] != 0);
+    }
+}
+
+MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
+{
+    const lk *K = R->K;
+    float cv[2 * LW];
+    int sc = K->scaled && !R->fs; /* rows and panel as values where in_bytes allowed (sfp8ml_unscale) */
+    for (int q = 0; q < 2 * LW; q++) /* T_c 2^(E(c) - W): exact (T_c's 24 bits) */
+        cv[q] = Tc[q] ? (float)ldexp((double)Tc[q], Ec[q] - K->W) : 0.0f;
+    /* FS (R->fs: lk.fast, or the operands as values, |E_p| <= 64): every 2^(E_p - W) at least 2^-126 */
+    if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (K->oddeven && R->fs && R->block == 16) lrun_256(1, 0, 0, 1, 8, R, r0, cv, alive, inex); /* FNUZ FP8 */
+    else if (K->oddeven && R->fs) lrun_256(1, 0, 0, 1, 0, R, r0, cv, alive, inex);
+    else if (K->oddeven) lrun_256(1, 0, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (R->need_lost) lrun_256(0, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    else if (R->fs && R->block == 8) lrun_256(0, 0, 0, 1, 8, R, r0, cv, alive, inex); /* float16; bfloat16 as values */
+    else if (R->fs && R->block == 4) lrun_256(0, 0, 0, 1, 4, R, r0, cv, alive, inex); /* TF32 as values */
+    else if (R->fs) lrun_256(0, 0, 0, 1, 0, R, r0, cv, alive, inex);
+    else if (sc && R->block == 8) lrun_256(0, 0, 1, 0, 8, R, r0, cv, alive, inex); /* bfloat16 held scaled */
+    else if (sc) lrun_256(0, 0, 1, 0, 0, R, r0, cv, alive, inex);
+    else lrun_256(0, 0, 0, 0, 0, R, r0, cv, alive, inex);
+    for (int q = 0; q < 2 * LW; q++) { /* back to T_c (msb at bit W) and E(c) */
+        uint32_t u;
+        int64_t mag;
+        memcpy(&u, &cv[q], 4);
+        if (!alive[q] || !(u << 1)) {
+            Tc[q] = 0;
+            Ec[q] = K->zexp;
+            continue;
+        }
+        mag = (int64_t)((u & 0x7fffff) | 0x800000) << (K->W - 23);
+        Tc[q] = u >> 31 ? -mag : mag;
+        Ec[q] = (int32_t)(u >> 23 & 0xff) - 127;
+    }
+}
+#undef LA
 #endif

@@ -1,6 +1,7 @@
 /* The two-term alignment kernel's operand decoding (mm_units_ldec.c), shared with its
  * kernel file mm_units_late.c: the decoder of a format, one code decoded, and the SIMD
- * decodings of lines of codes into B's panels and A's rows. */
+ * decodings of lines of codes into B's panels and A's rows; the kernel's constants (lk) and
+ * row view (lrow), and its level-1 steps (sfp8ml_late_dbl_256, in mm_units_ldec.c). */
 #ifndef SFP8_MM_UNITS_LDEC_H
 #define SFP8_MM_UNITS_LDEC_H
 
@@ -18,6 +19,39 @@
 
 /* B's element (l, j) in its panel */
 #define BIX(l, j) (((j) / LW) * (2 * LW) * k + (l) * (2 * LW) + (j) % LW)
+
+/* the kernel's model constants and a lane group's view of one row (mm_units_late.c) */
+#define NOEXP (-(1 << 29))    /* the exponent of a zero running value without zero_addend_exponent */
+
+/* the model's constants */
+typedef struct {
+    int W, X, P, ar, rnd, oddeven, far;
+    int has_min, dbl; /* dbl: the two-term steps in binary64 (dstep_512; level 1: sfp8ml_late_dbl_256) */
+    int scaled;       /* operands held as a 2^-E(a) (sfp8mu_late_ok's second rule) */
+    int clampc;       /* dbl: E(c) = max(floor(log2 |c|), -126) needs its clamp (E_p below -126) */
+    int fast;         /* dbl: fstep_512 and emax8_512 run (see where it is set) */
+    int32_t min_exp, zexp; /* zexp: a zero running value's exponent (NOEXP: none) */
+    int64_t emin_o, emax_o;
+} lk;
+
+#define LPP (2 * LW) /* the stride of B's rows in a panel (BIX): LW exponents, LW values */
+
+/* a lane group's view of one row: A's row and B (row stride LPP), the group's columns j0 */
+#define LROWS 4 /* rows of A the AVX-512 binary64 kernel runs together (drun_512 names four) */
+
+typedef struct {
+    const lk *K;
+    const float *afr[LROWS];
+    const int32_t *aEr[LROWS];
+    const float *af, *bf;
+    const int32_t *aE, *bE;
+    int64_t k, block;
+    int need_lost;
+    const int8_t *bE8;    /* lk.fast: B's exponents as bytes (16 a row of the group's panel) */
+    const uint32_t *aE4;  /* lk.fast: the LROWS rows' exponents at l as the bytes of aE4[l] */
+    int fs;               /* fstep_512 and emax8_512 run: lk.fast, or (lk.scaled) the rows' and
+                             panel's operand exponents all within -32 .. 31 (in_bytes) */
+} lrow;
 
 /* an exponent (or NONE) as a byte, saturated */
 static inline int8_t sat8(int32_t e) { return (int8_t)(e < -128 ? -128 : e > 127 ? 127 : e); }
@@ -108,6 +142,13 @@ MM_TGT512 void sfp8ml_bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t
 MM_TGT512 void sfp8ml_bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k);
 MM_TGT512 int sfp8ml_in_bytes(const int32_t *E, int64_t n, int runs);
 MM_TGT512 void sfp8ml_unscale(float *v, const int32_t *E, int64_t n, int runs);
+/* level 1: the binary64 two-term steps of rows r0 and r0 + 1 (R->afr, R->aEr; r0 + 1 < LROWS) and
+ * sixteen columns (lk.dbl); the running values (T_c, E(c)) at [r * LW + q] in and out, alive and
+ * inex as late_dbl_512's */
+MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex);
 #endif
+/* sfp8ml_in_bytes and sfp8ml_unscale in C (level 1) */
+int sfp8ml_in_bytes_c(const int32_t *E, int64_t n, int runs);
+void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs);
 
 #endif
