@@ -559,19 +559,22 @@ static inline __attribute__((always_inline)) MM_TGT256F void xrun_256(int N, int
     const double *a = (const double *)x->a;
     __m256d c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
     __m256i in0 = in[0], in1 = in[1], in2 = in[2], in3 = in[3];
-    for (int64_t lb = l0; lb < l1; lb += x->n) {
-        int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
+    const ptrdiff_t pp = x->pp;
+    int64_t lb = l0;
 #define XSTEP4(NN, NB)                                                                                             \
     do {                                                                                                           \
-        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b, x->pp, lb, NB), &c0, &in0);                               \
-        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 4, x->pp, lb, NB), &c1, &in1);                           \
-        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 8, x->pp, lb, NB), &c2, &in2);                           \
-        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 12, x->pp, lb, NB), &c3, &in3);                          \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b, pp, lb, NB), &c0, &in0);                                  \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 4, pp, lb, NB), &c1, &in1);                              \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 8, pp, lb, NB), &c2, &in2);                              \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 12, pp, lb, NB), &c3, &in3);                             \
     } while (0)
-        if (N && nb == N) XSTEP4(N, N);
-        else XSTEP4(0, nb);
-#undef XSTEP4
+    if (N) /* x->n == N: the whole blocks, then a partial one */
+        for (; lb + N <= l1; lb += N) XSTEP4(N, N);
+    for (; lb < l1; lb += x->n) {
+        int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
+        XSTEP4(0, nb);
     }
+#undef XSTEP4
     c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
     in[0] = in0, in[1] = in1, in[2] = in2, in[3] = in3;
 }
