@@ -1009,7 +1009,8 @@ def _block_fma():
 
     return {"profiles": profiles, "params": params, "declined": declined, "late": late, "routes": routes,
             "layouts": layouts, "exact_pair": exact_pair, "exact_pair_edges": exact_pair_edges, "carry": carry,
-            "late_routes": late_routes, "late_edges": late_edges, "carry256": carry256}
+            "late_routes": late_routes, "late_edges": late_edges, "carry256": carry256,
+            "exact_pair_avx2": lambda: _exact_pair_avx2()}
 
 
 def _carry256_cases():
@@ -1424,3 +1425,113 @@ def _exact_pair_edges():
                       ("x-b3-up", B(block=3, extra_bits=None, rounding="upward"))):
         yield mcase(f"unit-exact-pair-edges/{name}/min-normal-f16", lambda g, acc=acc: softfp8.matmul(
             ha, hb, out_dtype=np.float16, accumulation=acc), m * p, S.CONFIGS[0])
+
+
+def _exact_pair_avx2():
+    """The AVX2 kernels of mm_units_fp.c (SIMD level 1): exact alignment without range checks
+    for lanes in range by their bounds (xsafe: products' binades and last places, the addend,
+    the number of blocks) -- operands on both sides of each bound, rounding ties, zero blocks
+    and rows, binary16 outputs, layouts and tiles of rows -- and the pairwise blocks of four
+    (pair4_256): tiny sums at the leaves, the tree and the running value, partial last blocks."""
+    B = softfp8.BlockFMA
+    g = rng_of("unit-exact-pair-avx2")
+    f16, bf = softfp8.float16, softfp8.bfloat16
+    xmodels = [("mi100", softfp8.Accumulation.profile("mi100")),
+               ("x-b4-up", B(block=4, extra_bits=None, rounding="upward")),
+               ("x-b3-down", B(block=3, extra_bits=None, rounding="downward")),
+               ("x-b2-away", B(block=2, extra_bits=None, rounding="nearest_away")),
+               ("x-b4-rz-nosub", B(block=4, extra_bits=None, output_subnormals=False))]
+
+    def sgn(shape):
+        return g.choice([-1.0, 1.0], shape)
+
+    def grid(shape, e, bits=7):   # values 2^e (1 + i / 2^bits), random signs
+        return sgn(shape) * 2.0 ** e * (1 + g.integers(0, 2 ** bits, shape) / 2 ** bits)
+
+    m, k, p = 5, 64, 40   # lgk = 6
+    data = []
+    # products below 2^(hi_r + hi_c + 2): hi_r + hi_c + 4 + lgk = 127 (in) and 128, 130 (out,
+    # some sums overflow binary32 or land in its top binade)
+    for tag, ea, eb in (("upper-in", 58, 59), ("upper-out", 59, 59), ("upper-over", 60, 60)):
+        a, b = grid((m, k), ea), np.abs(grid((k, p), eb))
+        a[:2] = np.abs(a[:2])   # same signs: the largest sums
+        data.append((tag, a.astype(bf), b.astype(bf), None))
+    # last places 2^-126 (in: results down to the least normal 2^-126 and 0) and 2^-127 (out:
+    # subnormal results): pairs of products cancelling to -+d 2^-64 b, b = +-2^-62 or +-2^-63
+    for tag, eb in (("lower-in", -62), ("lower-out", -63)):
+        s, u, d = sgn((m, k // 2)), g.integers(1, 127, (m, k // 2)), g.integers(-1, 2, (m, k // 2))
+        a = np.empty((m, k))
+        a[:, 0::2] = s * 2.0 ** -57 * (1 + u / 128)
+        a[:, 1::2] = -s * 2.0 ** -57 * (1 + (u + d) / 128)
+        b = np.repeat(sgn((k // 2, p)) * 2.0 ** eb, 2, axis=0)
+        data.append((tag, a.astype(bf), b.astype(bf), None))
+    # the addend, per row (the kernel is chosen per row and group): below 2^(emax - 2) (in) and
+    # at it (out); last place 2^-126 (in), 2^-127, subnormal (out); the sums exact in binary64
+    for tag, e, cs in (("addend-big", 44, (2.0 ** 124 * 1.9921875, 2.0 ** 124 * 1.9921875, 2.0 ** 125, 2.0 ** 125)),
+                       ("addend-small", -50, (2.0 ** -126, 2.0 ** -126 * 1.5, 2.0 ** -140, 0.0, -0.0))):
+        c = np.array(cs)[:, None] * sgn((len(cs), p))
+        data.append((tag, grid((len(cs), k), e).astype(bf), grid((k, p), e).astype(bf), c.astype(np.float32)))
+    # ties: integer products past 2^24 (binary32 results with bits rounded off, many halves)
+    ta = g.integers(-2048, 2049, (m, 512)).astype(f16)
+    tb = g.integers(1024, 2049, (512, p)).astype(f16)
+    data.append(("ties", ta, tb, g.integers(-2 ** 30, 2 ** 30, (m, p)).astype(np.float32)))
+    data.append(("ties-bf16", ta.astype(np.float64).astype(bf), (tb.astype(np.float64) // 8).astype(bf), None))
+    # zero blocks, zero rows and columns, signed zeros among normal products
+    za = (g.standard_normal((m, k)) * 4).astype(np.float64)
+    za[:, 8:16] = g.choice([0.0, -0.0], (m, 8))
+    za[3] = -0.0
+    zb = (g.standard_normal((k, p)) * 4)
+    zb[20:28] = 0.0
+    zb[:, 5] = -0.0
+    zc = g.choice([0.0, -0.0, 1.0], (m, p)).astype(np.float32)
+    data += [("zero-blocks", za.astype(f16), zb.astype(f16), zc), ("zero-blocks-bf16", za.astype(bf), zb.astype(bf), None)]
+    for name, acc in xmodels:
+        for dname, x, y, cc in data:
+            yield mcase(f"unit-exact-pair-avx2/{name}/{dname}", lambda g, x=x, y=y, cc=cc, acc=acc: softfp8.matmul(
+                x, y, cc, out_dtype=np.float32, accumulation=acc), x.shape[0] * y.shape[1], S.CONFIGS[0])
+    # binary16 outputs (P = 11): 2^(P - 2) = 512 blocks (in) and 513 (out); sums of products
+    # on a grid of 2^-6 (ties), below 2^15 by the bound hi_r + hi_c + 4 + lgk <= 15
+    for kk in (1024, 1026, 1023):
+        ha = (g.integers(-63, 64, (3, kk)) / 64).astype(f16)
+        hb = (g.integers(-63, 64, (kk, 33)) / 64).astype(f16)
+        for name, acc in (("x-b2-rne", B(block=2, extra_bits=None, rounding="nearest_even")),
+                          ("x-b2-up", B(block=2, extra_bits=None, rounding="upward")),
+                          ("x-b2-down", B(block=2, extra_bits=None, rounding="downward"))):
+            yield mcase(f"unit-exact-pair-avx2/{name}/f16out-k{kk}", lambda g, ha=ha, hb=hb, acc=acc: softfp8.matmul(
+                ha, hb, out_dtype=np.float16, accumulation=acc), 3 * 33, S.CONFIGS[0])
+    # layouts and tiles of 32 rows (rows with a NaN, a column with a NaN among them)
+    la = (g.standard_normal((70, 130)) * 2)
+    lb = (g.standard_normal((130, 40)) * 2)
+    la[33, 7] = np.nan
+    lb[9, 37] = np.nan
+    lc = (g.standard_normal(40) * 4).astype(np.float32)
+    for fmt in (f16, bf):
+        a, b = la.astype(fmt), lb.astype(fmt)
+        views = {"fortran": (np.asfortranarray(a), np.asfortranarray(b), None), "strided": (a[::2, ::2], b[::2, ::3], None),
+                 "reversed": (a[::-1, ::-1], b[::-1, :], None), "batched": (np.stack([a, a[::-1]]), b[None], None),
+                 "c-broadcast": (a, b, lc), "plain": (a, b, None)}
+        for unit in ("mi100", "mi250"):
+            acc = softfp8.Accumulation.profile(unit)
+            for vk, (x, y, cc) in views.items():
+                n = int(np.prod(np.broadcast_shapes(x.shape[:-1] + (1,), (1,) * (x.ndim - 1) + y.shape[-1:])))
+                yield mcase(f"unit-exact-pair-avx2/{unit}/{S.fid(fmt)}/{vk}", lambda g, x=x, y=y, cc=cc, acc=acc:
+                            softfp8.matmul(x, y, cc, out_dtype=np.float32, accumulation=acc), n, S.CONFIGS[0])
+    # pairwise blocks of four: products near 2^-125 cancelling to tiny sums at the leaves, the
+    # tree or the running value; K with and without a partial last block
+    pmodels = [("mi250", softfp8.Accumulation.profile("mi250")),
+               ("p-b4-down-nosub", B(block=4, extra_bits=None, grouping="pairwise", rounding="downward",
+                                     output_subnormals=False)),
+               ("p-b4-up-nosub", B(block=4, extra_bits=None, grouping="pairwise", rounding="upward",
+                                   output_subnormals=False)),
+               ("p-b4-rz", B(block=4, extra_bits=None, grouping="pairwise"))]
+    for kk in (1, 3, 4, 5, 8, 11):
+        a = np.full((4, kk), 2.0 ** -60) * sgn((4, kk))
+        b = np.where(np.arange(kk)[:, None] % 2 == 0, 2.0 ** -65 * (1 + g.integers(0, 4, (kk, 40)) * 2.0 ** -7),
+                     -2.0 ** -65)
+        b[:, ::5] = g.standard_normal((kk, 8))
+        c = (g.integers(-2, 3, (4, 40)) * 2.0 ** -140).astype(np.float32)
+        for name, acc in pmodels:
+            for cc in (None, c):
+                yield mcase(f"unit-exact-pair-avx2/{name}/tiny-k{kk}/{cc is None}", lambda g, a=a, b=b, cc=cc, acc=acc:
+                            softfp8.matmul(a.astype(bf), b.astype(bf), cc, out_dtype=np.float32, accumulation=acc),
+                            4 * 40, S.CONFIGS[0])

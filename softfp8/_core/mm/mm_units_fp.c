@@ -4,11 +4,12 @@
  * alignment (the MI100 profile) and the pairwise grouping (MI250).  The generic kernel,
  * and the definition, is bfma.c's; outputs these kernels leave are computed by it.
  *
- * DERIVED from core.c round_pack: xfinish / xstep_512 / xchunk_256 round an exact binary64
- * block sum to P bits by the model's rounding (bias below the kept bits, the rest cleared)
- * where the result is a normal number of the output format, and leave every other case to
- * the generic kernel; proof: tests/harness/test_harness.py::test_entry (entry block_fma,
- * parts exact_pair and exact_pair_edges among them).
+ * DERIVED from core.c round_pack: xfinish / xstep_512 / xchunk_256 / xstep_256 round an exact
+ * binary64 block sum to P bits by the model's rounding (bias below the kept bits, the rest
+ * cleared) where the result is a normal number of the output format (xstep_256: where xsafe
+ * proves every result is), and leave every other case to the generic kernel; proof:
+ * tests/harness/test_harness.py::test_entry (entry block_fma, parts exact_pair,
+ * exact_pair_edges and exact_pair_avx2 among them).
  */
 #include <fenv.h>
 #include <float.h>
@@ -46,7 +47,9 @@
  * the output format leaves the lane to the generic kernel, which also covers the subnormal
  * grid (a P-bit result at or above 2^emin is the model's too: its grid is coarser only
  * below 2^emin).  A lane whose block sum is not exact in binary64 (the TwoSum test) goes
- * to the generic kernel as well.
+ * to the generic kernel as well.  At SIMD level 1 (AVX2 with FMA) a group of outputs whose
+ * every live lane is in range by its bounds (xsafe) runs with no range check (xchunk_256r),
+ * the others with one per step (xchunk_256).
  *
  * Pairwise grouping (sfp8mu_fp_mode FP_PAIR, binary32 output): each product is exact in binary32
  * and at least 2^-126 (checked per lane from the row's and column's binades and
@@ -56,13 +59,15 @@
  * output_subnormals off a lane with a non-zero sum below 2^-126 (the model flushes it)
  * goes to the generic kernel, and a zero product is made +0.  Inexact (the precision flag)
  * is read for the group; overflow or invalid send the whole group to the generic kernel.
- * Lanes that must not run are zeroed in a private copy of the group's columns (no flag).
+ * Tiny sums are found by MXCSR's denormal flag (AVX-512; AVX2 with FMA in blocks of four,
+ * pair4_256) or per sum (the other kernels).  Lanes that must not run are zeroed in a private copy of the group's columns (no flag).
  */
 
 enum { FP_EXACT = 1, FP_PAIR = 2, FP_LATE = 3 };
 #define GW 32       /* outputs of a row computed together by these kernels */
 #define XCHUNK 512  /* products per reading of the status flags (exact alignment; whole blocks) */
 #define PAIR_MAX 64 /* the largest block of the pairwise kernels */
+#define FP_ROWS 32  /* rows of A decoded together, each group of columns run through them */
 
 static int is_ieee(const sfp8_format *f, int bits, int eb, int mb)
 {
@@ -100,6 +105,7 @@ typedef struct {
     int sh;               /* FP_EXACT: 53 - P, the binary64 bits rounded off */
     int64_t k, n;         /* products, block */
     int64_t elo, ehi;     /* FP_EXACT: the biased binary64 exponents of normal results */
+    int inrange;          /* FP_EXACT, level 1: every live lane in range by its bounds (xsafe) */
     const void *a;
     ptrdiff_t pp;
 } fpk;
@@ -196,7 +202,18 @@ static void pair_c(const fpk *x, const float *b, float *c, uint8_t *alive)
     }
 }
 
+/* FMA beside AVX2 (SIMD level 1 does not imply it) */
+static inline int fp_fma(void)
+{
 #if MM_SIMD
+    return __builtin_cpu_supports("fma") != 0;
+#else
+    return 0;
+#endif
+}
+
+#if MM_SIMD
+
 /* exact alignment, AVX-512: four vectors of eight lanes; products fused (each step's
  * inexactness is in the status flags).  xrun_512 is instantiated for blocks of 2 and 4
  * (N; 0: any block) and for nearest even (R; -1: the rounding read at run time). */
@@ -484,6 +501,177 @@ __attribute__((noinline)) MM_TGT256 static void pair_256(const fpk *x, const flo
                 if (!t8[t]) alive[8 * v + t] = 0;
     }
 }
+
+/* exact alignment, AVX2 with FMA, for a group whose every lane is in range by its bounds
+ * (xsafe; fpk.inrange): no range check per step.  Sixteen lanes (four vectors) at a time
+ * through the chunk's blocks, the state in registers; instantiated like xrun_512 (N: blocks
+ * of 2 or 4, 0 any; R: nearest even, -1 the rounding read at run time; T: inexact wanted).
+ *
+ * DERIVED from core.c round_pack: xstep_256 rounds the exact binary64 sum u = c + s to P bits
+ * as xfinish does (bias below the kept bits, the rest cleared; +0 stays +0: c is never -0 and
+ * the sums are at nearest even), and the result is the model's because it is zero or a normal
+ * number of the output format (xsafe's argument); a chunk that raised any flag is recomputed
+ * by xchunk_c (run_exact); proof: tests/harness/test_harness.py::test_entry (entry block_fma,
+ * parts exact_pair, exact_pair_edges and exact_pair_avx2). */
+typedef struct {
+    __m256i mask, half1, half, one, vsh;
+} xconst256;
+
+static inline __attribute__((always_inline)) MM_TGT256F __m256d xsum_256(int N, const double *a, const double *r,
+                                                                        ptrdiff_t pp, int64_t lb, int64_t nb)
+{
+    __m256d s;
+    if (N == 2)
+        return _mm256_fmadd_pd(_mm256_set1_pd(a[lb + 1]), _mm256_loadu_pd(r + (lb + 1) * pp),
+                               _mm256_mul_pd(_mm256_set1_pd(a[lb]), _mm256_loadu_pd(r + lb * pp)));
+    if (N == 4)
+        return _mm256_add_pd(xsum_256(2, a, r, pp, lb, 2), xsum_256(2, a, r, pp, lb + 2, 2));
+    s = _mm256_mul_pd(_mm256_set1_pd(a[lb]), _mm256_loadu_pd(r + lb * pp));
+    for (int64_t l = lb + 1; l < lb + nb; l++)
+        s = _mm256_fmadd_pd(_mm256_set1_pd(a[l]), _mm256_loadu_pd(r + l * pp), s);
+    return s;
+}
+
+/* c + s rounded to P bits into c; T: the bits rounded off or-ed into *in */
+static inline __attribute__((always_inline)) MM_TGT256F void xstep_256(int R, int T, int rounding,
+                                                                      const xconst256 *K, __m256d s, __m256d *c,
+                                                                      __m256i *in)
+{
+    __m256i u = _mm256_castpd_si256(_mm256_add_pd(*c, s)), bias;
+    switch (R >= 0 ? R : rounding) {
+    case SFP8_ROUND_NEAREST_EVEN:
+        bias = _mm256_add_epi64(K->half1, _mm256_and_si256(_mm256_srlv_epi64(u, K->vsh), K->one));
+        break;
+    case SFP8_ROUND_NEAREST_AWAY: bias = K->half; break;
+    case SFP8_ROUND_UPWARD: bias = _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(), u), K->mask); break;
+    case SFP8_ROUND_DOWNWARD: bias = _mm256_and_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(), u), K->mask); break;
+    default: bias = _mm256_setzero_si256(); break;
+    }
+    if (T) *in = _mm256_or_si256(*in, _mm256_and_si256(u, K->mask));
+    *c = _mm256_castsi256_pd(_mm256_andnot_si256(K->mask, _mm256_add_epi64(u, bias)));
+}
+
+static inline __attribute__((always_inline)) MM_TGT256F void xrun_256(int N, int R, int T, const fpk *x,
+                                                                     const xconst256 *K, const double *b,
+                                                                     int64_t l0, int64_t l1, __m256d *c,
+                                                                     __m256i *in)
+{
+    const double *a = (const double *)x->a;
+    __m256d c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+    __m256i in0 = in[0], in1 = in[1], in2 = in[2], in3 = in[3];
+    const ptrdiff_t pp = x->pp;
+    int64_t lb = l0;
+#define XSTEP4(NN, NB)                                                                                             \
+    do {                                                                                                           \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b, pp, lb, NB), &c0, &in0);                                  \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 4, pp, lb, NB), &c1, &in1);                              \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 8, pp, lb, NB), &c2, &in2);                              \
+        xstep_256(R, T, x->rounding, K, xsum_256(NN, a, b + 12, pp, lb, NB), &c3, &in3);                             \
+    } while (0)
+    if (N) /* x->n == N: the whole blocks, then a partial one */
+        for (; lb + N <= l1; lb += N) XSTEP4(N, N);
+    for (; lb < l1; lb += x->n) {
+        int64_t nb = l1 - lb < x->n ? l1 - lb : x->n;
+        XSTEP4(0, nb);
+    }
+#undef XSTEP4
+    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
+    in[0] = in0, in[1] = in1, in[2] = in2, in[3] = in3;
+}
+
+__attribute__((noinline)) MM_TGT256F static void xchunk_256r(const fpk *x, const double *b, int64_t l0, int64_t l1,
+                                                             double *cv, uint8_t *inex)
+{
+    xconst256 K;
+    int rne = x->rounding == SFP8_ROUND_NEAREST_EVEN;
+    K.mask = _mm256_set1_epi64x((int64_t)(((uint64_t)1 << x->sh) - 1));
+    K.half1 = _mm256_srli_epi64(K.mask, 1);
+    K.one = _mm256_set1_epi64x(1);
+    K.half = _mm256_add_epi64(K.half1, K.one);
+    K.vsh = _mm256_set1_epi64x(x->sh);
+    for (int h = 0; h < GW; h += 16) {
+        __m256d c[4];
+        __m256i in[4];
+        int64_t iv[16];
+        for (int v = 0; v < 4; v++) {
+            c[v] = _mm256_loadu_pd(cv + h + 4 * v);
+            in[v] = _mm256_setzero_si256();
+        }
+        if (x->n == 2 && rne && !x->track) xrun_256(2, SFP8_ROUND_NEAREST_EVEN, 0, x, &K, b + h, l0, l1, c, in);
+        else if (x->n == 4 && rne && !x->track) xrun_256(4, SFP8_ROUND_NEAREST_EVEN, 0, x, &K, b + h, l0, l1, c, in);
+        else if (x->n == 2) xrun_256(2, -1, 1, x, &K, b + h, l0, l1, c, in);
+        else if (x->n == 4) xrun_256(4, -1, 1, x, &K, b + h, l0, l1, c, in);
+        else xrun_256(0, -1, 1, x, &K, b + h, l0, l1, c, in);
+        for (int v = 0; v < 4; v++) {
+            _mm256_storeu_pd(cv + h + 4 * v, c[v]);
+            _mm256_storeu_si256((__m256i *)(iv + 4 * v), in[v]);
+        }
+        for (int q = 0; q < 16; q++) inex[h + q] |= iv[q] != 0;
+    }
+}
+
+/* pairwise, AVX2 with FMA, blocks of four: four vectors of eight lanes, each block's tree
+ * (p0 + p1) + (p2 + p3) added to the running value, p0 + p1 as fma(a1, b1, p0) (p1 exact).
+ * Z: zero products made +0 (output_subnormals off) -- 1: p0 + (+0) (not in the downward
+ * rounding), 2: masked; the other products' zeros are p1's, whose sign the sum p0 + p1 hides
+ * unless p0 is a zero too (1: +0, and +0 + -0 is +0 in these roundings).  With
+ * output_subnormals off a tiny sum is an operand of a later addition (the denormal flag,
+ * read by run_pair: the group goes to the portable kernel) or the last running value, checked
+ * here.  The last block, if partial, as pair_256 does (zero products for l >= k). */
+static inline __attribute__((always_inline)) MM_TGT256F __m256 pleaf2_256(int Z, const float *a, const float *r,
+                                                                         ptrdiff_t pp, int64_t l)
+{
+    __m256 p0 = _mm256_mul_ps(_mm256_set1_ps(a[l]), _mm256_loadu_ps(r + l * pp)), p1;
+    if (Z == 1) p0 = _mm256_add_ps(p0, _mm256_setzero_ps());
+    if (Z != 2) return _mm256_fmadd_ps(_mm256_set1_ps(a[l + 1]), _mm256_loadu_ps(r + (l + 1) * pp), p0);
+    p0 = _mm256_andnot_ps(_mm256_cmp_ps(p0, _mm256_setzero_ps(), _CMP_EQ_OQ), p0);
+    p1 = _mm256_mul_ps(_mm256_set1_ps(a[l + 1]), _mm256_loadu_ps(r + (l + 1) * pp));
+    p1 = _mm256_andnot_ps(_mm256_cmp_ps(p1, _mm256_setzero_ps(), _CMP_EQ_OQ), p1);
+    return _mm256_add_ps(p0, p1);
+}
+
+static inline __attribute__((always_inline)) MM_TGT256F void prun4_256(int Z, const fpk *x, const float *b,
+                                                                      __m256 *c)
+{
+    const float *a = (const float *)x->a;
+    __m256 c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+    int64_t l0 = 0;
+    for (; l0 + 4 <= x->k; l0 += 4) {
+        c0 = _mm256_add_ps(c0, _mm256_add_ps(pleaf2_256(Z, a, b, x->pp, l0), pleaf2_256(Z, a, b, x->pp, l0 + 2)));
+        c1 = _mm256_add_ps(c1, _mm256_add_ps(pleaf2_256(Z, a, b + 8, x->pp, l0),
+                                             pleaf2_256(Z, a, b + 8, x->pp, l0 + 2)));
+        c2 = _mm256_add_ps(c2, _mm256_add_ps(pleaf2_256(Z, a, b + 16, x->pp, l0),
+                                             pleaf2_256(Z, a, b + 16, x->pp, l0 + 2)));
+        c3 = _mm256_add_ps(c3, _mm256_add_ps(pleaf2_256(Z, a, b + 24, x->pp, l0),
+                                             pleaf2_256(Z, a, b + 24, x->pp, l0 + 2)));
+    }
+    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
+    if (l0 < x->k)
+        for (int v = 0; v < GW / 8; v++) {
+            __m256 P[4];
+            for (int i = 0; i < 4; i++) {
+                __m256 p = l0 + i < x->k ? _mm256_mul_ps(_mm256_set1_ps(a[l0 + i]),
+                                                         _mm256_loadu_ps(b + 8 * v + (l0 + i) * x->pp))
+                                         : _mm256_setzero_ps();
+                if (x->flushz) p = _mm256_andnot_ps(_mm256_cmp_ps(p, _mm256_setzero_ps(), _CMP_EQ_OQ), p);
+                P[i] = p;
+            }
+            c[v] = _mm256_add_ps(c[v], _mm256_add_ps(_mm256_add_ps(P[0], P[1]), _mm256_add_ps(P[2], P[3])));
+        }
+}
+
+__attribute__((noinline)) MM_TGT256F static void pair4_256(const fpk *x, const float *b, float *cv, uint8_t *alive)
+{
+    __m256 c[GW / 8];
+    for (int v = 0; v < GW / 8; v++) c[v] = _mm256_loadu_ps(cv + 8 * v);
+    if (!x->flushz) prun4_256(0, x, b, c);
+    else if (x->rounding != SFP8_ROUND_DOWNWARD) prun4_256(1, x, b, c);
+    else prun4_256(2, x, b, c);
+    for (int v = 0; v < GW / 8; v++) _mm256_storeu_ps(cv + 8 * v, c[v]);
+    if (x->flushz)
+        for (int q = 0; q < GW; q++)
+            if (ftiny(cv[q])) alive[q] = 0;
+}
 #endif
 
 /* exact alignment: every block of the group's live lanes (the SIMD kernels chunk by chunk,
@@ -502,6 +690,7 @@ static void run_exact(int level, const fpk *x, const double *b, double *c, uint8
             memcpy(i0, inex, sizeof i0);
             mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
             if (level >= 2) xchunk_512(x, b, l0, l1, c, alive, inex);
+            else if (x->inrange) xchunk_256r(x, b, l0, l1, c, inex);
             else xchunk_256(x, b, l0, l1, c, alive, inex);
             if (mm_fx_read()) { /* a step was not exact (or the flags say anything): the portable kernel */
                 memcpy(c, c0, sizeof c0);
@@ -529,11 +718,13 @@ static unsigned run_pair(int level, const fpk *x, const float *b, float *c, uint
         memcpy(c0, c, sizeof c0);
         memcpy(a0, alive, sizeof a0);
         mm_fx_clear(x->rounding);
+        int de = level >= 2 || (x->n == 4 && fp_fma()); /* the kernels that leave tiny sums to the flag */
         if (level >= 2) pair_512(x, b, c, alive);
+        else if (de) pair4_256(x, b, c, alive);
         else pair_256(x, b, c, alive);
         hw = mm_fx_read();
-        if (!(x->flushz && level >= 2 && (hw & MM_FX_DENORMAL))) return hw;
-        memcpy(c, c0, sizeof c0); /* a tiny sum (AVX-512): the portable kernel finds its lanes */
+        if (!(x->flushz && de && (hw & MM_FX_DENORMAL))) return hw;
+        memcpy(c, c0, sizeof c0); /* a tiny sum (AVX-512, pair4_256): the portable kernel finds its lanes */
         memcpy(alive, a0, sizeof a0);
     }
 #endif
@@ -698,6 +889,32 @@ static int fp_addend(const sfp8u_model *md, int mode, const char *C, uint64_t co
     return 1;
 }
 
+/* exact alignment: whether every running value of a lane -- row r, column cl, first running
+ * value c0, the output's normal binades emin .. emax, lgk >= log2 k -- is zero or a normal
+ * number of the output format whatever its operands' values, by the bounds of its lines.
+ *
+ * DERIVED: every non-zero value of a line is a multiple of 2^(lo - wide + 1) below
+ * 2^(hi + 1) (lo, hi its binades, wide its widest significand), so every product is a
+ * multiple of 2^q, q = lo_r - wide_r + lo_c - wide_c + 2, below 2^(hi_r + hi_c + 2), and
+ * their magnitudes sum to S < 2^(lgk + hi_r + hi_c + 2).  Lower bound: if c0 and the
+ * products are multiples of 2^Q, so is every running value r_t (the exact sum x_t is; if
+ * rounding to P bits changes it, x_t has more than P bits above 2^Q and r_t is a multiple
+ * of its own last place, above 2^Q): a non-zero r_t is at least 2^Q >= 2^emin.  Upper
+ * bound: |r_t| <= |x_t| / (1 - 2^(1 - P)) (an error below one unit in r_t's last place)
+ * and |x_t| <= |r_(t-1)| + S_t (S_t: the block's magnitudes), so |r_t| <= (|c0| + S) /
+ * (1 - 2^(1 - P))^T < 2 (2^(emax - 2) + 2^(emax - 2)) = 2^emax when T (the blocks) <=
+ * 2^(P - 2) (the caller's test), |c0| < 2^(emax - 2) and lgk + hi_r + hi_c + 4 <= emax.
+ * proof: tests/harness/test_harness.py::test_entry (entry block_fma, part exact_pair_avx2). */
+static int xsafe(const fline *r, const fline *cl, double c0, int64_t emin, int64_t emax, int64_t lgk)
+{
+    uint64_t u = sfp8f_dbits(c0);
+    int64_t e0 = (int64_t)(u >> 52 & 0x7ff);
+    if ((u << 1) && (e0 == 0 || e0 - 1023 > emax - 3 || e0 - 1075 + __builtin_ctzll(u | (uint64_t)1 << 52) < emin))
+        return 0;
+    if (r->hi == NONE || cl->hi == NONE) return 1; /* every product zero */
+    return (int64_t)r->lo - r->wide + cl->lo - cl->wide + 2 >= emin && (int64_t)r->hi + cl->hi + 4 + lgk <= emax;
+}
+
 /* the code of a normal number or +-0 of fo (binary32 or binary16), given in binary64 */
 static uint64_t fo_code(const sfp8_format *f, double v)
 {
@@ -712,14 +929,20 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
                         ptrdiff_t op, int64_t m, int64_t k, int64_t p)
 {
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0;
-    int level = sfp8f_simd_level(), dbl = mode == FP_EXACT, bins = !dbl || !md->product_overflow;
+    int level = sfp8f_simd_level(), dbl = mode == FP_EXACT;
+    /* level 1, exact alignment: the binades and widths read by xsafe */
+    int xs = level == 1 && dbl && fp_fma() &&
+             (k + md->block - 1) / md->block <= (int64_t)1 << (md->fo.man_bits - 1); /* T <= 2^(P - 2) */
+    int bins = !dbl || !md->product_overflow || xs;
+    int64_t lgk = 0;
     size_t es = dbl ? sizeof(double) : sizeof(float);
     ptrdiff_t pp = (p + GW - 1) / GW * GW;
     int64_t emax_o = ((int64_t)1 << md->fo.exp_bits) - 2 - md->fo.bias;
     uctx g;
     fdec da, db;
     char *bv = NULL, *av = NULL, *priv = NULL;
-    fline *col = NULL;
+    fline *col = NULL, rows[FP_ROWS];
+    uint8_t skip[FP_ROWS];
     fpk x;
     mm_fxsave env;
     unsigned flags = 0;
@@ -728,7 +951,7 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     memset(&g, 0, sizeof g);
     g.md = md;
     bv = malloc((size_t)(k * pp) * es);
-    av = malloc((size_t)k * es);
+    av = malloc((size_t)(FP_ROWS * k) * es);
     col = malloc((size_t)pp * sizeof(fline));
     memset(&da, 0, sizeof da);
     memset(&db, 0, sizeof db);
@@ -763,76 +986,88 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     x.n = md->block;
     x.elo = 1023 + fmt_emin(&md->fo);
     x.ehi = 1023 + emax_o;
-    x.a = av;
-    for (int64_t i = 0; i < m; i++) {
-        fline row;
-        fline_init(&row);
-        decode_run(&g, &da, A + i * am, ak, sa, k, dbl, av, &row, 0, bins);
-        if (row.bad || (!dbl && (row.wide > 24 || row.hi > 127 || row.lo < -126))) { /* the generic kernel */
-            flags |= sfp8u_gemm(md, A + i * am, am, ak, B, bk, bp, C ? C + i * cm : NULL, cm, cp, O + i * om, om, op,
-                                1, k, p);
-            continue;
+    while (((int64_t)1 << lgk) < k) lgk++;
+    for (int64_t i0 = 0; i0 < m && !(flags & SFP8U_NOMEM); i0 += FP_ROWS) { /* FP_ROWS rows decoded at a time */
+        int64_t nr = m - i0 < FP_ROWS ? m - i0 : FP_ROWS;
+        for (int64_t r = 0; r < nr; r++) {
+            const int64_t i = i0 + r;
+            fline *row = &rows[r];
+            fline_init(row);
+            decode_run(&g, &da, A + i * am, ak, sa, k, dbl, av + (size_t)(r * k) * es, row, 0, bins);
+            skip[r] = row->bad || (!dbl && (row->wide > 24 || row->hi > 127 || row->lo < -126));
+            if (skip[r]) /* the generic kernel */
+                flags |= sfp8u_gemm(md, A + i * am, am, ak, B, bk, bp, C ? C + i * cm : NULL, cm, cp, O + i * om, om,
+                                    op, 1, k, p);
         }
-        for (int64_t j0 = 0; j0 < p; j0 += GW) {
-            int n = p - j0 < GW ? (int)(p - j0) : GW, dirty = 0;
-            double cd[GW];
-            float cf[GW];
-            uint8_t alive[GW], inex[GW], fl[GW];
-            const char *b = bv + j0 * es;
-            unsigned hw = 0;
-            for (int q = 0; q < GW; q++) {
-                int64_t j = j0 + q;
-                const fline *cl = &col[j];
-                fl[q] = inex[q] = 0;
-                cd[q] = 0.0;
-                alive[q] = !cl->bad &&
-                           (dbl ? md->product_overflow || (int64_t)row.hi + cl->hi <= emax_o - 1
-                                : (int64_t)row.hi + cl->hi <= 126 && (int64_t)row.lo + cl->lo >= -126 &&
-                                      row.wide + cl->wide <= 24) &&
-                           fp_addend(md, mode, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &cd[q], &fl[q]);
-                cf[q] = (float)cd[q];
-                if (!alive[q] && !cl->bad) dirty = 1; /* its column holds values: zeroed in a private copy */
-            }
-            x.pp = pp;
-            if (dirty) {
-                if (!priv && !(priv = malloc((size_t)k * GW * es))) {
-                    flags |= SFP8U_NOMEM;
-                    break;
+        /* each group of columns through the rows (its part of B stays in the cache) */
+        for (int64_t j0 = 0; j0 < p && !(flags & SFP8U_NOMEM); j0 += GW)
+            for (int64_t r = 0; r < nr; r++) {
+                const int64_t i = i0 + r;
+                const fline row = rows[r];
+                int n = p - j0 < GW ? (int)(p - j0) : GW, dirty = 0;
+                double cd[GW];
+                float cf[GW];
+                uint8_t alive[GW], inex[GW], fl[GW];
+                const char *b = bv + j0 * es;
+                unsigned hw = 0;
+                if (skip[r]) continue;
+                x.a = av + (size_t)(r * k) * es;
+                for (int q = 0; q < GW; q++) {
+                    int64_t j = j0 + q;
+                    const fline *cl = &col[j];
+                    fl[q] = inex[q] = 0;
+                    cd[q] = 0.0;
+                    alive[q] = !cl->bad &&
+                               (dbl ? md->product_overflow || (int64_t)row.hi + cl->hi <= emax_o - 1
+                                    : (int64_t)row.hi + cl->hi <= 126 && (int64_t)row.lo + cl->lo >= -126 &&
+                                          row.wide + cl->wide <= 24) &&
+                               fp_addend(md, mode, C, C && j < p ? load_raw(C + i * cm + j * cp, so) : 0, &cd[q],
+                                         &fl[q]);
+                    cf[q] = (float)cd[q];
+                    if (!alive[q] && !cl->bad) dirty = 1; /* its column holds values: zeroed in a private copy */
                 }
-                for (int64_t l = 0; l < k; l++)
-                    for (int q = 0; q < GW; q++) {
-                        if (dbl) ((double *)priv)[l * GW + q] = alive[q] ? ((const double *)b)[l * pp + q] : 0.0;
-                        else ((float *)priv)[l * GW + q] = alive[q] ? ((const float *)b)[l * pp + q] : 0.0f;
+                x.pp = pp;
+                if (dirty) {
+                    if (!priv && !(priv = malloc((size_t)k * GW * es))) {
+                        flags |= SFP8U_NOMEM;
+                        break;
                     }
-                b = priv;
-                x.pp = GW;
-            }
-            x.track = !(flags & SFP8_FLAG_INEXACT);
-            if (dbl) run_exact(level, &x, (const double *)b, cd, alive, inex);
-            else hw = run_pair(level, &x, (const float *)b, cf, alive);
-            if (hw & MM_FX_BAD) memset(alive, 0, sizeof alive); /* overflow or invalid: the generic kernel */
-            for (int q = 0; q < n; q++) {
-                int64_t j = j0 + q;
-                if (alive[q]) {
-                    uint64_t code;
-                    if (dbl) {
-                        code = fo_code(&md->fo, cd[q]);
-                    } else {
-                        uint32_t u;
-                        memcpy(&u, &cf[q], 4);
-                        code = u;
+                    for (int64_t l = 0; l < k; l++)
+                        for (int q = 0; q < GW; q++) {
+                            if (dbl) ((double *)priv)[l * GW + q] = alive[q] ? ((const double *)b)[l * pp + q] : 0.0;
+                            else ((float *)priv)[l * GW + q] = alive[q] ? ((const float *)b)[l * pp + q] : 0.0f;
+                        }
+                    b = priv;
+                    x.pp = GW;
+                }
+                x.track = !(flags & SFP8_FLAG_INEXACT);
+                x.inrange = xs;
+                for (int q = 0; q < GW && x.inrange; q++)
+                    x.inrange = !alive[q] || xsafe(&row, &col[j0 + q], cd[q], fmt_emin(&md->fo), emax_o, lgk);
+                if (dbl) run_exact(level, &x, (const double *)b, cd, alive, inex);
+                else hw = run_pair(level, &x, (const float *)b, cf, alive);
+                if (hw & MM_FX_BAD) memset(alive, 0, sizeof alive); /* overflow or invalid: the generic kernel */
+                for (int q = 0; q < n; q++) {
+                    int64_t j = j0 + q;
+                    if (alive[q]) {
+                        uint64_t code;
+                        if (dbl) {
+                            code = fo_code(&md->fo, cd[q]);
+                        } else {
+                            uint32_t u;
+                            memcpy(&u, &cf[q], 4);
+                            code = u;
+                        }
+                        store_raw(O + i * om + j * op, so, code);
+                        flags |= fl[q] | (row.sub || col[j].sub ? SFP8_FLAG_DENORMAL : 0) |
+                                 (inex[q] || (hw & MM_FX_INEXACT) ? SFP8_FLAG_INEXACT : 0);
+                        used = 1;
+                    } else { /* the generic kernel, for this output alone */
+                        flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
+                                            cm, cp, O + i * om + j * op, om, op, 1, k, 1);
                     }
-                    store_raw(O + i * om + j * op, so, code);
-                    flags |= fl[q] | (row.sub || col[j].sub ? SFP8_FLAG_DENORMAL : 0) |
-                             (inex[q] || (hw & MM_FX_INEXACT) ? SFP8_FLAG_INEXACT : 0);
-                    used = 1;
-                } else { /* the generic kernel, for this output alone */
-                    flags |= sfp8u_gemm(md, A + i * am, am, ak, B + j * bp, bk, bp, C ? C + i * cm + j * cp : NULL,
-                                        cm, cp, O + i * om + j * op, om, op, 1, k, 1);
                 }
             }
-        }
-        if (flags & SFP8U_NOMEM) break;
     }
     mm_fx_leave(&env);
     if (used) mm_count(SFP8M_BLOCK_FMA, level);
