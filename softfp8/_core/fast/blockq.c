@@ -110,7 +110,9 @@
  * Kernels: portable C (Dekker's product), AVX2 + FMA (the same loops compiled for
  * the target, sixteen-lane groups the compiler vectorises, the remainder by the fma
  * instruction; by intrinsics: amax of contiguous binary32 blocks, eight lanes and a
- * masked tail load, and NVFP4's binary32 lanes, eight at a time) and AVX-512 (also:
+ * masked tail load, NVFP4's binary32 lanes, eight at a time, and binary64 quotients of
+ * contiguous rows, four lanes: quot64_avx512's operations, the header's first
+ * argument lane by lane) and AVX-512 (also:
  * amax of contiguous binary32 blocks, binary64 quotients of contiguous rows and binary32
  * quotients, eight and sixteen lanes by intrinsics).  The AVX2 amax compares |x| as
  * bit patterns below 2^31 (signed and unsigned order agree there); a masked lane reads
@@ -318,6 +320,42 @@ SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot64_avx512(const 
 }
 #endif
 
+#if SFP8_X86
+/* quot64_avx512 on four lanes (AVX2 + FMA: the same operations, the masks as all-ones lanes:
+   +1 by subtracting the mask, -1 by adding it); the count done */
+SFP8_AVX2 __attribute__((target("fma"))) static ptrdiff_t quot64_avx2(const double *x, ptrdiff_t m, double p,
+                                                                       double dn, double *q)
+{
+    const __m256i one = _mm256_set1_epi64x(1), absm = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll),
+                  zi = _mm256_setzero_si256();
+    const __m256d vp = _mm256_set1_pd(p), vd = _mm256_set1_pd(dn), zero = _mm256_setzero_pd(),
+                  dmax = _mm256_set1_pd(0x1.fffffffffffffp+1023), lim = _mm256_set1_pd(0x1p-899),
+                  tiny = _mm256_set1_pd(0x1p-900);
+    ptrdiff_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        const __m256d v = _mm256_loadu_pd(x + j), xn = _mm256_mul_pd(v, vp), t0 = _mm256_div_pd(xn, vd),
+                      r = _mm256_fnmadd_pd(t0, vd, xn);
+        const __m256i bt0 = _mm256_castpd_si256(t0), bv = _mm256_castpd_si256(v);
+        const __m256i fix = _mm256_and_si256(
+            _mm256_castpd_si256(_mm256_and_pd(_mm256_cmp_pd(r, zero, _CMP_NEQ_UQ),
+                                              _mm256_cmp_pd(_mm256_castsi256_pd(_mm256_and_si256(bt0, absm)), dmax,
+                                                            _CMP_LE_OQ))),
+            _mm256_cmpeq_epi64(_mm256_and_si256(bt0, one), zi));
+        const __m256i down = _mm256_castpd_si256(
+            _mm256_xor_pd(_mm256_cmp_pd(r, zero, _CMP_GT_OQ), _mm256_cmp_pd(t0, zero, _CMP_GT_OQ)));
+        __m256i bt = _mm256_sub_epi64(bt0, _mm256_andnot_si256(down, fix)); /* +1 */
+        bt = _mm256_add_epi64(bt, _mm256_and_si256(fix, down));             /* -1 */
+        const __m256i small = _mm256_andnot_si256(
+            _mm256_cmpeq_epi64(_mm256_and_si256(bv, absm), zi),
+            _mm256_castpd_si256(_mm256_cmp_pd(_mm256_castsi256_pd(_mm256_and_si256(_mm256_castpd_si256(xn), absm)),
+                                              lim, _CMP_LT_OQ)));
+        bt = _mm256_blendv_epi8(bt, _mm256_or_si256(_mm256_andnot_si256(absm, bv), _mm256_castpd_si256(tiny)), small);
+        _mm256_storeu_pd(q + j, _mm256_castsi256_pd(bt));
+    }
+    return j;
+}
+#endif
+
 /* m values of one block by its divisor d into q */
 static inline __attribute__((always_inline)) void quot_block(const char *x, ptrdiff_t es, int isize, ptrdiff_t m,
                                                               double d, double *q, int hw)
@@ -331,8 +369,9 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
     }
     split_d(d, &dn, &p, &e); /* d = dn * 2^(e - 1), dn in [1, 2), p = 2^(1 - e): exact */
 #if SFP8_X86
-    if (hw == 2 && isize == 8 && es == 8) {
-        const ptrdiff_t done = quot64_avx512((const double *)(const void *)x, m, p, dn, q);
+    if (hw && isize == 8 && es == 8) {
+        const ptrdiff_t done = hw == 2 ? quot64_avx512((const double *)(const void *)x, m, p, dn, q)
+                                       : quot64_avx2((const double *)(const void *)x, m, p, dn, q);
         x += done * 8;
         q += done;
         m -= done;
@@ -691,11 +730,55 @@ SFP8_AVX512 __attribute__((target("fma"))) static void quot32_row_lanes(const sf
 #endif
 
 #if SFP8_X86
-/* AMAX of row r of contiguous binary32 values, block by block (AVX2) */
+/* lane i of the result: the maximum (OR: the OR) of the eight lanes of v[i] (a transposing tree:
+   pairs within 64 bits, 128 bits, then across the halves) */
+SFP8_AVX2 static inline AINL __m256i red2(__m256i a, __m256i b, int OR)
+{
+    return OR ? _mm256_or_si256(a, b) : _mm256_max_epi32(a, b);
+}
+
+SFP8_AVX2 static inline AINL __m256i tree8(const __m256i v[8], int OR)
+{
+    __m256i a[4], c[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = red2(_mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]), OR);
+    for (int i = 0; i < 2; i++)
+        c[i] = red2(_mm256_unpacklo_epi64(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_epi64(a[2 * i], a[2 * i + 1]), OR);
+    return red2(_mm256_permute2x128_si256(c[0], c[1], 0x20), _mm256_permute2x128_si256(c[0], c[1], 0x31), OR);
+}
+
+/* AMAX of row r of contiguous binary32 values (AVX2): eight whole blocks of a multiple of 8
+   at a time (amax32_avx2's lanes per block, then the eight blocks' reductions together by
+   tree8; the maxima widened to binary64 exactly as the one-block kernel does), block by
+   block for the rest */
 SFP8_AVX2 static void amax32_row_avx2(const sfp8f_blockq *b, ptrdiff_t r, ptrdiff_t nb)
 {
     const char *row = b->x + r * b->rs;
-    for (ptrdiff_t k = 0; k < nb; k++) {
+    const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), fmax = _mm256_set1_epi32(0x7F7FFFFF);
+    ptrdiff_t k = 0;
+    if (b->bs % 8 == 0)
+        for (; k + 8 <= nb && (k + 8) * b->bs <= b->n; k += 8) {
+            __m256i mx[8], bad[8];
+            for (int i = 0; i < 8; i++) {
+                const char *xb = row + (k + i) * b->bs * 4;
+                __m256i m = _mm256_setzero_si256(), bd = _mm256_setzero_si256();
+                for (ptrdiff_t j = 0; j < b->bs; j += 8) {
+                    const __m256i u = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(xb + j * 4)),
+                                                       absm),
+                                  t = _mm256_cmpgt_epi32(u, fmax);
+                    bd = _mm256_or_si256(bd, t);
+                    m = _mm256_max_epi32(m, _mm256_andnot_si256(t, u));
+                }
+                mx[i] = m;
+                bad[i] = bd;
+            }
+            const __m256 am = _mm256_castsi256_ps(tree8(mx, 0));
+            const unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(tree8(bad, 1)));
+            _mm256_storeu_pd(&b->amax[r * nb + k], _mm256_cvtps_pd(_mm256_castps256_ps128(am)));
+            _mm256_storeu_pd(&b->amax[r * nb + k + 4], _mm256_cvtps_pd(_mm256_extractf128_ps(am, 1)));
+            for (int i = 0; i < 8; i++) b->special[r * nb + k + i] = (uint8_t)((bits >> i) & 1);
+        }
+    for (; k < nb; k++) {
         const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
         amax32_avx2(row + j0 * 4, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
     }
