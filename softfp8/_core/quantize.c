@@ -62,6 +62,19 @@ int sfp8q_amax(const sfp8q_args *a, double *tmax)
 static int64_t shared_exp(const sfp8q_args *a, double amax)
 {
     int e, ee;
+    uint64_t u;
+    memcpy(&u, &amax, 8);
+    /* a normal amax (> 0): floor(log2 amax) = its biased exponent - 1023, m = its significand / 2
+       (m != 0.5: a nonzero fraction), as frexp gives them (the other rules below) */
+    if ((u >> 52) >= 1 && (u >> 52) <= 2046 && a->rule != SFP8Q_RCEIL) {
+        const int64_t fl = (int64_t)(u >> 52) - 1023;
+        const uint64_t f = u & 0x000FFFFFFFFFFFFFull, us = f | 0x3FF0000000000000ull;
+        double sig;
+        memcpy(&sig, &us, 8);
+        if (a->rule == SFP8Q_CEIL) return fl + (f != 0) - a->emax;
+        if (a->rule == SFP8Q_EVEN) return fl + (sig >= 2.0 - 1.0 / (double)(2u << a->mbits)) - a->emax;
+        return fl - a->emax;
+    }
     const double m = frexp(amax, &e); /* amax = m 2^e, m in [0.5, 1) */
     const int64_t fl = (int64_t)e - 1, k0 = fl - ((void)frexp(a->elem_max, &ee), ee - 1);
     switch (a->rule) {
@@ -83,7 +96,12 @@ static int block_scales(const sfp8q_args *a, ptrdiff_t nb, double *d, unsigned *
             s = s < -127 ? -127 : s;
             nan = a->special[k] || s > 127;
             a->scales[k] = nan ? 0xFF : (uint8_t)(s + 127);
-            d[k] = nan ? 0.0 : ldexp(1.0, (int)s);
+            if (nan) {
+                d[k] = 0.0;
+            } else { /* 2^s, s in [-127, 127]: a normal binary64 by its exponent field */
+                const uint64_t ud = (uint64_t)(s + 1023) << 52;
+                memcpy(&d[k], &ud, 8);
+            }
         }
         return 1;
     }

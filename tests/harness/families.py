@@ -966,7 +966,34 @@ def _blockq():
                 yield Case(f"nvfp4/f32/lane-limits/ts={ts}/{S.env_id(env)}",
                            call(x, "nvfp4", env, tensor_scale=np.float32(ts)), x.size)
 
-    return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32}
+    def avx2():
+        # the AVX2 kernels (blockq.c amax32_avx2 / quot32_lanes_avx2; from_float8.c key32_avx2):
+        # contiguous binary32 rows of every length 1..41 (partial blocks: the masked tail load) whose
+        # last or first element is NaN, an infinity, binary32's largest, a subnormal or -0
+        g = rng_of("blockq-avx2")
+        f32 = np.float32
+        for v in (np.nan, -np.inf, 3.4028234663852886e38, -2.0 ** -140, -0.0):
+            rows = []
+            for n in range(1, 42):
+                x = (g.standard_normal(n) * 4).astype(f32)
+                x[(n - 1) if n % 2 else 0] = f32(v)
+                rows.append(x)
+            for kind in ("mxfp8_e4m3", "mxfp4", "nvfp4", "mxint8"):
+                for bs in (None, 8, 16, 32):
+                    yield Case(f"{v}/{kind}/b{bs}", lambda g_, rows=rows, kind=kind, bs=bs: tuple(
+                        p for x in rows for p in call(x, kind, block=bs)(g_)), sum(r.size for r in rows))
+        # rows of more than eight whole blocks (amax32_row_avx2 takes eight blocks at a time):
+        # specials and extremes in scattered blocks, a partial last block
+        x = (g.standard_normal((3, 600)) * 4).astype(f32)
+        for (r, c), v in zip(((0, 5), (0, 77), (1, 130), (1, 511), (2, 257), (2, 599), (0, 300), (1, 12)),
+                             (np.nan, np.inf, -np.inf, 3.4028234663852886e38, -2.0 ** -140, np.nan, -0.0, 1e-45)):
+            x[r, c] = f32(v)
+        x[2, 32:64] = f32(2.0 ** -130)
+        for kind in ("mxfp8_e4m3", "mxfp4", "nvfp4", "mxint8"):
+            for bs in (None, 8, 16, 32, 24):
+                yield Case(f"long/{kind}/b{bs}", call(x, kind, block=bs), x.size)
+
+    return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32, "avx2": avx2}
 
 
 def _nvfp4_lane_limits(ts):

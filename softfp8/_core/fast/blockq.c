@@ -66,7 +66,9 @@
  *   bit is set (to odd).  |t1| >= 2^127 gives 2^127 and |t1| < 2^-120 (x != 0)
  *   gives 2^-120: both far beyond every element format's range on their side, as
  *   above (a quotient near those limits rounds as the replacement does).
- * - Binary32 lanes (AVX-512, NVFP4 whose tensor scale ts and block divisor d = s ts
+ * - Binary32 lanes (AVX-512 sixteen, AVX2 + FMA eight at a time: the same binary32
+ *   operations lane by lane, so the argument holds for each lane as it stands; NVFP4
+ *   whose tensor scale ts and block divisor d = s ts
  *   lie in [2^-60, 2^60], for element formats of at most 18 significant bits whose
  *   values and rounding boundaries lie in [2^-38, 2^19]: quantize.c lanes_ok; E2M1).
  *   The quotient is rounded to odd at k = 20 bits, which rounds correctly to <= 18
@@ -107,9 +109,17 @@
  *
  * Kernels: portable C (Dekker's product), AVX2 + FMA (the same loops compiled for
  * the target, sixteen-lane groups the compiler vectorises, the remainder by the fma
- * instruction) and AVX-512 (also: amax of contiguous binary32 blocks, binary64
- * quotients of contiguous rows and binary32 quotients, eight and sixteen lanes by
- * intrinsics). */
+ * instruction; by intrinsics: amax of contiguous binary32 blocks, eight lanes and a
+ * masked tail load, NVFP4's binary32 lanes, eight at a time, and binary64 quotients of
+ * contiguous rows, four lanes: quot64_avx512's operations, the header's first
+ * argument lane by lane) and AVX-512 (also:
+ * amax of contiguous binary32 blocks, binary64 quotients of contiguous rows and binary32
+ * quotients, eight and sixteen lanes by intrinsics).  The AVX2 amax compares |x| as
+ * bit patterns below 2^31 (signed and unsigned order agree there); a masked lane reads
+ * +0, which changes no maximum and is no NaN or infinity.  The harness part "avx2"
+ * (rows of every length 1..41, NaN / infinity / binary32's largest / subnormal / -0 at
+ * the first or last element, blocks of 8, 16, 32 and the kind's) holds the masked
+ * tails; "binary32" the lanes' thresholds (both proof: test_entry [blockq]). */
 #include <math.h>
 #include <string.h>
 
@@ -189,6 +199,37 @@ SFP8_AVX512 static inline AINL void amax32_avx512(const char *x, ptrdiff_t m, do
     memcpy(&f, &r, 4);
     *amax = f;
     *special = bad != 0;
+}
+#endif
+
+#if SFP8_X86
+/* amax32 of a contiguous block, eight lanes at a time (AVX2; the tail by a masked load, whose
+   masked lanes read as +0): |x| as a bit pattern below 2^31, so the signed compare and maximum
+   order it as the unsigned ones do; |x| > 0x7F7FFFFF (binary32's largest) is a NaN or an
+   infinity, kept out of the maximum as the portable loop does */
+SFP8_AVX2 static inline AINL void amax32_avx2(const char *x, ptrdiff_t m, double *amax, uint8_t *special)
+{
+    const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), fmax = _mm256_set1_epi32(0x7F7FFFFF);
+    __m256i mx = _mm256_setzero_si256(), bad = _mm256_setzero_si256();
+    ptrdiff_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m256i u = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(x + j * 4)), absm),
+                      b = _mm256_cmpgt_epi32(u, fmax);
+        bad = _mm256_or_si256(bad, b);
+        mx = _mm256_max_epi32(mx, _mm256_andnot_si256(b, u));
+    }
+    if (j < m) {
+        const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(m - j)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i u = _mm256_and_si256(_mm256_maskload_epi32((const int *)(const void *)(x + j * 4), k), absm),
+                      b = _mm256_cmpgt_epi32(u, fmax);
+        bad = _mm256_or_si256(bad, b);
+        mx = _mm256_max_epi32(mx, _mm256_andnot_si256(b, u));
+    }
+    __m128i h = _mm_max_epi32(_mm256_castsi256_si128(mx), _mm256_extracti128_si256(mx, 1));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_max_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    *amax = _mm_cvtss_f32(_mm_castsi128_ps(h));
+    *special = !_mm256_testz_si256(bad, bad);
 }
 #endif
 
@@ -279,6 +320,42 @@ SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot64_avx512(const 
 }
 #endif
 
+#if SFP8_X86
+/* quot64_avx512 on four lanes (AVX2 + FMA: the same operations, the masks as all-ones lanes:
+   +1 by subtracting the mask, -1 by adding it); the count done */
+SFP8_AVX2 __attribute__((target("fma"))) static ptrdiff_t quot64_avx2(const double *x, ptrdiff_t m, double p,
+                                                                       double dn, double *q)
+{
+    const __m256i one = _mm256_set1_epi64x(1), absm = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFll),
+                  zi = _mm256_setzero_si256();
+    const __m256d vp = _mm256_set1_pd(p), vd = _mm256_set1_pd(dn), zero = _mm256_setzero_pd(),
+                  dmax = _mm256_set1_pd(0x1.fffffffffffffp+1023), lim = _mm256_set1_pd(0x1p-899),
+                  tiny = _mm256_set1_pd(0x1p-900);
+    ptrdiff_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        const __m256d v = _mm256_loadu_pd(x + j), xn = _mm256_mul_pd(v, vp), t0 = _mm256_div_pd(xn, vd),
+                      r = _mm256_fnmadd_pd(t0, vd, xn);
+        const __m256i bt0 = _mm256_castpd_si256(t0), bv = _mm256_castpd_si256(v);
+        const __m256i fix = _mm256_and_si256(
+            _mm256_castpd_si256(_mm256_and_pd(_mm256_cmp_pd(r, zero, _CMP_NEQ_UQ),
+                                              _mm256_cmp_pd(_mm256_castsi256_pd(_mm256_and_si256(bt0, absm)), dmax,
+                                                            _CMP_LE_OQ))),
+            _mm256_cmpeq_epi64(_mm256_and_si256(bt0, one), zi));
+        const __m256i down = _mm256_castpd_si256(
+            _mm256_xor_pd(_mm256_cmp_pd(r, zero, _CMP_GT_OQ), _mm256_cmp_pd(t0, zero, _CMP_GT_OQ)));
+        __m256i bt = _mm256_sub_epi64(bt0, _mm256_andnot_si256(down, fix)); /* +1 */
+        bt = _mm256_add_epi64(bt, _mm256_and_si256(fix, down));             /* -1 */
+        const __m256i small = _mm256_andnot_si256(
+            _mm256_cmpeq_epi64(_mm256_and_si256(bv, absm), zi),
+            _mm256_castpd_si256(_mm256_cmp_pd(_mm256_castsi256_pd(_mm256_and_si256(_mm256_castpd_si256(xn), absm)),
+                                              lim, _CMP_LT_OQ)));
+        bt = _mm256_blendv_epi8(bt, _mm256_or_si256(_mm256_andnot_si256(absm, bv), _mm256_castpd_si256(tiny)), small);
+        _mm256_storeu_pd(q + j, _mm256_castsi256_pd(bt));
+    }
+    return j;
+}
+#endif
+
 /* m values of one block by its divisor d into q */
 static inline __attribute__((always_inline)) void quot_block(const char *x, ptrdiff_t es, int isize, ptrdiff_t m,
                                                               double d, double *q, int hw)
@@ -292,8 +369,9 @@ static inline __attribute__((always_inline)) void quot_block(const char *x, ptrd
     }
     split_d(d, &dn, &p, &e); /* d = dn * 2^(e - 1), dn in [1, 2), p = 2^(1 - e): exact */
 #if SFP8_X86
-    if (hw == 2 && isize == 8 && es == 8) {
-        const ptrdiff_t done = quot64_avx512((const double *)(const void *)x, m, p, dn, q);
+    if (hw && isize == 8 && es == 8) {
+        const ptrdiff_t done = hw == 2 ? quot64_avx512((const double *)(const void *)x, m, p, dn, q)
+                                       : quot64_avx2((const double *)(const void *)x, m, p, dn, q);
         x += done * 8;
         q += done;
         m -= done;
@@ -494,6 +572,43 @@ SFP8_AVX512 __attribute__((target("fma"))) static ptrdiff_t quot32_avx512(const 
 }
 #endif
 
+#if SFP8_X86
+/* quot32_lanes on eight lanes (AVX2 + FMA: the same operations lane by lane, the masks as
+   all-ones lanes and the selections by blends; the header, "binary32 lanes", holds for each
+   lane as it stands), the count done */
+SFP8_AVX2 __attribute__((target("fma"))) static inline AINL ptrdiff_t quot32_lanes_avx2(const char *x, ptrdiff_t m,
+                                                                                         float r, float s, float ts,
+                                                                                         float *q)
+{
+    const __m256 vr = _mm256_set1_ps(r), vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(ts), zero = _mm256_setzero_ps(),
+                 big = _mm256_set1_ps(0x1p21f), small = _mm256_set1_ps(0x1p-60f), xmin = _mm256_set1_ps(0x1p-100f);
+    const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), ulp = _mm256_set1_epi32(16), low = _mm256_set1_epi32(~15),
+                  p127 = _mm256_set1_epi32(0x7F000000), m120 = _mm256_set1_epi32(0x03800000);
+    ptrdiff_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        const __m256i bx = _mm256_loadu_si256((const __m256i *)(const void *)(x + j * 4)), bax = _mm256_and_si256(bx, absm);
+        const __m256 ax = _mm256_castsi256_ps(bax), t1 = _mm256_mul_ps(ax, vr);
+        const __m256i b = _mm256_and_si256(_mm256_castps_si256(t1), low), bp = _mm256_add_epi32(b, ulp);
+        const __m256 r0 = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_castsi256_ps(b), vs), vt, ax),
+                     r1 = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_castsi256_ps(bp), vs), vt, ax);
+        const __m256 ge1 = _mm256_cmp_ps(r1, zero, _CMP_GE_OQ), ge0 = _mm256_cmp_ps(r0, zero, _CMP_GE_OQ);
+        const __m256 ex = _mm256_or_ps(_mm256_and_ps(ge1, _mm256_cmp_ps(r1, zero, _CMP_EQ_OQ)),
+                                       _mm256_andnot_ps(ge1, _mm256_and_ps(ge0, _mm256_cmp_ps(r0, zero, _CMP_EQ_OQ))));
+        __m256i v = _mm256_blendv_epi8(_mm256_sub_epi32(b, ulp), b, _mm256_castps_si256(ge0));
+        v = _mm256_blendv_epi8(v, bp, _mm256_castps_si256(ge1));
+        v = _mm256_or_si256(v, _mm256_andnot_si256(_mm256_castps_si256(ex), ulp));       /* to odd */
+        const __m256 huge = _mm256_cmp_ps(t1, big, _CMP_GE_OQ),
+                     tiny = _mm256_or_ps(_mm256_cmp_ps(ax, xmin, _CMP_LT_OQ), _mm256_cmp_ps(t1, small, _CMP_LT_OQ));
+        v = _mm256_blendv_epi8(v, p127, _mm256_castps_si256(huge));                     /* 2^127 */
+        v = _mm256_blendv_epi8(v, m120, _mm256_castps_si256(tiny));                     /* 2^-120 */
+        v = _mm256_andnot_si256(_mm256_cmpeq_epi32(bax, _mm256_setzero_si256()), v);    /* x = +-0 */
+        v = _mm256_or_si256(v, _mm256_andnot_si256(absm, bx));
+        _mm256_storeu_si256((__m256i *)(void *)(q + j), v);
+    }
+    return j;
+}
+#endif
+
 /* m binary32 values of one block by its divisor d into q (contiguous rows: G at a time) */
 static inline AINL void quot32_block(const char *x, ptrdiff_t es, ptrdiff_t m, double d, float *q, int hw)
 {
@@ -614,6 +729,79 @@ SFP8_AVX512 __attribute__((target("fma"))) static void quot32_row_lanes(const sf
 }
 #endif
 
+#if SFP8_X86
+/* lane i of the result: the maximum (OR: the OR) of the eight lanes of v[i] (a transposing tree:
+   pairs within 64 bits, 128 bits, then across the halves) */
+SFP8_AVX2 static inline AINL __m256i red2(__m256i a, __m256i b, int OR)
+{
+    return OR ? _mm256_or_si256(a, b) : _mm256_max_epi32(a, b);
+}
+
+SFP8_AVX2 static inline AINL __m256i tree8(const __m256i v[8], int OR)
+{
+    __m256i a[4], c[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = red2(_mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]), OR);
+    for (int i = 0; i < 2; i++)
+        c[i] = red2(_mm256_unpacklo_epi64(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_epi64(a[2 * i], a[2 * i + 1]), OR);
+    return red2(_mm256_permute2x128_si256(c[0], c[1], 0x20), _mm256_permute2x128_si256(c[0], c[1], 0x31), OR);
+}
+
+/* AMAX of row r of contiguous binary32 values (AVX2): eight whole blocks of a multiple of 8
+   at a time (amax32_avx2's lanes per block, then the eight blocks' reductions together by
+   tree8; the maxima widened to binary64 exactly as the one-block kernel does), block by
+   block for the rest */
+SFP8_AVX2 static void amax32_row_avx2(const sfp8f_blockq *b, ptrdiff_t r, ptrdiff_t nb)
+{
+    const char *row = b->x + r * b->rs;
+    const __m256i absm = _mm256_set1_epi32(0x7FFFFFFF), fmax = _mm256_set1_epi32(0x7F7FFFFF);
+    ptrdiff_t k = 0;
+    if (b->bs % 8 == 0)
+        for (; k + 8 <= nb && (k + 8) * b->bs <= b->n; k += 8) {
+            __m256i mx[8], bad[8];
+            for (int i = 0; i < 8; i++) {
+                const char *xb = row + (k + i) * b->bs * 4;
+                __m256i m = _mm256_setzero_si256(), bd = _mm256_setzero_si256();
+                for (ptrdiff_t j = 0; j < b->bs; j += 8) {
+                    const __m256i u = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(xb + j * 4)),
+                                                       absm),
+                                  t = _mm256_cmpgt_epi32(u, fmax);
+                    bd = _mm256_or_si256(bd, t);
+                    m = _mm256_max_epi32(m, _mm256_andnot_si256(t, u));
+                }
+                mx[i] = m;
+                bad[i] = bd;
+            }
+            const __m256 am = _mm256_castsi256_ps(tree8(mx, 0));
+            const unsigned bits = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(tree8(bad, 1)));
+            _mm256_storeu_pd(&b->amax[r * nb + k], _mm256_cvtps_pd(_mm256_castps256_ps128(am)));
+            _mm256_storeu_pd(&b->amax[r * nb + k + 4], _mm256_cvtps_pd(_mm256_extractf128_ps(am, 1)));
+            for (int i = 0; i < 8; i++) b->special[r * nb + k + i] = (uint8_t)((bits >> i) & 1);
+        }
+    for (; k < nb; k++) {
+        const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
+        amax32_avx2(row + j0 * 4, m, &b->amax[r * nb + k], &b->special[r * nb + k]);
+    }
+}
+
+/* quot32_row_lanes with quot32_lanes_avx2 (AVX2 + FMA): the same routes and limits */
+SFP8_AVX2 __attribute__((target("fma"))) static void quot32_row_lanes_avx2(const sfp8f_blockq *b, ptrdiff_t r,
+                                                                            ptrdiff_t nb, double its)
+{
+    const char *row = b->x + r * b->rs;
+    for (ptrdiff_t k = 0; k < nb; k++) {
+        const ptrdiff_t j0 = k * b->bs, m = b->n - j0 < b->bs ? b->n - j0 : b->bs;
+        const double d = b->d[r * nb + k];
+        const char *xb = row + j0 * 4;
+        float *q = b->q32 + r * b->n + j0;
+        ptrdiff_t j = 0;
+        if (d >= 0x1p-60 && d <= 0x1p60) /* s = d / ts exactly, as in quot32_row_lanes */
+            j = quot32_lanes_avx2(xb, m, (float)(1.0 / d), (float)(d * its), (float)b->ts, q);
+        if (j < m) quot32_block(xb + j * 4, 4, m - j, d, q + j, 1);
+    }
+}
+#endif
+
 static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq *b, int hw)
 {
     const ptrdiff_t nb = (b->n + b->bs - 1) / b->bs;
@@ -628,6 +816,14 @@ static inline __attribute__((always_inline)) unsigned run_all(const sfp8f_blockq
         }
         if (hw == 2 && b->phase == SFP8F_BQ_AMAX && b->isize == 4 && b->es == 4) {
             amax32_row_avx512(b, r, nb);
+            continue;
+        }
+        if (hw == 1 && b->phase == SFP8F_BQ_QUOT32 && b->es == 4 && b->ts >= 0x1p-60 && b->ts <= 0x1p60) {
+            quot32_row_lanes_avx2(b, r, nb, its);
+            continue;
+        }
+        if (hw == 1 && b->phase == SFP8F_BQ_AMAX && b->isize == 4 && b->es == 4) {
+            amax32_row_avx2(b, r, nb);
             continue;
         }
 #else

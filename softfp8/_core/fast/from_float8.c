@@ -50,7 +50,8 @@
  *
  * Kernels: portable C (the key table, element by element in order; any
  * overlap), AVX2 (the arithmetic kernel on contiguous binary64 input, four
- * lanes at a time, sixteen a block), AVX-512 (the arithmetic kernel on binary64,
+ * lanes at a time, sixteen a block; binary32 input: the key table by eight-lane
+ * gathers, key32_avx512's operations), AVX-512 (the arithmetic kernel on binary64,
  * sixteen lanes; else the key table by gathers, the binary64 key through a
  * conversion to binary32 (simd.h, key64x16f)).  The SIMD kernels take
  * contiguous operands sfp8f_apart allows and leave the tail to the portable
@@ -235,7 +236,8 @@ static inline AINL unsigned from_float_run(const uint16_t *tab, const sfp8f_call
                           : from_float_loop(1, tab, a, sa, 8, o, so, i, n, flout);
         return acc >> 8;
     }
-    if (k32 && i == 0 && sa == isize && so == 1 && sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
+    if ((isize == 4 ? k32 != NULL : k64 != NULL) && i == 0 && sa == isize && so == 1 &&
+        sfp8f_apart(o, 1, 1, a, sa, isize, n)) {
         if (isize == 4) i = k32(tab, (const uint32_t *)(const void *)a, (uint8_t *)o, n, &acc);
         else i = k64(tab, (const uint64_t *)(const void *)a, (uint8_t *)o, n, &acc);
         a += i * sa;
@@ -327,7 +329,42 @@ SFP8_AVX2 static ptrdiff_t arith_avx2(const sfp8s_cast64 *p, const uint16_t *tab
     SFP8S_MODES(p->rounding, CAST64_CASE, cast256, 0)
 }
 
-unsigned sfp8f_from_float8_run_avx2(const void *t, const sfp8f_call *c) { return from_float_run(t, c, arith_avx2, NULL, NULL); }
+/* binary32 -> code through the key table, eight lanes a gather (AVX2; key32_avx512's
+   operations: the 32-bit gather at the key's 16-bit entry reads the next entry into the high
+   half, which the mask drops), sixteen a step */
+SFP8_AVX2 static ptrdiff_t key32_avx2(const uint16_t *tab, const uint32_t *in, uint8_t *out, ptrdiff_t n, unsigned *acc)
+{
+    const __m256i lo16 = _mm256_set1_epi32(0xffff), lo8 = _mm256_set1_epi32(0xff), keep = _mm256_set1_epi32(0xfffe),
+                  low17 = _mm256_set1_epi32(0x1ffff), one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+    __m256i a = zero;
+    ptrdiff_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i v[2];
+        for (int h = 0; h < 2; h++) {
+            const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8 * h));
+            __m256i key = _mm256_and_si256(_mm256_srli_epi32(b, 16), keep);
+            key = _mm256_or_si256(key, _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(b, low17), zero), one));
+            v[h] = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)tab, key, 2), lo16);
+            a = _mm256_or_si256(a, v[h]);
+        }
+        /* the low bytes in order: 32 -> 16 bits (lane-wise), the quarters put in order, 16 -> 8 */
+        const __m256i w = _mm256_permute4x64_epi64(
+            _mm256_packus_epi32(_mm256_and_si256(v[0], lo8), _mm256_and_si256(v[1], lo8)), 0xD8);
+        _mm_storeu_si128((__m128i *)(void *)(out + i),
+                         _mm_packus_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+    }
+    {
+        uint32_t f[8];
+        _mm256_storeu_si256((__m256i *)(void *)f, a);
+        *acc |= f[0] | f[1] | f[2] | f[3] | f[4] | f[5] | f[6] | f[7];
+    }
+    return i;
+}
+
+unsigned sfp8f_from_float8_run_avx2(const void *t, const sfp8f_call *c)
+{
+    return from_float_run(t, c, arith_avx2, key32_avx2, NULL);
+}
 
 /* ---- AVX-512: the arithmetic kernel on sixteen binary64 lanes (simd.h,
  *      cast_half512 / cast_code512); the key table by gathers ---- */
