@@ -281,7 +281,7 @@ void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs)
  * dblock_512 does (32-bit lanes, arithmetic shift by min(d, 31): the downward alignment of a
  * term below 2^31).
  *
- * DERIVED from mm_units_late.c's lstep and dstep_512 (same model, same argument): the running
+ * DERIVED from core.c round_pack, as mm_units_late.c's lstep and dstep_512 are (same model, same argument): the running
  * value c is held as its binary32 value (normal or zero; E(c) = max(floor(log2 |c|), -126), from
  * its exponent bits, also a zero's: zero_addend_exponent -126).  The step's unit is 2^L with
  * L = max(E_p - W, E(c) - W - X): where E_p >= E(c), L = E_p - W (E(c) - W - X <= E_p - W); where
