@@ -588,7 +588,7 @@ void mm_odd_scale(int level, double *v, ptrdiff_t n, double s)
     ptrdiff_t i = 0;
 #if MM_SIMD
     if (level >= 2) i = odd_scale_512(v, n, s);
-    else if (level >= 1 && __builtin_cpu_supports("fma")) i = odd_scale_256(v, n, s);
+    else if (level >= 1) i = odd_scale_256(v, n, s); /* level 1 has FMA (switches.c) */
 #endif
     (void)level;
     for (; i < n; i++) v[i] = odd_mul(v[i], s);

@@ -202,16 +202,6 @@ static void pair_c(const fpk *x, const float *b, float *c, uint8_t *alive)
     }
 }
 
-/* FMA beside AVX2 (SIMD level 1 does not imply it) */
-static inline int fp_fma(void)
-{
-#if MM_SIMD
-    return __builtin_cpu_supports("fma") != 0;
-#else
-    return 0;
-#endif
-}
-
 #if MM_SIMD
 
 /* exact alignment, AVX-512: four vectors of eight lanes; products fused (each step's
@@ -718,7 +708,7 @@ static unsigned run_pair(int level, const fpk *x, const float *b, float *c, uint
         memcpy(c0, c, sizeof c0);
         memcpy(a0, alive, sizeof a0);
         mm_fx_clear(x->rounding);
-        int de = level >= 2 || (x->n == 4 && fp_fma()); /* the kernels that leave tiny sums to the flag */
+        int de = level >= 2 || x->n == 4; /* the kernels that leave tiny sums to the flag */
         if (level >= 2) pair_512(x, b, c, alive);
         else if (de) pair4_256(x, b, c, alive);
         else pair_256(x, b, c, alive);
@@ -931,7 +921,7 @@ unsigned sfp8mu_fp_gemm(const sfp8u_model *md, int mode, const char *A, ptrdiff_
     int sa = code_size(&md->fa), sb = code_size(&md->fb), so = code_size(&md->fo), used = 0;
     int level = sfp8f_simd_level(), dbl = mode == FP_EXACT;
     /* level 1, exact alignment: the binades and widths read by xsafe */
-    int xs = level == 1 && dbl && fp_fma() &&
+    int xs = level == 1 && dbl &&
              (k + md->block - 1) / md->block <= (int64_t)1 << (md->fo.man_bits - 1); /* T <= 2^(P - 2) */
     int bins = !dbl || !md->product_overflow || xs;
     int64_t lgk = 0;
