@@ -1131,6 +1131,19 @@ def main(argv=None):
                    "scaling.quantize's: a fresh DelayedScaling() casts with scale 1, whose E4M3 "
                    "subnormals make the cast itself about 13% slower"]))
 
+    # ---- softfp8 ver: lines checked per second (ns per line; 10^6 lines/s = 1000 ns) ----
+    import io as _io
+    from softfp8 import vectors as _V
+    ver_data = b"".join(_V.generate(e4m3, "mul")) * 16   # 2^20 lines, the exhaustive products
+
+    def _ver(k):
+        return lambda: _V.verify(_io.BytesIO(ver_data), e4m3, "mul")
+    add(Row("ver_lines", "softfp8 ver, 2^20 e4m3 mul lines (ns per line)",
+            measure(_ver, [1 << 20], lambda k: k, repeats), target=("abs", 1000.0),
+            notes=["softfp8.vectors.verify of the exhaustive products, sixteen times: every line "
+                   "parsed, recomputed and compared; target at least 10^6 lines per second (was "
+                   "tests/tools/test_vectors.py's timed test)"]))
+
     # ---- issue 26: softfp8.jax.quantize (XLA FFI custom call) vs softfp8's NumPy cast ----
     try:
         import jax

@@ -14,7 +14,6 @@ import io
 import itertools
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -296,15 +295,12 @@ def test_gen_binary16_agrees_with_testfloat(vectors_dir, tf, rm, tin):
     assert np.array_equal(f1[i1] & 0x1F, f2[i2])
 
 
-def test_ver_throughput():
-    """At least 10^6 lines per second (best of three, one million e4m3 lines)."""
+def test_ver_checks_a_million_lines():
+    """`softfp8 ver` reads one million e4m3 lines (the exhaustive products, sixteen times)
+    and checks every one, no mismatch.  Its speed (at least 10^6 lines per second) is the
+    bench row ver_lines (benchmarks/bench.py), not a timed test: under the sanitizer job or
+    a loaded machine a clock here measures the machine."""
     data = b"".join(V.generate(softfp8.e4m3, "mul")) * 16
     assert nlines(data) == 1 << 20
-    best = 0.0
-    for _ in range(3):
-        t0 = time.perf_counter()
-        rep = V.verify(io.BytesIO(data), softfp8.e4m3, "mul")
-        best = max(best, rep.lines / (time.perf_counter() - t0))
-        assert rep.lines == 1 << 20 and rep.mismatches == 0
-    print(f"softfp8 ver: {best / 1e6:.1f} million lines/s")
-    assert best >= 1e6
+    rep = V.verify(io.BytesIO(data), softfp8.e4m3, "mul")
+    assert rep.lines == 1 << 20 and rep.mismatches == 0
