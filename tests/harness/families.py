@@ -578,11 +578,37 @@ def _from_float8():
     return parts
 
 
+def _f32_route(fmt):
+    """cast16.c's binary32-arithmetic kernels apply (AVX2 cast256f: -126 <= emin <= M, M >= 1,
+    M - emin <= 127)"""
+    emin = 1 - fmt.bias
+    return -126 <= emin <= fmt.man_bits and fmt.man_bits >= 1 and fmt.man_bits - emin <= 127
+
+
 @register("cast16", "family", "binary32/binary64 -> 9..16-bit formats (cast16.c arithmetic rounding)", tables=False)
 def _cast16():
-    return float_source("c16", S.WIDE, (softfp8.float16, softfp8.bfloat16), S.CONFIGS, lambda k: S.SOME[k % 3::3],
-                        ((np.float32, softfp8.float16), (np.float64, softfp8.bfloat16), (np.float32, S.MID[1])),
-                        lambda k: S.rotate(S.CONFIGS, 7 * k))
+    parts = float_source("c16", S.WIDE, (softfp8.float16, softfp8.bfloat16), S.CONFIGS, lambda k: S.SOME[k % 3::3],
+                         ((np.float32, softfp8.float16), (np.float64, softfp8.bfloat16), (np.float32, S.MID[1])),
+                         lambda k: S.rotate(S.CONFIGS, 7 * k))
+
+    def avx2f32():
+        # binary32 inputs of every format with the binary32 route (ties, 2^emin, maxmag and the
+        # floats beside them, binary32 subnormals, NaN / infinity: float_inputs) shuffled so
+        # that uncovered lanes share eight-lane vectors with ordinary ones, a partial last
+        # vector (16k + 13 elements); layouts (strides, splits, unaligned) on three formats
+        fmts = [f for f in S.WIDE if _f32_route(f)]
+        for k, fmt in enumerate(fmts):
+            g = rng_of("c16-avx2f32", fmt.name)
+            x = S.float_inputs(fmt, np.float32, g)
+            x = x[g.permutation(x.size)][: 16 * (x.size // 16 - 1) + 13]
+            for env in (S.CONFIGS if fmt is softfp8.float16 else S.CONFIGS[k % 4::4]):
+                yield cast_case(f"float32->{S.fid(fmt)}/{S.env_id(env)}/avx2f32", x, np.float32, fmt, env)
+            if k < 3:
+                yield from cast_layouts(f"float32->{S.fid(fmt)}/{S.env_id(S.rotate(S.CONFIGS, 5 * k))}/avx2f32",
+                                        x[:N_LAYOUT + 7], fmt.dtype, S.rotate(S.CONFIGS, 5 * k))
+
+    parts["avx2f32"] = avx2f32
+    return parts
 
 
 # ==========================================================================

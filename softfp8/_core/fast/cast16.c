@@ -22,7 +22,8 @@
  * Levels (SOFTFP8_SIMD): AVX-512 (sixteen lanes: getexp / scalef /
  * roundscale; binary32 inputs in binary32 arithmetic when -126 <= emin <= M,
  * where every step is exact as in binary64), AVX2 (four binary64 at a time, the exponent read as an
- * integer), portable C (sfp8f_round_doubles, the rounder of round64.c, in
+ * integer; binary32 inputs eight at a time in binary32 arithmetic when -126 <= emin <= M, M >= 1
+ * and M - emin <= 127: cast256f), portable C (sfp8f_round_doubles, the rounder of round64.c, in
  * blocks; formats it does not cover take the core).  Strided inputs are
  * gathered block by block into a contiguous buffer in their own type (the
  * core sees the original bits of uncovered lanes); calls whose output overlaps
@@ -281,9 +282,153 @@ SFP8_AVX2 static inline AINL ptrdiff_t cast256(int MODE, int TB, int FL, int ISZ
     return i;
 }
 
+/* ---- AVX2, binary32 inputs in binary32 arithmetic: eight lanes at a time (p->f32) ----
+ *
+ * DERIVED from cast_lane4 (simd.h) and cast512f above, the same steps on binary32 lanes
+ * (the core is round_pack; the lane rounding argument is the file header's).  Used when
+ * -126 <= emin <= M (p->f32), M >= 1 and M - emin <= 127 (the scale below is a normal binary32).
+ * For a normal binary32 x of biased exponent field E, em = max(E, emin + 127) and the
+ * scale 2^(M - (em - 127)) is built as binary32 bits ((254 + M - em) << 23): its
+ * exponent 127 + M - (em - 127) lies in [M, 127 + M - emin] within [1, 254] (em <= 254,
+ * M >= 1; em >= emin + 127, M - emin <= 127).  z = x * scale is exact: a power of two
+ * times a normal binary32 whose product is normal, since |z| < 2^(M + 1) <= 2^16 and
+ * |z| >= 2^-126 * 2^(M - emin) >= 2^-126 (emin <= M; x >= 2^-126, scale >= 2^(M - emin)
+ * when em = emin + 127, and z >= 2^M otherwise).  Zero lanes give z = 0; NaN, infinity
+ * and binary32 subnormal lanes are zeroed before the product and returned uncovered.
+ * _mm256_round_ps rounds z in the mode (nearest-away: trunc(z), plus one in z's direction
+ * where the exact |z - trunc z| >= 1/2; z - trunc z is exact, the low bits of z);
+ * inexact iff r != z; K = |r| < 2^17 converts exactly (cvtt); the magnitude code
+ * ((em - emin - 127) << M) + K fits 32-bit lanes (< 2^23).  Codes and flags as cast_lane4.
+ * Proof: tests/harness/test_harness.py::test_entry [cast16] (formats, layouts, avx2f32
+ * edges: ties, 2^emin and maxmag limits, subnormals, NaN / infinity, partial vectors,
+ * strides) and [blockq] (MXINT8's helper conversion), at every SIMD level. */
+typedef struct {
+    __m256i absm, minn, span, ebmin, c254m, pmin, top, maxmag, signbit, ovf0, ovf1, fix, fuf, fo0, fo1;
+    __m128i Mc;
+    int unsig;
+} cast_k256f;
+
+SFP8_AVX2 static inline AINL void cast_k256f_init(cast_k256f *c, const sfp8f_c16 *p)
+{
+    c->absm = _mm256_set1_epi32(0x7fffffff);
+    c->minn = _mm256_set1_epi32(0x00800000);
+    c->span = _mm256_set1_epi32(0x7f000000);
+    c->ebmin = _mm256_set1_epi32(p->r.emin + 127);
+    c->c254m = _mm256_set1_epi32(254 + p->r.M);
+    c->pmin = _mm256_set1_epi32((p->r.emin + 127) << 23);
+    c->top = _mm256_set1_epi32(1 << p->r.M);
+    c->maxmag = _mm256_set1_epi32((int)p->r.maxmag);
+    c->signbit = _mm256_set1_epi32((int)p->r.signbit);
+    c->ovf0 = _mm256_set1_epi32((int)p->r.ovf0);
+    c->ovf1 = _mm256_set1_epi32((int)p->r.ovf1);
+    c->fix = _mm256_set1_epi32(SFP8_FLAG_INEXACT);
+    c->fuf = _mm256_set1_epi32(SFP8_FLAG_INEXACT | SFP8_FLAG_UNDERFLOW);
+    c->fo0 = _mm256_set1_epi32((int)p->r.ovf_fl0);
+    c->fo1 = _mm256_set1_epi32((int)p->r.ovf_fl1);
+    c->Mc = _mm_cvtsi32_si128(p->r.M);
+    c->unsig = p->unsig;
+}
+
+SFP8_AVX2 static inline AINL __m256 round256f(int MODE, __m256 z)
+{
+    const int X = _MM_FROUND_NO_EXC;
+    switch (MODE) {
+    case SFP8_ROUND_NEAREST_EVEN: return _mm256_round_ps(z, _MM_FROUND_TO_NEAREST_INT | X);
+    case SFP8_ROUND_UPWARD: return _mm256_round_ps(z, _MM_FROUND_TO_POS_INF | X);
+    case SFP8_ROUND_DOWNWARD: return _mm256_round_ps(z, _MM_FROUND_TO_NEG_INF | X);
+    case SFP8_ROUND_NEAREST_AWAY: {
+        const __m256 sign = _mm256_set1_ps(-0.0f);
+        __m256 t = _mm256_round_ps(z, _MM_FROUND_TO_ZERO | X);
+        __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(z, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+        __m256 one = _mm256_or_ps(_mm256_and_ps(z, sign), _mm256_set1_ps(1.0f)); /* copysign(1, z) */
+        return _mm256_add_ps(t, _mm256_and_ps(up, one));
+    }
+    default: return _mm256_round_ps(z, _MM_FROUND_TO_ZERO | X);
+    }
+}
+
+/* eight binary32 lanes (bits b): code, flags (zero in uncovered lanes); returns the
+   uncovered lanes (all ones), as cast_lane4 */
+SFP8_AVX2 static inline AINL __m256i cast_lane8f(int MODE, int TB, int FULL, const cast_k256f *c, __m256i b,
+                                                 __m256i *code, __m256i *fl)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i abs = _mm256_and_si256(b, c->absm), t = _mm256_sub_epi32(abs, c->minn);
+    __m256i ok = _mm256_or_si256(_mm256_andnot_si256(_mm256_cmpgt_epi32(zero, t), _mm256_cmpgt_epi32(c->span, t)),
+                                 _mm256_cmpeq_epi32(abs, zero)); /* normal or zero */
+    __m256i em = _mm256_max_epi32(_mm256_srli_epi32(abs, 23), c->ebmin);
+    __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(c->c254m, em), 23));
+    __m256 z = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(b, ok)), scale);
+    __m256 r = round256f(MODE, z);
+    __m256i ix = _mm256_castps_si256(_mm256_cmp_ps(r, z, _CMP_NEQ_OQ));
+    __m256i k = _mm256_cvttps_epi32(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), r));
+    __m256i mag = _mm256_add_epi32(_mm256_sll_epi32(_mm256_sub_epi32(em, c->ebmin), c->Mc), k);
+    __m256i sg = _mm256_srai_epi32(b, 31), ovf, bad = _mm256_xor_si256(ok, _mm256_cmpeq_epi32(ok, ok));
+    __m256i below = _mm256_cmpgt_epi32(c->pmin, abs);
+    if (MODE == SFP8_ROUND_TO_ODD) mag = _mm256_or_si256(mag, _mm256_srli_epi32(ix, 31));
+    ovf = _mm256_cmpgt_epi32(mag, c->maxmag);
+    *code = _mm256_or_si256(mag, _mm256_and_si256(sg, c->signbit));
+    if (FULL) {
+        __m256i tiny = _mm256_cmpgt_epi32(c->top, mag);
+        __m256i edge = _mm256_and_si256(_mm256_and_si256(ix, _mm256_cmpeq_epi32(mag, c->top)), below);
+        if (TB) tiny = _mm256_or_si256(tiny, edge);
+        else bad = _mm256_or_si256(bad, edge);
+        *code = _mm256_blendv_epi8(*code, _mm256_blendv_epi8(c->ovf0, c->ovf1, sg), ovf);
+        *fl = _mm256_and_si256(ix, _mm256_blendv_epi8(c->fix, c->fuf, tiny));
+        *fl = _mm256_blendv_epi8(*fl, _mm256_blendv_epi8(c->fo0, c->fo1, sg), ovf);
+    } else {
+        bad = _mm256_or_si256(_mm256_or_si256(bad, below), ovf);
+        if (c->unsig) bad = _mm256_or_si256(bad, sg);
+        *fl = _mm256_and_si256(ix, c->fix);
+    }
+    *fl = _mm256_andnot_si256(bad, *fl);
+    return bad;
+}
+
+SFP8_AVX2 static inline AINL ptrdiff_t cast256f(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
+                                                const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                                unsigned *acc)
+{
+    cast_k256f c;
+    __m256i facc = _mm256_setzero_si256();
+    unsigned a = 0;
+    ptrdiff_t i = 0;
+    (void)ISZ;
+    cast_k256f_init(&c, p);
+    for (; i + 16 <= n; i += 16) {
+        __m256i c0, c1, f0, f1, w;
+        const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 4 * i));
+        const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 4 * i + 32));
+        unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(cast_lane8f(MODE, TB, FULL, &c, b0, &c0, &f0))) |
+                       (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(cast_lane8f(MODE, TB, FULL, &c, b1, &c1, &f1)))
+                           << 8;
+        /* codes and flags are below 2^16: the unsigned saturating packs keep them */
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_permute4x64_epi64(_mm256_packus_epi32(c0, c1), 0xD8));
+        w = _mm256_permute4x64_epi64(_mm256_packus_epi32(f0, f1), 0xD8);
+        if (FL) {
+            __m256i q8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w, w), 0x08);
+            _mm_storeu_si128((__m128i *)(void *)(flo + i), _mm256_castsi256_si128(q8));
+        }
+        facc = _mm256_or_si256(facc, w);
+        if (bad) fix_lanes(p, in + 4 * i, 4, out + i, FL ? flo + i : NULL, bad, &a);
+    }
+    *acc |= a | or16x16(facc);
+    return i;
+}
+
+SFP8_AVX2 static ptrdiff_t kernel256f(const sfp8f_c16 *p, const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                      unsigned *acc)
+{
+    if (p->full) {
+        C16_FL(cast256f, 4, 1)
+    }
+    C16_FL(cast256f, 4, 0)
+}
+
 SFP8_AVX2 static ptrdiff_t kernel_avx2(const sfp8f_c16 *p, const char *in, int isize, uint16_t *out, uint8_t *flo,
                                        ptrdiff_t n, unsigned *acc)
 {
+    if (isize == 4 && p->f32 && p->r.M >= 1 && p->r.M - p->r.emin <= 127) return kernel256f(p, in, out, flo, n, acc);
     C16_ALL(cast256)
 }
 
