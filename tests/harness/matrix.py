@@ -474,6 +474,25 @@ def _model_f32():
         shapes = ((2, 9, 127), (1, 20, 128), (2, 17, 129), (1, 70, 257), (3, 0, 130), (2, 5, 15), (1, 3, 33))
         pairs = [(softfp8.e4m3, softfp8.e5m2), F32_PORTABLE, (F32_HUGE, F32_HUGE)]
         yield from model_cases(pairs, shapes, "f32-blocks", accs)
+        # a product format exact below its largest value (float16 for E4M3 x E4M3: the binary32
+        # kernels, blocks whose products may exceed 65504 declining) with promotion by binary32
+        # additions (level 1: f32_prom_256, every chunk in one call): k around the chunk bounds
+        pf16 = (("prod-f16-promote16", dict(product=softfp8.float16, accumulator=np.float32, promote_every=16)),
+                ("prod-f16-promote1", dict(product=softfp8.float16, accumulator=np.float32, promote_every=1)),
+                ("prod-f16", dict(product=softfp8.float16, accumulator=np.float32)))
+        yield from model_cases([(softfp8.e4m3, softfp8.e4m3)], ((2, 15, 130), (2, 16, 64), (2, 17, 129),
+                                                                (1, 33, 17), (2, 49, 200)), "f32-blocks-pf16", pf16)
+        # sums that round in binary32 with no product above 65504 (|a|, |b| <= 240): the
+        # chunks' bounds change the result (a chunk one product too long fails here)
+        g = rng_of("f32-pf16-round")
+        vals = np.array([240.0, -224.0, 2.0 ** -9, -3 * 2.0 ** -9, 1.125, -0.875, 2.0 ** -6], np.float64)
+        for (m, k, p) in ((2, 15, 130), (2, 16, 64), (2, 17, 129), (3, 49, 200), (1, 784, 128)):
+            a = g.choice(vals, (m, k)).astype(softfp8.e4m3)
+            b = g.choice(vals, (k, p)).astype(softfp8.e4m3)
+            for name, kw in pf16[:2]:
+                acc = softfp8.Accumulation(**kw)
+                yield mcase(f"e4m3/matmul-acc-{name}/{_shape_id(m, k, p)}/rounding", lambda g, a=a, b=b, acc=acc:
+                            softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), m * p, S.CONFIGS[0])
         a, b = operands(softfp8.e4m3, softfp8.e4m3, 6, 40, 150, "wide", "f32-layouts")
         acc = softfp8.Accumulation(accumulator=np.float32, promote_every=16)
         for name, f in (("strided", lambda g: softfp8.matmul(a[::2, ::3], b[::3, ::2], out_dtype=np.float32,

@@ -9,7 +9,8 @@
  *    hardware (C11, FLT_EVAL_METHOD 0, no contraction), inexact from TwoSum; without a
  *    product format on B decoded once (f32_block: portable, AVX2 and AVX-512 kernels,
  *    the SIMD ones for operands whose values are normal binary32 numbers, inexact from
- *    MXCSR's precision flag), with one through the product table;
+ *    MXCSR's precision flag; at level 1 a promotion by binary32 additions, or none, runs
+ *    the row's block in one call, f32_prom_256), with one through the product table;
  *  - model_fma16: an accumulator of at most 20 mantissa bits with IEEE subnormals,
  *    operands and products normal binary32 numbers, no product format or one exact for
  *    the block's products: B decoded once, the kernels of mm_narrow.c (binary32 sums
@@ -607,7 +608,56 @@ MM_TGT256 static void f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1
         else f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16; /* B's rows: 16 columns */
     }
 }
+
+/* AVX2, the whole row for f32_block without another running sum (promotion by binary32
+ * additions, or none: pe = 0, one chunk): per column group, chunks of pe products summed
+ * from -0 and added into the running sum o by f32_group_256 (add), o starting at -0
+ * (-0 + x = x exactly for every x, zeros' signs kept: the first chunk's sum as it is,
+ * f32_block's add = 0) -- the additions of f32_block's chunk loop over f32_run_256, in
+ * the same order, with one MXCSR setting for the row's block */
+static inline __attribute__((always_inline)) MM_TGT256 void f32_prom_group_256(int NV, const float *arow,
+                                                                               const float *b, int64_t P,
+                                                                               int64_t k, int64_t pe, float *o)
+{
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, _mm256_set1_ps(-0.0f));
+    for (int64_t l0 = 0; l0 < k;) {
+        int64_t l1 = pe && k - l0 > pe ? l0 + pe : k; /* one chunk */
+        f32_group_256(NV, arow, b, P, l0, l1, o, 1);
+        l0 = l1;
+    }
+}
+
+MM_TGT256 static void f32_prom_256(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, int n, float *out)
+{
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 7) / 8;
+        const float *b = t->bf + j0 + j;
+        if (nv >= 8) f32_prom_group_256(8, t->arf, b, t->P, k, pe, out + j), j += 64;
+        else if (nv >= 4) f32_prom_group_256(4, t->arf, b, t->P, k, pe, out + j), j += 32;
+        else f32_prom_group_256(2, t->arf, b, t->P, k, pe, out + j), j += 16; /* B's rows: 16 columns */
+    }
+}
 #endif
+
+/* level 1: f32_block's chunk loop without another running sum in one call (f32_prom_256);
+ * the precision flag of its sums alone, as f32_run */
+static int f32_prom(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, int n, float *out)
+{
+#if MM_SIMD
+    unsigned csr = _mm_getcsr(), pe_;
+    MM_CSR_SET(csr);
+    __asm__ volatile("" ::: "memory");
+    f32_prom_256(t, k, pe, j0, n, out);
+    __asm__ volatile("" ::: "memory");
+    pe_ = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+    _mm_setcsr(csr);
+    return pe_ != 0;
+#else
+    (void)t, (void)k, (void)pe, (void)j0, (void)n, (void)out;
+    return 0;
+#endif
+}
 
 static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
 {
@@ -696,7 +746,15 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
     uint8_t fl8 = 0;
     int inex = 0, first = 1;
     if (!f32_begin(t, c, i, j0, n, &fl)) return 0;
-    for (int64_t l0 = 0; l0 < c->k;) {
+    if (t->level == 1 && c->k && (!md->promote || t->prom32)) { /* the loop below in one call */
+        inex = f32_prom(t, c->k, md->promote, j0, n, out);
+        first = 0;
+        /* a sum that overflowed: an infinity or a NaN stays one through every later binary32
+           addition of finite products or sums (inf + finite = inf, NaN + x = NaN), so the
+           loop's test after each chunk is this one at the end */
+        if (!f32_finite(out, n)) return 0;
+    }
+    for (int64_t l0 = first ? 0 : c->k; l0 < c->k;) {
         int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
         if (!md->promote || t->prom32) {
             inex |= f32_run(t, l0, l1, j0, n, out, md->promote && !first);
