@@ -340,7 +340,9 @@ MM_TGT256 void sfp8mu_lean_ieee256(const uctx *g, const udecoder *D, const void 
         const __m256i nzn = _mm256_andnot_si256(_mm256_or_si256(e0, isbad), in); /* normal values */
         const __m256i nzs = _mm256_and_si256(issub, insub);                        /* subnormal values kept */
         const __m256i nz = _mm256_or_si256(nzn, nzs);
-        const __m256 fs = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(mf), ulp), smin); /* exact */
+        /* exact; the fraction of the subnormal lanes only (0 elsewhere): a subnormal binary32
+           product in every lane (bfloat16: mf 2^-133) costs a microcode assist per multiply */
+        const __m256 fs = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(mf, nzs)), ulp), smin);
         const __m256i fn = _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(ef, rebias), 23),
                                            _mm256_slli_epi32(mf, 23 - man));
         const __m256i fb = _mm256_and_si256(

@@ -326,16 +326,25 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  *     the kept lanes, the truncations, the sums) or its rounding does not matter (a v that
  *     underflows truncates to 0 in every direction and counts as lost);
  *   - sum32 (the block's sums fit 32 bits, as above): T an int32 sum, rf its conversion;
- *     else T a binary64 sum: the 32-bit sums of chunks (as above) converted exactly and
- *     added (chunked), or each term truncated in binary32 (roundps toward zero) and added
- *     as a binary64 number (wide, W + 2 > 31).  Exact: the terms and partial sums are
+ *     else T a binary64 sum: the running value's term truncated in binary32 (roundps
+ *     toward zero) and added as a binary64 number, then the 32-bit sums of the products in
+ *     chunks of at most chunk = (2^31 - 1) / (2^(W + 2) - 1) terms converted exactly and
+ *     added (chunked: H100's blocks of 16 with W = 25 in one chunk), or every product's
+ *     term truncated and added as the running value's (wide, W + 2 > 31).  Exact: the terms and partial sums are
  *     integers below (block + 1) 2^(W + 2) <= 2^53 in magnitude (sfp8mu_fc_covers), so
  *     every binary64 addition is exact, and rf is one rounding of T (binary64 -> binary32);
  *   - the exponent of T before rounding (the range test): of its conversion toward zero,
  *     built exactly -- an int32 T from |T| with its low 8 bits cleared when |T| >= 2^24 (at
  *     most 23 bits, the same binade), a binary64 T from its bits with the low 29 fraction
  *     bits cleared (its truncation to 24 bits);
- *   - P < 24 (toward zero only): the low 24 - P fraction bits of rf cleared, as above.
+ *   - P < 24 (toward zero only): the low 24 - P fraction bits of rf cleared, as above;
+ *   - the range tests deferred to the end of the call: per lane the least and largest ue
+ *     and of the nonzero block results the least tpre and largest tpost (tpost >= tpre: a
+ *     rounding to 24 bits keeps T's binade or carries above it), offset so that one bound
+ *     -126 .. 126 tests both; a lane once out of range computes garbage afterwards (its
+ *     scalings from an unchecked ue: no fault, every exception masked) but the least and
+ *     largest only widen, so the lane is left to the generic kernel, as when the tests
+ *     ran per block (the lanes in range compute exactly the same values).
  * DERIVED as above; proof: tests/harness/test_harness.py::test_entry (entry block_fma,
  * parts profiles, routes, carry, carry256).
  */
@@ -423,17 +432,20 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     const int64_t chunk = kind != 1 ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const __m256i none = _mm256_set1_epi32(NONE), ones = _mm256_set1_epi32(-1);
     const __m256i vW = _mm256_set1_epi32(g->W), vmin = _mm256_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
-    const __m256i emin1 = _mm256_set1_epi32((int)g->emin_o - 1), emax1 = _mm256_set1_epi32((int)g->emax_o + 1);
+    /* the range tests, deferred (lo, hi below): tpre + dlo >= -126, tpost + dhi <= 126 */
+    const __m256i dlo = _mm256_set1_epi32(-126 - (int)g->emin_o), dhi = _mm256_set1_epi32(126 - (int)g->emax_o);
+    const __m256i big = _mm256_set1_epi32(-NONE);
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
     __m256 vc[R];
-    __m256i vcE[R], kill[R];
+    __m256i vcE[R], lo8[R], hi8[R];
     unsigned inexact[R];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         vc[r] = _mm256_loadu_ps(c + 16 * r + h);
         vcE[r] = _mm256_loadu_si256((const __m256i *)(cE + 16 * r + h));
-        kill[r] = _mm256_setzero_si256();
+        lo8[r] = big;
+        hi8[r] = none;
         inexact[r] = 0;
     }
     for (int64_t k0 = 0; k0 < k; k0 += blk) {
@@ -450,14 +462,12 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
         }
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
-            __m256i rng;
             terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
             if (md->has_min_exp) e[r] = _mm256_blendv_epi8(e[r], _mm256_max_epi32(e[r], vmin), terms[r]);
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
-            rng = _mm256_and_si256(_mm256_cmpgt_epi32(ue[r], _mm256_set1_epi32(-127)),
-                                   _mm256_cmpgt_epi32(_mm256_set1_epi32(127), ue[r]));
-            kill[r] = _mm256_or_si256(kill[r], _mm256_xor_si256(rng, ones));
-            ue[r] = _mm256_and_si256(rng, ue[r]);
+            /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
+            lo8[r] = _mm256_min_epi32(lo8[r], ue[r]);
+            hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
             sc[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), ue[r]), 23));
             pu[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23));
             lo[r] = hi[r] = _mm256_setzero_pd();
@@ -467,7 +477,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             const __m256 v = _mm256_mul_ps(vc[r], sc[r]);
-            if (kind == 2) {
+            if (kind != 0) { /* kind 1 too: the products' chunks to themselves */
                 add_wide8(v, &lo[r], &hi[r]);
                 a32[r] = _mm256_setzero_si256();
             } else {
@@ -475,30 +485,21 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             }
             if (need_lost) lost[r] = frac8(v, vc[r], pu[r]);
         }
-        /* the products (kind 1: in chunks whose 32-bit sums cannot overflow) */
+        /* the products (kind 1: in chunks of at most chunk products, whose 32-bit sums cannot
+           overflow, each flushed into the binary64 sums; H100's W = 25, blocks of 16: one) */
         if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
-        else {
-            for (int64_t l = k0, left = n, room = chunk - 1; left > 0;) {
-                int64_t len;
-                if (room == 0) {
+        else
+            for (int64_t l = k0; l < k0 + n; l += chunk) {
+                sum_rows8(bp, h, l, k0 + n - l < chunk ? k0 + n - l : chunk, af, sc, pu, a32, lo, hi, lost, 0,
+                          need_lost);
 #pragma GCC unroll 4
-                    for (int r = 0; r < R; r++) flush8(&a32[r], &lo[r], &hi[r]);
-                    room = chunk;
-                }
-                len = left < room ? left : room;
-                sum_rows8(bp, h, l, len, af, sc, pu, a32, lo, hi, lost, 0, need_lost);
-                l += len;
-                left -= len;
-                room -= len;
+                for (int r = 0; r < R; r++) flush8(&a32[r], &lo[r], &hi[r]);
             }
-#pragma GCC unroll 4
-            for (int r = 0; r < R; r++) flush8(&a32[r], &lo[r], &hi[r]);
-        }
         /* the sums rounded: rf by MXCSR's direction (the model's), tpre the exponent of T */
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             __m256 rf, rz;
-            __m256i nz, ok, tpre, tpost;
+            __m256i nz, tpre, tpost;
             unsigned dif = 0;
             if (kind == 0) {
                 rf = _mm256_cvtepi32_ps(a32[r]);
@@ -531,20 +532,22 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             nz = _mm256_castps_si256(_mm256_cmp_ps(rf, _mm256_setzero_ps(), _CMP_NEQ_UQ));
             tpre = _mm256_add_epi32(expo8(rz), ue[r]);
             tpost = tz ? tpre : _mm256_add_epi32(expo8(rf), ue[r]);
-            ok = _mm256_and_si256(_mm256_and_si256(_mm256_cmpgt_epi32(tpre, emin1), _mm256_cmpgt_epi32(emax1, tpre)),
-                                  _mm256_cmpgt_epi32(emax1, tpost));
-            kill[r] = _mm256_or_si256(kill[r], _mm256_andnot_si256(ok, nz));
-            ok = _mm256_andnot_si256(kill[r], _mm256_and_si256(ok, nz));
+            /* the range test of nonzero results (tpost >= tpre), at the end: emin_o <= tpre,
+               tpost <= emax_o */
+            lo8[r] = _mm256_min_epi32(lo8[r], _mm256_blendv_epi8(big, _mm256_add_epi32(tpre, dlo), nz));
+            hi8[r] = _mm256_max_epi32(hi8[r], _mm256_add_epi32(tpost, dhi));
             if (need_lost)
                 inexact[r] |= ((unsigned)_mm256_movemask_ps(lost[r]) | dif) &
                               (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(terms[r]));
-            vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(ok));
-            vcE[r] = _mm256_blendv_epi8(none, tpost, ok);
+            vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(nz)); /* a zero: +0 */
+            vcE[r] = _mm256_blendv_epi8(none, tpost, nz);
         }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
-        const unsigned kb = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(kill[r]));
+        const unsigned kb = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), lo8[r]),
+                            _mm256_cmpgt_epi32(hi8[r], _mm256_set1_epi32(126)))));
         _mm256_storeu_ps(c + 16 * r + h, vc[r]);
         _mm256_storeu_si256((__m256i *)(cE + 16 * r + h), vcE[r]);
         for (int q = 0; q < 8; q++) {
