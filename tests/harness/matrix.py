@@ -1038,8 +1038,9 @@ def _carry256_cases():
     in binary64, W = 31 .. 45 up to the 2^53 bound) with every rounding (MXCSR's direction),
     P < 24 into float16 from 64-bit sums, columns across the two 8-lane halves of a panel,
     exact sums (the lost-bit tracking throughout) with one inexact output in either half,
-    and block results carried to 2^128 (upward, nearest) or kept below it (toward zero,
-    downward)."""
+    block results carried to 2^128 (upward, nearest) or kept below it (toward zero,
+    downward), and units and results at the lower limits (2^-127 units, float16 results
+    below 2^-14: the range tests the kernel defers to the end of a call)."""
     B = softfp8.BlockFMA
     f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
     rows = []
@@ -1084,6 +1085,20 @@ def _carry256_cases():
         acc = B(block=8, extra_bits=1, rounding=rnd, min_exponent=-132)
         yield mcase(f"unit-carry256-top/{rnd}", lambda g, x=a.astype(bf), y=b.astype(bf), acc=acc: softfp8.matmul(
             x, y, out_dtype=np.float32, accumulation=acc), 4 * 16, S.CONFIGS[0])
+    # block results at the low limits (the range tests' lower bounds): bfloat16 products
+    # 2^-105 .. 2^-99 with W = 24, units 2^-129 .. 2^-123 (below 2^-126: the output left to the
+    # generic kernel, its result a normal binary32 number); float16 outputs of 2^-16 .. 2^-12
+    # (below 2^-14: below float16's normal range), one row carried a binade up
+    a = np.array([[2.0 ** -52] * 12, [2.0 ** -53] * 12, [2.0 ** -51] * 12, [-(2.0 ** -50)] * 12])
+    b = np.array([[2.0 ** (-51 + j % 3) * (-1) ** (j // 5) for j in range(16)]] * 12)
+    for rnd in ("toward_zero", "nearest_even"):
+        acc = B(block=8, extra_bits=1, rounding=rnd, min_exponent=-132)
+        yield mcase(f"unit-carry256-low/{rnd}", lambda g, x=a.astype(bf), y=b.astype(bf), acc=acc: softfp8.matmul(
+            x, y, out_dtype=np.float32, accumulation=acc), 4 * 16, S.CONFIGS[0])
+    a = np.array([[2.0 ** -8, 0, 0], [2.0 ** -9, 0, 0], [2.0 ** -7, 0, 0], [2.0 ** -8, 2.0 ** -8, 0]])
+    b = np.array([[2.0 ** (-7 + j % 3 - 1) * (-1) ** (j // 5) for j in range(16)]] * 3)
+    yield mcase("unit-carry256-low/f16out", lambda g, x=a.astype(f16), y=b.astype(f16): softfp8.matmul(
+        x, y, out_dtype=np.float16, accumulation=B(block=16, extra_bits=2)), 4 * 16, S.CONFIGS[0])
 
 
 def _late_rows():
