@@ -435,6 +435,9 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     /* the range tests, deferred (lo, hi below): tpre + dlo >= -126, tpost + dhi <= 126 */
     const __m256i dlo = _mm256_set1_epi32(-126 - (int)g->emin_o), dhi = _mm256_set1_epi32(126 - (int)g->emax_o);
     const __m256i big = _mm256_set1_epi32(-NONE);
+    /* tpre's lower bound implied by ue's when emin_o = -126 (binary32 outputs): a nonzero T
+       is an integer, |T| >= 1, so tpre >= ue >= -126 */
+    const int lowt = g->emin_o > -126;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
     __m256 vc[R];
@@ -463,13 +466,16 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
-            if (md->has_min_exp) e[r] = _mm256_blendv_epi8(e[r], _mm256_max_epi32(e[r], vmin), terms[r]);
+            if (md->has_min_exp) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
             /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
             lo8[r] = _mm256_min_epi32(lo8[r], ue[r]);
             hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
-            sc[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), ue[r]), 23));
-            pu[r] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23));
+            {   /* 2^ue, 2^-ue: (ue + 127) 2^23 and (254 << 23) - that */
+                const __m256i pb = _mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23);
+                pu[r] = _mm256_castsi256_ps(pb);
+                sc[r] = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(254 << 23), pb));
+            }
             lo[r] = hi[r] = _mm256_setzero_pd();
             lost[r] = _mm256_setzero_ps();
         }
@@ -534,7 +540,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             tpost = tz ? tpre : _mm256_add_epi32(expo8(rf), ue[r]);
             /* the range test of nonzero results (tpost >= tpre), at the end: emin_o <= tpre,
                tpost <= emax_o */
-            lo8[r] = _mm256_min_epi32(lo8[r], _mm256_blendv_epi8(big, _mm256_add_epi32(tpre, dlo), nz));
+            if (lowt) lo8[r] = _mm256_min_epi32(lo8[r], _mm256_blendv_epi8(big, _mm256_add_epi32(tpre, dlo), nz));
             hi8[r] = _mm256_max_epi32(hi8[r], _mm256_add_epi32(tpost, dhi));
             if (need_lost)
                 inexact[r] |= ((unsigned)_mm256_movemask_ps(lost[r]) | dif) &
