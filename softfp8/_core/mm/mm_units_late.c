@@ -46,7 +46,9 @@
  * AVX2 products, also at the AVX-512 level); every level has the portable kernel of the same
  * steps.  Operand
  * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
- * 19 bits) by arithmetic (decode_arith_512), one-byte codes by gathers from a table (AVX-512),
+ * 19 bits) by arithmetic (decode_arith_512), one-byte codes by gathers from a table (AVX-512);
+ * at level 1 (AVX2) every such code (float16 too) by sfp8ml_decode_arith_256 and the one-byte
+ * codes by sfp8ml_decode_tab_256 (mm_units_ldec.c, the same decodings eight lanes at a time);
  * every other code by mm_udecode's decoder.  B is held in panels of sixteen columns.
  *
  * DERIVED from core.c round_pack: lstep rounds a block's sum to P significant bits
@@ -826,15 +828,19 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     mm_fx_clear(SFP8_ROUND_NEAREST_EVEN);
     colsub = colbad + pp;
 #if MM_SIMD
-    if (level >= 2 && sfp8ml_gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
+    if (level >= 1 && sfp8ml_gtab_init(&gtb, &db, sb) && bp == 1 && p >= 16) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             int64_t p16 = p / 16 * 16;
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
                 int64_t sl = slots[l];
-                sfp8ml_decode_tab_512(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0), LW * 2 * k, 0,
-                               cb, cb + pp / 16, &mx, 1);
+                if (level == 1)
+                    sfp8ml_decode_tab_256(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0),
+                                          LW * 2 * k, 0, cb, cb + pp / 16, &mx, 1);
+                else
+                    sfp8ml_decode_tab_512(&gtb, (const uint8_t *)(B + l * bk), p, bf + BIX(sl, 0), bE + BIX(sl, 0), LW * 2 * k, 0,
+                                   cb, cb + pp / 16, &mx, 1);
                 maxb = mx > maxb ? mx : maxb;
                 for (int64_t j = p16; j < pp; j++) { /* the last columns one by one; the padding zeros */
                     int bad = 0, sub = 0;
@@ -854,13 +860,17 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
         }
     }
     /* float16 (vcvtph2ps), or the other IEEE-layout codes of 2 or 4 bytes (bfloat16, TF32) */
-    if (level >= 2 && md->grouping != SFP8U_ODD_EVEN &&
-        ((sfp8ml_is_f16(&md->fb) && bp == 2 && !K.scaled) || (db.arith && !sfp8ml_is_f16(&md->fb) && (sb == 2 || sb == 4) && bp == sb))) {
+    if (level >= 1 && md->grouping != SFP8U_ODD_EVEN &&
+        ((level >= 2 && sfp8ml_is_f16(&md->fb) && bp == 2 && !K.scaled) ||
+         (db.arith && (level == 1 || !sfp8ml_is_f16(&md->fb)) && (sb == 2 || sb == 4) && bp == sb))) {
         __mmask16 *cb = calloc((size_t)(pp / 16) * 2, sizeof *cb);
         if (cb) {
             for (int64_t l = 0; l < k; l++) {
                 int32_t mx = NONE;
-                if (sfp8ml_is_f16(&md->fb))
+                if (level == 1) /* AVX2: float16 too */
+                    sfp8ml_decode_arith_256(&db, B + l * bk, sb, p, bf + BIX(l, 0), bE + BIX(l, 0), LW * 2 * k, cb,
+                                            cb + pp / 16, &mx, 1);
+                else if (sfp8ml_is_f16(&md->fb))
                     sfp8ml_decode_f16_512((const uint16_t *)(B + l * bk), p, md->in_subnormals, bf + BIX(l, 0),
                                    bE + BIX(l, 0), LW * 2 * k, cb, cb + pp / 16, &mx, 1);
                 else
@@ -903,11 +913,11 @@ decoded:
        conditions of lk.fast; rows of A (four at a time) whose exponents fit take fstep_512 with
        B's panels as values (bfu) */
     dyn = K.dbl && K.scaled && !K.fast && level >= 1 && (!K.has_min || K.min_exp - K.W <= 126) &&
-          (level >= 2 ? sfp8ml_in_bytes(bE, k * pp, 1) : sfp8ml_in_bytes_c(bE, k * pp, 1));
+          (level >= 2 ? sfp8ml_in_bytes(bE, k * pp, 1) : sfp8ml_in_bytes_256(bE, k * pp, 1));
     if (dyn && (bfu = malloc((size_t)(k * pp) * 8 + 64)) != NULL) {
         memcpy(bfu, mb, (size_t)(k * pp) * 8);
         if (level >= 2) sfp8ml_unscale(bfu + LW, bE, k * pp, 1);
-        else sfp8ml_unscale_c(bfu + LW, bE, k * pp, 1);
+        else sfp8ml_unscale_256(bfu + LW, bE, k * pp, 1);
     }
     dyn = dyn && bfu;
     if (K.dbl && (K.fast || dyn) && level >= 2) {
@@ -949,11 +959,20 @@ decoded:
                 sfp8ml_decode_arith_512(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
-            } else if (level >= 2 && tabA && ak == 1) {
+            } else if (level == 1 && da.arith && (sa == 2 || sa == 4) && ak == sa && md->grouping != SFP8U_ODD_EVEN) {
+                __mmask16 b16 = 0, s16 = 0; /* AVX2: float16 too */
+                sfp8ml_decode_arith_256(&da, A + (i0 + r) * am, sa, k, af + r * k, aE + r * k, 16, &b16, &s16, &maxa, 0);
+                rowbad[r] = b16 != 0;
+                rowsub[r] = s16 != 0;
+            } else if (level >= 1 && tabA && ak == 1) { /* level 1: AVX2 gathers */
                 __mmask16 b16 = 0, s16 = 0;
                 int64_t k16 = k / 16 * 16;
-                sfp8ml_decode_tab_512(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
-                               md->grouping == SFP8U_ODD_EVEN, &b16, &s16, &maxa, 0);
+                if (level == 1)
+                    sfp8ml_decode_tab_256(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
+                                          md->grouping == SFP8U_ODD_EVEN, &b16, &s16, &maxa, 0);
+                else
+                    sfp8ml_decode_tab_512(&gta, (const uint8_t *)(A + (i0 + r) * am), k, af + r * k, aE + r * k, 16,
+                                   md->grouping == SFP8U_ODD_EVEN, &b16, &s16, &maxa, 0);
                 rowbad[r] = b16 != 0;
                 rowsub[r] = s16 != 0;
                 for (int64_t l = k16; l < k; l++) { /* the last codes one by one */
@@ -977,8 +996,8 @@ decoded:
         if (dyn && level >= 2 && sfp8ml_in_bytes(aE, nr * k, 0)) { /* the rows' values (only late_dbl_512 reads them) */
             sfp8ml_unscale(af, aE, nr * k, 0);
             fs = 1;
-        } else if (dyn && sfp8ml_in_bytes_c(aE, nr * k, 0)) { /* level 1: sfp8ml_late_dbl_256 */
-            sfp8ml_unscale_c(af, aE, nr * k, 0);
+        } else if (dyn && sfp8ml_in_bytes_256(aE, nr * k, 0)) { /* level 1: sfp8ml_late_dbl_256 */
+            sfp8ml_unscale_256(af, aE, nr * k, 0);
             fs = 1;
         }
         if (aE4 && fs) sfp8ml_bytes_a(R.aEr, aE4, k);

@@ -271,6 +271,140 @@ void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs)
 }
 
 #if MM_SIMD
+/* level 1: the flags of a decoder's lanes (b, sb: bits from lane t % 16 up) into bad, sub (lanes: per
+ * sixteen, the mask of t / 16; else bad[0], sub[0]) */
+static inline void flags16(__mmask16 *bad, __mmask16 *sub, int64_t t, unsigned b, unsigned sb, int lanes)
+{
+    int64_t x = lanes ? t / 16 : 0;
+    int s = lanes ? (int)(t % 16) : 0;
+    bad[x] |= (__mmask16)(b << s);
+    sub[x] |= (__mmask16)(sb << s);
+}
+
+/* the largest of eight 32-bit lanes */
+MM_TGT256 static inline int32_t hmax8(__m256i v)
+{
+    __m128i x = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    x = _mm_max_epi32(x, _mm_shuffle_epi32(x, 0x4e));
+    x = _mm_max_epi32(x, _mm_shuffle_epi32(x, 0xb1));
+    return _mm_cvtsi128_si32(x);
+}
+
+/* level 1 (AVX2): n codes of an IEEE-layout format (ldec.arith: float16, bfloat16, TF32's 19 bits;
+ * code size sz, 2 or 4) at src (contiguous) decoded as ldecode does, eight at a time (the same
+ * lanes as decode_arith_512's: v, E, the flags); f, E at f + t / 16 * cs + t % 16, bad, sub (per
+ * lane of sixteen where lanes), maxE as decode_arith_512's.  The last n % 8 codes through a
+ * buffer padded with the code 0 (a zero: E NONE, no flag), their lanes not stored. */
+MM_TGT256 void sfp8ml_decode_arith_256(const ldec *F, const char *src, int sz, int64_t n, float *f, int32_t *E,
+                                       ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m256i emx = _mm256_set1_epi32((int32_t)F->emax), mm = _mm256_set1_epi32((1 << F->M) - 1);
+    const __m256i zero = _mm256_setzero_si256(), msk = _mm256_set1_epi32((int32_t)F->mask);
+    const __m256i nne = _mm256_set1_epi32(F->in_sub ? F->emin : NONE), none = _mm256_set1_epi32(NONE);
+    const __m256i bias = _mm256_set1_epi32(F->bias), b127 = _mm256_set1_epi32(127);
+    const __m256 subscale = _mm256_set1_ps(F->subscale);
+    __m256i mx = _mm256_set1_epi32(*maxE);
+    for (int64_t t = 0; t < n; t += 8) {
+        uint32_t buf[8] = {0};
+        __m256i c, e, mn, sg, vn, vs, x, isbad, e0, issub, normal, keep, ld = _mm256_set1_epi32(-1);
+        if (n - t >= 8) {
+            c = sz == 2 ? _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(src + 2 * t)))
+                        : _mm256_loadu_si256((const __m256i *)(src + 4 * t));
+        } else {
+            memcpy(buf, src + sz * t, (size_t)(sz * (n - t)));
+            c = sz == 2 ? _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)buf))
+                        : _mm256_loadu_si256((const __m256i *)buf);
+            ld = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(n - t)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        }
+        c = _mm256_and_si256(c, msk);
+        e = _mm256_and_si256(_mm256_srli_epi32(c, F->M), emx);
+        mn = _mm256_and_si256(c, mm);
+        sg = _mm256_slli_epi32(_mm256_srli_epi32(c, F->sbit), 31);
+        isbad = _mm256_cmpeq_epi32(e, emx);
+        e0 = _mm256_cmpeq_epi32(e, zero);
+        issub = _mm256_andnot_si256(_mm256_cmpeq_epi32(mn, zero), e0);
+        normal = _mm256_andnot_si256(_mm256_or_si256(isbad, e0), _mm256_set1_epi32(-1));
+        keep = F->in_sub ? _mm256_or_si256(normal, issub) : normal;
+        x = _mm256_sub_epi32(e, bias); /* the nominal exponent */
+        vn = _mm256_or_si256(_mm256_or_si256(sg, _mm256_slli_epi32(mn, 23 - F->M)),
+                             _mm256_slli_epi32(F->scaled ? b127 : _mm256_add_epi32(x, b127), 23));
+        vs = _mm256_or_si256(sg, _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(mn), subscale)));
+        x = _mm256_blendv_epi8(nne, x, normal);
+        x = _mm256_blendv_epi8(none, x, keep);
+        vn = _mm256_blendv_epi8(F->in_sub ? _mm256_and_si256(issub, vs) : zero, vn, normal);
+        if (n - t >= 8) {
+            _mm256_storeu_si256((__m256i *)(f + t / 16 * cs + t % 16), vn);
+            _mm256_storeu_si256((__m256i *)(E + t / 16 * cs + t % 16), x);
+        } else {
+            _mm256_maskstore_epi32((int *)(f + t / 16 * cs + t % 16), ld, vn);
+            _mm256_maskstore_epi32(E + t / 16 * cs + t % 16, ld, x);
+        }
+        mx = _mm256_max_epi32(mx, x); /* the padding: NONE */
+        flags16(bad, sub, t, (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(isbad)),
+                (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(issub)), lanes);
+    }
+    *maxE = hmax8(mx);
+}
+
+/* level 1 (AVX2): decode_tab_512's decoding (the first n / 16 * 16 codes, sixteen at a time: two
+ * gathers of eight; perm: the even positions of each sixteen first, then the odd ones, the
+ * codes reordered before the gathers); f, E, bad, sub, maxE as decode_tab_512's */
+MM_TGT256 void sfp8ml_decode_tab_256(const gtab *tb, const uint8_t *src, int64_t n, float *f, int32_t *E, ptrdiff_t cs,
+                                     int perm, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes)
+{
+    const __m256i msk = _mm256_set1_epi32((int)tb->mask);
+    const __m128i pidx = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    __m256i mx = _mm256_set1_epi32(*maxE);
+    for (int64_t t = 0; t + 16 <= n; t += 16) {
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + t));
+        unsigned b = 0, sb = 0;
+        if (perm) c = _mm_shuffle_epi8(c, pidx);
+        for (int h = 0; h < 2; h++) {
+            __m256i idx = _mm256_and_si256(_mm256_cvtepu8_epi32(h ? _mm_srli_si128(c, 8) : c), msk);
+            __m256 v = _mm256_i32gather_ps(tb->f, idx, 4);
+            __m256i fl = _mm256_i32gather_epi32(tb->Efl, idx, 4), e = _mm256_srai_epi32(fl, 2);
+            _mm256_storeu_ps(f + t / 16 * cs + 8 * h, v);
+            _mm256_storeu_si256((__m256i *)(E + t / 16 * cs + 8 * h), e);
+            mx = _mm256_max_epi32(mx, e);
+            b |= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(fl, 31))) << (8 * h);
+            sb |= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_slli_epi32(fl, 30))) << (8 * h);
+        }
+        flags16(bad, sub, t, b, sb, lanes);
+    }
+    *maxE = hmax8(mx);
+}
+
+/* level 1 (AVX2): sfp8ml_in_bytes_c and sfp8ml_unscale_c eight at a time (runs: n a multiple of
+ * 16, B's panels; else the last n % 8 element by element) */
+MM_TGT256 int sfp8ml_in_bytes_256(const int32_t *E, int64_t n, int runs)
+{
+    const __m256i lo = _mm256_set1_epi32(-32), hi = _mm256_set1_epi32(31), nn = _mm256_set1_epi32(NONE / 2);
+    __m256i out = _mm256_setzero_si256();
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        __m256i e = _mm256_loadu_si256((const __m256i *)(E + (runs ? t / 16 * 2 * LW + t % 16 : t)));
+        out = _mm256_or_si256(out, _mm256_and_si256(_mm256_cmpgt_epi32(e, nn), _mm256_or_si256(
+                                                        _mm256_cmpgt_epi32(lo, e), _mm256_cmpgt_epi32(e, hi))));
+    }
+    return _mm256_testz_si256(out, out) && sfp8ml_in_bytes_c(E + t, n - t, 0);
+}
+
+MM_TGT256 void sfp8ml_unscale_256(float *v, const int32_t *E, int64_t n, int runs)
+{
+    const __m256i nn = _mm256_set1_epi32(NONE / 2), b127 = _mm256_set1_epi32(127);
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        int64_t x = runs ? t / 16 * 2 * LW + t % 16 : t;
+        __m256i e = _mm256_loadu_si256((const __m256i *)(E + x));
+        e = _mm256_and_si256(e, _mm256_cmpgt_epi32(e, nn));
+        _mm256_storeu_ps(v + x, _mm256_mul_ps(_mm256_loadu_ps(v + x), _mm256_castsi256_ps(_mm256_slli_epi32(
+                                                                          _mm256_add_epi32(e, b127), 23))));
+    }
+    sfp8ml_unscale_c(v + t, E + t, n - t, 0);
+}
+#endif
+
+#if MM_SIMD
 /*
  * Level 1 (AVX2 + FMA, no AVX-512): the MI300X profiles' two-term steps (lk.dbl: binary32 output,
  * downward alignment, nearest even, zero_addend_exponent -126, W + X <= 50, X <= 20) of two rows
@@ -361,7 +495,7 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(127 - K->W)); /* E_p - W + 127 */
     const __m256i Sb = _mm256_max_epi32(Eb, _mm256_sub_epi32(ec, _mm256_set1_epi32(K->W + K->X))); /* L + 127 */
     const __m256i sh = _mm256_sub_epi32(Sb, Eb), Tq = _mm256_srav_epi32(T, sh);
-    const __m256i en = _mm256_sub_epi32(_mm256_set1_epi32(1023 + 127), Sb), ep = _mm256_add_epi32(Sb, _mm256_set1_epi32(1023 - 127));
+    const __m256i ep = _mm256_add_epi32(Sb, _mm256_set1_epi32(1023 - 127)); /* L + 1023 */
     __m256i far = _mm256_setzero_si256();
     __m128 r[2];
     if (FAR) far = _mm256_cmpgt_epi32(_mm256_sub_epi32(E, ec), _mm256_set1_epi32(25 - 127)); /* E_p - E(c) > 25 */
@@ -370,8 +504,10 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     for (int h = 0; h < 2; h++) {
 #define HALF(v) (h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v))
         __m256d cd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(*c, 1) : _mm256_castps256_ps128(*c));
-        __m256d sn = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(en)), 52)); /* 2^-L */
-        __m256d sp = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(ep)), 52)); /* 2^L */
+        __m256i spb = _mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(ep)), 52);
+        __m256d sp = _mm256_castsi256_pd(spb); /* 2^L */
+        __m256d sn = _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_set1_epi64x((int64_t)2046 << 52), spb)); /* 2^-L:
+                                                   exponent field 2046 - (L + 1023) = -L + 1023 */
         __m256d x1 = _mm256_mul_pd(cd, sn), a1 = _mm256_floor_pd(x1), V, av;
         if (FAR)
             a1 = _mm256_blendv_pd(a1, _mm256_round_pd(x1, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC),

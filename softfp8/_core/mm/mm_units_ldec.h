@@ -142,6 +142,13 @@ MM_TGT512 void sfp8ml_bytes_b(const int32_t *bE, int8_t *bE8, int64_t k, int64_t
 MM_TGT512 void sfp8ml_bytes_a(const int32_t *const *aEr, uint32_t *aE4, int64_t k);
 MM_TGT512 int sfp8ml_in_bytes(const int32_t *E, int64_t n, int runs);
 MM_TGT512 void sfp8ml_unscale(float *v, const int32_t *E, int64_t n, int runs);
+/* level 1 (AVX2): decode_arith_512's decoding (float16 too), decode_tab_512's, in_bytes and unscale */
+MM_TGT256 void sfp8ml_decode_arith_256(const ldec *F, const char *src, int sz, int64_t n, float *f, int32_t *E,
+                                       ptrdiff_t cs, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes);
+MM_TGT256 void sfp8ml_decode_tab_256(const gtab *tb, const uint8_t *src, int64_t n, float *f, int32_t *E, ptrdiff_t cs,
+                                     int perm, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes);
+MM_TGT256 int sfp8ml_in_bytes_256(const int32_t *E, int64_t n, int runs);
+MM_TGT256 void sfp8ml_unscale_256(float *v, const int32_t *E, int64_t n, int runs);
 /* level 1: the binary64 two-term steps of rows r0 and r0 + 1 (R->afr, R->aEr; r0 + 1 < LROWS) and
  * sixteen columns (lk.dbl); the running values (T_c, E(c)) at [r * LW + q] in and out, alive and
  * inex as late_dbl_512's */
