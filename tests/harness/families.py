@@ -608,6 +608,43 @@ def _cast16():
                                         x[:N_LAYOUT + 7], fmt.dtype, S.rotate(S.CONFIGS, 5 * k))
 
     parts["avx2f32"] = avx2f32
+
+    def avx2top32():
+        # binary32 inputs into formats whose codes are binary32's top bits (cast16.c c16_top32:
+        # bfloat16 and the 1-8-M formats of bias 127; a 1-8-7 'fn' format beside them takes
+        # the other routes): float_inputs and the binary32 bits at every rounding boundary (low
+        # bits 0, 1, half - 1, half, half + 1, all ones under kept codes of even and odd last
+        # bit: zero, the smallest and largest subnormals, 2^emin, one, the largest finite and
+        # the codes below it), infinities, signalling / quiet NaNs with payloads, both signs;
+        # shuffled with a partial last vector (16k + 13); bfloat16 in every environment and
+        # every layout (strides, splits, unaligned, reversed)
+        fmts = [softfp8.bfloat16] + [softfp8.format(exp_bits=8, man_bits=m, bias=127, name=f"e8m{m}b127")
+                                     for m in (1, 3, 6)]
+        fmts.append(softfp8.format(exp_bits=8, man_bits=7, bias=127, specials="fn", name="e8m7fn-b127"))
+        for k, fmt in enumerate(fmts):
+            g = rng_of("c16-avx2top32", fmt.name)
+            sh = 23 - fmt.man_bits
+            half = 1 << (sh - 1)
+            low = np.array([0, 1, half - 1, half, half + 1, (1 << sh) - 1], np.uint32)
+            top = (255 << fmt.man_bits) - 1
+            kept = np.array([0, 1, 2, 3, (1 << fmt.man_bits) - 2, (1 << fmt.man_bits) - 1, 1 << fmt.man_bits,
+                             (1 << fmt.man_bits) + 1, 127 << fmt.man_bits, (127 << fmt.man_bits) + 1,
+                             top - 3, top - 2, top - 1, top], np.uint32)
+            b = ((kept[:, None] << np.uint32(sh)) | low[None, :]).ravel()
+            b = np.concatenate([b, np.array([0x7F800000, 0x7F800001, 0x7FBFFFFF, 0x7FC00000, 0x7FC00001, 0x7FFF0000,
+                                             0x7F80FFFF, 0x7FFFFFFF], np.uint32)])
+            b = np.concatenate([b, b | np.uint32(0x80000000)]).view(np.float32)
+            x = np.concatenate([S.float_inputs(fmt, np.float32, g), b, b, b])
+            x = x[g.permutation(x.size)][: 16 * (x.size // 16 - 1) + 13]
+            for env in (S.CONFIGS if k == 0 else S.CONFIGS[k % 4::4]):
+                yield cast_case(f"float32->{S.fid(fmt)}/{S.env_id(env)}/avx2top32", x, np.float32, fmt, env)
+            if k == 0:
+                for j in range(0, len(S.CONFIGS), 5):
+                    env = S.CONFIGS[j]
+                    yield from cast_layouts(f"float32->{S.fid(fmt)}/{S.env_id(env)}/avx2top32", x[:N_LAYOUT + 7],
+                                            fmt.dtype, env)
+
+    parts["avx2top32"] = avx2top32
     return parts
 
 

@@ -23,7 +23,8 @@
  * roundscale; binary32 inputs in binary32 arithmetic when -126 <= emin <= M,
  * where every step is exact as in binary64), AVX2 (four binary64 at a time, the exponent read as an
  * integer; binary32 inputs eight at a time in binary32 arithmetic when -126 <= emin <= M, M >= 1
- * and M - emin <= 127: cast256f), portable C (sfp8f_round_doubles, the rounder of round64.c, in
+ * and M - emin <= 127: cast256f; binary32 inputs into formats whose codes are binary32's top bits,
+ * bfloat16 (c16_top32), by integer rounding of the low bits: cast256t), portable C (sfp8f_round_doubles, the rounder of round64.c, in
  * blocks; formats it does not cover take the core).  Strided inputs are
  * gathered block by block into a contiguous buffer in their own type (the
  * core sees the original bits of uncovered lanes); calls whose output overlaps
@@ -385,23 +386,115 @@ SFP8_AVX2 static inline AINL __m256i cast_lane8f(int MODE, int TB, int FULL, con
     return bad;
 }
 
-SFP8_AVX2 static inline AINL ptrdiff_t cast256f(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
-                                                const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
-                                                unsigned *acc)
+/* ---- AVX2, binary32 inputs into binary32's top bits: eight lanes of integer rounding ----
+ *
+ * DERIVED from core.c round_pack (round64.h round_f64 / round_inc, the same integer
+ * rounding, on the binary32 bits instead of a binary64 significand).  Used at level 1 for
+ * binary32 inputs when the rounder covers the format (p->full: signed, IEEE subnormals and
+ * specials) with emin = -126, maxmag = (255 << M) - 1 and signbit = 1 << (M + 8)
+ * (c16_top32, e.g. bfloat16, 1-8-7): exponent field, bias and subnormals are binary32's and
+ * the format's code of a value is the top M + 9 bits of its binary32 bits when it is exact.
+ * For |x| (bits a, finite, normal or subnormal, s = 23 - M) the quantum at x is 2^(s) units
+ * of a in x's binade and below 2^-126 alike (both quanta 2^(emin - M) there), so
+ * K = a >> s and rem = a & (2^s - 1) are round_f64's K and rem, and the magnitude code is
+ * K + round_inc(mode, sign, K, rem, 2^(s - 1)), the carry into the next binade (and into
+ * field 255: mag > maxmag, overflow) included; to odd: K | (rem != 0).  The additions
+ * a + (2^s - 1) etc. stay below 2^31 (a <= 0x7f7fffff).  Inexact iff rem != 0; the
+ * result is tiny when mag < 2^M (subnormal or zero: tiny under both rules, as
+ * cast_lane8f), and, x < 2^-126 rounding up to 2^emin: tiny before rounding, the core's
+ * after rounding.  Zeros give the signed zero code, no flags; binary32 subnormal operands
+ * add the core's denormal flag (core.c unpack; the fast paths run only without DAZ / FTZ,
+ * env->isa = 0).  Overflow: the rounder's results and flags (sfp8f_rounder).  NaN and
+ * infinity lanes take the core.
+ * Proof: tests/harness/test_harness.py::test_entry [cast16] (avx2top32: bfloat16 and
+ * 1-8-M formats, every environment, ties with odd / even last bits, the overflow
+ * threshold, subnormal results, signed zeros, NaN payloads, infinities, partial vectors,
+ * layouts), at every SIMD level. */
+/* cast_k256f's constants (absm, minn = 2^-126's bits, top, maxmag, signbit, overflow
+   results and flags) and the integer rounding's */
+typedef struct {
+    cast_k256f f;
+    __m256i one, fin, low, half1, half, fden;
+    __m128i sc;
+} cast_k256t;
+
+static inline int c16_top32(const sfp8f_c16 *p)
+{
+    return p->full && p->r.emin == -126 && p->r.M >= 1 && p->r.M <= 22 &&
+           p->r.maxmag == ((uint32_t)255 << p->r.M) - 1 && p->r.signbit == (uint32_t)1 << (p->r.M + 8);
+}
+
+SFP8_AVX2 static inline AINL void cast_k256t_init(cast_k256t *c, const sfp8f_c16 *p)
+{
+    const int s = 23 - p->r.M;
+    cast_k256f_init(&c->f, p);
+    c->one = _mm256_set1_epi32(1);
+    c->fin = _mm256_set1_epi32(0x7f7fffff);
+    c->low = _mm256_set1_epi32((1 << s) - 1);
+    c->half1 = _mm256_set1_epi32((1 << (s - 1)) - 1);
+    c->half = _mm256_set1_epi32(1 << (s - 1));
+    c->fden = _mm256_set1_epi32(SFP8_FLAG_DENORMAL);
+    c->sc = _mm_cvtsi32_si128(s);
+}
+
+/* eight binary32 lanes (bits b): code, flags (zero in uncovered lanes); returns the
+   uncovered lanes (all ones), as cast_lane8f */
+SFP8_AVX2 static inline AINL __m256i cast_lane8t(int MODE, int TB, const cast_k256t *c, __m256i b, __m256i *code,
+                                                 __m256i *fl)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i a = _mm256_and_si256(b, c->f.absm), sg = _mm256_srai_epi32(b, 31), mag;
+    __m256i bad = _mm256_cmpgt_epi32(a, c->fin); /* NaN, infinity */
+    __m256i ix = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_and_si256(a, c->low), zero), _mm256_cmpeq_epi32(a, a));
+    __m256i ovf, tiny, edge, below = _mm256_cmpgt_epi32(c->f.minn, a);
+    switch (MODE) {
+    case SFP8_ROUND_NEAREST_EVEN:
+        mag = _mm256_srl_epi32(
+            _mm256_add_epi32(_mm256_add_epi32(a, c->half1),
+                             _mm256_and_si256(_mm256_srl_epi32(a, c->sc), c->one)),
+            c->sc);
+        break;
+    case SFP8_ROUND_NEAREST_AWAY: mag = _mm256_srl_epi32(_mm256_add_epi32(a, c->half), c->sc); break;
+    case SFP8_ROUND_UPWARD: mag = _mm256_srl_epi32(_mm256_add_epi32(a, _mm256_andnot_si256(sg, c->low)), c->sc); break;
+    case SFP8_ROUND_DOWNWARD: mag = _mm256_srl_epi32(_mm256_add_epi32(a, _mm256_and_si256(sg, c->low)), c->sc); break;
+    case SFP8_ROUND_TO_ODD: mag = _mm256_or_si256(_mm256_srl_epi32(a, c->sc), _mm256_srli_epi32(ix, 31)); break;
+    default: mag = _mm256_srl_epi32(a, c->sc); break;
+    }
+    ovf = _mm256_cmpgt_epi32(mag, c->f.maxmag);
+    tiny = _mm256_cmpgt_epi32(c->f.top, mag);
+    edge = _mm256_and_si256(_mm256_and_si256(ix, _mm256_cmpeq_epi32(mag, c->f.top)), below);
+    if (TB) tiny = _mm256_or_si256(tiny, edge);
+    else bad = _mm256_or_si256(bad, edge);
+    *code = _mm256_or_si256(mag, _mm256_and_si256(sg, c->f.signbit));
+    *code = _mm256_blendv_epi8(*code, _mm256_blendv_epi8(c->f.ovf0, c->f.ovf1, sg), ovf);
+    *fl = _mm256_and_si256(ix, _mm256_blendv_epi8(c->f.fix, c->f.fuf, tiny));
+    *fl = _mm256_blendv_epi8(*fl, _mm256_blendv_epi8(c->f.fo0, c->f.fo1, sg), ovf);
+    /* a binary32 subnormal operand: the core's denormal flag (core.c unpack; env->isa = 0 here) */
+    *fl = _mm256_or_si256(*fl, _mm256_andnot_si256(_mm256_cmpeq_epi32(a, zero), _mm256_and_si256(below, c->fden)));
+    *fl = _mm256_andnot_si256(bad, *fl);
+    return bad;
+}
+
+/* sixteen binary32 lanes a block: TOP the integer kernel above (c16_top32), else cast_lane8f */
+SFP8_AVX2 static inline AINL ptrdiff_t run256f(int TOP, int MODE, int TB, int FL, int FULL, const sfp8f_c16 *p,
+                                               const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                               unsigned *acc)
 {
     cast_k256f c;
+    cast_k256t ct;
     __m256i facc = _mm256_setzero_si256();
     unsigned a = 0;
     ptrdiff_t i = 0;
-    (void)ISZ;
-    cast_k256f_init(&c, p);
+    if (TOP) cast_k256t_init(&ct, p);
+    else cast_k256f_init(&c, p);
     for (; i + 16 <= n; i += 16) {
         __m256i c0, c1, f0, f1, w;
         const __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 4 * i));
         const __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 4 * i + 32));
-        unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(cast_lane8f(MODE, TB, FULL, &c, b0, &c0, &f0))) |
-                       (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(cast_lane8f(MODE, TB, FULL, &c, b1, &c1, &f1)))
-                           << 8;
+        const __m256i m0 = TOP ? cast_lane8t(MODE, TB, &ct, b0, &c0, &f0) : cast_lane8f(MODE, TB, FULL, &c, b0, &c0, &f0);
+        const __m256i m1 = TOP ? cast_lane8t(MODE, TB, &ct, b1, &c1, &f1) : cast_lane8f(MODE, TB, FULL, &c, b1, &c1, &f1);
+        unsigned bad = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m0)) |
+                       (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m1)) << 8;
         /* codes and flags are below 2^16: the unsigned saturating packs keep them */
         _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_permute4x64_epi64(_mm256_packus_epi32(c0, c1), 0xD8));
         w = _mm256_permute4x64_epi64(_mm256_packus_epi32(f0, f1), 0xD8);
@@ -416,9 +509,28 @@ SFP8_AVX2 static inline AINL ptrdiff_t cast256f(int MODE, int TB, int FL, int IS
     return i;
 }
 
+SFP8_AVX2 static inline AINL ptrdiff_t cast256f(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
+                                                const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                                unsigned *acc)
+{
+    (void)ISZ;
+    return run256f(0, MODE, TB, FL, FULL, p, in, out, flo, n, acc);
+}
+
+SFP8_AVX2 static inline AINL ptrdiff_t cast256t(int MODE, int TB, int FL, int ISZ, int FULL, const sfp8f_c16 *p,
+                                                const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
+                                                unsigned *acc)
+{
+    (void)ISZ, (void)FULL;
+    return run256f(1, MODE, TB, FL, 1, p, in, out, flo, n, acc);
+}
+
 SFP8_AVX2 static ptrdiff_t kernel256f(const sfp8f_c16 *p, const char *in, uint16_t *out, uint8_t *flo, ptrdiff_t n,
                                       unsigned *acc)
 {
+    if (c16_top32(p)) {
+        C16_FL(cast256t, 4, 1)
+    }
     if (p->full) {
         C16_FL(cast256f, 4, 1)
     }
@@ -428,7 +540,8 @@ SFP8_AVX2 static ptrdiff_t kernel256f(const sfp8f_c16 *p, const char *in, uint16
 SFP8_AVX2 static ptrdiff_t kernel_avx2(const sfp8f_c16 *p, const char *in, int isize, uint16_t *out, uint8_t *flo,
                                        ptrdiff_t n, unsigned *acc)
 {
-    if (isize == 4 && p->f32 && p->r.M >= 1 && p->r.M - p->r.emin <= 127) return kernel256f(p, in, out, flo, n, acc);
+    if (isize == 4 && (c16_top32(p) || (p->f32 && p->r.M >= 1 && p->r.M - p->r.emin <= 127)))
+        return kernel256f(p, in, out, flo, n, acc);
     C16_ALL(cast256)
 }
 
