@@ -304,3 +304,10 @@ def test_ver_checks_a_million_lines():
     assert nlines(data) == 1 << 20
     rep = V.verify(io.BytesIO(data), softfp8.e4m3, "mul")
     assert rep.lines == 1 << 20 and rep.mismatches == 0
+    # every line is checked, the last ones too: one wrong result near the end is found
+    lines = data.split(b"\n")
+    k = (1 << 20) - 3
+    a, b, r, f = lines[k].split()
+    lines[k] = b" ".join([a, b, b"%02x" % (int(r, 16) ^ 1), f])
+    rep = V.verify(io.BytesIO(b"\n".join(lines)), softfp8.e4m3, "mul")
+    assert rep.lines == 1 << 20 and rep.mismatches == 1 and rep.first[0].line == k + 1
