@@ -151,6 +151,8 @@ static int block_scales(const sfp8q_args *a, ptrdiff_t nb, double *d, unsigned *
    binary64 (<< 8): the blockq family's INT8 phase reads it */
 typedef struct int8_table {
     int32_t kt[512];
+    int reg;          /* blockq.h kreg: the entries follow its formula (every one checked) */
+    unsigned kfl[3];  /* then the flags of k = 0, 1..127, 128..255 */
 } int8_table;
 
 static void int8_build(const sfp8q_args *a, int8_table *t)
@@ -171,6 +173,14 @@ static void int8_build(const sfp8q_args *a, int8_table *t)
         const double k = v[c] * 64.0;
         const int8_t k8 = (int8_t)(k > 127 ? 127 : k < -127 ? -127 : (int)k);
         t->kt[c] = (int32_t)((uint32_t)(uint8_t)k8 | (uint32_t)fl[c] << 8);
+    }
+    /* regular (blockq.h kreg): the kernel may compute the entries instead of reading them */
+    t->reg = n == 512;
+    for (int i = 0; i < 3; i++) t->kfl[i] = (uint32_t)t->kt[i == 0 ? 0 : i == 1 ? 1 : 128] >> 8;
+    for (int c = 0; c < n && t->reg; c++) {
+        const int k = c & 0xFF, v = k < 127 ? k : 127, cls = k == 0 ? 0 : k <= 127 ? 1 : 2;
+        const uint32_t want = (uint32_t)(uint8_t)(int8_t)(c >> 8 ? -v : v) | t->kfl[cls] << 8;
+        t->reg = (uint32_t)t->kt[c] == want;
     }
 }
 
@@ -200,6 +210,8 @@ static int elements(const sfp8q_args *a, const sfp8_env *env, sfp8_rng *rng, con
     b.kt = i8->kt;
     b.hmask = (1u << a->efmt->bits) - 1;
     b.o8 = (int8_t *)(void *)out;
+    b.kreg = i8->reg;
+    memcpy(b.kfl, i8->kfl, sizeof b.kfl);
     if (!run_block_fl(&b, &used)) return 0;
     *flags |= used;
     return 1;

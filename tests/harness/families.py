@@ -1056,7 +1056,27 @@ def _blockq():
             for bs in (None, 8, 16, 32, 24):
                 yield Case(f"long/{kind}/b{bs}", call(x, kind, block=bs), x.size)
 
-    return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32, "avx2": avx2}
+    def int8reg():
+        # MXINT8 by the regular table's formula (blockq.c int8_reg_avx2: sixteen helper codes at a
+        # time, flags by the classes k = 0, 1..127, 128..255 seen): every reachable helper code
+        # (k/64 for k = 0..128, both signs; 128 by rounding up near 2) at every lane position, and
+        # tensors whose codes are of one class only (zeros; subnormal codes; k = 128), every mode
+        k = np.arange(0, 129, dtype=np.float64)
+        q = np.concatenate([k / 64, -k / 64, [127.7 / 64, -127.7 / 64, 127.4 / 64]])
+        seq = np.resize(q, 31 * 144)                  # 144 blocks of 32: 31 codes and an anchor 1.5 (scale 1)
+        codes = np.concatenate([np.insert(r, i % 32, 1.5) for i, r in enumerate(seq.reshape(144, 31))])
+        ones = {"zeros": np.zeros(16 * 9 + 5), "subnormal-codes": np.resize(np.arange(1, 128) / 64, 16 * 9 + 5),
+                "k128": np.full(16 * 9 + 5, 127.8 / 64), "k128-neg": np.full(16 * 9 + 5, -127.8 / 64)}
+        for src in (np.float32, np.float64):
+            for rnd in S.MODES:
+                yield Case(f"every-code/{src.__name__}/{rnd}", call(codes.astype(src), "mxint8", rounding=rnd,
+                                                                     block=None), codes.size)
+                for name, x in ones.items():
+                    yield Case(f"{name}/{src.__name__}/{rnd}", call(x.astype(src), "mxint8", rounding=rnd),
+                               x.size)
+
+    return {"kinds": kinds, "scales": scales, "layouts": layouts, "binary32": binary32, "avx2": avx2,
+            "int8reg": int8reg}
 
 
 def _nvfp4_lane_limits(ts):

@@ -680,12 +680,43 @@ SFP8_AVX2 static ptrdiff_t int8_avx2(const sfp8f_blockq *b, unsigned *fl)
 }
 #endif
 
+#if SFP8_X86
+/* AVX2 with a regular table (b->kreg, blockq.h): the entries' bytes by their formula, sixteen
+   16-bit lanes at a time, no gather -- k = c & 255, min(k, 127), negated when bit 8 of c is set
+   (the sign instruction, its second operand c << 7 | 1: negative exactly then, else >= 1), packed
+   to bytes (no saturation: |value| <= 127); the flags: kfl[] of the classes of k seen (0, 1..127,
+   128..255), as the OR of the entries of those codes is.  Bits 9..15 of c are ignored, as hmask
+   511 ignores them.  Proof: the blockq entry of the harness (mxint8 in every mode; "int8reg":
+   every helper code in every lane position). */
+SFP8_AVX2 static ptrdiff_t int8_reg_avx2(const sfp8f_blockq *b, unsigned *fl)
+{
+    const __m256i low = _mm256_set1_epi16(0xFF), c127 = _mm256_set1_epi16(127), one = _mm256_set1_epi16(1),
+                  zero = _mm256_setzero_si256();
+    __m256i s0 = zero, s1 = zero, s2 = zero;
+    ptrdiff_t j = 0;
+    for (; j + 16 <= b->n; j += 16) {
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(b->h + j)), k = _mm256_and_si256(c, low);
+        const __m256i v = _mm256_sign_epi16(_mm256_min_epi16(k, c127), _mm256_or_si256(_mm256_slli_epi16(c, 7), one));
+        const __m256i z = _mm256_cmpeq_epi16(k, zero), big = _mm256_cmpgt_epi16(k, c127);
+        _mm_storeu_si128((__m128i *)(void *)(b->o8 + j),
+                         _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+        s0 = _mm256_or_si256(s0, z);
+        s2 = _mm256_or_si256(s2, big);
+        s1 = _mm256_or_si256(s1, _mm256_cmpeq_epi16(_mm256_or_si256(z, big), zero));
+    }
+    *fl = (_mm256_testz_si256(s0, s0) ? 0u : b->kfl[0] << 8) | (_mm256_testz_si256(s1, s1) ? 0u : b->kfl[1] << 8) |
+          (_mm256_testz_si256(s2, s2) ? 0u : b->kfl[2] << 8);
+    return j;
+}
+#endif
+
 static inline AINL unsigned int8_run(const sfp8f_blockq *b, int hw)
 {
     unsigned fl = 0;
     ptrdiff_t j = 0;
 #if SFP8_X86
     if (hw == 2) j = int8_avx512(b, &fl);
+    else if (hw == 1 && b->kreg) j = int8_reg_avx2(b, &fl);
     else if (hw == 1) j = int8_avx2(b, &fl);
 #else
     (void)hw;

@@ -34,5 +34,10 @@ typedef struct sfp8f_blockq {
     const int32_t *kt;      /* INT8: per helper code c <= hmask, its int8 element | its flags << 8 */
     unsigned hmask;         /* INT8: 2^bits - 1 of the helper format (<= 511) */
     int8_t *o8;             /* INT8: the n elements */
+    int kreg;               /* INT8: 1 when kt is regular (quantize.c int8_build checks every entry):
+                               hmask 511 and, for c = s 2^8 + k (s in 0..1, k in 0..255), kt[c]'s byte
+                               is min(k, 127), negated for s = 1, and its flags kfl[0] for k = 0,
+                               kfl[1] for k in 1..127, kfl[2] for k in 128..255 */
+    unsigned kfl[3];
 } sfp8f_blockq;
 #endif
