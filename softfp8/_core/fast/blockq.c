@@ -90,7 +90,9 @@
  * MXINT8's elements (INT8): the helper format's codes h (the conversion's output)
  * mapped by the table quantize.c builds from the core's exact cast of every helper
  * code (element byte | flags << 8): a lookup, per element, of the code's low bits
- * (hmask), the OR of the flags; gathers of sixteen (AVX-512) or eight (AVX2) lanes.
+ * (hmask), the OR of the flags; gathers of sixteen (AVX-512) or eight (AVX2) lanes, or
+ * at AVX2 with a regular table (blockq.h kreg, checked entry by entry by quantize.c) the
+ * entries' formula in sixteen 16-bit lanes (int8_reg_avx2).
  *
  * Proven equal to the reference (softfp8.mx's Python path, what SOFTFP8_FAST=0
  * runs) by tests/harness/test_harness.py::test_entry [blockq] (every kind,
