@@ -521,7 +521,82 @@ def _model_f32():
                             a, b, sa, sb, out_dtype=np.float32, block_a=(1, 32), block_b=(32, 1), accumulation=acc),
                         3 * 130, S.CONFIGS[0])
 
-    return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks}
+    def wide():
+        # 9..16-bit operands (mm_model.c wide_range / wide_b: B and A decoded by mm_decode, the
+        # kernels' range conditions on the data's range instead of the formats'): every kind of
+        # operand (bfloat16's "small" and "cancel" data in range, its "tiny" / "top" / "any" not:
+        # the generic kernel), a 12-bit format (codes above the width), one of 13 significant bits
+        # (products beyond binary32: declined), mixed with an 8-bit operand
+        accs = [a for a in ACCUMULATIONS if a[1].get("accumulator") is np.float32 and
+                not a[1].get("rounding") and not a[1].get("product")]
+        yield from model_cases(WIDE_PAIRS, ((3, 130, 65), (9, 17, 129), (1, 33, 1), (2, 0, 3)), "model-wide", accs)
+        # the data's range at its limits: products' lowest bit 2^-126 (taken) and 2^-127 (not), down
+        # to 2^-150 (inexact binary32 products: not), the largest product below 2^127 (taken) and
+        # 2^128 (not); subnormal float16 values (denormal
+        # flags) in one column / one row only; a NaN in one row, an infinity in one column
+        g = rng_of("model-wide-edges")
+        acc = softfp8.Accumulation(accumulator=np.float32)
+        accp = softfp8.Accumulation(accumulator=np.float32, promote_every=16)
+
+        def bf(lo, hi, shape):   # bfloat16 values with magnitudes in [2^lo, 2^hi), both signs
+            e = g.integers(lo, hi, shape)
+            m = 1 + g.integers(0, 128, shape) / 128
+            return (np.where(g.random(shape) < 0.5, -1.0, 1.0) * m * np.exp2(e)).astype(np.float32)
+        for name, (alo, ahi, blo, bhi) in (("low-126", (-60, -40, -52, -30)), ("low-127", (-60, -40, -53, -30)),
+                                           ("low-150", (-76, -62, -76, -62)),  # products below binary32's normals
+                                           ("top-127", (40, 61, 40, 66)), ("top-128", (40, 61, 40, 67))):
+            a, b = bf(alo, ahi, (5, 40)), bf(blo, bhi, (40, 140))
+            a[:, 0], b[0, :] = np.exp2(alo), np.exp2(blo)                     # the range's ends present
+            a[0, 1], b[1, 0] = np.exp2(ahi - 1) * 1.9921875, np.exp2(bhi - 1) * 1.9921875
+            a, b = a.astype(softfp8.bfloat16), b.astype(softfp8.bfloat16)
+            for an, ac in (("f32", acc), ("f32-promote16", accp)):
+                yield mcase(f"bfloat16/matmul-acc-{an}/5x40x140/{name}", lambda g_, a=a, b=b, ac=ac: softfp8.matmul(
+                    a, b, out_dtype=np.float32, accumulation=ac), 5 * 140, S.CONFIGS[0])
+        # cancellation to a tiny sum at the low limit: a1 b1 + a2 b2 = 2^-126 exactly, then + 0
+        # (taken: the range's products are multiples of 2^-126) next to the same one binade lower
+        # (2^-127, a subnormal running sum: declined)
+        for name, sh in (("cancel-126", 0), ("cancel-127", 1)):
+            a = np.array([[2.0 ** -56 * (1 + 2 ** -7), -2.0 ** -56 * (1 + 2 ** -6), 2.0 ** -56]], np.float32)
+            b = np.zeros((3, 20), np.float32)
+            b[0], b[1] = 2.0 ** (-56 - sh) * (1 + 2 ** -7), 2.0 ** (-56 - sh)
+            a, b = a.astype(softfp8.bfloat16), b.astype(softfp8.bfloat16)
+            yield mcase(f"bfloat16/matmul-acc-f32/1x3x20/{name}", lambda g_, a=a, b=b: softfp8.matmul(
+                a, b, out_dtype=np.float32, accumulation=acc), 20, S.CONFIGS[0])
+        x = (g.standard_normal((6, 70)) * 4).astype(np.float32)
+        y = (g.standard_normal((70, 260)) * 4).astype(np.float32)
+        x16, y16 = x.astype(softfp8.float16), y.astype(softfp8.float16)
+        sub = np.array([2.0 ** -20, -2.0 ** -24, 3 * 2.0 ** -17], np.float32).astype(softfp8.float16)
+        for name, (xa, yb) in (("sub-column", (x16, y16.copy())), ("sub-row", (x16.copy(), y16)),
+                               ("nan-row", (x16.copy(), y16)), ("inf-column", (x16, y16.copy()))):
+            if name == "sub-column":
+                yb[5:8, 131] = sub
+            elif name == "sub-row":
+                xa[4, 10:13] = sub
+            elif name == "nan-row":
+                xa[2, 33] = np.float32(np.nan)
+            else:
+                yb[7, 200] = np.float32(-np.inf)
+            for an, ac in (("f32", acc), ("f32-promote16", accp)):
+                for od in (np.float32, softfp8.bfloat16):
+                    yield mcase(f"float16/matmul-acc-{an}->{_odid(od)}/6x70x260/{name}",
+                                lambda g_, a=xa, b=yb, ac=ac, od=od: softfp8.matmul(
+                                    a, b, out_dtype=od, accumulation=ac), 6 * 260, S.CONFIGS[0])
+        for name, f in (("strided", lambda g_: softfp8.matmul(x16[::2, ::3], y16[::3, ::2], out_dtype=np.float32,
+                                                               accumulation=accp)),
+                        ("fortran", lambda g_: softfp8.matmul(np.asfortranarray(x16), np.asfortranarray(y16),
+                                                              out_dtype=np.float32, accumulation=acc))):
+            yield mcase(f"float16/matmul-acc-f32/{name}", f, 6 * 260, S.CONFIGS[0])
+
+    return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks, "wide": wide}
+
+
+# 9..16-bit operands of the model kernels (mm_model.c wide_range): float16, bfloat16, a 12-bit
+# format (two-byte storage: codes above the width), one of 13 significant bits (products beyond
+# binary32's 24: declined), a 16-bit operand beside an 8-bit one
+WIDE_PAIRS = [(softfp8.float16, softfp8.float16), (softfp8.bfloat16, softfp8.bfloat16),
+              (softfp8.format(exp_bits=5, man_bits=6, bias=15, name="e5m6"),) * 2,
+              (softfp8.format(exp_bits=2, man_bits=12, bias=1, name="e2m12"),) * 2,
+              (softfp8.bfloat16, softfp8.e4m3)]
 
 
 # model_f32's portable kernel only: values below 2^-126 in A (a normal binary32 number only

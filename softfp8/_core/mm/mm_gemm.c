@@ -71,8 +71,10 @@ static unsigned run_model(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int f
     /* the model kernels' tables (65,536 products, decodings) are built when the call
        repays them, or always in eager mode (fast == 2), as the fast paths' tables; exact
        scale products beyond binary32 (mx.matmul) leave the call to the generic kernel */
-    if ((fast && !c->scale_wide && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) ||
-        !mm_call_tables(c, c->m * c->k * c->p)) {
+    /* the generic kernel's decoding tables: built before the first block it computes (with
+       the model kernels most calls have none; without memory it decodes each code it reads) */
+    int tabled = 0;
+    if (fast && !c->scale_wide && (fast >= 2 || c->m * c->k * c->p >= 65536) && mm_model_init(c, &t) < 0) {
         mm_model_free(t);
         return SFP8M_NOMEM;
     }
@@ -83,6 +85,10 @@ static unsigned run_model(mm_call *c, char *O, ptrdiff_t om, ptrdiff_t op, int f
             if (t && mm_model_block(t, c, O, om, op, i, j0, n, &flags)) {
                 used = 1;
                 continue;
+            }
+            if (!tabled) {
+                (void)mm_call_tables(c, c->m * c->k * c->p);
+                tabled = 1;
             }
             for (int64_t j = j0; j < j0 + n; j++) {
                 uint8_t fl = 0;

@@ -77,6 +77,14 @@ struct mm_model_fast {
     double *bd, *ard, avd[256];
     uint8_t *colfl, *colsp;    /* per column of B: OR of its operands' flags, a NaN / infinity */
     unsigned rowfl, rowsp;
+    /* 9..16-bit operands (wide: model_f32 without a product format, model_fma16): decoded
+       line by line by mm_decode from the fast paths' cached binary64 tables (IEEE-like
+       codes by arithmetic); per row of A its flags and whether it holds a NaN / infinity */
+    int wide;
+    const sfp8f_conv *deca, *decb;
+    mm_ieee Da, Db;
+    uint64_t *line;
+    uint8_t *rflw, *rspw;
     /* the outputs (fast_final): 1 the fast rounder rout, 2 binary64, 0 the core */
     int outk;
     sfp8f_rnd rout;
@@ -105,9 +113,16 @@ static double *double_table(const sfp8_format *f)
     return t;
 }
 
-/* 1 if every non-zero value of f is a normal binary32 number (8-bit formats: at most
-   24 significant bits) */
-static int f32_normal(const sfp8_format *f) { return fmt_low(f) >= -126 && fmt_top(f) <= 128; }
+/* the operands' ranges: every finite value of A is a multiple of 2^la below 2^ta, of B
+   of 2^lb below 2^tb -- the formats' (fmt_low, fmt_top) for 8-bit operands, the data's
+   for wide ones (wide_range) */
+typedef struct {
+    int64_t la, ta, lb, tb;
+} mm_orange;
+
+/* 1 if every non-zero value of a range is a normal binary32 number (at most 24
+   significant bits: 8-bit formats, wide ones by wide_range's condition) */
+static int f32_normal(int64_t lo, int64_t top) { return lo >= -126 && top <= 128; }
 
 /* the value of an operand, zeros with their sign (NaN and infinity: 0, never read) */
 static double f32_value(const gval *v)
@@ -119,18 +134,20 @@ static double f32_value(const gval *v)
    and products normal binary32 numbers, multiplied in binary32) or binary64 (the
    portable kernel: products exact in binary64, binary32 numbers by the path's condition),
    its columns' flags and specials; 1 done, -1 no memory */
-static int f32_init(mm_model_fast *t, mm_call *c, int floats)
+static int wide_b(mm_model_fast *t, mm_call *c);
+
+static int f32_init(mm_model_fast *t, mm_call *c, int floats, const mm_orange *R)
 {
     const sfp8m_model *md = c->md;
     int lv = sfp8f_simd_level();
     uint8_t flb[256], spb[256];
     float bvf[256];
     double bvd[256];
-    t->level = MM_SIMD && lv >= 1 && f32_normal(&md->fa) && f32_normal(&md->fb) ? lv : 0;
+    t->level = MM_SIMD && lv >= 1 && f32_normal(R->la, R->ta) && f32_normal(R->lb, R->tb) ? lv : 0;
     t->prom32 = md->fprom.bits == 32 && md->envprom.rounding == SFP8_ROUND_NEAREST_EVEN && !md->kblock;
     t->row = -1;
     t->P = (c->p + 15) & ~(int64_t)15;
-    for (uint32_t x = 0; x < 256; x++) {
+    for (uint32_t x = 0; !t->wide && x < 256; x++) { /* 8-bit operands: their 256 decodings */
         const gval *va = &c->da[x & c->mask_a], *vb = &c->db[x & c->mask_b];
         t->fla[x] = va->fl;
         t->cta[x] = va->cls > GV_FIN;
@@ -153,6 +170,7 @@ static int f32_init(mm_model_fast *t, mm_call *c, int floats)
     if (t->pmax < INFINITY) t->colmax = calloc((size_t)c->p, sizeof(float));
     if (!(t->bf || t->bd) || !(t->arf || t->ard) || !t->colfl || !t->colsp || (t->pmax < INFINITY && !t->colmax))
         return -1;
+    if (t->wide) return wide_b(t, c);
     for (int64_t l = 0; l < c->k; l++)
         for (int64_t j = 0; j < c->p; j++) {
             uint8_t cb = *(const uint8_t *)(c->B + l * c->bk + j * c->bp);
@@ -167,10 +185,7 @@ static int f32_init(mm_model_fast *t, mm_call *c, int floats)
 
 /* 1 if the exact products a b are normal binary32 numbers or zeros and their binary32
    sums never underflow: multiples of 2^-126 below 2^127 */
-static int f32_products(const sfp8m_model *md)
-{
-    return fmt_low(&md->fa) + fmt_low(&md->fb) >= -126 && fmt_top(&md->fa) + fmt_top(&md->fb) <= 127;
-}
+static int f32_products(const mm_orange *R) { return R->la + R->lb >= -126 && R->ta + R->tb <= 127; }
 
 /* significant bits of the values of an 8-bit format, at most */
 static int sig_bits(const sfp8_format *f) { return f->man_bits + 1; }
@@ -178,14 +193,14 @@ static int sig_bits(const sfp8_format *f) { return f->man_bits + 1; }
 /* INFINITY without a product format; with one, the bound pmax such that every product of
    magnitude <= pmax is a number of fp (its rounding exact, no flag, zeros keep their sign:
    IEEE subnormals, signed, no FNUZ), 0 if there is none */
-static double prod_bound(const sfp8m_model *md)
+static double prod_bound(const sfp8m_model *md, const mm_orange *R)
 {
     const sfp8_format *fp = &md->fp;
     sfp8f_rnd r;
     gval v;
     if (!md->has_prod) return INFINITY;
     if (!sfp8f_rounder(fp, &md->envp, &r) || sig_bits(&md->fa) + sig_bits(&md->fb) > fp->man_bits + 1 ||
-        fmt_low(&md->fa) + fmt_low(&md->fb) < fmt_low(fp))
+        R->la + R->lb < fmt_low(fp))
         return 0;
     gv_decode(fp, sfp8_max_code(fp), &v);
     return v.cls == GV_FIN ? gv_double(&v) : 0;
@@ -193,13 +208,13 @@ static double prod_bound(const sfp8m_model *md)
 
 /* model_fma16 (mm_narrow.c): the parameters of the accumulator's kernels; 0 not covered
    (the products are exact binary32 numbers: f32_products) */
-static int nrw_params(const sfp8m_model *md, mm_nrw *q)
+static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
 {
     const sfp8_format *f = &md->facc;
     int mode = md->envacc.rounding, M = f->man_bits, lv = sfp8f_simd_level(), hw, direct;
     int64_t emin = 1 - (int64_t)f->bias, etop;
     gval v;
-    if (M > 20 || !f32_products(md) || !f32_normal(&md->fa) || !f32_normal(&md->fb)) return 0;
+    if (M > 20 || !f32_products(R) || !f32_normal(R->la, R->ta) || !f32_normal(R->lb, R->tb)) return 0;
     gv_decode(f, sfp8_max_code(f), &v);
     if (v.cls != GV_FIN) return 0;
     etop = v.exp + gv_bitlen(v.sig) - 1; /* the top binade: 2^etop <= max < 2^(etop + 1) */
@@ -216,9 +231,9 @@ static int nrw_params(const sfp8m_model *md, mm_nrw *q)
     q->level = !MM_SIMD || !hw ? 0 : direct ? lv : lv >= 2 ? 2 : 0;
     /* underflow needs an inexact sum below 2^emin: none if the products are multiples
        of the accumulator's subnormal unit 2^(emin - M) (so is every sum there) */
-    q->tiny = fmt_low(&md->fa) + fmt_low(&md->fb) < emin - M;
+    q->tiny = R->la + R->lb < emin - M;
     q->tb = md->envacc.tininess_before != 0;
-    if (q->tiny && emin - (fmt_low(&md->fa) + fmt_low(&md->fb)) > 24)
+    if (q->tiny && emin - (R->la + R->lb) > 24)
         return 0; /* sums below 2^emin must be binary32 numbers (multiples of the products' unit) */
     q->eminb = (uint32_t)((emin > -126 ? emin : -126) + 127) << 23;
     q->topb = (uint32_t)(etop + 127) << 23;
@@ -226,20 +241,115 @@ static int nrw_params(const sfp8m_model *md, mm_nrw *q)
     return 1;
 }
 
+/* the smallest non-zero and the largest magnitude of n binary64 numbers (bits), into *mn / *mx */
+static void line_range(const uint64_t *d, ptrdiff_t n, uint64_t *mn, uint64_t *mx)
+{
+    uint64_t lo = *mn, hi = *mx;
+    for (ptrdiff_t k = 0; k < n; k++) {
+        const uint64_t v = d[k] & ~((uint64_t)1 << 63);
+        lo = v && v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    *mn = lo, *mx = hi;
+}
+
+/* the range (every value a multiple of 2^*lo, below 2^*top) of values of format f whose
+   non-zero magnitudes lie in [mn, mx] (binary64 bits; none: mn > mx): a value in binade e
+   or above is a multiple of 2^(e - M), a subnormal one of 2^fmt_low */
+static void bits_range(const sfp8_format *f, uint64_t mn, uint64_t mx, int64_t *lo, int64_t *top)
+{
+    if (mn > mx) { /* zeros only (and NaN / infinity, whose blocks the generic kernel takes) */
+        *lo = *top = 0;
+        return;
+    }
+    *lo = (int64_t)(mn >> 52) - 1023 - f->man_bits;
+    if (*lo < fmt_low(f)) *lo = fmt_low(f);
+    *top = (int64_t)(mx >> 52) - 1023 + 1;
+}
+
+/* wide operands: the binary64 tables, and A's and B's ranges from their values (A decoded
+   row by row: each row's flags and NaN / infinity kept); 1 done, 0 not covered, -1 no memory */
+static int wide_range(mm_model_fast *t, const mm_call *c, mm_orange *R)
+{
+    static const sfp8_env e = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+    const sfp8m_model *md = c->md;
+    const int lv = sfp8f_simd_level();
+    uint64_t amn = UINT64_MAX, amx = 0, bmn = UINT64_MAX, bmx = 0;
+    unsigned char bad;
+    t->wide = 1;
+    t->deca = sfp8f_convert(&md->fa, &sfp8_binary64, &e, PTRDIFF_MAX);
+    t->decb = sfp8f_convert(&md->fb, &sfp8_binary64, &e, PTRDIFF_MAX);
+    if (!t->deca || !t->decb) return 0;
+    mm_ieee_init(&t->Da, &md->fa, t->deca);
+    mm_ieee_init(&t->Db, &md->fb, t->decb);
+    t->line = malloc((size_t)(c->k > c->p ? c->k : c->p) * sizeof(uint64_t) + 8);
+    t->rflw = malloc((size_t)c->m + 1);
+    t->rspw = calloc((size_t)c->m + 1, 1);
+    if (!t->line || !t->rflw || !t->rspw) return -1;
+    for (int64_t i = 0; i < c->m; i++) {
+        unsigned fl = 0;
+        mm_decode(lv, &t->Da, t->deca, c->sza, c->A + i * c->am, c->ak, c->k, t->line, &t->rspw[i], 0, &fl);
+        t->rflw[i] = (uint8_t)fl;
+        line_range(t->line, c->k, &amn, &amx);
+    }
+    for (int64_t l = 0; l < c->k; l++) {
+        unsigned fl = 0;
+        bad = 0;
+        mm_decode(lv, &t->Db, t->decb, c->szb, c->B + l * c->bk, c->bp, c->p, t->line, &bad, 0, &fl);
+        line_range(t->line, c->p, &bmn, &bmx);
+    }
+    bits_range(&md->fa, amn, amx, &R->la, &R->ta);
+    bits_range(&md->fb, bmn, bmx, &R->lb, &R->tb);
+    return 1;
+}
+
+/* wide operands: B decoded row by row into bf / bd, its columns' flags (the table's, element
+   by element, for rows whose flags are not 0) and NaN / infinity; 1 done */
+static int wide_b(mm_model_fast *t, mm_call *c)
+{
+    const int lv = sfp8f_simd_level();
+    const uint32_t mask = (uint32_t)t->decb->n - 1;
+    for (int64_t l = 0; l < c->k; l++) {
+        unsigned fl = 0;
+        const char *row = c->B + l * c->bk;
+        mm_decode(lv, &t->Db, t->decb, c->szb, row, c->bp, c->p, t->line, t->colsp, 1, &fl);
+        for (int64_t j = 0; j < c->p; j++) {
+            double v;
+            memcpy(&v, &t->line[j], 8);
+            if (t->bf) t->bf[l * t->P + j] = (float)v;
+            else t->bd[l * t->P + j] = v;
+        }
+        if (fl)
+            for (int64_t j = 0; j < c->p; j++)
+                t->colfl[j] |= t->decb->fl[load_code(row + j * c->bp, c->szb) & mask];
+    }
+    return 1;
+}
+
 int mm_model_init(mm_call *c, mm_model_fast **out)
 {
     const sfp8m_model *md = c->md;
     const sfp8_format *pf = md->has_prod ? &md->fp : NULL;
+    const int wide = md->fa.bits > 8 || md->fb.bits > 8;
+    mm_orange R = {fmt_low(&md->fa), fmt_top(&md->fa), fmt_low(&md->fb), fmt_top(&md->fb)};
     mm_model_fast *t;
     sfp8f_rnd racc, rprom;
     int r;
     *out = NULL;
-    if (md->exact || md->fa.bits > 8 || md->fb.bits > 8 || !sfp8f_rounder(&md->facc, &md->envacc, &racc) ||
+    /* wide operands (9..16 bits): model_f32 without a product format and model_fma16 only,
+       products exact binary32 numbers (at most 24 significant bits) */
+    if (wide && (pf || md->fa.bits > 16 || md->fb.bits > 16 || sig_bits(&md->fa) + sig_bits(&md->fb) > 24))
+        return 0;
+    if (md->exact || !sfp8f_rounder(&md->facc, &md->envacc, &racc) ||
         !sfp8f_rounder(&md->fprom, &md->envprom, &rprom) || !fast_range(&md->facc) || !fast_range(&md->fprom) ||
         (pf && !fast_range(pf)) || !fast_range(&md->fa) || !fast_range(&md->fb) ||
         (!pf && (fmt_low(&md->fa) + fmt_low(&md->fb) < -1000 || fmt_top(&md->fa) + fmt_top(&md->fb) > 1000)))
         return 0; /* the products (exact, or rounded into fp) must be normal binary64 numbers */
-    if (!mm_call_tables(c, INT64_MAX) || !(t = calloc(1, sizeof *t))) return -1;
+    if ((!wide && !mm_call_tables(c, INT64_MAX)) || !(t = calloc(1, sizeof *t))) return -1;
+    if (wide && (r = wide_range(t, c, &R)) <= 0) {
+        mm_model_free(t);
+        return r;
+    }
     *out = t;
     /* the kernels' binary64 / binary32 arithmetic (TwoSum, rounding to odd) is IEEE's
        in nearest-even: sfp8m_gemm restores the caller's environment (fesetenv) */
@@ -248,8 +358,7 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
     t->rprom = rprom;
     t->path = SFP8M_MODEL_ODD;
     if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
-        (pf ? fmt_low(pf) : fmt_low(&md->fa) + fmt_low(&md->fb)) >= -126 &&
-        (pf ? fmt_top(pf) : fmt_top(&md->fa) + fmt_top(&md->fb)) <= 127)
+        (pf ? fmt_low(pf) : R.la + R.lb) >= -126 && (pf ? fmt_top(pf) : R.ta + R.tb) <= 127)
         /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
            every binary32 sum of them is a normal number or zero: no underflow */
         t->path = SFP8M_MODEL_F32;
@@ -263,16 +372,21 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
         t->zofl[s] = fl;
     }
     t->outk = md->fout.bits == 64 ? 2 : sfp8f_rounder(&md->fout, &md->envout, &t->rout) ? 1 : 0;
-    t->pmax = prod_bound(md);
-    if (t->pmax > 0 && (!pf || (f32_products(md) && f32_normal(&md->fa) && f32_normal(&md->fb)))) {
+    t->pmax = prod_bound(md, &R);
+    if (t->pmax > 0 && (!pf || (f32_products(&R) && f32_normal(R.la, R.ta) && f32_normal(R.lb, R.tb)))) {
         /* products exact in binary32 (or in fp up to pmax): B decoded once */
-        if (t->path == SFP8M_MODEL_F32) return f32_init(t, c, 0);
-        if (nrw_params(md, &t->nq)) {
+        if (t->path == SFP8M_MODEL_F32) return f32_init(t, c, 0, &R);
+        if (nrw_params(md, &R, &t->nq)) {
             t->path = SFP8M_MODEL_FMA16;
-            r = f32_init(t, c, 1);
+            r = f32_init(t, c, 1, &R);
             t->level = t->nq.level;
             return r;
         }
+    }
+    if (wide) { /* no product table for 9..16-bit operands: the generic kernel */
+        mm_model_free(t);
+        *out = NULL;
+        return 0;
     }
     /* model_odd, and model_f32 with a product format: the table of the products */
     if (md->facc.bits <= 16 && !(t->accdec = double_table(&md->facc))) return -1;
@@ -314,6 +428,9 @@ void mm_model_free(mm_model_fast *t)
     free(t->ard);
     free(t->colfl);
     free(t->colsp);
+    free(t->line);
+    free(t->rflw);
+    free(t->rspw);
     free(t);
 }
 
@@ -682,7 +799,21 @@ static void f32_row(mm_model_fast *t, const mm_call *c, int64_t i)
 {
     unsigned fl = 0, sp = 0;
     float mx = 0;
-    for (int64_t l = 0; l < c->k; l++) {
+    if (t->wide) { /* decoded again (wide_range kept its flags and NaN / infinity) */
+        unsigned char bad = 0;
+        mm_decode(sfp8f_simd_level(), &t->Da, t->deca, c->sza, c->A + i * c->am, c->ak, c->k, t->line, &bad, 0,
+                  &fl);
+        for (int64_t l = 0; l < c->k; l++) {
+            double v;
+            memcpy(&v, &t->line[l], 8);
+            if (t->arf) t->arf[l] = (float)v;
+            else t->ard[l] = v;
+            mx = fabsf((float)v) > mx ? fabsf((float)v) : mx;
+        }
+        fl = t->rflw[i];
+        sp = t->rspw[i];
+    }
+    for (int64_t l = 0; !t->wide && l < c->k; l++) {
         uint8_t ca = *(const uint8_t *)(c->A + i * c->am + l * c->ak);
         if (t->arf) t->arf[l] = t->avf[ca];
         else t->ard[l] = t->avd[ca];
