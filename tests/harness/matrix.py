@@ -759,6 +759,28 @@ def _orders():
             yield mcase(f"e4m3fnb-46/matmul-{name}/4x70x130/overflow", lambda g, a=a, b=b, c=c, acc=acc:
                         softfp8.matmul(a, b, c, out_dtype=np.float32, accumulation=acc), 4 * 130, S.CONFIGS[0])
 
+    def tables():
+        # 9..16-bit operands read often enough for the decoding table (mm_orders.c decoder_init:
+        # at least 4,096 codes; each code decoded when first read): codes from a small pool, so
+        # most reads find their code done, with subnormals, NaN and infinity among them; a
+        # 12-bit format (codes above the width share their entry with the code below it)
+        e5m6 = softfp8.format(exp_bits=5, man_bits=6, bias=15, name="e5m6")
+        g = rng_of("orders-tables")
+        for fmt in (softfp8.float16, softfp8.bfloat16, e5m6):
+            c, v = S.values(fmt)
+            fin = np.isfinite(v) & (np.abs(np.where(np.isfinite(v), v, 0)) < 64)
+            pool = np.concatenate([g.choice(c[fin], 300), c[~np.isfinite(v)][:2], c[fin & (v != 0)][:3]])
+            for (m, k, p), bad in (((40, 110, 40), False), ((37, 111, 45), True)):
+                use = pool if bad else pool[:-5]
+                a, b = g.choice(use, (m, k)), g.choice(use, (k, p))
+                a = S.above_width(fmt, a.astype(fmt.storage).reshape(-1), g)
+                a, b = S.as_dtype(a.reshape(-1), fmt).reshape(m, k), S.as_dtype(b.reshape(-1), fmt).reshape(k, p)
+                for name, kw in ORDER_ACCS[:3]:
+                    acc = softfp8.Accumulation(**kw)
+                    yield mcase(f"{S.fid(fmt)}/matmul-{name}/{_shape_id(m, k, p)}/pool/specials={bad}",
+                                lambda g_, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32,
+                                                                             accumulation=acc), m * p, S.CONFIGS[0])
+
     def layouts():
         a, b = operands(softfp8.e4m3, softfp8.e4m3, 6, 40, 150, "wide", "orders-layouts")
         c = _addend_values(np.float32, (150,), "normal", rng_of("orders-layouts-c"))
@@ -811,7 +833,8 @@ def _orders():
                         lambda g, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc),
                         a.shape[0] * b.shape[1], S.CONFIGS[0])
 
-    return {"presets": presets, "ranges": ranges, "layouts": layouts, "zeros": zeros, "declined": declined,
+    return {"presets": presets, "ranges": ranges, "tables": tables, "layouts": layouts, "zeros": zeros,
+            "declined": declined,
             "leaves": leaves}
 
 

@@ -138,28 +138,44 @@ static int pair_ok(const oline *r, const oline *c)
     return r->lo + c->lo >= -149 && r->hi + c->hi <= 126 && r->wide + c->wide <= 24;
 }
 
-/* the decoder of an operand format: a table of every code when that repays it */
+/* the decoder of an operand format: a table of every code when that repays it (8-bit
+   formats: filled first; 9..16 bits: each code decoded when first read, have[] marking
+   those done -- a call reads far fewer distinct codes than 65,536) */
 typedef struct {
     const sfp8_format *f;
     uint64_t mask;
     ocode *tab;
+    uint8_t *have;
 } odecoder;
 
 static int decoder_init(odecoder *D, const sfp8_format *f, int64_t count)
 {
     D->f = f;
     D->tab = NULL;
+    D->have = NULL;
     D->mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
-    if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits))) return 1;
+    if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits) / 16)) return 1;
     if (!(D->tab = malloc(sizeof(ocode) << f->bits))) return 0;
+    if (f->bits > 8) return (D->have = calloc((size_t)1 << f->bits, 1)) != NULL;
     for (uint64_t c = 0; c <= D->mask; c++) decode1(f, c, &D->tab[c]);
     return 1;
+}
+
+static void decoder_free(odecoder *D)
+{
+    free(D->tab);
+    free(D->have);
 }
 
 static inline void get(const odecoder *D, uint64_t code, ocode *tmp, const ocode **d)
 {
     if (D->tab) {
-        *d = &D->tab[code & D->mask];
+        const uint64_t c = code & D->mask;
+        if (D->have && !D->have[c]) {
+            decode1(D->f, c, &D->tab[c]);
+            D->have[c] = 1;
+        }
+        *d = &D->tab[c];
     } else {
         decode1(D->f, code, tmp);
         *d = tmp;
@@ -618,8 +634,8 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
         free(bf);
         free(af);
         free(col);
-        free(da.tab);
-        free(db.tab);
+        decoder_free(&da);
+        decoder_free(&db);
         return SFP8U_NOMEM;
     }
     for (int64_t j = 0; j < pp; j++) { /* B decoded once, row-major; padding and unfit columns zeros */
@@ -717,7 +733,7 @@ unsigned sfp8m_orders_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, p
     free(af);
     free(col);
     free(priv);
-    free(da.tab);
-    free(db.tab);
+    decoder_free(&da);
+    decoder_free(&db);
     return flags;
 }
