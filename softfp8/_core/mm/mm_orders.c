@@ -63,6 +63,7 @@
 #include <string.h>
 
 #include "codes.h"
+#include "fast.h"
 #include "mm.h"
 #include "mm_fenv.h"
 #include "mm_orders.h"
@@ -113,6 +114,32 @@ static void decode1(const sfp8_format *f, uint64_t code, ocode *d)
     }
 }
 
+/* decode1 from the fast paths' cached binary64 decoding of f (IEEE-like formats: the
+   value's bits; a subnormal code is one whose decoding raises denormal) */
+static void decode64(const sfp8f_conv *dec, uint64_t code, ocode *d)
+{
+    const uint64_t b = dec->val[code], sig0 = b & (((uint64_t)1 << 52) - 1);
+    const int e = (int)(b >> 52) & 0x7FF;
+    const uint64_t sig = sig0 | (e ? (uint64_t)1 << 52 : 0);
+    d->sub = (dec->fl[code] & SFP8_FLAG_DENORMAL) != 0;
+    d->bad = e == 0x7FF;
+    d->lo = NOEXP;
+    d->hi = -NOEXP;
+    d->wide = 0;
+    d->f = b >> 63 ? -0.0f : 0.0f;
+    if (d->bad || !sig) return;
+    {
+        const int tz = __builtin_ctzll(sig);
+        const int64_t ex = (e ? e : 1) - 1075, lo = ex + tz, hi = ex + bitlen64(sig) - 1;
+        double v;
+        d->lo = (int32_t)(lo < -NOEXP / 2 ? -NOEXP / 2 : lo);
+        d->hi = (int32_t)(hi > NOEXP / 2 ? NOEXP / 2 : hi);
+        d->wide = (uint8_t)bitlen64(sig >> tz);
+        memcpy(&v, &b, 8);
+        if (lo >= -149 && hi <= 127 && d->wide <= 24) d->f = (float)v; /* a binary32 number: exact */
+    }
+}
+
 static void line_add(oline *s, const ocode *d)
 {
     s->bad |= d->bad;
@@ -146,6 +173,7 @@ typedef struct {
     uint64_t mask;
     ocode *tab;
     uint8_t *have;
+    const sfp8f_conv *dec; /* 9..16-bit IEEE-like formats: their binary64 decoding (decode64) */
 } odecoder;
 
 static int decoder_init(odecoder *D, const sfp8_format *f, int64_t count)
@@ -153,10 +181,16 @@ static int decoder_init(odecoder *D, const sfp8_format *f, int64_t count)
     D->f = f;
     D->tab = NULL;
     D->have = NULL;
+    D->dec = NULL;
     D->mask = f->bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f->bits) - 1;
     if (f->bits > 16 || (f->bits > 8 && count < ((int64_t)1 << f->bits) / 16)) return 1;
     if (!(D->tab = malloc(sizeof(ocode) << f->bits))) return 0;
-    if (f->bits > 8) return (D->have = calloc((size_t)1 << f->bits, 1)) != NULL;
+    if (f->bits > 8) {
+        static const sfp8_env e = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
+        if (f->is_signed && f->specials == SFP8_SPECIALS_IEEE && f->subnormals == SFP8_SUBNORMALS_IEEE)
+            D->dec = sfp8f_convert(f, &sfp8_binary64, &e, PTRDIFF_MAX);
+        return (D->have = calloc((size_t)1 << f->bits, 1)) != NULL;
+    }
     for (uint64_t c = 0; c <= D->mask; c++) decode1(f, c, &D->tab[c]);
     return 1;
 }
@@ -172,7 +206,8 @@ static inline void get(const odecoder *D, uint64_t code, ocode *tmp, const ocode
     if (D->tab) {
         const uint64_t c = code & D->mask;
         if (D->have && !D->have[c]) {
-            decode1(D->f, c, &D->tab[c]);
+            if (D->dec) decode64(D->dec, c, &D->tab[c]);
+            else decode1(D->f, c, &D->tab[c]);
             D->have[c] = 1;
         }
         *d = &D->tab[c];
