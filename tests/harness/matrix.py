@@ -658,6 +658,22 @@ def _gemm_fma16():
         shapes = ((2, 9, 127), (1, 20, 128), (2, 17, 129), (1, 70, 257), (3, 0, 130), (2, 5, 15), (1, 3, 33))
         pairs = [(softfp8.e4m3, softfp8.e4m3), (softfp8.e5m2, softfp8.e4m3), (softfp8.e2m1, softfp8.e2m1)]
         yield from model_cases(pairs, shapes, "nrw-blocks", accs)
+        # a product format the formats' ranges fail (E5M2 x E4M3 into float16) whose products
+        # in the data are float16 numbers (mm_model.c byte_range): lowest product bit 2^-24,
+        # float16's unit (taken), and 2^-25 (a product below it rounds: declined)
+        g = rng_of("nrw-byte-range")
+        for low in (-15, -16):
+            a = g.choice(np.array([2.0 ** low, -3 * 2.0 ** low, 0.75, -1.5, 12.0, -0.0]), (3, 30))
+            b = g.choice(np.array([2.0 ** -9, -3 * 2.0 ** -9, 0.5, -2.0, 1.25, 0.0]), (30, 140))
+            a[0, 0], b[0, 0] = 2.0 ** low, 2.0 ** -9
+            a, b = a.astype(softfp8.e5m2), b.astype(softfp8.e4m3)
+            for name, kw in (accs[6], ("prod-f16-acc-f32-promote4", dict(product=softfp8.float16,
+                                                                        accumulator=np.float32, promote_every=4))):
+                acc = softfp8.Accumulation(**kw)
+                for env in S.CONFIGS[:4]:
+                    yield mcase(f"e5m2xe4m3/matmul-acc-{name}/3x30x140/low{low - 9}/{S.env_id(env)}",
+                                lambda g_, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32,
+                                                                             accumulation=acc), 3 * 140, env)
         # every deterministic environment (the accumulator takes the context's rounding) with
         # each kind of accumulator, on sums that round below 2^emin and sums of mixed magnitudes
         i = 0

@@ -118,6 +118,7 @@ static double *double_table(const sfp8_format *f)
    for wide ones (wide_range) */
 typedef struct {
     int64_t la, ta, lb, tb;
+    int data;  /* 1: la, lb are the data's lowest bits (byte_range), not a bound below them */
 } mm_orange;
 
 /* 1 if every non-zero value of a range is a normal binary32 number (at most 24
@@ -199,8 +200,11 @@ static double prod_bound(const sfp8m_model *md, const mm_orange *R)
     sfp8f_rnd r;
     gval v;
     if (!md->has_prod) return INFINITY;
+    /* the products' lowest bit at or above fp's unit: fmt_low(fp) lies one below the unit of
+       IEEE subnormals (2^(1 - bias - M)), which the formats' own fmt_low sums (two below
+       the products' lowest bit) leave room for; the data's exact lowest bits do not */
     if (!sfp8f_rounder(fp, &md->envp, &r) || sig_bits(&md->fa) + sig_bits(&md->fb) > fp->man_bits + 1 ||
-        R->la + R->lb < fmt_low(fp))
+        R->la + R->lb < fmt_low(fp) + (R->data && fp->subnormals == SFP8_SUBNORMALS_IEEE))
         return 0;
     gv_decode(fp, sfp8_max_code(fp), &v);
     return v.cls == GV_FIN ? gv_double(&v) : 0;
@@ -326,12 +330,35 @@ static int wide_b(mm_model_fast *t, mm_call *c)
     return 1;
 }
 
+/* 8-bit operands: the range of the values present in A and B (the codes read, by the
+   decoding tables c->da / c->db): every value a multiple of 2^lo (its lowest bit), below
+   2^top; zeros and NaN / infinity (the generic kernel's blocks) left out */
+static void byte_range(const mm_call *c, mm_orange *R)
+{
+    uint8_t pa[256] = {0}, pb[256] = {0};
+    int64_t lo[2] = {INT64_MAX, INT64_MAX}, top[2] = {INT64_MIN, INT64_MIN};
+    for (int64_t i = 0; i < c->m; i++)
+        for (int64_t l = 0; l < c->k; l++) pa[*(const uint8_t *)(c->A + i * c->am + l * c->ak)] = 1;
+    for (int64_t l = 0; l < c->k; l++)
+        for (int64_t j = 0; j < c->p; j++) pb[*(const uint8_t *)(c->B + l * c->bk + j * c->bp)] = 1;
+    for (int x = 0; x < 256; x++)
+        for (int s = 0; s < 2; s++) {
+            const gval *v = s ? &c->db[x & c->mask_b] : &c->da[x & c->mask_a];
+            if (!(s ? pb : pa)[x] || v->cls != GV_FIN || !v->sig) continue;
+            lo[s] = v->exp + __builtin_ctzll(v->sig) < lo[s] ? v->exp + __builtin_ctzll(v->sig) : lo[s];
+            top[s] = v->exp + gv_bitlen(v->sig) > top[s] ? v->exp + gv_bitlen(v->sig) : top[s];
+        }
+    R->la = lo[0] == INT64_MAX ? 0 : lo[0], R->ta = lo[0] == INT64_MAX ? 0 : top[0];
+    R->lb = lo[1] == INT64_MAX ? 0 : lo[1], R->tb = lo[1] == INT64_MAX ? 0 : top[1];
+    R->data = 1;
+}
+
 int mm_model_init(mm_call *c, mm_model_fast **out)
 {
     const sfp8m_model *md = c->md;
     const sfp8_format *pf = md->has_prod ? &md->fp : NULL;
     const int wide = md->fa.bits > 8 || md->fb.bits > 8;
-    mm_orange R = {fmt_low(&md->fa), fmt_top(&md->fa), fmt_low(&md->fb), fmt_top(&md->fb)};
+    mm_orange R = {fmt_low(&md->fa), fmt_top(&md->fa), fmt_low(&md->fb), fmt_top(&md->fb), 0};
     mm_model_fast *t;
     sfp8f_rnd racc, rprom;
     int r;
@@ -373,6 +400,12 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
     }
     t->outk = md->fout.bits == 64 ? 2 : sfp8f_rounder(&md->fout, &md->envout, &t->rout) ? 1 : 0;
     t->pmax = prod_bound(md, &R);
+    if (!wide && pf && t->pmax == 0 && pf->subnormals == SFP8_SUBNORMALS_IEEE) {
+        /* the formats' ranges fail it: the data's may not (a product format whose numbers
+           below its normals are the multiples of its unit: IEEE subnormals) */
+        byte_range(c, &R);
+        t->pmax = prod_bound(md, &R);
+    }
     if (t->pmax > 0 && (!pf || (f32_products(&R) && f32_normal(R.la, R.ta) && f32_normal(R.lb, R.tb)))) {
         /* products exact in binary32 (or in fp up to pmax): B decoded once */
         if (t->path == SFP8M_MODEL_F32) return f32_init(t, c, 0, &R);
