@@ -687,7 +687,34 @@ def _gemm_fma16():
                             lambda g, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc),
                             2 * 150, env)
 
-    return {"models": models, "blocks": blocks, "kernels": kernels}
+    def wide():
+        # 9..16-bit operands (mm_model.c wide_range) into narrow accumulators: the products are
+        # wider than the accumulator, so nearest even takes the sums rounded to odd (AVX2: TwoSum)
+        accs = (("f16", dict(accumulator=softfp8.float16)),
+                ("bf16", dict(accumulator=softfp8.bfloat16)),
+                ("bf16-rz", dict(accumulator=softfp8.bfloat16, rounding="toward_zero")),
+                ("bf16-promote5", dict(accumulator=softfp8.bfloat16, promote_every=5)),
+                ("f16-promote3-bf16", dict(accumulator=softfp8.float16, promote_every=3, promoted=softfp8.bfloat16)))
+        yield from model_cases(WIDE_PAIRS, ((3, 130, 65), (2, 17, 129), (1, 33, 1)), "fma16-wide", accs)
+        # binary32 sums that round onto the accumulator's midpoint: 256 + (1 - 2^-16) is 257 -
+        # 2^-16, whose nearest binary32 is 257, bfloat16's midpoint between 256 and 258; rounded
+        # to odd it is 257 - 2^-15 (to 256), a wrong odd step gives 257 + 2^-15 (to 258); both
+        # signs, the pair in either order and at several lane positions
+        a = np.zeros((4, 3), np.float32)
+        a[0], a[1] = (256.0, 1 - 2.0 ** -8, 0.0), (-256.0, -(1 - 2.0 ** -8), 0.0)
+        a[2], a[3] = (0.0, 1 - 2.0 ** -8, 256.0), (3.0, 1 - 2.0 ** -8, 0.0)
+        b = np.zeros((3, 24), np.float32)
+        b[0, ::3], b[1, ::3], b[2, ::3] = 1.0, 1 + 2.0 ** -8, 1.0
+        b[0, 1::3], b[1, 1::3] = 1.0, -(1 + 2.0 ** -8)
+        b[:, 2::3] = 2.0 ** np.arange(3)[:, None] - 1
+        a, b = a.astype(softfp8.float16), b.astype(softfp8.float16)
+        for name, kw in accs[1:2] + accs[3:4]:
+            acc = softfp8.Accumulation(**kw)
+            for env in S.CONFIGS[:2]:
+                yield mcase(f"float16/matmul-acc-{name}/4x3x24/midpoint/{S.env_id(env)}",
+                            lambda g_, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), 96, env)
+
+    return {"models": models, "blocks": blocks, "kernels": kernels, "wide": wide}
 
 
 # --------------------------------------------------------------------------

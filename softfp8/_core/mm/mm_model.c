@@ -232,7 +232,7 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
     q->mode = mode;
     q->M = M;
     q->odd = !direct;
-    q->level = !MM_SIMD || !hw ? 0 : direct ? lv : lv >= 2 ? 2 : 0;
+    q->level = !MM_SIMD || !hw ? 0 : lv; /* the direct and the odd sums at levels 1 and 2 */
     /* underflow needs an inexact sum below 2^emin: none if the products are multiples
        of the accumulator's subnormal unit 2^(emin - M) (so is every sum there) */
     q->tiny = R->la + R->lb < emin - M;

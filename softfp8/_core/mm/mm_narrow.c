@@ -26,10 +26,15 @@
  *        Nearest even only when the products have at most M + 1 significant bits and
  *        24 >= 2 (M + 1) + 1: double rounding of a sum of two (M + 1)-bit numbers is
  *        then innocuous (Figueroa, "When is double rounding innocuous?", 1995).
- *      odd (q->odd 1, AVX-512 only): x = the sum rounded to odd at 24 bits, the one of
- *        RD(s), RU(s) (embedded rounding, no flags) whose last bit is 1 (the exact one
- *        when they agree, the zero of the mode's sign rule); rounding to odd at 24 >= M
- *        + 3 bits keeps every decision of the M-bit rounding, in every mode.
+ *      odd (q->odd 1, nearest even): x = the sum rounded to odd at 24 bits -- AVX-512: the
+ *        one of RD(s), RU(s) (embedded rounding, no flags) whose last bit is 1 (the exact
+ *        one when they agree, the zero of the mode's sign rule); AVX2: s = RN(acc + p)
+ *        and TwoSum's error (exact: no sum underflows), s when the error is 0 or s is
+ *        odd, else s's neighbour on the error's side (the exact sum lies strictly between
+ *        them; that neighbour is odd); TwoSum's other operations are exact, so MXCSR's
+ *        precision flag is still set exactly when the sum is not a binary32 number.
+ *        Rounding to odd at 24 >= M + 3 bits keeps every decision of the M-bit rounding,
+ *        in every mode.
  *  - portable: x = the sum rounded to odd by TwoSum (the thread at nearest even) and
  *    rounded by integer arithmetic on its bits, every mode of the rounder.
  * A sum in the accumulator's top binade (overflow possible) makes the kernel decline:
@@ -227,7 +232,8 @@ MM_TGT512 static unsigned nrw_run_512(const mm_nrw *q, const float *arow, const 
     return q->tiny && (uint32_t)_mm512_reduce_min_epu32(mn) < q->eminb ? 4 : 0;
 }
 
-static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int NV, int RZ, int TINY, int TB, const mm_nrw *q,
+static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int NV, int ODD, int RZ, int TINY, int TB,
+                                                                          const mm_nrw *q,
                                                                           const float *arow, const float *b,
                                                                           int64_t P, int64_t l0, int64_t l1,
                                                                           float *o, __m256i *mx, __m256i *mn)
@@ -235,7 +241,8 @@ static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int N
     __m256 acc[8];
     const __m256i expm = _mm256_set1_epi32((int)EXPM), eminb = _mm256_set1_epi32((int)q->eminb),
                   kc = _mm256_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u));
-    const __m256 sgn = _mm256_set1_ps(-0.0f);
+    const __m256 sgn = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
+    const __m256i one = _mm256_set1_epi32(1);
     __m256i vmx = *mx, vmn = *mn;
 #pragma GCC unroll 8
     for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(q->z);
@@ -245,7 +252,26 @@ static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int N
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
             /* one fused multiply-add: the product is exact (level 1 has FMA) */
-            __m256 x = _mm256_fmadd_ps(a, _mm256_loadu_ps(r + 8 * v), acc[v]), c, y;
+            __m256 x, c, y;
+            if (ODD) {
+                /* the sum rounded to odd at 24 bits: s = RN(acc + p) and TwoSum's exact error
+                   (MXCSR at nearest even; no sum underflows); s itself when the error is 0 or
+                   s's last bit is 1, else the neighbour of s on the error's side (one step of
+                   |s|'s bit pattern, up when the signs agree): odd, also across a binade */
+                const __m256 p = _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)), s = _mm256_add_ps(acc[v], p),
+                             bb = _mm256_sub_ps(s, acc[v]),
+                             er = _mm256_add_ps(_mm256_sub_ps(acc[v], _mm256_sub_ps(s, bb)), _mm256_sub_ps(p, bb));
+                const __m256i si = _mm256_castps_si256(s),
+                              fix = _mm256_andnot_si256(
+                                  _mm256_or_si256(_mm256_and_si256(si, one),
+                                                  _mm256_castps_si256(_mm256_cmp_ps(er, zero, _CMP_EQ_OQ))),
+                                  _mm256_set1_epi32(-1)),
+                              step = _mm256_or_si256(
+                                  _mm256_srai_epi32(_mm256_xor_si256(si, _mm256_castps_si256(er)), 31), one);
+                x = _mm256_castsi256_ps(_mm256_add_epi32(si, _mm256_and_si256(fix, step)));
+            } else {
+                x = _mm256_fmadd_ps(a, _mm256_loadu_ps(r + 8 * v), acc[v]);
+            }
             __m256i e = _mm256_and_si256(_mm256_castps_si256(x), expm);
             __m256 xs = x;
             vmx = _mm256_max_epu32(vmx, e);
@@ -269,22 +295,24 @@ static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int N
     *mn = vmn;
 }
 
-/* AVX2: the direct sums only (q->odd 0) */
+/* AVX2: the direct sums, and the sums rounded to odd (q->odd: nearest even) by TwoSum */
 MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
                                       int64_t l1, int64_t j0, int n, float *out)
 {
     __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
     uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
     int rz = q->mode == SFP8_ROUND_TOWARD_ZERO;
-#define NRW_256_RZ(NV, RZ)                                                                                     \
-    if (!q->tiny) nrw_group_256(NV, RZ, 0, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                       \
-    else if (q->tb) nrw_group_256(NV, RZ, 1, 1, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                     \
-    else nrw_group_256(NV, RZ, 1, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);
+#define NRW_256_RZ(NV, ODD, RZ)                                                                                \
+    if (!q->tiny) nrw_group_256(NV, ODD, RZ, 0, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                  \
+    else if (q->tb) nrw_group_256(NV, ODD, RZ, 1, 1, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                \
+    else nrw_group_256(NV, ODD, RZ, 1, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);
 #define NRW_256(NV)                                                                                            \
-    if (rz) {                                                                                                  \
-        NRW_256_RZ(NV, 1)                                                                                      \
+    if (q->odd) {                                                                                              \
+        NRW_256_RZ(NV, 1, 0)                                                                                   \
+    } else if (rz) {                                                                                           \
+        NRW_256_RZ(NV, 0, 1)                                                                                   \
     } else {                                                                                                   \
-        NRW_256_RZ(NV, 0)                                                                                      \
+        NRW_256_RZ(NV, 0, 0)                                                                                   \
     }                                                                                                          \
     j += 8 * NV;
     for (int j = 0; j < n;) {
