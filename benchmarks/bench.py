@@ -1030,6 +1030,25 @@ def main(argv=None):
                 notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, accumulation={acc!r})",
                        "issue 22 item 5: every accumulation model at most 3x the exact product"]))
 
+    # the same models on 16-bit operands (bfloat16 / float16, the common training inputs)
+    for fname, key, what, acc in (
+            ("bfloat16", "mm_model16_bf16_f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
+            ("float16", "mm_model16_f16_kahan", "float32 accumulator, Kahan order",
+             softfp8.Accumulation(accumulator=np.float32, order="kahan")),
+            ("bfloat16", "mm_model16_bf16_bf16", "bfloat16 accumulator",
+             softfp8.Accumulation(accumulator=softfp8.bfloat16))):
+        a16 = (g22.standard_normal((256, 784)) * 2).astype(getattr(softfp8, fname))
+        b16 = (g22.standard_normal((784, 128)) * 2).astype(getattr(softfp8, fname))
+        add(Row(key, f"matmul {fname} 256×784×128, {what} → float32",
+                measure(lambda s, acc=acc: (lambda: softfp8.matmul(a16, b16, out_dtype=np.float32, accumulation=acc)),
+                        [1], lambda s: 256 * 784 * 128, repeats),
+                ref=measure(lambda s: (lambda: softfp8.matmul(a16, b16, out_dtype=np.float32)),
+                            [1], lambda s: 256 * 784 * 128, repeats),
+                ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
+                target=("vs_exact", 3.0),
+                notes=["ns per multiply-add", f"softfp8.matmul(A, B, out_dtype=np.float32, accumulation={acc!r})",
+                       "issue 22 item 5: every accumulation model at most 3x the exact product"]))
+
     # scaled_mm with an accumulation model: scales that are not powers of two against 0.5 / 0.25
     def S22(sa, sb):
         acc = softfp8.Accumulation(accumulator=np.float32)

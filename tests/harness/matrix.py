@@ -713,6 +713,23 @@ def _gemm_fma16():
             for env in S.CONFIGS[:2]:
                 yield mcase(f"float16/matmul-acc-{name}/4x3x24/midpoint/{S.env_id(env)}",
                             lambda g_, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), 96, env)
+        # sums just below float16's 2^emin = 2^-14 whose nearest (or upward) binary32 is 2^-14
+        # itself: 2^-14 - 2^-40 and kin, products far below the accumulator's unit (tininess
+        # tracked, mm_model.c nrw_params: the odd sums at level 1 only); tiny before rounding,
+        # not after; every mode and tininess rule, both signs
+        a = np.array([[2.0 ** -7, 2.0 ** -20, 2.0 ** -22]] * 2, np.float32) * np.array([[1.0], [-1.0]], np.float32)
+        b = np.zeros((3, 16), np.float32)
+        b[0] = 2.0 ** -7
+        b[1] = np.array([-1.0, 1.0, -2.0 ** -1, -1.5, -2.0 ** -3, 2.0 ** -2, -1.0, 0.0] * 2) * 2.0 ** -20
+        b[2] = np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 1.0, -1.0] * 2) * 2.0 ** -20
+        a, b = a.astype(softfp8.float16), b.astype(softfp8.float16)
+        acc = softfp8.Accumulation(accumulator=softfp8.float16)
+        for env in S.CONFIGS:      # one output per call: the flags are a call's
+            for i in range(2):
+                for j in range(8):
+                    yield mcase(f"float16/matmul-acc-f16/1x3x1/below-emin/{i},{j}/{S.env_id(env)}",
+                                lambda g_, i=i, j=j: softfp8.matmul(a[i:i + 1], b[:, j:j + 1], out_dtype=np.float32,
+                                                                    accumulation=acc), 1, env)
 
     return {"models": models, "blocks": blocks, "kernels": kernels, "wide": wide}
 

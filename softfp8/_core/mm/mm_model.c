@@ -237,8 +237,12 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
        of the accumulator's subnormal unit 2^(emin - M) (so is every sum there) */
     q->tiny = R->la + R->lb < emin - M;
     q->tb = md->envacc.tininess_before != 0;
-    if (q->tiny && emin - (R->la + R->lb) > 24)
-        return 0; /* sums below 2^emin must be binary32 numbers (multiples of the products' unit) */
+    /* sums below 2^emin must be binary32 numbers (multiples of the products' unit): a
+       directed or nearest binary32 sum may round up onto 2^emin (a wrong tininess key), and
+       the portable kernel's shift to the subnormal grid must stay below 64; the AVX2 sums
+       rounded to odd need neither (rounding to odd never raises a magnitude to the next
+       binade, and their grid rounding is the magic constant's) */
+    if (q->tiny && emin - (R->la + R->lb) > 24 && !(q->odd && q->level == 1)) return 0;
     q->eminb = (uint32_t)((emin > -126 ? emin : -126) + 127) << 23;
     q->topb = (uint32_t)(etop + 127) << 23;
     q->z = mode == SFP8_ROUND_DOWNWARD ? 0.0f : -0.0f;
