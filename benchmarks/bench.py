@@ -1013,6 +1013,8 @@ def main(argv=None):
     exact22 = M22(None)
     for key, what, acc in (
             ("mm_model_f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
+            ("mm_model_f32rz", "float32 accumulator rounded toward zero",
+             softfp8.Accumulation(accumulator=np.float32, rounding="toward_zero")),
             ("mm_model_f32p128", "float32 accumulator, promotion every 128",
              softfp8.Accumulation(accumulator=np.float32, promote_every=128)),
             ("mm_model_f16p64", "float16 accumulator, promotion every 64",

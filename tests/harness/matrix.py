@@ -587,7 +587,42 @@ def _model_f32():
                                                               out_dtype=np.float32, accumulation=acc))):
             yield mcase(f"float16/matmul-acc-f32/{name}", f, 6 * 260, S.CONFIGS[0])
 
-    return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks, "wide": wide}
+    def directed():
+        # binary32 accumulators rounded toward zero, upward, downward (mm_model.c f32_directed:
+        # the AVX2 kernels in that MXCSR mode, sums from +0 rounding downward, overflow found by
+        # MXCSR's flag -- toward zero gives binary32's largest, not an infinity); promotion into
+        # a binary32 running sum at nearest even (f32_promx_256: the mode switched per chunk, the
+        # flags kept) or into bfloat16 (fast_promote); E4M3 x E5M2 and bfloat16 operands
+        shapes = ((2, 9, 127), (1, 20, 128), (2, 17, 129), (3, 0, 130), (1, 3, 33))
+        for mode in ("toward_zero", "upward", "downward"):
+            accs = ((f"f32-{mode}", dict(accumulator=np.float32, rounding=mode)),
+                    (f"f32-{mode}-promote4", dict(accumulator=np.float32, rounding=mode, promote_every=4)),
+                    (f"f32-{mode}-promote7-bf16", dict(accumulator=np.float32, rounding=mode, promote_every=7,
+                                                       promoted=softfp8.bfloat16)))
+            yield from model_cases([(softfp8.e4m3, softfp8.e5m2), (softfp8.bfloat16, softfp8.bfloat16)], shapes,
+                                   f"f32-dir-{mode}", accs)
+            # sums that overflow binary32 in some rows (the generic kernel takes those blocks)
+            big = np.array([3.0 * 2.0 ** 60, 3.5 * 2.0 ** 60], np.float64)
+            g = rng_of("f32-dir-overflow", mode)
+            a = g.choice(big, (4, 70)).astype(F32_HUGE.dtype)
+            a[1::2, ::2] = -a[1::2, ::2]
+            b = g.choice(big, (70, 130)).astype(F32_HUGE.dtype)
+            for name, kw in accs[:2]:
+                acc = softfp8.Accumulation(**kw)
+                yield mcase(f"e4m3fnb-46/matmul-acc-{name}/4x70x130/overflow", lambda g_, a=a, b=b, acc=acc:
+                            softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), 4 * 130, S.CONFIGS[0])
+            # signed zeros: zero products, sums cancelling to zero, chunks of zeros (beside the
+            # nearest-even accumulator, which every level's kernel takes)
+            vals = np.array([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.5], np.float32)
+            a = g.choice(vals, (3, 24)).astype(softfp8.e4m3)
+            b = g.choice(vals, (24, 40)).astype(softfp8.e4m3)
+            for name, kw in accs + (("f32", dict(accumulator=np.float32)),):
+                acc = softfp8.Accumulation(**kw)
+                yield mcase(f"e4m3/matmul-acc-{name}/3x24x40/zeros", lambda g_, a=a, b=b, acc=acc: softfp8.matmul(
+                    a, b, out_dtype=np.float32, accumulation=acc), 3 * 40, S.CONFIGS[0])
+
+    return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks, "wide": wide,
+            "directed": directed}
 
 
 # 9..16-bit operands of the model kernels (mm_model.c wide_range): float16, bfloat16, a 12-bit

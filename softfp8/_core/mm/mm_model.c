@@ -72,6 +72,13 @@ struct mm_model_fast {
        for the SIMD kernels (level >= 1), binary64 for the portable one */
     int level;                 /* SIMD level of the f32_run kernel (0: portable) */
     int prom32;                /* the running sum is binary32, nearest even, no K-blocked scales */
+    /* model_f32's accumulator mode: nearest even, or (level 1 only) toward zero, upward,
+       downward -- MXCSR's rounding control for the kernels (rc), the sums' start (z32: -0,
+       +0 rounding downward, the identities of addition), and p32: the running sum is
+       binary32 in the same mode (promotion by binary32 additions in the kernels) */
+    unsigned rc;
+    float z32;
+    int p32;
     int64_t P, row;            /* row: the row of A in arf / ard (-1: none) */
     float *bf, *arf, avf[256];
     double *bd, *ard, avd[256];
@@ -146,6 +153,14 @@ static int f32_init(mm_model_fast *t, mm_call *c, int floats, const mm_orange *R
     double bvd[256];
     t->level = MM_SIMD && lv >= 1 && f32_normal(R->la, R->ta) && f32_normal(R->lb, R->tb) ? lv : 0;
     t->prom32 = md->fprom.bits == 32 && md->envprom.rounding == SFP8_ROUND_NEAREST_EVEN && !md->kblock;
+    t->p32 = md->fprom.bits == 32 && md->envprom.rounding == md->envacc.rounding && !md->kblock;
+    switch (md->envacc.rounding) {
+    case SFP8_ROUND_DOWNWARD: t->rc = 1u << 13; break;
+    case SFP8_ROUND_UPWARD: t->rc = 2u << 13; break;
+    case SFP8_ROUND_TOWARD_ZERO: t->rc = 3u << 13; break;
+    default: t->rc = 0;
+    }
+    t->z32 = md->envacc.rounding == SFP8_ROUND_DOWNWARD ? 0.0f : -0.0f;
     t->row = -1;
     t->P = (c->p + 15) & ~(int64_t)15;
     for (uint32_t x = 0; !t->wide && x < 256; x++) { /* 8-bit operands: their 256 decodings */
@@ -247,6 +262,16 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
     q->topb = (uint32_t)(etop + 127) << 23;
     q->z = mode == SFP8_ROUND_DOWNWARD ? 0.0f : -0.0f;
     return 1;
+}
+
+/* model_f32 with a binary32 accumulator rounded toward zero, upward or downward: the AVX2
+   kernels in that MXCSR mode (level 1 exactly: the AVX-512 and portable kernels add at
+   nearest even), operands normal binary32 numbers, no product format */
+static int f32_directed(const sfp8m_model *md, const mm_orange *R)
+{
+    const int m = md->envacc.rounding;
+    return MM_SIMD && sfp8f_simd_level() == 1 && f32_normal(R->la, R->ta) && f32_normal(R->lb, R->tb) &&
+           (m == SFP8_ROUND_TOWARD_ZERO || m == SFP8_ROUND_UPWARD || m == SFP8_ROUND_DOWNWARD);
 }
 
 /* the smallest non-zero and the largest magnitude of n binary64 numbers (bits), into *mn / *mx */
@@ -388,7 +413,8 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
     t->racc = racc;
     t->rprom = rprom;
     t->path = SFP8M_MODEL_ODD;
-    if (md->facc.bits == 32 && md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN &&
+    if (md->facc.bits == 32 &&
+        (md->envacc.rounding == SFP8_ROUND_NEAREST_EVEN || (!pf && f32_directed(md, &R))) &&
         (pf ? fmt_low(pf) : R.la + R.lb) >= -126 && (pf ? fmt_top(pf) : R.ta + R.tb) <= 127)
         /* products (multiples of 2^-126 or coarser, below 2^127) are binary32 numbers and
            every binary32 sum of them is a normal number or zero: no underflow */
@@ -691,7 +717,8 @@ static int f32_run_c(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0,
 }
 
 #if MM_SIMD
-#define MM_CSR_SET(csr) _mm_setcsr(((csr) & ~0xE07Fu) | 0x1F80u) /* no flags, masked, RNE, no FTZ / DAZ */
+/* no flags, masked, rounding control rc (0: nearest even), no FTZ / DAZ */
+#define MM_CSR_SET(csr, rc) _mm_setcsr(((csr) & ~0xE07Fu) | 0x1F80u | (rc))
 
 static inline __attribute__((always_inline)) MM_TGT512 void f32_group_512(int NV, const float *arow,
                                                                           const float *b, int64_t P, int64_t l0,
@@ -732,13 +759,13 @@ MM_TGT512 static void f32_run_512(const mm_model_fast *t, int64_t l0, int64_t l1
 }
 
 /* AVX2: binary32 product (exact) then sum, no fused multiply-add needed */
-static inline __attribute__((always_inline)) MM_TGT256 void f32_group_256(int NV, const float *arow,
+static inline __attribute__((always_inline)) MM_TGT256 void f32_group_256(int NV, float z, const float *arow,
                                                                           const float *b, int64_t P, int64_t l0,
                                                                           int64_t l1, float *o, int add)
 {
     __m256 acc[8];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(-0.0f);
+    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(z);
     for (int64_t l = l0; l < l1; l++) {
         __m256 a = _mm256_set1_ps(arow[l]);
         const float *r = b + l * P;
@@ -756,10 +783,10 @@ MM_TGT256 static void f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1
     for (int j = 0; j < n;) {
         int nv = (n - j + 7) / 8;
         const float *b = t->bf + j0 + j;
-        if (nv >= 8) f32_group_256(8, t->arf, b, t->P, l0, l1, out + j, add), j += 64;
-        else if (nv >= 4) f32_group_256(4, t->arf, b, t->P, l0, l1, out + j, add), j += 32;
-        else if (nv >= 2) f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16;
-        else f32_group_256(2, t->arf, b, t->P, l0, l1, out + j, add), j += 16; /* B's rows: 16 columns */
+        if (nv >= 8) f32_group_256(8, t->z32, t->arf, b, t->P, l0, l1, out + j, add), j += 64;
+        else if (nv >= 4) f32_group_256(4, t->z32, t->arf, b, t->P, l0, l1, out + j, add), j += 32;
+        else if (nv >= 2) f32_group_256(2, t->z32, t->arf, b, t->P, l0, l1, out + j, add), j += 16;
+        else f32_group_256(2, t->z32, t->arf, b, t->P, l0, l1, out + j, add), j += 16; /* B's rows: 16 columns */
     }
 }
 
@@ -769,16 +796,51 @@ MM_TGT256 static void f32_run_256(const mm_model_fast *t, int64_t l0, int64_t l1
  * (-0 + x = x exactly for every x, zeros' signs kept: the first chunk's sum as it is,
  * f32_block's add = 0) -- the additions of f32_block's chunk loop over f32_run_256, in
  * the same order, with one MXCSR setting for the row's block */
-static inline __attribute__((always_inline)) MM_TGT256 void f32_prom_group_256(int NV, const float *arow,
+static inline __attribute__((always_inline)) MM_TGT256 void f32_prom_group_256(int NV, float z, const float *arow,
                                                                                const float *b, int64_t P,
                                                                                int64_t k, int64_t pe, float *o)
 {
 #pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, _mm256_set1_ps(z));
+    for (int64_t l0 = 0; l0 < k;) {
+        int64_t l1 = pe && k - l0 > pe ? l0 + pe : k; /* one chunk */
+        f32_group_256(NV, z, arow, b, P, l0, l1, o, 1);
+        l0 = l1;
+    }
+}
+
+/* f32_prom_group_256 for an accumulator rounded toward zero, upward or downward beside a
+ * binary32 running sum at nearest even: each chunk summed in the accumulator's mode (MXCSR
+ * rounding control rc, from z) into tmp, then added into o at nearest even (o from -0); only
+ * the rounding control changes, MXCSR's flags keep every sum's */
+static inline __attribute__((always_inline)) MM_TGT256 void f32_promx_group_256(int NV, float z, unsigned rc,
+                                                                                const float *arow, const float *b,
+                                                                                int64_t P, int64_t k, int64_t pe,
+                                                                                float *o)
+{
+    float tmp[64];
+#pragma GCC unroll 8
     for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, _mm256_set1_ps(-0.0f));
     for (int64_t l0 = 0; l0 < k;) {
         int64_t l1 = pe && k - l0 > pe ? l0 + pe : k; /* one chunk */
-        f32_group_256(NV, arow, b, P, l0, l1, o, 1);
+        _mm_setcsr((_mm_getcsr() & ~0x6000u) | rc);
+        f32_group_256(NV, z, arow, b, P, l0, l1, tmp, 0);
+        _mm_setcsr(_mm_getcsr() & ~0x6000u);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++)
+            _mm256_storeu_ps(o + 8 * v, _mm256_add_ps(_mm256_loadu_ps(o + 8 * v), _mm256_loadu_ps(tmp + 8 * v)));
         l0 = l1;
+    }
+}
+
+MM_TGT256 static void f32_promx_256(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, int n, float *out)
+{
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 7) / 8;
+        const float *b = t->bf + j0 + j;
+        if (nv >= 8) f32_promx_group_256(8, t->z32, t->rc, t->arf, b, t->P, k, pe, out + j), j += 64;
+        else if (nv >= 4) f32_promx_group_256(4, t->z32, t->rc, t->arf, b, t->P, k, pe, out + j), j += 32;
+        else f32_promx_group_256(2, t->z32, t->rc, t->arf, b, t->P, k, pe, out + j), j += 16;
     }
 }
 
@@ -787,28 +849,33 @@ MM_TGT256 static void f32_prom_256(const mm_model_fast *t, int64_t k, int64_t pe
     for (int j = 0; j < n;) {
         int nv = (n - j + 7) / 8;
         const float *b = t->bf + j0 + j;
-        if (nv >= 8) f32_prom_group_256(8, t->arf, b, t->P, k, pe, out + j), j += 64;
-        else if (nv >= 4) f32_prom_group_256(4, t->arf, b, t->P, k, pe, out + j), j += 32;
-        else f32_prom_group_256(2, t->arf, b, t->P, k, pe, out + j), j += 16; /* B's rows: 16 columns */
+        if (nv >= 8) f32_prom_group_256(8, t->z32, t->arf, b, t->P, k, pe, out + j), j += 64;
+        else if (nv >= 4) f32_prom_group_256(4, t->z32, t->arf, b, t->P, k, pe, out + j), j += 32;
+        else f32_prom_group_256(2, t->z32, t->arf, b, t->P, k, pe, out + j), j += 16; /* B's rows: 16 columns */
     }
 }
 #endif
 
-/* level 1: f32_block's chunk loop without another running sum in one call (f32_prom_256);
- * the precision flag of its sums alone, as f32_run */
-static int f32_prom(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, int n, float *out)
+/* level 1: f32_block's chunk loop without another running sum in one call (f32_prom_256; x:
+ * a binary32 running sum at nearest even beside an accumulator in another mode,
+ * f32_promx_256); the precision flag of its sums alone, as f32_run, and 2 if one overflowed */
+static int f32_prom(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, int n, float *out, int x)
 {
 #if MM_SIMD
-    unsigned csr = _mm_getcsr(), pe_;
-    MM_CSR_SET(csr);
+    unsigned csr = _mm_getcsr(), fl;
+    MM_CSR_SET(csr, t->rc);
     __asm__ volatile("" ::: "memory");
-    f32_prom_256(t, k, pe, j0, n, out);
+    if (x) {
+        f32_promx_256(t, k, pe, j0, n, out);
+    } else {
+        f32_prom_256(t, k, pe, j0, n, out);
+    }
     __asm__ volatile("" ::: "memory");
-    pe_ = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+    fl = _mm_getcsr();
     _mm_setcsr(csr);
-    return pe_ != 0;
+    return ((fl & _MM_EXCEPT_INEXACT) != 0) | ((fl & _MM_EXCEPT_OVERFLOW) ? 2 : 0);
 #else
-    (void)t, (void)k, (void)pe, (void)j0, (void)n, (void)out;
+    (void)t, (void)k, (void)pe, (void)j0, (void)n, (void)out, (void)x;
     return 0;
 #endif
 }
@@ -816,16 +883,18 @@ static int f32_prom(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, i
 static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
 {
 #if MM_SIMD
-    if (t->level >= 1) { /* the precision flag of the kernel's sums alone (the barriers keep them inside) */
-        unsigned csr = _mm_getcsr(), pe;
-        MM_CSR_SET(csr);
+    if (t->level >= 1) { /* the precision flag of the kernel's sums alone (the barriers keep them
+                            inside), and 2 if one overflowed (rounding toward zero / away from
+                            the overflow's side gives the largest finite, not an infinity) */
+        unsigned csr = _mm_getcsr(), fl;
+        MM_CSR_SET(csr, t->rc);
         __asm__ volatile("" ::: "memory");
         if (t->level >= 2) f32_run_512(t, l0, l1, j0, n, out, add);
         else f32_run_256(t, l0, l1, j0, n, out, add);
         __asm__ volatile("" ::: "memory");
-        pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+        fl = _mm_getcsr();
         _mm_setcsr(csr);
-        return pe != 0;
+        return ((fl & _MM_EXCEPT_INEXACT) != 0) | ((fl & _MM_EXCEPT_OVERFLOW) ? 2 : 0);
     }
 #endif
     return f32_run_c(t, l0, l1, j0, n, out, add);
@@ -913,9 +982,13 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
     unsigned fl;
     uint8_t fl8 = 0;
     int inex = 0, first = 1;
+    /* a binary32 running sum at nearest even beside an accumulator in another mode (level 1
+       only, f32_directed): f32_promx_256 in one call, the MXCSR mode switched per chunk */
+    const int padd = md->promote && !t->p32 && t->prom32;
     if (!f32_begin(t, c, i, j0, n, &fl)) return 0;
-    if (t->level == 1 && c->k && (!md->promote || t->prom32)) { /* the loop below in one call */
-        inex = f32_prom(t, c->k, md->promote, j0, n, out);
+    if (t->level == 1 && c->k && (!md->promote || t->p32 || padd)) { /* the loop below in one call */
+        inex = f32_prom(t, c->k, md->promote, j0, n, out, padd);
+        if (inex & 2) return 0; /* overflow */
         first = 0;
         /* a sum that overflowed: an infinity or a NaN stays one through every later binary32
            addition of finite products or sums (inf + finite = inf, NaN + x = NaN), so the
@@ -924,21 +997,21 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
     }
     for (int64_t l0 = first ? 0 : c->k; l0 < c->k;) {
         int64_t l1 = md->promote && c->k - l0 > md->promote ? l0 + md->promote : c->k; /* one chunk */
-        if (!md->promote || t->prom32) {
+        if (!md->promote || t->p32) {
             inex |= f32_run(t, l0, l1, j0, n, out, md->promote && !first);
-            if (!f32_finite(out, n)) return 0; /* overflow */
+            if ((inex & 2) || !f32_finite(out, n)) return 0; /* overflow */
         } else {
             inex |= f32_run(t, l0, l1, j0, n, acc, 0);
-            if (!f32_finite(acc, n)) return 0;
+            if ((inex & 2) || !f32_finite(acc, n)) return 0;
             if (!promote_f32(t, md, i, l1 - 1, j0, n, acc, F, first, &fl, &fl8)) return 0;
         }
         first = 0;
         l0 = l1;
     }
-    if (!first && (!md->promote || t->prom32))
+    if (!first && (!md->promote || t->p32 || padd)) /* padd: level 1 (f32_directed), one call */
         for (int jj = 0; jj < n; jj++) F[jj] = out[jj];
     fast_final(t, c, O, om, op, i, j0, n, first ? NULL : F, &fl8);
-    *flout |= fl | (inex ? SFP8_FLAG_INEXACT : 0) | fl8;
+    *flout |= fl | (inex & 1 ? SFP8_FLAG_INEXACT : 0) | fl8;
     return 1;
 }
 
