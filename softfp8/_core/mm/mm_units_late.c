@@ -920,7 +920,7 @@ decoded:
         else sfp8ml_unscale_256(bfu + LW, bE, k * pp, 1);
     }
     dyn = dyn && bfu;
-    if (K.dbl && (K.fast || dyn) && level >= 2) {
+    if (K.dbl && (K.fast || dyn) && level >= 1) { /* level 1: sfp8ml_late_dbl_256's lrun8_256 reads them */
         bE8 = malloc((size_t)(k * pp) + 64);
         aE4 = malloc((size_t)k * 4 + 64);
         if (!bE8 || !aE4) {
@@ -928,7 +928,8 @@ decoded:
             mm_fx_leave(&env);
             goto done;
         }
-        sfp8ml_bytes_b(bE, bE8, k, pp);
+        if (level >= 2) sfp8ml_bytes_b(bE, bE8, k, pp);
+        else sfp8ml_bytes_b_256(bE, bE8, k, pp);
     }
 #endif
     R.K = &K;
@@ -1000,7 +1001,8 @@ decoded:
             sfp8ml_unscale_256(af, aE, nr * k, 0);
             fs = 1;
         }
-        if (aE4 && fs) sfp8ml_bytes_a(R.aEr, aE4, k);
+        if (aE4 && fs && level >= 2) sfp8ml_bytes_a(R.aEr, aE4, k);
+        else if (aE4 && fs) sfp8ml_bytes_a_c(R.aEr, aE4, k);
 #endif
         R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {

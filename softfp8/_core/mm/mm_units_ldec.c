@@ -402,7 +402,29 @@ MM_TGT256 void sfp8ml_unscale_256(float *v, const int32_t *E, int64_t n, int run
     }
     sfp8ml_unscale_c(v + t, E + t, n - t, 0);
 }
+
+/* level 1: sfp8ml_bytes_b's bytes (B's exponents saturated to bytes, sixteen a row of each panel),
+ * by the saturating packs (packs_epi32 interleaves the 128-bit halves: permute4x64 restores the order) */
+MM_TGT256 void sfp8ml_bytes_b_256(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp)
+{
+    for (int64_t j = 0; j < pp; j += LW)
+        for (int64_t l = 0; l < k; l++) {
+            const int32_t *e = bE + BIX(l, j);
+            __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_loadu_si256((const __m256i *)e),
+                                                                    _mm256_loadu_si256((const __m256i *)(e + 8))), 0xd8);
+            _mm_storeu_si128((__m128i *)(bE8 + j * k + l * LW),
+                             _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+        }
+}
 #endif
+
+/* sfp8ml_bytes_a's bytes element by element (level 1) */
+void sfp8ml_bytes_a_c(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    for (int64_t l = 0; l < k; l++)
+        aE4[l] = (uint32_t)(uint8_t)sat8(aEr[0][l]) | (uint32_t)(uint8_t)sat8(aEr[1][l]) << 8 |
+                 (uint32_t)(uint8_t)sat8(aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(aEr[3][l]) << 24;
+}
 
 #if MM_SIMD
 /*
@@ -590,6 +612,101 @@ LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0
     }
 }
 
+/* lrow.fs with the exponents as bytes (R->aE4, R->bE8; no min_exponent, bits lost not wanted): the
+ * products l0 .. l0 + n - 1 of rows r0 and r0 + 1 (E[r][h], T[r][h]: row r0 + r, columns 8 h ..
+ * 8 h + 7).  Their largest exponents at once in the 32 bytes of one vector (row r0 in the low sixteen,
+ * r0 + 1 in the high: aE4's byte r0 or r0 + 1 by idx, plus B's sixteen bytes; emax8_512's saturating
+ * sums: every operand exponent within -32 .. 31 or NONE as -128, so a sum with NONE stays below -64
+ * and every other sum lies in -64 .. 62), widened to 32-bit lanes with -128 for no product (not
+ * NONE: lstep_256's unit for such a lane, E_p - W = -128 - W <= E(c) - 23 for every normal c as
+ * W >= 23, leaves c whole, and T_p = 0; 2^(W - E_p) is then finite, so its zero products stay 0).
+ * The products as lgroup_256's (values, 2^(W - E_p) a normal binary32 number: lrow.fs) */
+LA void lgroup8_256(const lrow *R, int r0, __m256i idx, int64_t l0, int64_t n, __m256i E[2][2], __m256i T[2][2])
+{
+    const lk *K = R->K;
+    const float *a0 = R->afr[r0], *a1 = R->afr[r0 + 1];
+    __m256i e = _mm256_set1_epi8(-128), e2 = e;
+    __m128i lo, hi;
+    __m256 sc[2][2];
+    int64_t l = l0;
+#define EMAX8_TERM(l)                                                                                                  \
+    _mm256_adds_epi8(_mm256_shuffle_epi8(_mm256_set1_epi32((int32_t)R->aE4[l]), idx),                              \
+                     _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+#pragma GCC unroll 8
+    for (; l + 1 < l0 + n; l += 2) {
+        e = _mm256_max_epi8(e, EMAX8_TERM(l));
+        e2 = _mm256_max_epi8(e2, EMAX8_TERM(l + 1));
+    }
+    if (l < l0 + n) e = _mm256_max_epi8(e, EMAX8_TERM(l));
+#undef EMAX8_TERM
+    e = _mm256_max_epi8(e, e2);
+    e = _mm256_blendv_epi8(e, _mm256_set1_epi8(-128), _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), e));
+    lo = _mm256_castsi256_si128(e);
+    hi = _mm256_extracti128_si256(e, 1);
+    E[0][0] = _mm256_cvtepi8_epi32(lo);
+    E[0][1] = _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8));
+    E[1][0] = _mm256_cvtepi8_epi32(hi);
+    E[1][1] = _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8));
+    for (int r = 0; r < 2; r++)
+        for (int h = 0; h < 2; h++) {
+            sc[r][h] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127 + K->W), E[r][h]), 23));
+            T[r][h] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 8
+    for (l = l0; l < l0 + n; l++) {
+        __m256 x0 = _mm256_set1_ps(a0[l]), x1 = _mm256_set1_ps(a1[l]);
+        for (int h = 0; h < 2; h++) {
+            __m256 b = _mm256_loadu_ps(R->bf + l * LPP + 8 * h);
+            T[0][h] = _mm256_add_epi32(T[0][h], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(x0, b), sc[0][h])));
+            T[1][h] = _mm256_add_epi32(T[1][h], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(x1, b), sc[1][h])));
+        }
+    }
+}
+
+/* every block of rows r0 and r0 + 1 by lgroup8_256 (lrow.fs, bits lost not wanted: lstep_256's FS
+ * instance without LOST), the odd/even groups combined as lrun_256 does; cv as lrun_256's */
+LA void lrun8_256(int OE, int GN, const lrow *R, int r0, float *cv)
+{
+    const lk *K = R->K;
+    const __m256i idx = r0 ? _mm256_setr_epi64x(0x0202020202020202, 0x0202020202020202, 0x0303030303030303,
+                                                0x0303030303030303)
+                           : _mm256_setr_epi64x(0, 0, 0x0101010101010101, 0x0101010101010101);
+    __m256 c[2][2];
+    __m256d none[4];
+    __m256i nol[2];
+    for (int r = 0; r < 2; r++) {
+        c[r][0] = _mm256_loadu_ps(cv + r * LW);
+        c[r][1] = _mm256_loadu_ps(cv + r * LW + 8);
+    }
+    for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m256i E[2][2], T[2][2];
+        if (GN && ne == GN) lgroup8_256(R, r0, idx, k0, GN, E, T);
+        else lgroup8_256(R, r0, idx, k0, ne, E, T);
+        if (OE) { /* lrun_256's combination (-128: no product, T_p = 0) */
+            __m256i Eo[2][2], To[2][2];
+            if (GN && n - ne == GN) lgroup8_256(R, r0, idx, k0 + ne, GN, Eo, To);
+            else lgroup8_256(R, r0, idx, k0 + ne, n - ne, Eo, To);
+            for (int r = 0; r < 2; r++)
+                for (int h = 0; h < 2; h++) {
+                    __m256i lt = _mm256_cmpgt_epi32(Eo[r][h], E[r][h]);
+                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[r][h], Eo[r][h])),
+                                                 _mm256_set1_epi32(31));
+                    __m256i sm = _mm256_blendv_epi8(To[r][h], T[r][h], lt), big = _mm256_blendv_epi8(T[r][h], To[r][h], lt);
+                    T[r][h] = _mm256_add_epi32(big, _mm256_srav_epi32(sm, d));
+                    E[r][h] = _mm256_max_epi32(E[r][h], Eo[r][h]);
+                }
+        }
+        for (int r = 0; r < 2; r++)
+            for (int h = 0; h < 2; h++)
+                lstep_256(OE, 0, 1, K, T[r][h], E[r][h], &c[r][h], none, none, nol);
+    }
+    for (int r = 0; r < 2; r++) {
+        _mm256_storeu_ps(cv + r * LW, c[r][0]);
+        _mm256_storeu_ps(cv + r * LW + 8, c[r][1]);
+    }
+}
+
 MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
 {
     const lk *K = R->K;
@@ -598,7 +715,14 @@ MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t 
     for (int q = 0; q < 2 * LW; q++) /* T_c 2^(E(c) - W): exact (T_c's 24 bits) */
         cv[q] = Tc[q] ? (float)ldexp((double)Tc[q], Ec[q] - K->W) : 0.0f;
     /* FS (R->fs: lk.fast, or the operands as values, |E_p| <= 64): every 2^(E_p - W) at least 2^-126 */
-    if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    if (R->fs && R->aE4 && R->bE8 && !K->has_min && !R->need_lost) { /* the exponents as bytes */
+        if (K->oddeven && R->block == 16) lrun8_256(1, 8, R, r0, cv); /* FNUZ FP8 */
+        else if (K->oddeven) lrun8_256(1, 0, R, r0, cv);
+        else if (R->block == 8) lrun8_256(0, 8, R, r0, cv); /* float16; bfloat16 as values */
+        else if (R->block == 4) lrun8_256(0, 4, R, r0, cv); /* TF32 as values */
+        else lrun8_256(0, 0, R, r0, cv);
+        for (int q = 0; q < 2 * LW; q++) alive[q] = alive[q] && fabsf(cv[q]) < 0x1p127f * 2.0f;
+    } else if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
     else if (K->oddeven && R->fs && R->block == 16) lrun_256(1, 0, 0, 1, 8, R, r0, cv, alive, inex); /* FNUZ FP8 */
     else if (K->oddeven && R->fs) lrun_256(1, 0, 0, 1, 0, R, r0, cv, alive, inex);
     else if (K->oddeven) lrun_256(1, 0, sc, 0, 0, R, r0, cv, alive, inex);
