@@ -511,13 +511,14 @@ LA void lgroup_256(int SC, int LOST, const lrow *R, const float *af, const int32
 LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, __m256 *c, __m256d *dead, __m256d *in,
                   __m256i *lost)
 {
-    const __m256i ec = _mm256_max_epi32(_mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(*c),
-                                                                           _mm256_set1_epi32(0x7fffffff)), 23),
-                                        _mm256_set1_epi32(1)); /* E(c) + 127, E(c) at least -126 */
-    const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(127 - K->W)); /* E_p - W + 127 */
-    const __m256i Sb = _mm256_max_epi32(Eb, _mm256_sub_epi32(ec, _mm256_set1_epi32(K->W + K->X))); /* L + 127 */
-    const __m256i sh = _mm256_sub_epi32(Sb, Eb), Tq = _mm256_srav_epi32(T, sh);
-    const __m256i ep = _mm256_add_epi32(Sb, _mm256_set1_epi32(1023 - 127)); /* L + 1023 */
+    /* E(c) + 127, E(c) at least -126 (FS: a zero c's 0 gives the same step -- a lane with products
+       has E_p - W >= -126, so L = E_p - W either way, and one without has T_p = 0 and c = 0: V = 0) */
+    const __m256i e0 = _mm256_srli_epi32(_mm256_slli_epi32(_mm256_castps_si256(*c), 1), 24);
+    const __m256i ec = FS ? e0 : _mm256_max_epi32(e0, _mm256_set1_epi32(1));
+    const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(1023 - K->W)); /* E_p - W + 1023 */
+    const __m256i ep = _mm256_max_epi32(Eb, _mm256_add_epi32(ec, _mm256_set1_epi32(1023 - 127 - K->W - K->X))); /*
+                                                                            L + 1023 */
+    const __m256i sh = _mm256_sub_epi32(ep, Eb), Tq = _mm256_srav_epi32(T, sh);
     __m256i far = _mm256_setzero_si256();
     __m128 r[2];
     if (FAR) far = _mm256_cmpgt_epi32(_mm256_sub_epi32(E, ec), _mm256_set1_epi32(25 - 127)); /* E_p - E(c) > 25 */
