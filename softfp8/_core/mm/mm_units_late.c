@@ -42,7 +42,8 @@
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles),
  * in AVX2 at level 1 for the same profiles (mm_units_ldec.c's sfp8ml_late_dbl_256: two rows at a
  * time, the step in four binary64 lanes; bfloat16 / TF32 rows and panels whose exponents fit
- * bytes as values, sfp8ml_in_bytes_c / sfp8ml_unscale_c), or per lane (every other model:
+ * bytes as values, sfp8ml_in_bytes_256 / sfp8ml_unscale_256; where lrow.fs and bits lost no longer
+ * matter, the two rows' largest exponents at once in bytes from aE4 / bE8, lrun8_256), or per lane (every other model:
  * AVX2 products, also at the AVX-512 level); every level has the portable kernel of the same
  * steps.  Operand
  * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
@@ -770,7 +771,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int tabA = 0;
 #endif
     unsigned char *colbad = NULL, *colsub;
-    int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
+    int8_t *bE8 = NULL;     /* K.fast or dyn: B's exponents as bytes, panel by panel (emax8_512, lrun8_256) */
     uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
 #if MM_SIMD
     int dyn = 0;            /* K.scaled, B's exponents in bytes: fstep_512 for rows whose are too */

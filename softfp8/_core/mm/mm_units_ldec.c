@@ -549,6 +549,22 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     *c = _mm256_set_m128(r[1], r[0]);
 }
 
+/* the odd/even groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d) (the downward
+ * alignment rounding; d = min(|E - Eo|, 31), |T| < 2^31), E the larger; LOST: bits shifted out or-ed
+ * into *lost */
+LA void loe_256(int LOST, __m256i *T, __m256i *E, __m256i To, __m256i Eo, __m256i *lost)
+{
+    __m256i lt = _mm256_cmpgt_epi32(Eo, *E);
+    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(*E, Eo)), _mm256_set1_epi32(31));
+    __m256i sm = _mm256_blendv_epi8(To, *T, lt), big = _mm256_blendv_epi8(*T, To, lt);
+    __m256i q = _mm256_srav_epi32(sm, d);
+    if (LOST)
+        *lost = _mm256_or_si256(*lost, _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm),
+                                                        _mm256_set1_epi32(-1)));
+    *T = _mm256_add_epi32(big, q);
+    *E = _mm256_max_epi32(*E, Eo);
+}
+
 /* every block of rows r0 and r0 + 1 (R->afr; their steps interleaved: two independent chains of
  * two vectors): c[r][h] the sixteen running values of each (binary32), cv[r * LW + q] */
 LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0, float *cv, uint8_t *alive,
@@ -581,17 +597,7 @@ LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0
                 __m256i Eo[2], To[2];
                 if (GN && n - ne == GN) lgroup_256(SC, LOST, R, af, aE, k0 + ne, GN, Eo, To, lost[r]);
                 else lgroup_256(SC, LOST, R, af, aE, k0 + ne, n - ne, Eo, To, lost[r]);
-                for (int h = 0; h < 2; h++) {
-                    __m256i lt = _mm256_cmpgt_epi32(Eo[h], E[h]);
-                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[h], Eo[h])), _mm256_set1_epi32(31));
-                    __m256i sm = _mm256_blendv_epi8(To[h], T[h], lt), big = _mm256_blendv_epi8(T[h], To[h], lt);
-                    __m256i q = _mm256_srav_epi32(sm, d); /* floor: the downward alignment rounding */
-                    if (LOST)
-                        lost[r][h] = _mm256_or_si256(lost[r][h], _mm256_xor_si256(
-                            _mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm), _mm256_set1_epi32(-1)));
-                    T[h] = _mm256_add_epi32(big, q);
-                    E[h] = _mm256_max_epi32(E[h], Eo[h]);
-                }
+                for (int h = 0; h < 2; h++) loe_256(LOST, &T[h], &E[h], To[h], Eo[h], &lost[r][h]);
             }
             lstep_256(OE, LOST, FS, K, T[0], E[0], &c[r][0], dead[r], in[r], &lost[r][0]);
             lstep_256(OE, LOST, FS, K, T[1], E[1], &c[r][1], dead[r] + 2, in[r] + 2, &lost[r][1]);
@@ -621,7 +627,8 @@ LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0
  * and every other sum lies in -64 .. 62), widened to 32-bit lanes with -128 for no product (not
  * NONE: lstep_256's unit for such a lane, E_p - W = -128 - W <= E(c) - 23 for every normal c as
  * W >= 23, leaves c whole, and T_p = 0; 2^(W - E_p) is then finite, so its zero products stay 0).
- * The products as lgroup_256's (values, 2^(W - E_p) a normal binary32 number: lrow.fs) */
+ * The products as lgroup_256's (values, 2^(W - E_p) a normal binary32 number: lrow.fs).  Proof: as
+ * the level-1 steps' (above), with late_edges' empty-blocks-big-b cases for the lanes without products */
 LA void lgroup8_256(const lrow *R, int r0, __m256i idx, int64_t l0, int64_t n, __m256i E[2][2], __m256i T[2][2])
 {
     const lk *K = R->K;
@@ -689,14 +696,7 @@ LA void lrun8_256(int OE, int GN, const lrow *R, int r0, float *cv)
             if (GN && n - ne == GN) lgroup8_256(R, r0, idx, k0 + ne, GN, Eo, To);
             else lgroup8_256(R, r0, idx, k0 + ne, n - ne, Eo, To);
             for (int r = 0; r < 2; r++)
-                for (int h = 0; h < 2; h++) {
-                    __m256i lt = _mm256_cmpgt_epi32(Eo[r][h], E[r][h]);
-                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[r][h], Eo[r][h])),
-                                                 _mm256_set1_epi32(31));
-                    __m256i sm = _mm256_blendv_epi8(To[r][h], T[r][h], lt), big = _mm256_blendv_epi8(T[r][h], To[r][h], lt);
-                    T[r][h] = _mm256_add_epi32(big, _mm256_srav_epi32(sm, d));
-                    E[r][h] = _mm256_max_epi32(E[r][h], Eo[r][h]);
-                }
+                for (int h = 0; h < 2; h++) loe_256(0, &T[r][h], &E[r][h], To[r][h], Eo[r][h], NULL);
         }
         for (int r = 0; r < 2; r++)
             for (int h = 0; h < 2; h++)
