@@ -524,10 +524,14 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     if (FAR) far = _mm256_cmpgt_epi32(_mm256_sub_epi32(E, ec), _mm256_set1_epi32(25 - 127)); /* E_p - E(c) > 25 */
     if (LOST) lost[0] = _mm256_or_si256(lost[0], _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(Tq, sh), T),
                                                                   _mm256_set1_epi32(-1)));
+    /* ep's 64-bit units as 0, 2, 1, 3: their low and high 32-bit halves widened in-lane are lanes 0 .. 3
+       and 4 .. 7 (ep > 0: zeros above) */
+    const __m256i epq = _mm256_permute4x64_epi64(ep, 0xd8);
     for (int h = 0; h < 2; h++) {
 #define HALF(v) (h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v))
         __m256d cd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(*c, 1) : _mm256_castps256_ps128(*c));
-        __m256i spb = _mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(ep)), 52);
+        __m256i spb = _mm256_slli_epi64(h ? _mm256_unpackhi_epi32(epq, _mm256_setzero_si256())
+                                          : _mm256_unpacklo_epi32(epq, _mm256_setzero_si256()), 52);
         __m256d sp = _mm256_castsi256_pd(spb); /* 2^L */
         __m256d sn = _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_set1_epi64x((int64_t)2046 << 52), spb)); /* 2^-L:
                                                    exponent field 2046 - (L + 1023) = -L + 1023 */
@@ -679,13 +683,10 @@ LA void lrun8_256(int OE, int GN, const lrow *R, int r0, float *cv)
     const __m256i idx = r0 ? _mm256_setr_epi64x(0x0202020202020202, 0x0202020202020202, 0x0303030303030303,
                                                 0x0303030303030303)
                            : _mm256_setr_epi64x(0, 0, 0x0101010101010101, 0x0101010101010101);
-    __m256 c[2][2];
+    __m256 c00 = _mm256_loadu_ps(cv), c01 = _mm256_loadu_ps(cv + 8), c10 = _mm256_loadu_ps(cv + LW),
+           c11 = _mm256_loadu_ps(cv + LW + 8);
     __m256d none[4];
     __m256i nol[2];
-    for (int r = 0; r < 2; r++) {
-        c[r][0] = _mm256_loadu_ps(cv + r * LW);
-        c[r][1] = _mm256_loadu_ps(cv + r * LW + 8);
-    }
     for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
         int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
         __m256i E[2][2], T[2][2];
@@ -698,14 +699,16 @@ LA void lrun8_256(int OE, int GN, const lrow *R, int r0, float *cv)
             for (int r = 0; r < 2; r++)
                 for (int h = 0; h < 2; h++) loe_256(0, &T[r][h], &E[r][h], To[r][h], Eo[r][h], NULL);
         }
-        for (int r = 0; r < 2; r++)
-            for (int h = 0; h < 2; h++)
-                lstep_256(OE, 0, 1, K, T[r][h], E[r][h], &c[r][h], none, none, nol);
+        /* the four steps written out (the running values kept in registers) */
+        lstep_256(OE, 0, 1, K, T[0][0], E[0][0], &c00, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[0][1], E[0][1], &c01, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[1][0], E[1][0], &c10, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[1][1], E[1][1], &c11, none, none, nol);
     }
-    for (int r = 0; r < 2; r++) {
-        _mm256_storeu_ps(cv + r * LW, c[r][0]);
-        _mm256_storeu_ps(cv + r * LW + 8, c[r][1]);
-    }
+    _mm256_storeu_ps(cv, c00);
+    _mm256_storeu_ps(cv + 8, c01);
+    _mm256_storeu_ps(cv + LW, c10);
+    _mm256_storeu_ps(cv + LW + 8, c11);
 }
 
 MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
