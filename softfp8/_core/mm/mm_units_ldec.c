@@ -553,20 +553,19 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
     *c = _mm256_set_m128(r[1], r[0]);
 }
 
-/* the odd/even groups combined in 32-bit lanes: T = T_big + floor(T_small / 2^d) (the downward
- * alignment rounding; d = min(|E - Eo|, 31), |T| < 2^31), E the larger; LOST: bits shifted out or-ed
- * into *lost */
+/* the odd/even groups combined in 32-bit lanes: each group's T floor-divided by 2^(E_max - E) (the
+ * downward alignment rounding; 0 for the larger, vpsravd's sign fill past 31 counts is the floor of
+ * |T| < 2^31), summed (|T| < 2^31); E = E_max; LOST: bits shifted out or-ed into *lost */
 LA void loe_256(int LOST, __m256i *T, __m256i *E, __m256i To, __m256i Eo, __m256i *lost)
 {
-    __m256i lt = _mm256_cmpgt_epi32(Eo, *E);
-    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(*E, Eo)), _mm256_set1_epi32(31));
-    __m256i sm = _mm256_blendv_epi8(To, *T, lt), big = _mm256_blendv_epi8(*T, To, lt);
-    __m256i q = _mm256_srav_epi32(sm, d);
+    const __m256i m = _mm256_max_epi32(*E, Eo), de = _mm256_sub_epi32(m, *E), dq = _mm256_sub_epi32(m, Eo);
+    const __m256i qe = _mm256_srav_epi32(*T, de), qo = _mm256_srav_epi32(To, dq);
     if (LOST)
-        *lost = _mm256_or_si256(*lost, _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm),
-                                                        _mm256_set1_epi32(-1)));
-    *T = _mm256_add_epi32(big, q);
-    *E = _mm256_max_epi32(*E, Eo);
+        *lost = _mm256_or_si256(*lost, _mm256_xor_si256(_mm256_and_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(qe, de), *T),
+                                                                          _mm256_cmpeq_epi32(_mm256_sllv_epi32(qo, dq), To)),
+                                                         _mm256_set1_epi32(-1)));
+    *T = _mm256_add_epi32(qe, qo);
+    *E = m;
 }
 
 /* every block of rows r0 and r0 + 1 (R->afr; their steps interleaved: two independent chains of
