@@ -1003,7 +1003,7 @@ decoded:
             fs = 1;
         }
         if (aE4 && fs && level >= 2) sfp8ml_bytes_a(R.aEr, aE4, k);
-        else if (aE4 && fs) sfp8ml_bytes_a_c(R.aEr, aE4, k);
+        else if (aE4 && fs) sfp8ml_bytes_a_256(R.aEr, aE4, k);
 #endif
         R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {

@@ -416,6 +416,25 @@ MM_TGT256 void sfp8ml_bytes_b_256(const int32_t *bE, int8_t *bE8, int64_t k, int
                              _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
         }
 }
+
+/* level 1: sfp8ml_bytes_a's bytes, eight l at a time (saturating packs: per 128-bit lane the four rows'
+ * four exponents, transposed to four bytes an l by one shuffle); the last k % 8 by sfp8ml_bytes_a_c */
+MM_TGT256 void sfp8ml_bytes_a_256(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    const __m256i tr = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13,
+                                        2, 6, 10, 14, 3, 7, 11, 15);
+    int64_t l = 0;
+    for (; l + 8 <= k; l += 8) {
+#define ROW(r) _mm256_loadu_si256((const __m256i *)(aEr[r] + l))
+        __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(ROW(0), ROW(1)), _mm256_packs_epi32(ROW(2), ROW(3)));
+#undef ROW
+        _mm256_storeu_si256((__m256i *)(aE4 + l), _mm256_shuffle_epi8(b, tr));
+    }
+    if (l < k) {
+        const int32_t *rest[LROWS] = {aEr[0] + l, aEr[1] + l, aEr[2] + l, aEr[3] + l};
+        sfp8ml_bytes_a_c(rest, aE4 + l, k - l);
+    }
+}
 #endif
 
 /* sfp8ml_bytes_a's bytes element by element (level 1) */
