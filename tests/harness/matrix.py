@@ -1399,6 +1399,13 @@ def _late_edges():
     zc = (sgn((m, p)) * 2.0 ** g.integers(-126, -90, (m, p)) * (1 + g.random((m, p)))).astype(np.float32)
     data.append(("empty-blocks-tiny-c", za, fb, zc))
     data.append(("empty-blocks-tiny-c-e4fnuz", za.astype(np.float64).astype(e4f), fb.astype(np.float64).astype(e4f), zc))
+    # the same with B's exponents 12 (float16) and 6 (FNUZ): a block without products of row 0
+    # against them (saturated byte sums above -128 at level 1) keeps addends 2^-126 .. 2^-118 whole
+    zb = fb.astype(np.float64) * 2.0 ** 12
+    zt = (sgn((m, p)) * 2.0 ** g.integers(-126, -118, (m, p)) * (1 + g.random((m, p)))).astype(np.float32)
+    data.append(("empty-blocks-big-b", za, zb.astype(f16), zt))
+    data.append(("empty-blocks-big-b-e4fnuz", za.astype(np.float64).astype(e4f), (zb * 2.0 ** -6).astype(e4f),
+                 (zt * np.float32(2.0 ** -4)).astype(np.float32)))
     for name, acc in models:
         for dname, x, y, c in data:
             yield mcase(f"unit-late-edges/{name}/{dname}", lambda g, x=x, y=y, c=c, acc=acc: softfp8.matmul(

@@ -42,7 +42,8 @@
  * two-term alignment and rounding of the sixteen in AVX-512 (binary64, the MI300X profiles),
  * in AVX2 at level 1 for the same profiles (mm_units_ldec.c's sfp8ml_late_dbl_256: two rows at a
  * time, the step in four binary64 lanes; bfloat16 / TF32 rows and panels whose exponents fit
- * bytes as values, sfp8ml_in_bytes_c / sfp8ml_unscale_c), or per lane (every other model:
+ * bytes as values, sfp8ml_in_bytes_256 / sfp8ml_unscale_256; where lrow.fs and bits lost no longer
+ * matter, the two rows' largest exponents at once in bytes from aE4 / bE8, lrun8_256), or per lane (every other model:
  * AVX2 products, also at the AVX-512 level); every level has the portable kernel of the same
  * steps.  Operand
  * decoding: float16 by vcvtph2ps, other IEEE-layout codes of two or four bytes (bfloat16, TF32's
@@ -770,7 +771,7 @@ unsigned sfp8mu_late_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, pt
     int tabA = 0;
 #endif
     unsigned char *colbad = NULL, *colsub;
-    int8_t *bE8 = NULL;     /* K.fast at level 2: B's exponents as bytes, panel by panel (emax8_512) */
+    int8_t *bE8 = NULL;     /* K.fast or dyn: B's exponents as bytes, panel by panel (emax8_512, lrun8_256) */
     uint32_t *aE4 = NULL;   /* and the row group's, four bytes at l */
 #if MM_SIMD
     int dyn = 0;            /* K.scaled, B's exponents in bytes: fstep_512 for rows whose are too */
@@ -920,7 +921,7 @@ decoded:
         else sfp8ml_unscale_256(bfu + LW, bE, k * pp, 1);
     }
     dyn = dyn && bfu;
-    if (K.dbl && (K.fast || dyn) && level >= 2) {
+    if (K.dbl && (K.fast || dyn) && level >= 1) { /* level 1: sfp8ml_late_dbl_256's lrun8_256 reads them */
         bE8 = malloc((size_t)(k * pp) + 64);
         aE4 = malloc((size_t)k * 4 + 64);
         if (!bE8 || !aE4) {
@@ -928,7 +929,8 @@ decoded:
             mm_fx_leave(&env);
             goto done;
         }
-        sfp8ml_bytes_b(bE, bE8, k, pp);
+        if (level >= 2) sfp8ml_bytes_b(bE, bE8, k, pp);
+        else sfp8ml_bytes_b_256(bE, bE8, k, pp);
     }
 #endif
     R.K = &K;
@@ -1000,7 +1002,8 @@ decoded:
             sfp8ml_unscale_256(af, aE, nr * k, 0);
             fs = 1;
         }
-        if (aE4 && fs) sfp8ml_bytes_a(R.aEr, aE4, k);
+        if (aE4 && fs && level >= 2) sfp8ml_bytes_a(R.aEr, aE4, k);
+        else if (aE4 && fs) sfp8ml_bytes_a_256(R.aEr, aE4, k);
 #endif
         R.fs = fs;
         for (int64_t j0 = 0; j0 < p; j0 += LW) {

@@ -402,7 +402,48 @@ MM_TGT256 void sfp8ml_unscale_256(float *v, const int32_t *E, int64_t n, int run
     }
     sfp8ml_unscale_c(v + t, E + t, n - t, 0);
 }
+
+/* level 1: sfp8ml_bytes_b's bytes (B's exponents saturated to bytes, sixteen a row of each panel),
+ * by the saturating packs (packs_epi32 interleaves the 128-bit halves: permute4x64 restores the order) */
+MM_TGT256 void sfp8ml_bytes_b_256(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp)
+{
+    for (int64_t j = 0; j < pp; j += LW)
+        for (int64_t l = 0; l < k; l++) {
+            const int32_t *e = bE + BIX(l, j);
+            __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(_mm256_loadu_si256((const __m256i *)e),
+                                                                    _mm256_loadu_si256((const __m256i *)(e + 8))), 0xd8);
+            _mm_storeu_si128((__m128i *)(bE8 + j * k + l * LW),
+                             _mm_packs_epi16(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1)));
+        }
+}
+
+/* level 1: sfp8ml_bytes_a's bytes, eight l at a time (saturating packs: per 128-bit lane the four rows'
+ * four exponents, transposed to four bytes an l by one shuffle); the last k % 8 by sfp8ml_bytes_a_c */
+MM_TGT256 void sfp8ml_bytes_a_256(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    const __m256i tr = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13,
+                                        2, 6, 10, 14, 3, 7, 11, 15);
+    int64_t l = 0;
+    for (; l + 8 <= k; l += 8) {
+#define ROW(r) _mm256_loadu_si256((const __m256i *)(aEr[r] + l))
+        __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(ROW(0), ROW(1)), _mm256_packs_epi32(ROW(2), ROW(3)));
+#undef ROW
+        _mm256_storeu_si256((__m256i *)(aE4 + l), _mm256_shuffle_epi8(b, tr));
+    }
+    if (l < k) {
+        const int32_t *rest[LROWS] = {aEr[0] + l, aEr[1] + l, aEr[2] + l, aEr[3] + l};
+        sfp8ml_bytes_a_c(rest, aE4 + l, k - l);
+    }
+}
 #endif
+
+/* sfp8ml_bytes_a's bytes element by element (level 1) */
+void sfp8ml_bytes_a_c(const int32_t *const *aEr, uint32_t *aE4, int64_t k)
+{
+    for (int64_t l = 0; l < k; l++)
+        aE4[l] = (uint32_t)(uint8_t)sat8(aEr[0][l]) | (uint32_t)(uint8_t)sat8(aEr[1][l]) << 8 |
+                 (uint32_t)(uint8_t)sat8(aEr[2][l]) << 16 | (uint32_t)(uint8_t)sat8(aEr[3][l]) << 24;
+}
 
 #if MM_SIMD
 /*
@@ -489,22 +530,27 @@ LA void lgroup_256(int SC, int LOST, const lrow *R, const float *af, const int32
 LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, __m256 *c, __m256d *dead, __m256d *in,
                   __m256i *lost)
 {
-    const __m256i ec = _mm256_max_epi32(_mm256_srli_epi32(_mm256_and_si256(_mm256_castps_si256(*c),
-                                                                           _mm256_set1_epi32(0x7fffffff)), 23),
-                                        _mm256_set1_epi32(1)); /* E(c) + 127, E(c) at least -126 */
-    const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(127 - K->W)); /* E_p - W + 127 */
-    const __m256i Sb = _mm256_max_epi32(Eb, _mm256_sub_epi32(ec, _mm256_set1_epi32(K->W + K->X))); /* L + 127 */
-    const __m256i sh = _mm256_sub_epi32(Sb, Eb), Tq = _mm256_srav_epi32(T, sh);
-    const __m256i ep = _mm256_add_epi32(Sb, _mm256_set1_epi32(1023 - 127)); /* L + 1023 */
+    /* E(c) + 127, E(c) at least -126 (FS: a zero c's 0 gives the same step -- a lane with products
+       has E_p - W >= -126, so L = E_p - W either way, and one without has T_p = 0 and c = 0: V = 0) */
+    const __m256i e0 = _mm256_srli_epi32(_mm256_slli_epi32(_mm256_castps_si256(*c), 1), 24);
+    const __m256i ec = FS ? e0 : _mm256_max_epi32(e0, _mm256_set1_epi32(1));
+    const __m256i Eb = _mm256_add_epi32(E, _mm256_set1_epi32(1023 - K->W)); /* E_p - W + 1023 */
+    const __m256i ep = _mm256_max_epi32(Eb, _mm256_add_epi32(ec, _mm256_set1_epi32(1023 - 127 - K->W - K->X))); /*
+                                                                            L + 1023 */
+    const __m256i sh = _mm256_sub_epi32(ep, Eb), Tq = _mm256_srav_epi32(T, sh);
     __m256i far = _mm256_setzero_si256();
     __m128 r[2];
     if (FAR) far = _mm256_cmpgt_epi32(_mm256_sub_epi32(E, ec), _mm256_set1_epi32(25 - 127)); /* E_p - E(c) > 25 */
     if (LOST) lost[0] = _mm256_or_si256(lost[0], _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(Tq, sh), T),
                                                                   _mm256_set1_epi32(-1)));
+    /* ep's 64-bit units as 0, 2, 1, 3: their low and high 32-bit halves widened in-lane are lanes 0 .. 3
+       and 4 .. 7 (ep > 0: zeros above) */
+    const __m256i epq = _mm256_permute4x64_epi64(ep, 0xd8);
     for (int h = 0; h < 2; h++) {
 #define HALF(v) (h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v))
         __m256d cd = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(*c, 1) : _mm256_castps256_ps128(*c));
-        __m256i spb = _mm256_slli_epi64(_mm256_cvtepi32_epi64(HALF(ep)), 52);
+        __m256i spb = _mm256_slli_epi64(h ? _mm256_unpackhi_epi32(epq, _mm256_setzero_si256())
+                                          : _mm256_unpacklo_epi32(epq, _mm256_setzero_si256()), 52);
         __m256d sp = _mm256_castsi256_pd(spb); /* 2^L */
         __m256d sn = _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_set1_epi64x((int64_t)2046 << 52), spb)); /* 2^-L:
                                                    exponent field 2046 - (L + 1023) = -L + 1023 */
@@ -524,6 +570,21 @@ LA void lstep_256(int FAR, int LOST, int FS, const lk *K, __m256i T, __m256i E, 
                                                      _mm256_cmp_pd(_mm256_cvtps_pd(r[h]), V, _CMP_NEQ_UQ)));
     }
     *c = _mm256_set_m128(r[1], r[0]);
+}
+
+/* the odd/even groups combined in 32-bit lanes: each group's T floor-divided by 2^(E_max - E) (the
+ * downward alignment rounding; 0 for the larger, vpsravd's sign fill past 31 counts is the floor of
+ * |T| < 2^31), summed (|T| < 2^31); E = E_max; LOST: bits shifted out or-ed into *lost */
+LA void loe_256(int LOST, __m256i *T, __m256i *E, __m256i To, __m256i Eo, __m256i *lost)
+{
+    const __m256i m = _mm256_max_epi32(*E, Eo), de = _mm256_sub_epi32(m, *E), dq = _mm256_sub_epi32(m, Eo);
+    const __m256i qe = _mm256_srav_epi32(*T, de), qo = _mm256_srav_epi32(To, dq);
+    if (LOST)
+        *lost = _mm256_or_si256(*lost, _mm256_xor_si256(_mm256_and_si256(_mm256_cmpeq_epi32(_mm256_sllv_epi32(qe, de), *T),
+                                                                          _mm256_cmpeq_epi32(_mm256_sllv_epi32(qo, dq), To)),
+                                                         _mm256_set1_epi32(-1)));
+    *T = _mm256_add_epi32(qe, qo);
+    *E = m;
 }
 
 /* every block of rows r0 and r0 + 1 (R->afr; their steps interleaved: two independent chains of
@@ -558,17 +619,7 @@ LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0
                 __m256i Eo[2], To[2];
                 if (GN && n - ne == GN) lgroup_256(SC, LOST, R, af, aE, k0 + ne, GN, Eo, To, lost[r]);
                 else lgroup_256(SC, LOST, R, af, aE, k0 + ne, n - ne, Eo, To, lost[r]);
-                for (int h = 0; h < 2; h++) {
-                    __m256i lt = _mm256_cmpgt_epi32(Eo[h], E[h]);
-                    __m256i d = _mm256_min_epi32(_mm256_abs_epi32(_mm256_sub_epi32(E[h], Eo[h])), _mm256_set1_epi32(31));
-                    __m256i sm = _mm256_blendv_epi8(To[h], T[h], lt), big = _mm256_blendv_epi8(T[h], To[h], lt);
-                    __m256i q = _mm256_srav_epi32(sm, d); /* floor: the downward alignment rounding */
-                    if (LOST)
-                        lost[r][h] = _mm256_or_si256(lost[r][h], _mm256_xor_si256(
-                            _mm256_cmpeq_epi32(_mm256_sllv_epi32(q, d), sm), _mm256_set1_epi32(-1)));
-                    T[h] = _mm256_add_epi32(big, q);
-                    E[h] = _mm256_max_epi32(E[h], Eo[h]);
-                }
+                for (int h = 0; h < 2; h++) loe_256(LOST, &T[h], &E[h], To[h], Eo[h], &lost[r][h]);
             }
             lstep_256(OE, LOST, FS, K, T[0], E[0], &c[r][0], dead[r], in[r], &lost[r][0]);
             lstep_256(OE, LOST, FS, K, T[1], E[1], &c[r][1], dead[r] + 2, in[r] + 2, &lost[r][1]);
@@ -590,6 +641,94 @@ LA void lrun_256(int OE, int LOST, int SC, int FS, int GN, const lrow *R, int r0
     }
 }
 
+/* lrow.fs with the exponents as bytes (R->aE4, R->bE8; no min_exponent, bits lost not wanted): the
+ * products l0 .. l0 + n - 1 of rows r0 and r0 + 1 (E[r][h], T[r][h]: row r0 + r, columns 8 h ..
+ * 8 h + 7).  Their largest exponents at once in the 32 bytes of one vector (row r0 in the low sixteen,
+ * r0 + 1 in the high: aE4's byte r0 or r0 + 1 by idx, plus B's sixteen bytes; emax8_512's saturating
+ * sums: every operand exponent within -32 .. 31 or NONE as -128, so a sum with NONE stays below -64
+ * and every other sum lies in -64 .. 62), widened to 32-bit lanes with -128 for no product (not
+ * NONE: lstep_256's unit for such a lane, E_p - W = -128 - W <= E(c) - 23 for every normal c as
+ * W >= 23, leaves c whole, and T_p = 0; 2^(W - E_p) is then finite, so its zero products stay 0).
+ * The products as lgroup_256's (values, 2^(W - E_p) a normal binary32 number: lrow.fs).  Proof: as
+ * the level-1 steps' (above), with late_edges' empty-blocks-big-b cases for the lanes without products */
+LA void lgroup8_256(const lrow *R, int r0, __m256i idx, int64_t l0, int64_t n, __m256i E[2][2], __m256i T[2][2])
+{
+    const lk *K = R->K;
+    const float *a0 = R->afr[r0], *a1 = R->afr[r0 + 1];
+    __m256i e = _mm256_set1_epi8(-128), e2 = e;
+    __m128i lo, hi;
+    __m256 sc[2][2];
+    int64_t l = l0;
+#define EMAX8_TERM(l)                                                                                                  \
+    _mm256_adds_epi8(_mm256_shuffle_epi8(_mm256_set1_epi32((int32_t)R->aE4[l]), idx),                              \
+                     _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(R->bE8 + (l) * LW))))
+#pragma GCC unroll 8
+    for (; l + 1 < l0 + n; l += 2) {
+        e = _mm256_max_epi8(e, EMAX8_TERM(l));
+        e2 = _mm256_max_epi8(e2, EMAX8_TERM(l + 1));
+    }
+    if (l < l0 + n) e = _mm256_max_epi8(e, EMAX8_TERM(l));
+#undef EMAX8_TERM
+    e = _mm256_max_epi8(e, e2);
+    e = _mm256_blendv_epi8(e, _mm256_set1_epi8(-128), _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), e));
+    lo = _mm256_castsi256_si128(e);
+    hi = _mm256_extracti128_si256(e, 1);
+    E[0][0] = _mm256_cvtepi8_epi32(lo);
+    E[0][1] = _mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8));
+    E[1][0] = _mm256_cvtepi8_epi32(hi);
+    E[1][1] = _mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8));
+    for (int r = 0; r < 2; r++)
+        for (int h = 0; h < 2; h++) {
+            sc[r][h] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127 + K->W), E[r][h]), 23));
+            T[r][h] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 8
+    for (l = l0; l < l0 + n; l++) {
+        __m256 x0 = _mm256_set1_ps(a0[l]), x1 = _mm256_set1_ps(a1[l]);
+        for (int h = 0; h < 2; h++) {
+            __m256 b = _mm256_loadu_ps(R->bf + l * LPP + 8 * h);
+            T[0][h] = _mm256_add_epi32(T[0][h], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(x0, b), sc[0][h])));
+            T[1][h] = _mm256_add_epi32(T[1][h], _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_mul_ps(x1, b), sc[1][h])));
+        }
+    }
+}
+
+/* every block of rows r0 and r0 + 1 by lgroup8_256 (lrow.fs, bits lost not wanted: lstep_256's FS
+ * instance without LOST), the odd/even groups combined as lrun_256 does; cv as lrun_256's */
+LA void lrun8_256(int OE, int GN, const lrow *R, int r0, float *cv)
+{
+    const lk *K = R->K;
+    const __m256i idx = r0 ? _mm256_setr_epi64x(0x0202020202020202, 0x0202020202020202, 0x0303030303030303,
+                                                0x0303030303030303)
+                           : _mm256_setr_epi64x(0, 0, 0x0101010101010101, 0x0101010101010101);
+    __m256 c00 = _mm256_loadu_ps(cv), c01 = _mm256_loadu_ps(cv + 8), c10 = _mm256_loadu_ps(cv + LW),
+           c11 = _mm256_loadu_ps(cv + LW + 8);
+    __m256d none[4];
+    __m256i nol[2];
+    for (int64_t k0 = 0; k0 < R->k; k0 += R->block) {
+        int64_t n = R->k - k0 < R->block ? R->k - k0 : R->block, ne = OE ? (n + 1) / 2 : n;
+        __m256i E[2][2], T[2][2];
+        if (GN && ne == GN) lgroup8_256(R, r0, idx, k0, GN, E, T);
+        else lgroup8_256(R, r0, idx, k0, ne, E, T);
+        if (OE) { /* lrun_256's combination (-128: no product, T_p = 0) */
+            __m256i Eo[2][2], To[2][2];
+            if (GN && n - ne == GN) lgroup8_256(R, r0, idx, k0 + ne, GN, Eo, To);
+            else lgroup8_256(R, r0, idx, k0 + ne, n - ne, Eo, To);
+            for (int r = 0; r < 2; r++)
+                for (int h = 0; h < 2; h++) loe_256(0, &T[r][h], &E[r][h], To[r][h], Eo[r][h], NULL);
+        }
+        /* the four steps written out (the running values kept in registers) */
+        lstep_256(OE, 0, 1, K, T[0][0], E[0][0], &c00, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[0][1], E[0][1], &c01, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[1][0], E[1][0], &c10, none, none, nol);
+        lstep_256(OE, 0, 1, K, T[1][1], E[1][1], &c11, none, none, nol);
+    }
+    _mm256_storeu_ps(cv, c00);
+    _mm256_storeu_ps(cv + 8, c01);
+    _mm256_storeu_ps(cv + LW, c10);
+    _mm256_storeu_ps(cv + LW + 8, c11);
+}
+
 MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t *Ec, uint8_t *alive, uint8_t *inex)
 {
     const lk *K = R->K;
@@ -598,7 +737,14 @@ MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t 
     for (int q = 0; q < 2 * LW; q++) /* T_c 2^(E(c) - W): exact (T_c's 24 bits) */
         cv[q] = Tc[q] ? (float)ldexp((double)Tc[q], Ec[q] - K->W) : 0.0f;
     /* FS (R->fs: lk.fast, or the operands as values, |E_p| <= 64): every 2^(E_p - W) at least 2^-126 */
-    if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
+    if (R->fs && R->aE4 && R->bE8 && !K->has_min && !R->need_lost) { /* the exponents as bytes */
+        if (K->oddeven && R->block == 16) lrun8_256(1, 8, R, r0, cv); /* FNUZ FP8 */
+        else if (K->oddeven) lrun8_256(1, 0, R, r0, cv);
+        else if (R->block == 8) lrun8_256(0, 8, R, r0, cv); /* float16; bfloat16 as values */
+        else if (R->block == 4) lrun8_256(0, 4, R, r0, cv); /* TF32 as values */
+        else lrun8_256(0, 0, R, r0, cv);
+        for (int q = 0; q < 2 * LW; q++) alive[q] = alive[q] && fabsf(cv[q]) < 0x1p127f * 2.0f;
+    } else if (K->oddeven && R->need_lost) lrun_256(1, 1, sc, 0, 0, R, r0, cv, alive, inex);
     else if (K->oddeven && R->fs && R->block == 16) lrun_256(1, 0, 0, 1, 8, R, r0, cv, alive, inex); /* FNUZ FP8 */
     else if (K->oddeven && R->fs) lrun_256(1, 0, 0, 1, 0, R, r0, cv, alive, inex);
     else if (K->oddeven) lrun_256(1, 0, sc, 0, 0, R, r0, cv, alive, inex);

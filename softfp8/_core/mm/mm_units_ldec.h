@@ -149,6 +149,8 @@ MM_TGT256 void sfp8ml_decode_tab_256(const gtab *tb, const uint8_t *src, int64_t
                                      int perm, __mmask16 *bad, __mmask16 *sub, int32_t *maxE, int lanes);
 MM_TGT256 int sfp8ml_in_bytes_256(const int32_t *E, int64_t n, int runs);
 MM_TGT256 void sfp8ml_unscale_256(float *v, const int32_t *E, int64_t n, int runs);
+MM_TGT256 void sfp8ml_bytes_b_256(const int32_t *bE, int8_t *bE8, int64_t k, int64_t pp);
+MM_TGT256 void sfp8ml_bytes_a_256(const int32_t *const *aEr, uint32_t *aE4, int64_t k);
 /* level 1: the binary64 two-term steps of rows r0 and r0 + 1 (R->afr, R->aEr; r0 + 1 < LROWS) and
  * sixteen columns (lk.dbl); the running values (T_c, E(c)) at [r * LW + q] in and out, alive and
  * inex as late_dbl_512's */
@@ -157,5 +159,6 @@ MM_TGT256F void sfp8ml_late_dbl_256(const lrow *R, int r0, int64_t *Tc, int32_t 
 /* sfp8ml_in_bytes and sfp8ml_unscale in C (level 1) */
 int sfp8ml_in_bytes_c(const int32_t *E, int64_t n, int runs);
 void sfp8ml_unscale_c(float *v, const int32_t *E, int64_t n, int runs);
+void sfp8ml_bytes_a_c(const int32_t *const *aEr, uint32_t *aE4, int64_t k);
 
 #endif
