@@ -350,6 +350,8 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  */
 #if MM_SIMD
 #define H8 MM_TGT256
+#define FC_XB 64 /* the products of the exact kind converted FC_XB at a time */
+#define FC_CB 64 /* the blocks of one fc_body8 call, at most (the exact kind: A's bounds) */
 
 /* the binary32 exponent of v (a nonzero normal number), unbiased */
 H8 static inline __m256i expo8(__m256 v)
@@ -379,6 +381,61 @@ H8 static inline void add_wide8(__m256 v, __m256d *lo, __m256d *hi)
     const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
     *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
+}
+
+/* 2^x, x four int32 (x + 1023 in 1 .. 2046 for the lanes that matter), as binary64 numbers */
+MM_TGT256F static inline __m256d pow2d(__m128i x)
+{
+    return _mm256_castsi256_pd(
+        _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(x), _mm256_set1_epi64x(1023)), 52));
+}
+
+/* the largest of n nominal exponents e[0 .. n - 1] (NONE when every value is zero) in *mx,
+ * the least of the nonzero values' plus 2^28 - 1 as an unsigned number in *mn (2^32 - 1
+ * when every value is zero: NONE + 2^28 - 1 wraps to it); reads e[0 .. n + 7] (the lines'
+ * slack) */
+MM_TGT256 static inline void bounds_e(const int32_t *e, int64_t n, int32_t *mx, uint32_t *mn)
+{
+    const __m256i off = _mm256_set1_epi32((1 << 28) - 1), idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m = _mm256_set1_epi32(-1), M = _mm256_set1_epi32(NONE);
+    __m128i x, y;
+    for (int64_t j = 0; j < n; j += 8) {
+        const __m256i past = _mm256_cmpgt_epi32(_mm256_add_epi32(idx, _mm256_set1_epi32((int)j)),
+                                                _mm256_set1_epi32((int)n - 1));
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(e + j));
+        m = _mm256_min_epu32(m, _mm256_or_si256(past, _mm256_add_epi32(v, off)));
+        M = _mm256_max_epi32(M, _mm256_blendv_epi8(v, _mm256_set1_epi32(NONE), past));
+    }
+    x = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0x4E));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0xB1));
+    y = _mm_max_epi32(_mm256_castsi256_si128(M), _mm256_extracti128_si256(M, 1));
+    y = _mm_max_epi32(y, _mm_shuffle_epi32(y, 0x4E));
+    y = _mm_max_epi32(y, _mm_shuffle_epi32(y, 0xB1));
+    *mn = (uint32_t)_mm_cvtsi128_si32(x);
+    *mx = _mm_cvtsi128_si32(y);
+}
+
+/* the products of a block as exact binary64 sums (fc_body8's exact kind): s[r][0], s[r][1] +=
+ * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][j] */
+__attribute__((always_inline)) MM_TGT256F static inline void sum_exact8(const fcpanel *bp, int h, int64_t l0,
+                                                                       int64_t n, const double (*ad)[FC_XB + 8],
+                                                                       __m256d (*s)[2])
+{
+    __m256d s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1];
+    __m256d s20 = s[2][0], s21 = s[2][1], s30 = s[3][0], s31 = s[3][1];
+    for (int64_t j = 0; j < n; j++) {
+        const __m256 b = _mm256_loadu_ps(bp[l0 + j].f + h);
+        const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+        const __m256d x0 = _mm256_broadcast_sd(&ad[0][j]), x1 = _mm256_broadcast_sd(&ad[1][j]);
+        const __m256d x2 = _mm256_broadcast_sd(&ad[2][j]), x3 = _mm256_broadcast_sd(&ad[3][j]);
+        s00 = _mm256_fmadd_pd(x0, d0, s00), s01 = _mm256_fmadd_pd(x0, d1, s01);
+        s10 = _mm256_fmadd_pd(x1, d0, s10), s11 = _mm256_fmadd_pd(x1, d1, s11);
+        s20 = _mm256_fmadd_pd(x2, d0, s20), s21 = _mm256_fmadd_pd(x2, d1, s21);
+        s30 = _mm256_fmadd_pd(x3, d0, s30), s31 = _mm256_fmadd_pd(x3, d1, s31);
+    }
+    s[0][0] = s00, s[0][1] = s01, s[1][0] = s10, s[1][1] = s11;
+    s[2][0] = s20, s[2][1] = s21, s[3][0] = s30, s[3][1] = s31;
 }
 
 /* as sum_rows, for lanes h .. h + 7 of the panel */
@@ -421,11 +478,12 @@ __attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp
 
 /* fc_body at level 1, lanes h .. h + 7: tz (rounding toward zero), kind 0 (sum32), 1
  * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms) */
-__attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, const int32_t *const *aE,
+__attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx *g, const int32_t *const *aE,
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
-                                                              const int need_lost, const int tz, const int kind,
-                                                              const int b4)
+                                                              const int32_t (*amx)[FC_CB],
+                                                              const uint32_t (*amn)[FC_CB], const int need_lost,
+                                                              const int tz, const int kind, const int b4)
 {
     const sfp8u_model *md = g->md;
     const int64_t blk = b4 ? 4 : md->block;
@@ -440,9 +498,14 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     const int lowt = g->emin_o > -126;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
+    /* the exact kind (wide): blocks whose products need no truncation */
+    const int exact = kind == 2;
+    const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
+    const int mab = md->fa.man_bits + md->fb.man_bits;
     __m256 vc[R];
     __m256i vcE[R], lo8[R], hi8[R];
     unsigned inexact[R];
+    double ad[R][FC_XB + 8];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         vc[r] = _mm256_loadu_ps(c + 16 * r + h);
@@ -453,15 +516,63 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     }
     for (int64_t k0 = 0; k0 < k; k0 += blk) {
         const int64_t n = b4 && k - k0 >= 4 ? 4 : k - k0 < blk ? k - k0 : blk;
-        __m256i e[R], ue[R], a32[R], terms[R];
+        __m256i e[R], ue[R], a32[R], terms[R], mb = _mm256_set1_epi32(-1), xb = none;
         __m256d lo[R], hi[R];
         __m256 sc[R], pu[R], lost[R];
+        int fast = 0, bound = 0;
+        if (exact) {
+            /* the block's bounds: B's largest nominal exponent and least of a nonzero value
+               per lane, A's per row (amx, amn); e bounded by the sums of the largest, ue by
+               its unit; every term a multiple of that unit (A's least plus B's least, less
+               the significands' fraction bits, for the products; the running value's lowest
+               set bit) -- then ue itself is not needed: no term loses a bit at the true unit
+               (at most this one) or this one, the sums and results are the same */
+            const int bi = (int)(k0 / blk);
+            unsigned all = 0xFF;
+            for (int64_t l = k0; l < k0 + n; l++) {
+                const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+                xb = _mm256_max_epi32(xb, be);
+                mb = _mm256_min_epu32(mb, _mm256_add_epi32(be, off));
+            }
+            {
+                const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, ones);
 #pragma GCC unroll 4
-        for (int r = 0; r < R; r++) e[r] = vcE[r];
-        for (int64_t l = k0; l < k0 + n; l++) {
-            const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+                for (int r = 0; r < R; r++) {
+                    const __m256i cz = _mm256_cmpeq_epi32(vcE[r], none);
+                    __m256i x = _mm256_max_epi32(vcE[r], _mm256_add_epi32(_mm256_set1_epi32(amx[r][bi]), xb)), u, ok;
+                    const __m256i t = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(NONE / 2 - 1));
+                    /* the running value's lowest set bit: its exponent less 23, plus the
+                       position of the lowest set bit of its significand */
+                    const __m256i cs = _mm256_or_si256(_mm256_and_si256(_mm256_castps_si256(vc[r]), _mm256_set1_epi32(0x7FFFFF)),
+                                                       _mm256_set1_epi32(0x800000));
+                    const __m256i cl = _mm256_add_epi32(
+                        _mm256_sub_epi32(expo8(vc[r]), _mm256_set1_epi32(150)),
+                        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
+                                              _mm256_and_si256(cs, _mm256_sub_epi32(_mm256_setzero_si256(), cs)))),
+                                          23));
+                    e[r] = x;
+                    if (md->has_min_exp) x = _mm256_max_epi32(x, vmin);
+                    u = _mm256_and_si256(t, _mm256_sub_epi32(x, vW));
+                    ok = _mm256_or_si256(cz, _mm256_cmpgt_epi32(_mm256_add_epi32(cl, _mm256_set1_epi32(1)), u));
+                    if (amn[r][bi] != 0xFFFFFFFFu) {
+                        const __m256i low = _mm256_add_epi32(
+                            mbv, _mm256_set1_epi32((int32_t)(amn[r][bi] - ((1u << 28) - 1)) - mab + 1));
+                        ok = _mm256_and_si256(ok, _mm256_or_si256(_mm256_cmpgt_epi32(low, u), bz));
+                    }
+                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(ok, _mm256_xor_si256(t, ones))));
+                }
+            }
+            bound = fast = all == 0xFF;
+        }
+        if (!bound) {
 #pragma GCC unroll 4
-            for (int r = 0; r < R; r++) e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(aE[r][l]), be));
+            for (int r = 0; r < R; r++) e[r] = vcE[r];
+            for (int64_t l = k0; l < k0 + n; l++) {
+                const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+#pragma GCC unroll 4
+                for (int r = 0; r < R; r++)
+                    e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(aE[r][l]), be));
+            }
         }
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
@@ -479,6 +590,21 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             lo[r] = hi[r] = _mm256_setzero_pd();
             lost[r] = _mm256_setzero_ps();
         }
+        if (exact && !bound) { /* every product of the block a multiple of its lane's unit 2^ue */
+            const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, _mm256_set1_epi32(-1));
+            const int bi = (int)(k0 / blk);
+            unsigned all = 0xFF;
+            for (int r = 0; r < R; r++) {
+                const uint32_t ma = amn[r][bi];
+                if (ma != 0xFFFFFFFFu) {
+                    const __m256i low = _mm256_add_epi32(mbv, _mm256_set1_epi32((int32_t)(ma - ((1u << 28) - 1)) - mab + 1));
+                    const __m256i ok = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi32(low, ue[r]), bz),
+                                                       _mm256_xor_si256(terms[r], ones));
+                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
+                }
+            }
+            fast = all == 0xFF;
+        }
         /* the running values: the first term */
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
@@ -493,7 +619,25 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
         }
         /* the products (kind 1: in chunks of at most chunk products, whose 32-bit sums cannot
            overflow, each flushed into the binary64 sums; H100's W = 25, blocks of 16: one) */
-        if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
+        if (fast) {
+            __m256d s[R][2];
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) s[r][0] = s[r][1] = _mm256_setzero_pd();
+            for (int64_t j0 = 0; j0 < n; j0 += FC_XB) {
+                const int64_t nn = n - j0 < FC_XB ? n - j0 : FC_XB;
+                for (int r = 0; r < R; r++)
+                    for (int64_t j = 0; j < nn; j += 4) /* reads up to 3 values past k: the lines' slack */
+                        _mm256_storeu_pd(&ad[r][j], _mm256_cvtps_pd(_mm_loadu_ps(af[r] + k0 + j0 + j)));
+                sum_exact8(bp, h, k0 + j0, nn, (const double(*)[FC_XB + 8])ad, s);
+            }
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                const __m128i nu = _mm_sub_epi32(_mm_setzero_si128(), _mm256_castsi256_si128(ue[r]));
+                const __m128i nh = _mm_sub_epi32(_mm_setzero_si128(), _mm256_extracti128_si256(ue[r], 1));
+                lo[r] = _mm256_add_pd(lo[r], _mm256_mul_pd(s[r][0], pow2d(nu)));
+                hi[r] = _mm256_add_pd(hi[r], _mm256_mul_pd(s[r][1], pow2d(nh)));
+            }
+        } else if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
         else
             for (int64_t l = k0; l < k0 + n; l += chunk) {
                 sum_rows8(bp, h, l, k0 + n - l < chunk ? k0 + n - l : chunk, af, sc, pu, a32, lo, hi, lost, 0,
@@ -563,12 +707,40 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     }
 }
 
+/* the two halves (the exact kind: FC_CB blocks at a time, A's bounds per block first) */
+__attribute__((always_inline)) MM_TGT256F static inline void fc_run8(const uctx *g, const int32_t *const *aE,
+                                                                     const float *const *af, const fcpanel *bp,
+                                                                     int64_t k, float *c, int32_t *cE, int *live,
+                                                                     uint8_t *fl, const int need_lost, const int tz,
+                                                                     const int kind, const int b4)
+{
+    int32_t amx[R][FC_CB];
+    uint32_t amn[R][FC_CB];
+    const int64_t blk = g->md->block, span = kind == 2 ? FC_CB * blk : k;
+    for (int64_t kc = 0; kc < k; kc += span) {
+        const int64_t kk = k - kc < span ? k - kc : span;
+        const int32_t *e2[R];
+        const float *f2[R];
+        for (int r = 0; r < R; r++) {
+            e2[r] = aE[r] + kc;
+            f2[r] = af[r] + kc;
+            if (kind == 2)
+                for (int64_t b = 0; b * blk < kk; b++)
+                    bounds_e(e2[r] + b * blk, kk - b * blk < blk ? kk - b * blk : blk, &amx[r][b], &amn[r][b]);
+        }
+        fc_body8(g, e2, f2, bp + kc, kk, c, cE, live, fl, 0, (const int32_t(*)[FC_CB])amx,
+                 (const uint32_t(*)[FC_CB])amn, need_lost, tz, kind, b4);
+        fc_body8(g, e2, f2, bp + kc, kk, c, cE, live, fl, 8, (const int32_t(*)[FC_CB])amx,
+                 (const uint32_t(*)[FC_CB])amn, need_lost, tz, kind, b4);
+    }
+}
+
 #define FC8_CASE(nl, t, kd, b)                                                                                       \
-    H8 static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,               \
-                                       const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl)  \
+    MM_TGT256F static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,        \
+                                              const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,        \
+                                              uint8_t *fl)                                                           \
     {                                                                                                                \
-        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, nl, t, kd, b);                                                \
-        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, nl, t, kd, b);                                                \
+        fc_run8(g, aE, af, bp, k, c, cE, live, fl, nl, t, kd, b);                                                    \
     }
 FC8_CASE(0, 1, 0, 1)
 FC8_CASE(1, 1, 0, 1)
