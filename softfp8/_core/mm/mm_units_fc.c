@@ -350,8 +350,17 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  */
 #if MM_SIMD
 #define H8 MM_TGT256
-#define FC_XB 64 /* the products of the exact kind converted FC_XB at a time */
-#define FC_CB 64 /* the blocks of one fc_body8 call, at most (the exact kind: A's bounds) */
+/* the exact kind's bounds and values (sfp8mu_fc_rows256's scratch): per row of A the values
+ * as binary64 numbers (ad) and per block (nb of them) the largest nominal exponent (amx)
+ * and least of a nonzero value plus 2^28 - 1 (amn, bounds_e); per block of B's panel the
+ * lanes' largest, then least (bb: 16 and 16) */
+typedef struct {
+    const double *ad[R];
+    const int32_t *amx;
+    const uint32_t *amn;
+    const int32_t *bb;
+    int64_t nb;
+} fcx;
 
 /* the binary32 exponent of v (a nonzero normal number), unbiased */
 H8 static inline __m256i expo8(__m256 v)
@@ -417,18 +426,19 @@ MM_TGT256 static inline void bounds_e(const int32_t *e, int64_t n, int32_t *mx, 
 }
 
 /* the products of a block as exact binary64 sums (fc_body8's exact kind): s[r][0], s[r][1] +=
- * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][j] */
+ * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][l] */
 __attribute__((always_inline)) MM_TGT256F static inline void sum_exact8(const fcpanel *bp, int h, int64_t l0,
-                                                                       int64_t n, const double (*ad)[FC_XB + 8],
+                                                                       int64_t n, const double *const *ad,
                                                                        __m256d (*s)[2])
 {
+    const double *a0 = ad[0] + l0, *a1 = ad[1] + l0, *a2 = ad[2] + l0, *a3 = ad[3] + l0;
     __m256d s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1];
     __m256d s20 = s[2][0], s21 = s[2][1], s30 = s[3][0], s31 = s[3][1];
     for (int64_t j = 0; j < n; j++) {
         const __m256 b = _mm256_loadu_ps(bp[l0 + j].f + h);
         const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
-        const __m256d x0 = _mm256_broadcast_sd(&ad[0][j]), x1 = _mm256_broadcast_sd(&ad[1][j]);
-        const __m256d x2 = _mm256_broadcast_sd(&ad[2][j]), x3 = _mm256_broadcast_sd(&ad[3][j]);
+        const __m256d x0 = _mm256_broadcast_sd(a0 + j), x1 = _mm256_broadcast_sd(a1 + j);
+        const __m256d x2 = _mm256_broadcast_sd(a2 + j), x3 = _mm256_broadcast_sd(a3 + j);
         s00 = _mm256_fmadd_pd(x0, d0, s00), s01 = _mm256_fmadd_pd(x0, d1, s01);
         s10 = _mm256_fmadd_pd(x1, d0, s10), s11 = _mm256_fmadd_pd(x1, d1, s11);
         s20 = _mm256_fmadd_pd(x2, d0, s20), s21 = _mm256_fmadd_pd(x2, d1, s21);
@@ -481,8 +491,7 @@ __attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp
 __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx *g, const int32_t *const *aE,
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
-                                                              const int32_t (*amx)[FC_CB],
-                                                              const uint32_t (*amn)[FC_CB], const int need_lost,
+                                                              const fcx *X, const int need_lost,
                                                               const int tz, const int kind, const int b4)
 {
     const sfp8u_model *md = g->md;
@@ -499,13 +508,12 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
     /* the exact kind (wide): blocks whose products need no truncation */
-    const int exact = kind == 2;
+    const int exact = kind == 2 && X != NULL;
     const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
     const int mab = md->fa.man_bits + md->fb.man_bits;
     __m256 vc[R];
     __m256i vcE[R], lo8[R], hi8[R];
     unsigned inexact[R];
-    double ad[R][FC_XB + 8];
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         vc[r] = _mm256_loadu_ps(c + 16 * r + h);
@@ -527,19 +535,16 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
                the significands' fraction bits, for the products; the running value's lowest
                set bit) -- then ue itself is not needed: no term loses a bit at the true unit
                (at most this one) or this one, the sums and results are the same */
-            const int bi = (int)(k0 / blk);
+            const int64_t bi = k0 / blk;
             unsigned all = 0xFF;
-            for (int64_t l = k0; l < k0 + n; l++) {
-                const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
-                xb = _mm256_max_epi32(xb, be);
-                mb = _mm256_min_epu32(mb, _mm256_add_epi32(be, off));
-            }
+            xb = _mm256_loadu_si256((const __m256i *)(X->bb + 32 * bi + h));
+            mb = _mm256_loadu_si256((const __m256i *)(X->bb + 32 * bi + 16 + h));
             {
                 const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, ones);
 #pragma GCC unroll 4
                 for (int r = 0; r < R; r++) {
                     const __m256i cz = _mm256_cmpeq_epi32(vcE[r], none);
-                    __m256i x = _mm256_max_epi32(vcE[r], _mm256_add_epi32(_mm256_set1_epi32(amx[r][bi]), xb)), u, ok;
+                    __m256i x = _mm256_max_epi32(vcE[r], _mm256_add_epi32(_mm256_set1_epi32(X->amx[r * X->nb + bi]), xb)), u, ok;
                     const __m256i t = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(NONE / 2 - 1));
                     /* the running value's lowest set bit: its exponent less 23, plus the
                        position of the lowest set bit of its significand */
@@ -554,9 +559,9 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
                     if (md->has_min_exp) x = _mm256_max_epi32(x, vmin);
                     u = _mm256_and_si256(t, _mm256_sub_epi32(x, vW));
                     ok = _mm256_or_si256(cz, _mm256_cmpgt_epi32(_mm256_add_epi32(cl, _mm256_set1_epi32(1)), u));
-                    if (amn[r][bi] != 0xFFFFFFFFu) {
+                    if (X->amn[r * X->nb + bi] != 0xFFFFFFFFu) {
                         const __m256i low = _mm256_add_epi32(
-                            mbv, _mm256_set1_epi32((int32_t)(amn[r][bi] - ((1u << 28) - 1)) - mab + 1));
+                            mbv, _mm256_set1_epi32((int32_t)(X->amn[r * X->nb + bi] - ((1u << 28) - 1)) - mab + 1));
                         ok = _mm256_and_si256(ok, _mm256_or_si256(_mm256_cmpgt_epi32(low, u), bz));
                     }
                     all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(ok, _mm256_xor_si256(t, ones))));
@@ -592,10 +597,10 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
         }
         if (exact && !bound) { /* every product of the block a multiple of its lane's unit 2^ue */
             const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, _mm256_set1_epi32(-1));
-            const int bi = (int)(k0 / blk);
+            const int64_t bi = k0 / blk;
             unsigned all = 0xFF;
             for (int r = 0; r < R; r++) {
-                const uint32_t ma = amn[r][bi];
+                const uint32_t ma = X->amn[r * X->nb + bi];
                 if (ma != 0xFFFFFFFFu) {
                     const __m256i low = _mm256_add_epi32(mbv, _mm256_set1_epi32((int32_t)(ma - ((1u << 28) - 1)) - mab + 1));
                     const __m256i ok = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi32(low, ue[r]), bz),
@@ -623,13 +628,7 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
             __m256d s[R][2];
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) s[r][0] = s[r][1] = _mm256_setzero_pd();
-            for (int64_t j0 = 0; j0 < n; j0 += FC_XB) {
-                const int64_t nn = n - j0 < FC_XB ? n - j0 : FC_XB;
-                for (int r = 0; r < R; r++)
-                    for (int64_t j = 0; j < nn; j += 4) /* reads up to 3 values past k: the lines' slack */
-                        _mm256_storeu_pd(&ad[r][j], _mm256_cvtps_pd(_mm_loadu_ps(af[r] + k0 + j0 + j)));
-                sum_exact8(bp, h, k0 + j0, nn, (const double(*)[FC_XB + 8])ad, s);
-            }
+            sum_exact8(bp, h, k0, n, X->ad, s);
 #pragma GCC unroll 4
             for (int r = 0; r < R; r++) {
                 const __m128i nu = _mm_sub_epi32(_mm_setzero_si128(), _mm256_castsi256_si128(ue[r]));
@@ -707,40 +706,23 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
     }
 }
 
-/* the two halves (the exact kind: FC_CB blocks at a time, A's bounds per block first) */
+/* the two halves */
 __attribute__((always_inline)) MM_TGT256F static inline void fc_run8(const uctx *g, const int32_t *const *aE,
                                                                      const float *const *af, const fcpanel *bp,
                                                                      int64_t k, float *c, int32_t *cE, int *live,
-                                                                     uint8_t *fl, const int need_lost, const int tz,
-                                                                     const int kind, const int b4)
+                                                                     uint8_t *fl, const fcx *X, const int need_lost,
+                                                                     const int tz, const int kind, const int b4)
 {
-    int32_t amx[R][FC_CB];
-    uint32_t amn[R][FC_CB];
-    const int64_t blk = g->md->block, span = kind == 2 ? FC_CB * blk : k;
-    for (int64_t kc = 0; kc < k; kc += span) {
-        const int64_t kk = k - kc < span ? k - kc : span;
-        const int32_t *e2[R];
-        const float *f2[R];
-        for (int r = 0; r < R; r++) {
-            e2[r] = aE[r] + kc;
-            f2[r] = af[r] + kc;
-            if (kind == 2)
-                for (int64_t b = 0; b * blk < kk; b++)
-                    bounds_e(e2[r] + b * blk, kk - b * blk < blk ? kk - b * blk : blk, &amx[r][b], &amn[r][b]);
-        }
-        fc_body8(g, e2, f2, bp + kc, kk, c, cE, live, fl, 0, (const int32_t(*)[FC_CB])amx,
-                 (const uint32_t(*)[FC_CB])amn, need_lost, tz, kind, b4);
-        fc_body8(g, e2, f2, bp + kc, kk, c, cE, live, fl, 8, (const int32_t(*)[FC_CB])amx,
-                 (const uint32_t(*)[FC_CB])amn, need_lost, tz, kind, b4);
-    }
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, X, need_lost, tz, kind, b4);
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, X, need_lost, tz, kind, b4);
 }
 
 #define FC8_CASE(nl, t, kd, b)                                                                                       \
     MM_TGT256F static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,        \
                                               const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,        \
-                                              uint8_t *fl)                                                           \
+                                              uint8_t *fl, const fcx *X)                                             \
     {                                                                                                                \
-        fc_run8(g, aE, af, bp, k, c, cE, live, fl, nl, t, kd, b);                                                    \
+        fc_run8(g, aE, af, bp, k, c, cE, live, fl, X, nl, t, kd, b);                                                 \
     }
 FC8_CASE(0, 1, 0, 1)
 FC8_CASE(1, 1, 0, 1)
@@ -758,18 +740,72 @@ FC8_CASE(0, 0, 2, 0)
 FC8_CASE(1, 0, 2, 0)
 #undef FC8_CASE
 
+/* the exact kind's scratch (fcx): ad (FC_ROWS k binary64), amx and amn (FC_ROWS nb each),
+ * then per column group its panel's bounds (nb 32 int32) and whether they are set (a byte) */
+static int64_t fcx_blocks(const uctx *g, int64_t k)
+{
+    return (k + g->md->block - 1) / g->md->block;
+}
+
+size_t sfp8mu_fc_scratch(const uctx *g, int64_t k, int64_t groups)
+{
+    const int64_t nb = fcx_blocks(g, k);
+    if (g->W + 2 <= 31 || k <= 0) return 0; /* the exact kind: wide sums */
+    return (size_t)(R * k * 8 + R * nb * 8 + groups * nb * 128 + groups);
+}
+
+/* the scratch's A part for these rows (group 0: the first call for them) and B part of
+ * this group (its first call) */
+MM_TGT256 static void fcx_fill(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
+                               int64_t k, void *scratch, int64_t group, int64_t groups, fcx *X)
+{
+    const int64_t nb = fcx_blocks(g, k), blk = g->md->block;
+    double *ad = scratch;
+    int32_t *amx = (int32_t *)(ad + R * k);
+    uint32_t *amn = (uint32_t *)(amx + R * nb);
+    int32_t *bb = (int32_t *)(amn + R * nb) + group * nb * 32;
+    uint8_t *done = (uint8_t *)((int32_t *)(amn + R * nb) + groups * nb * 32) + group;
+    for (int r = 0; r < R; r++) X->ad[r] = ad + r * k;
+    X->amx = amx, X->amn = amn, X->bb = bb, X->nb = nb;
+    if (group == 0)
+        for (int r = 0; r < R; r++) {
+            for (int64_t l = 0; l < k; l++) ad[r * k + l] = af[r][l];
+            for (int64_t b = 0; b < nb; b++)
+                bounds_e(aE[r] + b * blk, k - b * blk < blk ? k - b * blk : blk, &amx[r * nb + b], &amn[r * nb + b]);
+        }
+    if (!*done) {
+        const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
+        for (int64_t b = 0; b < nb; b++)
+            for (int hh = 0; hh < 16; hh += 8) {
+                __m256i xb = _mm256_set1_epi32(NONE), mb = _mm256_set1_epi32(-1);
+                for (int64_t l = b * blk; l < k && l < (b + 1) * blk; l++) {
+                    const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + hh));
+                    xb = _mm256_max_epi32(xb, be);
+                    mb = _mm256_min_epu32(mb, _mm256_add_epi32(be, off));
+                }
+                _mm256_storeu_si256((__m256i *)(bb + 32 * b + hh), xb);
+                _mm256_storeu_si256((__m256i *)(bb + 32 * b + 16 + hh), mb);
+            }
+        *done = 1;
+    }
+}
+
 void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
-                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost, void *scratch, int64_t group,
+                       int64_t groups)
 {
     const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO;
+    fcx X;
     const int64_t chunk = g->W + 2 > 31 ? 0 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const int kind = g->W + 2 > 31 ? 2 : chunk >= g->md->block + 1 ? 0 : 1;
     const int b4 = g->md->block == 4 && tz && kind == 0; /* blocks of four, loops unrolled (V100, the TF32 rows) */
     mm_fxsave sv;
     mm_fx_enter(&sv);
     mm_fx_clear(g->rounding); /* the conversions' rounding direction: the model's */
+    if (kind == 2 && scratch) fcx_fill(g, aE, af, bp, k, scratch, group, groups, &X);
 #define FC8_CALL(nl, t, kd, b)                                                                                       \
-    else if (need_lost == nl && tz == t && kind == kd && b4 == b) fc8_##nl##t##kd##b(g, aE, af, bp, k, c, cE, live, fl);
+    else if (need_lost == nl && tz == t && kind == kd && b4 == b)                                                    \
+        fc8_##nl##t##kd##b(g, aE, af, bp, k, c, cE, live, fl, kind == 2 && scratch ? &X : NULL);
     if (0) {
     }
     FC8_CALL(0, 1, 0, 1)
@@ -792,8 +828,16 @@ void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *con
 }
 #else
 void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
-                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost, void *scratch, int64_t group,
+                       int64_t groups)
 {
     (void)g, (void)aE, (void)af, (void)bp, (void)k, (void)c, (void)cE, (void)live, (void)fl, (void)need_lost;
+    (void)scratch, (void)group, (void)groups;
+}
+
+size_t sfp8mu_fc_scratch(const uctx *g, int64_t k, int64_t groups)
+{
+    (void)g, (void)k, (void)groups;
+    return 0;
 }
 #endif
