@@ -1099,6 +1099,21 @@ def _carry256_cases():
     b = np.array([[2.0 ** (-7 + j % 3 - 1) * (-1) ** (j // 5) for j in range(16)]] * 3)
     yield mcase("unit-carry256-low/f16out", lambda g, x=a.astype(f16), y=b.astype(f16): softfp8.matmul(
         x, y, out_dtype=np.float16, accumulation=B(block=16, extra_bits=2)), 4 * 16, S.CONFIGS[0])
+    # the exact kind (B200's FP8, W = 31): a block summed exactly when every product and the
+    # running value is a multiple of the unit, by the exponents' bounds or the exact scan; here
+    # one product has a bit one place below the unit, which the model drops (the exponents'
+    # largest in one product: the bounds; or in two, their sum above the unit's exponent:
+    # the scan), or the addend one below the bounds' unit and above the unit (kept); the
+    # large products cancel, so that bit shows in the result
+    s, b200 = 1.875, softfp8.Accumulation.profile("b200")
+    for cid, av, bv, cv in (("bound", [2 ** 8, 2 ** 8, s * 2 ** -5], [2 ** 8, -2 ** 8, s * 2 ** -5], None),
+                            ("scan", [2 ** 7, 2 ** 7, 2 ** 8, 2 ** -6, s * 2 ** -6],
+                             [2 ** 7, -2 ** 7, 2 ** -6, 2 ** 8, s * 2 ** -6], None),
+                            ("running", [2 ** 8, 1, 2 ** 8, 1], [1, 2 ** 8, -1, -2 ** 8], 2 ** 7 + 2 ** -16)):
+        x, y = np.array([av] * 4, np.float64).astype(e4), np.array([[v] * 16 for v in bv]).astype(e4)
+        c = None if cv is None else np.full((4, 16), cv, np.float32)
+        yield mcase(f"unit-carry256-unit/{cid}", lambda g, x=x, y=y, c=c: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=b200), 4 * 16, S.CONFIGS[0])
 
 
 def _late_rows():

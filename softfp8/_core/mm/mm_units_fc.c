@@ -338,6 +338,22 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  *     most 23 bits, the same binade), a binary64 T from its bits with the low 29 fraction
  *     bits cleared (its truncation to 24 bits);
  *   - P < 24 (toward zero only): the low 24 - P fraction bits of rf cleared, as above;
+ *   - wide sums, the exact kind (B200's FP8 rows; the caller's scratch, fcx): a block in
+ *     which every product is a multiple of its lane's unit 2^ue loses no bit to the
+ *     alignment: its products are summed by binary64 FMAs (exact: multiples of 2^ue below
+ *     (block + 1) 2^(W + 2 + ue) <= 2^(53 + ue)), scaled by 2^-ue and added to the running
+ *     value's term as before.  A product's lowest set bit is at least the sum of its
+ *     factors' nominal exponents less their fraction bits (mab), so the block qualifies when
+ *     the least nominal exponents of the block's nonzero values of A's row and B's lane give
+ *     a lowest bit >= ue.  First without the scan: E' = max(the running value's exponent,
+ *     A's largest + B's largest) >= E, its unit ue' >= ue; when the products qualify for ue'
+ *     and the running value's lowest set bit is >= ue', no term has a bit below ue' (nor
+ *     below ue), the model's T 2^ue is the exact sum and so is T' 2^ue', and ue' serves for
+ *     the rest of the block as ue would (the rounding, tpre = exponent of T' + ue', the
+ *     result: they depend on the value only; the test of the unit's range, on ue', sends
+ *     other lanes to the generic kernel, which is always right); else the scan and the test
+ *     with ue; else the truncations (wide).  A half's four rows by eight lanes qualify
+ *     together;
  *   - the range tests deferred to the end of the call: per lane the least and largest ue
  *     and of the nonzero block results the least tpre and largest tpost (tpost >= tpre: a
  *     rounding to 24 bits keeps T's binade or carries above it), offset so that one bound
@@ -487,7 +503,8 @@ __attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp
 }
 
 /* fc_body at level 1, lanes h .. h + 7: tz (rounding toward zero), kind 0 (sum32), 1
- * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms) */
+ * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms; with X,
+ * the bounds and values of the exact kind) */
 __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx *g, const int32_t *const *aE,
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
@@ -529,12 +546,8 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
         __m256 sc[R], pu[R], lost[R];
         int fast = 0, bound = 0;
         if (exact) {
-            /* the block's bounds: B's largest nominal exponent and least of a nonzero value
-               per lane, A's per row (amx, amn); e bounded by the sums of the largest, ue by
-               its unit; every term a multiple of that unit (A's least plus B's least, less
-               the significands' fraction bits, for the products; the running value's lowest
-               set bit) -- then ue itself is not needed: no term loses a bit at the true unit
-               (at most this one) or this one, the sums and results are the same */
+            /* the exact kind without the scan (above): E' from the block's bounds (fcx), the
+               products' and the running value's lowest bits tested against its unit */
             const int64_t bi = k0 / blk;
             unsigned all = 0xFF;
             xb = _mm256_loadu_si256((const __m256i *)(X->bb + 32 * bi + h));
