@@ -409,7 +409,7 @@ H8 static inline void add_wide8(__m256 v, __m256d *lo, __m256d *hi)
 }
 
 /* 2^x, x four int32 (x + 1023 in 1 .. 2046 for the lanes that matter), as binary64 numbers */
-MM_TGT256F static inline __m256d pow2d(__m128i x)
+H8 static inline __m256d pow2d(__m128i x)
 {
     return _mm256_castsi256_pd(
         _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(x), _mm256_set1_epi64x(1023)), 52));
@@ -442,10 +442,10 @@ MM_TGT256 static inline void bounds_e(const int32_t *e, int64_t n, int32_t *mx, 
 }
 
 /* the products of a block as exact binary64 sums (fc_body8's exact kind): s[r][0], s[r][1] +=
- * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][l] */
-__attribute__((always_inline)) MM_TGT256F static inline void sum_exact8(const fcpanel *bp, int h, int64_t l0,
-                                                                       int64_t n, const double *const *ad,
-                                                                       __m256d (*s)[2])
+ * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][l]
+ * (FMA: not inlined, the other kinds' code stays AVX2's) */
+__attribute__((noinline)) MM_TGT256F static void sum_exact8(const fcpanel *bp, int h, int64_t l0, int64_t n,
+                                                            const double *const *ad, __m256d (*s)[2])
 {
     const double *a0 = ad[0] + l0, *a1 = ad[1] + l0, *a2 = ad[2] + l0, *a3 = ad[3] + l0;
     __m256d s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1];
@@ -505,7 +505,7 @@ __attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp
 /* fc_body at level 1, lanes h .. h + 7: tz (rounding toward zero), kind 0 (sum32), 1
  * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms; with X,
  * the bounds and values of the exact kind) */
-__attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx *g, const int32_t *const *aE,
+__attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, const int32_t *const *aE,
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
                                                               const fcx *X, const int need_lost,
@@ -720,7 +720,7 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_body8(const uctx
 }
 
 /* the two halves */
-__attribute__((always_inline)) MM_TGT256F static inline void fc_run8(const uctx *g, const int32_t *const *aE,
+__attribute__((always_inline)) H8 static inline void fc_run8(const uctx *g, const int32_t *const *aE,
                                                                      const float *const *af, const fcpanel *bp,
                                                                      int64_t k, float *c, int32_t *cE, int *live,
                                                                      uint8_t *fl, const fcx *X, const int need_lost,
@@ -731,7 +731,7 @@ __attribute__((always_inline)) MM_TGT256F static inline void fc_run8(const uctx 
 }
 
 #define FC8_CASE(nl, t, kd, b)                                                                                       \
-    MM_TGT256F static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,        \
+    H8 static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,        \
                                               const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,        \
                                               uint8_t *fl, const fcx *X)                                             \
     {                                                                                                                \
