@@ -1055,7 +1055,11 @@ def _carry256_cases():
     rows += [("c256-x8-b32-f16out", B(block=32, extra_bits=8), e5, e5, np.float16),
              ("c256-x2-b16-f16out", B(block=16, extra_bits=2), f16, f16, np.float16),
              ("c256-x22-b62-up", B(block=62, extra_bits=22, rounding="upward"), e4, e4, np.float32),
-             ("c256-tf32-up", B(block=8, extra_bits=2, rounding="upward"), "tf32", "tf32", np.float32)]
+             ("c256-tf32-up", B(block=8, extra_bits=2, rounding="upward"), "tf32", "tf32", np.float32),
+             # units above binary32's range from min_exponent alone (toward zero, 24 bits: rows
+             # whose constants fc_body8 folds, spec), every term truncated to zero
+             ("c256-min200-b4", B(block=4, extra_bits=0, min_exponent=200), f16, f16, np.float32),
+             ("c256-min160-b8", B(block=8, extra_bits=2, min_exponent=160), bf, bf, np.float32)]
     yield from unit_cases(rows, ((5, 40, 9), (4, 33, 24), (3, 70, 17)), "unit-carry256",
                           kinds=("small", "any", "top", "cancel", "wide"), addends=(None, "normal", "special"))
     g = rng_of("unit-carry256")

@@ -509,7 +509,8 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
                                                               const fcx *X, const int need_lost,
-                                                              const int tz, const int kind, const int b4)
+                                                              const int tz, const int kind, const int b4,
+                                                              const int spec)
 {
     const sfp8u_model *md = g->md;
     const int64_t blk = b4 ? 4 : md->block;
@@ -521,7 +522,11 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     const __m256i big = _mm256_set1_epi32(-NONE);
     /* tpre's lower bound implied by ue's when emin_o = -126 (binary32 outputs): a nonzero T
        is an integer, |T| >= 1, so tpre >= ue >= -126 */
-    const int lowt = g->emin_o > -126;
+    /* spec 1, 2: has_min_exp 1, 0 (known at compile time), P = 24, emin_o = -126, and ue <= 126
+       without its test (every nominal exponent is at most 127 -- binary32 products and
+       running values -- and W >= 1, min_exponent - W <= 126: sfp8mu_fc_rows256) */
+    const int lowt = spec ? 0 : g->emin_o > -126, hasmin = spec ? spec == 1 : md->has_min_exp;
+    const int plow = spec ? 0 : g->P < 24;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
     /* the exact kind (wide): blocks whose products need no truncation */
@@ -569,7 +574,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                                               _mm256_and_si256(cs, _mm256_sub_epi32(_mm256_setzero_si256(), cs)))),
                                           23));
                     e[r] = x;
-                    if (md->has_min_exp) x = _mm256_max_epi32(x, vmin);
+                    if (hasmin) x = _mm256_max_epi32(x, vmin);
                     u = _mm256_and_si256(t, _mm256_sub_epi32(x, vW));
                     ok = _mm256_or_si256(cz, _mm256_cmpgt_epi32(_mm256_add_epi32(cl, _mm256_set1_epi32(1)), u));
                     if (X->amn[r * X->nb + bi] != 0xFFFFFFFFu) {
@@ -595,11 +600,11 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
-            if (md->has_min_exp) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
+            if (hasmin) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
             /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
             lo8[r] = _mm256_min_epi32(lo8[r], ue[r]);
-            hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
+            if (!spec) hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
             {   /* 2^ue, 2^-ue: (ue + 127) 2^23 and (254 << 23) - that */
                 const __m256i pb = _mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23);
                 pu[r] = _mm256_castsi256_ps(pb);
@@ -671,7 +676,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                     const __m256i big = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xFFFFFF));
                     rz = _mm256_cvtepi32_ps(_mm256_andnot_si256(_mm256_and_si256(big, _mm256_set1_epi32(255)), x));
                 }
-                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                if (tz && plow) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
                 /* the rounding inexact: rf differs from T (2^31 converts to INT_MIN, |T| < 2^31) */
                 if (need_lost)
                     dif = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
@@ -682,7 +687,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                 else /* T's truncation to 24 bits: a binary32 number (|T| < 2^53) */
                     rz = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_and_pd(hi[r], top24)),
                                          _mm256_cvtpd_ps(_mm256_and_pd(lo[r], top24)));
-                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                if (tz && plow) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
                 /* the rounding inexact: rf differs from T (both exact binary64 numbers) */
                 if (need_lost)
                     dif = (unsigned)_mm256_movemask_pd(
@@ -701,7 +706,8 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             if (need_lost)
                 inexact[r] |= ((unsigned)_mm256_movemask_ps(lost[r]) | dif) &
                               (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(terms[r]));
-            vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(nz)); /* a zero: +0 */
+            if (spec && kind == 0) vc[r] = _mm256_mul_ps(rf, pu[r]); /* a zero T converts to +0 */
+            else vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(nz)); /* a zero: +0 */
             vcE[r] = _mm256_blendv_epi8(none, tpost, nz);
         }
     }
@@ -724,33 +730,40 @@ __attribute__((always_inline)) H8 static inline void fc_run8(const uctx *g, cons
                                                                      const float *const *af, const fcpanel *bp,
                                                                      int64_t k, float *c, int32_t *cE, int *live,
                                                                      uint8_t *fl, const fcx *X, const int need_lost,
-                                                                     const int tz, const int kind, const int b4)
+                                                                     const int tz, const int kind, const int b4,
+                                                                     const int spec)
 {
-    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, X, need_lost, tz, kind, b4);
-    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, X, need_lost, tz, kind, b4);
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, X, need_lost, tz, kind, b4, spec);
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, X, need_lost, tz, kind, b4, spec);
 }
 
-#define FC8_CASE(nl, t, kd, b)                                                                                       \
-    H8 static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,        \
-                                              const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,        \
-                                              uint8_t *fl, const fcx *X)                                             \
+#define FC8_CASE(nl, t, kd, b, sp)                                                                                   \
+    H8 static void fc8_##nl##t##kd##b##sp(const uctx *g, const int32_t *const *aE, const float *const *af,           \
+                                          const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,            \
+                                          uint8_t *fl, const fcx *X)                                                 \
     {                                                                                                                \
-        fc_run8(g, aE, af, bp, k, c, cE, live, fl, X, nl, t, kd, b);                                                 \
+        fc_run8(g, aE, af, bp, k, c, cE, live, fl, X, nl, t, kd, b, sp);                                             \
     }
-FC8_CASE(0, 1, 0, 1)
-FC8_CASE(1, 1, 0, 1)
-FC8_CASE(0, 1, 0, 0)
-FC8_CASE(1, 1, 0, 0)
-FC8_CASE(0, 0, 0, 0)
-FC8_CASE(1, 0, 0, 0)
-FC8_CASE(0, 1, 1, 0)
-FC8_CASE(1, 1, 1, 0)
-FC8_CASE(0, 0, 1, 0)
-FC8_CASE(1, 0, 1, 0)
-FC8_CASE(0, 1, 2, 0)
-FC8_CASE(1, 1, 2, 0)
-FC8_CASE(0, 0, 2, 0)
-FC8_CASE(1, 0, 2, 0)
+FC8_CASE(0, 1, 0, 1, 0)
+FC8_CASE(1, 1, 0, 1, 0)
+FC8_CASE(0, 1, 0, 0, 0)
+FC8_CASE(1, 1, 0, 0, 0)
+FC8_CASE(0, 0, 0, 0, 0)
+FC8_CASE(1, 0, 0, 0, 0)
+FC8_CASE(0, 1, 1, 0, 0)
+FC8_CASE(1, 1, 1, 0, 0)
+FC8_CASE(0, 0, 1, 0, 0)
+FC8_CASE(1, 0, 1, 0, 0)
+FC8_CASE(0, 1, 2, 0, 0)
+FC8_CASE(1, 1, 2, 0, 0)
+FC8_CASE(0, 0, 2, 0, 0)
+FC8_CASE(1, 0, 2, 0, 0)
+FC8_CASE(0, 1, 0, 1, 1)
+FC8_CASE(0, 1, 0, 1, 2)
+FC8_CASE(0, 1, 0, 0, 1)
+FC8_CASE(0, 1, 0, 0, 2)
+FC8_CASE(0, 1, 1, 0, 1)
+FC8_CASE(0, 1, 1, 0, 2)
 #undef FC8_CASE
 
 /* the exact kind's scratch (fcx): ad (FC_ROWS k binary64), amx and amn (FC_ROWS nb each),
@@ -808,6 +821,7 @@ void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *con
                        int64_t groups)
 {
     const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO;
+    int spec;
     fcx X;
     const int64_t chunk = g->W + 2 > 31 ? 0 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const int kind = g->W + 2 > 31 ? 2 : chunk >= g->md->block + 1 ? 0 : 1;
@@ -816,25 +830,37 @@ void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *con
     mm_fx_enter(&sv);
     mm_fx_clear(g->rounding); /* the conversions' rounding direction: the model's */
     if (kind == 2 && scratch) fcx_fill(g, aE, af, bp, k, scratch, group, groups, &X);
-#define FC8_CALL(nl, t, kd, b)                                                                                       \
-    else if (need_lost == nl && tz == t && kind == kd && b4 == b)                                                    \
-        fc8_##nl##t##kd##b(g, aE, af, bp, k, c, cE, live, fl, kind == 2 && scratch ? &X : NULL);
+    /* the common rows' constants known at compile time (fc_body8's spec) */
+    spec = need_lost || !tz || kind == 2 || g->P != 24 || g->emin_o != -126 || g->W < 1 ||
+                   (g->md->has_min_exp && g->md->min_exp - g->W > 126)
+               ? 0
+           : g->md->has_min_exp ? 1
+                                : 2;
+#define FC8_CALL(nl, t, kd, b, sp)                                                                                   \
+    else if (need_lost == nl && tz == t && kind == kd && b4 == b && spec == sp)                                      \
+        fc8_##nl##t##kd##b##sp(g, aE, af, bp, k, c, cE, live, fl, kind == 2 && scratch ? &X : NULL);
     if (0) {
     }
-    FC8_CALL(0, 1, 0, 1)
-    FC8_CALL(1, 1, 0, 1)
-    FC8_CALL(0, 1, 0, 0)
-    FC8_CALL(1, 1, 0, 0)
-    FC8_CALL(0, 0, 0, 0)
-    FC8_CALL(1, 0, 0, 0)
-    FC8_CALL(0, 1, 1, 0)
-    FC8_CALL(1, 1, 1, 0)
-    FC8_CALL(0, 0, 1, 0)
-    FC8_CALL(1, 0, 1, 0)
-    FC8_CALL(0, 1, 2, 0)
-    FC8_CALL(1, 1, 2, 0)
-    FC8_CALL(0, 0, 2, 0)
-    FC8_CALL(1, 0, 2, 0)
+    FC8_CALL(0, 1, 0, 1, 0)
+    FC8_CALL(1, 1, 0, 1, 0)
+    FC8_CALL(0, 1, 0, 0, 0)
+    FC8_CALL(1, 1, 0, 0, 0)
+    FC8_CALL(0, 0, 0, 0, 0)
+    FC8_CALL(1, 0, 0, 0, 0)
+    FC8_CALL(0, 1, 1, 0, 0)
+    FC8_CALL(1, 1, 1, 0, 0)
+    FC8_CALL(0, 0, 1, 0, 0)
+    FC8_CALL(1, 0, 1, 0, 0)
+    FC8_CALL(0, 1, 2, 0, 0)
+    FC8_CALL(1, 1, 2, 0, 0)
+    FC8_CALL(0, 0, 2, 0, 0)
+    FC8_CALL(1, 0, 2, 0, 0)
+    FC8_CALL(0, 1, 0, 1, 1)
+    FC8_CALL(0, 1, 0, 1, 2)
+    FC8_CALL(0, 1, 0, 0, 1)
+    FC8_CALL(0, 1, 0, 0, 2)
+    FC8_CALL(0, 1, 1, 0, 1)
+    FC8_CALL(0, 1, 1, 0, 2)
 #undef FC8_CALL
     __asm__ volatile("" ::: "memory");
     mm_fx_leave(&sv);
