@@ -1099,6 +1099,11 @@ def _carry256_cases():
         acc = B(block=8, extra_bits=1, rounding=rnd, min_exponent=-132)
         yield mcase(f"unit-carry256-low/{rnd}", lambda g, x=a.astype(bf), y=b.astype(bf), acc=acc: softfp8.matmul(
             x, y, out_dtype=np.float32, accumulation=acc), 4 * 16, S.CONFIGS[0])
+    # the same rows after four with inexact results (spread exponents: bits lost), so that the
+    # kernels for no lost bits run them (toward zero: the common rows' constants folded)
+    x = np.vstack([g.standard_normal((4, 12)) * 2.0 ** g.integers(-60, -40, (4, 12)), a])
+    yield mcase("unit-carry256-low/after-inexact", lambda g, x=x.astype(bf), y=b.astype(bf): softfp8.matmul(
+        x, y, out_dtype=np.float32, accumulation=B(block=8, extra_bits=1, min_exponent=-132)), 8 * 16, S.CONFIGS[0])
     a = np.array([[2.0 ** -8, 0, 0], [2.0 ** -9, 0, 0], [2.0 ** -7, 0, 0], [2.0 ** -8, 2.0 ** -8, 0]])
     b = np.array([[2.0 ** (-7 + j % 3 - 1) * (-1) ** (j // 5) for j in range(16)]] * 3)
     yield mcase("unit-carry256-low/f16out", lambda g, x=a.astype(f16), y=b.astype(f16): softfp8.matmul(

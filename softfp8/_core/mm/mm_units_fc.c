@@ -517,15 +517,19 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     const int64_t chunk = kind != 1 ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const __m256i none = _mm256_set1_epi32(NONE), ones = _mm256_set1_epi32(-1);
     const __m256i vW = _mm256_set1_epi32(g->W), vmin = _mm256_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
+    const __m256i vW127 = _mm256_set1_epi32(g->W - 127);
     /* the range tests, deferred (lo, hi below): tpre + dlo >= -126, tpost + dhi <= 126 */
     const __m256i dlo = _mm256_set1_epi32(-126 - (int)g->emin_o), dhi = _mm256_set1_epi32(126 - (int)g->emax_o);
     const __m256i big = _mm256_set1_epi32(-NONE);
     /* tpre's lower bound implied by ue's when emin_o = -126 (binary32 outputs): a nonzero T
        is an integer, |T| >= 1, so tpre >= ue >= -126 */
-    /* spec 1, 2: has_min_exp 1, 0 (known at compile time), P = 24, emin_o = -126, and ue <= 126
-       without its test (every nominal exponent is at most 127 -- binary32 products and
-       running values -- and W >= 1, min_exponent - W <= 126: sfp8mu_fc_rows256) */
-    const int lowt = spec ? 0 : g->emin_o > -126, hasmin = spec ? spec == 1 : md->has_min_exp;
+    /* spec (sfp8mu_fc_rows256): toward zero, P = 24, emin_o = -126, W >= 1, no min_exponent
+       above -126.  Every nominal exponent of a term is in -126 .. 127 (binary32 products and
+       running values), so min_exponent changes no e and ue <= 126 needs no test; the unit
+       kept as ue + 127 (ub, in ue[], 127 for the lanes without terms; ue >= -126: ub >= 1),
+       the exponent of a result as rf's biased one + ub - 254, tested against emax_o without
+       offset */
+    const int lowt = spec ? 0 : g->emin_o > -126, hasmin = spec ? 0 : md->has_min_exp;
     const int plow = spec ? 0 : g->P < 24;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
@@ -600,6 +604,17 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
+            if (spec) {
+                const __m256i ub = _mm256_blendv_epi8(_mm256_set1_epi32(127), _mm256_sub_epi32(e[r], vW127), terms[r]);
+                const __m256i pb = _mm256_slli_epi32(ub, 23);
+                lo8[r] = _mm256_min_epi32(lo8[r], ub);
+                ue[r] = ub;
+                pu[r] = _mm256_castsi256_ps(pb);
+                sc[r] = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(254 << 23), pb));
+                lo[r] = hi[r] = _mm256_setzero_pd();
+                lost[r] = _mm256_setzero_ps();
+                continue;
+            }
             if (hasmin) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
             /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
@@ -697,6 +712,16 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                               << 4;
             }
             nz = _mm256_castps_si256(_mm256_cmp_ps(rf, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+            if (spec) {
+                vc[r] = _mm256_mul_ps(rf, pu[r]);
+                if (kind != 0) vc[r] = _mm256_and_ps(vc[r], _mm256_castsi256_ps(nz)); /* a zero: +0 */
+                tpre = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(rf), 23),
+                                                         _mm256_set1_epi32(255)),
+                                        _mm256_sub_epi32(ue[r], _mm256_set1_epi32(254)));
+                hi8[r] = _mm256_max_epi32(hi8[r], tpre);
+                vcE[r] = _mm256_blendv_epi8(none, tpre, nz);
+                continue;
+            }
             tpre = _mm256_add_epi32(expo8(rz), ue[r]);
             tpost = tz ? tpre : _mm256_add_epi32(expo8(rf), ue[r]);
             /* the range test of nonzero results (tpost >= tpre), at the end: emin_o <= tpre,
@@ -706,16 +731,15 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             if (need_lost)
                 inexact[r] |= ((unsigned)_mm256_movemask_ps(lost[r]) | dif) &
                               (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(terms[r]));
-            if (spec && kind == 0) vc[r] = _mm256_mul_ps(rf, pu[r]); /* a zero T converts to +0 */
-            else vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(nz)); /* a zero: +0 */
+            vc[r] = _mm256_and_ps(_mm256_mul_ps(rf, pu[r]), _mm256_castsi256_ps(nz)); /* a zero: +0 */
             vcE[r] = _mm256_blendv_epi8(none, tpost, nz);
         }
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         const unsigned kb = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
-            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), lo8[r]),
-                            _mm256_cmpgt_epi32(hi8[r], _mm256_set1_epi32(126)))));
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(spec ? 1 : -126), lo8[r]),
+                            _mm256_cmpgt_epi32(hi8[r], _mm256_set1_epi32(spec ? (int)g->emax_o : 126)))));
         _mm256_storeu_ps(c + 16 * r + h, vc[r]);
         _mm256_storeu_si256((__m256i *)(cE + 16 * r + h), vcE[r]);
         for (int q = 0; q < 8; q++) {
@@ -759,11 +783,8 @@ FC8_CASE(1, 1, 2, 0, 0)
 FC8_CASE(0, 0, 2, 0, 0)
 FC8_CASE(1, 0, 2, 0, 0)
 FC8_CASE(0, 1, 0, 1, 1)
-FC8_CASE(0, 1, 0, 1, 2)
 FC8_CASE(0, 1, 0, 0, 1)
-FC8_CASE(0, 1, 0, 0, 2)
 FC8_CASE(0, 1, 1, 0, 1)
-FC8_CASE(0, 1, 1, 0, 2)
 #undef FC8_CASE
 
 /* the exact kind's scratch (fcx): ad (FC_ROWS k binary64), amx and amn (FC_ROWS nb each),
@@ -831,11 +852,8 @@ void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *con
     mm_fx_clear(g->rounding); /* the conversions' rounding direction: the model's */
     if (kind == 2 && scratch) fcx_fill(g, aE, af, bp, k, scratch, group, groups, &X);
     /* the common rows' constants known at compile time (fc_body8's spec) */
-    spec = need_lost || !tz || kind == 2 || g->P != 24 || g->emin_o != -126 || g->W < 1 ||
-                   (g->md->has_min_exp && g->md->min_exp - g->W > 126)
-               ? 0
-           : g->md->has_min_exp ? 1
-                                : 2;
+    spec = !need_lost && tz && kind != 2 && g->P == 24 && g->emin_o == -126 && g->W >= 1 &&
+           (!g->md->has_min_exp || g->md->min_exp <= -126);
 #define FC8_CALL(nl, t, kd, b, sp)                                                                                   \
     else if (need_lost == nl && tz == t && kind == kd && b4 == b && spec == sp)                                      \
         fc8_##nl##t##kd##b##sp(g, aE, af, bp, k, c, cE, live, fl, kind == 2 && scratch ? &X : NULL);
@@ -856,11 +874,8 @@ void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *con
     FC8_CALL(0, 0, 2, 0, 0)
     FC8_CALL(1, 0, 2, 0, 0)
     FC8_CALL(0, 1, 0, 1, 1)
-    FC8_CALL(0, 1, 0, 1, 2)
     FC8_CALL(0, 1, 0, 0, 1)
-    FC8_CALL(0, 1, 0, 0, 2)
     FC8_CALL(0, 1, 1, 0, 1)
-    FC8_CALL(0, 1, 1, 0, 2)
 #undef FC8_CALL
     __asm__ volatile("" ::: "memory");
     mm_fx_leave(&sv);
