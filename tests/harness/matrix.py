@@ -1123,6 +1123,13 @@ def _carry256_cases():
         c = None if cv is None else np.full((4, 16), cv, np.float32)
         yield mcase(f"unit-carry256-unit/{cid}", lambda g, x=x, y=y, c=c: softfp8.matmul(
             x, y, c, out_dtype=np.float32, accumulation=b200), 4 * 16, S.CONFIGS[0])
+    # blocks the exact kind does not take (spread exponents) for more than eight blocks, then
+    # ones it would: the tests stop after eight in turn
+    x = g.standard_normal((4, 400)) * 2.0 ** g.integers(-7, 7, (4, 400))
+    y = g.standard_normal((400, 16)) * 2.0 ** g.integers(-7, 7, (400, 16))
+    x[:, 320:], y[320:] = g.standard_normal((4, 80)), g.standard_normal((80, 16))
+    yield mcase("unit-carry256-unit/misses", lambda g, x=x.astype(softfp8.e5m2), y=y.astype(softfp8.e5m2):
+                softfp8.matmul(x, y, out_dtype=np.float32, accumulation=b200), 4 * 16, S.CONFIGS[0])
 
 
 def _late_rows():

@@ -537,6 +537,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     const int exact = kind == 2 && X != NULL;
     const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
     const int mab = md->fa.man_bits + md->fb.man_bits;
+    int misses = 0; /* the exact kind: blocks in turn that it did not take */
     __m256 vc[R];
     __m256i vcE[R], lo8[R], hi8[R];
     unsigned inexact[R];
@@ -554,7 +555,8 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
         __m256d lo[R], hi[R];
         __m256 sc[R], pu[R], lost[R];
         int fast = 0, bound = 0;
-        if (exact) {
+        const int tryx = exact && misses < 8; /* eight blocks in turn without the exact kind: no more tests */
+        if (tryx) {
             /* the exact kind without the scan (above): E' from the block's bounds (fcx), the
                products' and the running value's lowest bits tested against its unit */
             const int64_t bi = k0 / blk;
@@ -590,6 +592,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                 }
             }
             bound = fast = all == 0xFF;
+            if (bound) misses = 0;
         }
         if (!bound) {
 #pragma GCC unroll 4
@@ -628,7 +631,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             lo[r] = hi[r] = _mm256_setzero_pd();
             lost[r] = _mm256_setzero_ps();
         }
-        if (exact && !bound) { /* every product of the block a multiple of its lane's unit 2^ue */
+        if (tryx && !bound) { /* every product of the block a multiple of its lane's unit 2^ue */
             const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, _mm256_set1_epi32(-1));
             const int64_t bi = k0 / blk;
             unsigned all = 0xFF;
@@ -642,6 +645,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                 }
             }
             fast = all == 0xFF;
+            misses = fast ? 0 : misses + 1;
         }
         /* the running values: the first term */
 #pragma GCC unroll 4
