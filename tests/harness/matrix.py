@@ -1040,7 +1040,9 @@ def _carry256_cases():
     exact sums (the lost-bit tracking throughout) with one inexact output in either half,
     block results carried to 2^128 (upward, nearest) or kept below it (toward zero,
     downward), and units and results at the lower limits (2^-127 units, float16 results
-    below 2^-14: the range tests the kernel defers to the end of a call)."""
+    below 2^-14: the range tests the kernel defers to the end of a call), the same after inexact
+    rows (the kernels without lost bits), and B200's FP8 rows summed exactly (a bit one place
+    below the unit: bounds, scan, running value; blocks that kind does not take)."""
     B = softfp8.BlockFMA
     f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
     rows = []

@@ -528,7 +528,9 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
        running values), so min_exponent changes no e and ue <= 126 needs no test; the unit
        kept as ue + 127 (ub, in ue[], 127 for the lanes without terms; ue >= -126: ub >= 1),
        the exponent of a result as rf's biased one + ub - 254, tested against emax_o without
-       offset */
+       offset.  DERIVED as fc_body8; proof: test_entry (entry block_fma, parts profiles,
+       routes, carry: bf16-2^62, results above emax_o; carry256: low/after-inexact, units
+       below 2^-126) */
     const int lowt = spec ? 0 : g->emin_o > -126, hasmin = spec ? 0 : md->has_min_exp;
     const int plow = spec ? 0 : g->P < 24;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
