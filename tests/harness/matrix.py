@@ -1233,7 +1233,9 @@ def _carry256_cases():
     exact sums (the lost-bit tracking throughout) with one inexact output in either half,
     block results carried to 2^128 (upward, nearest) or kept below it (toward zero,
     downward), and units and results at the lower limits (2^-127 units, float16 results
-    below 2^-14: the range tests the kernel defers to the end of a call)."""
+    below 2^-14: the range tests the kernel defers to the end of a call), the same after inexact
+    rows (the kernels without lost bits), and B200's FP8 rows summed exactly (a bit one place
+    below the unit: bounds, scan, running value; blocks that kind does not take)."""
     B = softfp8.BlockFMA
     f16, bf, e4, e5 = softfp8.float16, softfp8.bfloat16, softfp8.e4m3, softfp8.e5m2
     rows = []
@@ -1248,7 +1250,11 @@ def _carry256_cases():
     rows += [("c256-x8-b32-f16out", B(block=32, extra_bits=8), e5, e5, np.float16),
              ("c256-x2-b16-f16out", B(block=16, extra_bits=2), f16, f16, np.float16),
              ("c256-x22-b62-up", B(block=62, extra_bits=22, rounding="upward"), e4, e4, np.float32),
-             ("c256-tf32-up", B(block=8, extra_bits=2, rounding="upward"), "tf32", "tf32", np.float32)]
+             ("c256-tf32-up", B(block=8, extra_bits=2, rounding="upward"), "tf32", "tf32", np.float32),
+             # units above binary32's range from min_exponent alone (toward zero, 24 bits: rows
+             # whose constants fc_body8 folds, spec), every term truncated to zero
+             ("c256-min200-b4", B(block=4, extra_bits=0, min_exponent=200), f16, f16, np.float32),
+             ("c256-min160-b8", B(block=8, extra_bits=2, min_exponent=160), bf, bf, np.float32)]
     yield from unit_cases(rows, ((5, 40, 9), (4, 33, 24), (3, 70, 17)), "unit-carry256",
                           kinds=("small", "any", "top", "cancel", "wide"), addends=(None, "normal", "special"))
     g = rng_of("unit-carry256")
@@ -1288,10 +1294,37 @@ def _carry256_cases():
         acc = B(block=8, extra_bits=1, rounding=rnd, min_exponent=-132)
         yield mcase(f"unit-carry256-low/{rnd}", lambda g, x=a.astype(bf), y=b.astype(bf), acc=acc: softfp8.matmul(
             x, y, out_dtype=np.float32, accumulation=acc), 4 * 16, S.CONFIGS[0])
+    # the same rows after four with inexact results (spread exponents: bits lost), so that the
+    # kernels for no lost bits run them (toward zero: the common rows' constants folded)
+    x = np.vstack([g.standard_normal((4, 12)) * 2.0 ** g.integers(-60, -40, (4, 12)), a])
+    yield mcase("unit-carry256-low/after-inexact", lambda g, x=x.astype(bf), y=b.astype(bf): softfp8.matmul(
+        x, y, out_dtype=np.float32, accumulation=B(block=8, extra_bits=1, min_exponent=-132)), 8 * 16, S.CONFIGS[0])
     a = np.array([[2.0 ** -8, 0, 0], [2.0 ** -9, 0, 0], [2.0 ** -7, 0, 0], [2.0 ** -8, 2.0 ** -8, 0]])
     b = np.array([[2.0 ** (-7 + j % 3 - 1) * (-1) ** (j // 5) for j in range(16)]] * 3)
     yield mcase("unit-carry256-low/f16out", lambda g, x=a.astype(f16), y=b.astype(f16): softfp8.matmul(
         x, y, out_dtype=np.float16, accumulation=B(block=16, extra_bits=2)), 4 * 16, S.CONFIGS[0])
+    # the exact kind (B200's FP8, W = 31): a block summed exactly when every product and the
+    # running value is a multiple of the unit, by the exponents' bounds or the exact scan; here
+    # one product has a bit one place below the unit, which the model drops (the exponents'
+    # largest in one product: the bounds; or in two, their sum above the unit's exponent:
+    # the scan), or the addend one below the bounds' unit and above the unit (kept); the
+    # large products cancel, so that bit shows in the result
+    s, b200 = 1.875, softfp8.Accumulation.profile("b200")
+    for cid, av, bv, cv in (("bound", [2 ** 8, 2 ** 8, s * 2 ** -5], [2 ** 8, -2 ** 8, s * 2 ** -5], None),
+                            ("scan", [2 ** 7, 2 ** 7, 2 ** 8, 2 ** -6, s * 2 ** -6],
+                             [2 ** 7, -2 ** 7, 2 ** -6, 2 ** 8, s * 2 ** -6], None),
+                            ("running", [2 ** 8, 1, 2 ** 8, 1], [1, 2 ** 8, -1, -2 ** 8], 2 ** 7 + 2 ** -16)):
+        x, y = np.array([av] * 4, np.float64).astype(e4), np.array([[v] * 16 for v in bv]).astype(e4)
+        c = None if cv is None else np.full((4, 16), cv, np.float32)
+        yield mcase(f"unit-carry256-unit/{cid}", lambda g, x=x, y=y, c=c: softfp8.matmul(
+            x, y, c, out_dtype=np.float32, accumulation=b200), 4 * 16, S.CONFIGS[0])
+    # blocks the exact kind does not take (spread exponents) for more than eight blocks, then
+    # ones it would: the tests stop after eight in turn
+    x = g.standard_normal((4, 400)) * 2.0 ** g.integers(-7, 7, (4, 400))
+    y = g.standard_normal((400, 16)) * 2.0 ** g.integers(-7, 7, (400, 16))
+    x[:, 320:], y[320:] = g.standard_normal((4, 80)), g.standard_normal((80, 16))
+    yield mcase("unit-carry256-unit/misses", lambda g, x=x.astype(softfp8.e5m2), y=y.astype(softfp8.e5m2):
+                softfp8.matmul(x, y, out_dtype=np.float32, accumulation=b200), 4 * 16, S.CONFIGS[0])
 
 
 def _late_rows():

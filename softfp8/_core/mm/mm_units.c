@@ -770,6 +770,7 @@ typedef struct {
     uint16_t *codes;   /* a line's codes for the lean decoding (room for 32-bit ones) */
     urange rb;
     const unsigned char *colbad, *colsub;
+    void *fcs; /* sfp8mu_fc_rows256's scratch (or NULL) */
     unsigned flags;
 } ujob;
 
@@ -982,8 +983,12 @@ static void fc_rows(ujob *J, int64_t i0, int nr, const uline *ua, const int *row
                 if (r >= nr) live[LANES * r + q] = 0, fl[LANES * r + q] = 0;
             }
         }
-        (J->level >= 2 ? sfp8mu_fc_rows : sfp8mu_fc_rows256)(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c,
-                                                             cE, live, fl, !(J->flags & SFP8_FLAG_INEXACT));
+        if (J->level >= 2)
+            sfp8mu_fc_rows(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c, cE, live, fl,
+                           !(J->flags & SFP8_FLAG_INEXACT));
+        else
+            sfp8mu_fc_rows256(&J->g, aE, af, panels + (j0 / LANES) * J->k, J->k, c, cE, live, fl,
+                              !(J->flags & SFP8_FLAG_INEXACT), J->fcs, j0 / LANES, J->pp / LANES);
         for (int r = 0; r < nr; r++) {
             uint64_t out[LANES];
             int all = 1, n = J->p - j0 < LANES ? (int)(J->p - j0) : LANES;
@@ -1112,6 +1117,8 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
             dummy.E[l] = NONE;
             dummy.f[l] = 0.0f;
         }
+    if (panels && J.level == 1 && sfp8mu_fc_scratch(g, k, pp / LANES))
+        J.fcs = calloc(1, sfp8mu_fc_scratch(g, k, pp / LANES)); /* NULL: the kernel does without */
     for (int64_t i0 = 0; i0 < m; i0 += panels ? FC_ROWS : 1) {
         int nr = panels ? (m - i0 < FC_ROWS ? (int)(m - i0) : FC_ROWS) : 1, rowbad[FC_ROWS], rowsub[FC_ROWS];
         int take = panels != NULL;
@@ -1144,6 +1151,7 @@ unsigned sfp8m_unit_gemm(const sfp8u_model *md, const char *A, ptrdiff_t am, ptr
     for (int r = 0; r < FC_ROWS; r++) free(ma[r]);
     free(md0);
     free(J.codes);
+    free(J.fcs);
     free(panels);
     free(mb);
     free(colbad);

@@ -338,6 +338,22 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  *     most 23 bits, the same binade), a binary64 T from its bits with the low 29 fraction
  *     bits cleared (its truncation to 24 bits);
  *   - P < 24 (toward zero only): the low 24 - P fraction bits of rf cleared, as above;
+ *   - wide sums, the exact kind (B200's FP8 rows; the caller's scratch, fcx): a block in
+ *     which every product is a multiple of its lane's unit 2^ue loses no bit to the
+ *     alignment: its products are summed by binary64 FMAs (exact: multiples of 2^ue below
+ *     (block + 1) 2^(W + 2 + ue) <= 2^(53 + ue)), scaled by 2^-ue and added to the running
+ *     value's term as before.  A product's lowest set bit is at least the sum of its
+ *     factors' nominal exponents less their fraction bits (mab), so the block qualifies when
+ *     the least nominal exponents of the block's nonzero values of A's row and B's lane give
+ *     a lowest bit >= ue.  First without the scan: E' = max(the running value's exponent,
+ *     A's largest + B's largest) >= E, its unit ue' >= ue; when the products qualify for ue'
+ *     and the running value's lowest set bit is >= ue', no term has a bit below ue' (nor
+ *     below ue), the model's T 2^ue is the exact sum and so is T' 2^ue', and ue' serves for
+ *     the rest of the block as ue would (the rounding, tpre = exponent of T' + ue', the
+ *     result: they depend on the value only; the test of the unit's range, on ue', sends
+ *     other lanes to the generic kernel, which is always right); else the scan and the test
+ *     with ue; else the truncations (wide).  A half's four rows by eight lanes qualify
+ *     together;
  *   - the range tests deferred to the end of the call: per lane the least and largest ue
  *     and of the nonzero block results the least tpre and largest tpost (tpost >= tpre: a
  *     rounding to 24 bits keeps T's binade or carries above it), offset so that one bound
@@ -350,6 +366,17 @@ void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const 
  */
 #if MM_SIMD
 #define H8 MM_TGT256
+/* the exact kind's bounds and values (sfp8mu_fc_rows256's scratch): per row of A the values
+ * as binary64 numbers (ad) and per block (nb of them) the largest nominal exponent (amx)
+ * and least of a nonzero value plus 2^28 - 1 (amn, bounds_e); per block of B's panel the
+ * lanes' largest, then least (bb: 16 and 16) */
+typedef struct {
+    const double *ad[R];
+    const int32_t *amx;
+    const uint32_t *amn;
+    const int32_t *bb;
+    int64_t nb;
+} fcx;
 
 /* the binary32 exponent of v (a nonzero normal number), unbiased */
 H8 static inline __m256i expo8(__m256 v)
@@ -379,6 +406,62 @@ H8 static inline void add_wide8(__m256 v, __m256d *lo, __m256d *hi)
     const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(t)));
     *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(t, 1)));
+}
+
+/* 2^x, x four int32 (x + 1023 in 1 .. 2046 for the lanes that matter), as binary64 numbers */
+H8 static inline __m256d pow2d(__m128i x)
+{
+    return _mm256_castsi256_pd(
+        _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(x), _mm256_set1_epi64x(1023)), 52));
+}
+
+/* the largest of n nominal exponents e[0 .. n - 1] (NONE when every value is zero) in *mx,
+ * the least of the nonzero values' plus 2^28 - 1 as an unsigned number in *mn (2^32 - 1
+ * when every value is zero: NONE + 2^28 - 1 wraps to it); reads e[0 .. n + 7] (the lines'
+ * slack) */
+MM_TGT256 static inline void bounds_e(const int32_t *e, int64_t n, int32_t *mx, uint32_t *mn)
+{
+    const __m256i off = _mm256_set1_epi32((1 << 28) - 1), idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m = _mm256_set1_epi32(-1), M = _mm256_set1_epi32(NONE);
+    __m128i x, y;
+    for (int64_t j = 0; j < n; j += 8) {
+        const __m256i past = _mm256_cmpgt_epi32(_mm256_add_epi32(idx, _mm256_set1_epi32((int)j)),
+                                                _mm256_set1_epi32((int)n - 1));
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(e + j));
+        m = _mm256_min_epu32(m, _mm256_or_si256(past, _mm256_add_epi32(v, off)));
+        M = _mm256_max_epi32(M, _mm256_blendv_epi8(v, _mm256_set1_epi32(NONE), past));
+    }
+    x = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0x4E));
+    x = _mm_min_epu32(x, _mm_shuffle_epi32(x, 0xB1));
+    y = _mm_max_epi32(_mm256_castsi256_si128(M), _mm256_extracti128_si256(M, 1));
+    y = _mm_max_epi32(y, _mm_shuffle_epi32(y, 0x4E));
+    y = _mm_max_epi32(y, _mm_shuffle_epi32(y, 0xB1));
+    *mn = (uint32_t)_mm_cvtsi128_si32(x);
+    *mx = _mm_cvtsi128_si32(y);
+}
+
+/* the products of a block as exact binary64 sums (fc_body8's exact kind): s[r][0], s[r][1] +=
+ * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][l]
+ * (FMA: not inlined, the other kinds' code stays AVX2's) */
+__attribute__((noinline)) MM_TGT256F static void sum_exact8(const fcpanel *bp, int h, int64_t l0, int64_t n,
+                                                            const double *const *ad, __m256d (*s)[2])
+{
+    const double *a0 = ad[0] + l0, *a1 = ad[1] + l0, *a2 = ad[2] + l0, *a3 = ad[3] + l0;
+    __m256d s00 = s[0][0], s01 = s[0][1], s10 = s[1][0], s11 = s[1][1];
+    __m256d s20 = s[2][0], s21 = s[2][1], s30 = s[3][0], s31 = s[3][1];
+    for (int64_t j = 0; j < n; j++) {
+        const __m256 b = _mm256_loadu_ps(bp[l0 + j].f + h);
+        const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(b)), d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1));
+        const __m256d x0 = _mm256_broadcast_sd(a0 + j), x1 = _mm256_broadcast_sd(a1 + j);
+        const __m256d x2 = _mm256_broadcast_sd(a2 + j), x3 = _mm256_broadcast_sd(a3 + j);
+        s00 = _mm256_fmadd_pd(x0, d0, s00), s01 = _mm256_fmadd_pd(x0, d1, s01);
+        s10 = _mm256_fmadd_pd(x1, d0, s10), s11 = _mm256_fmadd_pd(x1, d1, s11);
+        s20 = _mm256_fmadd_pd(x2, d0, s20), s21 = _mm256_fmadd_pd(x2, d1, s21);
+        s30 = _mm256_fmadd_pd(x3, d0, s30), s31 = _mm256_fmadd_pd(x3, d1, s31);
+    }
+    s[0][0] = s00, s[0][1] = s01, s[1][0] = s10, s[1][1] = s11;
+    s[2][0] = s20, s[2][1] = s21, s[3][0] = s30, s[3][1] = s31;
 }
 
 /* as sum_rows, for lanes h .. h + 7 of the panel */
@@ -420,26 +503,43 @@ __attribute__((always_inline)) H8 static inline void sum_rows8(const fcpanel *bp
 }
 
 /* fc_body at level 1, lanes h .. h + 7: tz (rounding toward zero), kind 0 (sum32), 1
- * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms) */
+ * (chunks of 32-bit sums into binary64 ones) or 2 (wide: binary64 sums of the terms; with X,
+ * the bounds and values of the exact kind) */
 __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, const int32_t *const *aE,
                                                               const float *const *af, const fcpanel *bp, int64_t k,
                                                               float *c, int32_t *cE, int *live, uint8_t *fl, int h,
-                                                              const int need_lost, const int tz, const int kind,
-                                                              const int b4)
+                                                              const fcx *X, const int need_lost,
+                                                              const int tz, const int kind, const int b4,
+                                                              const int spec)
 {
     const sfp8u_model *md = g->md;
     const int64_t blk = b4 ? 4 : md->block;
     const int64_t chunk = kind != 1 ? 1 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const __m256i none = _mm256_set1_epi32(NONE), ones = _mm256_set1_epi32(-1);
     const __m256i vW = _mm256_set1_epi32(g->W), vmin = _mm256_set1_epi32(md->has_min_exp ? md->min_exp : NONE);
+    const __m256i vW127 = _mm256_set1_epi32(g->W - 127);
     /* the range tests, deferred (lo, hi below): tpre + dlo >= -126, tpost + dhi <= 126 */
     const __m256i dlo = _mm256_set1_epi32(-126 - (int)g->emin_o), dhi = _mm256_set1_epi32(126 - (int)g->emax_o);
     const __m256i big = _mm256_set1_epi32(-NONE);
     /* tpre's lower bound implied by ue's when emin_o = -126 (binary32 outputs): a nonzero T
        is an integer, |T| >= 1, so tpre >= ue >= -126 */
-    const int lowt = g->emin_o > -126;
+    /* spec (sfp8mu_fc_rows256): toward zero, P = 24, emin_o = -126, W >= 1, no min_exponent
+       above -126.  Every nominal exponent of a term is in -126 .. 127 (binary32 products and
+       running values), so min_exponent changes no e and ue <= 126 needs no test; the unit
+       kept as ue + 127 (ub, in ue[], 127 for the lanes without terms; ue >= -126: ub >= 1),
+       the exponent of a result as rf's biased one + ub - 254, tested against emax_o without
+       offset.  DERIVED as fc_body8; proof: test_entry (entry block_fma, parts profiles,
+       routes, carry: bf16-2^62, results above emax_o; carry256: low/after-inexact, units
+       below 2^-126) */
+    const int lowt = spec ? 0 : g->emin_o > -126, hasmin = spec ? 0 : md->has_min_exp;
+    const int plow = spec ? 0 : g->P < 24;
     const __m256i keep = _mm256_set1_epi32(g->P >= 24 ? -1 : (int)(~0u << (24 - g->P)));
     const __m256d top24 = _mm256_castsi256_pd(_mm256_set1_epi64x((long long)0xFFFFFFFFE0000000ull));
+    /* the exact kind (wide): blocks whose products need no truncation */
+    const int exact = kind == 2 && X != NULL;
+    const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
+    const int mab = md->fa.man_bits + md->fb.man_bits;
+    int misses = 0; /* the exact kind: blocks in turn that it did not take */
     __m256 vc[R];
     __m256i vcE[R], lo8[R], hi8[R];
     unsigned inexact[R];
@@ -453,24 +553,78 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     }
     for (int64_t k0 = 0; k0 < k; k0 += blk) {
         const int64_t n = b4 && k - k0 >= 4 ? 4 : k - k0 < blk ? k - k0 : blk;
-        __m256i e[R], ue[R], a32[R], terms[R];
+        __m256i e[R], ue[R], a32[R], terms[R], mb = _mm256_set1_epi32(-1), xb = none;
         __m256d lo[R], hi[R];
         __m256 sc[R], pu[R], lost[R];
+        int fast = 0, bound = 0;
+        const int tryx = exact && misses < 8; /* eight blocks in turn without the exact kind: no more tests */
+        if (tryx) {
+            /* the exact kind without the scan (above): E' from the block's bounds (fcx), the
+               products' and the running value's lowest bits tested against its unit */
+            const int64_t bi = k0 / blk;
+            unsigned all = 0xFF;
+            xb = _mm256_loadu_si256((const __m256i *)(X->bb + 32 * bi + h));
+            mb = _mm256_loadu_si256((const __m256i *)(X->bb + 32 * bi + 16 + h));
+            {
+                const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, ones);
 #pragma GCC unroll 4
-        for (int r = 0; r < R; r++) e[r] = vcE[r];
-        for (int64_t l = k0; l < k0 + n; l++) {
-            const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+                for (int r = 0; r < R; r++) {
+                    const __m256i cz = _mm256_cmpeq_epi32(vcE[r], none);
+                    __m256i x = _mm256_max_epi32(vcE[r], _mm256_add_epi32(_mm256_set1_epi32(X->amx[r * X->nb + bi]), xb)), u, ok;
+                    const __m256i t = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(NONE / 2 - 1));
+                    /* the running value's lowest set bit: its exponent less 23, plus the
+                       position of the lowest set bit of its significand */
+                    const __m256i cs = _mm256_or_si256(_mm256_and_si256(_mm256_castps_si256(vc[r]), _mm256_set1_epi32(0x7FFFFF)),
+                                                       _mm256_set1_epi32(0x800000));
+                    const __m256i cl = _mm256_add_epi32(
+                        _mm256_sub_epi32(expo8(vc[r]), _mm256_set1_epi32(150)),
+                        _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(
+                                              _mm256_and_si256(cs, _mm256_sub_epi32(_mm256_setzero_si256(), cs)))),
+                                          23));
+                    e[r] = x;
+                    if (hasmin) x = _mm256_max_epi32(x, vmin);
+                    u = _mm256_and_si256(t, _mm256_sub_epi32(x, vW));
+                    ok = _mm256_or_si256(cz, _mm256_cmpgt_epi32(_mm256_add_epi32(cl, _mm256_set1_epi32(1)), u));
+                    if (X->amn[r * X->nb + bi] != 0xFFFFFFFFu) {
+                        const __m256i low = _mm256_add_epi32(
+                            mbv, _mm256_set1_epi32((int32_t)(X->amn[r * X->nb + bi] - ((1u << 28) - 1)) - mab + 1));
+                        ok = _mm256_and_si256(ok, _mm256_or_si256(_mm256_cmpgt_epi32(low, u), bz));
+                    }
+                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(ok, _mm256_xor_si256(t, ones))));
+                }
+            }
+            bound = fast = all == 0xFF;
+            if (bound) misses = 0;
+        }
+        if (!bound) {
 #pragma GCC unroll 4
-            for (int r = 0; r < R; r++) e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(aE[r][l]), be));
+            for (int r = 0; r < R; r++) e[r] = vcE[r];
+            for (int64_t l = k0; l < k0 + n; l++) {
+                const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + h));
+#pragma GCC unroll 4
+                for (int r = 0; r < R; r++)
+                    e[r] = _mm256_max_epi32(e[r], _mm256_add_epi32(_mm256_set1_epi32(aE[r][l]), be));
+            }
         }
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             terms[r] = _mm256_cmpgt_epi32(e[r], _mm256_set1_epi32(NONE / 2 - 1));
-            if (md->has_min_exp) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
+            if (spec) {
+                const __m256i ub = _mm256_blendv_epi8(_mm256_set1_epi32(127), _mm256_sub_epi32(e[r], vW127), terms[r]);
+                const __m256i pb = _mm256_slli_epi32(ub, 23);
+                lo8[r] = _mm256_min_epi32(lo8[r], ub);
+                ue[r] = ub;
+                pu[r] = _mm256_castsi256_ps(pb);
+                sc[r] = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(254 << 23), pb));
+                lo[r] = hi[r] = _mm256_setzero_pd();
+                lost[r] = _mm256_setzero_ps();
+                continue;
+            }
+            if (hasmin) e[r] = _mm256_max_epi32(e[r], vmin); /* the lanes without terms: ue 0 */
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
             /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
             lo8[r] = _mm256_min_epi32(lo8[r], ue[r]);
-            hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
+            if (!spec) hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
             {   /* 2^ue, 2^-ue: (ue + 127) 2^23 and (254 << 23) - that */
                 const __m256i pb = _mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23);
                 pu[r] = _mm256_castsi256_ps(pb);
@@ -478,6 +632,22 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             }
             lo[r] = hi[r] = _mm256_setzero_pd();
             lost[r] = _mm256_setzero_ps();
+        }
+        if (tryx && !bound) { /* every product of the block a multiple of its lane's unit 2^ue */
+            const __m256i mbv = _mm256_sub_epi32(mb, off), bz = _mm256_cmpeq_epi32(mb, _mm256_set1_epi32(-1));
+            const int64_t bi = k0 / blk;
+            unsigned all = 0xFF;
+            for (int r = 0; r < R; r++) {
+                const uint32_t ma = X->amn[r * X->nb + bi];
+                if (ma != 0xFFFFFFFFu) {
+                    const __m256i low = _mm256_add_epi32(mbv, _mm256_set1_epi32((int32_t)(ma - ((1u << 28) - 1)) - mab + 1));
+                    const __m256i ok = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi32(low, ue[r]), bz),
+                                                       _mm256_xor_si256(terms[r], ones));
+                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
+                }
+            }
+            fast = all == 0xFF;
+            misses = fast ? 0 : misses + 1;
         }
         /* the running values: the first term */
 #pragma GCC unroll 4
@@ -493,7 +663,19 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
         }
         /* the products (kind 1: in chunks of at most chunk products, whose 32-bit sums cannot
            overflow, each flushed into the binary64 sums; H100's W = 25, blocks of 16: one) */
-        if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
+        if (fast) {
+            __m256d s[R][2];
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) s[r][0] = s[r][1] = _mm256_setzero_pd();
+            sum_exact8(bp, h, k0, n, X->ad, s);
+#pragma GCC unroll 4
+            for (int r = 0; r < R; r++) {
+                const __m128i nu = _mm_sub_epi32(_mm_setzero_si128(), _mm256_castsi256_si128(ue[r]));
+                const __m128i nh = _mm_sub_epi32(_mm_setzero_si128(), _mm256_extracti128_si256(ue[r], 1));
+                lo[r] = _mm256_add_pd(lo[r], _mm256_mul_pd(s[r][0], pow2d(nu)));
+                hi[r] = _mm256_add_pd(hi[r], _mm256_mul_pd(s[r][1], pow2d(nh)));
+            }
+        } else if (kind != 1) sum_rows8(bp, h, k0, n, af, sc, pu, a32, lo, hi, lost, kind == 2, need_lost);
         else
             for (int64_t l = k0; l < k0 + n; l += chunk) {
                 sum_rows8(bp, h, l, k0 + n - l < chunk ? k0 + n - l : chunk, af, sc, pu, a32, lo, hi, lost, 0,
@@ -515,7 +697,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                     const __m256i big = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(0xFFFFFF));
                     rz = _mm256_cvtepi32_ps(_mm256_andnot_si256(_mm256_and_si256(big, _mm256_set1_epi32(255)), x));
                 }
-                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                if (tz && plow) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
                 /* the rounding inexact: rf differs from T (2^31 converts to INT_MIN, |T| < 2^31) */
                 if (need_lost)
                     dif = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
@@ -526,7 +708,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                 else /* T's truncation to 24 bits: a binary32 number (|T| < 2^53) */
                     rz = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_and_pd(hi[r], top24)),
                                          _mm256_cvtpd_ps(_mm256_and_pd(lo[r], top24)));
-                if (tz && g->P < 24) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
+                if (tz && plow) rf = _mm256_and_ps(rf, _mm256_castsi256_ps(keep));
                 /* the rounding inexact: rf differs from T (both exact binary64 numbers) */
                 if (need_lost)
                     dif = (unsigned)_mm256_movemask_pd(
@@ -536,6 +718,16 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                               << 4;
             }
             nz = _mm256_castps_si256(_mm256_cmp_ps(rf, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+            if (spec) {
+                vc[r] = _mm256_mul_ps(rf, pu[r]);
+                if (kind != 0) vc[r] = _mm256_and_ps(vc[r], _mm256_castsi256_ps(nz)); /* a zero: +0 */
+                tpre = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(_mm256_castps_si256(rf), 23),
+                                                         _mm256_set1_epi32(255)),
+                                        _mm256_sub_epi32(ue[r], _mm256_set1_epi32(254)));
+                hi8[r] = _mm256_max_epi32(hi8[r], tpre);
+                vcE[r] = _mm256_blendv_epi8(none, tpre, nz);
+                continue;
+            }
             tpre = _mm256_add_epi32(expo8(rz), ue[r]);
             tpost = tz ? tpre : _mm256_add_epi32(expo8(rf), ue[r]);
             /* the range test of nonzero results (tpost >= tpre), at the end: emin_o <= tpre,
@@ -552,8 +744,8 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
         const unsigned kb = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
-            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-126), lo8[r]),
-                            _mm256_cmpgt_epi32(hi8[r], _mm256_set1_epi32(126)))));
+            _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(spec ? 1 : -126), lo8[r]),
+                            _mm256_cmpgt_epi32(hi8[r], _mm256_set1_epi32(spec ? (int)g->emax_o : 126)))));
         _mm256_storeu_ps(c + 16 * r + h, vc[r]);
         _mm256_storeu_si256((__m256i *)(cE + 16 * r + h), vcE[r]);
         for (int q = 0; q < 8; q++) {
@@ -563,65 +755,149 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
     }
 }
 
-#define FC8_CASE(nl, t, kd, b)                                                                                       \
-    H8 static void fc8_##nl##t##kd##b(const uctx *g, const int32_t *const *aE, const float *const *af,               \
-                                       const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live, uint8_t *fl)  \
+/* the two halves */
+__attribute__((always_inline)) H8 static inline void fc_run8(const uctx *g, const int32_t *const *aE,
+                                                                     const float *const *af, const fcpanel *bp,
+                                                                     int64_t k, float *c, int32_t *cE, int *live,
+                                                                     uint8_t *fl, const fcx *X, const int need_lost,
+                                                                     const int tz, const int kind, const int b4,
+                                                                     const int spec)
+{
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, X, need_lost, tz, kind, b4, spec);
+    fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, X, need_lost, tz, kind, b4, spec);
+}
+
+#define FC8_CASE(nl, t, kd, b, sp)                                                                                   \
+    H8 static void fc8_##nl##t##kd##b##sp(const uctx *g, const int32_t *const *aE, const float *const *af,           \
+                                          const fcpanel *bp, int64_t k, float *c, int32_t *cE, int *live,            \
+                                          uint8_t *fl, const fcx *X)                                                 \
     {                                                                                                                \
-        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 0, nl, t, kd, b);                                                \
-        fc_body8(g, aE, af, bp, k, c, cE, live, fl, 8, nl, t, kd, b);                                                \
+        fc_run8(g, aE, af, bp, k, c, cE, live, fl, X, nl, t, kd, b, sp);                                             \
     }
-FC8_CASE(0, 1, 0, 1)
-FC8_CASE(1, 1, 0, 1)
-FC8_CASE(0, 1, 0, 0)
-FC8_CASE(1, 1, 0, 0)
-FC8_CASE(0, 0, 0, 0)
-FC8_CASE(1, 0, 0, 0)
-FC8_CASE(0, 1, 1, 0)
-FC8_CASE(1, 1, 1, 0)
-FC8_CASE(0, 0, 1, 0)
-FC8_CASE(1, 0, 1, 0)
-FC8_CASE(0, 1, 2, 0)
-FC8_CASE(1, 1, 2, 0)
-FC8_CASE(0, 0, 2, 0)
-FC8_CASE(1, 0, 2, 0)
+FC8_CASE(0, 1, 0, 1, 0)
+FC8_CASE(1, 1, 0, 1, 0)
+FC8_CASE(0, 1, 0, 0, 0)
+FC8_CASE(1, 1, 0, 0, 0)
+FC8_CASE(0, 0, 0, 0, 0)
+FC8_CASE(1, 0, 0, 0, 0)
+FC8_CASE(0, 1, 1, 0, 0)
+FC8_CASE(1, 1, 1, 0, 0)
+FC8_CASE(0, 0, 1, 0, 0)
+FC8_CASE(1, 0, 1, 0, 0)
+FC8_CASE(0, 1, 2, 0, 0)
+FC8_CASE(1, 1, 2, 0, 0)
+FC8_CASE(0, 0, 2, 0, 0)
+FC8_CASE(1, 0, 2, 0, 0)
+FC8_CASE(0, 1, 0, 1, 1)
+FC8_CASE(0, 1, 0, 0, 1)
+FC8_CASE(0, 1, 1, 0, 1)
 #undef FC8_CASE
 
+/* the exact kind's scratch (fcx): ad (FC_ROWS k binary64), amx and amn (FC_ROWS nb each),
+ * then per column group its panel's bounds (nb 32 int32) and whether they are set (a byte) */
+static int64_t fcx_blocks(const uctx *g, int64_t k)
+{
+    return (k + g->md->block - 1) / g->md->block;
+}
+
+size_t sfp8mu_fc_scratch(const uctx *g, int64_t k, int64_t groups)
+{
+    const int64_t nb = fcx_blocks(g, k);
+    if (g->W + 2 <= 31 || k <= 0) return 0; /* the exact kind: wide sums */
+    return (size_t)(R * k * 8 + R * nb * 8 + groups * nb * 128 + groups);
+}
+
+/* the scratch's A part for these rows (group 0: the first call for them) and B part of
+ * this group (its first call) */
+MM_TGT256 static void fcx_fill(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp,
+                               int64_t k, void *scratch, int64_t group, int64_t groups, fcx *X)
+{
+    const int64_t nb = fcx_blocks(g, k), blk = g->md->block;
+    double *ad = scratch;
+    int32_t *amx = (int32_t *)(ad + R * k);
+    uint32_t *amn = (uint32_t *)(amx + R * nb);
+    int32_t *bb = (int32_t *)(amn + R * nb) + group * nb * 32;
+    uint8_t *done = (uint8_t *)((int32_t *)(amn + R * nb) + groups * nb * 32) + group;
+    for (int r = 0; r < R; r++) X->ad[r] = ad + r * k;
+    X->amx = amx, X->amn = amn, X->bb = bb, X->nb = nb;
+    if (group == 0)
+        for (int r = 0; r < R; r++) {
+            for (int64_t l = 0; l < k; l++) ad[r * k + l] = af[r][l];
+            for (int64_t b = 0; b < nb; b++)
+                bounds_e(aE[r] + b * blk, k - b * blk < blk ? k - b * blk : blk, &amx[r * nb + b], &amn[r * nb + b]);
+        }
+    if (!*done) {
+        const __m256i off = _mm256_set1_epi32((1 << 28) - 1);
+        for (int64_t b = 0; b < nb; b++)
+            for (int hh = 0; hh < 16; hh += 8) {
+                __m256i xb = _mm256_set1_epi32(NONE), mb = _mm256_set1_epi32(-1);
+                for (int64_t l = b * blk; l < k && l < (b + 1) * blk; l++) {
+                    const __m256i be = _mm256_loadu_si256((const __m256i *)(bp[l].E + hh));
+                    xb = _mm256_max_epi32(xb, be);
+                    mb = _mm256_min_epu32(mb, _mm256_add_epi32(be, off));
+                }
+                _mm256_storeu_si256((__m256i *)(bb + 32 * b + hh), xb);
+                _mm256_storeu_si256((__m256i *)(bb + 32 * b + 16 + hh), mb);
+            }
+        *done = 1;
+    }
+}
+
 void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
-                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost, void *scratch, int64_t group,
+                       int64_t groups)
 {
     const int tz = g->rounding == SFP8_ROUND_TOWARD_ZERO;
+    int spec;
+    fcx X;
     const int64_t chunk = g->W + 2 > 31 ? 0 : (int64_t)(((uint64_t)1 << 31) - 1) / (int64_t)(((uint64_t)1 << (g->W + 2)) - 1);
     const int kind = g->W + 2 > 31 ? 2 : chunk >= g->md->block + 1 ? 0 : 1;
     const int b4 = g->md->block == 4 && tz && kind == 0; /* blocks of four, loops unrolled (V100, the TF32 rows) */
     mm_fxsave sv;
     mm_fx_enter(&sv);
     mm_fx_clear(g->rounding); /* the conversions' rounding direction: the model's */
-#define FC8_CALL(nl, t, kd, b)                                                                                       \
-    else if (need_lost == nl && tz == t && kind == kd && b4 == b) fc8_##nl##t##kd##b(g, aE, af, bp, k, c, cE, live, fl);
+    if (kind == 2 && scratch) fcx_fill(g, aE, af, bp, k, scratch, group, groups, &X);
+    /* the common rows' constants known at compile time (fc_body8's spec) */
+    spec = !need_lost && tz && kind != 2 && g->P == 24 && g->emin_o == -126 && g->W >= 1 &&
+           (!g->md->has_min_exp || g->md->min_exp <= -126);
+#define FC8_CALL(nl, t, kd, b, sp)                                                                                   \
+    else if (need_lost == nl && tz == t && kind == kd && b4 == b && spec == sp)                                      \
+        fc8_##nl##t##kd##b##sp(g, aE, af, bp, k, c, cE, live, fl, kind == 2 && scratch ? &X : NULL);
     if (0) {
     }
-    FC8_CALL(0, 1, 0, 1)
-    FC8_CALL(1, 1, 0, 1)
-    FC8_CALL(0, 1, 0, 0)
-    FC8_CALL(1, 1, 0, 0)
-    FC8_CALL(0, 0, 0, 0)
-    FC8_CALL(1, 0, 0, 0)
-    FC8_CALL(0, 1, 1, 0)
-    FC8_CALL(1, 1, 1, 0)
-    FC8_CALL(0, 0, 1, 0)
-    FC8_CALL(1, 0, 1, 0)
-    FC8_CALL(0, 1, 2, 0)
-    FC8_CALL(1, 1, 2, 0)
-    FC8_CALL(0, 0, 2, 0)
-    FC8_CALL(1, 0, 2, 0)
+    FC8_CALL(0, 1, 0, 1, 0)
+    FC8_CALL(1, 1, 0, 1, 0)
+    FC8_CALL(0, 1, 0, 0, 0)
+    FC8_CALL(1, 1, 0, 0, 0)
+    FC8_CALL(0, 0, 0, 0, 0)
+    FC8_CALL(1, 0, 0, 0, 0)
+    FC8_CALL(0, 1, 1, 0, 0)
+    FC8_CALL(1, 1, 1, 0, 0)
+    FC8_CALL(0, 0, 1, 0, 0)
+    FC8_CALL(1, 0, 1, 0, 0)
+    FC8_CALL(0, 1, 2, 0, 0)
+    FC8_CALL(1, 1, 2, 0, 0)
+    FC8_CALL(0, 0, 2, 0, 0)
+    FC8_CALL(1, 0, 2, 0, 0)
+    FC8_CALL(0, 1, 0, 1, 1)
+    FC8_CALL(0, 1, 0, 0, 1)
+    FC8_CALL(0, 1, 1, 0, 1)
 #undef FC8_CALL
     __asm__ volatile("" ::: "memory");
     mm_fx_leave(&sv);
 }
 #else
 void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
-                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost)
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost, void *scratch, int64_t group,
+                       int64_t groups)
 {
     (void)g, (void)aE, (void)af, (void)bp, (void)k, (void)c, (void)cE, (void)live, (void)fl, (void)need_lost;
+    (void)scratch, (void)group, (void)groups;
+}
+
+size_t sfp8mu_fc_scratch(const uctx *g, int64_t k, int64_t groups)
+{
+    (void)g, (void)k, (void)groups;
+    return 0;
 }
 #endif

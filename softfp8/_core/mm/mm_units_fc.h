@@ -5,6 +5,7 @@
 #ifndef SFP8_MM_UNITS_FC_H
 #define SFP8_MM_UNITS_FC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mm_udecode.h"
@@ -30,8 +31,15 @@ typedef struct {
 void sfp8mu_fc_rows(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
                     float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost);
 
-/* sfp8mu_fc_rows at SIMD level 1 (AVX2): the same arguments and results */
+/* sfp8mu_fc_rows at SIMD level 1 (AVX2): the same arguments and results; scratch: NULL, or
+ * sfp8mu_fc_scratch(g, k, groups) bytes zeroed once per matrix product (its columns in
+ * groups panels of 16) and kept across the calls, each of which names its panel (group,
+ * every group of a row of FC_ROWS rows in turn from 0) */
 void sfp8mu_fc_rows256(const uctx *g, const int32_t *const *aE, const float *const *af, const fcpanel *bp, int64_t k,
-                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost);
+                       float *c, int32_t *cE, int *live, uint8_t *fl, int need_lost, void *scratch, int64_t group,
+                       int64_t groups);
+
+/* the bytes of sfp8mu_fc_rows256's scratch (0: it needs none) */
+size_t sfp8mu_fc_scratch(const uctx *g, int64_t k, int64_t groups);
 
 #endif
