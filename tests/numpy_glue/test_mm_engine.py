@@ -88,7 +88,9 @@ def _calls():
         "blas_ziv": lambda: a5 @ b5,
         "int_dot": lambda: softfp8.scaled_mm(a8, b5, np.full((48, 1), 3.0, np.float32), 0.5),
         "model_f32": lambda: softfp8.matmul(big_a, big_b, accumulation=acc()),
-        "model_odd": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator=np.float32, rounding="upward")),
+        # (a float32 accumulator rounded upward is model_f32's at level 1: mm_model.c f32_directed)
+        "model_odd": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator=np.float32,
+                                                                            rounding="nearest_away")),
         "model_fma16": lambda: softfp8.matmul(big_a, big_b, accumulation=acc(accumulator="float16")),
         "block_fma": lambda: softfp8.matmul(a8, b8, out_dtype=np.float32, accumulation=acc.profile("h100")),
         "orders": lambda: softfp8.matmul(big_a, big_b, out_dtype=np.float32,
