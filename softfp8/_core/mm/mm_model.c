@@ -274,30 +274,27 @@ static int f32_directed(const sfp8m_model *md, const mm_orange *R)
            (m == SFP8_ROUND_TOWARD_ZERO || m == SFP8_ROUND_UPWARD || m == SFP8_ROUND_DOWNWARD);
 }
 
-/* the smallest non-zero and the largest magnitude of n binary64 numbers (bits), into *mn / *mx */
-static void line_range(const uint64_t *d, ptrdiff_t n, uint64_t *mn, uint64_t *mx)
+/* a line's binary64 values (bits; NaN / infinity decoded as 0) into the operand's range:
+   *lb the least lowest set bit of its non-zero values (a power of two, +inf if none) and
+   *mx the largest magnitude, by the exact certificate's statistics (mm_stats_h) */
+static void line_range(const uint64_t *d, ptrdiff_t n, double *lb, double *mx)
 {
-    uint64_t lo = *mn, hi = *mx;
-    for (ptrdiff_t k = 0; k < n; k++) {
-        const uint64_t v = d[k] & ~((uint64_t)1 << 63);
-        lo = v && v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    *mn = lo, *mx = hi;
+    double st[4];
+    mm_stats_h(sfp8f_simd_level(), (const double *)(const void *)d, n, st);
+    *mx = st[1] > *mx ? st[1] : *mx;
+    *lb = st[3] < *lb ? st[3] : *lb;
 }
 
-/* the range (every value a multiple of 2^*lo, below 2^*top) of values of format f whose
-   non-zero magnitudes lie in [mn, mx] (binary64 bits; none: mn > mx): a value in binade e
-   or above is a multiple of 2^(e - M), a subnormal one of 2^fmt_low */
-static void bits_range(const sfp8_format *f, uint64_t mn, uint64_t mx, int64_t *lo, int64_t *top)
+/* the range (every value a multiple of 2^*lo, below 2^*top) of an operand whose non-zero
+   values' least lowest bit is lb and largest magnitude mx (none: lb infinite) */
+static void bits_range(double lb, double mx, int64_t *lo, int64_t *top)
 {
-    if (mn > mx) { /* zeros only (and NaN / infinity, whose blocks the generic kernel takes) */
+    if (!(lb < INFINITY)) { /* zeros only (and NaN / infinity, whose blocks the generic kernel takes) */
         *lo = *top = 0;
         return;
     }
-    *lo = (int64_t)(mn >> 52) - 1023 - f->man_bits;
-    if (*lo < fmt_low(f)) *lo = fmt_low(f);
-    *top = (int64_t)(mx >> 52) - 1023 + 1;
+    *lo = ilogb(lb);
+    *top = (int64_t)ilogb(mx) + 1;
 }
 
 /* wide operands: the binary64 tables, and A's and B's ranges from their values (A decoded
@@ -307,7 +304,7 @@ static int wide_range(mm_model_fast *t, const mm_call *c, mm_orange *R)
     static const sfp8_env e = {SFP8_ROUND_NEAREST_EVEN, 0, 0, 32, 0};
     const sfp8m_model *md = c->md;
     const int lv = sfp8f_simd_level();
-    uint64_t amn = UINT64_MAX, amx = 0, bmn = UINT64_MAX, bmx = 0;
+    double alb = INFINITY, amx = 0, blb = INFINITY, bmx = 0;
     unsigned char bad;
     t->wide = 1;
     t->deca = sfp8f_convert(&md->fa, &sfp8_binary64, &e, PTRDIFF_MAX);
@@ -323,16 +320,16 @@ static int wide_range(mm_model_fast *t, const mm_call *c, mm_orange *R)
         unsigned fl = 0;
         mm_decode(lv, &t->Da, t->deca, c->sza, c->A + i * c->am, c->ak, c->k, t->line, &t->rspw[i], 0, &fl);
         t->rflw[i] = (uint8_t)fl;
-        line_range(t->line, c->k, &amn, &amx);
+        line_range(t->line, c->k, &alb, &amx);
     }
     for (int64_t l = 0; l < c->k; l++) {
         unsigned fl = 0;
         bad = 0;
         mm_decode(lv, &t->Db, t->decb, c->szb, c->B + l * c->bk, c->bp, c->p, t->line, &bad, 0, &fl);
-        line_range(t->line, c->p, &bmn, &bmx);
+        line_range(t->line, c->p, &blb, &bmx);
     }
-    bits_range(&md->fa, amn, amx, &R->la, &R->ta);
-    bits_range(&md->fb, bmn, bmx, &R->lb, &R->tb);
+    bits_range(alb, amx, &R->la, &R->ta);
+    bits_range(blb, bmx, &R->lb, &R->tb);
     return 1;
 }
 
