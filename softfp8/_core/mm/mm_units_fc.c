@@ -441,6 +441,16 @@ MM_TGT256 static inline void bounds_e(const int32_t *e, int64_t n, int32_t *mx, 
     *mx = _mm_cvtsi128_si32(y);
 }
 
+/* the exact kind's test, lanes (all ones) whose products with a row's block are multiples of 2^u:
+ * a product's lowest set bit is at least A's least nominal exponent of the block (ma, plus
+ * 2^28 - 1) plus the lane's least of B (mbv) less the fraction bits (mab); a lane whose block of
+ * B is all zero (bz) qualifies */
+H8 static inline __m256i low_ok(__m256i mbv, __m256i bz, uint32_t ma, int mab, __m256i u)
+{
+    const __m256i low = _mm256_add_epi32(mbv, _mm256_set1_epi32((int32_t)(ma - ((1u << 28) - 1)) - mab + 1));
+    return _mm256_or_si256(_mm256_cmpgt_epi32(low, u), bz);
+}
+
 /* the products of a block as exact binary64 sums (fc_body8's exact kind): s[r][0], s[r][1] +=
  * a b for lanes h .. h + 3, h + 4 .. h + 7, the values of A as binary64 numbers in ad[r][l]
  * (FMA: not inlined, the other kinds' code stays AVX2's) */
@@ -585,11 +595,8 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
                     if (hasmin) x = _mm256_max_epi32(x, vmin);
                     u = _mm256_and_si256(t, _mm256_sub_epi32(x, vW));
                     ok = _mm256_or_si256(cz, _mm256_cmpgt_epi32(_mm256_add_epi32(cl, _mm256_set1_epi32(1)), u));
-                    if (X->amn[r * X->nb + bi] != 0xFFFFFFFFu) {
-                        const __m256i low = _mm256_add_epi32(
-                            mbv, _mm256_set1_epi32((int32_t)(X->amn[r * X->nb + bi] - ((1u << 28) - 1)) - mab + 1));
-                        ok = _mm256_and_si256(ok, _mm256_or_si256(_mm256_cmpgt_epi32(low, u), bz));
-                    }
+                    if (X->amn[r * X->nb + bi] != 0xFFFFFFFFu)
+                        ok = _mm256_and_si256(ok, low_ok(mbv, bz, X->amn[r * X->nb + bi], mab, u));
                     all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_or_si256(ok, _mm256_xor_si256(t, ones))));
                 }
             }
@@ -624,7 +631,7 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             ue[r] = _mm256_and_si256(terms[r], _mm256_sub_epi32(e[r], vW)); /* 0 for the lanes without terms */
             /* ue in -126 .. 126, tested at the end (a lane outside it computes garbage) */
             lo8[r] = _mm256_min_epi32(lo8[r], ue[r]);
-            if (!spec) hi8[r] = _mm256_max_epi32(hi8[r], ue[r]);
+            hi8[r] = _mm256_max_epi32(hi8[r], ue[r]); /* (spec went on above) */
             {   /* 2^ue, 2^-ue: (ue + 127) 2^23 and (254 << 23) - that */
                 const __m256i pb = _mm256_slli_epi32(_mm256_add_epi32(ue[r], _mm256_set1_epi32(127)), 23);
                 pu[r] = _mm256_castsi256_ps(pb);
@@ -639,12 +646,9 @@ __attribute__((always_inline)) H8 static inline void fc_body8(const uctx *g, con
             unsigned all = 0xFF;
             for (int r = 0; r < R; r++) {
                 const uint32_t ma = X->amn[r * X->nb + bi];
-                if (ma != 0xFFFFFFFFu) {
-                    const __m256i low = _mm256_add_epi32(mbv, _mm256_set1_epi32((int32_t)(ma - ((1u << 28) - 1)) - mab + 1));
-                    const __m256i ok = _mm256_or_si256(_mm256_or_si256(_mm256_cmpgt_epi32(low, ue[r]), bz),
-                                                       _mm256_xor_si256(terms[r], ones));
-                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
-                }
+                if (ma != 0xFFFFFFFFu)
+                    all &= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                        _mm256_or_si256(low_ok(mbv, bz, ma, mab, ue[r]), _mm256_xor_si256(terms[r], ones))));
             }
             fast = all == 0xFF;
             misses = fast ? 0 : misses + 1;
