@@ -751,7 +751,8 @@ def _gemm_fma16():
         # sums just below float16's 2^emin = 2^-14 whose nearest (or upward) binary32 is 2^-14
         # itself: 2^-14 - 2^-40 and kin, products far below the accumulator's unit (tininess
         # tracked, mm_model.c nrw_params: the odd sums at level 1 only); tiny before rounding,
-        # not after; every mode and tininess rule, both signs
+        # not after; every mode and tininess rule, both signs; each output in 16 columns (whole
+        # vectors: a padding column's zero sum would send its vector down the odd route)
         a = np.array([[2.0 ** -7, 2.0 ** -20, 2.0 ** -22]] * 2, np.float32) * np.array([[1.0], [-1.0]], np.float32)
         b = np.zeros((3, 16), np.float32)
         b[0] = 2.0 ** -7
@@ -762,9 +763,30 @@ def _gemm_fma16():
         for env in S.CONFIGS:      # one output per call: the flags are a call's
             for i in range(2):
                 for j in range(8):
-                    yield mcase(f"float16/matmul-acc-f16/1x3x1/below-emin/{i},{j}/{S.env_id(env)}",
-                                lambda g_, i=i, j=j: softfp8.matmul(a[i:i + 1], b[:, j:j + 1], out_dtype=np.float32,
-                                                                    accumulation=acc), 1, env)
+                    yield mcase(f"float16/matmul-acc-f16/1x3x16/below-emin/{i},{j}/{S.env_id(env)}",
+                                lambda g_, i=i, j=j: softfp8.matmul(a[i:i + 1], np.tile(b[:, j:j + 1], (1, 16)),
+                                                                    out_dtype=np.float32, accumulation=acc), 16, env)
+
+        # operands of few significant bits (E4M3 values in float16 / bfloat16): the binary32 sums
+        # land on the accumulator's midpoints often, and the AVX2 midpoint test (mm_narrow.c,
+        # q->mid) hands the rest of the products of a call to the rounding to odd after 32 of
+        # them (the accumulators carried over); some values 2^-10 smaller make products below
+        # float16's subnormal unit (tininess tracked across the hand-over); long and promoted rows,
+        # column groups of 8, 4, 2 and 1 vectors
+        g = rng_of("nrw-mid-handover")
+        for fmt, accn in ((softfp8.float16, "float16"), (softfp8.bfloat16, "bfloat16")):
+            for m, k, p in ((3, 100, 130), (2, 70, 9), (1, 48, 33)):
+                a = (g.standard_normal((m, k)) * 2).astype(softfp8.e4m3).astype(np.float64)
+                b = (g.standard_normal((k, p)) * 2).astype(softfp8.e4m3).astype(np.float64)
+                a[:, ::7] *= 2.0 ** -10
+                a, b = a.astype(fmt), b.astype(fmt)
+                for pe in (None, 40):
+                    acc = softfp8.Accumulation(accumulator=getattr(softfp8, accn), promote_every=pe)
+                    for env in S.CONFIGS[:4]:
+                        yield mcase(f"{fmt.name}/matmul-acc-{accn}-promote{pe}/{m}x{k}x{p}/e4m3-values/"
+                                    f"{S.env_id(env)}",
+                                    lambda g_, a=a, b=b, acc=acc: softfp8.matmul(a, b, out_dtype=np.float32,
+                                                                                 accumulation=acc), m * p, env)
 
     return {"models": models, "blocks": blocks, "kernels": kernels, "wide": wide}
 

@@ -247,6 +247,9 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
     q->mode = mode;
     q->M = M;
     q->odd = !direct;
+    /* products 8 bits or more wider than the accumulator: a binary32 sum lands on a midpoint
+       of its grid about once in 2^8 or less (AVX2 kernel, which also falls back by itself) */
+    q->mid = q->odd && sig_bits(&md->fa) + sig_bits(&md->fb) >= M + 1 + 8;
     q->level = !MM_SIMD || !hw ? 0 : lv; /* the direct and the odd sums at levels 1 and 2 */
     /* underflow needs an inexact sum below 2^emin: none if the products are multiples
        of the accumulator's subnormal unit 2^(emin - M) (so is every sum there) */

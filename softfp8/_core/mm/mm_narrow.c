@@ -34,7 +34,13 @@
  *        them; that neighbour is odd); TwoSum's other operations are exact, so MXCSR's
  *        precision flag is still set exactly when the sum is not a binary32 number.
  *        Rounding to odd at 24 >= M + 3 bits keeps every decision of the M-bit rounding,
- *        in every mode.
+ *        in every mode.  AVX2 with q->mid (products 8 or more bits wider than the
+ *        accumulator): x = s itself for a vector none of whose s is a midpoint of the
+ *        accumulator's grid at its binade (nor, with tininess, at most 2^emin): the
+ *        M-bit rounding of s is the exact sum's then (every midpoint is a binary32
+ *        number, and s is the one nearest the sum); the other vectors take the rounding
+ *        to odd, and so does every vector for the rest of a call's products once more
+ *        than a quarter of its vectors have hit.
  *  - portable: x = the sum rounded to odd by TwoSum (the thread at nearest even) and
  *    rounded by integer arithmetic on its bits, every mode of the rounder.
  * A sum in the accumulator's top binade (overflow possible) makes the kernel decline:
@@ -44,10 +50,11 @@
  *
  * DERIVED from core.c round_pack: the rounding of a binary32 sum into the accumulator
  * (the magic-constant rounding and the integer rounding of mm_nrw_run's kernels), its
- * inexact flag, and the rounding to odd by RD / RU or TwoSum.  Proof:
+ * inexact flag, the rounding to odd by RD / RU or TwoSum, and the midpoint test.  Proof:
  * tests/harness/test_harness.py::test_entry (entry model_fma16: float16, bfloat16 and
  * 8-bit accumulators, every deterministic mode, promotion, product formats, shapes across
- * the column groups, overflow and subnormal sums; every SIMD level).
+ * the column groups, overflow and subnormal sums, sums onto midpoints and onto 2^emin,
+ * operands of few bits (the hand-over to the rounding to odd); every SIMD level).
  */
 #include <math.h>
 #include <string.h>
@@ -232,43 +239,75 @@ MM_TGT512 static unsigned nrw_run_512(const mm_nrw *q, const float *arow, const 
     return q->tiny && (uint32_t)_mm512_reduce_min_epu32(mn) < q->eminb ? 4 : 0;
 }
 
-static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int NV, int ODD, int RZ, int TINY, int TB,
-                                                                          const mm_nrw *q,
-                                                                          const float *arow, const float *b,
-                                                                          int64_t P, int64_t l0, int64_t l1,
-                                                                          float *o, __m256i *mx, __m256i *mn)
+/* products l0 .. l1 - 1 of NV vectors of columns into o (cont: from the accumulators in o, else
+ * from q->z); returns the product at which it stopped: l1, or (MID) earlier when the sums hit
+ * midpoints often (below) */
+static inline __attribute__((always_inline)) MM_TGT256F int64_t nrw_group_256(int NV, int ODD, int MID, int RZ,
+                                                                             int TINY, int TB, const mm_nrw *q,
+                                                                             const float *arow, const float *b,
+                                                                             int64_t P, int64_t l0, int64_t l1,
+                                                                             int cont, float *o, __m256i *mx,
+                                                                             __m256i *mn)
 {
     __m256 acc[8];
+    int hits = 0;
     const __m256i expm = _mm256_set1_epi32((int)EXPM), eminb = _mm256_set1_epi32((int)q->eminb),
                   kc = _mm256_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u));
     const __m256 sgn = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
-    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i one = _mm256_set1_epi32(1), lowm = _mm256_set1_epi32((int)((1u << (23 - q->M)) - 1)),
+                  halfm = _mm256_set1_epi32((int)(1u << (22 - q->M))), eminb1 = _mm256_set1_epi32((int)q->eminb + 1);
     __m256i vmx = *mx, vmn = *mn;
+    int64_t l = l0;
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(q->z);
-    for (int64_t l = l0; l < l1; l++) {
+    for (int v = 0; v < NV; v++) acc[v] = cont ? _mm256_loadu_ps(o + 8 * v) : _mm256_set1_ps(q->z);
+    for (; l < l1; l++) {
         __m256 a = _mm256_set1_ps(arow[l]);
         const float *r = b + l * P;
+        /* MID: more than one vector in 4 taking the rounding to odd (a branch taken at
+           random) costs more than rounding every sum to odd: if so far (every 16 products,
+           from the 32nd on: the first sums, of few terms, hit more often) the rest of the
+           products do (the caller, MID 0) */
+        if (MID && ((l - l0) & 15) == 0 && l - l0 >= 32 && 4 * hits > (l - l0) * NV) break;
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) {
             /* one fused multiply-add: the product is exact (level 1 has FMA) */
             __m256 x, c, y;
+            int tl = TINY; /* a sum of this vector may be tiny */
             if (ODD) {
-                /* the sum rounded to odd at 24 bits: s = RN(acc + p) and TwoSum's exact error
-                   (MXCSR at nearest even; no sum underflows); s itself when the error is 0 or
-                   s's last bit is 1, else the neighbour of s on the error's side (one step of
-                   |s|'s bit pattern, up when the signs agree): odd, also across a binade */
-                const __m256 p = _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)), s = _mm256_add_ps(acc[v], p),
-                             bb = _mm256_sub_ps(s, acc[v]),
-                             er = _mm256_add_ps(_mm256_sub_ps(acc[v], _mm256_sub_ps(s, bb)), _mm256_sub_ps(p, bb));
-                const __m256i si = _mm256_castps_si256(s),
-                              fix = _mm256_andnot_si256(
-                                  _mm256_or_si256(_mm256_and_si256(si, one),
-                                                  _mm256_castps_si256(_mm256_cmp_ps(er, zero, _CMP_EQ_OQ))),
-                                  _mm256_set1_epi32(-1)),
-                              step = _mm256_or_si256(
-                                  _mm256_srai_epi32(_mm256_xor_si256(si, _mm256_castps_si256(er)), 31), one);
-                x = _mm256_castsi256_ps(_mm256_add_epi32(si, _mm256_and_si256(fix, step)));
+                /* s = RN(acc + p) (MXCSR at nearest even; no sum underflows) stands for the
+                   exact sum unless one of the vector's s is a midpoint of the accumulator's
+                   grid at its binade or (TINY) at most 2^emin in magnitude: the M-bit
+                   roundings of s and of the exact sum differ only if s is a midpoint (s is
+                   the binary32 number nearest the sum and every midpoint is a binary32
+                   number, so none lies strictly between them).  Then the vector's sums
+                   rounded to odd at 24 bits by TwoSum's exact error: s itself when the error
+                   is 0 or s's last bit is 1, else the neighbour of s on the error's side (one
+                   step of |s|'s bit pattern, up when the signs agree): odd, also across a
+                   binade.  As (si - d) | 1 for a non-zero error, d = 1 when the signs
+                   differ: si odd gives si either way, si even si - 1 (toward zero) or si + 1
+                   (away).  2^emin itself is taken too: a sum just below it may round onto
+                   it in binary32, and the odd one keeps its tininess (before rounding).
+                   Without a hit no sum of the vector is tiny (tl 0: no tininess keys).
+                   MID 0: every vector takes the rounding to odd. */
+                const __m256 p = _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)), s = _mm256_add_ps(acc[v], p);
+                __m256i hit = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(s), lowm), halfm);
+                if (TINY && MID)
+                    hit = _mm256_or_si256(hit, _mm256_cmpgt_epi32(eminb1, _mm256_andnot_si256(
+                                                                              _mm256_castps_si256(sgn),
+                                                                              _mm256_castps_si256(s))));
+                x = s;
+                tl = 0;
+                if (!MID || __builtin_expect(_mm256_movemask_ps(_mm256_castsi256_ps(hit)) != 0, 0)) {
+                    tl = TINY;
+                    hits++;
+                    const __m256 bb = _mm256_sub_ps(s, acc[v]),
+                                 er = _mm256_add_ps(_mm256_sub_ps(acc[v], _mm256_sub_ps(s, bb)),
+                                                    _mm256_sub_ps(p, bb));
+                    const __m256i si = _mm256_castps_si256(s),
+                                  d = _mm256_srai_epi32(_mm256_xor_si256(si, _mm256_castps_si256(er)), 31);
+                    x = _mm256_blendv_ps(s, _mm256_castsi256_ps(_mm256_or_si256(_mm256_add_epi32(si, d), one)),
+                                         _mm256_cmp_ps(er, zero, _CMP_NEQ_OQ));
+                }
             } else {
                 x = _mm256_fmadd_ps(a, _mm256_loadu_ps(r + 8 * v), acc[v]);
             }
@@ -276,10 +315,15 @@ static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int N
             __m256 xs = x;
             vmx = _mm256_max_epu32(vmx, e);
             if (RZ) x = _mm256_andnot_ps(sgn, x); /* |x|: c > 0 */
-            c = _mm256_castsi256_ps(_mm256_add_epi32(TINY ? _mm256_max_epu32(e, eminb) : e, kc));
+            c = _mm256_castsi256_ps(_mm256_add_epi32(tl ? _mm256_max_epu32(e, eminb) : e, kc));
+            /* y has x's sign except a zero (x + c and c in one binade: M <= 21), which is +0
+               but rounding downward (-0): at nearest even (ODD) and toward zero (RZ: x >= 0)
+               x's sign bit or-ed in gives a zero its sign (x = -0, or a negative x rounded to
+               zero); otherwise y's sign is cleared first */
             y = _mm256_sub_ps(_mm256_add_ps(x, c), c);
-            acc[v] = _mm256_or_ps(_mm256_andnot_ps(sgn, y), _mm256_and_ps(sgn, xs));
-            if (TINY) { /* the tininess keys of the inexact roundings (exact ones: all ones) */
+            if (ODD || RZ) acc[v] = _mm256_or_ps(y, _mm256_and_ps(sgn, xs));
+            else acc[v] = _mm256_or_ps(_mm256_andnot_ps(sgn, y), _mm256_and_ps(sgn, xs));
+            if (tl) { /* the tininess keys of the inexact roundings (exact ones: all ones) */
                 __m256i key = e;
                 if (!TB) {
                     __m256 cu = _mm256_castsi256_ps(_mm256_add_epi32(e, kc));
@@ -293,6 +337,7 @@ static inline __attribute__((always_inline)) MM_TGT256F void nrw_group_256(int N
     for (int v = 0; v < NV; v++) _mm256_storeu_ps(o + 8 * v, acc[v]);
     *mx = vmx;
     *mn = vmn;
+    return l;
 }
 
 /* AVX2: the direct sums, and the sums rounded to odd (q->odd: nearest even) by TwoSum */
@@ -302,17 +347,21 @@ MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const
     __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
     uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
     int rz = q->mode == SFP8_ROUND_TOWARD_ZERO;
-#define NRW_256_RZ(NV, ODD, RZ)                                                                                \
-    if (!q->tiny) nrw_group_256(NV, ODD, RZ, 0, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                  \
-    else if (q->tb) nrw_group_256(NV, ODD, RZ, 1, 1, q, arow, bj, P, l0, l1, out + j, &mx, &mn);                \
-    else nrw_group_256(NV, ODD, RZ, 1, 0, q, arow, bj, P, l0, l1, out + j, &mx, &mn);
+/* one group's kernel in the route's variant: no tininess possible, tininess before, after */
+#define NRW_256_G(NV, ODD, MID, RZ, LA, CONT)                                                                   \
+    (!q->tiny  ? nrw_group_256(NV, ODD, MID, RZ, 0, 0, q, arow, bj, P, LA, l1, CONT, out + j, &mx, &mn)         \
+     : q->tb ? nrw_group_256(NV, ODD, MID, RZ, 1, 1, q, arow, bj, P, LA, l1, CONT, out + j, &mx, &mn)           \
+             : nrw_group_256(NV, ODD, MID, RZ, 1, 0, q, arow, bj, P, LA, l1, CONT, out + j, &mx, &mn))
+/* the sums rounded to odd: first by the midpoint test (q->mid), the rest of the products
+   (midpoints often hit) rounding every sum to odd */
 #define NRW_256(NV)                                                                                            \
     if (q->odd) {                                                                                              \
-        NRW_256_RZ(NV, 1, 0)                                                                                   \
+        int64_t lm = q->mid ? NRW_256_G(NV, 1, 1, 0, l0, 0) : l0;                                             \
+        if (lm < l1) (void)NRW_256_G(NV, 1, 0, 0, lm, lm > l0);                                                 \
     } else if (rz) {                                                                                           \
-        NRW_256_RZ(NV, 0, 1)                                                                                   \
+        (void)NRW_256_G(NV, 0, 0, 1, l0, 0);                                                                   \
     } else {                                                                                                   \
-        NRW_256_RZ(NV, 0, 0)                                                                                   \
+        (void)NRW_256_G(NV, 0, 0, 0, l0, 0);                                                                   \
     }                                                                                                          \
     j += 8 * NV;
     for (int j = 0; j < n;) {
@@ -329,7 +378,7 @@ MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const
         }
     }
 #undef NRW_256
-#undef NRW_256_RZ
+#undef NRW_256_G
     _mm256_storeu_si256((__m256i *)vx, mx);
     _mm256_storeu_si256((__m256i *)vn, mn);
     for (int v = 0; v < 8; v++) {

@@ -9,6 +9,8 @@ typedef struct mm_nrw {
     int level;     /* SIMD level of the kernel (0: portable) */
     int mode;      /* the accumulator's rounding (SFP8_ROUND_*) */
     int odd;       /* 1: the binary32 sum is rounded to odd first; 0: hardware sum in the mode */
+    int mid;       /* odd, AVX2: the nearest-even sum unless it is a midpoint of the accumulator's
+                      grid (products wide enough that midpoints are rare) */
     int tiny;      /* 1: an inexact sum below 2^emin is possible (underflow tracked); 0: the
                       products are multiples of the subnormal unit 2^(emin - M) */
     int tb;        /* the accumulator's tininess: before rounding (1) or after (0) */
