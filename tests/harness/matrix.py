@@ -621,8 +621,60 @@ def _model_f32():
                 yield mcase(f"e4m3/matmul-acc-{name}/3x24x40/zeros", lambda g_, a=a, b=b, acc=acc: softfp8.matmul(
                     a, b, out_dtype=np.float32, accumulation=acc), 3 * 40, S.CONFIGS[0])
 
+    def prodfmt():
+        # a product format whose rounding the data reaches (mm_model.c prnd_params, mm_narrow.c
+        # mm_nrw_prod: the products rounded by the magic constant in AVX2, then summed): 9..16-bit
+        # operands and 8-bit ones whose products round (E5M2 data reaching float16's subnormals,
+        # E4M3 into E4M3); product formats float16, E5M2, E4M3 and bfloat16 (its subnormal unit
+        # below binary32's normals: not taken); promotion into binary32 and bfloat16; every kind
+        # of operand (model_cases: one environment each) and then the four nearest-even
+        # environments (saturation, tininess before / after: the product's rounding is the
+        # context's) on data that reaches the product format's subnormals
+        accs = (("pf16", dict(product=softfp8.float16, accumulator=np.float32)),
+                ("pf16-promote16", dict(product=softfp8.float16, accumulator=np.float32, promote_every=16)),
+                ("pe5m2-promote5-bf16", dict(product=softfp8.e5m2, accumulator=np.float32, promote_every=5,
+                                             promoted=softfp8.bfloat16)),
+                ("pbf16", dict(product=softfp8.bfloat16, accumulator=np.float32)),
+                ("pe4m3", dict(product=softfp8.e4m3, accumulator=np.float32)))
+        yield from model_cases(WIDE_PAIRS, ((3, 130, 65), (2, 17, 129), (1, 33, 1), (2, 0, 3)), "prodfmt-wide", accs)
+        yield from model_cases([(softfp8.e5m2, softfp8.e5m2), (softfp8.e4m3, softfp8.e5m2)],
+                               ((2, 9, 127), (1, 20, 128), (3, 40, 130)), "prodfmt-8", accs)
+        g = rng_of("prodfmt-envs")
+        x16 = (g.standard_normal((4, 50)) * 2).astype(np.float32)
+        y16 = (g.standard_normal((50, 136)) * 2).astype(np.float32)
+        x16[:, ::5] *= 2.0 ** -12               # products down to ~2^-30: float16's subnormals and below
+        y16[::7, :] *= 2.0 ** -9
+        g5 = (g.standard_normal((3, 40)) * 2.0 ** -7).astype(softfp8.e5m2)     # E5M2 gradients: subnormals
+        h5 = (g.standard_normal((40, 70)) * 2.0 ** -6).astype(softfp8.e5m2)
+        data = (("float16", x16.astype(softfp8.float16), y16.astype(softfp8.float16)),
+                ("bfloat16", x16.astype(softfp8.bfloat16), y16.astype(softfp8.bfloat16)), ("e5m2", g5, h5))
+        for fname, a, b in data:
+            for name, kw in accs[:3]:
+                acc = softfp8.Accumulation(**kw)
+                for env in S.CONFIGS[:4]:
+                    yield mcase(f"{fname}/matmul-acc-{name}/{a.shape[0]}x{a.shape[1]}x{b.shape[1]}/subnormal-products/"
+                                f"{S.env_id(env)}", lambda g_, a=a, b=b, acc=acc: softfp8.matmul(
+                                    a, b, out_dtype=np.float32, accumulation=acc), a.shape[0] * b.shape[1], env)
+        # products at the format's edges, each in whole vectors (16 columns): onto float16's 2^-14
+        # from below (tiny before rounding only), half its subnormal unit (a tie to zero, both
+        # signs) and just above it, 2^-25 - 2^-36 (to zero), 181^2 = 32761 (below the top binade
+        # 2^15, rounded onto it: taken) and the products in it (declined: 2^15, and 2^16 beyond
+        # 65504, an overflow of the product)
+        acc = softfp8.Accumulation(product=softfp8.float16, accumulator=np.float32)
+        edge = (("below-emin", 63 * 2.0 ** -13, 65 * 2.0 ** -13),      # 2^-14 (1 - 2^-12)
+                ("half-unit", 2.0 ** -12, 2.0 ** -13), ("half-unit-neg", -(2.0 ** -12), 2.0 ** -13),
+                ("above-half-unit", 2.0 ** -12 * (1 + 2.0 ** -10), 2.0 ** -13),
+                ("to-zero", 2.0 ** -12 * (1 - 2.0 ** -11), 2.0 ** -13),
+                ("below-top", 181.0, 181.0), ("top", 256.0, 128.0), ("overflow", 256.0, 256.0))
+        for name, x, y in edge:
+            a = np.array([[x, 1.0]], np.float32).astype(softfp8.float16)
+            b = np.array([[y] * 16, [-0.0] * 16], np.float32).astype(softfp8.float16)   # + -0: a zero keeps its sign
+            for env in S.CONFIGS[:4]:
+                yield mcase(f"float16/matmul-acc-pf16/1x2x16/{name}/{S.env_id(env)}",
+                            lambda g_, a=a, b=b: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), 16, env)
+
     return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks, "wide": wide,
-            "directed": directed}
+            "directed": directed, "prodfmt": prodfmt}
 
 
 # 9..16-bit operands of the model kernels (mm_model.c wide_range): float16, bfloat16, a 12-bit

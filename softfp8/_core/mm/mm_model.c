@@ -10,7 +10,9 @@
  *    product format on B decoded once (f32_block: portable, AVX2 and AVX-512 kernels,
  *    the SIMD ones for operands whose values are normal binary32 numbers, inexact from
  *    MXCSR's precision flag; at level 1 a promotion by binary32 additions, or none, runs
- *    the row's block in one call, f32_prom_256), with one through the product table;
+ *    the row's block in one call, f32_prom_256), with one whose rounding the products
+ *    reach by mm_nrw_prod (mm_narrow.c, AVX2: each product rounded into the product format,
+ *    prnd_params; 8-bit and 9..16-bit operands) or else the product table;
  *  - model_fma16: an accumulator of at most 20 mantissa bits with IEEE subnormals,
  *    operands and products normal binary32 numbers, no product format or one exact for
  *    the block's products: B decoded once, the kernels of mm_narrow.c (binary32 sums
@@ -63,6 +65,9 @@ struct mm_model_fast {
     uint8_t fla[256], cta[256];
     /* model_fma16 (mm_narrow.c): the kernels' parameters */
     mm_nrw nq;
+    /* model_f32 with a product format rounded by the AVX2 kernel (mm_nrw_prod): its
+       parameters (pq.level 1: the kernel runs; the product format in pq's accumulator fields) */
+    mm_nrw pq;
     /* a product format whose rounding is exact for products of magnitude <= pmax (INFINITY:
        no product format): blocks whose row max |a| times columns' max |b| exceed it decline */
     double pmax;
@@ -152,6 +157,7 @@ static int f32_init(mm_model_fast *t, mm_call *c, int floats, const mm_orange *R
     float bvf[256];
     double bvd[256];
     t->level = MM_SIMD && lv >= 1 && f32_normal(R->la, R->ta) && f32_normal(R->lb, R->tb) ? lv : 0;
+    if (t->pq.level) t->level = 1; /* mm_nrw_prod: its AVX2 kernel at levels 1 and 2 */
     t->prom32 = md->fprom.bits == 32 && md->envprom.rounding == SFP8_ROUND_NEAREST_EVEN && !md->kblock;
     t->p32 = md->fprom.bits == 32 && md->envprom.rounding == md->envacc.rounding && !md->kblock;
     switch (md->envacc.rounding) {
@@ -264,6 +270,42 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
     q->eminb = (uint32_t)((emin > -126 ? emin : -126) + 127) << 23;
     q->topb = (uint32_t)(etop + 127) << 23;
     q->z = mode == SFP8_ROUND_DOWNWARD ? 0.0f : -0.0f;
+    return 1;
+}
+
+/* model_f32 with a product format: the parameters of mm_nrw_prod (AVX2, every level above
+   0), 0 if it does not apply.  Products exact binary32 numbers (f32_products) rounded at
+   nearest even, the accumulator's mode too (one MXCSR mode); the product format IEEE-like
+   (IEEE subnormals, a -0: the magic-constant rounding keeps a zero's sign), M <= 20, its
+   subnormal unit at least 2^-126 (so is every rounded product's unit: the binary32 sums
+   never underflow) and a top binade below 2^(105 + M) (the constant stays a binary32 number);
+   a product in the top binade makes the kernel decline the block (overflow possible) */
+static int prnd_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
+{
+    const sfp8_format *f = &md->fp;
+    int M = f->man_bits;
+    int64_t emin = 1 - (int64_t)f->bias, etop;
+    gval v;
+    if (!md->has_prod || !MM_SIMD || sfp8f_simd_level() < 1 || M > 20 || !f->is_signed ||
+        f->subnormals != SFP8_SUBNORMALS_IEEE ||
+        (f->specials != SFP8_SPECIALS_IEEE && f->specials != SFP8_SPECIALS_FN && f->specials != SFP8_SPECIALS_NONE) ||
+        md->envp.rounding != SFP8_ROUND_NEAREST_EVEN || md->envacc.rounding != SFP8_ROUND_NEAREST_EVEN ||
+        md->facc.bits != 32 || emin - M < -126 || !f32_products(R) || !f32_normal(R->la, R->ta) ||
+        !f32_normal(R->lb, R->tb))
+        return 0;
+    gv_decode(f, sfp8_max_code(f), &v);
+    if (v.cls != GV_FIN) return 0;
+    etop = v.exp + gv_bitlen(v.sig) - 1;
+    if (etop < emin || etop > 104 + M || etop > 127) return 0;
+    memset(q, 0, sizeof *q);
+    q->level = 1;
+    q->mode = SFP8_ROUND_NEAREST_EVEN;
+    q->M = M;
+    q->tiny = R->la + R->lb < emin - M; /* products below the format's unit: they round there */
+    q->tb = md->envp.tininess_before != 0;
+    q->eminb = (uint32_t)(emin + 127) << 23;
+    q->topb = (uint32_t)(etop + 127) << 23;
+    q->z = -0.0f;
     return 1;
 }
 
@@ -392,9 +434,9 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
     sfp8f_rnd racc, rprom;
     int r;
     *out = NULL;
-    /* wide operands (9..16 bits): model_f32 without a product format and model_fma16 only,
-       products exact binary32 numbers (at most 24 significant bits) */
-    if (wide && (pf || md->fa.bits > 16 || md->fb.bits > 16 || sig_bits(&md->fa) + sig_bits(&md->fb) > 24))
+    /* wide operands (9..16 bits): model_f32 (a product format by mm_nrw_prod only) and
+       model_fma16, products exact binary32 numbers (at most 24 significant bits) */
+    if (wide && (md->fa.bits > 16 || md->fb.bits > 16 || sig_bits(&md->fa) + sig_bits(&md->fb) > 24))
         return 0;
     if (md->exact || !sfp8f_rounder(&md->facc, &md->envacc, &racc) ||
         !sfp8f_rounder(&md->fprom, &md->envprom, &rprom) || !fast_range(&md->facc) || !fast_range(&md->fprom) ||
@@ -435,6 +477,16 @@ int mm_model_init(mm_call *c, mm_model_fast **out)
            below its normals are the multiples of its unit: IEEE subnormals) */
         byte_range(c, &R);
         t->pmax = prod_bound(md, &R);
+    }
+    if (pf && t->pmax == 0 && t->path == SFP8M_MODEL_F32 && prnd_params(md, &R, &t->pq)) {
+        /* products that round into fp: the AVX2 kernel rounds them (no product table) */
+        t->pmax = INFINITY;
+        return f32_init(t, c, 1, &R);
+    }
+    if (wide && pf) { /* 9..16-bit operands whose products round otherwise: the generic kernel */
+        mm_model_free(t);
+        *out = NULL;
+        return 0;
     }
     if (t->pmax > 0 && (!pf || (f32_products(&R) && f32_normal(R.la, R.ta) && f32_normal(R.lb, R.tb)))) {
         /* products exact in binary32 (or in fp up to pmax): B decoded once */
@@ -882,6 +934,8 @@ static int f32_prom(const mm_model_fast *t, int64_t k, int64_t pe, int64_t j0, i
 
 static int f32_run(const mm_model_fast *t, int64_t l0, int64_t l1, int64_t j0, int n, float *out, int add)
 {
+    if (t->pq.level) /* products rounded into the product format: 4 an underflow, 2 declined */
+        return (int)mm_nrw_prod(&t->pq, t->arf, t->bf, t->P, l0, l1, j0, n, out, add);
 #if MM_SIMD
     if (t->level >= 1) { /* the precision flag of the kernel's sums alone (the barriers keep them
                             inside), and 2 if one overflowed (rounding toward zero / away from
@@ -986,7 +1040,7 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
        only, f32_directed): f32_promx_256 in one call, the MXCSR mode switched per chunk */
     const int padd = md->promote && !t->p32 && t->prom32;
     if (!f32_begin(t, c, i, j0, n, &fl)) return 0;
-    if (t->level == 1 && c->k && (!md->promote || t->p32 || padd)) { /* the loop below in one call */
+    if (t->level == 1 && !t->pq.level && c->k && (!md->promote || t->p32 || padd)) { /* the loop below in one call */
         inex = f32_prom(t, c->k, md->promote, j0, n, out, padd);
         if (inex & 2) return 0; /* overflow */
         first = 0;
@@ -1011,7 +1065,7 @@ static int f32_block(mm_model_fast *t, mm_call *c, char *O, ptrdiff_t om, ptrdif
     if (!first && (!md->promote || t->p32 || padd)) /* padd: level 1 (f32_directed), one call */
         for (int jj = 0; jj < n; jj++) F[jj] = out[jj];
     fast_final(t, c, O, om, op, i, j0, n, first ? NULL : F, &fl8);
-    *flout |= fl | (inex & 1 ? SFP8_FLAG_INEXACT : 0) | fl8;
+    *flout |= fl | (inex & 1 ? SFP8_FLAG_INEXACT : 0) | (inex & 4 ? SFP8_FLAG_UNDERFLOW : 0) | fl8;
     return 1;
 }
 

@@ -55,6 +55,13 @@
  * 8-bit accumulators, every deterministic mode, promotion, product formats, shapes across
  * the column groups, overflow and subnormal sums, sums onto midpoints and onto 2^emin,
  * operands of few bits (the hand-over to the rounding to odd); every SIMD level).
+ *
+ * Also here, model_f32 with a product format (mm_nrw_prod, AVX2): each exact binary32
+ * product rounded into the product format by the same magic constant at nearest even (its
+ * grid at max(E, emin), the sign put back), the tininess keys as above, then summed in
+ * binary32.  DERIVED from core.c round_pack likewise; proof: the same test, entry model_f32
+ * (part prodfmt: float16 / E5M2 / E4M3 / bfloat16 product formats, 8- and 16-bit operands,
+ * the nearest-even environments, products onto 2^emin, ties to zero, the top binade).
  */
 #include <math.h>
 #include <string.h>
@@ -425,6 +432,106 @@ MM_TGT512 static unsigned nrw_promote_512(float *F, const float *S, int n)
     return (ne != 0) | (nf ? 2u : 0);
 }
 #endif
+
+#if MM_SIMD
+/* model_f32 with a product format, AVX2 (mm_nrw_prod): each exact binary32 product p rounded
+ * into the product format by the magic constant as the accumulators above are (E = p's
+ * binade, or max(E, emin) with tininess), its sign put back (nearest even: only a zero lost
+ * it), then added to the binary32 running sum; the tininess keys of the inexact roundings
+ * as nrw_group_256's */
+static inline __attribute__((always_inline)) MM_TGT256 void prod_group_256(int NV, int TINY, int TB, const mm_nrw *q,
+                                                                           const float *arow, const float *b,
+                                                                           int64_t P, int64_t l0, int64_t l1,
+                                                                           float *o, int add, __m256i *mx,
+                                                                           __m256i *mn)
+{
+    __m256 acc[8];
+    const __m256i expm = _mm256_set1_epi32((int)EXPM), eminb = _mm256_set1_epi32((int)q->eminb),
+                  kc = _mm256_set1_epi32((int)(((23u - (unsigned)q->M) << 23) | 0x400000u));
+    const __m256 sgn = _mm256_set1_ps(-0.0f);
+    __m256i vmx = *mx, vmn = *mn;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++) acc[v] = _mm256_set1_ps(q->z);
+    for (int64_t l = l0; l < l1; l++) {
+        __m256 a = _mm256_set1_ps(arow[l]);
+        const float *r = b + l * P;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; v++) {
+            const __m256 p = _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)); /* exact */
+            const __m256i e = _mm256_and_si256(_mm256_castps_si256(p), expm);
+            const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(TINY ? _mm256_max_epu32(e, eminb) : e, kc));
+            const __m256 pr = _mm256_or_ps(_mm256_sub_ps(_mm256_add_ps(p, c), c), _mm256_and_ps(sgn, p));
+            vmx = _mm256_max_epu32(vmx, e);
+            if (TINY) {
+                __m256i key = e;
+                if (!TB) {
+                    __m256 cu = _mm256_castsi256_ps(_mm256_add_epi32(e, kc));
+                    key = _mm256_and_si256(_mm256_castps_si256(_mm256_sub_ps(_mm256_add_ps(p, cu), cu)), expm);
+                }
+                vmn = _mm256_min_epu32(vmn, _mm256_or_si256(key, _mm256_castps_si256(_mm256_cmp_ps(pr, p, _CMP_EQ_OQ))));
+            }
+            acc[v] = _mm256_add_ps(acc[v], pr);
+        }
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; v++)
+        _mm256_storeu_ps(o + 8 * v, add ? _mm256_add_ps(_mm256_loadu_ps(o + 8 * v), acc[v]) : acc[v]);
+    *mx = vmx;
+    *mn = vmn;
+}
+
+MM_TGT256 static unsigned prod_run_256(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0,
+                                       int64_t l1, int64_t j0, int n, float *out, int add)
+{
+    __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
+    uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
+#define PROD_256(NV)                                                                                           \
+    if (!q->tiny) prod_group_256(NV, 0, 0, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                    \
+    else if (q->tb) prod_group_256(NV, 1, 1, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                  \
+    else prod_group_256(NV, 1, 0, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                             \
+    j += 8 * NV;
+    for (int j = 0; j < n;) {
+        int nv = (n - j + 7) / 8;
+        const float *bj = B + j0 + j;
+        if (nv >= 8 && !q->tiny) {
+            PROD_256(8)
+        } else if (nv >= 4) {
+            PROD_256(4)
+        } else if (nv >= 2) {
+            PROD_256(2)
+        } else {
+            PROD_256(2) /* B's rows: 16 columns */
+        }
+    }
+#undef PROD_256
+    _mm256_storeu_si256((__m256i *)vx, mx);
+    _mm256_storeu_si256((__m256i *)vn, mn);
+    for (int v = 0; v < 8; v++) {
+        hx = vx[v] > hx ? vx[v] : hx;
+        hn = vn[v] < hn ? vn[v] : hn;
+    }
+    if (hx >= q->topb) return 2;
+    return q->tiny && hn < q->eminb ? 4 : 0;
+}
+#endif
+
+unsigned mm_nrw_prod(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
+                     int64_t j0, int n, float *out, int add)
+{
+#if MM_SIMD
+    unsigned csr = _mm_getcsr(), pe, r;
+    _mm_setcsr(csr_mode(csr, SFP8_ROUND_NEAREST_EVEN));
+    __asm__ volatile("" ::: "memory");
+    r = prod_run_256(q, arow, B, P, l0, l1, j0, n, out, add);
+    __asm__ volatile("" ::: "memory");
+    pe = _mm_getcsr() & _MM_EXCEPT_INEXACT;
+    _mm_setcsr(csr);
+    return r | (pe != 0);
+#else
+    (void)q, (void)arow, (void)B, (void)P, (void)l0, (void)l1, (void)j0, (void)n, (void)out, (void)add;
+    return 2;
+#endif
+}
 
 unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
                     int64_t j0, int n, float *out)

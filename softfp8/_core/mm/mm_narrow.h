@@ -28,6 +28,14 @@ typedef struct mm_nrw {
  * (SFP8_FLAG_UNDERFLOW), or 2 if the block must be declined (a sum in the top binade). */
 unsigned mm_nrw_run(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
                     int64_t j0, int n, float *out);
+/* model_f32 with a product format (level >= 1; the caller's test): out[jj] = the binary32 sums
+ * at nearest even, from -0, of the products arow[l] * B[l * P + j0 + jj] (exact binary32
+ * numbers) each rounded at nearest even into the product format q describes (M, eminb, topb,
+ * tiny, tb; mode nearest even, z -0); add: out[jj] += that sum, one more addition.  Returns
+ * 1 if a rounding or a sum was inexact, | 4 if a product's rounding underflowed, or 2 if the
+ * block must be declined (a product in the format's top binade). */
+unsigned mm_nrw_prod(const mm_nrw *q, const float *arow, const float *B, int64_t P, int64_t l0, int64_t l1,
+                     int64_t j0, int n, float *out, int add);
 /* F[jj] = RN_binary32(F[jj] + S[jj]); 1 if one was inexact (the thread at nearest even),
  * | 2 if one is not finite (overflow: the block must be declined) */
 unsigned mm_nrw_promote(int level, float *F, const float *S, int n);
