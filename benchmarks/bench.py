@@ -1082,7 +1082,9 @@ def main(argv=None):
             ("float16", "mm_model16_f16_kahan", "float32 accumulator, Kahan order",
              softfp8.Accumulation(accumulator=np.float32, order="kahan")),
             ("bfloat16", "mm_model16_bf16_bf16", "bfloat16 accumulator",
-             softfp8.Accumulation(accumulator=softfp8.bfloat16))):
+             softfp8.Accumulation(accumulator=softfp8.bfloat16)),
+            ("float16", "mm_model16_f16_pf16", "float16 products, float32 accumulator",
+             softfp8.Accumulation(product=softfp8.float16, accumulator=np.float32))):
         a16 = (g22.standard_normal((256, 784)) * 2).astype(getattr(softfp8, fname))
         b16 = (g22.standard_normal((784, 128)) * 2).astype(getattr(softfp8, fname))
         sf16, ex16 = P22(a16, b16, acc)
