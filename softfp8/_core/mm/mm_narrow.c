@@ -246,6 +246,29 @@ MM_TGT512 static unsigned nrw_run_512(const mm_nrw *q, const float *arow, const 
     return q->tiny && (uint32_t)_mm512_reduce_min_epu32(mn) < q->eminb ? 4 : 0;
 }
 
+/* the vectors of the next column group of the AVX2 kernels, m columns left: 8 (without
+   tininess: its keys need registers), 4, 2 or 1 */
+static inline int group_nv(int m, int tiny)
+{
+    int nv = (m + 7) / 8;
+    return nv >= 8 && !tiny ? 8 : nv >= 4 ? 4 : nv >= 2 ? 2 : 1;
+}
+
+/* the AVX2 kernels' result from the lanes' largest exponent field mx and least tininess key
+   mn: 2 a value in the format's top binade (declined), else 4 an underflow, else 0 */
+MM_TGT256 static unsigned fold_256(const mm_nrw *q, __m256i mx, __m256i mn)
+{
+    uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
+    _mm256_storeu_si256((__m256i *)vx, mx);
+    _mm256_storeu_si256((__m256i *)vn, mn);
+    for (int v = 0; v < 8; v++) {
+        hx = vx[v] > hx ? vx[v] : hx;
+        hn = vn[v] < hn ? vn[v] : hn;
+    }
+    if (hx >= q->topb) return 2;
+    return q->tiny && hn < q->eminb ? 4 : 0;
+}
+
 /* products l0 .. l1 - 1 of NV vectors of columns into o (cont: from the accumulators in o, else
  * from q->z); returns the product at which it stopped: l1, or (MID) earlier when the sums hit
  * midpoints often (below) */
@@ -352,7 +375,6 @@ MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const
                                       int64_t l1, int64_t j0, int n, float *out)
 {
     __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
-    uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
     int rz = q->mode == SFP8_ROUND_TOWARD_ZERO;
 /* one group's kernel in the route's variant: no tininess possible, tininess before, after */
 #define NRW_256_G(NV, ODD, MID, RZ, LA, CONT)                                                                   \
@@ -372,28 +394,17 @@ MM_TGT256F static unsigned nrw_run_256(const mm_nrw *q, const float *arow, const
     }                                                                                                          \
     j += 8 * NV;
     for (int j = 0; j < n;) {
-        int nv = (n - j + 7) / 8;
         const float *bj = B + j0 + j;
-        if (nv >= 8 && !q->tiny) {
-            NRW_256(8)
-        } else if (nv >= 4) {
-            NRW_256(4)
-        } else if (nv >= 2) {
-            NRW_256(2)
-        } else {
-            NRW_256(1)
+        switch (group_nv(n - j, q->tiny)) {
+        case 8: NRW_256(8) break;
+        case 4: NRW_256(4) break;
+        case 2: NRW_256(2) break;
+        default: NRW_256(1) break;
         }
     }
 #undef NRW_256
 #undef NRW_256_G
-    _mm256_storeu_si256((__m256i *)vx, mx);
-    _mm256_storeu_si256((__m256i *)vn, mn);
-    for (int v = 0; v < 8; v++) {
-        hx = vx[v] > hx ? vx[v] : hx;
-        hn = vn[v] < hn ? vn[v] : hn;
-    }
-    if (hx >= q->topb) return 2;
-    return q->tiny && hn < q->eminb ? 4 : 0;
+    return fold_256(q, mx, mn);
 }
 
 /* mm_nrw_promote's columns j < n - n % 8 by TwoSum (the thread at nearest even): their
@@ -484,34 +495,21 @@ MM_TGT256 static unsigned prod_run_256(const mm_nrw *q, const float *arow, const
                                        int64_t l1, int64_t j0, int n, float *out, int add)
 {
     __m256i mx = _mm256_setzero_si256(), mn = _mm256_set1_epi32(-1);
-    uint32_t vx[8], vn[8], hx = 0, hn = ~0u;
 #define PROD_256(NV)                                                                                           \
     if (!q->tiny) prod_group_256(NV, 0, 0, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                    \
     else if (q->tb) prod_group_256(NV, 1, 1, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                  \
     else prod_group_256(NV, 1, 0, q, arow, bj, P, l0, l1, out + j, add, &mx, &mn);                             \
     j += 8 * NV;
     for (int j = 0; j < n;) {
-        int nv = (n - j + 7) / 8;
         const float *bj = B + j0 + j;
-        if (nv >= 8 && !q->tiny) {
-            PROD_256(8)
-        } else if (nv >= 4) {
-            PROD_256(4)
-        } else if (nv >= 2) {
-            PROD_256(2)
-        } else {
-            PROD_256(2) /* B's rows: 16 columns */
+        switch (group_nv(n - j, q->tiny)) {
+        case 8: PROD_256(8) break;
+        case 4: PROD_256(4) break;
+        default: PROD_256(2) break; /* B's rows: 16 columns */
         }
     }
 #undef PROD_256
-    _mm256_storeu_si256((__m256i *)vx, mx);
-    _mm256_storeu_si256((__m256i *)vn, mn);
-    for (int v = 0; v < 8; v++) {
-        hx = vx[v] > hx ? vx[v] : hx;
-        hn = vn[v] < hn ? vn[v] : hn;
-    }
-    if (hx >= q->topb) return 2;
-    return q->tiny && hn < q->eminb ? 4 : 0;
+    return fold_256(q, mx, mn);
 }
 #endif
 
