@@ -447,9 +447,10 @@ MM_TGT512 static unsigned nrw_promote_512(float *F, const float *S, int n)
 #if MM_SIMD
 /* model_f32 with a product format, AVX2 (mm_nrw_prod): each exact binary32 product p rounded
  * into the product format by the magic constant as the accumulators above are (E = p's
- * binade, or max(E, emin) with tininess), its sign put back (nearest even: only a zero lost
- * it), then added to the binary32 running sum; the tininess keys of the inexact roundings
- * as nrw_group_256's */
+ * binade, or max(E, emin) in a vector holding a product below 2^emin when the products reach
+ * below the format's unit), its sign put back (nearest even: only a zero lost it), then added
+ * to the binary32 running sum; the tininess keys of such a vector's inexact roundings as
+ * nrw_group_256's */
 static inline __attribute__((always_inline)) MM_TGT256 void prod_group_256(int NV, int TINY, int TB, const mm_nrw *q,
                                                                            const float *arow, const float *b,
                                                                            int64_t P, int64_t l0, int64_t l1,
@@ -470,10 +471,14 @@ static inline __attribute__((always_inline)) MM_TGT256 void prod_group_256(int N
         for (int v = 0; v < NV; v++) {
             const __m256 p = _mm256_mul_ps(a, _mm256_loadu_ps(r + 8 * v)); /* exact */
             const __m256i e = _mm256_and_si256(_mm256_castps_si256(p), expm);
-            const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(TINY ? _mm256_max_epu32(e, eminb) : e, kc));
+            /* tl: a product of the vector below 2^emin (zeros too): its grid there, and the
+               tininess keys (a vector without one rounds each product at its own binade) */
+            const int tl = TINY && __builtin_expect(
+                                       _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(eminb, e))) != 0, 0);
+            const __m256 c = _mm256_castsi256_ps(_mm256_add_epi32(tl ? _mm256_max_epu32(e, eminb) : e, kc));
             const __m256 pr = _mm256_or_ps(_mm256_sub_ps(_mm256_add_ps(p, c), c), _mm256_and_ps(sgn, p));
             vmx = _mm256_max_epu32(vmx, e);
-            if (TINY) {
+            if (tl) {
                 __m256i key = e;
                 if (!TB) {
                     __m256 cu = _mm256_castsi256_ps(_mm256_add_epi32(e, kc));
