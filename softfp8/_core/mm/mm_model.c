@@ -231,6 +231,20 @@ static double prod_bound(const sfp8m_model *md, const mm_orange *R)
     return v.cls == GV_FIN ? gv_double(&v) : 0;
 }
 
+/* the binade from which mm_narrow.c's magic-constant kernels decline a value rounded into f
+   (M mantissa bits, emin its least normal exponent): f's top binade (2^etop <= max <
+   2^(etop + 1)), lowered to 104 + M so that 1.5 2^(E + 23 - M) stays a binary32 number;
+   0 if f's largest code is not finite or the binade lies outside [emin, 127] */
+static int magic_top(const sfp8_format *f, int M, int64_t emin, int64_t *etop)
+{
+    gval v;
+    gv_decode(f, sfp8_max_code(f), &v);
+    if (v.cls != GV_FIN) return 0;
+    *etop = v.exp + gv_bitlen(v.sig) - 1;
+    if (*etop > 104 + M) *etop = 104 + M;
+    return *etop >= emin && *etop <= 127;
+}
+
 /* model_fma16 (mm_narrow.c): the parameters of the accumulator's kernels; 0 not covered
    (the products are exact binary32 numbers: f32_products) */
 static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
@@ -238,13 +252,8 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
     const sfp8_format *f = &md->facc;
     int mode = md->envacc.rounding, M = f->man_bits, lv = sfp8f_simd_level(), hw, direct;
     int64_t emin = 1 - (int64_t)f->bias, etop;
-    gval v;
     if (M > 20 || !f32_products(R) || !f32_normal(R->la, R->ta) || !f32_normal(R->lb, R->tb)) return 0;
-    gv_decode(f, sfp8_max_code(f), &v);
-    if (v.cls != GV_FIN) return 0;
-    etop = v.exp + gv_bitlen(v.sig) - 1; /* the top binade: 2^etop <= max < 2^(etop + 1) */
-    if (etop > 104 + M) etop = 104 + M;  /* 1.5 2^(E + 23 - M) stays a binary32 number */
-    if (etop < emin || etop > 127) return 0;
+    if (!magic_top(f, M, emin, &etop)) return 0;
     hw = mode == SFP8_ROUND_NEAREST_EVEN || mode == SFP8_ROUND_TOWARD_ZERO || mode == SFP8_ROUND_UPWARD ||
          mode == SFP8_ROUND_DOWNWARD;
     direct = mode != SFP8_ROUND_NEAREST_EVEN ||
@@ -278,14 +287,13 @@ static int nrw_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
    nearest even, the accumulator's mode too (one MXCSR mode); the product format IEEE-like
    (IEEE subnormals, a -0: the magic-constant rounding keeps a zero's sign), M <= 20, its
    subnormal unit at least 2^-126 (so is every rounded product's unit: the binary32 sums
-   never underflow) and a top binade below 2^(105 + M) (the constant stays a binary32 number);
-   a product in the top binade makes the kernel decline the block (overflow possible) */
+   never underflow); a product in the binade magic_top gives makes the kernel decline the
+   block (overflow possible) */
 static int prnd_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
 {
     const sfp8_format *f = &md->fp;
     int M = f->man_bits;
     int64_t emin = 1 - (int64_t)f->bias, etop;
-    gval v;
     if (!md->has_prod || !MM_SIMD || sfp8f_simd_level() < 1 || M > 20 || !f->is_signed ||
         f->subnormals != SFP8_SUBNORMALS_IEEE ||
         (f->specials != SFP8_SPECIALS_IEEE && f->specials != SFP8_SPECIALS_FN && f->specials != SFP8_SPECIALS_NONE) ||
@@ -293,10 +301,7 @@ static int prnd_params(const sfp8m_model *md, const mm_orange *R, mm_nrw *q)
         md->facc.bits != 32 || emin - M < -126 || !f32_products(R) || !f32_normal(R->la, R->ta) ||
         !f32_normal(R->lb, R->tb))
         return 0;
-    gv_decode(f, sfp8_max_code(f), &v);
-    if (v.cls != GV_FIN) return 0;
-    etop = v.exp + gv_bitlen(v.sig) - 1;
-    if (etop < emin || etop > 104 + M || etop > 127) return 0;
+    if (!magic_top(f, M, emin, &etop)) return 0;
     memset(q, 0, sizeof *q);
     q->level = 1;
     q->mode = SFP8_ROUND_NEAREST_EVEN;
