@@ -673,6 +673,24 @@ def _model_f32():
                 yield mcase(f"float16/matmul-acc-pf16/1x2x16/{name}/{S.env_id(env)}",
                             lambda g_, a=a, b=b: softfp8.matmul(a, b, out_dtype=np.float32, accumulation=acc), 16, env)
 
+        # layouts: strided and Fortran-ordered operands, and out= (a float32 array written in
+        # place, and a strided view of a larger one)
+        xf, yf = x16.astype(softfp8.float16), y16.astype(softfp8.float16)
+        accp = softfp8.Accumulation(product=softfp8.float16, accumulator=np.float32, promote_every=16)
+
+        def into(g_, a, b, ac, strided):
+            buf = np.full((a.shape[0], 2 * b.shape[1]) if strided else (a.shape[0], b.shape[1]), np.nan, np.float32)
+            o = buf[:, ::2] if strided else buf
+            softfp8.matmul(a, b, out_dtype=np.float32, out=o, accumulation=ac)
+            return buf
+        for name, f in (("strided", lambda g_: softfp8.matmul(xf[::2, ::3], yf[::3, ::2], out_dtype=np.float32,
+                                                               accumulation=accp)),
+                        ("fortran", lambda g_: softfp8.matmul(np.asfortranarray(xf), np.asfortranarray(yf),
+                                                              out_dtype=np.float32, accumulation=acc)),
+                        ("out", lambda g_: into(g_, xf, yf, acc, False)),
+                        ("out-strided", lambda g_: into(g_, xf, yf, accp, True))):
+            yield mcase(f"float16/matmul-acc-pf16/{name}", f, xf.shape[0] * yf.shape[1], S.CONFIGS[0])
+
     return {"models": models, "inexact": inexact, "regressions": regressions, "blocks": blocks, "wide": wide,
             "directed": directed, "prodfmt": prodfmt}
 
