@@ -144,9 +144,27 @@ def measure(make, sizes, work, repeats, probe=None, best=False):
 PAIR_MIN = 11  # alternating calls of each side of a paired measurement (at least)
 
 
+def _alternate(a, b, n):
+    """Times of n calls of a and of b, called alternately after one warm-up each (the
+    collector off), so that drifts of the machine's load hit both alike."""
+    a()
+    b()
+    ta, tb = [], []
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(n):
+            ta.append(_time_once(a))
+            tb.append(_time_once(b))
+    finally:
+        if gc_was:
+            gc.enable()
+    return ta, tb
+
+
 def measure_pair(variant, base, work, repeats):
-    """(variant, base) Meas of two calls timed alternately, each the minimum of
-    max(repeats, PAIR_MIN) calls after one warm-up.
+    """(variant, base) Meas of two calls timed alternately (_alternate), each the minimum
+    of max(repeats, PAIR_MIN) calls.
 
     Issue 22's rows are ratios of two matrix products of a few milliseconds; on a
     shared VM a separate median of each drifts by 30-50% between runs (steal time
@@ -156,40 +174,18 @@ def measure_pair(variant, base, work, repeats):
     if variant is None or base is None:
         return NA, NA
     n = max(repeats, PAIR_MIN)
-    gc_was = gc.isenabled()
     try:
-        variant()
-        base()
-        gc.disable()
-        tv, tb = [], []
-        for _ in range(n):
-            tv.append(_time_once(variant))
-            tb.append(_time_once(base))
-        return (Meas(min(tv) / work * 1e9, reps=n), Meas(min(tb) / work * 1e9, reps=n))   # the shape asked
+        tv, tb = _alternate(variant, base, n)
     except Exception as exc:  # noqa: BLE001 - a failing call prints n/a
         msg = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
         return Meas(err=msg), Meas(err=msg)
-    finally:
-        if gc_was:
-            gc.enable()
+    return Meas(min(tv) / work * 1e9, reps=n), Meas(min(tb) / work * 1e9, reps=n)   # the shape asked
 
 
 def paired_ratio(base, variant, pairs):
-    """median(variant) / median(base), the two called alternately so that
-    machine load drifts hit both alike."""
+    """median(variant) / median(base), the two called alternately (_alternate)."""
     try:
-        base()
-        variant()
-        tb, tv = [], []
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            for _ in range(pairs):
-                tb.append(_time_once(base))
-                tv.append(_time_once(variant))
-        finally:
-            if gc_was:
-                gc.enable()
+        tb, tv = _alternate(base, variant, pairs)
         return statistics.median(tv) / statistics.median(tb)
     except Exception:  # noqa: BLE001
         return None
@@ -1051,9 +1047,6 @@ def main(argv=None):
                             lambda: softfp8.matmul(ba, bb, out_dtype=np.float32, accumulation=base_acc),
                             a.shape[0] * a.shape[1] * b.shape[1], repeats)
 
-    def M22(acc):   # one shape, E4M3: (model, exact) of softfp8.matmul(A22, B22, float32, acc)
-        return P22(A22, B22, acc)
-
     for key, what, acc in (
             ("mm_model_f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
             ("mm_model_f32rz", "float32 accumulator rounded toward zero",
@@ -1069,7 +1062,7 @@ def main(argv=None):
              softfp8.Accumulation(accumulator=np.float32, order="pairwise")),
             ("mm_model_kahan", "float32 accumulator, Kahan order",
              softfp8.Accumulation(accumulator=np.float32, order="kahan"))):
-        sf22, ex22 = M22(acc)
+        sf22, ex22 = P22(A22, B22, acc)
         add(Row(key, f"matmul E4M3 256×784×128, {what} → float32", sf22, ref=ex22,
                 ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
                 target=("vs_exact", 3.0),
@@ -1114,8 +1107,6 @@ def main(argv=None):
     def ops22(fmt, m=256, k=784, p=128):
         return ((g22.standard_normal((m, k)) * 2).astype(fmt), (g22.standard_normal((k, p)) * 2).astype(fmt))
 
-    def M22x(a, b, acc, b_ops=None):   # (profile, exact product) timed alternately
-        return P22(a, b, acc, b_ops=b_ops)
 
     for unit, fname in (("h100", "e4m3"), ("ada", "e4m3"), ("b200", "e5m2"), ("h100", "float16"),
                         ("a100", "bfloat16"), ("v100", "float16"), ("mi300x", "e4m3fnuz"), ("mi300x", "float16"),
@@ -1123,7 +1114,7 @@ def main(argv=None):
         fmt = getattr(softfp8, fname)
         a22, b22 = (A22, B22) if fname == "e4m3" else ops22(fmt)
         acc = softfp8.Accumulation.profile(unit)
-        sfu, exu = M22x(a22, b22, acc)
+        sfu, exu = P22(a22, b22, acc)
         add(Row(f"mm_unit_{unit}_{fname}", f"matmul {fname} 256×784×128, {unit} profile → float32",
                 sfu, ref=exu,
                 ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
@@ -1138,7 +1129,7 @@ def main(argv=None):
     bf22 = ops22(softfp8.bfloat16)
     for unit in ("h100", "a100"):
         acc = softfp8.Accumulation.profile(unit)
-        sft, ext = M22x(t22a, t22b, acc, b_ops=bf22)
+        sft, ext = P22(t22a, t22b, acc, b_ops=bf22)
         add(Row(f"mm_unit_{unit}_tf32", f"matmul tf32 256×784×128, {unit} profile → float32", sft, ref=ext,
                 ref_label="the exact softfp8.matmul of bfloat16 operands, same shape (no TF32 dtype)",
                 target=("vs_exact", 3.0),
@@ -1148,7 +1139,7 @@ def main(argv=None):
     a64, b64 = ops22(e4m3, 64, 64, 128)
     for key, what, acc in (("f32", "float32 accumulator", softfp8.Accumulation(accumulator=np.float32)),
                            ("h100", "h100 profile", softfp8.Accumulation.profile("h100"))):
-        sfs, exs = M22x(a64, b64, acc)
+        sfs, exs = P22(a64, b64, acc)
         add(Row(f"mm_small_{key}", f"matmul E4M3 64×64×128, {what} → float32", sfs, ref=exs,
                 ref_label="the exact softfp8.matmul(A, B, out_dtype=np.float32), same operands",
                 target=("vs_exact", 3.0),
